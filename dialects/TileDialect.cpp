@@ -1,0 +1,236 @@
+// The tile dialect: registration and verifiers.
+//
+// Verifiers reject what a kernel author can get wrong (shapes, scopes, dtypes) with a
+// message that names the operands; the frontend reports them at the kernel's source line.
+#include "TileDialect.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace tilec::tile;
+
+#include "TileOpsDialect.cpp.inc"
+#define GET_OP_CLASSES
+#include "TileOps.cpp.inc"
+
+void TileDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "TileOps.cpp.inc"
+      >();
+}
+
+llvm::StringRef tilec::tile::scopeOf(MemRefType type) {
+  if (auto space = llvm::dyn_cast_or_null<StringAttr>(type.getMemorySpace()))
+    return space.getValue();
+  return "global";
+}
+
+static bool isBlockScope(llvm::StringRef scope) {
+  return scope == "shared" || scope == "fragment" || scope == "local" || scope == "var";
+}
+
+static MemRefType memrefOf(Value value) { return llvm::cast<MemRefType>(value.getType()); }
+
+/// The shape with unit extents dropped: two boxes match when these are equal.
+static SmallVector<int64_t> squeezed(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> result;
+  for (int64_t extent : shape)
+    if (extent != 1)
+      result.push_back(extent);
+  return result;
+}
+
+static std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string text = "(";
+  for (auto [i, extent] : llvm::enumerate(shape)) {
+    if (i)
+      text += ", ";
+    text += ShapedType::isDynamic(extent) ? std::string("?") : std::to_string(extent);
+  }
+  return text + ")";
+}
+
+/// A region op's body must have `count` index block arguments.
+static LogicalResult verifyIndexArguments(Operation *op, Region &body, unsigned count,
+                                          llvm::StringRef what) {
+  Block &block = body.front();
+  if (block.getNumArguments() != count)
+    return op->emitOpError() << "body takes " << block.getNumArguments() << " " << what
+                             << " but " << count << " are needed";
+  for (BlockArgument arg : block.getArguments())
+    if (!arg.getType().isIndex())
+      return op->emitOpError() << "body arguments must be index values";
+  return success();
+}
+
+static LogicalResult verifyInsideKernel(Operation *op) {
+  if (!op->getParentOfType<KernelOp>())
+    return op->emitOpError() << "must be inside a tile.kernel";
+  return success();
+}
+
+LogicalResult KernelOp::verify() {
+  if (getGrid().empty() || getGrid().size() > 3)
+    return emitOpError() << "needs one to three grid dimensions, got " << getGrid().size();
+  ArrayRef<int64_t> threads = getThreads();
+  if (threads.empty() || threads.size() > 3)
+    return emitOpError() << "needs one to three thread dimensions, got " << threads.size();
+  int64_t total = 1;
+  for (int64_t count : threads) {
+    if (count <= 0)
+      return emitOpError() << "thread counts must be positive";
+    total *= count;
+  }
+  if (total > 1024)
+    return emitOpError() << "a block has at most 1024 threads, got " << total;
+  if (getOperation()->getParentOfType<KernelOp>())
+    return emitOpError() << "kernels cannot be nested";
+  return verifyIndexArguments(*this, getBody(), getGrid().size(), "block indices");
+}
+
+LogicalResult AllocOp::verify() {
+  llvm::StringRef scope = scopeOf(getBuffer().getType());
+  if (!isBlockScope(scope))
+    return emitOpError() << "allocates in the shared, fragment, local or var scope, not '"
+                         << scope << "'";
+  if (scope == "var" && getBuffer().getType().getNumElements() != 1)
+    return emitOpError() << "a var holds one element";
+  return verifyInsideKernel(*this);
+}
+
+LogicalResult CopyOp::verify() {
+  MemRefType src = memrefOf(getSrc()), dst = memrefOf(getDst());
+  if (getSrcOffsets().size() != static_cast<size_t>(src.getRank()))
+    return emitOpError() << "source takes " << src.getRank() << " offsets, got "
+                         << getSrcOffsets().size();
+  if (getDstOffsets().size() != static_cast<size_t>(dst.getRank()))
+    return emitOpError() << "destination takes " << dst.getRank() << " offsets, got "
+                         << getDstOffsets().size();
+  if (getSrcShape().size() != static_cast<size_t>(src.getRank()) ||
+      getDstShape().size() != static_cast<size_t>(dst.getRank()))
+    return emitOpError() << "box ranks must match the buffers' ranks";
+  for (int64_t extent : llvm::concat<const int64_t>(getSrcShape(), getDstShape()))
+    if (extent <= 0)
+      return emitOpError() << "box extents must be positive";
+  if (squeezed(getSrcShape()) != squeezed(getDstShape()))
+    return emitOpError() << "copies a box of shape " << shapeString(getSrcShape())
+                         << " into a box of shape " << shapeString(getDstShape());
+  if (src.getElementType() != dst.getElementType())
+    return emitOpError() << "source element type " << src.getElementType()
+                         << " differs from destination element type " << dst.getElementType();
+  for (auto [buffer, box] : {std::pair(src, getSrcShape()), std::pair(dst, getDstShape())})
+    if (scopeOf(buffer) != "global")
+      for (auto [extent, size] : llvm::zip(box, buffer.getShape()))
+        if (extent > size)
+          return emitOpError() << "box " << shapeString(box) << " exceeds the "
+                               << scopeOf(buffer) << " buffer of shape "
+                               << shapeString(buffer.getShape());
+  return verifyInsideKernel(*this);
+}
+
+LogicalResult GemmOp::verify() {
+  MemRefType a = memrefOf(getA()), b = memrefOf(getB()), c = memrefOf(getC());
+  if (a.getRank() != 2 || b.getRank() != 2 || c.getRank() != 2)
+    return emitOpError() << "operands must be 2-d buffers";
+  for (auto [name, type] : {std::pair("A", a), std::pair("B", b)})
+    if (scopeOf(type) != "shared" && scopeOf(type) != "fragment" && scopeOf(type) != "local")
+      return emitOpError() << name << " must be a shared or fragment buffer, not "
+                           << scopeOf(type);
+  if (scopeOf(c) != "fragment" && scopeOf(c) != "local")
+    return emitOpError() << "C must be a fragment buffer, not " << scopeOf(c);
+  int64_t m = getTransposeA() ? a.getDimSize(1) : a.getDimSize(0);
+  int64_t ka = getTransposeA() ? a.getDimSize(0) : a.getDimSize(1);
+  int64_t kb = getTransposeB() ? b.getDimSize(1) : b.getDimSize(0);
+  int64_t n = getTransposeB() ? b.getDimSize(0) : b.getDimSize(1);
+  if (ka != kb)
+    return emitOpError() << "K of A (" << ka << ") differs from K of B (" << kb << ")";
+  if (c.getDimSize(0) != m || c.getDimSize(1) != n)
+    return emitOpError() << "C has shape " << shapeString(c.getShape()) << " but A x B is ("
+                         << m << ", " << n << ")";
+  if (a.getElementType() != b.getElementType())
+    return emitOpError() << "A and B element types differ: " << a.getElementType() << " vs "
+                         << b.getElementType();
+  llvm::StringRef policy = getPolicy();
+  if (policy != "square" && policy != "full_row" && policy != "full_col")
+    return emitOpError() << "unknown warp policy '" << policy << "'";
+  return verifyInsideKernel(*this);
+}
+
+LogicalResult FillOp::verify() {
+  MemRefType dst = memrefOf(getDst());
+  if (getValue().getType() != dst.getElementType())
+    return emitOpError() << "fills a buffer of " << dst.getElementType() << " with a "
+                         << getValue().getType();
+  if (!isBlockScope(scopeOf(dst)))
+    return emitOpError() << "fills shared, fragment, local or var buffers, not "
+                         << scopeOf(dst);
+  return verifyInsideKernel(*this);
+}
+
+LogicalResult ParallelOp::verify() {
+  if (getExtents().empty())
+    return emitOpError() << "needs at least one extent";
+  for (int64_t extent : getExtents())
+    if (extent <= 0)
+      return emitOpError() << "extents must be positive";
+  if (failed(verifyIndexArguments(*this, getBody(), getExtents().size(), "indices")))
+    return failure();
+  return verifyInsideKernel(*this);
+}
+
+LogicalResult PipelinedOp::verify() {
+  if (getNumStages() < 0)
+    return emitOpError() << "num_stages must not be negative";
+  size_t statements = llvm::range_size(getBody().front().without_terminator());
+  for (std::optional<ArrayRef<int64_t>> schedule : {getOrder(), getStage()})
+    if (schedule && schedule->size() != statements)
+      return emitOpError() << "order and stage need one entry per statement of the body ("
+                           << statements << "), got " << schedule->size();
+  if (failed(verifyIndexArguments(*this, getBody(), 1, "loop indices")))
+    return failure();
+  return verifyInsideKernel(*this);
+}
+
+LogicalResult ForOp::verify() {
+  return verifyIndexArguments(*this, getBody(), 1, "loop indices");
+}
+
+LogicalResult ReduceOp::verify() {
+  MemRefType src = memrefOf(getSrc()), dst = memrefOf(getDst());
+  llvm::StringRef kind = getKind();
+  if (!llvm::is_contained({"max", "min", "sum", "abssum", "absmax"}, kind))
+    return emitOpError() << "unknown reduction '" << kind << "'";
+  int64_t dim = getDim();
+  if (dim < 0 || dim >= src.getRank())
+    return emitOpError() << "dim " << dim << " is out of range for a " << src.getRank()
+                         << "-d source";
+  SmallVector<int64_t> expected(src.getShape());
+  expected.erase(expected.begin() + dim);
+  if (squeezed(expected) != squeezed(dst.getShape()))
+    return emitOpError() << "reducing " << shapeString(src.getShape()) << " along dim " << dim
+                         << " gives " << shapeString(expected) << ", not "
+                         << shapeString(dst.getShape());
+  if (src.getElementType() != dst.getElementType())
+    return emitOpError() << "source and destination element types differ";
+  return verifyInsideKernel(*this);
+}
+
+LogicalResult AtomicAddOp::verify() {
+  MemRefType dst = memrefOf(getDst());
+  if (getIndices().size() != static_cast<size_t>(dst.getRank()))
+    return emitOpError() << "needs " << dst.getRank() << " indices, got "
+                         << getIndices().size();
+  if (getValue().getType() != dst.getElementType())
+    return emitOpError() << "adds a " << getValue().getType() << " to a buffer of "
+                         << dst.getElementType();
+  if (scopeOf(dst) != "global" && scopeOf(dst) != "shared")
+    return emitOpError() << "atomics target global or shared buffers, not " << scopeOf(dst);
+  return verifyInsideKernel(*this);
+}
+
+// C entry point for the Python extension: keeps the nanobind unit free of LLVM's flags.
+#include "mlir/CAPI/IR.h"
+extern "C" void tilecRegisterTileDialect(MlirContext context) {
+  unwrap(context)->getOrLoadDialect<TileDialect>();
+}
