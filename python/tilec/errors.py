@@ -1,0 +1,32 @@
+"""Errors a kernel author sees: each names the kernel's file and line and shows the source line."""
+
+from __future__ import annotations
+
+import linecache
+
+
+class TilecError(Exception):
+    """A problem in a tile program, reported at its place in the user's Python source."""
+
+    def __init__(self, message: str, filename: str | None = None, lineno: int | None = None):
+        self.message = message
+        self.filename = filename
+        self.lineno = lineno
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        if self.filename is None or self.lineno is None:
+            return self.message
+        text = f"{self.filename}:{self.lineno}: {self.message}"
+        source = linecache.getline(self.filename, self.lineno).rstrip()
+        if source:
+            text += f"\n    {source.strip()}"
+        return text
+
+
+class CompileError(TilecError):
+    """The compiler rejected a kernel (a verifier or a lowering failed)."""
+
+
+class LaunchError(TilecError):
+    """A compiled kernel was called with arguments it cannot take."""
