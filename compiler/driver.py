@@ -1,0 +1,58 @@
+"""The compile driver: the frontend's tile IR in, an Artifact (every stage's text + binary) out.
+
+Targets are modules under compiler/targets/ (see its __init__ for the two functions each
+defines); the driver is the same for all of them.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from tilec.compiler.passes._builders import entry_function
+from tilec.compiler.pipeline import CompileOptions, Stage, run_stages
+from tilec.compiler.targets import get_target
+from tilec.runtime.artifact import Artifact, Param
+
+TILE_STAGE = Stage("tile", lambda module, options: None, "the frontend's tile IR, as given")
+
+
+def stage_names(target: str) -> list[str]:
+    """Every stage a compile for `target` goes through, in order (for `tilec --emit`)."""
+    options = CompileOptions(target=target)
+    return [TILE_STAGE.name] + [stage.name for stage in get_target(target).stages(options)]
+
+
+def compile_module(
+    module: ir.Module,
+    params: list[Param],
+    target: str,
+    *,
+    launch: dict | None = None,
+    stop_after: str | None = None,
+    print_ir_after_all: bool = False,
+) -> Artifact:
+    """Compiles the frontend's module for `target`.
+
+    With `stop_after`, stops after that stage: the artifact then holds the texts so far and no
+    binary (binary_kind "none"). The module is changed in place.
+    """
+    target_module = get_target(target)
+    options = CompileOptions(target=target, print_ir_after_all=print_ir_after_all)
+    with module.context, ir.Location.unknown():
+        kernel_name = ir.StringAttr(entry_function(module).attributes["sym_name"]).value
+        stages = [TILE_STAGE, *target_module.stages(options)]
+        product, texts = run_stages(stages, module, options, stop_after=stop_after)
+        merged_launch = dict(launch or {})
+        if stop_after is not None and stop_after != stages[-1].name:
+            binary, binary_kind = b"", "none"
+        else:
+            binary, binary_kind, target_launch = target_module.finish(product, options, kernel_name)
+            merged_launch.update(target_launch)
+    return Artifact(
+        name=kernel_name,
+        target=target,
+        binary_kind=binary_kind,
+        params=list(params),
+        launch=merged_launch,
+        asm=texts,
+        binary=binary,
+    )

@@ -1,0 +1,164 @@
+"""IR-building helpers the lowering passes share: loop nests, constants, type conversions.
+
+Every helper emits at the current `ir.InsertionPoint` and `ir.Location` (the caller enters the
+location of the op it lowers, so the generated IR keeps the user's file:line).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from mlir import ir
+from mlir.dialects import arith, func, scf
+from tilec.errors import CompileError
+
+IndexLike = int | ir.Value
+
+
+def index(value: IndexLike) -> ir.Value:
+    """An `index` value: Python ints become constants, values pass through."""
+    if isinstance(value, ir.Value):
+        return value
+    return arith.constant(ir.IndexType.get(), value)
+
+
+def constant_index_value(value: ir.Value) -> int | None:
+    """The integer an `arith.constant` of index type holds, or None when not a constant."""
+    owner = value.owner
+    if not isinstance(owner, ir.Operation) and hasattr(owner, "operation"):
+        owner = owner.operation
+    if isinstance(owner, ir.Operation) and owner.name == "arith.constant":
+        attr = owner.attributes["value"]
+        if isinstance(attr, ir.IntegerAttr):
+            return attr.value
+    return None
+
+
+def is_float(type_: ir.Type) -> bool:
+    return isinstance(type_, ir.FloatType)
+
+
+def zero(type_: ir.Type) -> ir.Value:
+    """The zero of a scalar type (float or integer)."""
+    if is_float(type_):
+        return arith.constant(type_, ir.FloatAttr.get(type_, 0.0))
+    return arith.constant(type_, ir.IntegerAttr.get(type_, 0))
+
+
+def convert(value: ir.Value, to_type: ir.Type) -> ir.Value:
+    """Converts a scalar between float and signless-integer types (integers as signed)."""
+    from_type = value.type
+    if from_type == to_type:
+        return value
+    if is_float(from_type) and is_float(to_type):
+        if from_type.width < to_type.width:
+            return arith.extf(to_type, value)
+        return arith.truncf(to_type, value)
+    if is_float(from_type):
+        return arith.fptosi(to_type, value)
+    if is_float(to_type):
+        return arith.sitofp(to_type, value)
+    from_width = ir.IntegerType(from_type).width
+    to_width = ir.IntegerType(to_type).width
+    if from_width < to_width:
+        return arith.extsi(to_type, value)
+    return arith.trunci(to_type, value)
+
+
+def add(lhs: ir.Value, rhs: ir.Value) -> ir.Value:
+    return arith.addf(lhs, rhs) if is_float(lhs.type) else arith.addi(lhs, rhs)
+
+
+def mul(lhs: ir.Value, rhs: ir.Value) -> ir.Value:
+    return arith.mulf(lhs, rhs) if is_float(lhs.type) else arith.muli(lhs, rhs)
+
+
+def loop_nest(
+    extents: Sequence[IndexLike], body: Callable[[list[ir.Value]], None]
+) -> list[scf.ForOp]:
+    """Emits nested `scf.for` loops from 0 to each extent (outermost first) around `body(ivs)`."""
+    loops: list[scf.ForOp] = []
+    zero_index, one = index(0), index(1)
+
+    def level(depth: int, ivs: list[ir.Value]) -> None:
+        if depth == len(extents):
+            body(ivs)
+            return
+        loop = scf.ForOp(zero_index, index(extents[depth]), one)
+        loops.append(loop)
+        with ir.InsertionPoint(loop.body):
+            level(depth + 1, [*ivs, loop.induction_variable])
+            scf.YieldOp([])
+
+    level(0, [])
+    return loops
+
+
+def reduction_loop(
+    lower: IndexLike,
+    upper: IndexLike,
+    init: ir.Value,
+    step_fn: Callable[[ir.Value, ir.Value], ir.Value],
+) -> ir.Value:
+    """`scf.for` carrying one value: acc = step_fn(iv, acc) for iv in [lower, upper)."""
+    loop = scf.ForOp(index(lower), index(upper), index(1), [init])
+    with ir.InsertionPoint(loop.body):
+        scf.YieldOp([step_fn(loop.induction_variable, loop.inner_iter_args[0])])
+    return loop.results[0]
+
+
+def _tile_op_classes() -> dict[str, type[ir.OpView]]:
+    import tilec.dialect as tile_dialect
+
+    return {
+        cls.OPERATION_NAME: cls
+        for cls in vars(tile_dialect).values()
+        if isinstance(cls, type) and issubclass(cls, ir.OpView) and hasattr(cls, "OPERATION_NAME")
+    }
+
+
+def typed_view(op: ir.Operation) -> ir.OpView:
+    """The op's generated Python class (with named accessors), for tile ops too.
+
+    `op.opview` finds a dialect's classes only for dialects under `mlir.dialects`; the tile
+    dialect lives in `tilec.dialect`, so its classes are looked up here.
+    """
+    view = op.opview
+    tile_class = _tile_op_classes().get(op.name)
+    if tile_class is None or isinstance(view, tile_class):
+        return view
+    typed = tile_class.__new__(tile_class)
+    ir.OpView.__init__(typed, op)
+    return typed
+
+
+def ops_named(root: ir.Operation, names: Sequence[str]) -> list[ir.OpView]:
+    """Every op under `root` with one of `names`, innermost first (post-order)."""
+    found: list[ir.OpView] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name in names:
+            found.append(typed_view(op))
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit, ir.WalkOrder.POST_ORDER)
+    return found
+
+
+def move_body(source: ir.Block, before: ir.Operation) -> None:
+    """Moves every op of `source` except its terminator before `before`."""
+    ops = list(source.operations)
+    for op in ops[:-1]:
+        op.operation.move_before(before)
+
+
+def entry_function(module: ir.Module) -> func.FuncOp:
+    """The one function marked `tile.entry` (the frontend's kernel)."""
+    entries = [
+        op.opview
+        for op in module.body.operations
+        if op.operation.name == "func.func" and "tile.entry" in op.operation.attributes
+    ]
+    if len(entries) != 1:
+        raise CompileError(f"expected one func.func with `tile.entry`, found {len(entries)}")
+    return entries[0]

@@ -1,0 +1,106 @@
+"""lower-tile-structure-to-scf: kernel, parallel, pipelined, for and alloc as plain scf loops.
+
+One thread runs the whole block (`threads` is ignored), so:
+- tile.kernel becomes a loop nest over the grid, x innermost (blocks run in CUDA's linear
+  order); its body runs inside a `memref.alloca_scope`, so every block gets fresh buffers and
+  the stack does not grow with the grid;
+- tile.alloc (any scope, wherever it sits in the kernel) becomes a `memref.alloca` without a
+  memory space at the start of that scope;
+- tile.parallel becomes a loop nest over its extents, tile.pipelined and tile.for plain
+  `scf.for` loops (stages and `unroll` are performance hints the CPU does without).
+Run lower-tile-ops-to-loops first: the block-level ops must be gone.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import memref, scf
+from tilec.compiler.passes import TilePass, register
+from tilec.compiler.passes._builders import loop_nest, move_body, ops_named
+from tilec.errors import CompileError
+
+LOOP_OPS = ("tile.parallel", "tile.pipelined", "tile.for")
+
+
+@register
+class LowerTileStructureToScf(TilePass):
+    """Rewrites the tile region ops and allocations into scf loops and stack buffers."""
+
+    name = "lower-tile-structure-to-scf"
+    summary = "tile.kernel/parallel/pipelined/for -> scf.for, tile.alloc -> memref.alloca"
+
+    def run(self, module: ir.Module) -> None:
+        leftover = ops_named(
+            module.operation,
+            ("tile.copy", "tile.gemm", "tile.fill", "tile.reduce", "tile.atomic_add"),
+        )
+        if leftover:
+            raise CompileError(
+                f"{self.name}: run lower-tile-ops-to-loops first "
+                f"('{leftover[0].operation.name}' at {leftover[0].location})"
+            )
+        for op in ops_named(module.operation, LOOP_OPS):
+            with ir.InsertionPoint(op), op.location:
+                if op.operation.name == "tile.parallel":
+                    _lower_parallel(op)
+                else:
+                    _lower_loop(op)
+            op.operation.erase()
+        for kernel in ops_named(module.operation, ("tile.kernel",)):
+            _lower_kernel(kernel)
+            kernel.operation.erase()
+
+
+def _lower_parallel(op: ir.OpView) -> None:
+    body = op.body.blocks[0]
+
+    def inner(ivs: list[ir.Value]) -> None:
+        # the innermost loop's yield is emitted after this returns: move ops before a marker
+        for arg, iv in zip(body.arguments, ivs, strict=True):
+            arg.replace_all_uses_with(iv)
+        marker = scf.YieldOp([])
+        move_body(body, marker.operation)
+        marker.operation.erase()
+
+    loop_nest(list(op.extents), inner)
+
+
+def _lower_loop(op: ir.OpView) -> None:
+    body = op.body.blocks[0]
+    loop = scf.ForOp(op.lower, op.upper, op.step)
+    with ir.InsertionPoint(loop.body):
+        terminator = scf.YieldOp([])
+    body.arguments[0].replace_all_uses_with(loop.induction_variable)
+    move_body(body, terminator.operation)
+
+
+def _lower_kernel(kernel: ir.OpView) -> None:
+    body = kernel.body.blocks[0]
+    _allocs_to_allocas(kernel, body)
+    grid = list(kernel.grid)
+    with ir.InsertionPoint(kernel), kernel.location:
+        # outermost loop over the last grid dimension, innermost over x
+        loops = loop_nest(list(reversed(grid)), lambda ivs: None)
+        innermost_body = loops[-1].body
+        with ir.InsertionPoint.at_block_begin(innermost_body):
+            scope = memref.AllocaScopeOp([])
+        scope_block = scope.bodyRegion.blocks.append()
+        with ir.InsertionPoint(scope_block):
+            scope_end = memref.AllocaScopeReturnOp([])
+    block_indices = [loop.induction_variable for loop in reversed(loops)]
+    for arg, iv in zip(body.arguments, block_indices, strict=True):
+        arg.replace_all_uses_with(iv)
+    move_body(body, scope_end.operation)
+
+
+def _allocs_to_allocas(kernel: ir.OpView, body: ir.Block) -> None:
+    """Every tile.alloc of the kernel becomes a memref.alloca at the start of the body."""
+    allocs = ops_named(kernel.operation, ("tile.alloc",))
+    # inserting each at the block's start in reverse keeps the allocation order
+    for alloc in reversed(allocs):
+        with ir.InsertionPoint.at_block_begin(body), alloc.location:
+            buffer_type = ir.MemRefType(alloc.buffer.type)
+            plain_type = ir.MemRefType.get(list(buffer_type.shape), buffer_type.element_type)
+            alloca = memref.AllocaOp(plain_type, [], [], alignment=64)
+        alloc.buffer.replace_all_uses_with(alloca.result)
+        alloc.operation.erase()

@@ -1,0 +1,157 @@
+"""The CPU target: tile → scf/memref/arith loops → LLVM dialect → LLVM IR → host object → .so.
+
+It is the reference semantics of the tile ops (one thread runs each block, blocks run in turn),
+used to check numerics on machines without a GPU.
+
+Stages ("tile" is the frontend's IR, added by the driver):
+  loops   tile passes: lower-tile-ops-to-loops, lower-tile-structure-to-scf, prepare-cpu-entry
+  llvm    upstream MLIR passes down to the LLVM dialect (f16/bf16/float8 math done in f32)
+  llvmir  LLVM IR text (what `get_kernel_source()` shows for the CPU)
+  asm     host assembly, optimized at -O2 by llvmlite (LLVM 22); the product also carries the
+          object code, which `finish` links with `cc -shared` into the artifact's .so
+
+ABI of the entry (python/tilec/runtime/cpu.py calls it through ctypes, without MLIR):
+  void tilec_<kernel>(args...) where, in the kernel's parameter order,
+  - a tensor of rank r passes 2 + 1 + 2r values: allocated pointer, aligned pointer (both the
+    data pointer), offset (int64 0), r sizes (int64), r strides (int64, in elements; row-major
+    contiguous);
+  - an integer scalar passes as its C integer type (i1 as an 8-bit bool), f32/f64 as
+    float/double, and f16/bf16/float8 scalars as float (truncated inside).
+  The function runs the whole grid; launch["entry"] names the symbol.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from functools import cache
+
+from mlir import ir
+from mlir.dialects import llvm as llvm_dialect
+from tilec.compiler.passes.prepare_cpu_entry import ENTRY_PREFIX
+from tilec.compiler.pipeline import CompileOptions, Stage, mlir_passes, tile_passes
+from tilec.errors import CompileError
+
+ABI = "mlir-memref-expanded-v1"
+
+TILE_PASSES = ("lower-tile-ops-to-loops", "lower-tile-structure-to-scf", "prepare-cpu-entry")
+
+# x86 has no arithmetic on half types: do it in f32 (math first, then arith), and expand bf16
+# conversions to integer ops so no libgcc helper (__truncsfbf2 needs GCC >= 13) is needed.
+NARROW_FLOATS = "bf16,f16,f8E4M3FN,f8E5M2"
+TO_LLVM = ",".join(
+    [
+        "canonicalize",
+        "cse",
+        "math-extend-to-supported-types{target-type=f32}",
+        f"arith-emulate-unsupported-floats{{source-types={NARROW_FLOATS} target-type=f32}}",
+        "convert-scf-to-cf",
+        "arith-expand{include-bf16=true}",
+        "expand-strided-metadata",
+        "lower-affine",
+        "finalize-memref-to-llvm",
+        "convert-math-to-llvm",
+        "convert-math-to-libm",
+        "convert-arith-to-llvm",
+        "convert-cf-to-llvm",
+        "convert-func-to-llvm",
+        "convert-ub-to-llvm",
+        "reconcile-unrealized-casts",
+        "canonicalize",
+    ]
+)
+
+
+@dataclass
+class HostCode:
+    """The "asm" stage's product: assembly to read, object code to link."""
+
+    assembly: str
+    object_code: bytes
+
+    def __str__(self) -> str:
+        return self.assembly
+
+
+def _translate(module: ir.Module, options: CompileOptions) -> str:
+    try:
+        return llvm_dialect.translate_module_to_llvmir(module.operation)
+    except Exception as error:  # the binding raises a bare RuntimeError/MLIRError
+        raise CompileError(f"translation to LLVM IR failed: {error}") from None
+
+
+@cache
+def _target_machine():
+    """The host's target machine (position-independent: the object goes into a .so)."""
+    import llvmlite.binding as llvm
+
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    target = llvm.Target.from_default_triple()
+    return target.create_target_machine(
+        cpu=llvm.get_host_cpu_name(),
+        features=llvm.get_host_cpu_features().flatten(),
+        opt=2,
+        reloc="pic",
+        codemodel="default",
+    )
+
+
+def _codegen(llvm_ir: str, options: CompileOptions) -> HostCode:
+    import llvmlite.binding as llvm
+
+    machine = _target_machine()
+    try:
+        module = llvm.parse_assembly(llvm_ir)
+        module.verify()
+    except RuntimeError as error:
+        raise CompileError(f"llvmlite rejected the LLVM IR: {error}") from None
+    module.triple = machine.triple
+    module.data_layout = str(machine.target_data)
+    tuning = llvm.create_pipeline_tuning_options(speed_level=2)
+    builder = llvm.create_pass_builder(machine, tuning)
+    builder.getModulePassManager().run(module, builder)
+    return HostCode(machine.emit_assembly(module), machine.emit_object(module))
+
+
+def stages(options: CompileOptions) -> list[Stage]:
+    """The CPU target's stages after "tile"."""
+    return [
+        tile_passes("loops", TILE_PASSES, "tile ops as scf loops over memrefs; C entry"),
+        mlir_passes("llvm", TO_LLVM, "upstream lowering to the LLVM dialect"),
+        Stage("llvmir", _translate, "LLVM IR text"),
+        Stage("asm", _codegen, "host assembly and object code (llvmlite, -O2)"),
+    ]
+
+
+def _compiler() -> str:
+    for name in (os.environ.get("CC", ""), "cc", "gcc", "clang"):
+        if name and shutil.which(name):
+            return shutil.which(name)
+    raise CompileError("the CPU target links with a C compiler (cc, gcc or clang); none found")
+
+
+def link_shared_library(object_code: bytes) -> bytes:
+    """Links object code into a shared library; fails here if a helper symbol is missing."""
+    with tempfile.TemporaryDirectory(prefix="tilec-cpu-") as directory:
+        object_path = os.path.join(directory, "kernel.o")
+        library_path = os.path.join(directory, "kernel.so")
+        with open(object_path, "wb") as file:
+            file.write(object_code)
+        command = [_compiler(), "-shared", "-o", library_path, object_path, "-lm", "-Wl,-z,defs"]
+        result = subprocess.run(command, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise CompileError(f"linking the CPU kernel failed:\n{result.stderr.strip()}")
+        with open(library_path, "rb") as file:
+            return file.read()
+
+
+def finish(product: HostCode, options: CompileOptions, kernel_name: str) -> tuple[bytes, str, dict]:
+    """Links the object into the artifact's .so; names the entry symbol and the ABI."""
+    if not isinstance(product, HostCode):
+        raise CompileError("the CPU target finishes after its 'asm' stage")
+    launch = {"entry": ENTRY_PREFIX + kernel_name, "abi": ABI}
+    return link_shared_library(product.object_code), "so", launch
