@@ -180,7 +180,7 @@ LogicalResult ParallelOp::verify() {
 }
 
 LogicalResult PipelinedOp::verify() {
-  if (getNumStages() < 0)
+  if (static_cast<int64_t>(getNumStages()) < 0)
     return emitOpError() << "num_stages must not be negative";
   size_t statements = llvm::range_size(getBody().front().without_terminator());
   for (std::optional<ArrayRef<int64_t>> schedule : {getOrder(), getStage()})

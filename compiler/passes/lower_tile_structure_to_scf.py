@@ -2,10 +2,11 @@
 
 One thread runs the whole block (`threads` is ignored), so:
 - tile.kernel becomes a loop nest over the grid, x innermost (blocks run in CUDA's linear
-  order); its body runs inside a `memref.alloca_scope`, so every block gets fresh buffers and
-  the stack does not grow with the grid;
+  order);
 - tile.alloc (any scope, wherever it sits in the kernel) becomes a `memref.alloca` without a
-  memory space at the start of that scope;
+  memory space at the start of the function: one set of buffers that every block reuses. A
+  block's buffers start uninitialized, as on a GPU, and the stack does not grow with the grid
+  (an alloca inside a loop would: lowered scf loops free nothing per iteration);
 - tile.parallel becomes a loop nest over its extents, tile.pipelined and tile.for plain
   `scf.for` loops (stages and `unroll` are performance hints the CPU does without).
 Run lower-tile-ops-to-loops first: the block-level ops must be gone.
@@ -77,28 +78,23 @@ def _lower_loop(op: ir.OpView) -> None:
 def _lower_kernel(kernel: ir.OpView) -> None:
     body = kernel.body.blocks[0]
     _allocs_to_allocas(kernel, body)
-    grid = list(kernel.grid)
     with ir.InsertionPoint(kernel), kernel.location:
         # outermost loop over the last grid dimension, innermost over x
-        loops = loop_nest(list(reversed(grid)), lambda ivs: None)
-        innermost_body = loops[-1].body
-        with ir.InsertionPoint.at_block_begin(innermost_body):
-            scope = memref.AllocaScopeOp([])
-        scope_block = scope.bodyRegion.blocks.append()
-        with ir.InsertionPoint(scope_block):
-            scope_end = memref.AllocaScopeReturnOp([])
+        loops = loop_nest(list(reversed(list(kernel.grid))), lambda ivs: None)
+    innermost_end = list(loops[-1].body.operations)[-1]
     block_indices = [loop.induction_variable for loop in reversed(loops)]
     for arg, iv in zip(body.arguments, block_indices, strict=True):
         arg.replace_all_uses_with(iv)
-    move_body(body, scope_end.operation)
+    move_body(body, innermost_end.operation)
 
 
 def _allocs_to_allocas(kernel: ir.OpView, body: ir.Block) -> None:
-    """Every tile.alloc of the kernel becomes a memref.alloca at the start of the body."""
+    """Every tile.alloc of the kernel becomes a memref.alloca at the start of the function."""
+    function_body = kernel.operation.parent.regions[0].blocks[0]
     allocs = ops_named(kernel.operation, ("tile.alloc",))
     # inserting each at the block's start in reverse keeps the allocation order
     for alloc in reversed(allocs):
-        with ir.InsertionPoint.at_block_begin(body), alloc.location:
+        with ir.InsertionPoint.at_block_begin(function_body), alloc.location:
             buffer_type = ir.MemRefType(alloc.buffer.type)
             plain_type = ir.MemRefType.get(list(buffer_type.shape), buffer_type.element_type)
             alloca = memref.AllocaOp(plain_type, [], [], alignment=64)
