@@ -1,0 +1,72 @@
+"""Small IR helpers shared by the CUDA passes: walking, scopes, block arguments."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from mlir import ir
+
+
+def as_operation(op: ir.Operation | ir.OpView) -> ir.Operation:
+    return op.operation if hasattr(op, "operation") else op
+
+
+def walk(op: ir.Operation | ir.OpView) -> Iterator[ir.Operation]:
+    """Every op nested in `op` (not `op` itself), parents before children, in program order."""
+    for region in as_operation(op).regions:
+        for block in region.blocks:
+            for child in list(block.operations):
+                child = as_operation(child)
+                yield child
+                yield from walk(child)
+
+
+def scope(value: ir.Value) -> str:
+    """The scope a memref value's memory space names: global, shared, fragment, local, var."""
+    space = ir.MemRefType(value.type).memory_space
+    if space is None:
+        return "global"
+    if isinstance(space, ir.StringAttr):
+        return ir.StringAttr(space).value
+    return str(space)
+
+
+def is_memref(value: ir.Value) -> bool:
+    return isinstance(value.type, ir.MemRefType)
+
+
+def defining_op(value: ir.Value) -> ir.Operation | None:
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return None
+    return as_operation(owner)
+
+
+def block_arg_index(value: ir.Value, block: ir.Block) -> int | None:
+    """The argument number of `value` in `block`, or None if it is not one of its arguments."""
+    if not isinstance(value, ir.BlockArgument):
+        return None
+    return value.arg_number if value.owner == block else None
+
+
+def constant_index(value: ir.Value) -> int | None:
+    op = defining_op(value)
+    if op is None or op.name != "arith.constant":
+        return None
+    attr = op.attributes["value"]
+    return attr.value if isinstance(attr, ir.IntegerAttr) else None
+
+
+def kernels(module: ir.Module) -> list[ir.Operation]:
+    return [op for op in walk(module.operation) if op.name == "tile.kernel"]
+
+
+def copy_parts(op: ir.Operation) -> tuple[ir.Value, list[ir.Value], list[int],
+                                          ir.Value, list[ir.Value], list[int]]:
+    """(src, src_offsets, src_shape, dst, dst_offsets, dst_shape) of a tile.copy."""
+    operands = list(op.operands)
+    src_rank = len(ir.DenseI64ArrayAttr(op.attributes["src_shape"]))
+    src, src_offsets = operands[0], operands[1:1 + src_rank]
+    dst, dst_offsets = operands[1 + src_rank], operands[2 + src_rank:]
+    return (src, src_offsets, list(ir.DenseI64ArrayAttr(op.attributes["src_shape"])),
+            dst, dst_offsets, list(ir.DenseI64ArrayAttr(op.attributes["dst_shape"])))

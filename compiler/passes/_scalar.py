@@ -1,0 +1,89 @@
+"""Scalar building blocks for the CUDA lowering passes: constants, casts, reduction algebra.
+
+Every helper builds at the current insertion point and location (callers open both).
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, math
+
+
+def index(value: int) -> ir.Value:
+    return arith.ConstantOp(ir.IndexType.get(), value).result
+
+
+def constant(type_: ir.Type, value: float | int) -> ir.Value:
+    if is_float(type_):
+        return arith.ConstantOp(type_, ir.FloatAttr.get(type_, float(value))).result
+    return arith.ConstantOp(type_, ir.IntegerAttr.get(type_, int(value))).result
+
+
+def is_float(type_: ir.Type) -> bool:
+    return isinstance(type_, ir.FloatType)
+
+
+def bit_width(type_: ir.Type) -> int:
+    return getattr(type_, "width", 64)
+
+
+def cast(value: ir.Value, to: ir.Type) -> ir.Value:
+    """Numeric conversion as T.cast does it (floats round, ints sign-extend or truncate)."""
+    source = value.type
+    if source == to:
+        return value
+    if isinstance(source, ir.VectorType):
+        element_source, element_to = source.element_type, ir.VectorType(to).element_type
+    else:
+        element_source, element_to = source, to
+    if is_float(element_source) and is_float(element_to):
+        if bit_width(element_source) < bit_width(element_to):
+            return arith.extf(to, value)
+        if bit_width(element_source) > bit_width(element_to):
+            return arith.truncf(to, value)
+        return arith.truncf(to, arith.extf(_wider(source), value))
+    if is_float(element_source):
+        return arith.fptosi(to, value)
+    if is_float(element_to):
+        return arith.sitofp(to, value)
+    if bit_width(element_source) < bit_width(element_to):
+        return arith.extsi(to, value)
+    return arith.trunci(to, value)
+
+
+def _wider(type_: ir.Type) -> ir.Type:
+    """f32 (of the same vector shape) to convert between two floats of one width (f16, bf16)."""
+    if isinstance(type_, ir.VectorType):
+        return ir.VectorType.get(type_.shape, ir.F32Type.get())
+    return ir.F32Type.get()
+
+
+def zero(type_: ir.Type) -> ir.Value:
+    return constant(type_, 0)
+
+
+def reduce_init(kind: str, type_: ir.Type) -> ir.Value:
+    """The neutral element of `kind` (abs kinds start at 0: every term is >= 0)."""
+    if kind in ("sum", "abssum", "absmax"):
+        return zero(type_)
+    if is_float(type_):
+        return constant(type_, float("-inf") if kind == "max" else float("inf"))
+    bits = bit_width(type_)
+    return constant(type_, -(1 << (bits - 1)) if kind == "max" else (1 << (bits - 1)) - 1)
+
+
+def reduce_term(kind: str, value: ir.Value) -> ir.Value:
+    """What one element contributes: itself, or its absolute value for the abs kinds."""
+    if kind not in ("abssum", "absmax"):
+        return value
+    return math.absf(value) if is_float(value.type) else math.absi(value)
+
+
+def combine(kind: str, left: ir.Value, right: ir.Value) -> ir.Value:
+    """Combine two partial results (already absolute for the abs kinds)."""
+    floating = is_float(left.type)
+    if kind in ("sum", "abssum"):
+        return arith.addf(left, right) if floating else arith.addi(left, right)
+    if kind in ("max", "absmax"):
+        return arith.maximumf(left, right) if floating else arith.maxsi(left, right)
+    return arith.minimumf(left, right) if floating else arith.minsi(left, right)

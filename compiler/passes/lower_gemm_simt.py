@@ -1,0 +1,72 @@
+"""lower-gemm-simt: T.gemm as CUDA-core code, C[i, j] += A[i, k] * B[k, j] over an unrolled K.
+
+The portable gemm: each thread updates the accumulator elements its fragment layout gives it,
+reading A and B from shared memory (or from fragments laid out along C's rows and columns).
+It rewrites tile.gemm into tile ops (an unrolled tile.for over K around a tile.parallel that
+carries C's layout), so the rest of the lowering treats it as any other T.Parallel. A
+tensor-core gemm pass runs before this one and leaves nothing for it on the archs it serves.
+Needs infer-fragment-layout first.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, memref
+from tilec.compiler.passes import TilePass, register
+from tilec.compiler.passes._fragment_layout import LAYOUT_ATTR
+from tilec.compiler.passes._ir_walk import defining_op, kernels, walk
+from tilec.compiler.passes._scalar import cast, index, is_float, zero
+from tilec.dialect import FillOp, ForOp, ParallelOp, YieldOp
+from tilec.errors import CompileError
+
+
+def lower_gemm(gemm: ir.Operation) -> None:
+    a, b, c = gemm.operands[0], gemm.operands[1], gemm.operands[2]
+    transpose_a = ir.BoolAttr(gemm.attributes["transpose_a"]).value
+    transpose_b = ir.BoolAttr(gemm.attributes["transpose_b"]).value
+    m, n = ir.MemRefType(c.type).shape
+    a_shape = ir.MemRefType(a.type).shape
+    k_extent = a_shape[0] if transpose_a else a_shape[1]
+    accumulator = ir.MemRefType(c.type).element_type
+    owner = defining_op(c)
+    if owner is None or LAYOUT_ATTR not in owner.attributes:
+        raise CompileError(f"{gemm.location}: run infer-fragment-layout before lower-gemm-simt")
+    with gemm.location, ir.InsertionPoint(gemm):
+        if ir.BoolAttr(gemm.attributes["clear_accum"]).value:
+            FillOp(c, zero(accumulator))
+        k_loop = ForOp(index(0), index(k_extent), index(1), unroll=True)
+        k_body = k_loop.regions[0].blocks.append(ir.IndexType.get())
+        with ir.InsertionPoint(k_body):
+            k = k_body.arguments[0]
+            parallel = ParallelOp(ir.DenseI64ArrayAttr.get([m, n]))
+            parallel.operation.attributes[LAYOUT_ATTR] = owner.attributes[LAYOUT_ATTR]
+            body = parallel.regions[0].blocks.append(ir.IndexType.get(), ir.IndexType.get())
+            with ir.InsertionPoint(body):
+                i, j = body.arguments
+                a_value = memref.load(a, [k, i] if transpose_a else [i, k])
+                b_value = memref.load(b, [j, k] if transpose_b else [k, j])
+                product = multiply(cast(a_value, accumulator), cast(b_value, accumulator))
+                old = memref.load(c, [i, j])
+                total = arith.addf(old, product) if is_float(accumulator) else arith.addi(
+                    old, product)
+                memref.store(total, c, [i, j])
+                YieldOp()
+            YieldOp()
+    gemm.erase()
+
+
+def multiply(left: ir.Value, right: ir.Value) -> ir.Value:
+    return arith.mulf(left, right) if is_float(left.type) else arith.muli(left, right)
+
+
+@register
+class LowerGemmSimt(TilePass):
+    """Rewrite each tile.gemm into per-thread multiply-adds over its C fragment layout."""
+
+    name = "lower-gemm-simt"
+    summary = "T.gemm on CUDA cores: unrolled K loop of a T.Parallel over C's layout"
+
+    def run(self, module: ir.Module) -> None:
+        for kernel in kernels(module):
+            for op in [op for op in walk(kernel) if op.name == "tile.gemm"]:
+                lower_gemm(op)

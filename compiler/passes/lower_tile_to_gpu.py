@@ -1,0 +1,821 @@
+"""lower-tile-to-gpu: a tile kernel as one gpu.func whose threads run the block's work (SIMT).
+
+Input: the frontend's entry function (contract 1) after infer-fragment-layout,
+lower-gemm-simt and insert-shared-barriers. Output: a `gpu.container_module` holding
+`gpu.module @kernels` with one `gpu.func @<name> kernel`; the host function is dropped (the
+runtime launches the kernel itself).
+
+Kernel ABI (what the runtime passes, in this order):
+  1. every parameter in the kernel's order: a tensor as one global pointer to its first element
+     (`!llvm.ptr<1>`), a scalar as itself (i32, i64, f32, ...);
+  2. then, for every tensor parameter in order, each of its dynamic dimensions as i64.
+Tensors are contiguous row-major; the kernel rebuilds their memref descriptors from these.
+
+Buffers: shared ones are views into the dynamic shared memory (offsets aligned to 128 bytes,
+the total goes to the kernel's `tile.shared_bytes` attribute for the launch); a fragment is a
+per-thread register array (`memref.alloca`, every access at a constant index so LLVM keeps it
+in registers) holding the elements its `tile.layout` gives the thread; local and var buffers
+are per-thread arrays.
+
+Ops: T.Parallel runs each thread over the points its layout gives it (unrolled when it touches
+fragments); copies are cooperative, vectorized up to 16 bytes along the contiguous dimension and
+guarded (out-of-bounds global reads give 0, writes are skipped; a vector access falls back to
+elements when it is misaligned or partly outside); reductions combine a thread's registers,
+then its peers' with warp shuffles or through shared memory; atomics become memref.atomic_rmw.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import arith, builtin, gpu, llvm, memref, scf, vector
+from tilec.compiler.passes import TilePass, register
+from tilec.compiler.passes._fragment_layout import LAYOUT_ATTR, FragmentLayout
+from tilec.compiler.passes._ir_walk import (
+    as_operation,
+    block_arg_index,
+    constant_index,
+    copy_parts,
+    scope,
+    walk,
+)
+from tilec.compiler.passes._scalar import (
+    bit_width,
+    cast,
+    combine,
+    constant,
+    index,
+    is_float,
+    reduce_term,
+    zero,
+)
+from tilec.errors import CompileError
+
+SHARED_ALIGN = 128
+WORKGROUP = "#gpu.address_space<workgroup>"
+UNROLL_LIMIT = 16  # a T.Parallel without fragments loops instead of unrolling past this
+
+
+@dataclass
+class Fragment:
+    """A fragment's register array and its layout."""
+
+    registers: ir.Value
+    layout: FragmentLayout
+
+
+def fail(op: ir.Operation, message: str) -> CompileError:
+    return CompileError(f"{op.location}: {message}")
+
+
+def element_bytes(type_: ir.Type) -> int:
+    return max(1, bit_width(type_) // 8)
+
+
+def memref_type(value: ir.Value) -> ir.MemRefType:
+    return ir.MemRefType(value.type)
+
+
+def all_of(conditions: list[ir.Value]) -> ir.Value | None:
+    result = None
+    for condition in conditions:
+        result = condition if result is None else arith.andi(result, condition)
+    return result
+
+
+def cmp(predicate: str, left: ir.Value, right: ir.Value) -> ir.Value:
+    return arith.cmpi(getattr(arith.CmpIPredicate, predicate), left, right)
+
+
+
+def if_value(condition: ir.Value | None, type_: ir.Type, then: Callable[[], ir.Value],
+             otherwise: Callable[[], ir.Value]) -> ir.Value:
+    """then() where condition holds, else otherwise(), as an scf.if (no branch when None)."""
+    if condition is None:
+        return then()
+    branch = scf.IfOp(condition, [type_], has_else=True)
+    with ir.InsertionPoint(branch.then_block):
+        scf.YieldOp([then()])
+    with ir.InsertionPoint(branch.else_block):
+        scf.YieldOp([otherwise()])
+    return branch.results[0]
+
+
+def guarded(condition: ir.Value | None, body: Callable[[], None]) -> None:
+    """Run body() only where condition holds."""
+    if condition is None:
+        body()
+        return
+    branch = scf.IfOp(condition)
+    with ir.InsertionPoint(branch.then_block):
+        body()
+        scf.YieldOp([])
+
+
+def add_index(base: ir.Value, offset: int | ir.Value) -> ir.Value:
+    if isinstance(offset, int):
+        if offset == 0:
+            return base
+        offset = index(offset)
+    if constant_index(base) == 0:
+        return offset
+    return arith.addi(base, offset)
+
+
+def box_dims(shape: list[int]) -> list[int]:
+    """The dimensions of a copy box that are not of extent 1 (the last one if all are)."""
+    dims = [d for d, extent in enumerate(shape) if extent != 1]
+    return dims or [len(shape) - 1]
+
+
+def inline_body(op: ir.Operation, values: list[ir.Value]) -> list[ir.Operation]:
+    """Put a copy of op's body before op, its block arguments replaced by `values`."""
+    clone = as_operation(op.clone(ip=ir.InsertionPoint(op)))
+    return move_body_before(clone, values, op)
+
+
+def move_body_before(holder: ir.Operation, values: list[ir.Value], anchor: ir.Operation
+                     ) -> list[ir.Operation]:
+    body = holder.regions[0].blocks[0]
+    for argument, value in zip(body.arguments, values, strict=True):
+        argument.replace_all_uses_with(value)
+    moved = []
+    for inner in list(body.operations):
+        inner = as_operation(inner)
+        if inner.name in ("tile.yield", "scf.yield"):
+            continue
+        inner.move_before(anchor)
+        moved.append(inner)
+    holder.erase()
+    return moved
+
+
+class KernelLowering:
+    """Lowers one entry function (its tile.kernel) into a gpu.func inside `gpu_block`."""
+
+    def __init__(self, func: ir.Operation, kernel: ir.Operation, gpu_block: ir.Block):
+        self.func = func
+        self.kernel = kernel
+        self.gpu_block = gpu_block
+        self.block_size = list(ir.DenseI64ArrayAttr(kernel.attributes["threads"]))
+        self.threads = math.prod(self.block_size)
+        self.fragments: dict[ir.Value, Fragment] = {}
+        self.pointer_aligned: dict[ir.Value, ir.Value] = {}
+        self.scratch: dict[ir.Operation, ir.Value] = {}
+        self.shared_bytes = 0
+        self.canonical: ir.Value | None = None
+
+    # ----- the gpu.func and its prelude -------------------------------------------------
+    def build(self) -> None:
+        func_type = ir.FunctionType(ir.TypeAttr(self.func.attributes["function_type"]).value)
+        params = list(func_type.inputs)
+        abi = [llvm.PointerType.get(1) if isinstance(t, ir.MemRefType) else t for t in params]
+        dynamic_size = ir.ShapedType.get_dynamic_size()
+        dynamic = [(i, d) for i, t in enumerate(params) if isinstance(t, ir.MemRefType)
+                   for d, extent in enumerate(t.shape) if extent == dynamic_size]
+        abi += [ir.IntegerType.get_signless(64)] * len(dynamic)
+        name = ir.StringAttr(self.func.attributes["sym_name"]).value
+        block_size = (self.block_size + [1, 1])[:3]
+        with self.func.location, ir.InsertionPoint(self.gpu_block):
+            gpu_func = gpu.GPUFuncOp(ir.TypeAttr.get(ir.FunctionType.get(abi, [])),
+                                     sym_name=name, kernel=True, known_block_size=block_size)
+            entry = gpu_func.regions[0].blocks.append(*abi)
+            with ir.InsertionPoint(entry):
+                self.ret = as_operation(gpu.ReturnOp([]))
+        self.gpu_func = as_operation(gpu_func)
+        with self.func.location, ir.InsertionPoint(self.ret):
+            self.prelude(params, entry, dynamic)
+        self.move_kernel_body()
+        self.hoist_allocs()
+        with self.func.location, ir.InsertionPoint(self.ret):
+            self.reserve_scratch()
+        self.lower_block_ops(self.body_ops)
+        for old in self.fragment_allocs:
+            if list(old.results[0].uses):
+                raise fail(old, "a fragment is used where the CUDA lowering cannot follow it")
+            old.erase()
+        self.gpu_func.attributes["tile.shared_bytes"] = ir.IntegerAttr.get(
+            ir.IntegerType.get_signless(64), self.shared_bytes)
+        self.func.erase()
+
+    def prelude(self, params: list[ir.Type], entry: ir.Block, dynamic: list) -> None:
+        i64 = ir.IntegerType.get_signless(64)
+        dims = {key: entry.arguments[len(params) + n] for n, key in enumerate(dynamic)}
+        old_args = self.func.regions[0].blocks[0].arguments
+        self.mapping: dict[ir.Value, ir.Value] = {}
+        for i, type_ in enumerate(params):
+            if not isinstance(type_, ir.MemRefType):
+                self.mapping[old_args[i]] = entry.arguments[i]
+                continue
+            rank = type_.rank
+            sizes = [dims[(i, d)] if (i, d) in dims else constant(i64, extent)
+                     for d, extent in enumerate(type_.shape)]
+            descriptor_type = ir.Type.parse(
+                "!llvm.struct<(ptr<1>, ptr<1>, i64"
+                + (f", array<{rank} x i64>, array<{rank} x i64>" if rank else "") + ")>")
+            descriptor = llvm.mlir_poison(descriptor_type)
+            pointer = entry.arguments[i]
+            descriptor = llvm.insertvalue(descriptor, pointer, [0])
+            descriptor = llvm.insertvalue(descriptor, pointer, [1])
+            descriptor = llvm.insertvalue(descriptor, constant(i64, 0), [2])
+            stride = constant(i64, 1)
+            for d in reversed(range(rank)):
+                descriptor = llvm.insertvalue(descriptor, sizes[d], [3, d])
+                descriptor = llvm.insertvalue(descriptor, stride, [4, d])
+                stride = arith.muli(stride, sizes[d])
+            global_type = ir.MemRefType.get(type_.shape, type_.element_type,
+                                            memory_space=ir.IntegerAttr.get(i64, 1))
+            buffer = builtin.UnrealizedConversionCastOp([global_type], [descriptor]).results[0]
+            self.mapping[old_args[i]] = buffer
+            address = memref.ExtractAlignedPointerAsIndexOp(buffer).result
+            self.pointer_aligned[buffer] = cmp("eq", arith.remui(address, index(16)), index(0))
+        ids = [gpu.ThreadIdOp(getattr(gpu.Dimension, axis)).result for axis in "xyz"[
+            :len(self.block_size)]]
+        tid = ids[0]
+        scale = 1
+        for axis in range(1, len(ids)):
+            scale *= self.block_size[axis - 1]
+            tid = arith.addi(tid, arith.muli(ids[axis], index(scale)))
+        self.tid = tid
+        self.smem = gpu.DynamicSharedMemoryOp(ir.MemRefType.get(
+            [ir.ShapedType.get_dynamic_size()], ir.IntegerType.get_signless(8),
+            memory_space=ir.Attribute.parse(WORKGROUP))).result
+        body = self.func.regions[0].blocks[0]
+        for op in body.operations:
+            op = as_operation(op)
+            if op == self.kernel:
+                break
+            clone = as_operation(op.clone(ip=ir.InsertionPoint(self.ret)))
+            for n, operand in enumerate(clone.operands):
+                if operand in self.mapping:
+                    clone.operands[n] = self.mapping[operand]
+            for old, new in zip(op.results, clone.results, strict=True):
+                self.mapping[old] = new
+        self.block_ids = [gpu.BlockIdOp(getattr(gpu.Dimension, axis)).result
+                          for axis in "xyz"[:len(self.kernel.regions[0].blocks[0].arguments)]]
+
+    def move_kernel_body(self) -> None:
+        block = self.kernel.regions[0].blocks[0]
+        for argument, block_id in zip(block.arguments, self.block_ids, strict=True):
+            argument.replace_all_uses_with(block_id)
+        self.body_ops = []
+        for op in list(block.operations):
+            op = as_operation(op)
+            if op.name == "tile.yield":
+                continue
+            op.move_before(self.ret)
+            self.body_ops.append(op)
+        for old, new in self.mapping.items():
+            old.replace_all_uses_with(new)
+
+    def hoist_allocs(self) -> None:
+        self.fragment_allocs = []
+        allocs = [op for root in self.body_ops for op in [root, *walk(root)]
+                  if op.name == "tile.alloc"]
+        self.body_ops = [op for op in self.body_ops if op.name != "tile.alloc"]
+        for op in allocs:
+            old = op.results[0]
+            type_ = memref_type(old)
+            kind = scope(old)
+            with op.location, ir.InsertionPoint(self.ret):
+                if kind == "shared":
+                    new = self.shared_view(list(type_.shape), type_.element_type)
+                elif kind == "fragment":
+                    if LAYOUT_ATTR not in op.attributes:
+                        raise fail(op, "fragment without a layout: run infer-fragment-layout")
+                    layout = FragmentLayout.from_attr(op.attributes[LAYOUT_ATTR],
+                                                      tuple(type_.shape))
+                    registers = memref.AllocaOp(ir.MemRefType.get(
+                        [layout.num_regs], type_.element_type), [], []).result
+                    self.fragments[old] = Fragment(registers, layout)
+                    self.fragment_allocs.append(op)
+                    continue
+                else:
+                    new = memref.AllocaOp(ir.MemRefType.get(list(type_.shape),
+                                                            type_.element_type), [], []).result
+            old.replace_all_uses_with(new)
+            op.erase()
+        # allocas first, then the kernel's statements
+        for op in self.body_ops:
+            op.move_before(self.ret)
+
+    def shared_view(self, shape: list[int], element: ir.Type) -> ir.Value:
+        offset = -(-self.shared_bytes // SHARED_ALIGN) * SHARED_ALIGN
+        self.shared_bytes = offset + math.prod(shape) * element_bytes(element)
+        view_type = ir.MemRefType.get(shape, element, memory_space=ir.Attribute.parse(WORKGROUP))
+        return memref.ViewOp(view_type, self.smem, index(offset), []).result
+
+    def reserve_scratch(self) -> None:
+        for root in self.body_ops:
+            for op in [root, *walk(root)]:
+                if op.name != "tile.reduce":
+                    continue
+                src, dim = op.operands[0], ir.IntegerAttr(op.attributes["dim"]).value
+                if src not in self.fragments:
+                    continue
+                layout = self.fragments[src].layout
+                if layout.tpb[dim] > 1 and not self.fits_warp(layout, dim):
+                    elements = math.prod(layout.shape) // layout.shape[dim] * layout.tpb[dim]
+                    self.scratch[op] = self.shared_view([elements], self.reduce_type(src))
+
+    @staticmethod
+    def fits_warp(layout: FragmentLayout, dim: int) -> bool:
+        group = layout.tpb[dim]
+        return group & (group - 1) == 0 and layout.tstride[dim] * group <= 32
+
+    @staticmethod
+    def reduce_type(src: ir.Value) -> ir.Type:
+        element = memref_type(src).element_type
+        if is_float(element) and bit_width(element) < 32:
+            return ir.F32Type.get()
+        return element
+
+    # ----- statements ------------------------------------------------------------------
+    def lower_block_ops(self, ops: list[ir.Operation]) -> None:
+        for op in ops:
+            self.lower_op(op)
+
+    def lower_op(self, op: ir.Operation) -> None:
+        name = op.name
+        with op.location, ir.InsertionPoint(op):
+            if name == "tile.copy":
+                self.lower_copy(op)
+            elif name == "tile.fill":
+                self.lower_fill(op)
+            elif name == "tile.parallel":
+                self.lower_parallel(op)
+                return
+            elif name in ("tile.for", "tile.pipelined"):
+                self.lower_loop(op)
+                return
+            elif name == "tile.reduce":
+                self.lower_reduce(op)
+            elif name == "tile.atomic_add":
+                self.lower_atomic(op)
+            elif name == "tile.gemm":
+                raise fail(op, "tile.gemm must be lowered first (lower-gemm-simt)")
+            elif name in ("memref.load", "memref.store"):
+                self.lower_access(op)
+                return
+            else:
+                for region in op.regions:
+                    for block in region.blocks:
+                        self.lower_block_ops([as_operation(o) for o in block.operations])
+                return
+        op.erase()
+
+    def lower_access(self, op: ir.Operation) -> None:
+        """A load or store outside T.Parallel: guard global ones; fragments cannot go here."""
+        load = op.name == "memref.load"
+        buffer = op.operands[0 if load else 1]
+        indices = list(op.operands)[1 if load else 2:]
+        if buffer in self.fragments:
+            raise fail(op, "a fragment element is accessed outside T.Parallel; the CUDA target "
+                           "cannot tell which thread holds it")
+        if scope(buffer) != "global" and not isinstance(memref_type(buffer).memory_space,
+                                                          ir.IntegerAttr):
+            return
+        with op.location, ir.InsertionPoint(op):
+            inside = self.in_bounds(buffer, indices)
+            if load:
+                element = memref_type(buffer).element_type
+                value = if_value(inside, element, lambda: memref.load(buffer, indices),
+                                 lambda: zero(element))
+                op.results[0].replace_all_uses_with(value)
+            else:
+                stored = op.operands[0]
+                guarded(inside, lambda: memref.store(stored, buffer, indices))
+        op.erase()
+
+    def in_bounds(self, buffer: ir.Value, indices: list[ir.Value]) -> ir.Value | None:
+        return all_of([cmp("ult", i, memref.dim(buffer, index(d)))
+                       for d, i in enumerate(indices)])
+
+    def lower_loop(self, op: ir.Operation) -> None:
+        lower, upper, step = op.operands[0], op.operands[1], op.operands[2]
+        bounds = [constant_index(v) for v in (lower, upper, step)]
+        if "unroll" in op.attributes and None not in bounds:
+            for value in range(*bounds):
+                with op.location, ir.InsertionPoint(op):
+                    iv = index(value)
+                self.lower_block_ops(inline_body(op, [iv]))
+            op.erase()
+            return
+        with op.location, ir.InsertionPoint(op):
+            loop = scf.ForOp(lower, upper, step)
+            with ir.InsertionPoint(loop.body):
+                end = as_operation(scf.YieldOp([]))
+        moved = move_body_before(op, [loop.induction_variable], end)
+        self.lower_block_ops(moved)
+
+    # ----- T.Parallel ------------------------------------------------------------------
+    def thread_offsets(self, layout: FragmentLayout) -> list[ir.Value]:
+        """t_d * spt[d] for this thread, per dimension."""
+        offsets = []
+        for spt, tpb, tstride in zip(layout.spt, layout.tpb, layout.tstride, strict=True):
+            coordinate = arith.remui(arith.divui(self.tid, index(tstride)), index(tpb))
+            offsets.append(arith.muli(coordinate, index(spt)))
+        return offsets
+
+    def canonical_owner(self, layout: FragmentLayout) -> ir.Value | None:
+        """True on one thread of each group owning the same elements (None: no copies)."""
+        if not layout.replicated:
+            return None
+        owned = index(0)
+        for tpb, tstride in zip(layout.tpb, layout.tstride, strict=True):
+            coordinate = arith.remui(arith.divui(self.tid, index(tstride)), index(tpb))
+            owned = arith.addi(owned, arith.muli(coordinate, index(tstride)))
+        return cmp("eq", owned, self.tid)
+
+    def lower_parallel(self, op: ir.Operation) -> None:
+        extents = tuple(ir.DenseI64ArrayAttr(op.attributes["extents"]))
+        if LAYOUT_ATTR not in op.attributes:
+            raise fail(op, "T.Parallel without a layout: run infer-fragment-layout")
+        layout = FragmentLayout.from_attr(op.attributes[LAYOUT_ATTR], extents)
+        touches_fragments = any(
+            any(operand in self.fragments for operand in inner.operands) for inner in walk(op))
+        outer = self.canonical
+        with op.location, ir.InsertionPoint(op):
+            offsets = self.thread_offsets(layout)
+            self.canonical = self.canonical_owner(layout)
+        if not touches_fragments and layout.num_regs > UNROLL_LIMIT:
+            self.parallel_loop(op, layout, offsets)
+        else:
+            body = op.regions[0].blocks[0]
+            for regs, base in layout.register_offsets():
+                clone = as_operation(op.clone(ip=ir.InsertionPoint(op)))
+                self.bind_fragments(clone, layout, regs)
+                with op.location, ir.InsertionPoint(op):
+                    points = [add_index(offsets[d], base[d]) for d in range(len(extents))]
+                self.lower_block_ops(move_body_before(clone, points, op))
+            del body
+        self.canonical = outer
+        op.erase()
+
+    def parallel_loop(self, op: ir.Operation, layout: FragmentLayout,
+                      offsets: list[ir.Value]) -> None:
+        with op.location, ir.InsertionPoint(op):
+            loop = scf.ForOp(index(0), index(layout.num_regs), index(1))
+            with ir.InsertionPoint(loop.body):
+                flat = loop.induction_variable
+                points = []
+                for d in reversed(range(layout.rank)):
+                    count = layout.regs_per_dim[d]
+                    r = arith.remui(flat, index(count))
+                    flat = arith.divui(flat, index(count))
+                    spt, tpb = layout.spt[d], layout.tpb[d]
+                    x = arith.addi(arith.muli(arith.divui(r, index(spt)), index(spt * tpb)),
+                                   arith.remui(r, index(spt)))
+                    points.insert(0, arith.addi(x, offsets[d]))
+                end = as_operation(scf.YieldOp([]))
+        clone = as_operation(op.clone(ip=ir.InsertionPoint(op)))
+        self.lower_block_ops(move_body_before(clone, points, end))
+
+    def bind_fragments(self, clone: ir.Operation, layout: FragmentLayout,
+                       regs: tuple[int, ...]) -> None:
+        """Turn the body's fragment accesses into accesses of this thread's registers."""
+        body = clone.regions[0].blocks[0]
+        for inner in list(walk(clone)):
+            if inner.name not in ("memref.load", "memref.store"):
+                continue
+            load = inner.name == "memref.load"
+            buffer = inner.operands[0 if load else 1]
+            if buffer not in self.fragments:
+                continue
+            fragment = self.fragments[buffer]
+            indices = list(inner.operands)[1 if load else 2:]
+            own = fragment.layout
+            register = []
+            for d, value in enumerate(indices):
+                p = block_arg_index(value, body)
+                if p is not None and (own.shape[d], own.spt[d], own.tpb[d], own.tstride[d]) == (
+                        layout.shape[p], layout.spt[p], layout.tpb[p], layout.tstride[p]):
+                    register.append(regs[p])
+                elif constant_index(value) is not None and own.tpb[d] == 1:
+                    register.append(constant_index(value))
+                else:
+                    raise fail(inner, "this fragment index does not follow the T.Parallel "
+                                      "loop's thread layout (index fragments by the loop "
+                                      "variables)")
+            flat = own.flat_register(tuple(register))
+            with inner.location, ir.InsertionPoint(inner):
+                slot = [index(flat)]
+                if load:
+                    value = memref.load(fragment.registers, slot)
+                    inner.results[0].replace_all_uses_with(value)
+                else:
+                    memref.store(inner.operands[0], fragment.registers, slot)
+            inner.erase()
+
+    # ----- atomics, fill -----------------------------------------------------------------
+    def lower_atomic(self, op: ir.Operation) -> None:
+        operands = list(op.operands)
+        buffer, indices, value = operands[0], operands[1:-1], operands[-1]
+        element = memref_type(buffer).element_type
+        value = cast(value, element)
+        kind = arith.AtomicRMWKind.addf if is_float(element) else arith.AtomicRMWKind.addi
+        conditions = [self.canonical] if self.canonical is not None else []
+        if scope(buffer) == "global" or isinstance(memref_type(buffer).memory_space,
+                                                   ir.IntegerAttr):
+            inside = self.in_bounds(buffer, indices)
+            conditions += [inside] if inside is not None else []
+        guarded(all_of(conditions),
+                lambda: memref.AtomicRMWOp(kind, value, buffer, indices))
+
+    def lower_fill(self, op: ir.Operation) -> None:
+        buffer, value = op.operands[0], op.operands[1]
+        element = memref_type(buffer).element_type
+        value = cast(value, element)
+        if buffer in self.fragments:
+            registers = self.fragments[buffer]
+            for slot in range(registers.layout.num_regs):
+                memref.store(value, registers.registers, [index(slot)])
+            return
+        shape = list(memref_type(buffer).shape)
+        cooperative = scope(buffer) in ("shared", "global") or isinstance(
+            memref_type(buffer).memory_space, ir.IntegerAttr)
+        start, step = (self.tid, self.threads) if cooperative else (index(0), 1)
+        loop = scf.ForOp(start, index(math.prod(shape)), index(step))
+        with ir.InsertionPoint(loop.body):
+            point = self.unflatten(loop.induction_variable, shape)
+            memref.store(value, buffer, point)
+            scf.YieldOp([])
+
+    @staticmethod
+    def unflatten(flat: ir.Value, shape: list[int]) -> list[ir.Value]:
+        point = []
+        for extent in reversed(shape):
+            point.insert(0, arith.remui(flat, index(extent)))
+            flat = arith.divui(flat, index(extent))
+        return point
+
+    # ----- reduce ------------------------------------------------------------------------
+    def lower_reduce(self, op: ir.Operation) -> None:
+        src, dst = op.operands[0], op.operands[1]
+        kind = ir.StringAttr(op.attributes["kind"]).value
+        dim = ir.IntegerAttr(op.attributes["dim"]).value
+        clear = ir.BoolAttr(op.attributes["clear"]).value
+        if src not in self.fragments or dst not in self.fragments:
+            raise fail(op, "the CUDA target reduces fragments into fragments only")
+        source, target = self.fragments[src], self.fragments[dst]
+        keep = [d for d in range(source.layout.rank) if d != dim]
+        if target.layout != source.layout.keep_dims(keep):
+            raise fail(op, "the reduce destination's layout is not the source's without the "
+                           "reduced dimension")
+        acc_type = self.reduce_type(src)
+        partial: dict[tuple[int, ...], ir.Value] = {}
+        for regs, _ in source.layout.register_offsets():
+            term = reduce_term(kind, cast(memref.load(
+                source.registers, [index(source.layout.flat_register(regs))]), acc_type))
+            key = tuple(regs[d] for d in keep)
+            partial[key] = term if key not in partial else combine(kind, partial[key], term)
+        group, stride = source.layout.tpb[dim], source.layout.tstride[dim]
+        if group > 1 and op not in self.scratch:
+            for key, value in partial.items():
+                offset = stride
+                while offset < stride * group:
+                    i32 = ir.IntegerType.get_signless(32)
+                    other = gpu.ShuffleOp(value, constant(i32, offset), constant(i32, 32),
+                                          gpu.ShuffleMode.XOR).results[0]
+                    value = combine(kind, value, other)
+                    offset *= 2
+                partial[key] = value
+        elif group > 1:
+            partial = self.reduce_through_shared(op, source.layout, dim, kind, partial)
+        element = memref_type(dst).element_type
+        for key, value in partial.items():
+            slot = [index(target.layout.flat_register(key))]
+            result = cast(value, element)
+            if not clear:
+                result = combine(kind, memref.load(target.registers, slot), result)
+            memref.store(result, target.registers, slot)
+
+    def reduce_through_shared(self, op: ir.Operation, layout: FragmentLayout, dim: int,
+                              kind: str, partial: dict) -> dict:
+        """Peers across warps: each writes its partial to scratch[element][peer], all read."""
+        scratch = self.scratch[op]
+        keep = [d for d in range(layout.rank) if d != dim]
+        kept = layout.keep_dims(keep)
+        offsets = self.thread_offsets(kept)
+        group, stride = layout.tpb[dim], layout.tstride[dim]
+        peer = arith.remui(arith.divui(self.tid, index(stride)), index(group))
+        slots = {}
+        for regs, base in kept.register_offsets():
+            element = index(0)
+            for d in range(kept.rank):
+                x = add_index(offsets[d], base[d])
+                element = arith.addi(arith.muli(element, index(kept.shape[d])), x)
+            slots[regs] = arith.muli(element, index(group))
+            memref.store(partial[regs], scratch, [arith.addi(slots[regs], peer)])
+        gpu.BarrierOp()
+        result = {}
+        for regs, first in slots.items():
+            value = memref.load(scratch, [first])
+            for n in range(1, group):
+                value = combine(kind, value, memref.load(scratch, [add_index(first, n)]))
+            result[regs] = value
+        gpu.BarrierOp()
+        return result
+
+    # ----- copy --------------------------------------------------------------------------
+    def is_global(self, buffer: ir.Value) -> bool:
+        return isinstance(memref_type(buffer).memory_space, ir.IntegerAttr)
+
+    def lower_copy(self, op: ir.Operation) -> None:
+        src, src_offsets, src_shape, dst, dst_offsets, dst_shape = copy_parts(op)
+        src_dims, dst_dims = box_dims(src_shape), box_dims(dst_shape)
+        extents = [src_shape[d] for d in src_dims]
+        src_at = Side(src, src_offsets, src_dims)
+        dst_at = Side(dst, dst_offsets, dst_dims)
+        if src in self.fragments and dst in self.fragments:
+            raise fail(op, "copies between two fragments are not supported on CUDA yet")
+        if src in self.fragments or dst in self.fragments:
+            self.copy_fragment(op, src_at, dst_at, extents)
+        else:
+            self.copy_elements(src_at, dst_at, extents)
+
+    def copy_fragment(self, op: ir.Operation, src: Side, dst: Side, extents: list[int]) -> None:
+        """Each thread moves the elements its fragment layout gives it, vectors where the
+        fragment's last dimension runs along the other buffer's last dimension."""
+        reading = src.buffer in self.fragments
+        frag_side, other = (src, dst) if reading else (dst, src)
+        fragment = self.fragments[frag_side.buffer]
+        layout = fragment.layout
+        frag_shape = list(layout.shape)
+        if [frag_shape[d] for d in frag_side.dims] != extents or any(
+                constant_index(v) != 0 for v in frag_side.offsets) or math.prod(
+                frag_shape) != math.prod(extents):
+            raise fail(op, "a copy must cover its whole fragment on the CUDA target")
+        other_type = memref_type(other.buffer)
+        frag_element = memref_type(frag_side.buffer).element_type
+        other_element = other_type.element_type
+        vec = 1
+        if (frag_side.dims[-1] == layout.rank - 1 and other.dims[-1] == other_type.rank - 1
+                and scope(other.buffer) not in ("local", "var") and bit_width(other_element) >= 8):
+            vec = math.gcd(layout.spt[-1], max(1, 16 // element_bytes(other_element)))
+        offsets = self.thread_offsets(layout)
+        for regs, base in layout.register_offsets():
+            if regs[-1] % vec:
+                continue
+            x = [add_index(offsets[d], base[d]) for d in range(layout.rank)]
+            point = [x[d] for d in frag_side.dims]
+            where = other.index(point)
+            slots = [layout.flat_register(regs[:-1] + (regs[-1] + i,)) for i in range(vec)]
+            if reading:
+                values = [memref.load(fragment.registers, [index(s)]) for s in slots]
+                if vec == 1:
+                    self.write(other.buffer, where, cast(values[0], other_element))
+                else:
+                    packed = vector.FromElementsOp(
+                        ir.VectorType.get([vec], frag_element), values).result
+                    self.write(other.buffer, where, cast(packed, ir.VectorType.get(
+                        [vec], other_element)))
+            else:
+                value = self.read(other.buffer, where, vec)
+                if vec == 1:
+                    memref.store(cast(value, frag_element), fragment.registers,
+                                 [index(slots[0])])
+                    continue
+                value = cast(value, ir.VectorType.get([vec], frag_element))
+                for i, s in enumerate(slots):
+                    memref.store(vector.extract(value, [], [i]), fragment.registers, [index(s)])
+
+    def copy_elements(self, src: Side, dst: Side, extents: list[int]) -> None:
+        """Global/shared copies are shared out over the block's threads in vectors along the
+        contiguous dimension; a copy touching a local or var buffer is done by each thread."""
+        per_thread = any(scope(side.buffer) in ("local", "var") for side in (src, dst))
+        src_type, dst_type = memref_type(src.buffer), memref_type(dst.buffer)
+        vec = 1
+        if (not per_thread and src.dims[-1] == src_type.rank - 1
+                and dst.dims[-1] == dst_type.rank - 1
+                and min(bit_width(src_type.element_type), bit_width(dst_type.element_type)) >= 8):
+            widest = max(element_bytes(src_type.element_type), element_bytes(dst_type.element_type))
+            vec = math.gcd(extents[-1], max(1, 16 // widest))
+        chunks = list(extents)
+        chunks[-1] //= vec
+        start, step = (index(0), 1) if per_thread else (self.tid, self.threads)
+        loop = scf.ForOp(start, index(math.prod(chunks)), index(step))
+        with ir.InsertionPoint(loop.body):
+            point = self.unflatten(loop.induction_variable, chunks)
+            if vec > 1:
+                point[-1] = arith.muli(point[-1], index(vec))
+            value = self.read(src.buffer, src.index(point), vec)
+            target = dst_type.element_type
+            self.write(dst.buffer, dst.index(point),
+                       cast(value, ir.VectorType.get([vec], target) if vec > 1 else target))
+            scf.YieldOp([])
+
+    def vector_ok(self, buffer: ir.Value, where: list[ir.Value], vec: int) -> ir.Value | None:
+        """Whether a `vec`-wide access at `where` is in bounds and aligned (global buffers)."""
+        last = len(where) - 1
+        conditions = [cmp("ult", i, memref.dim(buffer, index(d))) for d, i in
+                      enumerate(where[:-1])]
+        extent = memref.dim(buffer, index(last))
+        conditions.append(cmp("ule", add_index(where[-1], vec), extent))
+        conditions.append(cmp("eq", arith.remui(where[-1], index(vec)), index(0)))
+        if last > 0:
+            conditions.append(cmp("eq", arith.remui(extent, index(vec)), index(0)))
+        conditions.append(self.pointer_aligned[buffer])
+        return all_of(conditions)
+
+    def alignment(self, buffer: ir.Value, where: list[ir.Value], vec: int) -> int | None:
+        """Byte alignment of a shared vector access when the indices prove it."""
+        type_ = memref_type(buffer)
+        if type_.shape[-1] % vec:
+            return None
+        return vec * element_bytes(type_.element_type)
+
+    def read(self, buffer: ir.Value, where: list[ir.Value], vec: int) -> ir.Value:
+        element = memref_type(buffer).element_type
+        if not self.is_global(buffer):
+            if vec == 1:
+                return memref.load(buffer, where)
+            return vector.LoadOp(ir.VectorType.get([vec], element), buffer, where,
+                                 alignment=self.alignment(buffer, where, vec)).result
+        if vec == 1:
+            return if_value(self.in_bounds(buffer, where), element,
+                            lambda: memref.load(buffer, where), lambda: zero(element))
+        vector_type = ir.VectorType.get([vec], element)
+
+        def whole() -> ir.Value:
+            return vector.LoadOp(vector_type, buffer, where,
+                                 alignment=vec * element_bytes(element)).result
+
+        def piecewise() -> ir.Value:
+            items = []
+            for i in range(vec):
+                at = where[:-1] + [add_index(where[-1], i)]
+                items.append(if_value(self.in_bounds(buffer, at), element,
+                                      lambda at=at: memref.load(buffer, at),
+                                      lambda: zero(element)))
+            return vector.FromElementsOp(vector_type, items).result
+
+        return if_value(self.vector_ok(buffer, where, vec), vector_type, whole, piecewise)
+
+    def write(self, buffer: ir.Value, where: list[ir.Value], value: ir.Value) -> None:
+        vec = ir.VectorType(value.type).shape[0] if isinstance(value.type, ir.VectorType) else 1
+        if not self.is_global(buffer):
+            if vec == 1:
+                memref.store(value, buffer, where)
+            else:
+                vector.StoreOp(value, buffer, where, alignment=self.alignment(buffer, where, vec))
+            return
+        if vec == 1:
+            guarded(self.in_bounds(buffer, where), lambda: memref.store(value, buffer, where))
+            return
+        branch = scf.IfOp(self.vector_ok(buffer, where, vec), has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            element = memref_type(buffer).element_type
+            vector.StoreOp(value, buffer, where, alignment=vec * element_bytes(element))
+            scf.YieldOp([])
+        with ir.InsertionPoint(branch.else_block):
+            for i in range(vec):
+                at = where[:-1] + [add_index(where[-1], i)]
+                item = vector.extract(value, [], [i])
+                guarded(self.in_bounds(buffer, at),
+                        lambda at=at, item=item: memref.store(item, buffer, at))
+            scf.YieldOp([])
+
+
+@dataclass
+class Side:
+    """One end of a copy: the buffer, the box's corner, the box's non-unit dimensions."""
+
+    buffer: ir.Value
+    offsets: list[ir.Value]
+    dims: list[int]
+
+    def index(self, point: list[ir.Value]) -> list[ir.Value]:
+        """The buffer index of the box element at `point` (one value per non-unit dim)."""
+        where = list(self.offsets)
+        for value, d in zip(point, self.dims, strict=True):
+            where[d] = add_index(where[d], value)
+        return where
+
+
+@register
+class LowerTileToGpu(TilePass):
+    """Turn the tile kernel into a gpu.func: threads, registers, shared memory, guards."""
+
+    name = "lower-tile-to-gpu"
+    summary = "tile kernel -> gpu.module/gpu.func (SIMT: layouts, vector copies, shuffles)"
+
+    def run(self, module: ir.Module) -> None:
+        entries = [as_operation(op) for op in module.body.operations
+                   if as_operation(op).name == "func.func" and "tile.entry" in
+                   as_operation(op).attributes]
+        if not entries:
+            return
+        with module.context, ir.Location.unknown():
+            module.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
+            with ir.InsertionPoint(module.body):
+                gpu_module = gpu.GPUModuleOp("kernels")
+            gpu_block = gpu_module.regions[0].blocks.append()
+        for func in entries:
+            kernel_ops = [op for op in walk(func) if op.name == "tile.kernel"]
+            if len(kernel_ops) != 1:
+                raise fail(func, "an entry function must hold exactly one tile.kernel")
+            KernelLowering(func, kernel_ops[0], gpu_block).build()

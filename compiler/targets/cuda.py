@@ -1,0 +1,179 @@
+"""The CUDA target: tile → gpu (SIMT) → NVVM/LLVM dialect → PTX → cubin (ptxas), sm_80 / sm_90a.
+
+Stages ("tile" is the frontend's IR, added by the driver):
+  tile-cuda  tile passes: infer-fragment-layout (thread/register mapping of fragments and
+             T.Parallel), lower-gemm-simt (T.gemm on CUDA cores; a tensor-core gemm pass takes
+             its place where one exists), insert-shared-barriers
+  gpu        lower-tile-to-gpu: one `gpu.func` in `gpu.module @kernels` (then canonicalize, cse)
+  nvvm       upstream passes to the NVVM + LLVM dialects, target attached (chip, +ptx80, O3)
+  ptx        PTX text from the NVPTX backend (gpu-module-to-binary format=isa); libdevice math
+             is linked in, so the PTX is self-contained
+  cubin      `ptxas -arch=<chip>` when ptxas is on the machine; otherwise the PTX goes on as is
+             and the driver JIT-compiles it at load time
+
+Kernel ABI (python/tilec/runtime/cuda.py builds it; documented in lower_tile_to_gpu.py):
+  every parameter in order: a tensor as one device pointer to its first element (contiguous,
+  row-major), a scalar as its own type; then every dynamic dimension of every tensor parameter
+  (in parameter, then dimension order) as int64. launch["abi"] lists the slots:
+  ["ptr", param], ["scalar", param, dtype] and ["dim", param, dim].
+Launch metadata: grid (from the frontend), threads, shared_bytes (dynamic shared memory; the
+runtime raises the per-kernel limit past 48 KB when it needs more), entry (the symbol name),
+arch.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+from mlir import ir
+from mlir.dialects import gpu
+from tilec.compiler.passes._ir_walk import walk
+from tilec.compiler.pipeline import (
+    CompileOptions,
+    Stage,
+    mlir_passes,
+    run_pass_pipeline,
+    tile_passes,
+)
+from tilec.errors import CompileError
+
+ABI = "tilec-cuda-bare-v1"
+ARCHES = ("sm_80", "sm_90a")
+DEFAULT_ARCH = "sm_90a"
+PTX_FEATURES = "+ptx80"  # the default +ptx60 is rejected for sm_90a
+
+TILE_PASSES = ("infer-fragment-layout", "lower-gemm-simt", "insert-shared-barriers")
+
+
+def resolve_arch(options: CompileOptions) -> str:
+    """The chip to compile for: the one named in the target, else the current GPU's, else
+    sm_90a (the project's GPU) on a machine without one."""
+    arch = options.arch or os.environ.get("TILEC_CUDA_ARCH", "") or _device_arch()
+    if arch not in ARCHES:
+        raise CompileError(f"unsupported CUDA arch '{arch}'; supported: {', '.join(ARCHES)}")
+    return arch
+
+
+def _device_arch() -> str:
+    try:
+        import torch
+    except ImportError:
+        return DEFAULT_ARCH
+    if not torch.cuda.is_available():
+        return DEFAULT_ARCH
+    major, minor = torch.cuda.get_device_capability()
+    return "sm_90a" if (major, minor) == (9, 0) else "sm_80" if major >= 8 else f"sm_{major}{minor}"
+
+
+def nvvm_pipeline(arch: str) -> str:
+    """The first half of upstream's gpu-lower-to-nvvm-pipeline, for a module holding only
+    a gpu.module (the host side is our runtime, not MLIR's)."""
+    return ",".join([
+        "convert-nvgpu-to-nvvm",
+        "convert-vector-to-scf",
+        "convert-scf-to-cf",
+        "convert-nvvm-to-llvm",
+        "expand-strided-metadata",
+        f"nvvm-attach-target{{chip={arch} features={PTX_FEATURES} O=3}}",
+        "lower-affine",
+        "gpu.module(convert-gpu-to-nvvm{index-bitwidth=64},canonicalize,cse,"
+        "reconcile-unrealized-casts)",
+    ])
+
+
+def _emit_ptx(module: ir.Module, options: CompileOptions) -> str:
+    run_pass_pipeline(module, "gpu-module-to-binary{format=isa}", options)
+    for op in module.body.operations:
+        if op.operation.name == "gpu.binary":
+            objects = op.operation.attributes["objects"]
+            return gpu.ObjectAttr(objects[0]).object.decode()
+    raise CompileError("the NVPTX backend produced no PTX")
+
+
+def ptxas_path() -> str | None:
+    found = shutil.which("ptxas")
+    if found:
+        return found
+    fallback = "/usr/local/cuda/bin/ptxas"
+    return fallback if os.path.exists(fallback) else None
+
+
+def assemble(ptx: str, arch: str) -> bytes:
+    """PTX → cubin with ptxas (raises CompileError with ptxas's message on failure)."""
+    ptxas = ptxas_path()
+    if ptxas is None:
+        raise CompileError("ptxas not found (install the CUDA toolkit or put ptxas on PATH)")
+    with tempfile.TemporaryDirectory(prefix="tilec-ptxas-") as folder:
+        source, output = os.path.join(folder, "kernel.ptx"), os.path.join(folder, "kernel.cubin")
+        with open(source, "w") as file:
+            file.write(ptx)
+        result = subprocess.run([ptxas, f"-arch={arch}", "-O3", source, "-o", output],
+                                capture_output=True, text=True)
+        if result.returncode != 0:
+            raise CompileError(f"ptxas -arch={arch} rejected the PTX:\n{result.stderr.strip()}")
+        with open(output, "rb") as file:
+            return file.read()
+
+
+def _cubin(ptx: str, options: CompileOptions) -> bytes | str:
+    if ptxas_path() is None:
+        return ptx
+    return assemble(ptx, resolve_arch(options))
+
+
+def kernel_abi(module: ir.Module) -> list[list]:
+    """The launch slots of the entry function's parameters (see the module docstring)."""
+    entry = next(op.operation for op in module.body.operations
+                 if op.operation.name == "func.func" and "tile.entry" in op.operation.attributes)
+    params = ir.FunctionType(ir.TypeAttr(entry.attributes["function_type"]).value).inputs
+    slots: list[list] = []
+    dims: list[list] = []
+    for number, type_ in enumerate(params):
+        if isinstance(type_, ir.MemRefType):
+            slots.append(["ptr", number])
+            dims += [["dim", number, d] for d, extent in enumerate(type_.shape)
+                     if extent == ir.ShapedType.get_dynamic_size()]
+        else:
+            slots.append(["scalar", number, str(type_)])
+    return slots + dims
+
+
+def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
+    options.extra["abi"] = kernel_abi(module)
+    kernel = next(op for op in walk(module.operation) if op.name == "tile.kernel")
+    options.extra["threads"] = list(ir.DenseI64ArrayAttr(kernel.attributes["threads"]))
+    tile_passes("gpu", ["lower-tile-to-gpu"]).run(module, options)
+    run_pass_pipeline(module, "canonicalize,cse", options)
+    found = re.search(r"tile\.shared_bytes = (\d+)", str(module))
+    options.extra["shared_bytes"] = int(found.group(1)) if found else 0
+
+
+def stages(options: CompileOptions) -> list[Stage]:
+    arch = resolve_arch(options)
+    return [
+        tile_passes("tile-cuda", TILE_PASSES),
+        Stage("gpu", _lower_to_gpu, "lower-tile-to-gpu, canonicalize, cse"),
+        mlir_passes("nvvm", nvvm_pipeline(arch)),
+        Stage("ptx", _emit_ptx, "gpu-module-to-binary{format=isa}"),
+        Stage("cubin", _cubin, "ptxas -arch=<chip> (PTX passes through without ptxas)"),
+    ]
+
+
+def finish(product: bytes | str, options: CompileOptions, kernel_name: str
+           ) -> tuple[bytes, str, dict]:
+    """cubin (or PTX for the driver's JIT) plus the launch metadata the runtime needs."""
+    launch = {
+        "abi": options.extra.get("abi", []),
+        "abi_version": ABI,
+        "shared_bytes": options.extra.get("shared_bytes", 0),
+        "threads": options.extra.get("threads", [1]),
+        "entry": kernel_name,
+        "arch": resolve_arch(options),
+    }
+    if isinstance(product, bytes):
+        return product, "cubin", launch
+    return product.encode(), "ptx", launch
