@@ -1,0 +1,370 @@
+"""The `T` namespace of tile programs (`import tilec.language as T`), as TileLang spells it.
+
+Most names here are markers: the frontend reads a kernel's Python source and recognizes them,
+so calling one from ordinary Python raises a TilecError. The dtypes, `Tensor` annotations,
+`dynamic` symbols, `GemmWarpPolicy` and `prim_func` are real objects usable anywhere. Importing
+this module imports neither MLIR nor torch: cache keys are computed with it on machines that
+have no compiler.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from tilec.errors import TilecError
+
+# ---------------------------------------------------------------------------------------------
+# dtypes
+
+
+@dataclass(frozen=True)
+class DType:
+    """An element type: its tilec name, its MLIR spelling and its width."""
+
+    name: str
+    mlir: str
+    bits: int
+    kind: str  # "float" | "int" | "uint" | "bool" | "index"
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "float"
+
+    @property
+    def is_integer(self) -> bool:
+        return self.kind in ("int", "uint", "bool", "index")
+
+    @property
+    def is_unsigned(self) -> bool:
+        return self.kind in ("uint", "bool")
+
+    def __repr__(self) -> str:
+        return f"T.{self.name}"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+float16 = DType("float16", "f16", 16, "float")
+bfloat16 = DType("bfloat16", "bf16", 16, "float")
+float32 = DType("float32", "f32", 32, "float")
+float64 = DType("float64", "f64", 64, "float")
+float8_e4m3 = DType("float8_e4m3", "f8E4M3FN", 8, "float")
+float8_e5m2 = DType("float8_e5m2", "f8E5M2", 8, "float")
+int8 = DType("int8", "i8", 8, "int")
+int16 = DType("int16", "i16", 16, "int")
+int32 = DType("int32", "i32", 32, "int")
+int64 = DType("int64", "i64", 64, "int")
+uint8 = DType("uint8", "i8", 8, "uint")
+bool = DType("bool", "i1", 1, "bool")  # noqa: A001 - TileLang's spelling is T.bool
+index = DType("index", "index", 64, "index")
+
+DTYPES: dict[str, DType] = {
+    d.name: d
+    for d in (float16, bfloat16, float32, float64, float8_e4m3, float8_e5m2,
+              int8, int16, int32, int64, uint8, bool)
+}
+_ALIASES = {
+    "float": float32, "half": float16, "double": float64, "int": int32, "fp16": float16,
+    "bf16": bfloat16, "fp32": float32, "fp64": float64, "float8_e4m3fn": float8_e4m3,
+    "e4m3_float8": float8_e4m3, "e5m2_float8": float8_e5m2, "long": int64,
+}
+
+
+def dtype(spec: Any) -> DType:
+    """The DType a user wrote: a DType, a name such as "float16" or "float", or a torch dtype."""
+    if isinstance(spec, DType):
+        return spec
+    name = spec if isinstance(spec, str) else str(spec).removeprefix("torch.")
+    found = DTYPES.get(name) or _ALIASES.get(name)
+    if found is None:
+        known = ", ".join(DTYPES)
+        raise TilecError(f"unknown dtype {spec!r}; known dtypes: {known}")
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# annotations and symbols
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """A dynamic dimension (`T.dynamic("M")`): the kernel is compiled once for all its values."""
+
+    name: str
+    dtype: DType = int32
+
+    def __repr__(self) -> str:
+        return f"T.dynamic({self.name!r})"
+
+
+def dynamic(name: str, dtype: Any = "int32") -> Symbol:
+    """A symbolic size bound from the arguments' shapes at call time."""
+    return Symbol(name, globals()["dtype"](dtype))
+
+
+symbolic = dynamic
+
+
+class Tensor:
+    """`T.Tensor((M, K), dtype)` or `T.Tensor[(M, K), dtype]`: a global tensor parameter."""
+
+    def __init__(self, shape: Any, dtype: Any = "float32"):
+        self.shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+        self.dtype = globals()["dtype"](dtype)
+
+    def __class_getitem__(cls, item: Any) -> Tensor:
+        return cls(*item) if isinstance(item, tuple) and len(item) == 2 else cls(item)
+
+    def __repr__(self) -> str:
+        return f"T.Tensor({self.shape}, {self.dtype!r})"
+
+
+Buffer = Tensor
+
+
+class GemmWarpPolicy:
+    """How the warps of a block split a gemm's C tile."""
+
+    Square = "square"
+    FullRow = "full_row"
+    FullCol = "full_col"
+
+
+class PrimFunc:
+    """A `@T.prim_func` kernel: its Python function, compiled by `tilec.compile`."""
+
+    def __init__(self, fn: Callable):
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise TilecError(
+            f"prim_func '{self.__name__}' is compiled, not called: use "
+            f"tilec.compile({self.__name__}, out_idx=...) and call the kernel it returns",
+            *_where(self.fn),
+        )
+
+    def __repr__(self) -> str:
+        return f"<T.prim_func {self.__name__}>"
+
+
+def prim_func(fn: Callable) -> PrimFunc:
+    """Marks a kernel written with `T.Tensor` annotations (TileLang's classic style)."""
+    return PrimFunc(fn)
+
+
+def _where(fn: Callable) -> tuple[str | None, int | None]:
+    try:
+        return inspect.getsourcefile(fn), inspect.getsourcelines(fn)[1]
+    except (OSError, TypeError):
+        return None, None
+
+
+# ---------------------------------------------------------------------------------------------
+# markers: recognized by the frontend inside a kernel, an error anywhere else
+
+
+def _intrinsic(fn: Callable) -> Callable:
+    """Tag `fn` so the frontend knows it; its body only runs when called outside a kernel."""
+    fn.__tilec_op__ = fn.__name__  # type: ignore[attr-defined]
+    return fn
+
+
+def _outside(name: str) -> TilecError:
+    return TilecError(
+        f"T.{name} can only be used inside a tilec kernel (a @tilec.jit function or a "
+        "@T.prim_func); it has no meaning when Python runs it"
+    )
+
+
+@_intrinsic
+def Kernel(*grid: Any, threads: Any = 128) -> Any:  # noqa: N802
+    """`with T.Kernel(gx, gy, threads=128) as (bx, by)`: a grid of thread blocks."""
+    raise _outside("Kernel")
+
+
+@_intrinsic
+def const(names: str) -> Any:
+    """`M, N, K = T.const("M, N, K")`: sizes bound from the arguments' shapes."""
+    raise _outside("const")
+
+
+@_intrinsic
+def empty(shape: Any, dtype: Any) -> Any:
+    """An output tensor the kernel object allocates and returns."""
+    raise _outside("empty")
+
+
+@_intrinsic
+def alloc_shared(shape: Any, dtype: Any, scope: str = "shared") -> Any:
+    """A buffer shared by the threads of a block."""
+    raise _outside("alloc_shared")
+
+
+@_intrinsic
+def alloc_fragment(shape: Any, dtype: Any) -> Any:
+    """A block-level buffer distributed over the registers of the block's threads."""
+    raise _outside("alloc_fragment")
+
+
+@_intrinsic
+def alloc_local(shape: Any, dtype: Any) -> Any:
+    """A buffer private to each thread."""
+    raise _outside("alloc_local")
+
+
+@_intrinsic
+def alloc_var(dtype: Any, init: Any = None) -> Any:
+    """A mutable scalar variable (scalars bound by `=` are immutable)."""
+    raise _outside("alloc_var")
+
+
+@_intrinsic
+def copy(src: Any, dst: Any) -> Any:
+    """Copies a region between two buffers of any scopes (converting the dtype if needed)."""
+    raise _outside("copy")
+
+
+@_intrinsic
+def gemm(A: Any, B: Any, C: Any, transpose_A: bool = False, transpose_B: bool = False,  # noqa: N803
+         policy: str = GemmWarpPolicy.Square, clear_accum: bool = False) -> Any:
+    """C += op(A) @ op(B)."""
+    raise _outside("gemm")
+
+
+@_intrinsic
+def clear(buffer: Any) -> Any:
+    """Sets every element of a block-level buffer to zero."""
+    raise _outside("clear")
+
+
+@_intrinsic
+def fill(buffer: Any, value: Any) -> Any:
+    """Sets every element of a block-level buffer to `value`."""
+    raise _outside("fill")
+
+
+@_intrinsic
+def Pipelined(*bounds: Any, num_stages: int = 0, order: Any = None, stage: Any = None,  # noqa: N802
+              group: Any = None) -> Any:
+    """A sequential loop whose copies and compute overlap in `num_stages` stages."""
+    raise _outside("Pipelined")
+
+
+@_intrinsic
+def Parallel(*extents: Any) -> Any:  # noqa: N802
+    """An N-d iteration space of independent points spread over the block's threads."""
+    raise _outside("Parallel")
+
+
+@_intrinsic
+def serial(*bounds: Any) -> Any:
+    """A sequential loop: serial(stop), serial(start, stop) or serial(start, stop, step)."""
+    raise _outside("serial")
+
+
+@_intrinsic
+def unroll(*bounds: Any) -> Any:
+    """A sequential loop that is fully unrolled."""
+    raise _outside("unroll")
+
+
+def _reduce_marker(kind: str) -> Callable:
+    def reduce(src: Any, dst: Any, dim: int = -1, clear: bool = True) -> Any:
+        raise _outside(f"reduce_{kind}")
+
+    reduce.__name__ = f"reduce_{kind}"
+    reduce.__doc__ = f"Reduces `src` along `dim` into `dst` with {kind}."
+    return _intrinsic(reduce)
+
+
+reduce_max = _reduce_marker("max")
+reduce_min = _reduce_marker("min")
+reduce_sum = _reduce_marker("sum")
+reduce_abssum = _reduce_marker("abssum")
+reduce_absmax = _reduce_marker("absmax")
+
+
+@_intrinsic
+def atomic_add(dst: Any, value: Any) -> Any:
+    """Atomically adds `value` to an element (or a region) of a global or shared buffer."""
+    raise _outside("atomic_add")
+
+
+def ceildiv(a: Any, b: Any) -> Any:
+    """(a + b - 1) // b; plain Python ints are folded right away."""
+    if isinstance(a, int) and isinstance(b, int):
+        return -(-a // b)
+    raise _outside("ceildiv")
+
+
+ceildiv.__tilec_op__ = "ceildiv"  # type: ignore[attr-defined]
+
+
+@_intrinsic
+def if_then_else(cond: Any, then_value: Any, else_value: Any) -> Any:
+    """Selects between two values."""
+    raise _outside("if_then_else")
+
+
+@_intrinsic
+def max(a: Any, b: Any) -> Any:  # noqa: A001
+    raise _outside("max")
+
+
+@_intrinsic
+def min(a: Any, b: Any) -> Any:  # noqa: A001
+    raise _outside("min")
+
+
+@_intrinsic
+def abs(x: Any) -> Any:  # noqa: A001
+    raise _outside("abs")
+
+
+def _math_marker(name: str) -> Callable:
+    def op(x: Any) -> Any:
+        raise _outside(name)
+
+    op.__name__ = name
+    op.__doc__ = f"Elementwise {name} of a scalar."
+    return _intrinsic(op)
+
+
+exp = _math_marker("exp")
+exp2 = _math_marker("exp2")
+log = _math_marker("log")
+log2 = _math_marker("log2")
+sqrt = _math_marker("sqrt")
+rsqrt = _math_marker("rsqrt")
+tanh = _math_marker("tanh")
+sigmoid = _math_marker("sigmoid")
+
+
+@_intrinsic
+def cast(value: Any, dtype: Any) -> Any:
+    """Converts a scalar to `dtype` (also written `value.astype(dtype)`)."""
+    raise _outside("cast")
+
+
+@_intrinsic
+def infinity(dtype: Any) -> Any:
+    """Positive infinity of a float dtype."""
+    raise _outside("infinity")
+
+
+__all__ = [
+    "DType", "DTYPES", "dtype", "Symbol", "dynamic", "symbolic", "Tensor", "Buffer",
+    "GemmWarpPolicy", "PrimFunc", "prim_func", "Kernel", "const", "empty", "alloc_shared",
+    "alloc_fragment", "alloc_local", "alloc_var", "copy", "gemm", "clear", "fill", "Pipelined",
+    "Parallel", "serial", "unroll", "reduce_max", "reduce_min", "reduce_sum", "reduce_abssum",
+    "reduce_absmax", "atomic_add", "ceildiv", "if_then_else", "max", "min", "abs", "exp", "exp2",
+    "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid", "cast", "infinity",
+    "float16", "bfloat16", "float32", "float64", "float8_e4m3", "float8_e5m2", "int8", "int16",
+    "int32", "int64", "uint8", "bool", "index",
+]

@@ -1,0 +1,61 @@
+"""The runtime: loads a compiled artifact and launches it, without MLIR or the compiler.
+
+`load(artifact)` picks the loader of the artifact's target family (runtime/cpu.py,
+runtime/cuda.py); `launch_grid` evaluates the grid the frontend recorded, whose dynamic entries
+are Python expressions over the shape symbols (e.g. "((M + 127) // 128)").
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import operator
+from collections.abc import Callable
+from typing import Any
+
+from tilec.errors import LaunchError
+from tilec.runtime.artifact import Artifact
+
+Launcher = Callable[[list, dict], None]
+
+_OPERATORS: dict[type, Callable[[int, int], int]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+}
+
+
+def load(artifact: Artifact) -> Launcher:
+    """A launcher for `artifact`: `launcher(args, symbols)` runs it on checked arguments."""
+    family = artifact.target.partition(":")[0]
+    try:
+        loader = importlib.import_module(f"{__name__}.{family}")
+    except ModuleNotFoundError as error:
+        if error.name != f"{__name__}.{family}":
+            raise
+        raise LaunchError(f"no runtime for target '{artifact.target}' in this build") from None
+    return loader.load(artifact)
+
+
+def _evaluate(node: ast.AST, symbols: dict[str, int]) -> int:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value
+    if isinstance(node, ast.Name):
+        if node.id not in symbols:
+            raise LaunchError(f"grid size needs the value of '{node.id}'")
+        return int(symbols[node.id])
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        return _OPERATORS[type(node.op)](_evaluate(node.left, symbols),
+                                         _evaluate(node.right, symbols))
+    raise LaunchError(f"unsupported grid expression: {ast.dump(node)}")
+
+
+def evaluate_size(size: int | str, symbols: dict[str, int]) -> int:
+    """An int, or an expression over shape symbols as the frontend writes them."""
+    if isinstance(size, int):
+        return size
+    return _evaluate(ast.parse(size, mode="eval").body, symbols)
+
+
+def launch_grid(artifact: Artifact, symbols: dict[str, Any]) -> list[int]:
+    """The grid (blocks along x, y, z) of `artifact` for these symbol values."""
+    return [evaluate_size(size, symbols) for size in artifact.launch.get("grid", [1])]

@@ -1,0 +1,195 @@
+"""`tilec FILE.py`: compile the kernels a Python file defines and print a stage's text.
+
+Kernels are the module-level `@tilec.jit` functions, `@T.prim_func` objects and functions that
+return a `@T.prim_func` (factories). `--const NAME=VALUE` binds T.const sizes and factory or
+kernel arguments. `--cache-dir DIR` fills a cache directory a GPU machine can use as is.
+
+Exit codes: 0 success, 1 a compile error (its text on stderr), 2 a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib.util
+import inspect
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import tilec.language as T
+from tilec.errors import TilecError
+from tilec.jit import JITFunction, Specialization, _is_factory, prim_func_specialization
+
+USAGE_ERROR = 2
+
+
+class UsageError(Exception):
+    """Bad command-line input (exit code 2)."""
+
+
+def _parse_const(text: str) -> tuple[str, Any]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.isidentifier():
+        raise UsageError(f"--const takes NAME=VALUE, got {text!r}")
+    try:
+        return name, ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return name, value  # a bare word: a dtype name such as float16
+
+
+def _load_module(path: Path) -> Any:
+    if not path.is_file():
+        raise UsageError(f"no such file: {path}")
+    spec = importlib.util.spec_from_file_location(f"_tilec_user_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(path.parent.resolve()))
+    try:
+        spec.loader.exec_module(module)
+    except TilecError:
+        raise
+    except Exception as error:
+        raise TilecError(f"importing {path} failed: {type(error).__name__}: {error}") from None
+    finally:
+        sys.path.pop(0)
+    return module
+
+
+def find_kernels(module: Any) -> dict[str, Any]:
+    """The kernels a module defines at its top level, in definition order."""
+    found: list[tuple[int, str, Any]] = []
+    for name, value in vars(module).items():
+        if isinstance(value, JITFunction):
+            line = value.fn.__code__.co_firstlineno
+        elif isinstance(value, T.PrimFunc):
+            line = value.fn.__code__.co_firstlineno
+        elif (inspect.isfunction(value) and value.__module__ == module.__name__
+              and _is_factory(value)):
+            line = value.__code__.co_firstlineno
+        else:
+            continue
+        found.append((line, name, value))
+    return {name: value for _, name, value in sorted(found, key=lambda item: item[0])}
+
+
+def _factory_arguments(fn: Any, consts: dict[str, Any], name: str) -> dict[str, Any]:
+    parameters = inspect.signature(fn).parameters
+    arguments = {k: v for k, v in consts.items() if k in parameters}
+    missing = [p for p, info in parameters.items()
+               if info.default is inspect.Parameter.empty and p not in arguments]
+    if missing:
+        raise UsageError(f"kernel factory '{name}' needs " + ", ".join(
+            f"--const {p}=..." for p in missing))
+    return arguments
+
+
+def specialization(name: str, kernel: Any, consts: dict[str, Any], target: str,
+                   out_idx: list[int] | None) -> Specialization:
+    """What to compile for one kernel of the file, from the command line's constants."""
+    if isinstance(kernel, JITFunction):
+        if kernel.is_factory:
+            return kernel.specialize((), _factory_arguments(kernel.fn, consts, name), target)
+        return kernel.specialize((), dict(consts), target)
+    if isinstance(kernel, T.PrimFunc):
+        return prim_func_specialization(kernel, out_idx, target)
+    prim = kernel(**_factory_arguments(kernel, consts, name))
+    if not isinstance(prim, T.PrimFunc):
+        raise TilecError(f"factory '{name}' did not return a @T.prim_func")
+    return prim_func_specialization(prim, out_idx, target)
+
+
+def emit(spec: Specialization, stage: str | None, print_ir_after_all: bool,
+         debug_info: bool) -> str:
+    """The text of `stage` (default: the final device source) for one specialization."""
+    result = spec.build()
+    if stage == "tile" and not print_ir_after_all:
+        return result.module.operation.get_asm(enable_debug_info=debug_info)
+    from tilec.compiler.driver import compile_module
+
+    artifact = compile_module(result.module, result.params, spec.target, launch=result.launch,
+                              stop_after=stage, print_ir_after_all=print_ir_after_all)
+    if stage is not None:
+        return artifact.asm[stage]
+    from tilec.jit import JITKernel
+
+    return JITKernel(artifact, spec.location).get_kernel_source()
+
+
+def _arguments() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tilec", description=__doc__.splitlines()[0])
+    parser.add_argument("file", type=Path, help="a Python file defining tilec kernels")
+    parser.add_argument("--kernel", action="append", help="compile only this kernel (repeatable)")
+    parser.add_argument("--const", action="append", default=[], metavar="NAME=VALUE",
+                        help="bind a T.const size or a kernel/factory argument (repeatable)")
+    parser.add_argument("--target", default=None,
+                        help="cpu | cuda | cuda:sm_80 | cuda:sm_90a (default: TILEC_TARGET, "
+                             "else cuda with a GPU, else cpu)")
+    parser.add_argument("--emit", default=None, metavar="STAGE",
+                        help="print this stage's text (tile, loops, llvm, ...; default: the "
+                             "final device source)")
+    parser.add_argument("--out-idx", type=int, action="append", default=None,
+                        help="output parameter positions of a plain prim_func (repeatable)")
+    parser.add_argument("-o", "--output", type=Path, help="write the text here, not stdout")
+    parser.add_argument("--print-ir-after-all", action="store_true",
+                        help="print the IR after every pass to stderr")
+    parser.add_argument("--mlir-print-debuginfo", action="store_true",
+                        help="print source locations with --emit=tile")
+    parser.add_argument("--cache-dir", type=Path,
+                        help="compile into this cache directory (for machines without MLIR)")
+    return parser
+
+
+def run(options: argparse.Namespace) -> int:
+    consts = dict(_parse_const(c) for c in options.const)
+    module = _load_module(options.file)
+    kernels = find_kernels(module)
+    if options.kernel:
+        unknown = [k for k in options.kernel if k not in kernels]
+        if unknown:
+            raise UsageError(f"no kernel named {', '.join(unknown)} in {options.file}; kernels: "
+                             f"{', '.join(kernels) or 'none'}")
+        kernels = {k: kernels[k] for k in options.kernel}
+    if not kernels:
+        raise UsageError(f"{options.file} defines no tilec kernel at module level")
+    from tilec.jit import resolve_target
+
+    target = resolve_target(options.target)
+    texts: list[str] = []
+    for name, kernel in kernels.items():
+        spec = specialization(name, kernel, consts, target, options.out_idx)
+        if options.cache_dir is not None:
+            from tilec import cache
+            from tilec.jit import compile_specialization
+
+            os.environ["TILEC_CACHE_DIR"] = str(options.cache_dir)
+            cache.enable_cache()
+            compile_specialization(spec)
+            print(f"tilec: {name} for {target} cached as {options.cache_dir / spec.key}",
+                  file=sys.stderr)
+            continue
+        text = emit(spec, options.emit, options.print_ir_after_all, options.mlir_print_debuginfo)
+        texts.append(text if len(kernels) == 1 else f"// kernel {name}\n{text}")
+    if texts:
+        output = "\n".join(t.rstrip("\n") for t in texts) + "\n"
+        if options.output is not None:
+            options.output.write_text(output)
+        else:
+            sys.stdout.write(output)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    options = _arguments().parse_args(argv)
+    try:
+        return run(options)
+    except UsageError as error:
+        print(f"tilec: error: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    except TilecError as error:
+        print(f"tilec: error: {error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

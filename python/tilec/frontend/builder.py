@@ -1,0 +1,1469 @@
+"""Python AST -> tile IR (contract 1): one func.func with one tile.kernel, every op located.
+
+The builder walks the kernel's statements in order. Names bind to plain Python values (folded
+at compile time), Scalars (SSA values, immutable) or Buffers. T.* calls become tile ops; element
+reads and writes become memref.load/store; scalar math becomes arith/math.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import inspect
+import math as pymath
+import operator
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+from mlir import ir
+from mlir.dialects import arith, func, memref, scf
+from mlir.dialects import math as mmath
+
+import tilec.dialect as tile
+import tilec.language as T
+from tilec.errors import TilecError
+from tilec.frontend.source import KernelSource, parse_kernel
+from tilec.frontend.values import (
+    Affine,
+    Buffer,
+    KernelSpec,
+    LoopSpec,
+    Method,
+    Region,
+    Scalar,
+    mlir_type,
+)
+from tilec.runtime.artifact import Param
+
+PyNumber = (int, float)  # bool is an int
+_LOC_RE = re.compile(r'loc\("(?P<file>[^"]*)":(?P<line>\d+):(?P<col>\d+)\)')
+
+_UNSUPPORTED_EXPRS = {
+    ast.Lambda: "lambda", ast.ListComp: "list comprehension", ast.SetComp: "set comprehension",
+    ast.DictComp: "dict comprehension", ast.GeneratorExp: "generator expression",
+    ast.Await: "await", ast.Yield: "yield", ast.YieldFrom: "yield from",
+    ast.NamedExpr: "assignment expression (:=)", ast.Starred: "starred expression",
+    ast.JoinedStr: "f-string", ast.Dict: "dict display", ast.Set: "set display",
+}
+_UNSUPPORTED_STMTS = {
+    ast.Try: "try", ast.Raise: "raise", ast.FunctionDef: "nested def", ast.ClassDef: "class",
+    ast.Import: "import", ast.ImportFrom: "import", ast.Global: "global",
+    ast.Nonlocal: "nonlocal", ast.Delete: "del", ast.Break: "break", ast.Continue: "continue",
+    ast.AsyncFor: "async for", ast.AsyncWith: "async with", ast.AsyncFunctionDef: "async def",
+    ast.Match: "match",
+}
+_BINOPS: dict[type, str] = {
+    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
+    ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<",
+    ast.RShift: ">>",
+}
+_PY_BINOPS: dict[str, Callable[[Any, Any], Any]] = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+    "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "&": operator.and_,
+    "|": operator.or_, "^": operator.xor, "<<": operator.lshift, ">>": operator.rshift,
+}
+_CMPOPS: dict[type, str] = {
+    ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne",
+}
+_PY_CMPOPS: dict[str, Callable[[Any, Any], bool]] = {
+    "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
+    "eq": operator.eq, "ne": operator.ne,
+}
+_MATH_OPS: dict[str, tuple[Callable[..., Any], Callable[[float], float]]] = {
+    "exp": (mmath.exp, pymath.exp), "exp2": (mmath.exp2, lambda x: 2.0**x),
+    "log": (mmath.log, pymath.log), "log2": (mmath.log2, pymath.log2),
+    "sqrt": (mmath.sqrt, pymath.sqrt), "rsqrt": (mmath.rsqrt, lambda x: 1.0 / pymath.sqrt(x)),
+    "tanh": (mmath.tanh, pymath.tanh),
+}
+_ALLOC_SCOPES = {"alloc_shared": "shared", "alloc_fragment": "fragment", "alloc_local": "local"}
+_REDUCE_KINDS = ("max", "min", "sum", "abssum", "absmax")
+
+
+@dataclass
+class FrontendResult:
+    """The tile IR of one kernel plus what the runtime must know to call it."""
+
+    module: ir.Module
+    name: str
+    params: list[Param]
+    launch: dict
+    context: ir.Context
+
+
+@dataclass
+class TensorInput:
+    """A tensor parameter of an eager kernel, specialized on the argument's shape and dtype."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: T.DType
+
+
+def _is_py_value(value: Any) -> bool:
+    return not isinstance(value, (Scalar, Buffer, Region, T.Symbol))
+
+
+class KernelBuilder:
+    """Builds the tile IR of one kernel from its parsed source."""
+
+    def __init__(self, source: KernelSource, name: str):
+        self.source = source
+        self.name = name
+        self.context = tile.new_context()
+        self.outer = source.outer_names()
+        self.scopes: list[dict[str, Any]] = [{}]
+        self.in_kernel = False
+        self.kernel_count = 0
+        self.params: list[Param] = []
+        self.launch: dict[str, Any] = {}
+        self.symbols: dict[str, Scalar] = {}
+        self.symbol_values: dict[str, int] = {}
+        self.outputs: list[Buffer] = []
+        self.returned: list[str] | None = None
+        self.eager = False
+        self._loc_stack: list[ir.Location] = []
+
+    # ------------------------------------------------------------------ errors and locations
+
+    def error(self, node: ast.AST | None, message: str) -> NoReturn:
+        line = getattr(node, "lineno", None) or self.source.def_line
+        raise TilecError(message, self.source.filename, line)
+
+    def location(self, node: ast.AST) -> ir.Location:
+        col = getattr(node, "col_offset", 0) + 1 + self.source.col_shift
+        return ir.Location.file(self.source.filename, node.lineno, col, context=self.context)
+
+    @contextlib.contextmanager
+    def at(self, node: ast.AST) -> Iterator[None]:
+        with self.location(node):
+            yield
+
+    # ------------------------------------------------------------------ the function
+
+    def build_function(self, arg_types: list[ir.Type]) -> tuple[ir.Module, func.FuncOp, ir.Block]:
+        with self.context, self.location(self.source.tree):
+            module = ir.Module.create()
+            with ir.InsertionPoint(module.body):
+                fn = func.FuncOp(self.name, (arg_types, []))
+                fn.attributes["tile.entry"] = ir.UnitAttr.get()
+                block = fn.add_entry_block()
+        return module, fn, block
+
+    def finish(self, module: ir.Module, fn: func.FuncOp, block: ir.Block) -> FrontendResult:
+        tree = self.source.tree
+        if self.kernel_count == 0:
+            self.error(tree, f"kernel '{self.name}' has no `with T.Kernel(...)` block")
+        with self.context, self.location(tree), ir.InsertionPoint(block):
+            func.ReturnOp([])
+            arg_types = [arg.type for arg in block.arguments]
+            fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(arg_types, []))
+        try:
+            module.operation.verify()
+        except ir.MLIRError as error:
+            self._raise_diagnostic(error)
+        return FrontendResult(module, self.name, self.params, self.launch, self.context)
+
+    def _raise_diagnostic(self, error: ir.MLIRError) -> NoReturn:
+        diagnostic = error.error_diagnostics[0] if error.error_diagnostics else None
+        if diagnostic is None:
+            raise TilecError(f"invalid kernel: {error}", self.source.filename, self.source.def_line)
+        found = _LOC_RE.search(str(diagnostic.location))
+        line = int(found["line"]) if found else self.source.def_line
+        message = diagnostic.message
+        for note in diagnostic.notes:
+            message += f" ({note.message})"
+        raise TilecError(message, self.source.filename, line) from None
+
+    def add_tensor_param(self, block: ir.Block, name: str, dims: tuple[Any, ...], dtype: T.DType,
+                         is_output: bool, value: ir.Value | None = None) -> Buffer:
+        """A tensor parameter: the function's argument `value`, or a new one appended."""
+        if value is None:
+            value = block.add_argument(tensor_type(dims, dtype), self.location(self.source.tree))
+        param_shape = [d if isinstance(d, int) else d.name for d in dims]
+        self.params.append(Param(name, "tensor", dtype.name, param_shape, is_output))
+        return self._tensor_buffer(value, name, dims, dtype)
+
+    def _tensor_buffer(self, value: ir.Value, name: str, dims: tuple[Any, ...],
+                       dtype: T.DType) -> Buffer:
+        """A global buffer; dynamic dims get a memref.dim, shared by all uses of the symbol."""
+        sizes: list[Any] = []
+        for axis, dim in enumerate(dims):
+            if isinstance(dim, int):
+                sizes.append(dim)
+                continue
+            if dim.name not in self.symbols:
+                index = arith.constant(ir.IndexType.get(), axis)
+                size = memref.dim(value, index)
+                self.symbols[dim.name] = Scalar(size, T.index, expr=dim.name)
+            sizes.append(self.symbols[dim.name])
+        return Buffer(value, name, tuple(sizes), dtype, "global")
+
+    # ------------------------------------------------------------------ names
+
+    def lookup(self, name: str, node: ast.AST) -> Any:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        if name in self.outer:
+            return self.outer[name]
+        self.error(node, f"name '{name}' is not defined")
+
+    def bind(self, name: str, value: Any, node: ast.AST) -> None:
+        """Bind a name; rebinding one from an enclosing loop or branch would need a mutable var."""
+        for depth in range(len(self.scopes) - 1, -1, -1):
+            scope = self.scopes[depth]
+            if name not in scope:
+                continue
+            existing = scope[name]
+            if isinstance(existing, Buffer) and existing.scope == "var" and not isinstance(
+                value, Buffer
+            ):
+                self.store(existing, [0], value, node)
+                return
+            if depth != len(self.scopes) - 1 and not isinstance(value, Buffer):
+                self.error(
+                    node,
+                    f"'{name}' is defined outside this loop or branch and cannot be reassigned "
+                    f"here (scalars are immutable); declare it with `{name} = "
+                    "T.alloc_var(dtype)` to make it mutable",
+                )
+            break
+        if isinstance(value, Buffer) and value.scope == "global" and value.name == "":
+            value.name = name
+            self.params[self._param_index(value)].name = name
+        self.scopes[-1][name] = value
+
+    def _param_index(self, buffer: Buffer) -> int:
+        return ir.BlockArgument(buffer.value).arg_number
+
+    @contextlib.contextmanager
+    def scope(self) -> Iterator[None]:
+        self.scopes.append({})
+        try:
+            yield
+        finally:
+            self.scopes.pop()
+
+    # ------------------------------------------------------------------ statements
+
+    def body(self, statements: list[ast.stmt]) -> None:
+        for statement in statements:
+            self.statement(statement)
+
+    def statement(self, node: ast.stmt) -> None:
+        for kind, what in _UNSUPPORTED_STMTS.items():
+            if isinstance(node, kind):
+                self.error(node, f"unsupported Python construct in a tilec kernel: {what}")
+        handler = getattr(self, f"stmt_{type(node).__name__}", None)
+        if handler is None:
+            self.error(node, f"unsupported statement in a tilec kernel: {type(node).__name__}")
+        with self.at(node):
+            handler(node)
+
+    def stmt_Pass(self, node: ast.Pass) -> None:  # noqa: N802
+        return
+
+    def stmt_Expr(self, node: ast.Expr) -> None:  # noqa: N802
+        if isinstance(node.value, ast.Constant):  # a docstring
+            return
+        if not isinstance(node.value, ast.Call):
+            self.error(node, "this expression statement has no effect in a kernel")
+        self.eval(node.value)
+
+    def stmt_Assert(self, node: ast.Assert) -> None:  # noqa: N802
+        test = self.rvalue(self.eval(node.test), node.test)
+        if not _is_py_value(test):
+            self.error(node, "assert needs a condition known at compile time")
+        if not test:
+            message = self.eval(node.msg) if node.msg is not None else "assertion failed"
+            self.error(node, str(message))
+
+    def stmt_Assign(self, node: ast.Assign) -> None:  # noqa: N802
+        value = self.eval(node.value)
+        for target in node.targets:
+            self.assign(target, value, node)
+
+    def stmt_AnnAssign(self, node: ast.AnnAssign) -> None:  # noqa: N802
+        annotation = self.eval(node.annotation)
+        if node.value is None:
+            self.annotate(node, annotation)
+            return
+        value = self.eval(node.value)
+        if isinstance(annotation, (T.DType, str)):
+            value = self.cast(value, T.dtype(annotation), node)
+        self.assign(node.target, value, node)
+
+    def annotate(self, node: ast.AnnAssign, annotation: Any) -> None:
+        """`A: T.Tensor((M, K), dtype)` in an eager kernel: check the argument against it."""
+        if not isinstance(node.target, ast.Name) or not isinstance(annotation, T.Tensor):
+            self.error(node, "only tensor parameters can be annotated without a value, as "
+                             "`A: T.Tensor((M, K), T.float16)`")
+        buffer = self.lookup(node.target.id, node.target)
+        if not isinstance(buffer, Buffer) or buffer.scope != "global":
+            self.error(node, f"'{node.target.id}' is not a tensor parameter of the kernel")
+        expected = tuple(self._dim_value(d, node) for d in annotation.shape)
+        actual = buffer.static_shape
+        if len(expected) != len(actual) or any(
+            isinstance(e, int) and e != a for e, a in zip(expected, actual, strict=False)
+        ):
+            self.error(node, f"tensor '{buffer.name}' has shape {actual}, but its annotation "
+                             f"says {expected}")
+        if annotation.dtype != buffer.dtype:
+            self.error(node, f"tensor '{buffer.name}' has dtype {buffer.dtype}, but its "
+                             f"annotation says {annotation.dtype}")
+
+    def _dim_value(self, dim: Any, node: ast.AST) -> Any:
+        if isinstance(dim, T.Symbol):
+            return self.symbol_values.get(dim.name, dim.name)
+        return dim
+
+    def assign(self, target: ast.expr, value: Any, node: ast.AST) -> None:
+        if isinstance(target, ast.Name):
+            self.bind(target.id, value, target)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            if not isinstance(value, (tuple, list)) or len(value) != len(target.elts):
+                count = len(value) if isinstance(value, (tuple, list)) else "a non-tuple"
+                self.error(node, f"cannot unpack {count} values into {len(target.elts)} names")
+            for element, item in zip(target.elts, value, strict=True):
+                self.assign(element, item, node)
+        elif isinstance(target, ast.Subscript):
+            buffer = self.eval(target.value)
+            if not isinstance(buffer, Buffer):
+                self.error(target, "only buffer elements can be assigned with `x[i] = ...`")
+            self.store(buffer, self.element_indices(buffer, target), value, node)
+        else:
+            self.error(node, f"cannot assign to {type(target).__name__} in a kernel")
+
+    def stmt_AugAssign(self, node: ast.AugAssign) -> None:  # noqa: N802
+        op = _BINOPS[type(node.op)]
+        target = node.target
+        if isinstance(target, ast.Subscript):
+            buffer = self.eval(target.value)
+            if not isinstance(buffer, Buffer):
+                self.error(target, "only buffer elements can be updated with `x[i] += ...`")
+            indices = self.element_indices(buffer, target)
+            current = self.load(buffer, indices, node)
+            self.store(buffer, indices, self.binop(op, current, self.eval(node.value), node), node)
+        elif isinstance(target, ast.Name):
+            current = self.lookup(target.id, target)
+            result = self.binop(op, current, self.eval(node.value), node)
+            self.bind(target.id, result, target)
+        else:
+            self.error(node, f"cannot update {type(target).__name__} in a kernel")
+
+    def stmt_Return(self, node: ast.Return) -> None:  # noqa: N802
+        if not self.eager or len(self.scopes) != 1:
+            self.error(node, "return is only allowed at the end of a @tilec.jit kernel, "
+                             "to return its T.empty outputs")
+        values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
+        names: list[str] = []
+        for value in values:
+            result = self.eval(value) if value is not None else None
+            if not isinstance(result, Buffer) or result not in self.outputs:
+                self.error(node, "a kernel returns the tensors it created with T.empty")
+            names.append(result.name)
+        self.returned = names
+
+    def stmt_If(self, node: ast.If) -> None:  # noqa: N802
+        test = self.rvalue(self.eval(node.test), node.test)
+        if _is_py_value(test):  # folded at compile time
+            self.body(node.body if test else node.orelse)
+            return
+        self.require_kernel(node, "a data-dependent if")
+        condition = self.to_bool(test, node)
+        if_op = scf.IfOp(condition.value, [], has_else=bool(node.orelse))
+        with ir.InsertionPoint(if_op.then_block), self.scope():
+            self.body(node.body)
+            scf.YieldOp([])
+        if node.orelse:
+            with ir.InsertionPoint(if_op.else_block), self.scope():
+                self.body(node.orelse)
+                scf.YieldOp([])
+
+    def stmt_While(self, node: ast.While) -> None:  # noqa: N802
+        self.require_kernel(node, "while")
+        if node.orelse:
+            self.error(node, "while ... else is not supported in a kernel")
+        while_op = scf.WhileOp([], [])
+        before = while_op.before.blocks.append()
+        with ir.InsertionPoint(before):
+            test = self.rvalue(self.eval(node.test), node.test)
+            if _is_py_value(test):
+                self.error(node, "a while loop needs a condition computed at run time (from "
+                                 "a T.alloc_var or a buffer); a constant one never ends or never "
+                                 "runs")
+            scf.ConditionOp(self.to_bool(test, node).value, [])
+        after = while_op.after.blocks.append()
+        with ir.InsertionPoint(after), self.scope():
+            self.body(node.body)
+            scf.YieldOp([])
+
+    def stmt_For(self, node: ast.For) -> None:  # noqa: N802
+        if node.orelse:
+            self.error(node, "for ... else is not supported in a kernel")
+        spec = self.eval(node.iter)
+        if not isinstance(spec, LoopSpec):
+            self.error(node.iter, "a kernel's for loop iterates over range(...), T.serial, "
+                                  "T.unroll, T.Pipelined or T.Parallel")
+        self.require_kernel(node, f"a {spec.kind} loop")
+        if spec.kind == "parallel":
+            self.parallel_loop(node, spec)
+            return
+        if not isinstance(node.target, ast.Name):
+            self.error(node.target, "a sequential loop binds a single index name")
+        lower, upper, step = self.loop_bounds(spec, node)
+        if spec.kind == "pipelined":
+            op = tile.PipelinedOp(lower, upper, step, **self.pipeline_options(spec, node))
+        else:
+            op = tile.ForOp(lower, upper, step, unroll=spec.kind == "unroll" or None)
+        block = op.body.blocks.append(ir.IndexType.get(), arg_locs=[self.location(node.target)])
+        index = Scalar(block.arguments[0], T.index, affine=Affine.variable())
+        with ir.InsertionPoint(block), self.scope():
+            self.scopes[-1][node.target.id] = index
+            self.body(node.body)
+            tile.yield_()
+
+    def loop_bounds(self, spec: LoopSpec, node: ast.For) -> tuple[ir.Value, ir.Value, ir.Value]:
+        args = spec.args
+        if not 1 <= len(args) <= 3:
+            self.error(node.iter, f"a loop takes 1 to 3 bounds (stop | start, stop | start, "
+                                  f"stop, step), got {len(args)}")
+        start, stop, step = (0, args[0], 1) if len(args) == 1 else (*args, 1)[:3]
+        if isinstance(step, int) and step <= 0:
+            self.error(node.iter, f"loop step must be positive, got {step}")
+        return (self.index_value(start, node.iter), self.index_value(stop, node.iter),
+                self.index_value(step, node.iter))
+
+    def pipeline_options(self, spec: LoopSpec, node: ast.For) -> dict[str, Any]:
+        options = spec.options
+        num_stages = options.get("num_stages", 0)
+        if not isinstance(num_stages, int):
+            self.error(node.iter, "num_stages must be an int known at compile time")
+        result: dict[str, Any] = {"num_stages": num_stages}
+        for key in ("order", "stage"):
+            if options.get(key) is not None:
+                values = options[key]
+                if not all(isinstance(v, int) for v in values):
+                    self.error(node.iter, f"{key} must be a list of ints")
+                result[key] = list(values)
+        if options.get("group") is not None:
+            groups = [ir.DenseI64ArrayAttr.get(list(group)) for group in options["group"]]
+            result["group"] = ir.ArrayAttr.get(groups)
+        return result
+
+    def parallel_loop(self, node: ast.For, spec: LoopSpec) -> None:
+        extents = spec.args
+        for extent in extents:
+            if not isinstance(extent, int) or extent <= 0:
+                self.error(node.iter, f"T.Parallel extents must be positive ints known at compile "
+                                      f"time, got {extent!r}")
+        names = node.target.elts if isinstance(node.target, ast.Tuple) else [node.target]
+        if len(names) != len(extents) or not all(isinstance(n, ast.Name) for n in names):
+            self.error(node.target, f"T.Parallel over {len(extents)} extents binds "
+                                    f"{len(extents)} index names")
+        op = tile.ParallelOp(list(extents))
+        locs = [self.location(n) for n in names]
+        block = op.body.blocks.append(*[ir.IndexType.get()] * len(names), arg_locs=locs)
+        with ir.InsertionPoint(block), self.scope():
+            for name, arg in zip(names, block.arguments, strict=True):
+                self.scopes[-1][name.id] = Scalar(arg, T.index, affine=Affine.variable())
+            self.body(node.body)
+            tile.yield_()
+
+    def stmt_With(self, node: ast.With) -> None:  # noqa: N802
+        if len(node.items) != 1:
+            self.error(node, "a kernel's with statement is `with T.Kernel(...) as (bx, by):`")
+        item = node.items[0]
+        spec = self.eval(item.context_expr)
+        if not isinstance(spec, KernelSpec):
+            self.error(node, "unsupported Python construct in a tilec kernel: with (only "
+                             "`with T.Kernel(...)` is allowed)")
+        if self.in_kernel:
+            self.error(node, "T.Kernel blocks cannot be nested")
+        if self.kernel_count:
+            self.error(node, "a tilec kernel has exactly one `with T.Kernel(...)` block")
+        self.kernel_count += 1
+        grid = [self.index_value(g, item.context_expr) for g in spec.grid]
+        self.launch = {"grid": [self.grid_expr(g, item.context_expr) for g in spec.grid],
+                       "threads": spec.threads}
+        op = tile.KernelOp(grid, spec.threads)
+        names = self.kernel_index_names(item.optional_vars, len(grid), node)
+        block = op.body.blocks.append(*[ir.IndexType.get()] * len(grid),
+                                      arg_locs=[self.location(node)] * len(grid))
+        self.in_kernel = True
+        with ir.InsertionPoint(block), self.scope():
+            for name, arg in zip(names, block.arguments, strict=False):
+                self.scopes[-1][name] = Scalar(arg, T.index, affine=Affine.variable())
+            self.body(node.body)
+            tile.yield_()
+        self.in_kernel = False
+
+    def kernel_index_names(self, target: ast.expr | None, dims: int, node: ast.AST) -> list[str]:
+        if target is None:
+            return []
+        names = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+        if not all(isinstance(n, ast.Name) for n in names):
+            self.error(node, "T.Kernel binds block index names: `as (bx, by)`")
+        if len(names) != dims:
+            self.error(node, f"T.Kernel has {dims} grid dimensions but binds {len(names)} "
+                             "block index names")
+        return [n.id for n in names]
+
+    def grid_expr(self, size: Any, node: ast.AST) -> int | str:
+        if isinstance(size, int):
+            return size
+        if isinstance(size, Scalar) and size.expr is not None:
+            return size.expr
+        self.error(node, "grid sizes must be computed from sizes and constants "
+                         f"(got {size!r})")
+
+    # ------------------------------------------------------------------ expressions
+
+    def eval(self, node: ast.expr) -> Any:
+        for kind, what in _UNSUPPORTED_EXPRS.items():
+            if isinstance(node, kind):
+                self.error(node, f"unsupported Python construct in a tilec kernel: {what}")
+        handler = getattr(self, f"expr_{type(node).__name__}", None)
+        if handler is None:
+            self.error(node, f"unsupported expression in a tilec kernel: {type(node).__name__}")
+        with self.at(node):
+            return handler(node)
+
+    def expr_Constant(self, node: ast.Constant) -> Any:  # noqa: N802
+        return node.value
+
+    def expr_Name(self, node: ast.Name) -> Any:  # noqa: N802
+        return self.lookup(node.id, node)
+
+    def expr_Tuple(self, node: ast.Tuple) -> tuple:  # noqa: N802
+        return tuple(self.eval(e) for e in node.elts)
+
+    def expr_List(self, node: ast.List) -> list:  # noqa: N802
+        return [self.eval(e) for e in node.elts]
+
+    def expr_Attribute(self, node: ast.Attribute) -> Any:  # noqa: N802
+        base = self.eval(node.value)
+        if isinstance(base, Buffer):
+            if node.attr in ("shape", "dtype"):
+                return getattr(base, node.attr)
+            self.error(node, f"buffer '{base.name}' has no attribute '{node.attr}'")
+        if isinstance(base, Scalar):
+            if node.attr == "astype":
+                return Method(base, "astype")
+            if node.attr == "dtype":
+                return base.dtype
+            self.error(node, f"a scalar has no attribute '{node.attr}'")
+        try:
+            return getattr(base, node.attr)
+        except AttributeError:
+            self.error(node, f"{base!r} has no attribute '{node.attr}'")
+
+    def expr_Subscript(self, node: ast.Subscript) -> Any:  # noqa: N802
+        base = self.eval(node.value)
+        if isinstance(base, Buffer):
+            return self.load(base, self.element_indices(base, node), node)
+        if not _is_py_value(base):
+            self.error(node, f"cannot index {base!r}")
+        key = self.eval(node.slice)
+        if not _is_py_value(key):
+            self.error(node, "Python sequences can only be indexed by compile-time values")
+        try:
+            return base[key]
+        except (IndexError, KeyError, TypeError) as error:
+            self.error(node, f"cannot index {base!r} with {key!r}: {error}")
+
+    def expr_Slice(self, node: ast.Slice) -> slice:  # noqa: N802
+        parts = [self.eval(p) if p is not None else None for p in (node.lower, node.upper,
+                                                                   node.step)]
+        return slice(*parts)
+
+    def expr_BinOp(self, node: ast.BinOp) -> Any:  # noqa: N802
+        op = _BINOPS.get(type(node.op))
+        if op is None:
+            self.error(node, f"unsupported operator {type(node.op).__name__}")
+        return self.binop(op, self.eval(node.left), self.eval(node.right), node)
+
+    def expr_UnaryOp(self, node: ast.UnaryOp) -> Any:  # noqa: N802
+        operand = self.rvalue(self.eval(node.operand), node)
+        if _is_py_value(operand):
+            return {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_,
+                    ast.Invert: operator.invert}[type(node.op)](operand)
+        if isinstance(node.op, ast.UAdd):
+            return operand
+        if isinstance(node.op, ast.Not):
+            flag = self.to_bool(operand, node)
+            return Scalar(arith.xori(flag.value, self.constant(1, T.bool).value), T.bool)
+        if isinstance(node.op, ast.Invert):
+            if not operand.dtype.is_integer:
+                self.error(node, "~ needs an integer")
+            return self.binop("^", operand, -1, node)
+        if operand.dtype.is_float:
+            return Scalar(arith.negf(operand.value), operand.dtype)
+        return self.binop("-", 0, operand, node)
+
+    def expr_BoolOp(self, node: ast.BoolOp) -> Any:  # noqa: N802
+        values = [self.rvalue(self.eval(v), v) for v in node.values]
+        is_and = isinstance(node.op, ast.And)
+        if all(_is_py_value(v) for v in values):
+            result = values[0]
+            for value in values[1:]:
+                result = (result and value) if is_and else (result or value)
+            return result
+        flags = [self.to_bool(v, node) for v in values]
+        result = flags[0]
+        for flag in flags[1:]:
+            combine = arith.andi if is_and else arith.ori
+            result = Scalar(combine(result.value, flag.value), T.bool)
+        return result
+
+    def expr_Compare(self, node: ast.Compare) -> Any:  # noqa: N802
+        left = self.eval(node.left)
+        results = []
+        for op, right_node in zip(node.ops, node.comparators, strict=True):
+            right = self.eval(right_node)
+            kind = _CMPOPS.get(type(op))
+            if kind is None:
+                self.error(node, f"unsupported comparison {type(op).__name__} in a kernel")
+            results.append(self.compare(kind, left, right, node))
+            left = right
+        result = results[0]
+        for other in results[1:]:
+            if _is_py_value(result) and _is_py_value(other):
+                result = result and other
+            else:
+                a, b = self.to_bool(result, node), self.to_bool(other, node)
+                result = Scalar(arith.andi(a.value, b.value), T.bool)
+        return result
+
+    def expr_IfExp(self, node: ast.IfExp) -> Any:  # noqa: N802
+        test = self.rvalue(self.eval(node.test), node.test)
+        if _is_py_value(test):
+            return self.eval(node.body if test else node.orelse)
+        return self.select(test, self.eval(node.body), self.eval(node.orelse), node)
+
+    def expr_Call(self, node: ast.Call) -> Any:  # noqa: N802
+        callee = self.eval(node.func)
+        op_name = getattr(callee, "__tilec_op__", None)
+        if op_name is not None:
+            return self.intrinsic(op_name, callee, node)
+        if isinstance(callee, T.DType):
+            return self.cast(self.eval(node.args[0]) if node.args else 0, callee, node)
+        if isinstance(callee, Method):
+            return self.call_method(callee, node)
+        if callee is builtins.range:
+            return LoopSpec("serial", [self.rvalue(self.eval(a), a) for a in node.args])
+        args = [self.eval(a) for a in node.args]
+        if callee in (builtins.min, builtins.max) and len(args) >= 2 and not node.keywords:
+            return self.reduce_minmax(callee.__name__, args, node)
+        if callee is builtins.abs and len(args) == 1 and not node.keywords:
+            return self.absolute(args[0], node)
+        kwargs = {k.arg: self.eval(k.value) for k in node.keywords}
+        if not all(_is_py_value(v) for v in (*args, *kwargs.values())):
+            name = getattr(callee, "__name__", repr(callee))
+            self.error(node, f"cannot call {name}() on kernel values; only T functions run on "
+                             "the device (Python functions run at compile time on constants)")
+        try:
+            return callee(*args, **kwargs)
+        except TilecError:
+            raise
+        except Exception as error:  # a compile-time helper failed: show where it was called
+            self.error(node, f"calling {getattr(callee, '__name__', callee)} at compile time "
+                             f"failed: {type(error).__name__}: {error}")
+
+    def call_method(self, method: Method, node: ast.Call) -> Any:
+        if method.name == "astype":
+            if len(node.args) != 1:
+                self.error(node, "astype takes one dtype")
+            return self.cast(method.receiver, self._dtype(self.eval(node.args[0]), node), node)
+        self.error(node, f"unknown method {method.name}")
+
+    # ------------------------------------------------------------------ T intrinsics
+
+    def intrinsic(self, name: str, marker: Callable, node: ast.Call) -> Any:
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(
+            k.arg is None for k in node.keywords
+        ):
+            self.error(node, f"T.{name} takes plain arguments (no *args or **kwargs)")
+        try:
+            bound = inspect.signature(marker).bind(
+                *node.args, **{k.arg: k.value for k in node.keywords}
+            )
+        except TypeError as error:
+            self.error(node, f"T.{name}: {error}")
+        nodes = bound.arguments
+        handler = getattr(self, f"t_{name}", None)
+        if handler is None and name.startswith("reduce_"):
+            return self.t_reduce(name.removeprefix("reduce_"), nodes, node)
+        if handler is None and name in _MATH_OPS:
+            return self.math_op(name, self.eval(nodes["x"]), node)
+        if handler is None:
+            self.error(node, f"T.{name} is not supported by tilec yet")
+        return handler(nodes, node)
+
+    def arg(self, nodes: dict[str, Any], key: str, default: Any = None) -> Any:
+        if key not in nodes:
+            return default
+        value = nodes[key]
+        if isinstance(value, tuple):  # a *args parameter
+            return [self.rvalue(self.eval(v), v) for v in value]
+        return self.eval(value)
+
+    def const_arg(self, nodes: dict[str, Any], key: str, node: ast.AST, default: Any = None) -> Any:
+        value = self.arg(nodes, key, default)
+        if not _is_py_value(value):
+            self.error(node, f"argument '{key}' must be known at compile time")
+        return value
+
+    def require_kernel(self, node: ast.AST, what: str) -> None:
+        if not self.in_kernel:
+            self.error(node, f"{what} must be inside `with T.Kernel(...)`")
+
+    def t_Kernel(self, nodes: dict, node: ast.Call) -> KernelSpec:  # noqa: N802
+        grid = self.arg(nodes, "grid", [])
+        if not 1 <= len(grid) <= 3:
+            self.error(node, f"T.Kernel takes one to three grid sizes, got {len(grid)}")
+        threads = self.const_arg(nodes, "threads", node, 128)
+        threads = list(threads) if isinstance(threads, (tuple, list)) else [threads]
+        if not all(isinstance(t, int) for t in threads) or not 1 <= len(threads) <= 3:
+            self.error(node, f"threads must be one to three ints, got {threads!r}")
+        total = pymath.prod(threads)
+        if total > 1024 or min(threads) <= 0:
+            self.error(node, f"a block has 1 to 1024 threads, got {total}")
+        return KernelSpec(grid, threads)
+
+    def t_const(self, nodes: dict, node: ast.Call) -> Any:
+        names_text = self.const_arg(nodes, "names", node)
+        if not isinstance(names_text, str):
+            self.error(node, 'T.const takes the names as one string: T.const("M, N, K")')
+        names = [n for n in re.split(r"[,\s]+", names_text) if n]
+        values = []
+        for name in names:
+            if name not in self.symbol_values:
+                self.error(node, f"cannot tell the size '{name}' from the arguments: annotate the "
+                                 f"tensor that has it in the kernel body, e.g. `A: T.Tensor((..., "
+                                 f"{name}), T.float16)`")
+            values.append(self.symbol_values[name])
+        return values[0] if len(values) == 1 else tuple(values)
+
+    def t_empty(self, nodes: dict, node: ast.Call) -> Buffer:
+        if not self.eager or self.in_kernel or len(self.scopes) != 1:
+            self.error(node, "T.empty creates an output of a @tilec.jit kernel, before "
+                             "`with T.Kernel(...)`")
+        shape = self.shape_arg(nodes, node)
+        dtype = self._dtype(self.arg(nodes, "dtype"), node)
+        block = ir.InsertionPoint.current.block
+        buffer = self.add_tensor_param(block, "", tuple(shape), dtype, is_output=True)
+        self.outputs.append(buffer)
+        return buffer
+
+    def shape_arg(self, nodes: dict, node: ast.AST, key: str = "shape") -> list[int]:
+        shape = self.const_arg(nodes, key, node)
+        shape = list(shape) if isinstance(shape, (tuple, list)) else [shape]
+        if not shape or not all(isinstance(s, int) and s > 0 for s in shape):
+            self.error(node, f"a shape is a tuple of positive ints known at compile time, got "
+                             f"{shape!r}")
+        return shape
+
+    def _dtype(self, spec: Any, node: ast.AST) -> T.DType:
+        try:
+            return T.dtype(spec)
+        except TilecError as error:
+            self.error(node, error.message)
+
+    def allocate(self, scope: str, shape: list[int], dtype: T.DType, node: ast.AST) -> Buffer:
+        self.require_kernel(node, f"a {scope} allocation")
+        space = ir.StringAttr.get(scope)
+        value = tile.alloc(ir.MemRefType.get(shape, mlir_type(dtype), memory_space=space))
+        return Buffer(value, "", tuple(shape), dtype, scope)
+
+    def t_alloc_shared(self, nodes: dict, node: ast.Call) -> Buffer:
+        scope = self.const_arg(nodes, "scope", node, "shared")
+        if scope not in ("shared", "shared.dyn"):
+            self.error(node, f"alloc_shared scope must be 'shared' or 'shared.dyn', got {scope!r}")
+        return self.allocate("shared", self.shape_arg(nodes, node),
+                             self._dtype(self.arg(nodes, "dtype"), node), node)
+
+    def t_alloc_fragment(self, nodes: dict, node: ast.Call) -> Buffer:
+        return self.allocate("fragment", self.shape_arg(nodes, node),
+                             self._dtype(self.arg(nodes, "dtype"), node), node)
+
+    def t_alloc_local(self, nodes: dict, node: ast.Call) -> Buffer:
+        return self.allocate("local", self.shape_arg(nodes, node),
+                             self._dtype(self.arg(nodes, "dtype"), node), node)
+
+    def t_alloc_var(self, nodes: dict, node: ast.Call) -> Buffer:
+        buffer = self.allocate("var", [1], self._dtype(self.arg(nodes, "dtype"), node), node)
+        init = self.arg(nodes, "init")
+        if init is not None:
+            self.store(buffer, [0], init, node)
+        return buffer
+
+    def t_clear(self, nodes: dict, node: ast.Call) -> None:
+        buffer = self.buffer_arg(nodes, "buffer", node)
+        tile.fill(buffer.value, self.materialize(0, buffer.dtype, node).value)
+
+    def t_fill(self, nodes: dict, node: ast.Call) -> None:
+        buffer = self.buffer_arg(nodes, "buffer", node)
+        value = self.arg(nodes, "value")
+        tile.fill(buffer.value, self.materialize(value, buffer.dtype, node).value)
+
+    def buffer_arg(self, nodes: dict, key: str, node: ast.AST) -> Buffer:
+        self.require_kernel(node, f"T.{getattr(node.func, 'attr', key)}")
+        value = self.arg(nodes, key)
+        if not isinstance(value, Buffer):
+            self.error(node, f"argument '{key}' must be a buffer, got {value!r}")
+        return value
+
+    def t_gemm(self, nodes: dict, node: ast.Call) -> None:
+        a, b, c = (self.buffer_arg(nodes, k, node) for k in ("A", "B", "C"))
+        policy = self.const_arg(nodes, "policy", node, T.GemmWarpPolicy.Square)
+        if policy not in (T.GemmWarpPolicy.Square, T.GemmWarpPolicy.FullRow,
+                          T.GemmWarpPolicy.FullCol):
+            self.error(node, f"unknown warp policy {policy!r}; use T.GemmWarpPolicy.Square, "
+                             "FullRow or FullCol")
+        flags = {key: bool(self.const_arg(nodes, name, node, False)) for key, name in (
+            ("transpose_a", "transpose_A"), ("transpose_b", "transpose_B"),
+            ("clear_accum", "clear_accum"))}
+        if a.rank == 2 and b.rank == 2:
+            k_a = a.static_shape[0 if flags["transpose_a"] else 1]
+            k_b = b.static_shape[1 if flags["transpose_b"] else 0]
+            if k_a != k_b:
+                self.error(node, f"T.gemm: K of A ({a.name or 'A'}: {k_a}) differs from K of B "
+                                 f"({b.name or 'B'}: {k_b})")
+        tile.gemm(a.value, b.value, c.value, policy=policy,
+                  **{k: v for k, v in flags.items() if v})
+
+    def t_reduce(self, kind: str, nodes: dict, node: ast.Call) -> None:
+        src, dst = self.buffer_arg(nodes, "src", node), self.buffer_arg(nodes, "dst", node)
+        dim = self.const_arg(nodes, "dim", node, -1)
+        clear = self.const_arg(nodes, "clear", node, True)
+        if not isinstance(dim, int) or not -src.rank <= dim < src.rank:
+            self.error(node, f"dim {dim!r} is out of range for a {src.rank}-d buffer")
+        tile.reduce(src.value, dst.value, kind, dim % src.rank, clear=bool(clear))
+
+    def t_copy(self, nodes: dict, node: ast.Call) -> None:
+        self.require_kernel(node, "T.copy")
+        src = self.region(nodes["src"])
+        dst = self.region(nodes["dst"])
+        if src.is_corner and dst.is_corner:
+            self.error(node, "T.copy cannot tell the box to copy: give one side as a whole buffer "
+                             "or with slices (A[a:b, c:d])")
+        if src.is_corner:
+            src = self.fill_extents(src, dst.extents, node)
+        if dst.is_corner:
+            dst = self.fill_extents(dst, src.extents, node)
+        if _squeeze(src.extents) != _squeeze(dst.extents):
+            self.error(node, f"T.copy copies a box of shape {tuple(src.extents)} into a box of "
+                             f"shape {tuple(dst.extents)}")
+        if src.buffer.dtype == dst.buffer.dtype:
+            self.emit_copy(src, dst)
+        elif src.buffer.scope == "global":  # load, then convert in registers
+            staging = self.allocate("fragment", list(dst.extents), src.buffer.dtype, node)
+            self.emit_copy(src, self.whole(staging))
+            self.convert_box(self.whole(staging), dst, node)
+        else:  # convert in registers, then store
+            staging = self.allocate("fragment", list(src.extents), dst.buffer.dtype, node)
+            self.convert_box(src, self.whole(staging), node)
+            self.emit_copy(self.whole(staging), dst)
+
+    def whole(self, buffer: Buffer) -> Region:
+        return Region(buffer, [0] * buffer.rank, list(buffer.static_shape))
+
+    def emit_copy(self, src: Region, dst: Region) -> None:
+        tile.copy(src.buffer.value, [self.index_value(o) for o in src.offsets], src.extents,
+                  dst.buffer.value, [self.index_value(o) for o in dst.offsets], dst.extents)
+
+    def convert_box(self, src: Region, dst: Region, node: ast.AST) -> None:
+        """Element-wise dtype conversion of one box into another of the same squeezed shape."""
+        extents = _squeeze(src.extents) or [1]
+        op = tile.ParallelOp(extents)
+        block = op.body.blocks.append(*[ir.IndexType.get()] * len(extents),
+                                      arg_locs=[self.location(node)] * len(extents))
+        with ir.InsertionPoint(block):
+            point = [Scalar(a, T.index) for a in block.arguments]
+            value = self.load(src.buffer, self.box_indices(src, point), node)
+            self.store(dst.buffer, self.box_indices(dst, point), value, node)
+            tile.yield_()
+
+    def box_indices(self, region: Region, point: list[Scalar]) -> list[Any]:
+        """The element of `region` at `point` of its squeezed box."""
+        indices, next_axis = [], 0
+        for offset, extent in zip(region.offsets, region.extents, strict=True):
+            if extent == 1:
+                indices.append(offset)
+            else:
+                indices.append(self.binop("+", offset, point[next_axis], None))
+                next_axis += 1
+        return indices
+
+    def fill_extents(self, region: Region, other: list[int | None], node: ast.AST) -> Region:
+        """Corner-index form: the box takes the other operand's extents (aligned at the end)."""
+        rank = region.buffer.rank
+        box = list(other)
+        while len(box) > rank:
+            if box[0] != 1:
+                self.error(node, f"T.copy: a box of shape {tuple(other)} does not fit in the "
+                                 f"{rank}-d buffer '{region.buffer.name}'")
+            box.pop(0)
+        box = [1] * (rank - len(box)) + box
+        extents = [e if e is not None else b for e, b in zip(region.extents, box, strict=True)]
+        return Region(region.buffer, region.offsets, extents)
+
+    def region(self, node: ast.expr) -> Region:
+        """A T.copy / T.atomic_add operand: a whole buffer, slices, or corner indices."""
+        if not isinstance(node, ast.Subscript):
+            buffer = self.eval(node)
+            if not isinstance(buffer, Buffer):
+                self.error(node, f"expected a buffer or a buffer region, got {buffer!r}")
+            if any(d is None for d in buffer.static_shape):
+                self.error(node, f"buffer '{buffer.name}' has a dynamic shape: give the region "
+                                 "with slices or corner indices")
+            return self.whole(buffer)
+        buffer = self.eval(node.value)
+        if not isinstance(buffer, Buffer):
+            self.error(node, f"expected a buffer region, got {buffer!r}")
+        elements = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if len(elements) > buffer.rank:
+            self.error(node, f"buffer '{buffer.name}' has {buffer.rank} dimensions, indexed "
+                             f"with {len(elements)}")
+        offsets: list[Any] = []
+        extents: list[int | None] = []
+        for axis, element in enumerate(elements):
+            if isinstance(element, ast.Slice):
+                if element.step is not None:
+                    self.error(node, "slices with a step are not supported")
+                lower = self.rvalue(self.eval(element.lower), node) if element.lower else 0
+                upper = (self.rvalue(self.eval(element.upper), node) if element.upper
+                         else buffer.dims[axis])
+                offsets.append(lower)
+                extents.append(self.constant_difference(upper, lower, node))
+            else:
+                offsets.append(self.rvalue(self.eval(element), element))
+                extents.append(None)
+        for axis in range(len(elements), buffer.rank):
+            offsets.append(0)
+            extents.append(self.constant_difference(buffer.dims[axis], 0, node))
+        return Region(buffer, offsets, extents)
+
+    def constant_difference(self, upper: Any, lower: Any, node: ast.AST) -> int:
+        if isinstance(upper, int) and isinstance(lower, int):
+            extent = upper - lower
+        else:
+            upper_form, lower_form = self.affine_of(upper), self.affine_of(lower)
+            difference = (upper_form - lower_form) if upper_form and lower_form else None
+            extent = difference.constant if difference is not None else None
+        if extent is None:
+            self.error(node, "slice extents must be known at compile time (write the corner "
+                             "form A[y, x] or slices whose length is a constant)")
+        if extent <= 0:
+            self.error(node, f"slice extent must be positive, got {extent}")
+        return extent
+
+    def affine_of(self, value: Any) -> Affine | None:
+        if isinstance(value, int):
+            return Affine((), value)
+        if isinstance(value, Scalar):
+            return value.affine
+        return None
+
+    def t_atomic_add(self, nodes: dict, node: ast.Call) -> None:
+        self.require_kernel(node, "T.atomic_add")
+        dst = self.region(nodes["dst"])
+        value_node = nodes["value"]
+        is_region = isinstance(value_node, ast.Subscript) and any(
+            isinstance(e, ast.Slice) for e in (
+                value_node.slice.elts if isinstance(value_node.slice, ast.Tuple)
+                else [value_node.slice]))
+        value = None if is_region else self.eval(value_node)
+        if is_region or (isinstance(value, Buffer) and value.scope != "var"):
+            self.atomic_add_region(dst, self.region(value_node), node)
+            return
+        if dst.buffer.rank != len(dst.offsets) or not all(e is None for e in dst.extents):
+            self.error(node, "T.atomic_add(dst, value) adds a scalar to one element: index every "
+                             "dimension of dst")
+        indices = [self.index_value(o, node) for o in dst.offsets]
+        scalar = self.materialize(self.rvalue(value, node), dst.buffer.dtype, node)
+        tile.atomic_add(dst.buffer.value, indices, scalar.value)
+
+    def atomic_add_region(self, dst: Region, src: Region, node: ast.AST) -> None:
+        """The region form: one scalar atomic per element, spread over the block's threads."""
+        if src.is_corner:
+            self.error(node, "the value region of T.atomic_add needs known extents")
+        if dst.is_corner:
+            dst = self.fill_extents(dst, src.extents, node)
+        if _squeeze(src.extents) != _squeeze(dst.extents):
+            self.error(node, f"T.atomic_add adds a box of shape {tuple(src.extents)} to a box of "
+                             f"shape {tuple(dst.extents)}")
+        extents = _squeeze(src.extents) or [1]
+        op = tile.ParallelOp(extents)
+        block = op.body.blocks.append(*[ir.IndexType.get()] * len(extents),
+                                      arg_locs=[self.location(node)] * len(extents))
+        with ir.InsertionPoint(block):
+            point = [Scalar(a, T.index) for a in block.arguments]
+            value = self.load(src.buffer, self.box_indices(src, point), node)
+            value = self.materialize(value, dst.buffer.dtype, node)
+            indices = [self.index_value(i, node) for i in self.box_indices(dst, point)]
+            tile.atomic_add(dst.buffer.value, indices, value.value)
+            tile.yield_()
+
+    def t_Pipelined(self, nodes: dict, node: ast.Call) -> LoopSpec:  # noqa: N802
+        options = {key: self.const_arg(nodes, key, node) for key in
+                   ("num_stages", "order", "stage", "group") if key in nodes}
+        return LoopSpec("pipelined", self.arg(nodes, "bounds", []), options)
+
+    def t_Parallel(self, nodes: dict, node: ast.Call) -> LoopSpec:  # noqa: N802
+        return LoopSpec("parallel", self.arg(nodes, "extents", []))
+
+    def t_serial(self, nodes: dict, node: ast.Call) -> LoopSpec:
+        return LoopSpec("serial", self.arg(nodes, "bounds", []))
+
+    def t_unroll(self, nodes: dict, node: ast.Call) -> LoopSpec:
+        return LoopSpec("unroll", self.arg(nodes, "bounds", []))
+
+    def t_ceildiv(self, nodes: dict, node: ast.Call) -> Any:
+        a, b = self.rvalue(self.arg(nodes, "a"), node), self.rvalue(self.arg(nodes, "b"), node)
+        if _is_py_value(a) and _is_py_value(b):
+            return -(-a // b)
+        dtype = self.result_dtype(a, b, node)
+        if not dtype.is_integer:
+            self.error(node, "T.ceildiv takes integers")
+        x, y = self.materialize(a, dtype, node), self.materialize(b, dtype, node)
+        result = Scalar(arith.ceildivsi(x.value, y.value), dtype)
+        if not self.in_kernel and _has_expr(a) and _has_expr(b):
+            sa, sb = _expr(a), _expr(b)
+            result.expr = f"(({sa} + {sb} - 1) // {sb})"
+        return result
+
+    def t_if_then_else(self, nodes: dict, node: ast.Call) -> Any:
+        cond = self.rvalue(self.arg(nodes, "cond"), node)
+        then_value, else_value = self.arg(nodes, "then_value"), self.arg(nodes, "else_value")
+        if _is_py_value(cond):
+            return then_value if cond else else_value
+        return self.select(cond, then_value, else_value, node)
+
+    def t_max(self, nodes: dict, node: ast.Call) -> Any:
+        return self.reduce_minmax("max", [self.arg(nodes, "a"), self.arg(nodes, "b")], node)
+
+    def t_min(self, nodes: dict, node: ast.Call) -> Any:
+        return self.reduce_minmax("min", [self.arg(nodes, "a"), self.arg(nodes, "b")], node)
+
+    def reduce_minmax(self, kind: str, values: list[Any], node: ast.AST) -> Any:
+        values = [self.rvalue(v, node) for v in values]
+        result = values[0]
+        for value in values[1:]:
+            result = self.min_or_max(kind, result, value, node)
+        return result
+
+    def min_or_max(self, kind: str, a: Any, b: Any, node: ast.AST) -> Any:
+        if _is_py_value(a) and _is_py_value(b):
+            return builtins.max(a, b) if kind == "max" else builtins.min(a, b)
+        dtype = self.result_dtype(a, b, node)
+        x, y = self.materialize(a, dtype, node), self.materialize(b, dtype, node)
+        if dtype.is_float:
+            op = arith.maximumf if kind == "max" else arith.minimumf
+        elif dtype.is_unsigned:
+            op = arith.maxui if kind == "max" else arith.minui
+        else:
+            op = arith.maxsi if kind == "max" else arith.minsi
+        return Scalar(op(x.value, y.value), dtype)
+
+    def t_abs(self, nodes: dict, node: ast.Call) -> Any:
+        return self.absolute(self.arg(nodes, "x"), node)
+
+    def absolute(self, x: Any, node: ast.AST) -> Any:
+        x = self.rvalue(x, node)
+        if _is_py_value(x):
+            return builtins.abs(x)
+        if x.dtype.is_float:
+            return Scalar(mmath.absf(x.value), x.dtype)
+        return Scalar(mmath.absi(x.value), x.dtype)
+
+    def math_op(self, name: str, x: Any, node: ast.AST) -> Any:
+        x = self.rvalue(x, node)
+        device_op, host_op = _MATH_OPS[name]
+        if _is_py_value(x):
+            return host_op(float(x))
+        if not x.dtype.is_float:
+            x = self.cast(x, T.float32, node)
+        return Scalar(device_op(x.value), x.dtype)
+
+    def t_sigmoid(self, nodes: dict, node: ast.Call) -> Any:
+        x = self.rvalue(self.arg(nodes, "x"), node)
+        if _is_py_value(x):
+            return 1.0 / (1.0 + pymath.exp(-x))
+        denominator = self.binop("+", 1.0, self.math_op("exp", self.negate(x, node), node), node)
+        return self.binop("/", 1.0, denominator, node)
+
+    def negate(self, x: Scalar, node: ast.AST) -> Scalar:
+        if not x.dtype.is_float:
+            x = self.cast(x, T.float32, node)
+        return Scalar(arith.negf(x.value), x.dtype)
+
+    def t_cast(self, nodes: dict, node: ast.Call) -> Any:
+        return self.cast(self.arg(nodes, "value"), self._dtype(self.arg(nodes, "dtype"), node),
+                         node)
+
+    def t_infinity(self, nodes: dict, node: ast.Call) -> Scalar:
+        dtype = self._dtype(self.arg(nodes, "dtype"), node)
+        if not dtype.is_float:
+            self.error(node, f"T.infinity needs a float dtype, got {dtype}")
+        return self.constant(float("inf"), dtype)
+
+    # ------------------------------------------------------------------ scalars
+
+    def rvalue(self, value: Any, node: ast.AST | None) -> Any:
+        """The value a name stands for in an expression: vars are read, symbols measured."""
+        if isinstance(value, Buffer) and value.scope == "var":
+            return self.load(value, [0], node)
+        if isinstance(value, T.Symbol):
+            if value.name not in self.symbols:
+                self.error(node, f"dynamic size '{value.name}' is not the size of any tensor "
+                                 "parameter")
+            return self.symbols[value.name]
+        return value
+
+    def constant(self, value: Any, dtype: T.DType) -> Scalar:
+        if dtype.is_float:
+            result = arith.constant(mlir_type(dtype), float(value))
+        else:
+            result = arith.constant(mlir_type(dtype), int(value))
+        affine = Affine((), int(value)) if dtype is T.index else None
+        return Scalar(result, dtype, affine=affine)
+
+    def materialize(self, value: Any, dtype: T.DType, node: ast.AST | None) -> Scalar:
+        value = self.rvalue(value, node)
+        if isinstance(value, Scalar):
+            return self.convert(value, dtype, node, implicit=True)
+        if isinstance(value, PyNumber):
+            if not dtype.is_float and isinstance(value, float) and not value.is_integer():
+                self.error(node, f"dtype mismatch: the float {value} does not fit in {dtype}")
+            return self.constant(value, dtype)
+        self.error(node, f"expected a scalar value, got {value!r}")
+
+    def index_value(self, value: Any, node: ast.AST | None = None) -> ir.Value:
+        value = self.rvalue(value, node)
+        if isinstance(value, builtins.bool) or not isinstance(value, (int, Scalar)):
+            self.error(node, f"an index must be an integer, got {value!r}")
+        if isinstance(value, Scalar) and not value.dtype.is_integer:
+            self.error(node, f"an index must be an integer, got a {value.dtype} value")
+        return self.materialize(value, T.index, node).value
+
+    def cast(self, value: Any, dtype: T.DType, node: ast.AST) -> Any:
+        value = self.rvalue(value, node)
+        if _is_py_value(value):
+            if not isinstance(value, PyNumber):
+                self.error(node, f"cannot cast {value!r} to {dtype}")
+            return self.constant(value, dtype)
+        return self.convert(value, dtype, node, implicit=False)
+
+    def convert(self, value: Scalar, dtype: T.DType, node: ast.AST | None,
+                implicit: bool) -> Scalar:
+        source = value.dtype
+        if source == dtype:
+            return value
+        if implicit and source.is_float and not dtype.is_float:
+            self.error(node, f"dtype mismatch: a {source} value where {dtype} is expected; "
+                             f"convert it with T.cast(x, T.{dtype})")
+        target = mlir_type(dtype)
+        if dtype == T.bool:
+            zero = self.constant(0, source)
+            return self.compare("ne", value, zero, node)
+        if source.is_float and dtype.is_float:
+            if source.bits == dtype.bits:  # float16 <-> bfloat16 through float32
+                return self.convert(self.convert(value, T.float32, node, implicit), dtype, node,
+                                    implicit)
+            op = arith.extf if dtype.bits > source.bits else arith.truncf
+            return Scalar(op(target, value.value), dtype)
+        if source.is_float:  # to an integer
+            if dtype == T.index:
+                return self.convert(self.convert(value, T.int64, node, implicit), dtype, node,
+                                    implicit)
+            op = arith.fptoui if dtype.is_unsigned else arith.fptosi
+            return Scalar(op(target, value.value), dtype)
+        if dtype.is_float:  # from an integer
+            if source == T.index:
+                value = self.convert(value, T.int64, node, implicit)
+            op = arith.uitofp if value.dtype.is_unsigned else arith.sitofp
+            return Scalar(op(target, value.value), dtype)
+        if source == T.index or dtype == T.index:
+            op = arith.index_castui if source.is_unsigned else arith.index_cast
+            affine = value.affine if dtype == T.index else None
+            return Scalar(op(target, value.value), dtype, expr=value.expr, affine=affine)
+        if dtype.bits > source.bits:
+            op = arith.extui if source.is_unsigned else arith.extsi
+            return Scalar(op(target, value.value), dtype)
+        if dtype.bits < source.bits:
+            return Scalar(arith.trunci(target, value.value), dtype)
+        return Scalar(value.value, dtype)  # int8 <-> uint8: same bits, other reading
+
+    def result_dtype(self, a: Any, b: Any, node: ast.AST | None) -> T.DType:
+        """TileLang-like promotion: literals take the other side's dtype, ints meet index."""
+        if not isinstance(a, Scalar):
+            a, b = b, a
+        if not isinstance(a, Scalar):
+            self.error(node, f"expected scalar values, got {a!r} and {b!r}")
+        if not isinstance(b, Scalar):
+            if isinstance(b, float) and not a.dtype.is_float and not b.is_integer():
+                return T.float32
+            if not isinstance(b, PyNumber):
+                self.error(node, f"cannot combine a {a.dtype} value with {b!r}")
+            return a.dtype
+        da, db = a.dtype, b.dtype
+        if da == db:
+            return da
+        if da.is_float and db.is_float:
+            if da.bits == db.bits:
+                return T.float32
+            return da if da.bits > db.bits else db
+        if da.is_float or db.is_float:
+            return da if da.is_float else db
+        if T.index in (da, db):
+            return T.index
+        if da == T.bool or db == T.bool:
+            return db if da == T.bool else da
+        if da.bits == db.bits:
+            return da if not da.is_unsigned else db
+        return da if da.bits > db.bits else db
+
+    def binop(self, op: str, a: Any, b: Any, node: ast.AST | None) -> Any:
+        a, b = self.rvalue(a, node), self.rvalue(b, node)
+        if _is_py_value(a) and _is_py_value(b):
+            try:
+                return _PY_BINOPS[op](a, b)
+            except (TypeError, ZeroDivisionError) as error:
+                self.error(node, f"cannot compute {a!r} {op} {b!r}: {error}")
+        if isinstance(a, (Buffer, Region)) or isinstance(b, (Buffer, Region)):
+            self.error(node, "arithmetic on whole buffers is not supported: index elements, "
+                             "e.g. inside T.Parallel")
+        identity = _identity_operand(op, a, b)
+        if identity is not None:
+            return identity
+        dtype = self.result_dtype(a, b, node)
+        x, y = self.materialize(a, dtype, node), self.materialize(b, dtype, node)
+        value = self.scalar_op(op, x.value, y.value, dtype, node)
+        result = Scalar(value, dtype)
+        if dtype == T.index:
+            result.affine = _affine_op(op, a, b, self)
+        if not self.in_kernel and _has_expr(a) and _has_expr(b) and op in ("+", "-", "*", "//",
+                                                                            "%"):
+            result.expr = f"({_expr(a)} {op} {_expr(b)})"
+        return result
+
+    def scalar_op(self, op: str, x: ir.Value, y: ir.Value, dtype: T.DType,
+                  node: ast.AST | None) -> ir.Value:
+        if dtype.is_float:
+            table = {"+": arith.addf, "-": arith.subf, "*": arith.mulf, "/": arith.divf,
+                     "%": arith.remf, "**": mmath.powf}
+            if op == "//":
+                return mmath.floor(arith.divf(x, y))
+            if op not in table:
+                self.error(node, f"operator {op} needs integers, got {dtype}")
+            return table[op](x, y)
+        unsigned = dtype.is_unsigned
+        table = {
+            "+": arith.addi, "-": arith.subi, "*": arith.muli,
+            "/": arith.divui if unsigned else arith.divsi,
+            "//": arith.divui if unsigned else arith.floordivsi,
+            "%": arith.remui if unsigned else arith.remsi,
+            "&": arith.andi, "|": arith.ori, "^": arith.xori, "<<": arith.shli,
+            ">>": arith.shrui if unsigned else arith.shrsi,
+        }
+        if op not in table:
+            self.error(node, f"operator {op} is not supported on {dtype}")
+        return table[op](x, y)
+
+    def compare(self, kind: str, a: Any, b: Any, node: ast.AST | None) -> Any:
+        a, b = self.rvalue(a, node), self.rvalue(b, node)
+        if _is_py_value(a) and _is_py_value(b):
+            return _PY_CMPOPS[kind](a, b)
+        dtype = self.result_dtype(a, b, node)
+        x, y = self.materialize(a, dtype, node), self.materialize(b, dtype, node)
+        if dtype.is_float:
+            predicate = getattr(arith.CmpFPredicate, "o" + kind if kind != "ne" else "une")
+            return Scalar(arith.cmpf(predicate, x.value, y.value), T.bool)
+        if kind in ("eq", "ne"):
+            name = kind
+        else:
+            name = ("u" if dtype.is_unsigned else "s") + kind
+        return Scalar(arith.cmpi(getattr(arith.CmpIPredicate, name), x.value, y.value), T.bool)
+
+    def to_bool(self, value: Any, node: ast.AST) -> Scalar:
+        value = self.rvalue(value, node)
+        if isinstance(value, Scalar):
+            return value if value.dtype == T.bool else self.convert(value, T.bool, node, False)
+        return self.constant(builtins.bool(value), T.bool)
+
+    def select(self, cond: Any, a: Any, b: Any, node: ast.AST) -> Scalar:
+        a, b = self.rvalue(a, node), self.rvalue(b, node)
+        if _is_py_value(a) and _is_py_value(b):
+            dtype = T.float32 if isinstance(a, float) or isinstance(b, float) else T.int32
+        else:
+            dtype = self.result_dtype(a, b, node)
+        flag = self.to_bool(cond, node)
+        x, y = self.materialize(a, dtype, node), self.materialize(b, dtype, node)
+        return Scalar(arith.select(flag.value, x.value, y.value), dtype)
+
+    # ------------------------------------------------------------------ elements
+
+    def element_indices(self, buffer: Buffer, node: ast.Subscript) -> list[Any]:
+        elements = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if any(isinstance(e, ast.Slice) for e in elements):
+            self.error(node, "slices select regions for T.copy; to compute on elements, index "
+                             "them inside T.Parallel")
+        if len(elements) != buffer.rank:
+            self.error(node, f"buffer '{buffer.name}' has {buffer.rank} dimensions but "
+                             f"{len(elements)} indices were given")
+        return [self.rvalue(self.eval(e), e) for e in elements]
+
+    def load(self, buffer: Buffer, indices: list[Any], node: ast.AST | None) -> Scalar:
+        self.require_kernel(node, f"reading buffer '{buffer.name}'")
+        values = [self.index_value(i, node) for i in indices]
+        return Scalar(memref.load(buffer.value, values), buffer.dtype)
+
+    def store(self, buffer: Buffer, indices: list[Any], value: Any, node: ast.AST | None) -> None:
+        self.require_kernel(node, f"writing buffer '{buffer.name}'")
+        if isinstance(value, (Buffer, Region)) and not (
+            isinstance(value, Buffer) and value.scope == "var"
+        ):
+            self.error(node, "a buffer element is assigned a scalar; copy buffers with T.copy")
+        scalar = self.materialize(value, buffer.dtype, node)
+        values = [self.index_value(i, node) for i in indices]
+        memref.store(scalar.value, buffer.value, values)
+
+
+def tensor_type(dims: tuple[Any, ...], dtype: T.DType) -> ir.MemRefType:
+    """A global memref: static dims as given, `?` for dynamic symbols."""
+    shape = [d if isinstance(d, int) else ir.ShapedType.get_dynamic_size() for d in dims]
+    return ir.MemRefType.get(shape, mlir_type(dtype))
+
+
+def _identity_operand(op: str, a: Any, b: Any) -> Scalar | None:
+    """x + 0, 0 + x, x - 0, x * 1, 1 * x: no op is needed (keeps index math readable)."""
+    if isinstance(b, int) and not isinstance(b, bool) and isinstance(a, Scalar):
+        if (op in ("+", "-") and b == 0) or (op in ("*", "//") and b == 1):
+            return a
+    if isinstance(a, int) and not isinstance(a, bool) and isinstance(b, Scalar):
+        if (op == "+" and a == 0) or (op == "*" and a == 1):
+            return b
+    return None
+
+
+def _squeeze(extents: list[int | None]) -> list[int | None]:
+    return [e for e in extents if e != 1]
+
+
+def _has_expr(value: Any) -> bool:
+    return isinstance(value, int) or (isinstance(value, Scalar) and value.expr is not None)
+
+
+def _expr(value: Any) -> str:
+    return str(value) if isinstance(value, int) else value.expr
+
+
+def _affine_op(op: str, a: Any, b: Any, builder: KernelBuilder) -> Affine | None:
+    fa, fb = builder.affine_of(a), builder.affine_of(b)
+    if fa is None or fb is None:
+        return None
+    if op == "+":
+        return fa + fb
+    if op == "-":
+        return fa - fb
+    if op == "*" and fa.constant is not None:
+        return fb.scale(fa.constant)
+    if op == "*" and fb.constant is not None:
+        return fa.scale(fb.constant)
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# entry points
+
+
+def _annotations(source: KernelSource) -> dict[str, Any]:
+    """The parameters' annotations, evaluated where the function was defined."""
+    raw = getattr(source.fn, "__annotations__", {})
+    resolved: dict[str, Any] = {}
+    for name, annotation in raw.items():
+        if isinstance(annotation, str):
+            try:
+                annotation = eval(annotation, source.outer_names())  # noqa: S307 - user's own code
+            except Exception as error:
+                raise TilecError(
+                    f"cannot evaluate the annotation of '{name}' ({annotation!r}): {error}; with "
+                    "`from __future__ import annotations`, sizes must be globals",
+                    source.filename, source.def_line) from None
+        resolved[name] = annotation
+    return resolved
+
+
+def build_prim_func(prim: T.PrimFunc, out_idx: list[int] | None = None) -> FrontendResult:
+    """The tile IR of a `@T.prim_func`; parameters at `out_idx` are outputs."""
+    source = parse_kernel(prim.fn)
+    builder = KernelBuilder(source, prim.fn.__name__)
+    annotations = _annotations(source)
+    names = [a.arg for a in source.tree.args.args]
+    outputs = {i % len(names) for i in (out_idx or [])} if names else set()
+    specs: list[Any] = []
+    for name in names:
+        annotation = annotations.get(name)
+        if isinstance(annotation, T.Tensor):
+            for dim in annotation.shape:
+                if not isinstance(dim, (int, T.Symbol)):
+                    builder.error(source.tree, f"the shape of '{name}' must hold ints and "
+                                               f"T.dynamic sizes, got {dim!r}")
+            specs.append(annotation)
+        elif isinstance(annotation, (T.DType, str)):
+            specs.append(builder._dtype(annotation, source.tree))
+        else:
+            builder.error(source.tree, f"parameter '{name}' needs an annotation: "
+                                       "T.Tensor((M, K), dtype) or a scalar dtype")
+    with builder.context, builder.location(source.tree):
+        types = [tensor_type(s.shape, s.dtype) if isinstance(s, T.Tensor) else mlir_type(s)
+                 for s in specs]
+    module, fn, block = builder.build_function(types)
+    with builder.context, builder.location(source.tree), ir.InsertionPoint(block):
+        for position, (name, spec) in enumerate(zip(names, specs, strict=True)):
+            argument = block.arguments[position]
+            if isinstance(spec, T.Tensor):
+                value = builder.add_tensor_param(block, name, spec.shape, spec.dtype,
+                                                 position in outputs, argument)
+            else:
+                builder.params.append(Param(name, "scalar", spec.name))
+                value = Scalar(argument, spec)
+            builder.scopes[0][name] = value
+        builder.body(source.tree.body)
+    return builder.finish(module, fn, block)
+
+
+def build_eager(fn: Callable, inputs: list[TensorInput], constants: dict[str, Any],
+                symbol_values: dict[str, int]) -> FrontendResult:
+    """The tile IR of an eager `@tilec.jit` kernel, specialized on its arguments."""
+    source = parse_kernel(fn)
+    builder = KernelBuilder(source, fn.__name__)
+    builder.eager = True
+    builder.symbol_values = dict(symbol_values)
+    statements = source.tree.body
+    for statement in statements[:-1]:
+        if isinstance(statement, ast.Return):
+            builder.error(statement, "return must be the last statement of the kernel")
+    with builder.context, builder.location(source.tree):
+        types = [tensor_type(t.shape, t.dtype) for t in inputs]
+    module, function, block = builder.build_function(types)
+    with builder.context, builder.location(source.tree), ir.InsertionPoint(block):
+        for argument, tensor in zip(block.arguments, inputs, strict=True):
+            builder.scopes[0][tensor.name] = builder.add_tensor_param(
+                block, tensor.name, tensor.shape, tensor.dtype, False, argument)
+        builder.scopes[0].update(constants)
+        builder.body(statements)
+    created = [o.name for o in builder.outputs]
+    returned = builder.returned or []
+    for name in created:
+        if name not in returned:
+            builder.error(source.tree, f"output '{name}' made by T.empty is never returned")
+    if returned != created:
+        builder.error(statements[-1], f"return the outputs in the order they were created "
+                                      f"with T.empty: {', '.join(created)}")
+    return builder.finish(module, function, block)

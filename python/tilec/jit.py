@@ -1,0 +1,496 @@
+"""`tilec.jit`, `tilec.compile` and the kernel object they give.
+
+Two styles, as in TileLang: an eager `@tilec.jit` kernel called with tensors (it specializes on
+their shapes and dtypes) and a factory returning a `@T.prim_func` (compiled once per factory
+arguments; the kernel object is called with the inputs and returns the `out_idx` outputs).
+
+The cache key is computed from source text and arguments before anything heavy is imported:
+a cache hit imports neither MLIR nor the compiler (nor the frontend).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import functools
+import inspect
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import tilec.language as T
+from tilec import cache
+from tilec.errors import LaunchError, TilecError
+from tilec.runtime.artifact import Artifact, Param
+
+TORCH_DTYPE_NAMES = {
+    "float16": "float16", "bfloat16": "bfloat16", "float32": "float32", "float64": "float64",
+    "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64", "uint8": "uint8",
+    "bool": "bool", "float8_e4m3": "float8_e4m3fn", "float8_e5m2": "float8_e5m2",
+}
+
+
+def _torch() -> Any:
+    import torch
+
+    return torch
+
+
+def torch_dtype(name: str) -> Any:
+    return getattr(_torch(), TORCH_DTYPE_NAMES[name])
+
+
+def dtype_of_tensor(tensor: Any) -> str:
+    """The tilec dtype name of a torch tensor or numpy array."""
+    return T.dtype(str(tensor.dtype).removeprefix("torch.")).name
+
+
+def resolve_target(target: str | None) -> str:
+    """"auto" (or nothing): TILEC_TARGET, else "cuda" with a GPU, else "cpu".
+
+    A bare "cuda" becomes the current device's arch ("cuda:sm_90a" on Hopper), so cache keys
+    name the code they hold.
+    """
+    target = target or "auto"
+    if target == "auto":
+        target = os.environ.get("TILEC_TARGET") or "auto"
+    if target == "auto":
+        target = "cuda" if _cuda_available() else "cpu"
+    if target == "cuda" and _cuda_available():
+        major, minor = _torch().cuda.get_device_capability()
+        target = f"cuda:sm_{major}{minor}{'a' if major >= 9 else ''}"
+    return target
+
+
+def _cuda_available() -> bool:
+    try:
+        return _torch().cuda.is_available()
+    except ImportError:
+        return False
+
+
+def _is_tensor(value: Any) -> bool:
+    return hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, T.DType)
+
+
+def _code_location(fn: Callable) -> tuple[str, int]:
+    code = fn.__code__
+    return code.co_filename, code.co_firstlineno
+
+
+# ---------------------------------------------------------------------------------------------
+# the kernel object
+
+
+class JITKernel:
+    """A compiled kernel: call it with the inputs, get the outputs back.
+
+    `asm[stage]` holds every stage's text; `get_kernel_source()` the final device source.
+    """
+
+    def __init__(self, artifact: Artifact, location: tuple[str, int]):
+        self.artifact = artifact
+        self.params: list[Param] = list(artifact.params)
+        self.location = location
+        self._launcher: Callable[[list, dict], None] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.artifact.name
+
+    @property
+    def target(self) -> str:
+        return self.artifact.target
+
+    @property
+    def asm(self) -> dict[str, str]:
+        return self.artifact.asm
+
+    @property
+    def out_idx(self) -> list[int]:
+        return [i for i, p in enumerate(self.params) if p.is_output]
+
+    def get_kernel_source(self) -> str:
+        """The final device source: PTX for cuda, LLVM IR for the CPU."""
+        for stage in ("ptx", "llvmir"):
+            if stage in self.asm:
+                return self.asm[stage]
+        return list(self.asm.values())[-1] if self.asm else ""
+
+    def get_profiler(self, *args: Any, **kwargs: Any) -> Any:
+        from tilec.profiler import Profiler
+
+        return Profiler(self, *args, **kwargs)
+
+    def _error(self, message: str) -> LaunchError:
+        return LaunchError(f"kernel '{self.name}': {message}", *self.location)
+
+    @property
+    def launcher(self) -> Callable[[list, dict], None]:
+        if self._launcher is None:
+            from tilec.runtime import load
+
+            if self.artifact.binary_kind == "none":
+                raise self._error("was compiled only up to an intermediate stage; it cannot run")
+            self._launcher = load(self.artifact)
+        return self._launcher
+
+    def __call__(self, *args: Any) -> Any:
+        inputs = [p for p in self.params if not p.is_output]
+        if len(args) != len(inputs):
+            names = ", ".join(p.name for p in inputs)
+            raise self._error(f"takes {len(inputs)} arguments ({names}), got {len(args)}")
+        symbols: dict[str, int] = {}
+        device, from_numpy = None, False
+        checked: dict[str, Any] = {}
+        for param, arg in zip(inputs, args, strict=True):
+            if param.kind == "tensor":
+                tensor, was_numpy = self._check_tensor(param, arg, symbols)
+                from_numpy = from_numpy or was_numpy
+                if device is None:
+                    device = tensor.device
+                elif tensor.device != device:
+                    raise self._error(f"argument '{param.name}' is on {tensor.device}, but "
+                                      f"other arguments are on {device}")
+                checked[param.name] = tensor
+            else:
+                checked[param.name] = self._check_scalar(param, arg)
+        outputs = []
+        torch = _torch()
+        for param in self.params:
+            if param.is_output:
+                shape = [self._size(d, symbols, param) for d in param.shape]
+                output = torch.empty(shape, dtype=torch_dtype(param.dtype),
+                                     device=device or self._default_device())
+                checked[param.name] = output
+                outputs.append(output)
+        self.launcher([checked[p.name] for p in self.params], symbols)
+        if from_numpy:
+            outputs = [o.numpy() for o in outputs]
+        if not outputs:
+            return None
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def _default_device(self) -> str:
+        return "cuda" if self.target.startswith("cuda") else "cpu"
+
+    def _size(self, dim: int | str, symbols: dict[str, int], param: Param) -> int:
+        if isinstance(dim, int):
+            return dim
+        if dim not in symbols:
+            raise self._error(f"the size '{dim}' of output '{param.name}' is not the size of "
+                              "any input")
+        return symbols[dim]
+
+    def _check_tensor(self, param: Param, arg: Any, symbols: dict[str, int]) -> tuple[Any, bool]:
+        torch = _torch()
+        was_numpy = type(arg).__module__ == "numpy"
+        if was_numpy:
+            if self.target != "cpu":
+                raise self._error(f"argument '{param.name}' is a numpy array; the {self.target} "
+                                  "target takes torch tensors on the GPU")
+            arg = torch.from_numpy(arg)
+        if not isinstance(arg, torch.Tensor):
+            raise self._error(f"argument '{param.name}' must be a tensor, got "
+                              f"{type(arg).__name__}")
+        expected = torch_dtype(param.dtype)
+        if arg.dtype != expected:
+            raise self._error(f"argument '{param.name}' has dtype {arg.dtype}, expected "
+                              f"{expected}")
+        if arg.dim() != len(param.shape):
+            raise self._error(f"argument '{param.name}' has {arg.dim()} dimensions, expected "
+                              f"{len(param.shape)} (shape {tuple(param.shape)})")
+        for axis, (dim, size) in enumerate(zip(param.shape, arg.shape, strict=True)):
+            if isinstance(dim, int) and dim != size:
+                raise self._error(f"argument '{param.name}' has shape {tuple(arg.shape)}, "
+                                  f"expected {tuple(param.shape)} (dimension {axis})")
+            if isinstance(dim, str):
+                if symbols.setdefault(dim, size) != size:
+                    raise self._error(f"argument '{param.name}' has {dim} = {size} in dimension "
+                                      f"{axis}, but an earlier argument has {dim} = "
+                                      f"{symbols[dim]}")
+        wanted = "cuda" if self.target.startswith("cuda") else "cpu"
+        if arg.device.type != wanted:
+            raise self._error(f"argument '{param.name}' is on {arg.device}, but a {self.target} "
+                              f"kernel needs {wanted} tensors")
+        if not arg.is_contiguous():
+            raise self._error(f"argument '{param.name}' is not contiguous (strides "
+                              f"{tuple(arg.stride())}); pass .contiguous()")
+        return arg, was_numpy
+
+    def _check_scalar(self, param: Param, arg: Any) -> Any:
+        dtype = T.dtype(param.dtype)
+        ok = isinstance(arg, (int, float)) if dtype.is_float else isinstance(arg, int)
+        if not ok or _is_tensor(arg):
+            raise self._error(f"argument '{param.name}' must be a {param.dtype} scalar, got "
+                              f"{type(arg).__name__}")
+        return arg
+
+    def __repr__(self) -> str:
+        return f"<tilec kernel {self.name} for {self.target}>"
+
+
+# ---------------------------------------------------------------------------------------------
+# specializations: what is compiled, keyed before building
+
+
+@dataclass
+class Specialization:
+    """One compile of a kernel: its cache key parts and how to build its tile IR."""
+
+    key_parts: dict[str, Any]
+    build: Callable[[], Any]  # -> tilec.frontend.builder.FrontendResult
+    location: tuple[str, int]
+    target: str
+    tensors: list[Any] = field(default_factory=list)
+
+    @functools.cached_property
+    def key(self) -> str:
+        return cache.cache_key(self.key_parts)
+
+
+def compile_specialization(spec: Specialization) -> JITKernel:
+    """The kernel for `spec`: from the cache, else built and compiled (then cached)."""
+    artifact = cache.lookup(spec.key)
+    if artifact is None:
+        from tilec.compiler.driver import compile_module
+
+        result = spec.build()
+        artifact = compile_module(result.module, result.params, spec.target,
+                                  launch=result.launch)
+        cache.store(spec.key, artifact)
+    return JITKernel(artifact, spec.location)
+
+
+def _closure_values(fn: Callable) -> dict[str, str]:
+    """The closure variables a kernel captures (block sizes, dtypes...), for its cache key."""
+    code = fn.__code__
+    values: dict[str, str] = {}
+    for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=True):
+        try:
+            values[name] = repr(cell.cell_contents)
+        except ValueError:
+            values[name] = "<unbound>"
+    return values
+
+
+def prim_func_specialization(prim: T.PrimFunc, out_idx: Sequence[int] | int | None,
+                             target: str | None, extra_key: dict | None = None) -> Specialization:
+    from tilec.frontend.source import source_text
+
+    out = _normalize_out_idx(out_idx)
+    resolved = resolve_target(target)
+    annotations = {k: repr(v) for k, v in getattr(prim.fn, "__annotations__", {}).items()}
+    parts = {"kind": "prim_func", "source": source_text(prim.fn), "closure":
+             _closure_values(prim.fn), "annotations": annotations, "out_idx": out,
+             "target": resolved, **(extra_key or {})}
+
+    def build() -> Any:
+        from tilec.frontend.builder import build_prim_func
+
+        return build_prim_func(prim, out)
+
+    return Specialization(parts, build, _code_location(prim.fn), resolved)
+
+
+def _normalize_out_idx(out_idx: Sequence[int] | int | None) -> list[int]:
+    if out_idx is None:
+        return []
+    return [out_idx] if isinstance(out_idx, int) else list(out_idx)
+
+
+def compile(func: T.PrimFunc, out_idx: Sequence[int] | int | None = None,  # noqa: A001
+            target: str | None = "auto", **_tilelang_options: Any) -> JITKernel:
+    """Compile a `@T.prim_func` (TileLang's tilelang.compile); `out_idx` params are outputs."""
+    if not isinstance(func, T.PrimFunc):
+        raise TilecError(f"tilec.compile takes a @T.prim_func, got {type(func).__name__}")
+    return compile_specialization(prim_func_specialization(func, out_idx, target))
+
+
+# ---------------------------------------------------------------------------------------------
+# @tilec.jit
+
+
+def _is_factory(fn: Callable) -> bool:
+    """A factory defines a @T.prim_func inside and returns it (TileLang's classic style)."""
+    try:
+        from tilec.frontend.source import parse_kernel
+
+        tree = parse_kernel(fn).tree
+    except (TilecError, SyntaxError):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node is not tree:
+            for decorator in node.decorator_list:
+                name = decorator.attr if isinstance(decorator, ast.Attribute) else getattr(
+                    decorator, "id", None)
+                if name == "prim_func":
+                    return True
+    return False
+
+
+class JITFunction:
+    """What `@tilec.jit` makes of a function: an eager kernel or a prim_func factory."""
+
+    def __init__(self, fn: Callable, out_idx: Sequence[int] | int | None, target: str | None):
+        self.fn = fn
+        self.out_idx = out_idx
+        self.target = target
+        self.is_factory = _is_factory(fn)
+        self._kernels: dict[Any, JITKernel] = {}
+        self._source: str | None = None
+        functools.update_wrapper(self, fn)
+
+    @property
+    def source(self) -> str:
+        if self._source is None:
+            from tilec.frontend.source import source_text
+
+            self._source = source_text(self.fn)
+        return self._source
+
+    @property
+    def location(self) -> tuple[str, int]:
+        return _code_location(self.fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.is_factory:
+            return self.compile(*args, **kwargs)
+        fast_key = self._fast_key(args, kwargs)
+        kernel = self._kernels.get(fast_key) if fast_key is not None else None
+        if kernel is None:
+            try:
+                inspect.signature(self.fn).bind(*args, **kwargs)
+            except TypeError as error:
+                raise LaunchError(f"{self.fn.__name__}: {error}", *self.location) from None
+            kernel = compile_specialization(self.specialize(args, kwargs))
+            if fast_key is not None and cache.is_enabled():
+                self._kernels[fast_key] = kernel
+        tensors = [a for a in (*args, *kwargs.values()) if _is_tensor(a)]
+        return kernel(*tensors)
+
+    def _fast_key(self, args: tuple, kwargs: dict) -> Any:
+        """A cheap in-memory key for repeated eager calls (shapes, dtypes, constants)."""
+        try:
+            parts = tuple(
+                (tuple(a.shape), str(a.dtype)) if _is_tensor(a) else a for a in args
+            ) + tuple(sorted(
+                (k, (tuple(v.shape), str(v.dtype)) if _is_tensor(v) else v)
+                for k, v in kwargs.items()))
+            hash(parts)
+        except TypeError:
+            return None
+        return (parts, self.target, os.environ.get("TILEC_TARGET"))
+
+    def compile(self, *args: Any, target: str | None = None, **kwargs: Any) -> JITKernel:
+        """The kernel for these arguments (tensors, or sizes as keywords: M=1024)."""
+        return compile_specialization(self.specialize(args, kwargs, target))
+
+    def specialize(self, args: tuple, kwargs: dict, target: str | None = None) -> Specialization:
+        if self.is_factory:
+            return self._factory_specialization(args, kwargs, target)
+        return self._eager_specialization(args, kwargs, target)
+
+    def _factory_specialization(self, args: tuple, kwargs: dict,
+                                target: str | None) -> Specialization:
+        try:
+            bound = inspect.signature(self.fn).bind(*args, **kwargs)
+        except TypeError as error:
+            raise TilecError(f"{self.fn.__name__}: {error}", *self.location) from None
+        bound.apply_defaults()
+        arguments = {k: repr(v) for k, v in bound.arguments.items()}
+        prim = self.fn(*args, **kwargs)
+        if not isinstance(prim, T.PrimFunc):
+            raise TilecError(f"{self.fn.__name__} must return a @T.prim_func, got "
+                             f"{type(prim).__name__}", *self.location)
+        extra = {"factory": self.source, "arguments": arguments}
+        return prim_func_specialization(prim, self.out_idx, target or self.target, extra)
+
+    def _eager_specialization(self, args: tuple, kwargs: dict,
+                              target: str | None) -> Specialization:
+        resolved = resolve_target(target or self.target)
+        signature = inspect.signature(self.fn)
+        try:
+            bound = signature.bind_partial(*args, **{
+                k: v for k, v in kwargs.items() if k in signature.parameters})
+        except TypeError as error:
+            raise TilecError(f"{self.fn.__name__}: {error}", *self.location) from None
+        symbols = {k: v for k, v in kwargs.items() if k not in signature.parameters}
+        tensors: dict[str, tuple[tuple[int, ...], str]] = {}
+        constants: dict[str, Any] = {}
+        for name, param in signature.parameters.items():
+            if name in bound.arguments:
+                value = bound.arguments[name]
+                if isinstance(value, T.Tensor):
+                    tensors[name] = (value.shape, value.dtype.name)
+                elif _is_tensor(value):
+                    tensors[name] = (tuple(value.shape), dtype_of_tensor(value))
+                else:
+                    constants[name] = value
+            elif param.default is not inspect.Parameter.empty:
+                constants[name] = param.default
+            else:
+                tensors[name] = ((), "")  # shape inferred from the size keywords
+        parts = {"kind": "eager", "source": self.source,
+                 "tensors": {k: [list(s), d] for k, (s, d) in tensors.items()},
+                 "constants": {k: repr(v) for k, v in constants.items()},
+                 "symbols": symbols, "target": resolved}
+        fn = self.fn
+
+        def build() -> Any:
+            from tilec.frontend.builder import TensorInput, build_eager
+            from tilec.frontend.signature import analyze_eager, bind_symbols
+            from tilec.frontend.source import parse_kernel
+
+            source = parse_kernel(fn)
+            analysis = analyze_eager(source.tree, list(tensors))
+            known = {k: tuple(s) for k, (s, d) in tensors.items() if d}
+            values = {**bind_symbols(analysis, known, source.filename), **symbols}
+            inputs = []
+            for name, (shape, dtype) in tensors.items():
+                if not dtype:
+                    shape, dtype = _infer_tensor(source, analysis, name, values, constants)
+                inputs.append(TensorInput(name, tuple(shape), T.dtype(dtype)))
+            return build_eager(fn, inputs, constants, values)
+
+        return Specialization(parts, build, self.location, resolved)
+
+
+def _infer_tensor(source: Any, analysis: Any, name: str, symbols: dict[str, int],
+                  constants: dict[str, Any]) -> tuple[tuple[int, ...], str]:
+    """A tensor given only by sizes: its shape from the symbols it has, dtype from its use."""
+    axes = analysis.dims.get(name, {})
+    rank = max(axes, default=-1) + 1
+    annotation = analysis.annotations.get(name)
+    if annotation is not None and annotation.args and isinstance(annotation.args[0], ast.Tuple):
+        rank = len(annotation.args[0].elts)
+    missing = [a for a in range(rank) if a not in axes or axes[a] not in symbols]
+    if rank == 0 or missing:
+        raise TilecError(f"cannot tell the shape of tensor '{name}' without an argument: pass "
+                         "a tensor, or annotate it in the body (`" + name + ": T.Tensor((M, K), "
+                         "T.float16)`) and give its sizes", source.filename, source.def_line)
+    hint = analysis.dtype_hints.get(name)
+    if hint is None:
+        raise TilecError(f"cannot tell the dtype of tensor '{name}' without an argument: "
+                         "annotate it in the body", source.filename, source.def_line)
+    env = {**source.outer_names(), **constants}
+    try:
+        code = builtins.compile(ast.Expression(hint), source.filename, "eval")
+        dtype = T.dtype(eval(code, env))  # noqa: S307 - the user's own dtype expression
+    except Exception as error:  # the hint refers to something only the kernel body defines
+        raise TilecError(f"cannot tell the dtype of tensor '{name}': {error}", source.filename,
+                         hint.lineno) from None
+    return tuple(symbols[axes[a]] for a in range(rank)), dtype.name
+
+
+def jit(func: Callable | None = None, *, out_idx: Sequence[int] | int | None = None,
+        target: str | None = "auto", **_tilelang_options: Any) -> Any:
+    """`@tilec.jit` or `@tilec.jit(out_idx=[-1], target="cpu")`, as TileLang's tilelang.jit.
+
+    TileLang's tuning options (pass_configs, execution_backend...) are accepted so ported code
+    runs; tilec's pipelines do not read them.
+    """
+    if func is None:
+        return lambda fn: JITFunction(fn, out_idx, target)
+    return JITFunction(func, out_idx, target)
