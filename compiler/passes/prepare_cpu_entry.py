@@ -48,7 +48,7 @@ class PrepareCpuEntry(TilePass):
             argument.set_type(f32)
             with ir.InsertionPoint(first), argument.location:
                 narrowed = arith.truncf(narrow, argument)
-            argument.replace_all_uses_except(narrowed, narrowed.owner)
+            argument.replace_all_uses_except(narrowed, narrowed.owner.operation)
         result_types = list(ir.FunctionType(entry.type).results)
         entry.attributes["function_type"] = ir.TypeAttr.get(
             ir.FunctionType.get([arg.type for arg in body.arguments], result_types)

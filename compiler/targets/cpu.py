@@ -6,7 +6,7 @@ used to check numerics on machines without a GPU.
 Stages ("tile" is the frontend's IR, added by the driver):
   loops   tile passes: lower-tile-ops-to-loops, lower-tile-structure-to-scf, prepare-cpu-entry
   llvm    upstream MLIR passes down to the LLVM dialect (f16/bf16/float8 math done in f32)
-  llvmir  LLVM IR text (what `get_kernel_source()` shows for the CPU)
+  llvmir  LLVM IR text (what `get_kernel_source()` shows for the CPU); bf16 values as i16
   asm     host assembly, optimized at -O2 by llvmlite (LLVM 22); the product also carries the
           object code, which `finish` links with `cc -shared` into the artifact's .so
 
@@ -23,6 +23,7 @@ ABI of the entry (python/tilec/runtime/cpu.py calls it through ctypes, without M
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -76,11 +77,31 @@ class HostCode:
         return self.assembly
 
 
+BFLOAT_TYPE = re.compile(r"\bbfloat\b")
+BFLOAT_CONSTANT = re.compile(r"\b0xR([0-9A-Fa-f]{4})\b")
+
+
+def _bfloat_as_i16(llvm_ir: str) -> str:
+    """Carries bf16 values as i16 bit patterns.
+
+    After arith-expand a bf16 value is only loaded, stored, selected or bitcast, but the x86
+    backend keeps `bfloat` values as f32 in registers and rounds them back through
+    __truncsfbf2, which libgcc before GCC 13 lacks. As i16 nothing needs a helper.
+    """
+
+    def constant(match: re.Match) -> str:
+        bits = int(match.group(1), 16)
+        return str(bits - 0x10000 if bits >= 0x8000 else bits)
+
+    return BFLOAT_CONSTANT.sub(constant, BFLOAT_TYPE.sub("i16", llvm_ir))
+
+
 def _translate(module: ir.Module, options: CompileOptions) -> str:
     try:
-        return llvm_dialect.translate_module_to_llvmir(module.operation)
+        llvm_ir = llvm_dialect.translate_module_to_llvmir(module.operation)
     except Exception as error:  # the binding raises a bare RuntimeError/MLIRError
         raise CompileError(f"translation to LLVM IR failed: {error}") from None
+    return _bfloat_as_i16(llvm_ir)
 
 
 @cache
