@@ -263,14 +263,26 @@ def compile_specialization(spec: Specialization) -> JITKernel:
     return JITKernel(artifact, spec.location)
 
 
-def _closure_values(fn: Callable) -> dict[str, str]:
-    """The closure variables a kernel captures (block sizes, dtypes...), for its cache key."""
-    code = fn.__code__
-    values: dict[str, str] = {}
-    for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=True):
+_KEY_TYPES = (int, float, str, bool, type(None), T.DType, T.Symbol, T.Tensor)
+
+
+def _key_value(value: Any) -> str:
+    """A value's part of a cache key: constants by repr, other objects by type only."""
+    if isinstance(value, (tuple, list)):
+        return "(" + ", ".join(_key_value(v) for v in value) + ")"
+    if isinstance(value, _KEY_TYPES):
+        return repr(value)
+    return f"<{type(value).__name__}>"
+
+
+def _environment_values(prim: T.PrimFunc) -> dict[str, str]:
+    """The names a prim_func sees from its factory (block sizes, dtypes...), for its key."""
+    code = prim.fn.__code__
+    values = {name: _key_value(value) for name, value in prim.env.items()}
+    for name, cell in zip(code.co_freevars, prim.fn.__closure__ or (), strict=True):
         try:
-            values[name] = repr(cell.cell_contents)
-        except ValueError:
+            values[name] = _key_value(cell.cell_contents)
+        except ValueError:  # an unassigned cell
             values[name] = "<unbound>"
     return values
 
@@ -282,8 +294,8 @@ def prim_func_specialization(prim: T.PrimFunc, out_idx: Sequence[int] | int | No
     out = _normalize_out_idx(out_idx)
     resolved = resolve_target(target)
     annotations = {k: repr(v) for k, v in getattr(prim.fn, "__annotations__", {}).items()}
-    parts = {"kind": "prim_func", "source": source_text(prim.fn), "closure":
-             _closure_values(prim.fn), "annotations": annotations, "out_idx": out,
+    parts = {"kind": "prim_func", "source": source_text(prim.fn), "environment":
+             _environment_values(prim), "annotations": annotations, "out_idx": out,
              "target": resolved, **(extra_key or {})}
 
     def build() -> Any:

@@ -124,7 +124,6 @@ class KernelBuilder:
         self.outputs: list[Buffer] = []
         self.returned: list[str] | None = None
         self.eager = False
-        self._loc_stack: list[ir.Location] = []
 
     # ------------------------------------------------------------------ errors and locations
 
@@ -1282,7 +1281,8 @@ class KernelBuilder:
         dtype = self.result_dtype(a, b, node)
         x, y = self.materialize(a, dtype, node), self.materialize(b, dtype, node)
         if dtype.is_float:
-            predicate = getattr(arith.CmpFPredicate, "o" + kind if kind != "ne" else "une")
+            name = "UNE" if kind == "ne" else "O" + kind.upper()
+            predicate = getattr(arith.CmpFPredicate, name)
             return Scalar(arith.cmpf(predicate, x.value, y.value), T.bool)
         if kind in ("eq", "ne"):
             name = kind
@@ -1401,7 +1401,7 @@ def _annotations(source: KernelSource) -> dict[str, Any]:
 
 def build_prim_func(prim: T.PrimFunc, out_idx: list[int] | None = None) -> FrontendResult:
     """The tile IR of a `@T.prim_func`; parameters at `out_idx` are outputs."""
-    source = parse_kernel(prim.fn)
+    source = parse_kernel(prim.fn, prim.env)
     builder = KernelBuilder(source, prim.fn.__name__)
     annotations = _annotations(source)
     names = [a.arg for a in source.tree.args.args]

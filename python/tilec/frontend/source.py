@@ -10,7 +10,7 @@ import builtins
 import inspect
 import textwrap
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tilec.errors import TilecError
@@ -25,6 +25,7 @@ class KernelSource:
     text: str
     tree: ast.FunctionDef
     col_shift: int
+    env: dict[str, Any] = field(default_factory=dict)  # the defining scope's locals
 
     @property
     def def_line(self) -> int:
@@ -34,6 +35,7 @@ class KernelSource:
         """Closure variables over globals over builtins: what a free name of the kernel means."""
         names: dict[str, Any] = dict(vars(builtins))
         names.update(self.fn.__globals__)
+        names.update(self.env)
         code = self.fn.__code__
         for name, cell in zip(code.co_freevars, self.fn.__closure__ or (), strict=True):
             try:
@@ -54,7 +56,7 @@ def source_text(fn: Callable) -> str:
         ) from error
 
 
-def parse_kernel(fn: Callable) -> KernelSource:
+def parse_kernel(fn: Callable, env: dict[str, Any] | None = None) -> KernelSource:
     """Parse `fn`'s source; line numbers are made those of its file."""
     try:
         lines, first_line = inspect.getsourcelines(fn)
@@ -72,4 +74,4 @@ def parse_kernel(fn: Callable) -> KernelSource:
     tree = module.body[0]
     if not isinstance(tree, ast.FunctionDef):
         raise TilecError("a tilec kernel must be a plain `def` function", filename, first_line)
-    return KernelSource(fn, filename, text, tree, col_shift)
+    return KernelSource(fn, filename, text, tree, col_shift, dict(env or {}))

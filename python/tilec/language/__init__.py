@@ -135,10 +135,15 @@ class GemmWarpPolicy:
 
 
 class PrimFunc:
-    """A `@T.prim_func` kernel: its Python function, compiled by `tilec.compile`."""
+    """A `@T.prim_func` kernel: its Python function, compiled by `tilec.compile`.
 
-    def __init__(self, fn: Callable):
+    `env` holds the local names of the scope that defined it (a factory's sizes and dtypes):
+    annotations may use them even where Python keeps no closure cell (postponed annotations).
+    """
+
+    def __init__(self, fn: Callable, env: dict[str, Any] | None = None):
         self.fn = fn
+        self.env = dict(env or {})
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__
 
@@ -155,7 +160,9 @@ class PrimFunc:
 
 def prim_func(fn: Callable) -> PrimFunc:
     """Marks a kernel written with `T.Tensor` annotations (TileLang's classic style)."""
-    return PrimFunc(fn)
+    caller = inspect.currentframe().f_back
+    in_function = caller is not None and caller.f_code.co_name != "<module>"
+    return PrimFunc(fn, dict(caller.f_locals) if in_function else {})
 
 
 def _where(fn: Callable) -> tuple[str | None, int | None]:
