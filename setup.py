@@ -38,6 +38,7 @@ setup(
         "tilec.compiler",
         "tilec.compiler.passes",
         "tilec.compiler.targets",
+        "tilec.compiler.tensorcore",
     ],
     package_dir={"tilec": "python/tilec", "tilec.compiler": "compiler"},
     package_data={"tilec.dialect": ["*.so", "_tile_ops_gen.py"], "tilec.runtime": ["*.so"]},

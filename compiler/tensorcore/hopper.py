@@ -1,0 +1,519 @@
+"""sm_90a GEMM: C[M,N] = A[M,K] @ B[K,N], row-major 16-bit operands, fp32 accumulation.
+
+Structure (what the H200 study in shared/reference showed to matter):
+- one producer warpgroup whose elected thread streams K tiles of A and B through a ring of
+  `stages` shared-memory slots with TMA (128B swizzle), synchronized by a "full" mbarrier per slot
+  (TMA transaction bytes) and an "empty" mbarrier per slot (one arrive per consumer warp);
+- `consumers` warpgroups that each own `block_m / consumers` rows of the CTA tile and issue
+  `wgmma.mma_async m64nNk16` with both operands from shared memory (B transposed, i.e. N-major),
+  the first MMA of a tile with scale-d = 0 so the accumulator needs no zeroing;
+- our own epilogue: accumulators -> packed 16-bit pairs -> 128B-swizzled shared memory (conflict
+  free) -> TMA store, which clips ragged edges; the store overlaps the next tile's MMAs;
+- roles chosen from a warp-uniform value (shuffle of tid / 128), so ptxas keeps wgmma pipelined;
+- grouped tile order (`group_m` M-tiles per group) and optionally a persistent grid.
+Kernel parameters: three pointers to 128-byte CUtensorMaps in global memory (A, B, C; see
+`tilec.runtime.tma`) and M, N, K as i32. Ragged M, N, K are handled by TMA (zero fill, clipping).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tilec.compiler.tensorcore.emitter import Emitter
+
+SHARED = "#gpu.address_space<workgroup>"
+SWIZZLE_BYTES = 128
+TICKS = 10_000_000  # mbarrier try_wait suspend-time hint (as CUTLASS)
+
+
+@dataclass(frozen=True)
+class HopperGemmConfig:
+    """Tile shape and schedule of one generated kernel."""
+
+    block_m: int = 128
+    block_n: int = 256
+    block_k: int = 64
+    stages: int = 4
+    consumers: int = 2
+    dtype: str = "f16"
+    persistent: bool = True
+    group_m: int = 8
+    epilogue_n: int = 128  # columns of C staged in shared memory per pass (0: all of block_n)
+    setmaxnreg: bool = False
+
+    def __post_init__(self) -> None:
+        if self.dtype not in ("f16", "bf16"):
+            raise ValueError(f"wgmma kernel supports f16/bf16 operands, not {self.dtype}")
+        if self.block_k not in (32, 64):
+            raise ValueError("block_k must be 32 or 64 (one 64B/128B swizzle row)")
+        if self.block_n % 64 or not 64 <= self.block_n <= 256:
+            raise ValueError("block_n must be 64, 128, 192 or 256")
+        if self.warp_m not in (64, 128) or self.block_m % self.consumers:
+            raise ValueError("each consumer warpgroup must own 64 or 128 rows")
+        if self.m_atoms * self.block_n > 256:
+            raise ValueError("accumulator would exceed 128 fp32 registers per thread")
+        if self.epi_n % 64 or self.block_n % self.epi_n:
+            raise ValueError("epilogue_n must be a multiple of 64 dividing block_n")
+        if self.stages < 2:
+            raise ValueError("need at least 2 stages")
+        if self.smem_bytes > 232448:
+            raise ValueError(f"shared memory {self.smem_bytes} B exceeds 227 KiB")
+
+    @property
+    def name(self) -> str:
+        tag = "p" if self.persistent else "np"
+        return (
+            f"gemm_sm90_{self.dtype}_{self.block_m}x{self.block_n}x{self.block_k}"
+            f"_s{self.stages}_c{self.consumers}_{tag}_e{self.epi_n}"
+            + ("_r" if self.setmaxnreg else "")
+        )
+
+    @property
+    def threads(self) -> int:
+        return 128 * (self.consumers + 1)
+
+    @property
+    def warp_m(self) -> int:
+        return self.block_m // self.consumers
+
+    @property
+    def m_atoms(self) -> int:
+        return self.warp_m // 64
+
+    @property
+    def epi_n(self) -> int:
+        return self.epilogue_n or self.block_n
+
+    @property
+    def a_stage_bytes(self) -> int:
+        return self.block_m * self.block_k * 2
+
+    @property
+    def b_box_bytes(self) -> int:
+        return self.block_k * 64 * 2
+
+    @property
+    def b_stage_bytes(self) -> int:
+        return self.b_box_bytes * (self.block_n // 64)
+
+    @property
+    def c_box_bytes(self) -> int:
+        return self.warp_m * 64 * 2
+
+    @property
+    def c_warpgroup_bytes(self) -> int:
+        return self.c_box_bytes * (self.epi_n // 64)
+
+    @property
+    def smem_bytes(self) -> int:
+        """Dynamic shared memory: 1 KiB alignment slack + A/B ring + C staging."""
+        ring = self.stages * (self.a_stage_bytes + self.b_stage_bytes)
+        return 1024 + ring + self.consumers * self.c_warpgroup_bytes
+
+    @property
+    def a_box(self) -> tuple[int, int]:
+        """TMA box of A, innermost first: (K, M)."""
+        return (self.block_k, self.block_m)
+
+    @property
+    def b_box(self) -> tuple[int, int]:
+        return (64, self.block_k)
+
+    @property
+    def c_box(self) -> tuple[int, int]:
+        return (64, self.warp_m)
+
+    @property
+    def a_swizzle(self) -> int:
+        """Swizzle span in bytes of the A tile rows (64 or 128)."""
+        return self.block_k * 2
+
+    def launch(self) -> dict:
+        """Launch metadata the runtime needs besides the grid (see tilec.runtime.tma)."""
+        return {
+            "threads": [self.threads, 1, 1],
+            "shared_bytes": self.smem_bytes,
+            "block": [self.block_m, self.block_n, self.block_k],
+            "persistent": self.persistent,
+            "tma": {
+                "A": {"box": list(self.a_box), "swizzle": self.a_swizzle},
+                "B": {"box": list(self.b_box), "swizzle": 128},
+                "C": {"box": list(self.c_box), "swizzle": 128},
+            },
+        }
+
+
+def _descriptor_constant(leading: int, stride: int, swizzle: int) -> int:
+    """The address-independent bits of a wgmma shared-memory matrix descriptor."""
+    layout = {128: 1, 64: 2, 32: 3}[swizzle]
+    return ((leading >> 4) << 16) | ((stride >> 4) << 32) | (layout << 62)
+
+
+class _Kernel:
+    """Emits the gpu.func of one configuration."""
+
+    def __init__(self, cfg: HopperGemmConfig) -> None:
+        self.cfg = cfg
+        self.e = Emitter()
+        s = cfg.stages
+        self.bar_type = f"!nvgpu.mbarrier.group<memorySpace = {SHARED}, num_barriers = {s}>"
+        dt = cfg.dtype
+        swz_a = {128: "swizzle_128b", 64: "swizzle_64b"}[cfg.a_swizzle]
+        self.tma_a = (
+            f"!nvgpu.tensormap.descriptor<tensor = memref<{cfg.block_m}x{cfg.block_k}x{dt}, 3>, "
+            f"swizzle = {swz_a}, l2promo = l2promo_256b, oob = zero, interleave = none>"
+        )
+        self.tma_b = (
+            f"!nvgpu.tensormap.descriptor<tensor = memref<{cfg.block_k}x64x{dt}, 3>, "
+            "swizzle = swizzle_128b, l2promo = l2promo_256b, oob = zero, interleave = none>"
+        )
+        self.sm_a = f"memref<{cfg.block_m}x{cfg.block_k}x{dt}, {SHARED}>"
+        self.sm_b = f"memref<{cfg.block_k}x64x{dt}, {SHARED}>"
+        self.raw = f"memref<?xi8, {SHARED}>"
+        n_acc = cfg.block_n // 2
+        self.acc_type = "!llvm.struct<(" + ", ".join(["f32"] * n_acc) + ")>"
+
+    # ---- small helpers -------------------------------------------------------------------
+    def i32(self, index_value: str) -> str:
+        return self.e.cast(index_value, "index", "i32")
+
+    def i64(self, index_value: str) -> str:
+        return self.e.cast(index_value, "index", "i64")
+
+    def parity(self, counter: str, flip: bool) -> str:
+        e = self.e
+        phase = e.arith("divui", counter, e.const(self.cfg.stages))
+        bit = e.cast(e.cast(phase, "index", "i64"), "i64", "i1")
+        if flip:
+            bit = e.arith("xori", bit, e.const(1, "i1"), "i1")
+        return bit
+
+    def tile_origin(self, tile: str, tiles_m: str, tiles_n: str) -> tuple[str, str]:
+        """Grouped order: `group_m` M-tiles share each run over N, so A and B stay in L2."""
+        e, cfg = self.e, self.cfg
+        width = e.mul(tiles_n, cfg.group_m)
+        group = e.arith("divui", tile, width)
+        first_m = e.mul(group, cfg.group_m)
+        rows_left = e.arith("subi", tiles_m, first_m)
+        group_size = e.arith("minui", rows_left, e.const(cfg.group_m))
+        within = e.arith("remui", tile, width)
+        tm = e.arith("addi", first_m, e.arith("remui", within, group_size))
+        tn = e.arith("divui", within, group_size)
+        return e.mul(tm, cfg.block_m, "m0"), e.mul(tn, cfg.block_n, "n0")
+
+    # ---- kernel -----------------------------------------------------------------------------
+    def emit(self) -> str:
+        cfg, e = self.cfg, self.e
+        ci = e.const
+        self.tA = e.value(f"builtin.unrealized_conversion_cast %tmA : !llvm.ptr to {self.tma_a}")
+        self.tB = e.value(f"builtin.unrealized_conversion_cast %tmB : !llvm.ptr to {self.tma_b}")
+        self.tC = e.value("llvm.ptrtoint %tmC : !llvm.ptr to i64", "tmc")
+        tid = e.value("gpu.thread_id x", "tid")
+        self.bid = e.value("gpu.block_id x", "bid")
+        self.gdim = e.value("gpu.grid_dim x", "gdim") if cfg.persistent else None
+        wg_raw = e.cast(e.arith("divui", tid, ci(128)), "index", "i32")
+        shuffled = e.fresh("wgs")
+        e.line(f"{shuffled}:2 = gpu.shuffle idx {wg_raw}, {ci(0, 'i32')}, {ci(32, 'i32')} : i32")
+        self.wg = e.cast(f"{shuffled}#0", "i32", "index")
+        self.lane = e.arith("remui", tid, ci(32), hint="lane")
+        self.ltid = e.arith("remui", tid, ci(128), hint="ltid")
+        self.warp = e.arith("divui", self.ltid, ci(32), hint="warp")
+        m = e.cast("%M", "i32", "index")
+        n = e.cast("%N", "i32", "index")
+        k = e.cast("%K", "i32", "index")
+        self.k_tiles = e.arith("ceildivui", k, ci(cfg.block_k), hint="kt")
+        self.tiles_m = e.arith("ceildivui", m, ci(cfg.block_m))
+        self.tiles_n = e.arith("ceildivui", n, ci(cfg.block_n))
+        self.tiles = e.arith("muli", self.tiles_m, self.tiles_n, hint="tiles")
+
+        smem = e.value(f"gpu.dynamic_shared_memory : {self.raw}", "smem")
+        self.smem = smem
+        base = e.value(f"memref.extract_aligned_pointer_as_index {smem} : {self.raw} -> index")
+        pad = e.arith(
+            "remui", e.arith("subi", ci(1024), e.arith("remui", base, ci(1024))), ci(1024)
+        )
+        self.off_a = pad
+        self.off_b = e.add(pad, cfg.stages * cfg.a_stage_bytes)
+        self.off_c = e.add(self.off_b, cfg.stages * cfg.b_stage_bytes)
+        self.addr_base = e.arith("addi", base, pad)  # shared-window address of offset `pad`
+        self.full = e.value(f"nvgpu.mbarrier.create -> {self.bar_type}", "full")
+        self.empty = e.value(f"nvgpu.mbarrier.create -> {self.bar_type}", "empty")
+        is0 = e.cmp("eq", tid, ci(0))
+        e.open(f"scf.if {is0} {{")
+        for s in range(cfg.stages):
+            e.line(f"nvgpu.mbarrier.init {self.full}[{ci(s)}], {ci(1)} : {self.bar_type}")
+            e.line(
+                f"nvgpu.mbarrier.init {self.empty}[{ci(s)}], {ci(4 * cfg.consumers)} : "
+                f"{self.bar_type}"
+            )
+        e.line("nvvm.fence.mbarrier.init")
+        e.line(f"nvgpu.tma.prefetch.descriptor {self.tA} : {self.tma_a}")
+        e.line(f"nvgpu.tma.prefetch.descriptor {self.tB} : {self.tma_b}")
+        e.asm("prefetch.tensormap [$0];", "l", [(self.tC, "i64")])
+        e.close()
+        e.line("gpu.barrier")
+
+        is_producer = e.cmp("eq", self.wg, ci(cfg.consumers))
+        e.open(f"scf.if {is_producer} {{")
+        if cfg.setmaxnreg:
+            e.line("nvvm.setmaxregister decrease 40")
+        self.producer()
+        e.close("} else {")
+        e.depth += 1
+        if cfg.setmaxnreg:
+            e.line("nvvm.setmaxregister increase 232")
+        self.consumer()
+        e.close()
+        return self.module()
+
+    def tile_loop(self, hint: str) -> tuple[str, str]:
+        """Open the loop over this CTA's output tiles; returns (tile, running k-tile counter)."""
+        e = self.e
+        tile, counter = e.fresh(f"{hint}t"), e.fresh(f"{hint}g")
+        step = self.gdim if self.cfg.persistent else self.tiles
+        e.open(
+            f"{e.fresh(hint + 'end')} = scf.for {tile} = {self.bid} to {self.tiles} step {step} "
+            f"iter_args({counter} = {e.const(0)}) -> (index) {{"
+        )
+        return tile, counter
+
+    def producer(self) -> None:
+        cfg, e = self.cfg, self.e
+        ci = e.const
+        leader = e.cmp("eq", self.ltid, ci(0))
+        e.open(f"scf.if {leader} {{")
+        tile, counter = self.tile_loop("p")
+        m0, n0 = self.tile_origin(tile, self.tiles_m, self.tiles_n)
+        kt = e.fresh("pk")
+        e.open(f"scf.for {kt} = {ci(0)} to {self.k_tiles} step {ci(1)} {{")
+        g = e.arith("addi", counter, kt)
+        slot = e.arith("remui", g, ci(cfg.stages), hint="slot")
+        e.line(
+            f"nvgpu.mbarrier.try_wait.parity {self.empty}[{slot}], {self.parity(g, True)}, "
+            f"{ci(TICKS)} : {self.bar_type}"
+        )
+        tx = ci(cfg.a_stage_bytes + cfg.b_stage_bytes)
+        e.line(f"nvgpu.mbarrier.arrive.expect_tx {self.full}[{slot}], {tx} : {self.bar_type}")
+        k0 = e.mul(kt, cfg.block_k, "k0")
+        a_off = e.arith("addi", self.off_a, e.mul(slot, cfg.a_stage_bytes))
+        a_view = e.value(f"memref.view {self.smem}[{a_off}][] : {self.raw} to {self.sm_a}")
+        e.line(
+            f"nvgpu.tma.async.load {self.tA}[{k0}, {m0}], {self.full}[{slot}] to {a_view} : "
+            f"{self.tma_a}, {self.bar_type} -> {self.sm_a}"
+        )
+        b_off = e.arith("addi", self.off_b, e.mul(slot, cfg.b_stage_bytes))
+        for box in range(cfg.block_n // 64):
+            view_off = e.add(b_off, box * cfg.b_box_bytes)
+            b_view = e.value(f"memref.view {self.smem}[{view_off}][] : {self.raw} to {self.sm_b}")
+            e.line(
+                f"nvgpu.tma.async.load {self.tB}[{e.add(n0, box * 64)}, {k0}], "
+                f"{self.full}[{slot}] to {b_view} : {self.tma_b}, {self.bar_type} -> {self.sm_b}"
+            )
+        e.close()
+        e.line(f"scf.yield {e.arith('addi', counter, self.k_tiles)} : index")
+        e.close()
+        e.close()
+
+    def wgmma(self, acc: str, desc_a: str, desc_b: str, scale_d: str) -> str:
+        """One wgmma.mma_async m64nNk16 on the accumulator struct `acc`."""
+        cfg, e = self.cfg, self.e
+        n_acc = cfg.block_n // 2
+        values = [
+            e.value(f"llvm.extractvalue {acc}[{i}] : {self.acc_type}", "a") for i in range(n_acc)
+        ]
+        regs = ", ".join(f"${i}" for i in range(n_acc))
+        d = 2 * n_acc
+        text = (
+            f"{{ .reg .pred p; setp.ne.b32 p, ${d + 2}, 0; "
+            f"wgmma.mma_async.sync.aligned.m64n{cfg.block_n}k16.f32.{cfg.dtype}.{cfg.dtype} "
+            f"{{{regs}}}, ${d}, ${d + 1}, p, 1, 1, 0, 1; }}"
+        )
+        constraints = ",".join(["=f"] * n_acc + [str(i) for i in range(n_acc)] + ["l", "l", "r"])
+        operands = [(v, "f32") for v in values] + [
+            (desc_a, "i64"),
+            (desc_b, "i64"),
+            (scale_d, "i32"),
+        ]
+        return e.asm(text, constraints, operands, self.acc_type, "acc")
+
+    def consumer(self) -> None:
+        cfg, e = self.cfg, self.e
+        ci = e.const
+        # wgmma descriptors: address >> 4 in bits 0..13, plus constant stride/swizzle bits
+        const_a = _descriptor_constant(16, 8 * cfg.a_swizzle, cfg.a_swizzle)
+        const_b = _descriptor_constant(cfg.b_box_bytes, 1024, 128)
+        a_wg = e.arith("addi", self.addr_base, e.mul(self.wg, cfg.warp_m * cfg.block_k * 2))
+        b_base = e.add(self.addr_base, cfg.stages * cfg.a_stage_bytes)
+        c_wg = e.arith(
+            "addi",
+            e.add(self.addr_base, cfg.stages * (cfg.a_stage_bytes + cfg.b_stage_bytes)),
+            e.mul(self.wg, cfg.c_warpgroup_bytes),
+        )
+        lane_row = e.arith("divui", self.lane, ci(4))
+        # per-thread part of the swizzled C staging address: row (16*warp + lane/4) of 128 B,
+        # 4 bytes per lane%4 inside the 16-byte chunk; the chunk index is XORed with row % 8
+        row_off = e.arith(
+            "addi",
+            e.mul(e.arith("addi", e.mul(self.warp, 16), lane_row), 128),
+            e.mul(e.arith("remui", self.lane, ci(4)), 4),
+        )
+        c_thread = e.arith("addi", c_wg, row_off)
+        chunk_addr = []
+        for chunk in range(8):
+            swz = e.arith("xori", lane_row, ci(chunk))
+            chunk_addr.append(self.i32(e.arith("addi", c_thread, e.mul(swz, 16))))
+        c_leader_smem = self.i32(c_wg)
+        is_leader = e.cmp("eq", self.ltid, ci(0))
+        is_lane0 = e.cmp("eq", self.lane, ci(0))
+        bar_id = self.i32(e.add(self.wg, 1))
+
+        zero = e.value("arith.constant 0.0 : f32")
+        acc0 = e.value(f"llvm.mlir.undef : {self.acc_type}")
+        for i in range(cfg.block_n // 2):
+            acc0 = e.value(f"llvm.insertvalue {zero}, {acc0}[{i}] : {self.acc_type}")
+
+        tile, counter = self.tile_loop("c")
+        m0, n0 = self.tile_origin(tile, self.tiles_m, self.tiles_n)
+        kt = e.fresh("kt")
+        iters = [e.fresh("acc") for _ in range(cfg.m_atoms)]
+        results = e.fresh("accf")
+        iter_args = ", ".join(f"{a} = {acc0}" for a in iters)
+        types = ", ".join([self.acc_type] * cfg.m_atoms)
+        e.open(
+            f"{results}:{cfg.m_atoms} = scf.for {kt} = {ci(0)} to {self.k_tiles} step {ci(1)} "
+            f"iter_args({iter_args}) -> ({types}) {{"
+        )
+        g = e.arith("addi", counter, kt)
+        slot = e.arith("remui", g, ci(cfg.stages), hint="slot")
+        e.line(
+            f"nvgpu.mbarrier.try_wait.parity {self.full}[{slot}], {self.parity(g, False)}, "
+            f"{ci(TICKS)} : {self.bar_type}"
+        )
+        a_addr = e.arith("addi", a_wg, e.mul(slot, cfg.a_stage_bytes))
+        b_addr = e.arith("addi", b_base, e.mul(slot, cfg.b_stage_bytes))
+        desc_a = e.arith(
+            "ori",
+            e.arith("shrui", self.i64(a_addr), ci(4, "i64"), "i64"),
+            ci(const_a, "i64"),
+            "i64",
+        )
+        desc_b = e.arith(
+            "ori",
+            e.arith("shrui", self.i64(b_addr), ci(4, "i64"), "i64"),
+            ci(const_b, "i64"),
+            "i64",
+        )
+        first = e.cmp("ne", kt, ci(0))
+        scale_first = e.value(f"arith.extui {first} : i1 to i32")
+        e.asm("wgmma.fence.sync.aligned;", "")
+        accs = list(iters)
+        for kk in range(cfg.block_k // 16):
+            scale = scale_first if kk == 0 else ci(1, "i32")
+            db = e.arith("addi", desc_b, ci(kk * 16 * 128 // 16, "i64"), "i64")
+            for atom in range(cfg.m_atoms):
+                da_off = (atom * 64 * cfg.a_swizzle + kk * 32) // 16
+                da = e.arith("addi", desc_a, ci(da_off, "i64"), "i64")
+                accs[atom] = self.wgmma(accs[atom], da, db, scale)
+        e.asm("wgmma.commit_group.sync.aligned;", "")
+        e.asm("wgmma.wait_group.sync.aligned 1;", "")
+        release = e.arith("andi", e.cmp("ugt", kt, ci(0)), is_lane0, "i1")
+        e.open(f"scf.if {release} {{")
+        prev = e.arith("remui", e.arith("subi", g, ci(1)), ci(cfg.stages))
+        e.value(
+            f"nvgpu.mbarrier.arrive {self.empty}[{prev}] : {self.bar_type} -> !nvgpu.mbarrier.token"
+        )
+        e.close()
+        e.line(f"scf.yield {', '.join(accs)} : {types}")
+        e.close()
+        e.asm("wgmma.wait_group.sync.aligned 0;", "")
+        last = e.arith("addi", counter, e.arith("subi", self.k_tiles, ci(1)))
+        e.open(f"scf.if {is_lane0} {{")
+        e.value(
+            f"nvgpu.mbarrier.arrive {self.empty}[{e.arith('remui', last, ci(cfg.stages))}] : "
+            f"{self.bar_type} -> !nvgpu.mbarrier.token"
+        )
+        e.close()
+        finals = [f"{results}#{i}" for i in range(cfg.m_atoms)]
+        self.epilogue(finals, m0, n0, chunk_addr, c_leader_smem, is_leader, bar_id)
+        e.line(f"scf.yield {e.arith('addi', counter, self.k_tiles)} : index")
+        e.close()
+        e.open(f"scf.if {is_leader} {{")
+        e.asm("cp.async.bulk.wait_group 0;", "")
+        e.close()
+
+    def epilogue(
+        self,
+        accs: list[str],
+        m0: str,
+        n0: str,
+        chunk_addr: list[str],
+        c_leader_smem: str,
+        is_leader: str,
+        bar_id: str,
+    ) -> None:
+        """fp32 fragments -> 16-bit pairs -> swizzled shared tile -> TMA store, per pass."""
+        cfg, e = self.cfg, self.e
+        ci = e.const
+        cvt = "cvt.rn.f16x2.f32" if cfg.dtype == "f16" else "cvt.rn.bf16x2.f32"
+        row0 = self.i32(e.arith("addi", m0, e.mul(self.wg, cfg.warp_m)))
+        for pass_index in range(cfg.block_n // cfg.epi_n):
+            # the previous TMA store must have read the staging tile before it is overwritten
+            e.open(f"scf.if {is_leader} {{")
+            e.asm("cp.async.bulk.wait_group.read 0;", "")
+            e.close()
+            e.asm("bar.sync $0, 128;", "r", [(bar_id, "i32")])
+            for atom, acc in enumerate(accs):
+                for j in range(cfg.epi_n // 8):
+                    col_group = pass_index * cfg.epi_n // 8 + j
+                    for half in range(2):
+                        lo = e.value(
+                            f"llvm.extractvalue {acc}[{4 * col_group + 2 * half}] : "
+                            f"{self.acc_type}",
+                            "a",
+                        )
+                        hi = e.value(
+                            f"llvm.extractvalue {acc}[{4 * col_group + 2 * half + 1}] : "
+                            f"{self.acc_type}",
+                            "a",
+                        )
+                        imm = (j // 8) * cfg.c_box_bytes + atom * 64 * 128 + half * 8 * 128
+                        e.asm(
+                            f"{{ .reg .b32 h; {cvt} h, $2, $1; st.shared.b32 [$0+{imm}], h; }}",
+                            "r,f,f",
+                            [(chunk_addr[j % 8], "i32"), (lo, "f32"), (hi, "f32")],
+                        )
+            e.asm("fence.proxy.async.shared::cta;", "")
+            e.asm("bar.sync $0, 128;", "r", [(bar_id, "i32")])
+            e.open(f"scf.if {is_leader} {{")
+            for box in range(cfg.epi_n // 64):
+                col = self.i32(e.add(n0, pass_index * cfg.epi_n + box * 64))
+                smem = e.arith("addi", c_leader_smem, ci(box * cfg.c_box_bytes, "i32"), "i32")
+                e.asm(
+                    "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];",
+                    "l,r,r,r",
+                    [(self.tC, "i64"), (col, "i32"), (row0, "i32"), (smem, "i32")],
+                )
+            e.asm("cp.async.bulk.commit_group;", "")
+            e.close()
+
+    def module(self) -> str:
+        cfg = self.cfg
+        attrs = [f"known_block_size = array<i32: {cfg.threads}, 1, 1>", "nvvm.minctasm = 1 : i32"]
+        if cfg.setmaxnreg:
+            attrs.append(f"nvvm.maxnreg = {65536 // cfg.threads // 8 * 8} : i32")
+        return (
+            "module attributes {gpu.container_module} {\n"
+            "  gpu.module @kernels {\n"
+            f"    gpu.func @{cfg.name}(%tmA: !llvm.ptr, %tmB: !llvm.ptr, %tmC: !llvm.ptr, "
+            f"%M: i32, %N: i32, %K: i32) kernel attributes {{{', '.join(attrs)}}} {{\n"
+            f"{self.e.body()}\n"
+            "      gpu.return\n"
+            "    }\n"
+            "  }\n"
+            "}\n"
+        )
+
+
+def hopper_gemm_mlir(cfg: HopperGemmConfig) -> str:
+    """MLIR text (gpu.module with one kernel named `cfg.name`) for `cfg`."""
+    return _Kernel(cfg).emit()

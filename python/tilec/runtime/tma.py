@@ -1,0 +1,113 @@
+"""TMA tensor maps (CUtensorMap) for the tensor-core GEMM kernels, built with the CUDA driver.
+
+No MLIR here: a GPU machine without the compiler imports this. The kernels take each map as a
+pointer to its 128 bytes in global memory; `GemmTensorMaps` encodes the three maps (A, B, C) of
+one call into one small device buffer and keeps it alive.
+
+Launch metadata emitted by `tilec.compiler.tensorcore` (artifact.launch["tensorcore"]):
+    {"arch": "sm_90a", "threads": [T,1,1], "shared_bytes": S, "block": [BM, BN, BK],
+     "persistent": bool, "tma": {"A": {"box": [bk, bm], "swizzle": 128}, "B": ..., "C": ...}}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+_DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4}
+
+
+def _driver() -> Any:
+    try:
+        from cuda.bindings import driver
+    except ImportError:  # older cuda-python layout
+        from cuda import cuda as driver
+    return driver
+
+
+def check(result: Any) -> Any:
+    """Unwrap a cuda-bindings (err, value...) tuple, raising on an error code."""
+    driver = _driver()
+    result = result if isinstance(result, tuple) else (result,)
+    if result[0] != driver.CUresult.CUDA_SUCCESS:
+        message = driver.cuGetErrorString(result[0])[1]
+        raise RuntimeError(f"CUDA driver call failed: {result[0]!r}: {message}")
+    if len(result) == 1:
+        return None
+    return result[1] if len(result) == 2 else result[1:]
+
+
+def encode_2d(
+    address: int,
+    dtype: str,
+    rows: int,
+    cols: int,
+    row_stride_elems: int,
+    box: list[int],
+    swizzle: int,
+) -> bytes:
+    """The 128-byte map of a row-major [rows, cols] tensor; box is (inner, outer) elements.
+
+    Out-of-bounds loads are zero-filled and out-of-bounds stores clipped, which is how the
+    kernels handle ragged M, N and K. The row stride must be a multiple of 16 bytes.
+    """
+    driver = _driver()
+    elem = _DTYPE_BYTES[dtype]
+    if (row_stride_elems * elem) % 16 or address % 16:
+        raise ValueError("TMA needs 16-byte aligned rows and base address")
+    data_type = {
+        "float16": driver.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+        "bfloat16": driver.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+        "float32": driver.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+    }[dtype]
+    swizzle_mode = {
+        0: driver.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_NONE,
+        32: driver.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_32B,
+        64: driver.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_64B,
+        128: driver.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B,
+    }[swizzle]
+    tensor_map = check(
+        driver.cuTensorMapEncodeTiled(
+            data_type,
+            2,
+            address,
+            [driver.cuuint64_t(cols), driver.cuuint64_t(rows)],
+            [driver.cuuint64_t(row_stride_elems * elem)],
+            [driver.cuuint32_t(box[0]), driver.cuuint32_t(box[1])],
+            [driver.cuuint32_t(1), driver.cuuint32_t(1)],
+            driver.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+            swizzle_mode,
+            driver.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            driver.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+    )
+    import ctypes
+
+    return ctypes.string_at(tensor_map.getPtr(), 128)
+
+
+@dataclass
+class GemmTensorMaps:
+    """The A, B, C maps of one GEMM call, copied to a device buffer (64-byte aligned)."""
+
+    buffer: Any  # torch uint8 tensor on the device, kept alive while the kernel may run
+    pointers: tuple[int, int, int]
+
+
+def gemm_tensor_maps(a: Any, b: Any, c: Any, tma: dict) -> GemmTensorMaps:
+    """Maps for C[M,N] = A[M,K] @ B[K,N] (torch tensors, row-major) with the kernel's boxes."""
+    import torch
+
+    dtype = str(a.dtype).removeprefix("torch.")
+    out_dtype = str(c.dtype).removeprefix("torch.")
+    m, k = a.shape
+    n = b.shape[1]
+    blobs = [
+        encode_2d(a.data_ptr(), dtype, m, k, a.stride(0), tma["A"]["box"], tma["A"]["swizzle"]),
+        encode_2d(b.data_ptr(), dtype, k, n, b.stride(0), tma["B"]["box"], tma["B"]["swizzle"]),
+        encode_2d(c.data_ptr(), out_dtype, m, n, c.stride(0), tma["C"]["box"], tma["C"]["swizzle"]),
+    ]
+    host = torch.frombuffer(bytearray(b"".join(blobs)), dtype=torch.uint8)
+    buffer = host.to(a.device, non_blocking=False)
+    base = buffer.data_ptr()
+    return GemmTensorMaps(buffer, (base, base + 128, base + 256))
