@@ -14,6 +14,7 @@ import ast
 import builtins
 import functools
 import inspect
+import linecache
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -75,8 +76,16 @@ def _is_tensor(value: Any) -> bool:
 
 
 def _code_location(fn: Callable) -> tuple[str, int]:
+    """The file and `def` line of a function (past its decorators), without parsing it."""
     code = fn.__code__
-    return code.co_filename, code.co_firstlineno
+    line = code.co_firstlineno
+    for offset in range(50):
+        text = linecache.getline(code.co_filename, line + offset).lstrip()
+        if text.startswith(("def ", "async def ")):
+            return code.co_filename, line + offset
+        if not text:
+            break
+    return code.co_filename, line
 
 
 # ---------------------------------------------------------------------------------------------

@@ -324,8 +324,9 @@ class KernelBuilder:
             self.bind(target.id, value, target)
         elif isinstance(target, (ast.Tuple, ast.List)):
             if not isinstance(value, (tuple, list)) or len(value) != len(target.elts):
-                count = len(value) if isinstance(value, (tuple, list)) else "a non-tuple"
-                self.error(node, f"cannot unpack {count} values into {len(target.elts)} names")
+                what = (f"{len(value)} values" if isinstance(value, (tuple, list))
+                        else "a single value")
+                self.error(node, f"cannot unpack {what} into {len(target.elts)} names")
             for element, item in zip(target.elts, value, strict=True):
                 self.assign(element, item, node)
         elif isinstance(target, ast.Subscript):

@@ -1,0 +1,556 @@
+"""Bad input is a TilecError at the right file:line with a clear message, never an MLIR abort.
+
+Each bad kernel marks the line the error must name with a `# error: TAG` comment.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import tilec
+import tilec.language as T
+import torch
+from tilec.errors import LaunchError, TilecError
+
+TARGET = "cpu"
+THIS_FILE = str(Path(__file__).resolve())
+_SOURCE = Path(__file__).read_text().splitlines()
+
+
+def line_of(tag: str) -> int:
+    """The line carrying `# error: tag`."""
+    pattern = re.compile(rf"#\s*error:\s*{re.escape(tag)}\b")
+    matches = [n for n, text in enumerate(_SOURCE, start=1) if pattern.search(text)]
+    assert len(matches) == 1, f"tag {tag} is on lines {matches}"
+    return matches[0]
+
+
+def expect_error(tag: str, *fragments: str, kind: type[TilecError] = TilecError):
+    """Context manager: the block raises `kind` at the tagged line, mentioning every fragment."""
+    return _Expect(tag, fragments, kind)
+
+
+class _Expect:
+    def __init__(self, tag: str, fragments: tuple[str, ...], kind: type[TilecError]):
+        self.tag, self.fragments, self.kind = tag, fragments, kind
+
+    def __enter__(self) -> None:
+        self.raises = pytest.raises(self.kind)
+        self.info = self.raises.__enter__()
+
+    def __exit__(self, *exc: object) -> bool:
+        handled = self.raises.__exit__(*exc)
+        error = self.info.value
+        assert error.filename is not None and Path(error.filename).resolve() == Path(THIS_FILE)
+        assert error.lineno == line_of(self.tag), str(error)
+        for fragment in self.fragments:
+            assert fragment in error.message, f"{fragment!r} not in {error.message!r}"
+        rendered = str(error)
+        assert rendered.startswith(f"{error.filename}:{error.lineno}: "), rendered
+        assert "\n    " in rendered, "the offending source line is shown"
+        return handled
+
+
+def build(factory, *args, out_idx=None):
+    return tilec.compile(factory(*args), out_idx=out_idx, target=TARGET)
+
+
+# ------------------------------------------------------------------ shapes and dtypes
+
+
+def copy_mismatch():
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "float16")):
+        with T.Kernel(1, threads=128) as _:
+            big = T.alloc_shared((32, 32), "float16")
+            small = T.alloc_shared((16, 32), "float16")
+            T.copy(A[0:32, 0:32], big)
+            T.copy(big, small)  # error: copy-shape
+
+    return main
+
+
+def test_copy_with_mismatched_shapes() -> None:
+    with expect_error("copy-shape", "(32, 32)", "(16, 32)"):
+        build(copy_mismatch)
+
+
+def gemm_k_mismatch():
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "float16")):
+        with T.Kernel(1, threads=128) as _:
+            a = T.alloc_shared((32, 16), "float16")
+            b = T.alloc_shared((32, 32), "float16")
+            c = T.alloc_fragment((32, 32), "float32")
+            T.gemm(a, b, c)  # error: gemm-k
+
+    return main
+
+
+def test_gemm_with_mismatched_k() -> None:
+    with expect_error("gemm-k", "K of A", "16", "32"):
+        build(gemm_k_mismatch)
+
+
+def gemm_dtype_mismatch():
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "float16")):
+        with T.Kernel(1, threads=128) as _:
+            a = T.alloc_shared((32, 32), "float16")
+            b = T.alloc_shared((32, 32), "float32")
+            c = T.alloc_fragment((32, 32), "float32")
+            T.gemm(a, b, c)  # error: gemm-dtype
+
+    return main
+
+
+def test_gemm_with_mismatched_dtypes() -> None:
+    with expect_error("gemm-dtype", "element types differ", kind=TilecError):
+        build(gemm_dtype_mismatch)
+
+
+def store_float_into_int():
+    @T.prim_func
+    def main(A: T.Tensor((64,), "int32"), B: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=64) as _:
+            for i in T.Parallel(64):
+                A[i] = B[i] * 2.0  # error: store-dtype
+
+    return main
+
+
+def test_dtype_mismatch_on_store() -> None:
+    with expect_error("store-dtype", "dtype mismatch", "float32", "int32", "T.cast"):
+        build(store_float_into_int)
+
+
+def reduce_wrong_shape():
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, threads=64) as _:
+            x = T.alloc_fragment((16, 32), "float32")
+            y = T.alloc_fragment((32,), "float32")
+            T.reduce_max(x, y, dim=1)  # error: reduce-shape
+
+    return main
+
+
+def test_reduce_into_wrong_shape_is_reported_by_the_verifier_at_the_line() -> None:
+    with expect_error("reduce-shape", "reducing (16, 32) along dim 1"):
+        build(reduce_wrong_shape)
+
+
+def reduce_bad_dim():
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, threads=64) as _:
+            x = T.alloc_fragment((16, 32), "float32")
+            y = T.alloc_fragment((16,), "float32")
+            T.reduce_sum(x, y, dim=2)  # error: reduce-dim
+
+    return main
+
+
+def test_reduce_dim_out_of_range() -> None:
+    with expect_error("reduce-dim", "dim 2 is out of range"):
+        build(reduce_bad_dim)
+
+
+def fill_global():
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=64) as _:
+            T.fill(A, 1.0)  # error: fill-global
+
+    return main
+
+
+def test_fill_of_a_global_tensor() -> None:
+    with expect_error("fill-global", "global"):
+        build(fill_global)
+
+
+# ------------------------------------------------------------------ scopes and structure
+
+
+def fragment_outside_kernel():
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32")):
+        acc = T.alloc_fragment((64,), "float32")  # error: fragment-outside
+        with T.Kernel(1, threads=64) as _:
+            T.copy(acc, A)
+
+    return main
+
+
+def test_fragment_allocated_outside_the_kernel() -> None:
+    with expect_error("fragment-outside", "inside `with T.Kernel(...)`"):
+        build(fragment_outside_kernel)
+
+
+def write_outside_kernel():
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32")):
+        A[0] = 1.0  # error: write-outside
+        with T.Kernel(1, threads=64) as _:
+            T.fill(A, 0.0)
+
+    return main
+
+
+def test_buffer_written_outside_the_kernel() -> None:
+    with expect_error("write-outside", "writing buffer 'A'", "inside `with T.Kernel(...)`"):
+        build(write_outside_kernel)
+
+
+def too_many_threads():
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=2048) as _:  # error: threads
+            A[0] = 1.0
+
+    return main
+
+
+def test_too_many_threads() -> None:
+    with expect_error("threads", "1 to 1024 threads", "2048"):
+        build(too_many_threads)
+
+
+def nested_kernels():
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=64) as _:
+            with T.Kernel(1, threads=64) as _:  # error: nested
+                A[0] = 1.0
+
+    return main
+
+
+def test_nested_kernels() -> None:
+    with expect_error("nested", "cannot be nested"):
+        build(nested_kernels)
+
+
+def no_kernel():
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32")):  # error: no-kernel
+        pass
+
+    return main
+
+
+def test_kernel_without_t_kernel_block() -> None:
+    with expect_error("no-kernel", "no `with T.Kernel(...)` block"):
+        build(no_kernel)
+
+
+def immutable_scalar():
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=1) as _:
+            total = 0.0
+            for i in T.serial(64):
+                total = total + A[i]  # error: immutable
+            A[0] = total
+
+    return main
+
+
+def test_rebinding_a_scalar_inside_a_loop_suggests_alloc_var() -> None:
+    with expect_error("immutable", "'total'", "T.alloc_var"):
+        build(immutable_scalar)
+
+
+def parallel_dynamic_extent():
+    M = T.dynamic("M")
+
+    @T.prim_func
+    def main(A: T.Tensor((M,), "float32")):
+        with T.Kernel(1, threads=64) as _:
+            for i in T.Parallel(M):  # error: parallel-extent
+                A[i] = 0.0
+
+    return main
+
+
+def test_parallel_extent_must_be_constant() -> None:
+    with expect_error("parallel-extent", "T.Parallel extents", "compile time"):
+        build(parallel_dynamic_extent)
+
+
+def slice_not_constant():
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "float32")):
+        with T.Kernel(4, threads=64) as bx:
+            tile_a = T.alloc_shared((16, 64), "float32")
+            T.copy(A[bx * 16:bx * 32, 0:64], tile_a)  # error: slice-extent
+
+    return main
+
+
+def test_slice_extent_must_be_constant() -> None:
+    with expect_error("slice-extent", "slice extents must be known at compile time"):
+        build(slice_not_constant)
+
+
+def wrong_index_count():
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, threads=64) as _:
+            for i in T.Parallel(64):
+                A[i] = 0.0  # error: index-count
+
+    return main
+
+
+def test_wrong_number_of_indices() -> None:
+    with expect_error("index-count", "2 dimensions but 1 indices"):
+        build(wrong_index_count)
+
+
+def constant_while():
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=1) as _:
+            while True:  # error: while-const
+                A[0] = 1.0
+
+    return main
+
+
+def test_while_with_a_constant_condition() -> None:
+    with expect_error("while-const", "run time"):
+        build(constant_while)
+
+
+def missing_annotation():
+    @T.prim_func
+    def main(A):  # error: annotation
+        with T.Kernel(1, threads=1) as _:
+            A[0] = 1.0
+
+    return main
+
+
+def test_parameter_without_annotation() -> None:
+    with expect_error("annotation", "'A' needs an annotation"):
+        build(missing_annotation)
+
+
+def unknown_dtype():
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=1) as _:
+            x = T.alloc_fragment((64,), "float13")  # error: dtype-name
+            T.copy(x, A)
+
+    return main
+
+
+def test_unknown_dtype_name() -> None:
+    with expect_error("dtype-name", "unknown dtype 'float13'"):
+        build(unknown_dtype)
+
+
+# ------------------------------------------------------------------ Python constructs
+
+
+def undefined_name():
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=64) as _:
+            for i in T.Parallel(64):
+                A[i] = undefined_scale * 2.0  # noqa: F821  # error: undefined
+
+    return main
+
+
+def test_undefined_name() -> None:
+    with expect_error("undefined", "name 'undefined_scale' is not defined"):
+        build(undefined_name)
+
+
+def uses_lambda():
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=64) as _:
+            double = lambda x: x * 2  # noqa: E731  # error: lambda
+            A[0] = double(A[1])
+
+    return main
+
+
+def uses_list_comprehension():
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=64) as _:
+            values = [A[i] for i in range(4)]  # error: listcomp
+            A[0] = values[0]
+
+    return main
+
+
+def uses_try():
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=64) as _:
+            try:  # error: try
+                A[0] = 1.0
+            finally:
+                A[1] = 1.0
+
+    return main
+
+
+def uses_other_with():
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=64) as _:
+            with open("/dev/null"):  # error: with
+                A[0] = 1.0
+
+    return main
+
+
+def uses_break():
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=1) as _:
+            for i in T.serial(64):
+                if A[i] > 0:
+                    break  # error: break
+
+    return main
+
+
+@pytest.mark.parametrize("factory, tag, what", [
+    (uses_lambda, "lambda", "lambda"),
+    (uses_list_comprehension, "listcomp", "list comprehension"),
+    (uses_try, "try", "try"),
+    (uses_other_with, "with", "with"),
+    (uses_break, "break", "break"),
+])
+def test_unsupported_python_constructs(factory, tag: str, what: str) -> None:
+    with expect_error(tag, "unsupported Python construct", what):
+        build(factory)
+
+
+def test_t_function_called_outside_a_kernel() -> None:
+    with pytest.raises(TilecError, match="T.copy can only be used inside a tilec kernel"):
+        T.copy(None, None)
+
+
+# ------------------------------------------------------------------ eager kernels
+
+
+@tilec.jit(target=TARGET)
+def unbound_size(A, block=32):
+    M, N = T.const("M, N")  # error: unbound-const
+    C = T.empty((M, N), T.float32)
+    with T.Kernel(T.ceildiv(M, block), threads=32) as bx:
+        for i in T.Parallel(block):
+            C[bx * block + i, 0] = A[bx * block + i]
+    return C
+
+
+def test_const_that_no_argument_binds_asks_for_an_annotation() -> None:
+    with expect_error("unbound-const", "'N'", "T.Tensor"):
+        unbound_size(torch.randn(64))
+
+
+@tilec.jit(target=TARGET)
+def never_returned(A, block=32):  # error: not-returned
+    M = T.const("M")
+    C = T.empty((M,), T.float32)
+    with T.Kernel(T.ceildiv(M, block), threads=32) as bx:
+        for i in T.Parallel(block):
+            C[bx * block + i] = A[bx * block + i]
+
+
+def test_output_never_returned() -> None:
+    with expect_error("not-returned", "'C'", "never returned"):
+        never_returned(torch.randn(64))
+
+
+@tilec.jit(target=TARGET)
+def scale(A, block=32):  # error: launch
+    M = T.const("M")
+    C = T.empty((M,), T.float32)
+    with T.Kernel(T.ceildiv(M, block), threads=32) as bx:
+        for i in T.Parallel(block):
+            if bx * block + i < M:
+                C[bx * block + i] = A[bx * block + i] * 2.0
+    return C
+
+
+def test_eager_kernel_missing_argument() -> None:
+    with expect_error("launch", "missing a required argument", kind=LaunchError):
+        scale()
+
+
+def copy_kernel(M, N):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float32"), B: T.Tensor((M, N), "float32")):  # error: kernel
+        with T.Kernel(1, threads=32) as _:
+            T.copy(A[0:M, 0:N], B[0:M, 0:N])
+
+    return main
+
+
+@pytest.fixture(scope="module")
+def copier() -> tilec.JITKernel:
+    return tilec.compile(copy_kernel(8, 4), out_idx=[1], target=TARGET)
+
+
+def test_wrong_argument_count_at_call_time(copier: tilec.JITKernel) -> None:
+    with expect_error("kernel", "takes 1 arguments (A), got 2", kind=LaunchError):
+        copier(torch.randn(8, 4), torch.randn(8, 4))
+
+
+def test_wrong_dtype_at_call_time(copier: tilec.JITKernel) -> None:
+    with expect_error("kernel", "'A' has dtype torch.float16, expected torch.float32",
+                      kind=LaunchError):
+        copier(torch.randn(8, 4, dtype=torch.float16))
+
+
+def test_wrong_shape_at_call_time(copier: tilec.JITKernel) -> None:
+    with expect_error("kernel", "shape (8, 5), expected (8, 4)", kind=LaunchError):
+        copier(torch.randn(8, 5))
+
+
+def test_non_contiguous_tensor(copier: tilec.JITKernel) -> None:
+    with expect_error("kernel", "not contiguous", kind=LaunchError):
+        copier(torch.randn(4, 8).T)
+
+
+def test_wrong_device_tensor(copier: tilec.JITKernel) -> None:
+    with expect_error("kernel", "is on meta", "cpu", kind=LaunchError):
+        copier(torch.empty(8, 4, device="meta"))
+
+
+def test_not_a_tensor(copier: tilec.JITKernel) -> None:
+    with expect_error("kernel", "must be a tensor, got list", kind=LaunchError):
+        copier([[1.0] * 4] * 8)
+
+
+def dynamic_pair():
+    M = T.dynamic("M")
+
+    @T.prim_func
+    def main(A: T.Tensor((M,), "float32"), B: T.Tensor((M,), "float32"),  # error: symbols
+             C: T.Tensor((M,), "float32")):
+        with T.Kernel(T.ceildiv(M, 32), threads=32) as bx:
+            for i in T.Parallel(32):
+                if bx * 32 + i < M:
+                    C[bx * 32 + i] = A[bx * 32 + i] + B[bx * 32 + i]
+
+    return main
+
+
+def test_inconsistent_dynamic_sizes_at_call_time() -> None:
+    kernel = tilec.compile(dynamic_pair(), out_idx=[2], target=TARGET)
+    with expect_error("symbols", "M = 7", "M = 5", kind=LaunchError):
+        kernel(torch.randn(5), torch.randn(7))
