@@ -1,0 +1,118 @@
+// RUN: tilec-opt --lower-tile-structure-to-scf %s --split-input-file | FileCheck %s
+// Region ops become scf.for loops; allocations become stack buffers at the function's start.
+
+// The grid becomes a loop nest with x innermost; block indices are the induction variables.
+// CHECK-LABEL: func.func @grid_2d
+// CHECK-SAME: (%[[OUT:.*]]: memref<4x8xindex>, %[[GX:.*]]: index, %[[GY:.*]]: index)
+// CHECK: scf.for %[[BY:.*]] = %{{.*}} to %[[GY]] step
+// CHECK-NEXT: scf.for %[[BX:.*]] = %{{.*}} to %[[GX]] step
+// CHECK-NEXT: memref.store %[[BX]], %[[OUT]][%[[BY]], %[[BX]]]
+// CHECK-NOT: tile.
+func.func @grid_2d(%out: memref<4x8xindex>, %gx: index, %gy: index) {
+  tile.kernel grid(%gx, %gy) threads [32, 4] {
+  ^bb0(%bx: index, %by: index):
+    memref.store %bx, %out[%by, %bx] : memref<4x8xindex>
+  }
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @grid_3d
+// CHECK: scf.for %[[BZ:.*]] = %{{.*}} to %arg3 step
+// CHECK-NEXT: scf.for %[[BY:.*]] = %{{.*}} to %arg2 step
+// CHECK-NEXT: scf.for %[[BX:.*]] = %{{.*}} to %arg1 step
+// CHECK: memref.store %{{.*}}, %arg0[%[[BZ]], %[[BY]], %[[BX]]]
+func.func @grid_3d(%out: memref<2x3x4xf32>, %x: index, %y: index, %z: index) {
+  tile.kernel grid(%x, %y, %z) threads [1, 1, 1] {
+  ^bb0(%bx: index, %by: index, %bz: index):
+    %one = arith.constant 1.0 : f32
+    memref.store %one, %out[%bz, %by, %bx] : memref<2x3x4xf32>
+  }
+  return
+}
+
+// -----
+
+// Every tile.alloc, even inside a loop, becomes an alloca at the function's start, without
+// memory space, in allocation order.
+// CHECK-LABEL: func.func @allocs
+// CHECK-NEXT: %[[S:.*]] = memref.alloca() {alignment = 64 : i64} : memref<16xf16>
+// CHECK-NEXT: %[[F:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4x4xf32>
+// CHECK-NEXT: %[[V:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1xi32>
+// CHECK: scf.for
+// CHECK: memref.load %[[S]]
+// CHECK: memref.store %{{.*}}, %[[F]]
+// CHECK: memref.store %{{.*}}, %[[V]]
+// CHECK-NOT: tile.alloc
+func.func @allocs(%n: index) {
+  tile.kernel grid(%n) threads [32] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %s = tile.alloc : memref<16xf16, "shared">
+    %f = tile.alloc : memref<4x4xf32, "fragment">
+    %x = memref.load %s[%c0] : memref<16xf16, "shared">
+    %y = arith.extf %x : f16 to f32
+    memref.store %y, %f[%c0, %c0] : memref<4x4xf32, "fragment">
+    tile.for %c0 to %c1 step %c1 {
+    ^bb1(%i: index):
+      %v = tile.alloc : memref<1xi32, "var">
+      %k = arith.constant 7 : i32
+      memref.store %k, %v[%c0] : memref<1xi32, "var">
+    }
+  }
+  return
+}
+
+// -----
+
+// tile.parallel becomes a loop nest over its extents.
+// CHECK-LABEL: func.func @parallel
+// CHECK: %[[C4:.*]] = arith.constant 4 : index
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %[[C4]] step
+// CHECK: %[[C8:.*]] = arith.constant 8 : index
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %[[C8]] step
+// CHECK: memref.load %{{.*}}[%[[I]], %[[J]]]
+// CHECK-NOT: tile.parallel
+func.func @parallel(%n: index) {
+  tile.kernel grid(%n) threads [32] {
+  ^bb0(%bx: index):
+    %f = tile.alloc : memref<4x8xf32, "fragment">
+    tile.parallel [4, 8] {
+    ^bb1(%i: index, %j: index):
+      %v = memref.load %f[%i, %j] : memref<4x8xf32, "fragment">
+      %w = arith.addf %v, %v : f32
+      memref.store %w, %f[%i, %j] : memref<4x8xf32, "fragment">
+    }
+  }
+  return
+}
+
+// -----
+
+// tile.pipelined and tile.for (unrolled or not) become scf.for with their bounds and step;
+// stages and unroll are dropped.
+// CHECK-LABEL: func.func @loops
+// CHECK-SAME: (%[[OUT:.*]]: memref<8xindex>, %[[N:.*]]: index, %[[LO:.*]]: index, %[[STEP:.*]]: index)
+// CHECK: scf.for %[[K:.*]] = %[[LO]] to %[[N]] step %[[STEP]] {
+// CHECK-NEXT: memref.store %[[K]], %[[OUT]][%[[K]]]
+// CHECK: scf.for %[[U:.*]] = %[[LO]] to %[[N]] step %[[STEP]] {
+// CHECK-NEXT: memref.store %[[U]], %[[OUT]][%[[U]]]
+// CHECK-NOT: stages
+// CHECK-NOT: unroll
+func.func @loops(%out: memref<8xindex>, %n: index, %lo: index, %step: index) {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [32] {
+  ^bb0(%bx: index):
+    tile.pipelined %lo to %n step %step stages 3 {
+    ^bb1(%k: index):
+      memref.store %k, %out[%k] : memref<8xindex>
+    }
+    tile.for %lo to %n step %step attributes {unroll} {
+    ^bb1(%u: index):
+      memref.store %u, %out[%u] : memref<8xindex>
+    }
+  }
+  return
+}
