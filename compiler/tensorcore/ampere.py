@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tilec.compiler.tensorcore.emitter import Emitter
+from tilec.compiler.tensorcore.emitter import Emitter, KernelInterface
 
 
 @dataclass(frozen=True)
@@ -95,8 +95,9 @@ class AmpereGemmConfig:
 
 
 class _Kernel:
-    def __init__(self, cfg: AmpereGemmConfig) -> None:
+    def __init__(self, cfg: AmpereGemmConfig, interface: KernelInterface) -> None:
         self.cfg = cfg
+        self.interface = interface
         self.e = Emitter()
 
     def swizzle_xor(self, row: str, chunks_per_row: int) -> str:
@@ -122,7 +123,7 @@ class _Kernel:
         b_ptr = e.value("llvm.ptrtoint %B : !llvm.ptr to i64")
         c_ptr = e.value("llvm.ptrtoint %C : !llvm.ptr to i64")
         tid = e.value("gpu.thread_id x", "tid")
-        bid = e.value("gpu.block_id x", "bid")
+        bid = e.linear_block_id()
         lane = e.arith("remui", tid, ci(32), hint="lane")
         warp = e.arith("divui", tid, ci(32), hint="warp")
         wm = e.arith("divui", warp, ci(cfg.warps_n))
@@ -359,10 +360,9 @@ class _Kernel:
         return (
             "module attributes {gpu.container_module} {\n"
             "  gpu.module @kernels {\n"
-            f"    gpu.func @{cfg.name}(%A: !llvm.ptr, %B: !llvm.ptr, %C: !llvm.ptr, "
-            f"%M: i32, %N: i32, %K: i32) kernel attributes "
+            f"    gpu.func @{self.interface.name}({self.interface.signature()}) kernel attributes "
             f"{{known_block_size = array<i32: {cfg.threads}, 1, 1>}} {{\n"
-            f"{self.e.body()}\n"
+            f"{self.e.body(self.interface.prologue)}\n"
             "      gpu.return\n"
             "    }\n"
             "  }\n"
@@ -370,6 +370,13 @@ class _Kernel:
         )
 
 
-def ampere_gemm_mlir(cfg: AmpereGemmConfig) -> str:
-    """MLIR text (gpu.module with one kernel named `cfg.name`) for `cfg`."""
-    return _Kernel(cfg).emit()
+def default_interface(cfg: AmpereGemmConfig) -> KernelInterface:
+    """A, B, C as global pointers, then M, N, K as i32."""
+    params = [("%A", "!llvm.ptr"), ("%B", "!llvm.ptr"), ("%C", "!llvm.ptr")]
+    return KernelInterface(cfg.name, params + [("%M", "i32"), ("%N", "i32"), ("%K", "i32")])
+
+
+def ampere_gemm_mlir(cfg: AmpereGemmConfig, interface: KernelInterface | None = None) -> str:
+    """MLIR text (a gpu.module with one kernel) for `cfg`; the interface must bind %A, %B, %C
+    (!llvm.ptr) and %M, %N, %K (i32)."""
+    return _Kernel(cfg, interface or default_interface(cfg)).emit()

@@ -7,6 +7,20 @@ readable name. `asm` wraps `llvm.inline_asm`, used for the PTX that upstream ops
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class KernelInterface:
+    """The gpu.func's name and parameters, and prologue lines that bind the names a generator
+    reads (pointers and i32 M, N, K) from those parameters; lets a pass fit the runtime's ABI."""
+
+    name: str
+    params: list[tuple[str, str]]
+    prologue: list[str] = field(default_factory=list)
+
+    def signature(self) -> str:
+        return ", ".join(f"{value}: {type_}" for value, type_ in self.params)
 
 
 class Emitter:
@@ -93,5 +107,14 @@ class Emitter:
             return None
         return self.value(rhs, hint)
 
-    def body(self) -> str:
-        return "\n".join(self.head + self.lines)
+    def linear_block_id(self) -> str:
+        """block_id.y * grid_dim.x + block_id.x: works for 1-d and 2-d grids alike."""
+        x = self.value("gpu.block_id x", "bx")
+        y = self.value("gpu.block_id y", "by")
+        return self.arith(
+            "addi", self.arith("muli", y, self.value("gpu.grid_dim x")), x, hint="bid"
+        )
+
+    def body(self, prologue: Sequence[str] = ()) -> str:
+        indent = "  " * 3
+        return "\n".join([indent + line for line in prologue] + self.head + self.lines)

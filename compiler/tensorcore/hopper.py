@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tilec.compiler.tensorcore.emitter import Emitter
+from tilec.compiler.tensorcore.emitter import Emitter, KernelInterface
 
 SHARED = "#gpu.address_space<workgroup>"
 SWIZZLE_BYTES = 128
@@ -152,8 +152,9 @@ def _descriptor_constant(leading: int, stride: int, swizzle: int) -> int:
 class _Kernel:
     """Emits the gpu.func of one configuration."""
 
-    def __init__(self, cfg: HopperGemmConfig) -> None:
+    def __init__(self, cfg: HopperGemmConfig, interface: KernelInterface) -> None:
         self.cfg = cfg
+        self.interface = interface
         self.e = Emitter()
         s = cfg.stages
         self.bar_type = f"!nvgpu.mbarrier.group<memorySpace = {SHARED}, num_barriers = {s}>"
@@ -209,7 +210,7 @@ class _Kernel:
         self.tB = e.value(f"builtin.unrealized_conversion_cast %tmB : !llvm.ptr to {self.tma_b}")
         self.tC = e.value("llvm.ptrtoint %tmC : !llvm.ptr to i64", "tmc")
         tid = e.value("gpu.thread_id x", "tid")
-        self.bid = e.value("gpu.block_id x", "bid")
+        self.bid = e.linear_block_id()
         self.gdim = e.value("gpu.grid_dim x", "gdim") if cfg.persistent else None
         wg_raw = e.cast(e.arith("divui", tid, ci(128)), "index", "i32")
         shuffled = e.fresh("wgs")
@@ -504,9 +505,9 @@ class _Kernel:
         return (
             "module attributes {gpu.container_module} {\n"
             "  gpu.module @kernels {\n"
-            f"    gpu.func @{cfg.name}(%tmA: !llvm.ptr, %tmB: !llvm.ptr, %tmC: !llvm.ptr, "
-            f"%M: i32, %N: i32, %K: i32) kernel attributes {{{', '.join(attrs)}}} {{\n"
-            f"{self.e.body()}\n"
+            f"    gpu.func @{self.interface.name}({self.interface.signature()}) kernel "
+            f"attributes {{{', '.join(attrs)}}} {{\n"
+            f"{self.e.body(self.interface.prologue)}\n"
             "      gpu.return\n"
             "    }\n"
             "  }\n"
@@ -514,6 +515,13 @@ class _Kernel:
         )
 
 
-def hopper_gemm_mlir(cfg: HopperGemmConfig) -> str:
-    """MLIR text (gpu.module with one kernel named `cfg.name`) for `cfg`."""
-    return _Kernel(cfg).emit()
+def default_interface(cfg: HopperGemmConfig) -> KernelInterface:
+    """Three pointers to CUtensorMaps (A, B, C), then M, N, K as i32."""
+    params = [("%tmA", "!llvm.ptr"), ("%tmB", "!llvm.ptr"), ("%tmC", "!llvm.ptr")]
+    return KernelInterface(cfg.name, params + [("%M", "i32"), ("%N", "i32"), ("%K", "i32")])
+
+
+def hopper_gemm_mlir(cfg: HopperGemmConfig, interface: KernelInterface | None = None) -> str:
+    """MLIR text (a gpu.module with one kernel) for `cfg`; the interface must bind %tmA, %tmB,
+    %tmC (!llvm.ptr to each CUtensorMap) and %M, %N, %K (i32)."""
+    return _Kernel(cfg, interface or default_interface(cfg)).emit()
