@@ -182,7 +182,10 @@ LogicalResult ParallelOp::verify() {
 LogicalResult PipelinedOp::verify() {
   if (static_cast<int64_t>(getNumStages()) < 0)
     return emitOpError() << "num_stages must not be negative";
-  size_t statements = llvm::range_size(getBody().front().without_terminator());
+  // A statement is an op with effects: the pure index math a frontend emits for a statement
+  // (constants, muli, addi) belongs to it and is not counted.
+  size_t statements = llvm::count_if(getBody().front().without_terminator(),
+                                     [](Operation &op) { return !mlir::isPure(&op); });
   for (std::optional<ArrayRef<int64_t>> schedule : {getOrder(), getStage()})
     if (schedule && schedule->size() != statements)
       return emitOpError() << "order and stage need one entry per statement of the body ("
