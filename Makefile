@@ -15,7 +15,7 @@ quickstart: $(VENV)/.installed
 	$(PY) examples/quickstart.py
 
 test: $(VENV)/.installed lint
-	$(PY) -m lit -v lit_tests
+	$(VENV)/bin/lit -v lit_tests
 	$(PY) -m pytest -q tests
 
 lint: $(VENV)/.installed
