@@ -75,6 +75,11 @@ def _is_tensor(value: Any) -> bool:
     return hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, T.DType)
 
 
+def tensor_arguments(args: tuple, kwargs: dict) -> list[Any]:
+    """The tensors of an eager call, in order: what its compiled kernel takes."""
+    return [a for a in (*args, *kwargs.values()) if _is_tensor(a)]
+
+
 def _code_location(fn: Callable) -> tuple[str, int]:
     """The file and `def` line of a function (past its decorators), without parsing it."""
     code = fn.__code__
@@ -361,6 +366,7 @@ class JITFunction:
         self.is_factory = _is_factory(fn)
         self._kernels: dict[Any, JITKernel] = {}
         self._source: str | None = None
+        self._parsed: Any = None  # the KernelSource, parsed once
         functools.update_wrapper(self, fn)
 
     @property
@@ -388,8 +394,7 @@ class JITFunction:
             kernel = compile_specialization(self.specialize(args, kwargs))
             if fast_key is not None and cache.is_enabled():
                 self._kernels[fast_key] = kernel
-        tensors = [a for a in (*args, *kwargs.values()) if _is_tensor(a)]
-        return kernel(*tensors)
+        return kernel(*tensor_arguments(args, kwargs))
 
     def _fast_key(self, args: tuple, kwargs: dict) -> Any:
         """A cheap in-memory key for repeated eager calls (shapes, dtypes, constants)."""
@@ -453,26 +458,31 @@ class JITFunction:
                 constants[name] = param.default
             else:
                 tensors[name] = ((), "")  # shape inferred from the size keywords
+        from tilec.frontend.signature import analyze_eager, bind_symbols
+        from tilec.frontend.source import parse_kernel
+
+        if self._parsed is None:
+            self._parsed = parse_kernel(self.fn)
+        source = self._parsed
+        analysis = analyze_eager(source.tree, list(tensors))
+        known = {k: tuple(s) for k, (s, d) in tensors.items() if d}
+        from_shapes = bind_symbols(analysis, known, source.filename)
+        values = {**from_shapes, **symbols}
+        for name, (_, dtype) in list(tensors.items()):
+            if not dtype:  # given by sizes only (`compile(M=...)`, the CLI)
+                tensors[name] = _infer_tensor(source, analysis, name, values, constants)
         parts = {"kind": "eager", "source": self.source,
                  "tensors": {k: [list(s), d] for k, (s, d) in tensors.items()},
-                 "constants": {k: repr(v) for k, v in constants.items()},
-                 "symbols": symbols, "target": resolved}
+                 "constants": {k: _key_value(v) for k, v in constants.items()},
+                 "symbols": {k: v for k, v in symbols.items() if k not in from_shapes},
+                 "target": resolved}
         fn = self.fn
 
         def build() -> Any:
             from tilec.frontend.builder import TensorInput, build_eager
-            from tilec.frontend.signature import analyze_eager, bind_symbols
-            from tilec.frontend.source import parse_kernel
 
-            source = parse_kernel(fn)
-            analysis = analyze_eager(source.tree, list(tensors))
-            known = {k: tuple(s) for k, (s, d) in tensors.items() if d}
-            values = {**bind_symbols(analysis, known, source.filename), **symbols}
-            inputs = []
-            for name, (shape, dtype) in tensors.items():
-                if not dtype:
-                    shape, dtype = _infer_tensor(source, analysis, name, values, constants)
-                inputs.append(TensorInput(name, tuple(shape), T.dtype(dtype)))
+            inputs = [TensorInput(name, tuple(shape), T.dtype(dtype))
+                      for name, (shape, dtype) in tensors.items()]
             return build_eager(fn, inputs, constants, values)
 
         return Specialization(parts, build, self.location, resolved)
