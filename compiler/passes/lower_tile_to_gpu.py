@@ -190,8 +190,6 @@ class KernelLowering:
             self.prelude(params, entry, dynamic)
         self.move_kernel_body()
         self.hoist_allocs()
-        with self.func.location, ir.InsertionPoint(self.ret):
-            self.reserve_scratch()
         self.lower_block_ops(self.body_ops)
         for old in self.fragment_allocs:
             if list(old.results[0].uses):
@@ -298,7 +296,9 @@ class KernelLowering:
                                                             type_.element_type), [], []).result
             old.replace_all_uses_with(new)
             op.erase()
-        # allocas first, then the kernel's statements
+        with self.func.location, ir.InsertionPoint(self.ret):
+            self.reserve_scratch()
+        # buffers first, then the kernel's statements
         for op in self.body_ops:
             op.move_before(self.ret)
 

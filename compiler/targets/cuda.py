@@ -1,9 +1,9 @@
 """The CUDA target: tile → gpu (SIMT) → NVVM/LLVM dialect → PTX → cubin (ptxas), sm_80 / sm_90a.
 
 Stages ("tile" is the frontend's IR, added by the driver):
-  tile-cuda  tile passes: infer-fragment-layout (thread/register mapping of fragments and
-             T.Parallel), lower-gemm-simt (T.gemm on CUDA cores; a tensor-core gemm pass takes
-             its place where one exists), insert-shared-barriers
+  tile-cuda  canonicalize + cse, then tile passes: infer-fragment-layout (thread/register
+             mapping of fragments and T.Parallel), lower-gemm-simt (T.gemm on CUDA cores; a
+             tensor-core gemm pass takes its place where one exists), insert-shared-barriers
   gpu        lower-tile-to-gpu: one `gpu.func` in `gpu.module @kernels` (then canonicalize, cse)
   nvvm       upstream passes to the NVVM + LLVM dialects, target attached (chip, +ptx80, O3)
   ptx        PTX text from the NVPTX backend (gpu-module-to-binary format=isa); libdevice math
@@ -142,6 +142,12 @@ def kernel_abi(module: ir.Module) -> list[list]:
     return slots + dims
 
 
+def _tile_cuda(module: ir.Module, options: CompileOptions) -> None:
+    # folded index arithmetic first: fragment accesses must index by T.Parallel's variables
+    run_pass_pipeline(module, "canonicalize,cse", options)
+    tile_passes("tile-cuda", TILE_PASSES).run(module, options)
+
+
 def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
     options.extra["abi"] = kernel_abi(module)
     kernel = next(op for op in walk(module.operation) if op.name == "tile.kernel")
@@ -155,7 +161,7 @@ def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
 def stages(options: CompileOptions) -> list[Stage]:
     arch = resolve_arch(options)
     return [
-        tile_passes("tile-cuda", TILE_PASSES),
+        Stage("tile-cuda", _tile_cuda, "canonicalize, cse, " + ", ".join(TILE_PASSES)),
         Stage("gpu", _lower_to_gpu, "lower-tile-to-gpu, canonicalize, cse"),
         mlir_passes("nvvm", nvvm_pipeline(arch)),
         Stage("ptx", _emit_ptx, "gpu-module-to-binary{format=isa}"),

@@ -1,0 +1,188 @@
+"""Loads a CUDA artifact (cubin, or PTX for the driver's JIT) and launches it on torch tensors.
+
+No MLIR and no compiler here: a GPU machine runs kernels compiled elsewhere. The kernel ABI is
+compiler/targets/cuda.py's: launch["abi"] lists one slot per kernel argument,
+  ["ptr", p]          the data pointer of tensor parameter p,
+  ["scalar", p, t]    scalar parameter p as MLIR type t (i32, i64, f32, f64),
+  ["dim", p, d]       dimension d of tensor parameter p as int64 (a dynamic one).
+Launches go to torch's current stream of the tensors' device, with launch["shared_bytes"] of
+dynamic shared memory (the per-kernel limit is raised past 48 KB when more is needed).
+
+Two launch paths with the same interface: the native extension `tilec.runtime._launcher`
+(C++, built by CMake; a launch is one call with a list of ints) and, where it is absent, the
+CUDA driver through cuda-bindings.
+"""
+
+from __future__ import annotations
+
+import ast
+import ctypes
+from collections.abc import Callable
+from typing import Any
+
+from tilec.errors import LaunchError
+from tilec.runtime.artifact import Artifact
+
+Launcher = Callable[[list, dict], None]
+
+SLOT_KINDS = {"ptr": 0, "i32": 1, "i64": 2, "f32": 3, "f64": 4}
+CTYPES = {0: ctypes.c_void_p, 1: ctypes.c_int32, 2: ctypes.c_int64, 3: ctypes.c_float,
+          4: ctypes.c_double}
+GRID_NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Name, ast.Load, ast.Constant,
+              ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.USub)
+MAX_STATIC_SHARED = 48 * 1024
+
+
+def native_available() -> bool:
+    try:
+        from tilec.runtime import _launcher  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _slot_kind(slot: list) -> int:
+    if slot[0] == "ptr":
+        return SLOT_KINDS["ptr"]
+    if slot[0] == "dim":
+        return SLOT_KINDS["i64"]
+    if slot[2] not in SLOT_KINDS:
+        raise LaunchError(f"the CUDA runtime cannot pass a scalar of type {slot[2]}")
+    return SLOT_KINDS[slot[2]]
+
+
+def _grid_source(size: int | str) -> str:
+    """A checked Python expression for one grid size (symbols are local names)."""
+    if isinstance(size, int):
+        return str(size)
+    tree = ast.parse(size, mode="eval")
+    for node in ast.walk(tree):
+        if not isinstance(node, GRID_NODES) or (
+                isinstance(node, ast.Constant) and not isinstance(node.value, int)):
+            raise LaunchError(f"unsupported grid expression '{size}'")
+    return f"({size})"
+
+
+def build_packer(artifact: Artifact) -> Callable[[list, dict], tuple[list, tuple]]:
+    """Generates `pack(args, symbols) -> (slot values, (gx, gy, gz))` for this artifact, so a
+    launch does no interpretation of the metadata."""
+    params = artifact.params
+    names: set[str] = set()
+    values = []
+    for slot in artifact.launch["abi"]:
+        number = int(slot[1])
+        if slot[0] == "ptr":
+            values.append(f"args[{number}].data_ptr()")
+        elif slot[0] == "dim":
+            symbol = params[number].shape[int(slot[2])] if number < len(params) else None
+            if isinstance(symbol, str) and symbol.isidentifier():
+                values.append(f"symbols[{symbol!r}]")
+            else:
+                values.append(f"args[{number}].shape[{int(slot[2])}]")
+        elif slot[2] in ("f32", "f64"):
+            values.append(f"float(args[{number}])")
+        else:
+            values.append(f"int(args[{number}])")
+    grid = [_grid_source(size) for size in list(artifact.launch.get("grid", [1]))[:3]]
+    grid += ["1"] * (3 - len(grid))
+    for expression in grid:
+        names |= {node.id for node in ast.walk(ast.parse(expression, mode="eval"))
+                  if isinstance(node, ast.Name)}
+    lines = ["def pack(args, symbols):"]
+    lines += [f"    {name} = symbols[{name!r}]" for name in sorted(names)]
+    lines.append(f"    return [{', '.join(values)}], ({', '.join(grid)},)")
+    namespace: dict[str, Any] = {}
+    exec(compile("\n".join(lines), f"<tilec launch {artifact.name}>", "exec"), namespace)
+    return namespace["pack"]
+
+
+class _BindingsKernel:
+    """The same launch interface as the native Kernel, through cuda-bindings (slower)."""
+
+    def __init__(self, image: bytes, entry: str, kinds: list[int], shared_bytes: int,
+                 block: list[int], device: int):
+        try:
+            from cuda.bindings import driver as cu
+        except ImportError:
+            try:
+                from cuda import cuda as cu
+            except ImportError:
+                raise LaunchError("no CUDA launcher: build tilec's native launcher or install "
+                                  "cuda-bindings") from None
+        self.cu = cu
+        self._check(cu.cuInit(0), "cuInit")
+        context = self._check(cu.cuCtxGetCurrent(), "cuCtxGetCurrent")
+        if not int(context):
+            handle = self._check(cu.cuDeviceGet(device), "cuDeviceGet")
+            context = self._check(cu.cuDevicePrimaryCtxRetain(handle), "cuDevicePrimaryCtxRetain")
+            self._check(cu.cuCtxSetCurrent(context), "cuCtxSetCurrent")
+        self.image = image + b"\0"
+        self.module = self._check(cu.cuModuleLoadData(self.image), "cuModuleLoadData")
+        self.function = self._check(cu.cuModuleGetFunction(self.module, entry.encode()),
+                                    "cuModuleGetFunction")
+        if shared_bytes > MAX_STATIC_SHARED:
+            attribute = cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            self._check(cu.cuFuncSetAttribute(self.function, attribute, shared_bytes),
+                        "cuFuncSetAttribute")
+        self.types = tuple(CTYPES[kind] for kind in kinds)
+        self.shared_bytes = shared_bytes
+        self.block = block
+
+    def _check(self, result: Any, what: str) -> Any:
+        result = result if isinstance(result, tuple) else (result,)
+        if result[0] != self.cu.CUresult.CUDA_SUCCESS:
+            message = self.cu.cuGetErrorString(result[0])[1]
+            raise LaunchError(f"{what} failed: {message}")
+        return result[1] if len(result) == 2 else result[1:]
+
+    def launch(self, values: list, gx: int, gy: int, gz: int, stream: int) -> None:
+        if gx == 0 or gy == 0 or gz == 0:
+            return
+        self._check(self.cu.cuLaunchKernel(
+            self.function, gx, gy, gz, *self.block, self.shared_bytes, stream,
+            (tuple(values), self.types), 0), "cuLaunchKernel")
+
+
+def load(artifact: Artifact, *, native: bool | None = None) -> Launcher:
+    """A launcher for a CUDA artifact; `native=False` forces the cuda-bindings path."""
+    import torch
+
+    if artifact.binary_kind not in ("cubin", "ptx"):
+        raise LaunchError(f"a CUDA artifact holds a cubin or PTX, not '{artifact.binary_kind}'")
+    launch = artifact.launch
+    kinds = [_slot_kind(slot) for slot in launch["abi"]]
+    block = (list(launch.get("threads", [1])) + [1, 1])[:3]
+    shared_bytes = int(launch.get("shared_bytes", 0))
+    entry = launch.get("entry", artifact.name)
+    pack = build_packer(artifact)
+    use_native = native_available() if native is None else native
+    if use_native:
+        from tilec.runtime._launcher import Kernel as kernel_class
+    else:
+        kernel_class = _BindingsKernel
+    tensor_params = [n for n, p in enumerate(artifact.params) if p.kind == "tensor"]
+    first_tensor = tensor_params[0] if tensor_params else None
+    raw_stream = torch._C._cuda_getCurrentRawStream
+    loaded: dict[int, Any] = {}
+
+    def kernel_for(device: int) -> Any:
+        with torch.cuda.device(device):
+            try:
+                kernel = kernel_class(artifact.binary, entry, kinds, shared_bytes, block, device)
+            except (RuntimeError, LaunchError) as error:
+                raise LaunchError(f"cannot load CUDA kernel '{artifact.name}': {error}") from None
+        loaded[device] = kernel
+        return kernel
+
+    def launcher(args: list, symbols: dict) -> None:
+        values, grid = pack(args, symbols)
+        device = args[first_tensor].get_device() if first_tensor is not None else (
+            torch.cuda.current_device())
+        kernel = loaded.get(device) or kernel_for(device)
+        try:
+            kernel.launch(values, grid[0], grid[1], grid[2], raw_stream(device))
+        except RuntimeError as error:
+            raise LaunchError(f"launching '{artifact.name}' failed: {error}") from None
+
+    launcher.native = use_native  # type: ignore[attr-defined]
+    return launcher

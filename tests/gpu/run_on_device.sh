@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The GPU machine's side of the CUDA suite: no MLIR there, only tilec's runtime.
+#   tests/gpu/run_on_device.sh ARTIFACT_DIR OUT_DIR
+# Uses the prebuilt native launcher if it imports, else builds it with CMake; then runs the
+# suite (pytest -m gpu) and the launch-overhead benchmark, writing JSON and logs to OUT_DIR.
+set -uo pipefail
+ARTIFACTS=$1
+OUT=$2
+mkdir -p "$OUT"
+export PYTHONPATH="$PWD/python:${PYTHONPATH:-}"
+export PYTHONUNBUFFERED=1
+{
+  date -u
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+  python3 -c "import sys, torch; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda)"
+} > "$OUT/environment.txt" 2>&1
+cat "$OUT/environment.txt"
+if ! python3 -c "import tilec.runtime._launcher" 2>/dev/null; then
+  echo "building the native launcher here"
+  cmake -S python/tilec/runtime/launcher -B /tmp/build-launcher -DPython_EXECUTABLE="$(which python3)" \
+    -DCMAKE_BUILD_TYPE=Release > "$OUT/launcher_build.log" 2>&1 &&
+    cmake --build /tmp/build-launcher -j 8 >> "$OUT/launcher_build.log" 2>&1 || tail -20 "$OUT/launcher_build.log"
+fi
+python3 -c "import tilec.runtime._launcher as l; print('native launcher:', l.__file__)"
+TILEC_GPU_ARTIFACTS="$ARTIFACTS" TILEC_GPU_RESULTS="$OUT/gpu_suite.json" timeout 400 \
+  python3 -m pytest -m gpu tests/gpu -q -p no:cacheprovider --noconftest -o addopts="" \
+  -rf 2>&1 | tee "$OUT/gpu_suite.log" | tail -40
+timeout 120 python3 benchmarks/launch_overhead.py --artifacts "$ARTIFACTS" \
+  --out "$OUT/launch_overhead.json" 2>&1 | tee "$OUT/launch_overhead.log" | tail -12
