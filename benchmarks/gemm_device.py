@@ -1,8 +1,9 @@
 """Tensor-core GEMM kernels against cuBLAS (torch.matmul) on one GPU, in one process.
 
 Two halves, because the GPU machine has no MLIR:
-  python benchmarks/gemm_device.py build DIR      (here: MLIR -> PTX for every variant + manifest)
+  python benchmarks/gemm_device.py build DIR   (here: generator variants -> PTX, manifest, plan)
   python benchmarks/gemm_device.py run DIR --out results.json   (GPU machine: torch + cuda-bindings)
+benchmarks/gemm.py builds DIR through the tilec frontend and pass instead and reuses `run`.
 
 `run` loads each PTX with the driver (JIT), builds TMA maps with tilec/runtime/tma.py (loaded by
 path: no tilec install needed there), checks every kernel against a float32 reference on fresh
@@ -68,12 +69,28 @@ def build(directory: Path, only: str | None) -> None:
         start = time.time()
         kernel = build_kernel(cfg, arch)
         (directory / f"{cfg.name}.ptx").write_text(kernel.ptx)
-        manifest.append({"name": cfg.name, "arch": arch, "dtype": cfg.dtype, **kernel.launch})
+        manifest.append(
+            {
+                "name": cfg.name,
+                "file": f"{cfg.name}.ptx",
+                "dtype": cfg.dtype,
+                "label": "generator",
+                **kernel.launch,
+            }
+        )
         print(
             f"{cfg.name:50s} {arch:7s} regs={kernel.registers:4d} spills={kernel.spill_bytes} "
             f"smem={kernel.launch['shared_bytes']} ({time.time() - start:.1f}s)"
         )
     (directory / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    plan = []
+    for entry in manifest:
+        plan += [
+            {"kernel": entry["name"], "M": m, "N": n, "K": k, "quick": True}
+            for m, n, k in RAGGED_SHAPES
+        ]
+        plan += [{"kernel": entry["name"], "M": m, "N": n, "K": k} for m, n, k in PERF_SHAPES[:2]]
+    (directory / "plan.json").write_text(json.dumps(plan, indent=1))
 
 
 def _load_tma_module():
@@ -85,7 +102,12 @@ def _load_tma_module():
 
 
 class Kernel:
-    """One PTX kernel loaded into torch's context, launched on torch's stream."""
+    """One PTX kernel loaded into torch's context, launched on torch's stream.
+
+    Arguments follow meta["abi"] when present (the lower-gemm-to-tensorcore pass: one slot per
+    tensor parameter, ["tma", p, role] or ["ptr", p]; sizes are compiled in), else the
+    generator's default: (A, B, C) as TMA maps or pointers, then M, N, K as i32.
+    """
 
     def __init__(self, directory: Path, meta: dict, tma) -> None:
         import numpy as np
@@ -94,10 +116,10 @@ class Kernel:
         self.meta, self.tma, self.np, self.torch = meta, tma, np, torch
         cu = tma._driver()
         self.cu = cu
-        data = (directory / f"{meta['name']}.ptx").read_bytes() + b"\0"
+        data = (directory / meta["file"]).read_bytes() + b"\0"
         self.image = np.frombuffer(data, dtype=np.uint8).copy()
         self.module = tma.check(cu.cuModuleLoadData(self.image.ctypes.data))
-        self.function = tma.check(cu.cuModuleGetFunction(self.module, meta["name"].encode()))
+        self.function = tma.check(cu.cuModuleGetFunction(self.module, meta["entry"].encode()))
         attr = cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
         tma.check(cu.cuFuncSetAttribute(self.function, attr, meta["shared_bytes"]))
         self.sms = torch.cuda.get_device_properties(0).multi_processor_count
@@ -114,13 +136,24 @@ class Kernel:
         bm, bn, _ = self.meta["block"]
         tiles = -(-m // bm) * -(-n // bn)
         grid = min(tiles, self.sms) if self.meta.get("persistent") else tiles
+        if "grid" in self.meta:
+            grid = self.meta["grid"][0]
+        keep = None
         if "tma" in self.meta:
-            maps = self.tma.gemm_tensor_maps(a, b, c, self.meta["tma"])
-            pointers, keep = maps.pointers, maps
+            keep = self.tma.gemm_tensor_maps(a, b, c, self.meta["tma"])
+            pointers = dict(zip("ABC", keep.pointers, strict=True))
         else:
-            pointers, keep = (a.data_ptr(), b.data_ptr(), c.data_ptr()), None
-        values = [np.array([p], dtype=np.uint64) for p in pointers]
-        values += [np.array([v], dtype=np.int32) for v in (m, n, k)]
+            pointers = {"A": a.data_ptr(), "B": b.data_ptr(), "C": c.data_ptr()}
+        if "abi" in self.meta:
+            tensors = [a, b, c]
+            words = [
+                pointers[slot[2]] if slot[0] == "tma" else tensors[slot[1]].data_ptr()
+                for slot in self.meta["abi"]
+            ]
+            values = [np.array([w], dtype=np.uint64) for w in words]
+        else:
+            values = [np.array([pointers[r]], dtype=np.uint64) for r in "ABC"]
+            values += [np.array([v], dtype=np.int32) for v in (m, n, k)]
         params = np.array([v.ctypes.data for v in values], dtype=np.uint64)
         self.prepared[key] = (grid, values, params, keep)
         return self.prepared[key]
@@ -157,13 +190,13 @@ def wait_or_die(torch, what: str, seconds: float = 5.0) -> None:
     torch.cuda.synchronize()
 
 
-def child(directory: Path, names: list[str], jobs: list[list]) -> None:
-    """Checks and times `names` on `shapes`; prints one JSON line per result."""
+def child(directory: Path, plan: list[dict], first: int) -> None:
+    """Runs jobs first.. of the plan; prints one RESULT line (with the job number) per job."""
     import torch
 
     tma = _load_tma_module()
     torch.backends.cuda.matmul.allow_tf32 = False
-    torch.manual_seed(0)
+    torch.manual_seed(first)
     torch.zeros(1, device="cuda")
     cu = tma._driver()
     tma.check(cu.cuInit(0))
@@ -171,9 +204,9 @@ def child(directory: Path, names: list[str], jobs: list[list]) -> None:
     tma.check(cu.cuCtxSetCurrent(context))
     manifest = {m["name"]: m for m in json.loads((directory / "manifest.json").read_text())}
     torch_dtype = {"f16": torch.float16, "bf16": torch.bfloat16}
-
-    def emit(**row) -> None:
-        print("RESULT " + json.dumps(row), flush=True)
+    kernels: dict[str, Kernel] = {}
+    triton_matmul = None
+    triton_state: dict[str, bool] = {}
 
     def bench(fn, n: int, warm: int = 2) -> float:
         for _ in range(warm):
@@ -190,86 +223,112 @@ def child(directory: Path, names: list[str], jobs: list[list]) -> None:
         times = sorted(s.elapsed_time(e) for s, e in zip(starts, ends, strict=True))
         return times[len(times) // 2] * 1e-3
 
-    for name in names:
-        meta = manifest[name]
-        kernel = Kernel(directory, meta, tma)
+    for number in range(first, len(plan)):
+        job = plan[number]
+        meta = manifest[job["kernel"]]
+        if job["kernel"] not in kernels:
+            kernels[job["kernel"]] = Kernel(directory, meta, tma)
+        kernel = kernels[job["kernel"]]
         dtype = torch_dtype[meta["dtype"]]
-        for m, n, k, quick in jobs:
-            a = torch.randn(m, k, device="cuda", dtype=dtype)
-            b = torch.randn(k, n, device="cuda", dtype=dtype)
-            c = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
-            ref = a.float() @ b.float()
-            torch.cuda.synchronize()
-            kernel(a, b, c)
-            wait_or_die(torch, f"{name} {m}x{n}x{k}")
-            err = ((c.float() - ref).norm() / ref.norm()).item()
-            nan = int(torch.isnan(c).sum().item())
-            ok = nan == 0 and err < 1e-2
-            row = {
-                "kernel": name,
-                "arch": meta["arch"],
-                "dtype": meta["dtype"],
-                "M": m,
-                "N": n,
-                "K": k,
-                "rel_err": err,
-                "nan": nan,
-                "correct": ok,
+        m, n, k = job["M"], job["N"], job["K"]
+        a = torch.randn(m, k, device="cuda", dtype=dtype)
+        b = torch.randn(k, n, device="cuda", dtype=dtype)
+        c = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
+        ref = a.float() @ b.float()
+        torch.cuda.synchronize()
+        kernel(a, b, c)
+        wait_or_die(torch, f"{job['kernel']} {m}x{n}x{k}")
+        err = ((c.float() - ref).norm() / ref.norm()).item()
+        nan = int(torch.isnan(c).sum().item())
+        ok = nan == 0 and err < 1e-2
+        row = {
+            "job": number,
+            "kernel": job["kernel"],
+            "label": meta.get("label", ""),
+            "arch": meta["arch"],
+            "dtype": meta["dtype"],
+            "M": m,
+            "N": n,
+            "K": k,
+            "rel_err": err,
+            "nan": nan,
+            "correct": ok,
+        }
+        if ok and not job.get("quick"):
+            flop = 2.0 * m * n * k
+            reps = max(5, min(50, int(2e-2 / max(flop / 7e14, 1e-6))))
+            contenders = {
+                "cublas": functools.partial(torch.matmul, a, b),
+                "tilec": functools.partial(kernel, a, b, c),
             }
-            if ok and not quick:
-                flop = 2.0 * m * n * k
-                reps = max(5, min(50, int(2e-2 / max(flop / 7e14, 1e-6))))
-                ks, cs, ratios = [], [], []
-                for _ in range(5):
-                    tc = bench(functools.partial(torch.matmul, a, b), reps)
-                    tk = bench(functools.partial(kernel, a, b, c), reps)
-                    ks.append(flop / tk / 1e12)
-                    cs.append(flop / tc / 1e12)
-                    ratios.append(tc / tk)
-                med = sorted(ratios)[len(ratios) // 2]
-                row.update(tflops=sorted(ks)[2], cublas_tflops=sorted(cs)[2], ratio=med)
-                # re-check after timing: a race shows up as a changed result
-                c.fill_(float("nan"))
-                kernel(a, b, c)
-                torch.cuda.synchronize()
-                row["rel_err_after"] = ((c.float() - ref).norm() / ref.norm()).item()
-            emit(**row)
+            if job.get("triton") and triton_state.get("ok", True):
+                try:
+                    if triton_matmul is None:
+                        sys.path.insert(0, str(Path(__file__).parent))
+                        from gemm_triton import matmul as triton_matmul
+                    c_triton = torch.empty_like(c)
+                    triton_matmul(a, b, c_triton)
+                    torch.cuda.synchronize()
+                    triton_error = (c_triton.float() - ref).norm() / ref.norm()
+                    row["triton_rel_err"] = triton_error.item()
+                    contenders["triton"] = functools.partial(triton_matmul, a, b, c_triton)
+                except Exception as error:  # the peer failing must not stop tilec's numbers
+                    triton_state["ok"] = False
+                    row["triton_error"] = str(error)[-300:]
+            times: dict[str, list[float]] = {key: [] for key in contenders}
+            for _ in range(5):
+                for key, fn in contenders.items():
+                    times[key].append(bench(fn, reps))
+            ratios = sorted(tc / tk for tc, tk in zip(times["cublas"], times["tilec"], strict=True))
+            for key, values in times.items():
+                row[f"{key}_tflops"] = flop / sorted(values)[2] / 1e12
+            row["tflops"] = row.pop("tilec_tflops")
+            row["ratio"] = ratios[2]
+            if "triton" in times:
+                triton_ratios = sorted(
+                    tc / tt for tc, tt in zip(times["cublas"], times["triton"], strict=True)
+                )
+                row["triton_ratio"] = triton_ratios[2]
+            # re-check after timing: a race shows up as a changed result
+            c.fill_(float("nan"))
+            kernel(a, b, c)
+            torch.cuda.synchronize()
+            row["rel_err_after"] = ((c.float() - ref).norm() / ref.norm()).item()
+        print("RESULT " + json.dumps(row), flush=True)
+        del a, b, c, ref
+        torch.cuda.empty_cache()
 
 
-def run(directory: Path, out: Path, only: str | None, full: bool, budget_s: float) -> None:
-    manifest = json.loads((directory / "manifest.json").read_text())
-    names = [m["name"] for m in manifest if not only or only in m["name"]]
+def run(directory: Path, out: Path, budget_s: float) -> None:
+    """Runs the plan in a child process, restarting past a job that crashes or hangs."""
+    plan = json.loads((directory / "plan.json").read_text())
     rows: list[dict] = []
-    plan: list[tuple[str, list]] = []
-
-    def priority(name: str) -> int:
-        return 0 if name.endswith("_s4_c2_p_e128") else 1 if "sm80" in name else 2
-
-    for name in sorted(names, key=priority):
-        best = name.startswith(
-            ("gemm_sm90_f16_128x256x64_s4_c2_p_e128", "gemm_sm90_bf16_128x256x64_s4_c2_p_e128")
-        )
-        perf = PERF_SHAPES if (best and full) else PERF_SHAPES[:2]
-        plan.append((name, [[*s, True] for s in RAGGED_SHAPES] + [[*s, False] for s in perf]))
     started = time.time()
-    for name, jobs in plan:
-        if time.time() - started > budget_s:
-            rows.append({"kernel": name, "shape": None, "error": "skipped: time budget"})
-            continue
-        cmd = [sys.executable, __file__, "child", str(directory), name, json.dumps(jobs)]
+    first = 0
+    while first < len(plan) and time.time() - started < budget_s:
+        cmd = [sys.executable, __file__, "child", str(directory), "--first", str(first)]
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+            proc = subprocess.run(
+                cmd,
+                capture_output=True,
+                text=True,
+                timeout=max(30.0, budget_s - (time.time() - started)),
+            )
             output = proc.stdout + proc.stderr
         except subprocess.TimeoutExpired as error:
             partial = error.stdout or ""
-            partial = partial.decode() if isinstance(partial, bytes) else partial
-            output = partial + "\nTIMEOUT (hang)"
-        lines = [ln[7:] for ln in output.splitlines() if ln.startswith("RESULT ")]
-        rows += [json.loads(ln) for ln in lines]
-        if len(lines) < len(jobs):
-            tail = output.strip().splitlines()[-3:]
-            rows.append({"kernel": name, "shape": jobs[len(lines)], "error": " | ".join(tail)})
-        print_table(rows[-len(jobs) :])
+            output = (partial.decode() if isinstance(partial, bytes) else partial) + "\nTIMEOUT"
+        found = [json.loads(ln[7:]) for ln in output.splitlines() if ln.startswith("RESULT ")]
+        rows += found
+        print_table(found)
+        first = (found[-1]["job"] + 1) if found else first
+        if first < len(plan):
+            tail = " | ".join(output.strip().splitlines()[-3:])
+            rows.append({**plan[first], "error": tail[-400:]})
+            print_table(rows[-1:])
+            first += 1
+    for job in plan[first:]:
+        rows.append({**job, "error": "skipped: time budget"})
     import torch
 
     info = {
@@ -282,45 +341,53 @@ def run(directory: Path, out: Path, only: str | None, full: bool, budget_s: floa
             capture_output=True,
             text=True,
         ).stdout.strip(),
-        "method": "median of 5 alternating rounds (cuBLAS, kernel) of event-timed launches, "
-        "random normal inputs, no L2 flush; correctness vs float32 reference, NaN-poisoned output",
+        "method": "median of 5 alternating rounds (cuBLAS, tilec[, Triton]) of event-timed "
+        "launches, random normal inputs, no L2 flush; correctness vs float32 reference, "
+        "NaN-poisoned output, checked again after timing",
     }
+    try:
+        import triton
+
+        info["triton"] = triton.__version__
+    except ImportError:
+        pass
+    build_info = directory / "build_info.json"
+    if build_info.exists():
+        info["build"] = json.loads(build_info.read_text())
     out.write_text(json.dumps({"info": info, "rows": rows}, indent=1))
-    print_table(rows)
 
 
 def print_table(rows: list[dict]) -> None:
     for r in rows:
+        shape = f"{r['M']}x{r['N']}x{r['K']}"
         if "error" in r:
-            print(f"ERROR {r['kernel']} {r['shape']}: {r['error'][:150]}")
+            print(f"ERROR {r['kernel']} {shape}: {r['error'][:200]}")
         elif "tflops" in r:
+            triton = f" triton {r['triton_tflops']:4.0f}" if "triton_tflops" in r else ""
             print(
-                f"{r['kernel']:48s} {r['M']}x{r['N']}x{r['K']:<6d} {r['tflops']:6.0f} TF/s "
-                f"cuBLAS {r['cublas_tflops']:6.0f} ratio {r['ratio']:.3f} err {r['rel_err']:.1e}"
+                f"{r['kernel']:44s} {shape:18s} {r['tflops']:4.0f} TF/s cuBLAS "
+                f"{r['cublas_tflops']:4.0f} ratio {r['ratio']:.3f}{triton} err {r['rel_err']:.1e}"
             )
         elif not r["correct"]:
-            print(
-                f"WRONG {r['kernel']} {r['M']}x{r['N']}x{r['K']} "
-                f"err {r['rel_err']:.2e} nan {r['nan']}"
-            )
+            print(f"WRONG {r['kernel']} {shape} err {r['rel_err']:.2e} nan {r['nan']}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("mode", choices=["build", "run", "child"])
     parser.add_argument("directory", type=Path)
-    parser.add_argument("rest", nargs="*")
     parser.add_argument("--only")
+    parser.add_argument("--first", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", ".")) / "gemm.json")
-    parser.add_argument("--full", action="store_true")
-    parser.add_argument("--budget", type=float, default=300.0, help="seconds for all children")
+    parser.add_argument("--budget", type=float, default=300.0, help="seconds for all jobs")
     args = parser.parse_args()
     if args.mode == "build":
         build(args.directory, args.only)
     elif args.mode == "run":
-        run(args.directory, args.out, args.only, args.full, args.budget)
+        run(args.directory, args.out, args.budget)
     else:
-        child(args.directory, [args.rest[0]], json.loads(args.rest[1]))
+        plan = json.loads((args.directory / "plan.json").read_text())
+        child(args.directory, plan, args.first)
 
 
 if __name__ == "__main__":
