@@ -471,6 +471,8 @@ class JITFunction:
         for name, (_, dtype) in list(tensors.items()):
             if not dtype:  # given by sizes only (`compile(M=...)`, the CLI)
                 tensors[name] = _infer_tensor(source, analysis, name, values, constants)
+        shapes = {k: tuple(s) for k, (s, _) in tensors.items()}
+        from_shapes = bind_symbols(analysis, shapes, source.filename)
         parts = {"kind": "eager", "source": self.source,
                  "tensors": {k: [list(s), d] for k, (s, d) in tensors.items()},
                  "constants": {k: _key_value(v) for k, v in constants.items()},
