@@ -156,6 +156,77 @@ module attributes {tile.arch = "sm_80"} {
 
 // -----
 
+// Dynamic M, N, K (T.dynamic): sizes come from the ABI's dim slots (i64), the frontend's 2-d grid
+// is kept (no "grid" in the launch metadata), and the kernel is not persistent.
+// CHECK: \22abi\22: {{\[}}[\22tma\22, 0, \22A\22], [\22tma\22, 1, \22B\22], [\22tma\22, 2, \22C\22], [\22dim\22, 0, 0], [\22dim\22, 0, 1], [\22dim\22, 1, 0], [\22dim\22, 1, 1], [\22dim\22, 2, 0], [\22dim\22, 2, 1]], \22threads\22: [384, 1, 1]
+// CHECK-SAME: \22persistent\22: false
+// CHECK-NOT: \22grid\22
+// CHECK-LABEL: func.func @matmul
+// CHECK: gpu.func @matmul(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64)
+// CHECK: arith.trunci %{{.*}} : i64 to i32
+// CHECK: wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16
+module {
+  func.func @matmul(%arg0: memref<?x?xf16>, %arg1: memref<?x?xf16>, %arg2: memref<?x?xf16>) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %dim = memref.dim %arg0, %c0 : memref<?x?xf16>
+    %c1 = arith.constant 1 : index
+    %dim_0 = memref.dim %arg0, %c1 : memref<?x?xf16>
+    %c1_1 = arith.constant 1 : index
+    %dim_2 = memref.dim %arg1, %c1_1 : memref<?x?xf16>
+    %c256 = arith.constant 256 : index
+    %0 = arith.ceildivsi %dim_2, %c256 : index
+    %c128 = arith.constant 128 : index
+    %1 = arith.ceildivsi %dim, %c128 : index
+    tile.kernel grid(%0, %1) threads [256] {
+    ^bb0(%arg3: index, %arg4: index):
+      %2 = tile.alloc : memref<128x64xf16, "shared">
+      %3 = tile.alloc : memref<64x256xf16, "shared">
+      %4 = tile.alloc : memref<128x256xf32, "fragment">
+      %cst = arith.constant 0.000000e+00 : f32
+      tile.fill %4, %cst : memref<128x256xf32, "fragment">, f32
+      %c64 = arith.constant 64 : index
+      %5 = arith.ceildivsi %dim_0, %c64 : index
+      %c0_3 = arith.constant 0 : index
+      %c1_4 = arith.constant 1 : index
+      tile.pipelined %c0_3 to %5 step %c1_4 stages 4 {
+      ^bb0(%arg5: index):
+        %c128_9 = arith.constant 128 : index
+        %9 = arith.muli %arg4, %c128_9 : index
+        %c64_10 = arith.constant 64 : index
+        %10 = arith.muli %arg5, %c64_10 : index
+        %c0_11 = arith.constant 0 : index
+        %c0_12 = arith.constant 0 : index
+        tile.copy %arg0[%9, %10] [128, 64] to %2[%c0_11, %c0_12] [128, 64] : memref<?x?xf16> to memref<128x64xf16, "shared">
+        %c64_13 = arith.constant 64 : index
+        %11 = arith.muli %arg5, %c64_13 : index
+        %c256_14 = arith.constant 256 : index
+        %12 = arith.muli %arg3, %c256_14 : index
+        %c0_15 = arith.constant 0 : index
+        %c0_16 = arith.constant 0 : index
+        tile.copy %arg1[%11, %12] [64, 256] to %3[%c0_15, %c0_16] [64, 256] : memref<?x?xf16> to memref<64x256xf16, "shared">
+        tile.gemm %2, %3, %4 : memref<128x64xf16, "shared">, memref<64x256xf16, "shared">, memref<128x256xf32, "fragment">
+      }
+      %c128_5 = arith.constant 128 : index
+      %6 = arith.muli %arg4, %c128_5 : index
+      %c256_6 = arith.constant 256 : index
+      %7 = arith.muli %arg3, %c256_6 : index
+      %8 = tile.alloc : memref<128x256xf16, "fragment">
+      tile.parallel [128, 256] {
+      ^bb0(%arg5: index, %arg6: index):
+        %9 = memref.load %4[%arg5, %arg6] : memref<128x256xf32, "fragment">
+        %10 = arith.truncf %9 : f32 to f16
+        memref.store %10, %8[%arg5, %arg6] : memref<128x256xf16, "fragment">
+      }
+      %c0_7 = arith.constant 0 : index
+      %c0_8 = arith.constant 0 : index
+      tile.copy %8[%c0_7, %c0_8] [128, 256] to %arg2[%6, %7] [128, 256] : memref<128x256xf16, "fragment"> to memref<?x?xf16>
+    }
+    return
+  }
+}
+
+// -----
+
 // Not the canonical GEMM: transpose_b. Left for the SIMT lowering.
 // CHECK-NOT: tile.tensorcore
 // CHECK-LABEL: func.func @transposed
