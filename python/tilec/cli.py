@@ -154,7 +154,9 @@ def run(options: argparse.Namespace) -> int:
         raise UsageError(f"{options.file} defines no tilec kernel at module level")
     from tilec.jit import resolve_target
 
-    target = resolve_target(options.target)
+    only_tile = options.emit == "tile" and options.cache_dir is None
+    # the tile IR is target-neutral: do not import torch just to find a GPU
+    target = (options.target or "cpu") if only_tile else resolve_target(options.target)
     texts: list[str] = []
     for name, kernel in kernels.items():
         spec = specialization(name, kernel, consts, target, options.out_idx)

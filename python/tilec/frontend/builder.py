@@ -7,6 +7,7 @@ reads and writes become memref.load/store; scalar math becomes arith/math.
 
 from __future__ import annotations
 
+import __future__
 import ast
 import builtins
 import contextlib
@@ -230,9 +231,10 @@ class KernelBuilder:
                     "T.alloc_var(dtype)` to make it mutable",
                 )
             break
-        if isinstance(value, Buffer) and value.scope == "global" and value.name == "":
+        if isinstance(value, Buffer) and value.name == "":
             value.name = name
-            self.params[self._param_index(value)].name = name
+            if value.scope == "global":  # a T.empty output: its parameter takes the name
+                self.params[self._param_index(value)].name = name
         self.scopes[-1][name] = value
 
     def _param_index(self, buffer: Buffer) -> int:
@@ -831,8 +833,8 @@ class KernelBuilder:
             k_a = a.static_shape[0 if flags["transpose_a"] else 1]
             k_b = b.static_shape[1 if flags["transpose_b"] else 0]
             if k_a != k_b:
-                self.error(node, f"T.gemm: K of A ({a.name or 'A'}: {k_a}) differs from K of B "
-                                 f"({b.name or 'B'}: {k_b})")
+                self.error(node, f"T.gemm: K of A ('{a.name}': {k_a}) differs from K of B "
+                                 f"('{b.name}': {k_b})")
         tile.gemm(a.value, b.value, c.value, policy=policy,
                   **{k: v for k, v in flags.items() if v})
 
@@ -1386,9 +1388,10 @@ def _affine_op(op: str, a: Any, b: Any, builder: KernelBuilder) -> Affine | None
 def _annotations(source: KernelSource) -> dict[str, Any]:
     """The parameters' annotations, evaluated where the function was defined."""
     raw = getattr(source.fn, "__annotations__", {})
+    postponed = bool(source.fn.__code__.co_flags & __future__.annotations.compiler_flag)
     resolved: dict[str, Any] = {}
     for name, annotation in raw.items():
-        if isinstance(annotation, str):
+        if isinstance(annotation, str) and postponed:
             try:
                 annotation = eval(annotation, source.outer_names())  # noqa: S307 - user's own code
             except Exception as error:
