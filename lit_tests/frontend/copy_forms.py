@@ -1,4 +1,5 @@
 # RUN: tilec --emit=tile %s | FileCheck %s
+# ruff: noqa: E501 - CHECK lines match whole IR lines
 # T.copy regions: slices, corner indices (extents from the other side), a whole buffer,
 # leading unit dims, and a copy that converts the dtype in registers.
 import tilec.language as T

@@ -1,4 +1,5 @@
 # RUN: tilec --emit=tile %s | FileCheck %s
+# ruff: noqa: E501 - CHECK lines match whole IR lines
 # dtype names (T.* and strings such as "float") map to MLIR element types; scalars are args.
 import tilec.language as T
 
@@ -8,7 +9,7 @@ def dtypes(a: T.Tensor((2,), "float16"), b: T.Tensor((2,), T.bfloat16),
            c: T.Tensor((2,), "float"), d: T.Tensor((2,), T.float64), e: T.Tensor((2,), "int8"),
            f: T.Tensor((2,), T.int16), g: T.Tensor((2,), "int64"), h: T.Tensor((2,), T.uint8),
            i: T.Tensor((2,), "bool"), j: T.Tensor((2,), T.float8_e4m3),
-           k: T.Tensor((2,), "float8_e5m2"), n: T.int32, x: "float32"):
+           k: T.Tensor((2,), "float8_e5m2"), n: T.int32, x: T.float32):
     with T.Kernel(1, threads=1) as _:
         c[0] = x * n
 

@@ -1,4 +1,5 @@
 # RUN: tilec --emit=tile %s --const M=128 --const N=96 --const K=64 | FileCheck %s
+# ruff: noqa: E501 - CHECK lines match whole IR lines
 # TileLang's classic style: a factory returning a T.prim_func with T.Tensor annotations.
 import tilec.language as T
 

@@ -1,4 +1,5 @@
 # RUN: tilec --emit=tile %s | FileCheck %s
+# ruff: noqa: E501 - CHECK lines match whole IR lines
 # T.Pipelined with num_stages and an explicit schedule (order, stage, group), as TileLang.
 import tilec.language as T
 

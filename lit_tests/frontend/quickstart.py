@@ -1,4 +1,5 @@
 # RUN: tilec --emit=tile %s --const M=256 --const N=256 --const K=64 | FileCheck %s
+# ruff: noqa: E501 - CHECK lines match whole IR lines
 # The eager quickstart: T.const sizes bound from how A and B are indexed, T.empty output last.
 import tilec as tilelang
 import tilec.language as T

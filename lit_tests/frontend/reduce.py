@@ -1,4 +1,5 @@
 # RUN: tilec --emit=tile %s | FileCheck %s
+# ruff: noqa: E501 - CHECK lines match whole IR lines
 # T.reduce_max/min/sum/abssum/absmax with dim (negative dims count from the end) and clear.
 import tilec.language as T
 

@@ -6,8 +6,8 @@ reads and writes become memref.load/store; scalar math becomes arith/math.
 """
 
 from __future__ import annotations
-
 import __future__
+
 import ast
 import builtins
 import contextlib
