@@ -4,9 +4,10 @@ No MLIR here: a GPU machine without the compiler imports this. The kernels take 
 pointer to its 128 bytes in global memory; `GemmTensorMaps` encodes the three maps (A, B, C) of
 one call into one small device buffer and keeps it alive.
 
-Launch metadata emitted by `tilec.compiler.tensorcore` (artifact.launch["tensorcore"]):
-    {"arch": "sm_90a", "threads": [T,1,1], "shared_bytes": S, "block": [BM, BN, BK],
-     "persistent": bool, "tma": {"A": {"box": [bk, bm], "swizzle": 128}, "B": ..., "C": ...}}
+Launch metadata emitted by the lower-gemm-to-tensorcore pass (module attribute
+`tile.tensorcore`, JSON): {"arch", "abi", "threads", "shared_bytes", "block", "persistent",
+"tma": {"A": {"box": [bk, bm], "swizzle": 128}, "B": ..., "C": ...}, "grid"?, "config"}.
+An abi slot ["tma", p, role] is filled with `tensor_map_pointer(args[p], launch["tma"][role])`.
 """
 
 from __future__ import annotations
@@ -84,6 +85,44 @@ def encode_2d(
     import ctypes
 
     return ctypes.string_at(tensor_map.getPtr(), 128)
+
+
+_MAPS: dict[tuple, Any] = {}  # (address, shape, strides, dtype, box, swizzle) -> device buffer
+_MAX_MAPS = 1024
+
+
+def tensor_map_pointer(tensor: Any, spec: dict) -> int:
+    """Device address of the CUtensorMap of a 2-d row-major torch tensor for one kernel operand.
+
+    Maps depend only on the address, shape, strides, dtype and box, so they are cached: a launch
+    with the same tensors costs a dictionary lookup. The map lives in a 128-byte device buffer
+    written on the current stream (ordered before the kernel that reads it).
+    """
+    import torch
+
+    key = (
+        tensor.data_ptr(),
+        tuple(tensor.shape),
+        tuple(tensor.stride()),
+        tensor.dtype,
+        tensor.device.index,
+        tuple(spec["box"]),
+        spec["swizzle"],
+    )
+    buffer = _MAPS.get(key)
+    if buffer is None:
+        if tensor.dim() != 2 or tensor.stride(1) != 1:
+            raise ValueError("TMA operands must be 2-d with contiguous rows")
+        dtype = str(tensor.dtype).removeprefix("torch.")
+        rows, cols = tensor.shape
+        blob = encode_2d(
+            tensor.data_ptr(), dtype, rows, cols, tensor.stride(0), spec["box"], spec["swizzle"]
+        )
+        buffer = torch.frombuffer(bytearray(blob), dtype=torch.uint8).to(tensor.device)
+        if len(_MAPS) >= _MAX_MAPS:
+            _MAPS.pop(next(iter(_MAPS)))
+        _MAPS[key] = buffer
+    return buffer.data_ptr()
 
 
 @dataclass

@@ -1,0 +1,163 @@
+"""Tensor-core GEMM generators and the lower-gemm-to-tensorcore pass (CPU-only checks).
+
+Numerics and speed are checked on the H200 by benchmarks/gemm.py (results under
+benchmarks/results/gemm-*.json); here: configs, schedules, the pass's matching, and that the
+generated kernels lower to PTX that ptxas accepts (in a subprocess: the MLIR wheel aborts on
+internal errors).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+import tilec
+import tilec.language as T
+from mlir import ir
+from tilec.compiler.passes.lower_gemm_to_tensorcore import LAUNCH_ATTR, LowerGemmToTensorcore
+from tilec.compiler.tensorcore.ampere import AmpereGemmConfig
+from tilec.compiler.tensorcore.hopper import HopperGemmConfig
+from tilec.compiler.tensorcore.schedule import ampere_config, best_hopper_config, hopper_config
+
+
+@tilec.jit
+def matmul(A, B, block_M=128, block_N=128, block_K=32, threads=128, num_stages=3,
+           dtype=T.float16):
+    M, N, K = T.const("M, N, K")
+    C = T.empty((M, N), dtype)
+    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+        A_shared = T.alloc_shared((block_M, block_K), dtype)
+        B_shared = T.alloc_shared((block_K, block_N), dtype)
+        C_local = T.alloc_fragment((block_M, block_N), T.float32)
+        T.clear(C_local)
+        for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+            T.copy(A[by * block_M, k * block_K], A_shared)
+            T.copy(B[k * block_K, bx * block_N], B_shared)
+            T.gemm(A_shared, B_shared, C_local)
+        T.copy(C_local, C[by * block_M, bx * block_N])
+    return C
+
+
+@tilec.jit
+def matmul_relu(A, B, block_M=128, block_N=128, block_K=32):
+    M, N, K = T.const("M, N, K")
+    C = T.empty((M, N), T.float16)
+    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+        A_shared = T.alloc_shared((block_M, block_K), T.float16)
+        B_shared = T.alloc_shared((block_K, block_N), T.float16)
+        C_local = T.alloc_fragment((block_M, block_N), T.float32)
+        T.clear(C_local)
+        for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=3):
+            T.copy(A[by * block_M, k * block_K], A_shared)
+            T.copy(B[k * block_K, bx * block_N], B_shared)
+            T.gemm(A_shared, B_shared, C_local)
+        for i, j in T.Parallel(block_M, block_N):
+            C_local[i, j] = T.max(C_local[i, j], 0.0)
+        T.copy(C_local, C[by * block_M, bx * block_N])
+    return C
+
+
+def tile_module(kernel, shape, element=T.float16, **knobs):
+    m, n, k = shape
+    spec = kernel.specialize(
+        (T.Tensor((m, k), element), T.Tensor((k, n), element)), knobs, "cuda:sm_90a"
+    )
+    return spec.build().module
+
+
+def run_pass(module, arch):
+    with module.context:
+        LowerGemmToTensorcore(arch=arch).run(module)
+        attributes = module.operation.attributes
+        if LAUNCH_ATTR not in attributes:
+            return None
+        return json.loads(ir.StringAttr(attributes[LAUNCH_ATTR]).value)
+
+
+def test_configs_reject_what_the_kernels_cannot_do():
+    with pytest.raises(ValueError):
+        HopperGemmConfig(block_n=96)
+    with pytest.raises(ValueError):
+        HopperGemmConfig(stages=4, epilogue_n=256)  # 256 KiB of shared memory
+    with pytest.raises(ValueError):
+        HopperGemmConfig(dtype="f32")
+    with pytest.raises(ValueError):
+        AmpereGemmConfig(block_m=256, block_n=256, warps_m=1, warps_n=1)  # 512 accumulators
+
+
+def test_schedule_keeps_the_users_tiles():
+    quickstart = hopper_config(128, 128, 32, 128, 3, "f16", persistent=True)
+    assert (quickstart.block_m, quickstart.block_n, quickstart.block_k) == (128, 128, 64)
+    assert quickstart.consumers == 1 and quickstart.stages >= 2  # at least 32 x 3 deep in K
+    tuned = hopper_config(128, 256, 64, 256, 4, "bf16", persistent=True)
+    assert (tuned.consumers, tuned.stages, tuned.threads) == (2, 4, 384)
+    literal = hopper_config(128, 128, 32, 128, 3, "f16", persistent=True, fill_stages=False)
+    assert literal.stages == 2
+    assert hopper_config(128, 96, 32, 128, 3, "f16", persistent=True) is None
+    ampere = ampere_config(128, 128, 32, 128, 3, "f16")
+    assert (ampere.warps_m, ampere.warps_n, ampere.stages) == (2, 2, 3)
+    assert best_hopper_config(4096, 4096, "f16").block_n == 256
+    assert best_hopper_config(128, 8192, "f16").block_n == 64
+
+
+def test_pass_lowers_the_quickstart_on_sm90a():
+    module = tile_module(matmul, (4096, 4096, 4096), M=4096, N=4096, K=4096)
+    launch = run_pass(module, "sm_90a")
+    assert launch is not None
+    assert launch["abi"] == [["tma", 0, "A"], ["tma", 1, "B"], ["tma", 2, "C"]]
+    assert launch["threads"] == [256, 1, 1] and launch["grid"] == [132, 1, 1]
+    assert launch["tma"]["A"] == {"box": [64, 128], "swizzle": 128}
+    text = str(module)
+    assert "tile.kernel" not in text and "gpu.module @kernels" in text
+    assert "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16" in text
+
+
+def test_pass_lowers_ragged_bf16_on_sm80():
+    module = tile_module(matmul, (1000, 1016, 1000), T.bfloat16, dtype=T.bfloat16,
+                         block_N=256, threads=256, block_K=64, num_stages=4)
+    launch = run_pass(module, "sm_80")
+    assert launch is not None and launch["abi"] == [["ptr", 0], ["ptr", 1], ["ptr", 2]]
+    assert launch["grid"] == [8 * 4, 1, 1]
+    assert "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32" in str(module)
+
+
+def test_pass_leaves_other_kernels_alone():
+    module = tile_module(matmul_relu, (256, 256, 256), M=256, N=256, K=256)
+    before = str(module)
+    assert run_pass(module, "sm_90a") is None
+    assert str(module) == before
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
+@pytest.mark.parametrize(
+    "arch, config",
+    [
+        ("sm_90a", "HopperGemmConfig()"),
+        ("sm_90a", "HopperGemmConfig(dtype='bf16', block_m=256, block_n=128, epilogue_n=64)"),
+        ("sm_90a", "HopperGemmConfig(block_n=128, block_k=32, consumers=1, stages=3)"),
+        ("sm_90a", "HopperGemmConfig(persistent=False, setmaxnreg=True)"),
+        ("sm_80", "AmpereGemmConfig()"),
+        ("sm_80", "AmpereGemmConfig(dtype='bf16', block_n=256, block_k=64, warps_n=4)"),
+    ],
+)
+def test_generated_kernels_assemble(arch, config):
+    script = (
+        "from tilec.compiler.tensorcore.hopper import HopperGemmConfig\n"
+        "from tilec.compiler.tensorcore.ampere import AmpereGemmConfig\n"
+        "from tilec.compiler.tensorcore import build_kernel\n"
+        f"kernel = build_kernel({config}, {arch!r})\n"
+        "print(kernel.registers, kernel.spill_bytes)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]
+    registers, spills = map(int, result.stdout.split())
+    assert spills == 0 and 0 < registers <= 255
+
+
+def test_tma_runtime_needs_no_mlir():
+    script = "import sys; sys.modules['mlir'] = None; import tilec.runtime.tma as t; print('ok')"
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.stdout.strip() == "ok", result.stderr
