@@ -606,3 +606,90 @@ def test_artifact_round_trips_through_a_directory(tmp_path) -> None:
     c = poisoned((70, 50), torch.float16)
     run([a, b, c], {})
     assert_close(c, a.double() @ b.double(), 2e-3 * 40**0.5)
+
+
+# ---------------------------------------------------------------- float8
+
+FLOAT8 = {
+    "f8E4M3FN": ("float8_e4m3", torch.float8_e4m3fn),
+    "f8E5M2": ("float8_e5m2", torch.float8_e5m2),
+}
+
+FLOAT8_KERNEL = """
+func.func @f8(%x: memref<?xf32>, %q: memref<?xTY>, %back: memref<?xf32>, %sum: memref<?xTY>, %s: TY) attributes {tile.entry} {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?xf32>
+  %c64 = arith.constant 64 : index
+  %g = arith.ceildivsi %n, %c64 : index
+  tile.kernel grid(%g) threads [64] {
+  ^bb0(%bx: index):
+    %f = tile.alloc : memref<64xTY, "fragment">
+    %o = arith.muli %bx, %c64 : index
+    tile.parallel [64] {
+    ^bb0(%i: index):
+      %j = arith.addi %o, %i : index
+      %in = arith.cmpi ult, %j, %n : index
+      scf.if %in {
+        %v = memref.load %x[%j] : memref<?xf32>
+        %t = arith.truncf %v : f32 to TY
+        memref.store %t, %q[%j] : memref<?xTY>
+        %e = arith.extf %t : TY to f32
+        memref.store %e, %back[%j] : memref<?xf32>
+      }
+    }
+    tile.copy %q[%o] [64] to %f[%c0] [64] : memref<?xTY> to memref<64xTY, "fragment">
+    tile.parallel [64] {
+    ^bb0(%i: index):
+      %v = memref.load %f[%i] : memref<64xTY, "fragment">
+      %r = arith.addf %v, %s : TY
+      memref.store %r, %f[%i] : memref<64xTY, "fragment">
+    }
+    tile.copy %f[%c0] [64] to %sum[%o] [64] : memref<64xTY, "fragment"> to memref<?xTY>
+  }
+  return
+}
+"""  # noqa: E501 - IR lines read best unwrapped
+
+
+def same_bits(actual: torch.Tensor, expected: torch.Tensor) -> bool:
+    """Bitwise equal float8 tensors, any NaN matching any NaN."""
+    equal = actual.view(torch.uint8) == expected.view(torch.uint8)
+    both_nan = torch.isnan(actual.float()) & torch.isnan(expected.float())
+    return bool((equal | both_nan).all())
+
+
+@pytest.mark.parametrize("mlir_type", list(FLOAT8))
+def test_float8_conversions_and_arithmetic_match_torch(mlir_type: str) -> None:
+    """f32 -> float8 rounding (saturating E4M3FN, inf-making E5M2), float8 -> f32, and
+    float8 arithmetic (done in f32) on values across the whole range, specials included."""
+    dtype_name, dtype = FLOAT8[mlir_type]
+    params = [tensor("x", "float32", ["n"]), tensor("q", dtype_name, ["n"], True)]
+    params += [tensor("back", "float32", ["n"], True), tensor("sum", dtype_name, ["n"], True)]
+    params.append(Param("s", "scalar", dtype_name))
+    run = cpu.load(compile_text(FLOAT8_KERNEL.replace("TY", mlir_type), params))
+    n = 3000
+    magnitudes = torch.logspace(-12, 18, n, base=2)
+    x = torch.randn(n) * magnitudes
+    x[:4] = torch.tensor([float("nan"), float("inf"), -float("inf"), 0.0])
+    q, total = torch.zeros(n, dtype=dtype), torch.zeros(n, dtype=dtype)
+    back = poisoned((n,), torch.float32)
+    run([x, q, back, total, 0.5], {"n": n})
+    expected = x.to(dtype)
+    assert same_bits(q, expected)
+    assert torch.equal(back.nan_to_num(7.0), expected.float().nan_to_num(7.0))
+    half = torch.tensor(0.5).to(dtype).float()
+    assert same_bits(total, (expected.float() + half).to(dtype))
+
+
+@pytest.mark.parametrize("mlir_type", list(FLOAT8))
+def test_float8_gemm_accumulates_in_f32(mlir_type: str) -> None:
+    dtype_name, dtype = FLOAT8[mlir_type]
+    params = [tensor("A", dtype_name, ["M", "K"]), tensor("B", dtype_name, ["K", "N"])]
+    params.append(tensor("C", dtype_name, ["M", "N"], True))
+    run = cpu.load(compile_text(gemm_text(mlir_type), params))
+    a, b = torch.randn(70, 40).to(dtype), torch.randn(40, 50).to(dtype)
+    c = torch.zeros(70, 50, dtype=dtype)
+    run([a, b, c], {})
+    # one float8 step of the largest result: rounding of an f32 sum may differ from f64's
+    step = 2.0**-3 if mlir_type == "f8E4M3FN" else 2.0**-2
+    assert_close(c.float(), (a.double() @ b.double()).to(dtype).double(), step)

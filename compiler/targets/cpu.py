@@ -5,7 +5,8 @@ used to check numerics on machines without a GPU.
 
 Stages ("tile" is the frontend's IR, added by the driver):
   loops   tile passes: lower-tile-ops-to-loops, lower-tile-structure-to-scf, prepare-cpu-entry
-  llvm    upstream MLIR passes down to the LLVM dialect (f16/bf16/float8 math done in f32)
+  llvm    upstream MLIR passes down to the LLVM dialect (f16/bf16/float8 math done in f32,
+          float8 conversions expanded by expand-float8-conversions)
   llvmir  LLVM IR text (what `get_kernel_source()` shows for the CPU); bf16 values as i16
   asm     host assembly, optimized at -O2 by llvmlite (LLVM 22); the product also carries the
           object code, which `finish` links with `cc -shared` into the artifact's .so
@@ -32,23 +33,35 @@ from functools import cache
 
 from mlir import ir
 from mlir.dialects import llvm as llvm_dialect
+from tilec.compiler.passes import get_pass
 from tilec.compiler.passes.prepare_cpu_entry import ENTRY_PREFIX
-from tilec.compiler.pipeline import CompileOptions, Stage, mlir_passes, tile_passes
+from tilec.compiler.pipeline import (
+    CompileOptions,
+    Stage,
+    run_pass_pipeline,
+    tile_passes,
+    verify,
+)
 from tilec.errors import CompileError
 
 ABI = "mlir-memref-expanded-v1"
 
 TILE_PASSES = ("lower-tile-ops-to-loops", "lower-tile-structure-to-scf", "prepare-cpu-entry")
 
-# x86 has no arithmetic on half types: do it in f32 (math first, then arith), and expand bf16
-# conversions to integer ops so no libgcc helper (__truncsfbf2 needs GCC >= 13) is needed.
+# x86 has no arithmetic on half types: do it in f32 (math first, then arith). What is left are
+# conversions: float8 ones become integer code (expand-float8-conversions), bf16 ones too
+# (arith-expand), so no libgcc helper (__truncsfbf2 needs GCC >= 13) is needed.
 NARROW_FLOATS = "bf16,f16,f8E4M3FN,f8E5M2"
-TO_LLVM = ",".join(
+TO_F32_MATH = ",".join(
     [
         "canonicalize",
         "cse",
         "math-extend-to-supported-types{target-type=f32}",
         f"arith-emulate-unsupported-floats{{source-types={NARROW_FLOATS} target-type=f32}}",
+    ]
+)
+TO_LLVM = ",".join(
+    [
         "convert-scf-to-cf",
         "arith-expand{include-bf16=true}",
         "expand-strided-metadata",
@@ -64,6 +77,13 @@ TO_LLVM = ",".join(
         "canonicalize",
     ]
 )
+
+
+def _to_llvm_dialect(module: ir.Module, options: CompileOptions) -> None:
+    run_pass_pipeline(module, TO_F32_MATH, options)
+    get_pass("expand-float8-conversions")().run(module)
+    verify(module, "after expand-float8-conversions")
+    run_pass_pipeline(module, TO_LLVM, options)
 
 
 @dataclass
@@ -142,7 +162,7 @@ def stages(options: CompileOptions) -> list[Stage]:
     """The CPU target's stages after "tile"."""
     return [
         tile_passes("loops", TILE_PASSES, "tile ops as scf loops over memrefs; C entry"),
-        mlir_passes("llvm", TO_LLVM, "upstream lowering to the LLVM dialect"),
+        Stage("llvm", _to_llvm_dialect, "narrow floats computed in f32; LLVM dialect"),
         Stage("llvmir", _translate, "LLVM IR text"),
         Stage("asm", _codegen, "host assembly and object code (llvmlite, -O2)"),
     ]
