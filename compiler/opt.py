@@ -109,10 +109,9 @@ def _run_pipeline(module: ir.Module, pipeline: str, options: CompileOptions) -> 
     """Runs an upstream pipeline; MLIR's own diagnostics (with locations) propagate."""
     from mlir.passmanager import PassManager
 
-    text = pipeline.strip()
-    if text.startswith("builtin.module(") and text.endswith(")"):
-        text = text[len("builtin.module(") : -1]
-    manager = PassManager.parse(f"builtin.module({text})", context=module.context)
+    manager = PassManager.parse(
+        f"builtin.module({_strip_module(pipeline)})", context=module.context
+    )
     if options.print_ir_after_all:
         manager.enable_ir_printing()
     manager.run(module.operation)
@@ -208,6 +207,27 @@ def _parse_arguments(argv: Sequence[str]) -> tuple[argparse.Namespace, list[Acti
     return args, actions
 
 
+def _check_pipelines(actions: Sequence[Action], context: ir.Context) -> str | None:
+    """Parses every upstream pipeline once, before any input: returns the first error."""
+    from mlir.passmanager import PassManager
+
+    for action in actions:
+        if action.pipeline is None:
+            continue
+        try:
+            PassManager.parse(f"builtin.module({_strip_module(action.pipeline)})", context=context)
+        except ValueError as error:
+            return f"unknown pass or bad pipeline '{action.pipeline}': {error}"
+    return None
+
+
+def _strip_module(pipeline: str) -> str:
+    text = pipeline.strip()
+    if text.startswith("builtin.module(") and text.endswith(")"):
+        return text[len("builtin.module(") : -1]
+    return text
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args, actions = _parse_arguments(argv)
@@ -217,16 +237,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, cls in all_passes().items():
             print(f"--{name:32} {cls.summary}")
         return 0
+    try:
+        text = sys.stdin.read() if args.input == "-" else open(args.input).read()
+    except OSError as error:
+        print(f"tilec-opt: cannot read {args.input}: {error.strerror}", file=sys.stderr)
+        return 2
 
     import tilec.dialect as tile_dialect
 
     source_name = "-" if args.input == "-" else args.input
-    text = sys.stdin.read() if args.input == "-" else open(args.input).read()
     chunks = _split(text) if args.split_input_file else [(1, text)]
 
     outputs: list[str] = []
     failures = 0
-    with tile_dialect.new_context():
+    with tile_dialect.new_context() as context:
+        problem = _check_pipelines(actions, context)
+        if problem:
+            print(f"tilec-opt: {problem}", file=sys.stderr)
+            return 2
         for first_line, chunk in chunks:
             output, diagnostics = _process_chunk(chunk, first_line, "-", args, actions)
             if args.verify_diagnostics:
