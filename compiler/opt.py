@@ -2,9 +2,11 @@
 
     tilec-opt [FILE|-] [--PASS ...] [--pass-pipeline=PIPELINE] [--split-input-file]
               [--verify-diagnostics] [-o OUT] [--print-ir-after-all] [--mlir-print-debuginfo]
+              [--run-target=TARGET [--stop-after=STAGE]]
 
-`--NAME` runs the tilec pass NAME, or else the upstream pass NAME (`--canonicalize`); passes and
-`--pass-pipeline` run in the order given. The IR is verified after parsing and after each tilec
+`--NAME` runs the tilec pass NAME, or else the upstream pass NAME (`--canonicalize`); passes,
+`--pass-pipeline` and `--run-target=TARGET` (a target's stages, `--stop-after=STAGE`) run in
+the order given. The IR is verified after parsing and after each tilec
 pass, so bad IR is reported, never an abort. Exit status: 0 on success, 1 on any error (or on
 unmet `expected-error` lines with --verify-diagnostics), 2 on bad usage.
 """
@@ -47,10 +49,11 @@ class Expectation:
 
 @dataclass
 class Action:
-    """One step of the pass list: a tilec pass name or an upstream pipeline text."""
+    """One step of the pass list: a tilec pass, an upstream pipeline or a target's stages."""
 
     tilec_pass: str | None = None
     pipeline: str | None = None
+    target: str | None = None
 
 
 def _diagnostics_of(error: ir.MLIRError, source_name: str) -> list[Diagnostic]:
@@ -89,12 +92,21 @@ def _expectations(text: str, first_line: int) -> list[Expectation]:
     return found
 
 
-def _run_actions(module: ir.Module, actions: Sequence[Action], print_ir_after_all: bool) -> None:
+def _run_actions(
+    module: ir.Module, actions: Sequence[Action], args: argparse.Namespace
+) -> str | None:
+    """Runs the actions in order; returns the text of a target stage past MLIR, if one ran."""
     from tilec.compiler.passes import get_pass
     from tilec.compiler.pipeline import verify
 
+    print_ir_after_all = args.print_ir_after_all
     options = CompileOptions(target="tilec-opt", print_ir_after_all=print_ir_after_all)
     for action in actions:
+        if action.target is not None:
+            text = _run_target(module, action.target, args.stop_after, print_ir_after_all)
+            if text is not None:
+                return text
+            continue
         if action.tilec_pass is not None:
             get_pass(action.tilec_pass)().run(module)
             verify(module, f"after {action.tilec_pass}")
@@ -103,6 +115,19 @@ def _run_actions(module: ir.Module, actions: Sequence[Action], print_ir_after_al
                 print(module, file=sys.stderr)
         else:
             _run_pipeline(module, action.pipeline or "", options)
+
+
+def _run_target(
+    module: ir.Module, target: str, stop_after: str | None, print_ir_after_all: bool
+) -> str | None:
+    """Runs a target's stages (as the driver does, without "tile"); text once past MLIR."""
+    from tilec.compiler.pipeline import product_text, run_stages
+    from tilec.compiler.targets import get_target
+
+    options = CompileOptions(target=target, print_ir_after_all=print_ir_after_all)
+    stages = get_target(target).stages(options)
+    product, _ = run_stages(stages, module, options, stop_after=stop_after)
+    return None if isinstance(product, ir.Module) else product_text(product)
 
 
 def _run_pipeline(module: ir.Module, pipeline: str, options: CompileOptions) -> None:
@@ -126,12 +151,15 @@ def _process_chunk(
         try:
             module = ir.Module.parse(padded)
             module.operation.verify()
-            _run_actions(module, actions, args.print_ir_after_all)
-            module.operation.verify()
+            text_output = _run_actions(module, actions, args)
+            if text_output is None:
+                module.operation.verify()
         except ir.MLIRError as error:
             return None, _diagnostics_of(error, source_name)
         except CompileError as error:
             return None, [_diagnostic_of_compile_error(error, source_name)]
+    if text_output is not None:
+        return text_output, []
     if args.mlir_print_debuginfo:
         return module.operation.get_asm(enable_debug_info=True), []
     return str(module), []
@@ -183,6 +211,10 @@ def _parse_arguments(argv: Sequence[str]) -> tuple[argparse.Namespace, list[Acti
     parser.add_argument("--verify-diagnostics", action="store_true")
     parser.add_argument("--print-ir-after-all", action="store_true")
     parser.add_argument("--mlir-print-debuginfo", action="store_true")
+    parser.add_argument(
+        "--run-target", action="append", default=[], help="run a target's stages (cpu, cuda:...)"
+    )
+    parser.add_argument("--stop-after", help="with --run-target: the last stage to run")
     parser.add_argument("--list-passes", action="store_true", help="list tilec's passes")
     args, rest = parser.parse_known_args(argv)
 
@@ -191,11 +223,14 @@ def _parse_arguments(argv: Sequence[str]) -> tuple[argparse.Namespace, list[Acti
     tilec_passes = all_passes()
     actions: list[Action] = []
     # keep the command line's order between passes and pipelines
-    pipeline_index = 0
+    pipeline_index = target_index = 0
     for flag in argv:
         if flag.startswith("--pass-pipeline"):
             actions.append(Action(pipeline=args.pass_pipeline[pipeline_index]))
             pipeline_index += 1
+        elif flag.startswith("--run-target"):
+            actions.append(Action(target=args.run_target[target_index]))
+            target_index += 1
         elif flag in rest:
             if not flag.startswith("--"):
                 parser.error(f"unexpected argument '{flag}'")
