@@ -365,3 +365,21 @@ def test_import_tilec_as_tilelang_exposes_the_tilelang_api() -> None:
         T.gemm(None, None, None)
     assert T.ceildiv(10, 3) == 4
     assert T.dtype("float") is T.float32 and T.dtype(torch.bfloat16) is T.bfloat16
+
+
+def test_use_swizzle_is_a_kernel_attribute() -> None:
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32")):
+        with T.Kernel(4, 4, threads=64) as (bx, by):
+            T.use_swizzle(panel_size=8)
+            A[bx] = 1.0
+
+    text = tile_ir(main)
+    assert 'threads [64] attributes {tile.swizzle_order = "row", tile.swizzle_panel = 8 : i64}' \
+        in text
+
+
+def test_eager_tensors_passed_by_keyword_keep_parameter_order() -> None:
+    a, b = torch.randn(2, 3), torch.randn(3)
+    by_keyword = annotated(B=b, A=a)
+    torch.testing.assert_close(by_keyword, a * b)

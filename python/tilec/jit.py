@@ -75,9 +75,13 @@ def _is_tensor(value: Any) -> bool:
     return hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, T.DType)
 
 
-def tensor_arguments(args: tuple, kwargs: dict) -> list[Any]:
-    """The tensors of an eager call, in order: what its compiled kernel takes."""
-    return [a for a in (*args, *kwargs.values()) if _is_tensor(a)]
+def tensor_arguments(args: tuple, kwargs: dict, fn: Callable | None = None) -> list[Any]:
+    """The tensors of an eager call, in `fn`'s parameter order: what its kernel takes."""
+    if fn is not None:
+        values = list(inspect.signature(fn).bind(*args, **kwargs).arguments.values())
+    else:
+        values = [*args, *kwargs.values()]
+    return [value for value in values if _is_tensor(value)]
 
 
 def _code_location(fn: Callable) -> tuple[str, int]:
@@ -394,7 +398,7 @@ class JITFunction:
             kernel = compile_specialization(self.specialize(args, kwargs))
             if fast_key is not None and cache.is_enabled():
                 self._kernels[fast_key] = kernel
-        return kernel(*tensor_arguments(args, kwargs))
+        return kernel(*tensor_arguments(args, kwargs, self.fn))
 
     def _fast_key(self, args: tuple, kwargs: dict) -> Any:
         """A cheap in-memory key for repeated eager calls (shapes, dtypes, constants)."""

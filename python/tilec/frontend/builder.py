@@ -125,6 +125,7 @@ class KernelBuilder:
         self.outputs: list[Buffer] = []
         self.returned: list[str] | None = None
         self.eager = False
+        self.kernel_op: tile.KernelOp | None = None
 
     # ------------------------------------------------------------------ errors and locations
 
@@ -492,6 +493,7 @@ class KernelBuilder:
         self.launch = {"grid": [self.grid_expr(g, item.context_expr) for g in spec.grid],
                        "threads": spec.threads}
         op = tile.KernelOp(grid, spec.threads)
+        self.kernel_op = op
         names = self.kernel_index_names(item.optional_vars, len(grid), node)
         block = op.body.blocks.append(*[ir.IndexType.get()] * len(grid),
                                       arg_locs=[self.location(node)] * len(grid))
@@ -735,6 +737,19 @@ class KernelBuilder:
         if total > 1024 or min(threads) <= 0:
             self.error(node, f"a block has 1 to 1024 threads, got {total}")
         return KernelSpec(grid, threads)
+
+    def t_use_swizzle(self, nodes: dict, node: ast.Call) -> None:
+        """Recorded on the kernel as tile.swizzle_panel / tile.swizzle_order for the backend."""
+        self.require_kernel(node, "T.use_swizzle")
+        panel = self.const_arg(nodes, "panel_size", node)
+        order = self.const_arg(nodes, "order", node, "row")
+        if not isinstance(panel, int) or panel <= 0 or order not in ("row", "col"):
+            self.error(node, "T.use_swizzle takes a positive panel_size and order 'row' or 'col'")
+        if self.const_arg(nodes, "enable", node, True):
+            attributes = self.kernel_op.attributes
+            attributes["tile.swizzle_panel"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
+                                                                  panel)
+            attributes["tile.swizzle_order"] = ir.StringAttr.get(order)
 
     def t_const(self, nodes: dict, node: ast.Call) -> Any:
         names_text = self.const_arg(nodes, "names", node)

@@ -196,6 +196,12 @@ def Kernel(*grid: Any, threads: Any = 128) -> Any:  # noqa: N802
 
 
 @_intrinsic
+def use_swizzle(panel_size: int, order: str = "row", enable: bool = True) -> Any:
+    """Rasterize the grid in panels of `panel_size` blocks for L2 reuse (a kernel attribute)."""
+    raise _outside("use_swizzle")
+
+
+@_intrinsic
 def const(names: str) -> Any:
     """`M, N, K = T.const("M, N, K")`: sizes bound from the arguments' shapes."""
     raise _outside("const")
@@ -367,7 +373,8 @@ def infinity(dtype: Any) -> Any:
 
 __all__ = [
     "DType", "DTYPES", "dtype", "Symbol", "dynamic", "symbolic", "Tensor", "Buffer",
-    "GemmWarpPolicy", "PrimFunc", "prim_func", "Kernel", "const", "empty", "alloc_shared",
+    "GemmWarpPolicy", "PrimFunc", "prim_func", "Kernel", "use_swizzle", "const", "empty",
+    "alloc_shared",
     "alloc_fragment", "alloc_local", "alloc_var", "copy", "gemm", "clear", "fill", "Pipelined",
     "Parallel", "serial", "unroll", "reduce_max", "reduce_min", "reduce_sum", "reduce_abssum",
     "reduce_absmax", "atomic_add", "ceildiv", "if_then_else", "max", "min", "abs", "exp", "exp2",
