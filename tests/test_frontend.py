@@ -383,3 +383,25 @@ def test_eager_tensors_passed_by_keyword_keep_parameter_order() -> None:
     a, b = torch.randn(2, 3), torch.randn(3)
     by_keyword = annotated(B=b, A=a)
     torch.testing.assert_close(by_keyword, a * b)
+
+
+@T.macro
+def scaled_copy(src, dst, factor):
+    for i in T.Parallel(16):
+        dst[i] = src[i] * factor
+    return factor * 2
+
+
+def test_macro_is_inlined_with_its_arguments() -> None:
+    @T.prim_func
+    def main(A: T.Tensor((16,), "float32"), B: T.Tensor((16,), "float32")):
+        with T.Kernel(1, threads=16) as _:
+            doubled = scaled_copy(A, B, 3.0)
+            B[0] = doubled
+
+    text = tile_ir(main)
+    assert text.count("tile.parallel [16]") == 1
+    assert "arith.constant 3.000000e+00 : f32" in text
+    assert "arith.constant 6.000000e+00 : f32" in text
+    with pytest.raises(tilec.TilecError, match="can only be called inside a tilec kernel"):
+        scaled_copy(None, None, 1.0)

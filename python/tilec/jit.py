@@ -285,12 +285,23 @@ _KEY_TYPES = (int, float, str, bool, type(None), T.DType, T.Symbol, T.Tensor)
 
 
 def _key_value(value: Any) -> str:
-    """A value's part of a cache key: constants by repr, other objects by type only."""
+    """A value's part of a cache key: constants by repr, macros by source, others by type."""
+    if isinstance(value, T.Macro):
+        from tilec.frontend.source import source_text
+
+        return f"macro {source_text(value.fn)}"
     if isinstance(value, (tuple, list)):
         return "(" + ", ".join(_key_value(v) for v in value) + ")"
     if isinstance(value, _KEY_TYPES):
         return repr(value)
     return f"<{type(value).__name__}>"
+
+
+def _global_macros(fn: Callable) -> dict[str, str]:
+    """The T.macros a kernel calls through its globals: their source is part of its key."""
+    names = fn.__code__.co_names
+    return {name: _key_value(fn.__globals__[name]) for name in names
+            if isinstance(fn.__globals__.get(name), T.Macro)}
 
 
 def _environment_values(prim: T.PrimFunc) -> dict[str, str]:
@@ -312,7 +323,8 @@ def prim_func_specialization(prim: T.PrimFunc, out_idx: Sequence[int] | int | No
     out = _normalize_out_idx(out_idx)
     resolved = resolve_target(target)
     annotations = {k: repr(v) for k, v in getattr(prim.fn, "__annotations__", {}).items()}
-    parts = {"kind": "prim_func", "source": source_text(prim.fn), "environment":
+    parts = {"kind": "prim_func", "source": source_text(prim.fn), "macros":
+             _global_macros(prim.fn), "environment":
              _environment_values(prim), "annotations": annotations, "out_idx": out,
              "target": resolved, **(extra_key or {})}
 
@@ -477,7 +489,7 @@ class JITFunction:
                 tensors[name] = _infer_tensor(source, analysis, name, values, constants)
         shapes = {k: tuple(s) for k, (s, _) in tensors.items()}
         from_shapes = bind_symbols(analysis, shapes, source.filename)
-        parts = {"kind": "eager", "source": self.source,
+        parts = {"kind": "eager", "source": self.source, "macros": _global_macros(self.fn),
                  "tensors": {k: [list(s), d] for k, (s, d) in tensors.items()},
                  "constants": {k: _key_value(v) for k, v in constants.items()},
                  "symbols": {k: v for k, v in symbols.items() if k not in from_shapes},

@@ -126,6 +126,8 @@ class KernelBuilder:
         self.returned: list[str] | None = None
         self.eager = False
         self.kernel_op: tile.KernelOp | None = None
+        self.macro_depth = 0  # > 0 while a T.macro's body is inlined
+        self.macro_result: Any = None
 
     # ------------------------------------------------------------------ errors and locations
 
@@ -358,7 +360,10 @@ class KernelBuilder:
             self.error(node, f"cannot update {type(target).__name__} in a kernel")
 
     def stmt_Return(self, node: ast.Return) -> None:  # noqa: N802
-        if not self.eager or len(self.scopes) != 1:
+        if self.macro_depth and len(self.scopes) == 1:
+            self.macro_result = self.eval(node.value) if node.value is not None else None
+            return
+        if not self.eager or len(self.scopes) != 1 or self.macro_depth:
             self.error(node, "return is only allowed at the end of a @tilec.jit kernel, "
                              "to return its T.empty outputs")
         values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
@@ -657,6 +662,8 @@ class KernelBuilder:
             return self.cast(self.eval(node.args[0]) if node.args else 0, callee, node)
         if isinstance(callee, Method):
             return self.call_method(callee, node)
+        if isinstance(callee, T.Macro):
+            return self.inline_macro(callee, node)
         if callee is builtins.range:
             return LoopSpec("serial", [self.rvalue(self.eval(a), a) for a in node.args])
         args = [self.eval(a) for a in node.args]
@@ -676,6 +683,31 @@ class KernelBuilder:
         except Exception as error:  # a compile-time helper failed: show where it was called
             self.error(node, f"calling {getattr(callee, '__name__', callee)} at compile time "
                              f"failed: {type(error).__name__}: {error}")
+
+    def inline_macro(self, macro: T.Macro, node: ast.Call) -> Any:
+        """Build a T.macro's body here, its parameters bound to the call's values."""
+        source = parse_kernel(macro.fn, macro.env)
+        args = [self.eval(a) for a in node.args]
+        kwargs = {k.arg: self.eval(k.value) for k in node.keywords}
+        try:
+            bound = inspect.signature(macro.fn).bind(*args, **kwargs)
+        except TypeError as error:
+            self.error(node, f"macro {macro.__name__}: {error}")
+        bound.apply_defaults()
+        statements = source.tree.body
+        for statement in statements[:-1]:
+            if isinstance(statement, ast.Return):
+                raise TilecError("return must be the last statement of a macro",
+                                 source.filename, statement.lineno)
+        saved = (self.source, self.outer, self.scopes, self.macro_depth)
+        self.source, self.outer = source, source.outer_names()
+        self.scopes, self.macro_depth = [dict(bound.arguments)], self.macro_depth + 1
+        self.macro_result = None
+        try:
+            self.body(statements)
+            return self.macro_result
+        finally:
+            self.source, self.outer, self.scopes, self.macro_depth = saved
 
     def call_method(self, method: Method, node: ast.Call) -> Any:
         if method.name == "astype":
@@ -1312,6 +1344,8 @@ class KernelBuilder:
         value = self.rvalue(value, node)
         if isinstance(value, Scalar):
             return value if value.dtype == T.bool else self.convert(value, T.bool, node, False)
+        if not _is_py_value(value):
+            self.error(node, f"expected a condition, got {value!r}")
         return self.constant(builtins.bool(value), T.bool)
 
     def select(self, cond: Any, a: Any, b: Any, node: ast.AST) -> Scalar:

@@ -165,6 +165,30 @@ def prim_func(fn: Callable) -> PrimFunc:
     return PrimFunc(fn, dict(caller.f_locals) if in_function else {})
 
 
+class Macro:
+    """A `@T.macro`: kernel code the frontend inlines where it is called (TileLang's T.macro)."""
+
+    def __init__(self, fn: Callable, env: dict[str, Any] | None = None):
+        self.fn = fn
+        self.env = dict(env or {})
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise TilecError(f"macro '{self.__name__}' can only be called inside a tilec kernel",
+                         *_where(self.fn))
+
+    def __repr__(self) -> str:
+        return f"<T.macro {self.__name__}>"
+
+
+def macro(fn: Callable) -> Macro:
+    """Marks a helper whose body is inlined into the kernels that call it."""
+    caller = inspect.currentframe().f_back
+    in_function = caller is not None and caller.f_code.co_name != "<module>"
+    return Macro(fn, dict(caller.f_locals) if in_function else {})
+
+
 def _where(fn: Callable) -> tuple[str | None, int | None]:
     try:
         return inspect.getsourcefile(fn), inspect.getsourcelines(fn)[1]
@@ -373,8 +397,8 @@ def infinity(dtype: Any) -> Any:
 
 __all__ = [
     "DType", "DTYPES", "dtype", "Symbol", "dynamic", "symbolic", "Tensor", "Buffer",
-    "GemmWarpPolicy", "PrimFunc", "prim_func", "Kernel", "use_swizzle", "const", "empty",
-    "alloc_shared",
+    "GemmWarpPolicy", "PrimFunc", "prim_func", "Macro", "macro", "Kernel", "use_swizzle",
+    "const", "empty", "alloc_shared",
     "alloc_fragment", "alloc_local", "alloc_var", "copy", "gemm", "clear", "fill", "Pipelined",
     "Parallel", "serial", "unroll", "reduce_max", "reduce_min", "reduce_sum", "reduce_abssum",
     "reduce_absmax", "atomic_add", "ceildiv", "if_then_else", "max", "min", "abs", "exp", "exp2",
