@@ -60,6 +60,24 @@ def matmul_relu(A, B, block_M=128, block_N=128, block_K=32):
     return C
 
 
+@tilec.jit
+def matmul_swizzled(A, B, block_M=128, block_N=256, block_K=64):
+    M, N, K = T.const("M, N, K")
+    C = T.empty((M, N), T.float16)
+    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=256) as (bx, by):
+        T.use_swizzle(4)
+        A_shared = T.alloc_shared((block_M, block_K), T.float16)
+        B_shared = T.alloc_shared((block_K, block_N), T.float16)
+        C_local = T.alloc_fragment((block_M, block_N), T.float32)
+        T.clear(C_local)
+        for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=4):
+            T.copy(A[by * block_M, k * block_K], A_shared)
+            T.copy(B[k * block_K, bx * block_N], B_shared)
+            T.gemm(A_shared, B_shared, C_local)
+        T.copy(C_local, C[by * block_M, bx * block_N])
+    return C
+
+
 def tile_module(kernel, shape, element=T.float16, **knobs):
     m, n, k = shape
     spec = kernel.specialize(
@@ -122,6 +140,12 @@ def test_pass_lowers_ragged_bf16_on_sm80():
     assert launch is not None and launch["abi"] == [["ptr", 0], ["ptr", 1], ["ptr", 2]]
     assert launch["grid"] == [8 * 4, 1, 1]
     assert "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32" in str(module)
+
+
+def test_pass_takes_the_raster_panel_from_use_swizzle():
+    module = tile_module(matmul_swizzled, (2048, 2048, 512), M=2048, N=2048, K=512)
+    launch = run_pass(module, "sm_90a")
+    assert launch["config"]["group_m"] == 4 and launch["config"]["consumers"] == 2
 
 
 def test_pass_leaves_other_kernels_alone():

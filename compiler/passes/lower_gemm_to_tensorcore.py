@@ -13,9 +13,10 @@ Recognizes, in the frontend's tile IR, the kernel of the quickstart:
 (A, B, C the entry's row-major f16/bf16 tensors) and replaces it by a generated gpu.module with
 the tensor-core kernel of `tilec.compiler.tensorcore` for the target arch: on sm_90a TMA +
 mbarrier pipeline, producer warpgroup, wgmma consumers, TMA-store epilogue; on sm_80 cp.async,
-ldmatrix, mma.sync. Anything else (other epilogues, transposes, f32 output, odd sizes) is left
-alone for the SIMT lowering. The arch comes from the pass option, else the module attribute
-`tile.arch`, else sm_90a.
+ldmatrix, mma.sync. `T.use_swizzle(panel)` sets the grouped tile order's panel (M-tiles per
+group; its order argument is not distinguished). Anything else (other epilogues, transposes,
+f32 output, odd sizes) is left alone for the SIMT lowering. The arch comes from the pass
+option, else the module attribute `tile.arch`, else sm_90a.
 
 Output: the entry func keeps its signature (the runtime's ABI is read from it) with an empty
 body; `gpu.module @kernels` holds the kernel, named as the entry; the module attribute
@@ -28,6 +29,7 @@ the chosen config.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from dataclasses import asdict, dataclass
@@ -60,6 +62,7 @@ class GemmMatch:
     stages: int
     dtype: str
     shape: tuple[int | None, int | None, int | None]  # M, N, K (None: dynamic)
+    group_m: int  # M-tiles per raster group (T.use_swizzle's panel size; 8 without it)
 
 
 def _ops(block: ir.Block) -> list[ir.Operation]:
@@ -215,6 +218,8 @@ def match_gemm(entry: ir.Operation) -> GemmMatch | None:
         return None
     threads = _i64s(kernel, "threads")
     stages = ir.IntegerAttr(loop.attributes["num_stages"]).value
+    attributes = kernel.attributes
+    panel = attributes["tile.swizzle_panel"] if "tile.swizzle_panel" in attributes else None
     return GemmMatch(
         a_param,
         b_param,
@@ -226,6 +231,7 @@ def match_gemm(entry: ir.Operation) -> GemmMatch | None:
         stages,
         dtype,
         (m, n, k),
+        ir.IntegerAttr(panel).value if panel is not None else 8,
     )
 
 
@@ -341,6 +347,7 @@ class LowerGemmToTensorcore(TilePass):
             )
         if config is None:
             return
+        config = dataclasses.replace(config, group_m=match.group_m)
         interface, slots = _interface(entry, match, arch)
         text = (hopper_gemm_mlir if arch == "sm_90a" else ampere_gemm_mlir)(config, interface)
         launch = {"arch": arch, "abi": slots, **config.launch(), "config": asdict(config)}
