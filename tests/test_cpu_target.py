@@ -693,3 +693,11 @@ def test_float8_gemm_accumulates_in_f32(mlir_type: str) -> None:
     # one float8 step of the largest result: rounding of an f32 sum may differ from f64's
     step = 2.0**-3 if mlir_type == "f8E4M3FN" else 2.0**-2
     assert_close(c.float(), (a.double() @ b.double()).to(dtype).double(), step)
+
+
+def test_print_ir_after_all_dumps_every_pass(capfd) -> None:
+    compile_text(quickstart_text(), QUICKSTART_PARAMS, stop_after="llvm", print_ir_after_all=True)
+    dumps = capfd.readouterr().err
+    for name in ("lower-tile-ops-to-loops", "prepare-cpu-entry", "expand-float8-conversions"):
+        assert f"IR Dump After {name}" in dumps
+    assert "(convert-func-to-llvm)" in dumps

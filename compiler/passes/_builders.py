@@ -7,6 +7,7 @@ location of the op it lowers, so the generated IR keeps the user's file:line).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import cache
 
 from mlir import ir
 from mlir.dialects import arith, func, scf
@@ -107,6 +108,7 @@ def reduction_loop(
     return loop.results[0]
 
 
+@cache
 def _tile_op_classes() -> dict[str, type[ir.OpView]]:
     import tilec.dialect as tile_dialect
 

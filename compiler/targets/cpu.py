@@ -27,6 +27,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from functools import cache
@@ -81,8 +82,11 @@ TO_LLVM = ",".join(
 
 def _to_llvm_dialect(module: ir.Module, options: CompileOptions) -> None:
     run_pass_pipeline(module, TO_F32_MATH, options)
-    get_pass("expand-float8-conversions")().run(module)
-    verify(module, "after expand-float8-conversions")
+    float8 = get_pass("expand-float8-conversions")()
+    float8.run(module)
+    verify(module, f"after {float8.name}")
+    if options.print_ir_after_all:
+        print(f"// -----// IR Dump After {float8.name} //----- //\n{module}", file=sys.stderr)
     run_pass_pipeline(module, TO_LLVM, options)
 
 
