@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from mlir import ir
+from tilec.errors import CompileError
 
 
 def as_operation(op: ir.Operation | ir.OpView) -> ir.Operation:
@@ -70,3 +72,14 @@ def copy_parts(op: ir.Operation) -> tuple[ir.Value, list[ir.Value], list[int],
     dst, dst_offsets = operands[1 + src_rank], operands[2 + src_rank:]
     return (src, src_offsets, list(ir.DenseI64ArrayAttr(op.attributes["src_shape"])),
             dst, dst_offsets, list(ir.DenseI64ArrayAttr(op.attributes["dst_shape"])))
+
+
+LOCATION = re.compile(r'loc\("([^"]*)":(\d+):\d+')
+
+
+def op_error(op: ir.Operation, message: str) -> CompileError:
+    """A CompileError at the op's source location (the user's file:line when it has one)."""
+    found = LOCATION.search(str(op.location))
+    if found is None:
+        return CompileError(message)
+    return CompileError(message, found.group(1), int(found.group(2)))

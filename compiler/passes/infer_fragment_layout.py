@@ -28,8 +28,14 @@ from tilec.compiler.passes._fragment_layout import (
     gemm_layout,
     layout_of,
 )
-from tilec.compiler.passes._ir_walk import block_arg_index, defining_op, kernels, scope, walk
-from tilec.errors import CompileError
+from tilec.compiler.passes._ir_walk import (
+    block_arg_index,
+    defining_op,
+    kernels,
+    op_error,
+    scope,
+    walk,
+)
 
 
 def kernel_threads(kernel: ir.Operation) -> int:
@@ -50,6 +56,10 @@ def fragment_accesses(parallel: ir.Operation) -> list[tuple[ir.Value, list[int |
         if scope(buffer) == "fragment":
             found.append((buffer, [block_arg_index(i, body) for i in indices]))
     return found
+
+
+def _describe(layout: FragmentLayout) -> str:
+    return f"spt={list(layout.spt)} tpb={list(layout.tpb)} tstride={list(layout.tstride)}"
 
 
 def set_layout(holder: ir.Operation, layout: FragmentLayout) -> None:
@@ -75,15 +85,14 @@ class _KernelInference:
     def assign(self, fragment: ir.Value, layout: FragmentLayout, where: ir.Operation) -> bool:
         owner = defining_op(fragment)
         if owner is None or owner.name != "tile.alloc":
-            raise CompileError(f"{where.location}: fragment is not a tile.alloc result")
+            raise op_error(where, "fragment is not a tile.alloc result")
         current = layout_of(fragment)
         if current is None:
             set_layout(owner, layout)
             return True
         if current != layout:
-            raise CompileError(
-                f"{where.location}: fragment is used with two different thread layouts "
-                f"({current} and {layout}); give it its own buffer")
+            raise op_error(where, "a fragment is used with two different thread layouts ("
+                           f"{_describe(current)} and {_describe(layout)}); give it its own buffer")
         return False
 
     def run(self) -> None:
@@ -107,7 +116,7 @@ class _KernelInference:
     def constrain_gemm(self, gemm: ir.Operation) -> None:
         a, b, c = gemm.operands[0], gemm.operands[1], gemm.operands[2]
         if scope(c) != "fragment":
-            raise CompileError(f"{gemm.location}: T.gemm accumulates into a fragment only")
+            raise op_error(gemm, "T.gemm accumulates into a fragment only")
         m, n = ir.MemRefType(c.type).shape
         layout = gemm_layout(m, n, self.threads)
         self.assign(c, layout, gemm)

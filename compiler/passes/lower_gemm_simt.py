@@ -1,23 +1,23 @@
-"""lower-gemm-simt: T.gemm as CUDA-core code, C[i, j] += A[i, k] * B[k, j] over an unrolled K.
+"""lower-gemm-simt: T.gemm as CUDA-core code, C[i, j] += A[i, k] * B[k, j] over K.
 
 The portable gemm: each thread updates the accumulator elements its fragment layout gives it,
 reading A and B from shared memory (or from fragments laid out along C's rows and columns).
-It rewrites tile.gemm into tile ops (an unrolled tile.for over K around a tile.parallel that
-carries C's layout), so the rest of the lowering treats it as any other T.Parallel. A
-tensor-core gemm pass runs before this one and leaves nothing for it on the archs it serves.
+It rewrites tile.gemm into tile ops (a tile.for over K, unrolled when an operand is a fragment,
+around a tile.parallel that carries C's layout, one fma per step), so the rest of the lowering
+treats it as any other T.Parallel. A tensor-core gemm pass runs before this one and leaves
+nothing for it on the archs it serves.
 Needs infer-fragment-layout first.
 """
 
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith, memref
+from mlir.dialects import arith, math, memref
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._fragment_layout import LAYOUT_ATTR
-from tilec.compiler.passes._ir_walk import defining_op, kernels, walk
+from tilec.compiler.passes._ir_walk import defining_op, kernels, op_error, scope, walk
 from tilec.compiler.passes._scalar import cast, index, is_float, zero
 from tilec.dialect import FillOp, ForOp, ParallelOp, YieldOp
-from tilec.errors import CompileError
 
 
 def lower_gemm(gemm: ir.Operation) -> None:
@@ -30,11 +30,13 @@ def lower_gemm(gemm: ir.Operation) -> None:
     accumulator = ir.MemRefType(c.type).element_type
     owner = defining_op(c)
     if owner is None or LAYOUT_ATTR not in owner.attributes:
-        raise CompileError(f"{gemm.location}: run infer-fragment-layout before lower-gemm-simt")
+        raise op_error(gemm, "run infer-fragment-layout before lower-gemm-simt")
     with gemm.location, ir.InsertionPoint(gemm):
         if ir.BoolAttr(gemm.attributes["clear_accum"]).value:
             FillOp(c, zero(accumulator))
-        k_loop = ForOp(index(0), index(k_extent), index(1), unroll=True)
+        # fragment operands are registers: their K index must be a constant, so unroll then
+        unroll = scope(a) == "fragment" or scope(b) == "fragment"
+        k_loop = ForOp(index(0), index(k_extent), index(1), unroll=True if unroll else None)
         k_body = k_loop.regions[0].blocks.append(ir.IndexType.get())
         with ir.InsertionPoint(k_body):
             k = k_body.arguments[0]
@@ -45,18 +47,16 @@ def lower_gemm(gemm: ir.Operation) -> None:
                 i, j = body.arguments
                 a_value = memref.load(a, [k, i] if transpose_a else [i, k])
                 b_value = memref.load(b, [j, k] if transpose_b else [k, j])
-                product = multiply(cast(a_value, accumulator), cast(b_value, accumulator))
+                a_wide, b_wide = cast(a_value, accumulator), cast(b_value, accumulator)
                 old = memref.load(c, [i, j])
-                total = arith.addf(old, product) if is_float(accumulator) else arith.addi(
-                    old, product)
+                if is_float(accumulator):  # one rounding per step, as tensor cores do
+                    total = math.fma(a_wide, b_wide, old)
+                else:
+                    total = arith.addi(old, arith.muli(a_wide, b_wide))
                 memref.store(total, c, [i, j])
                 YieldOp()
             YieldOp()
     gemm.erase()
-
-
-def multiply(left: ir.Value, right: ir.Value) -> ir.Value:
-    return arith.mulf(left, right) if is_float(left.type) else arith.muli(left, right)
 
 
 @register
@@ -64,7 +64,7 @@ class LowerGemmSimt(TilePass):
     """Rewrite each tile.gemm into per-thread multiply-adds over its C fragment layout."""
 
     name = "lower-gemm-simt"
-    summary = "T.gemm on CUDA cores: unrolled K loop of a T.Parallel over C's layout"
+    summary = "T.gemm on CUDA cores: a K loop around a T.Parallel over C's layout"
 
     def run(self, module: ir.Module) -> None:
         for kernel in kernels(module):

@@ -39,6 +39,7 @@ from tilec.compiler.passes._ir_walk import (
     block_arg_index,
     constant_index,
     copy_parts,
+    op_error,
     scope,
     walk,
 )
@@ -68,7 +69,7 @@ class Fragment:
 
 
 def fail(op: ir.Operation, message: str) -> CompileError:
-    return CompileError(f"{op.location}: {message}")
+    return op_error(op, message)
 
 
 def element_bytes(type_: ir.Type) -> int:
@@ -667,14 +668,14 @@ class KernelLowering:
             if reading:
                 values = [memref.load(fragment.registers, [index(s)]) for s in slots]
                 if vec == 1:
-                    self.write(other.buffer, where, cast(values[0], other_element))
+                    self.write(other, where, cast(values[0], other_element))
                 else:
                     packed = vector.FromElementsOp(
                         ir.VectorType.get([vec], frag_element), values).result
-                    self.write(other.buffer, where, cast(packed, ir.VectorType.get(
+                    self.write(other, where, cast(packed, ir.VectorType.get(
                         [vec], other_element)))
             else:
-                value = self.read(other.buffer, where, vec)
+                value = self.read(other, where, vec)
                 if vec == 1:
                     memref.store(cast(value, frag_element), fragment.registers,
                                  [index(slots[0])])
@@ -702,9 +703,9 @@ class KernelLowering:
             point = self.unflatten(loop.induction_variable, chunks)
             if vec > 1:
                 point[-1] = arith.muli(point[-1], index(vec))
-            value = self.read(src.buffer, src.index(point), vec)
+            value = self.read(src, src.index(point), vec)
             target = dst_type.element_type
-            self.write(dst.buffer, dst.index(point),
+            self.write(dst, dst.index(point),
                        cast(value, ir.VectorType.get([vec], target) if vec > 1 else target))
             scf.YieldOp([])
 
@@ -721,20 +722,24 @@ class KernelLowering:
         conditions.append(self.pointer_aligned[buffer])
         return all_of(conditions)
 
-    def alignment(self, buffer: ir.Value, where: list[ir.Value], vec: int) -> int | None:
-        """Byte alignment of a shared vector access when the indices prove it."""
+    @staticmethod
+    def alignment(buffer: ir.Value, corner: ir.Value, vec: int) -> int | None:
+        """Byte alignment of a shared/local vector access when the box's corner and the row
+        length prove it (the element offset inside the box is a multiple of vec)."""
         type_ = memref_type(buffer)
-        if type_.shape[-1] % vec:
+        offset = constant_index(corner)
+        if type_.shape[-1] % vec or offset is None or offset % vec:
             return None
         return vec * element_bytes(type_.element_type)
 
-    def read(self, buffer: ir.Value, where: list[ir.Value], vec: int) -> ir.Value:
+    def read(self, side: Side, where: list[ir.Value], vec: int) -> ir.Value:
+        buffer = side.buffer
         element = memref_type(buffer).element_type
         if not self.is_global(buffer):
             if vec == 1:
                 return memref.load(buffer, where)
             return vector.LoadOp(ir.VectorType.get([vec], element), buffer, where,
-                                 alignment=self.alignment(buffer, where, vec)).result
+                                 alignment=self.alignment(buffer, side.offsets[-1], vec)).result
         if vec == 1:
             return if_value(self.in_bounds(buffer, where), element,
                             lambda: memref.load(buffer, where), lambda: zero(element))
@@ -755,13 +760,15 @@ class KernelLowering:
 
         return if_value(self.vector_ok(buffer, where, vec), vector_type, whole, piecewise)
 
-    def write(self, buffer: ir.Value, where: list[ir.Value], value: ir.Value) -> None:
+    def write(self, side: Side, where: list[ir.Value], value: ir.Value) -> None:
+        buffer = side.buffer
         vec = ir.VectorType(value.type).shape[0] if isinstance(value.type, ir.VectorType) else 1
         if not self.is_global(buffer):
             if vec == 1:
                 memref.store(value, buffer, where)
             else:
-                vector.StoreOp(value, buffer, where, alignment=self.alignment(buffer, where, vec))
+                vector.StoreOp(value, buffer, where,
+                               alignment=self.alignment(buffer, side.offsets[-1], vec))
             return
         if vec == 1:
             guarded(self.in_bounds(buffer, where), lambda: memref.store(value, buffer, where))

@@ -1,0 +1,31 @@
+// RUN: not tilec-opt --lower-tile-to-gpu %s --split-input-file 2>&1 | FileCheck %s
+// Fragments live in registers spread over threads: outside T.Parallel (or a copy, reduce,
+// gemm) no thread knows it holds the element, and a T.Parallel must index them by its own
+// variables.
+
+// CHECK: lower-tile-to-gpu-invalid.mlir:12: error: a fragment element is accessed outside T.Parallel
+func.func @outside(%n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [128] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %f = tile.alloc {tile.layout = {spt = array<i64: 1>, threads = 128 : i64, tpb = array<i64: 128>, tstride = array<i64: 1>}} : memref<128xf32, "fragment">
+    %x = memref.load %f[%c0] : memref<128xf32, "fragment">
+  }
+  return
+}
+
+// -----
+
+// CHECK: lower-tile-to-gpu-invalid.mlir:27: error: this fragment index does not follow the T.Parallel loop's thread layout
+func.func @transposed(%n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [128] {
+  ^bb0(%bx: index):
+    %f = tile.alloc {tile.layout = {spt = array<i64: 1, 4>, threads = 128 : i64, tpb = array<i64: 8, 16>, tstride = array<i64: 16, 1>}} : memref<64x64xf32, "fragment">
+    tile.parallel [64, 64] attributes {tile.layout = {spt = array<i64: 1, 4>, threads = 128 : i64, tpb = array<i64: 8, 16>, tstride = array<i64: 16, 1>}} {
+    ^bb0(%i: index, %j: index):
+      %x = memref.load %f[%i, %j] : memref<64x64xf32, "fragment">
+      memref.store %x, %f[%j, %i] : memref<64x64xf32, "fragment">
+    }
+  }
+  return
+}
