@@ -355,6 +355,36 @@ def test_unknown_dtype_name() -> None:
         build(unknown_dtype)
 
 
+def pipeline_order_mismatch():
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=64) as _:
+            for k in T.Pipelined(4, num_stages=2, order=[0, 1, 2]):  # error: order
+                A[k] = 1.0
+
+    return main
+
+
+def test_pipeline_order_with_the_wrong_length() -> None:
+    with expect_error("order", "one entry per statement of the body (1), got 3"):
+        build(pipeline_order_mismatch)
+
+
+def pipeline_bad_group():
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=64) as _:
+            for k in T.Pipelined(4, num_stages=2, group=[0, 1]):  # error: group
+                A[k] = 1.0
+
+    return main
+
+
+def test_pipeline_group_must_be_lists() -> None:
+    with expect_error("group", "list of lists of ints"):
+        build(pipeline_bad_group)
+
+
 # ------------------------------------------------------------------ Python constructs
 
 

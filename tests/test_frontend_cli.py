@@ -69,6 +69,14 @@ def test_default_emit_is_the_final_cpu_source(tilec_cli: Cli) -> None:
     assert "define void @tilec_matmul" in result.stdout
 
 
+def test_print_ir_after_all(tilec_cli: Cli) -> None:
+    result = tilec_cli("--emit=loops", "--print-ir-after-all", "--target", "cpu", QUICKSTART,
+                       *SIZES)
+    assert result.returncode == 0, result.stderr
+    assert "IR Dump After" in result.stderr
+    assert "scf.for" in result.stdout and "tile.kernel" not in result.stdout
+
+
 def test_compile_error_exits_1_with_the_location(tmp_path: Path, tilec_cli: Cli) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text(textwrap.dedent("""\

@@ -177,7 +177,8 @@ class KernelBuilder:
         line = int(found["line"]) if found else self.source.def_line
         message = diagnostic.message
         for note in diagnostic.notes:
-            message += f" ({note.message})"
+            if not note.message.startswith("see current operation"):  # an IR dump: noise here
+                message += f" ({note.message})"
         raise TilecError(message, self.source.filename, line) from None
 
     def add_tensor_param(self, block: ir.Block, name: str, dims: tuple[Any, ...], dtype: T.DType,
@@ -458,7 +459,11 @@ class KernelBuilder:
                     self.error(node.iter, f"{key} must be a list of ints")
                 result[key] = list(values)
         if options.get("group") is not None:
-            groups = [ir.DenseI64ArrayAttr.get(list(group)) for group in options["group"]]
+            groups = options["group"]
+            if not all(isinstance(g, (list, tuple)) and all(isinstance(v, int) for v in g)
+                       for g in groups):
+                self.error(node.iter, "group must be a list of lists of ints")
+            groups = [ir.DenseI64ArrayAttr.get(list(group)) for group in groups]
             result["group"] = ir.ArrayAttr.get(groups)
         return result
 
