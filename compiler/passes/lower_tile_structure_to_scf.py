@@ -53,44 +53,43 @@ class LowerTileStructureToScf(TilePass):
 
 
 def _lower_parallel(op: ir.OpView) -> None:
-    body = op.body.blocks[0]
-
-    def inner(ivs: list[ir.Value]) -> None:
-        # the innermost loop's yield is emitted after this returns: move ops before a marker
-        for arg, iv in zip(body.arguments, ivs, strict=True):
-            arg.replace_all_uses_with(iv)
-        marker = scf.YieldOp([])
-        move_body(body, marker.operation)
-        marker.operation.erase()
-
-    loop_nest(list(op.extents), inner)
+    loops = loop_nest(list(op.extents), lambda ivs: None)
+    _move_region_into(op.body.blocks[0], loops)
 
 
 def _lower_loop(op: ir.OpView) -> None:
-    body = op.body.blocks[0]
     loop = scf.ForOp(op.lower, op.upper, op.step)
     with ir.InsertionPoint(loop.body):
-        terminator = scf.YieldOp([])
-    body.arguments[0].replace_all_uses_with(loop.induction_variable)
-    move_body(body, terminator.operation)
+        scf.YieldOp([])
+    _move_region_into(op.body.blocks[0], [loop])
 
 
 def _lower_kernel(kernel: ir.OpView) -> None:
-    body = kernel.body.blocks[0]
-    _allocs_to_allocas(kernel, body)
+    _allocs_to_allocas(kernel)
     with ir.InsertionPoint(kernel), kernel.location:
         # outermost loop over the last grid dimension, innermost over x
         loops = loop_nest(list(reversed(list(kernel.grid))), lambda ivs: None)
-    innermost_end = list(loops[-1].body.operations)[-1]
-    block_indices = [loop.induction_variable for loop in reversed(loops)]
-    for arg, iv in zip(body.arguments, block_indices, strict=True):
-        arg.replace_all_uses_with(iv)
-    move_body(body, innermost_end.operation)
+    _move_region_into(kernel.body.blocks[0], loops, reverse_indices=True)
 
 
-def _allocs_to_allocas(kernel: ir.OpView, body: ir.Block) -> None:
+def _move_region_into(
+    body: ir.Block, loops: list[scf.ForOp], reverse_indices: bool = False
+) -> None:
+    """Moves a region op's body into the innermost of `loops`; its block arguments become
+    the loops' induction variables (outermost first, or innermost first when reversed)."""
+    ivs = [loop.induction_variable for loop in loops]
+    for argument, iv in zip(body.arguments, reversed(ivs) if reverse_indices else ivs, strict=True):
+        argument.replace_all_uses_with(iv)
+    innermost_terminator = list(loops[-1].body.operations)[-1]
+    move_body(body, innermost_terminator.operation)
+
+
+def _allocs_to_allocas(kernel: ir.OpView) -> None:
     """Every tile.alloc of the kernel becomes a memref.alloca at the start of the function."""
-    function_body = kernel.operation.parent.regions[0].blocks[0]
+    function = kernel.operation.parent
+    while function.name != "func.func":
+        function = function.parent
+    function_body = function.regions[0].blocks[0]
     allocs = ops_named(kernel.operation, ("tile.alloc",))
     # inserting each at the block's start in reverse keeps the allocation order
     for alloc in reversed(allocs):
