@@ -1,14 +1,20 @@
-"""sm_90a GEMM: C[M,N] = A[M,K] @ B[K,N], row-major 16-bit operands, fp32 accumulation.
+"""sm_90a GEMM: C[M,N] = op(A) @ op(B), fp32 (int32 for int8) accumulation.
+
+Operand types: f16/bf16 (A M x K or K x M, B K x N or N x K), e4m3/e5m2, s8 and tf32 (K-major
+only, as wgmma requires: A M x K, B N x K); see `dtypes`. Output f16/bf16/f32 (s32 for s8).
 
 Structure (what the H200 study in shared/reference showed to matter):
 - one producer warpgroup whose elected thread streams K tiles of A and B through a ring of
   `stages` shared-memory slots with TMA (128B swizzle), synchronized by a "full" mbarrier per slot
   (TMA transaction bytes) and an "empty" mbarrier per slot (one arrive per consumer warp);
 - `consumers` warpgroups that each own `block_m / consumers` rows of the CTA tile and issue
-  `wgmma.mma_async m64nNk16` with both operands from shared memory (B transposed, i.e. N-major),
-  the first MMA of a tile with scale-d = 0 so the accumulator needs no zeroing;
-- our own epilogue: accumulators -> packed 16-bit pairs -> 128B-swizzled shared memory (conflict
-  free) -> TMA store, which clips ragged edges; the store overlaps the next tile's MMAs;
+  `wgmma.mma_async m64nNkX` with both operands from shared memory: a K-major operand is one TMA
+  box of 128-byte (64-byte) K rows, an MN-major one is boxes of 64 MN elements by block_k rows
+  (the descriptor's transpose bit set); the first MMA of a tile has scale-d = 0, so the
+  accumulator needs no zeroing;
+- our own epilogue: accumulators -> packed output rows -> 128B-swizzled shared memory (conflict
+  free for 16-bit output) -> TMA store, which clips ragged edges; the store overlaps the next
+  tile's MMAs;
 - roles chosen from a warp-uniform value (shuffle of tid / 128), so ptxas keeps wgmma pipelined;
 - grouped tile order (`group_m` M-tiles per group) and optionally a persistent grid.
 Kernel parameters: three pointers to 128-byte CUtensorMaps in global memory (A, B, C; see
@@ -19,16 +25,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tilec.compiler.tensorcore.dtypes import (
+    K_STEP_BYTES,
+    OPERAND_BYTES,
+    OUTPUT_BYTES,
+    accumulator,
+    check_types,
+    default_output,
+)
 from tilec.compiler.tensorcore.emitter import Emitter, KernelInterface
 
 SHARED = "#gpu.address_space<workgroup>"
 SWIZZLE_BYTES = 128
 TICKS = 10_000_000  # mbarrier try_wait suspend-time hint (as CUTLASS)
+MLIR_ELEMENT = {"f16": "f16", "bf16": "bf16", "e4m3": "i8", "e5m2": "i8", "s8": "i8", "tf32": "f32"}
 
 
 @dataclass(frozen=True)
 class HopperGemmConfig:
-    """Tile shape and schedule of one generated kernel."""
+    """Tile shape, types, operand layouts and schedule of one generated kernel.
+
+    `block_k` is in elements and must span 64 or 128 bytes (one swizzle row of a K-major
+    operand); `trans_a` / `trans_b` mean what T.gemm's flags mean (A stored K x M, B N x K).
+    """
 
     block_m: int = 128
     block_n: int = 256
@@ -40,18 +59,25 @@ class HopperGemmConfig:
     group_m: int = 8
     epilogue_n: int = 128  # columns of C staged in shared memory per pass (0: all of block_n)
     setmaxnreg: bool = False
+    out_dtype: str = ""  # "" = dtypes.default_output(dtype)
+    trans_a: bool = False
+    trans_b: bool = False
 
     def __post_init__(self) -> None:
-        if self.dtype not in ("f16", "bf16"):
-            raise ValueError(f"wgmma kernel supports f16/bf16 operands, not {self.dtype}")
-        if self.block_k not in (32, 64):
-            raise ValueError("block_k must be 32 or 64 (one 64B/128B swizzle row)")
+        if self.dtype not in OPERAND_BYTES:
+            raise ValueError(f"wgmma kernel does not support {self.dtype} operands")
+        check_types(self.dtype, self.out, self.trans_a, self.trans_b)
+        if self.k_bytes not in (64, 128):
+            raise ValueError("block_k must span 64 or 128 bytes (one swizzle row)")
+        if self.mn_major_a or self.mn_major_b:
+            if self.k_bytes != 128:
+                raise ValueError("MN-major operands need 128-byte K tiles")
         if self.block_n % 64 or not 64 <= self.block_n <= 256:
             raise ValueError("block_n must be 64, 128, 192 or 256")
         if self.warp_m not in (64, 128) or self.block_m % self.consumers:
             raise ValueError("each consumer warpgroup must own 64 or 128 rows")
         if self.m_atoms * self.block_n > 256:
-            raise ValueError("accumulator would exceed 128 fp32 registers per thread")
+            raise ValueError("accumulator would exceed 128 registers per thread")
         if self.epi_n % 64 or self.block_n % self.epi_n:
             raise ValueError("epilogue_n must be a multiple of 64 dividing block_n")
         if self.stages < 2:
@@ -60,10 +86,21 @@ class HopperGemmConfig:
             raise ValueError(f"shared memory {self.smem_bytes} B exceeds 227 KiB")
 
     @property
+    def out(self) -> str:
+        return self.out_dtype or default_output(self.dtype)
+
+    @property
+    def layout(self) -> str:
+        """T.gemm's flags as two letters: n = as stored by default, t = transposed."""
+        return ("t" if self.trans_a else "n") + ("t" if self.trans_b else "n")
+
+    @property
     def name(self) -> str:
         tag = "p" if self.persistent else "np"
+        types = self.dtype if self.out == self.dtype else f"{self.dtype}_{self.out}"
+        layout = "" if self.layout == "nn" else f"_{self.layout}"
         return (
-            f"gemm_sm90_{self.dtype}_{self.block_m}x{self.block_n}x{self.block_k}"
+            f"gemm_sm90_{types}{layout}_{self.block_m}x{self.block_n}x{self.block_k}"
             f"_s{self.stages}_c{self.consumers}_{tag}_e{self.epi_n}"
             + ("_r" if self.setmaxnreg else "")
         )
@@ -85,24 +122,50 @@ class HopperGemmConfig:
         return self.epilogue_n or self.block_n
 
     @property
-    def a_stage_bytes(self) -> int:
-        return self.block_m * self.block_k * 2
+    def elem_bytes(self) -> int:
+        return OPERAND_BYTES[self.dtype]
 
     @property
-    def b_box_bytes(self) -> int:
-        return self.block_k * 64 * 2
+    def out_bytes(self) -> int:
+        return OUTPUT_BYTES[self.out]
+
+    @property
+    def k_bytes(self) -> int:
+        return self.block_k * self.elem_bytes
+
+    @property
+    def mn_major_a(self) -> bool:
+        return self.trans_a
+
+    @property
+    def mn_major_b(self) -> bool:
+        return not self.trans_b
+
+    @property
+    def a_stage_bytes(self) -> int:
+        return self.block_m * self.k_bytes
+
+    @property
+    def mn_box_bytes(self) -> int:
+        """Bytes of one 64-element-wide box of an MN-major operand (block_k rows of 128 B)."""
+        return self.block_k * 128
 
     @property
     def b_stage_bytes(self) -> int:
-        return self.b_box_bytes * (self.block_n // 64)
+        return self.block_n * self.k_bytes
+
+    @property
+    def c_box_cols(self) -> int:
+        """Output columns per 128-byte swizzled row of the staged C tile."""
+        return 128 // self.out_bytes
 
     @property
     def c_box_bytes(self) -> int:
-        return self.warp_m * 64 * 2
+        return self.warp_m * 128
 
     @property
     def c_warpgroup_bytes(self) -> int:
-        return self.c_box_bytes * (self.epi_n // 64)
+        return self.warp_m * self.epi_n * self.out_bytes
 
     @property
     def smem_bytes(self) -> int:
@@ -110,23 +173,25 @@ class HopperGemmConfig:
         ring = self.stages * (self.a_stage_bytes + self.b_stage_bytes)
         return 1024 + ring + self.consumers * self.c_warpgroup_bytes
 
+    def operand_box(self, mn_major: bool, mn_extent: int) -> tuple[int, int]:
+        """TMA box, innermost first: (K, MN) for a K-major operand, (64, K) for MN-major."""
+        return (64, self.block_k) if mn_major else (self.block_k, mn_extent)
+
     @property
     def a_box(self) -> tuple[int, int]:
-        """TMA box of A, innermost first: (K, M)."""
-        return (self.block_k, self.block_m)
+        return self.operand_box(self.mn_major_a, self.block_m)
 
     @property
     def b_box(self) -> tuple[int, int]:
-        return (64, self.block_k)
+        return self.operand_box(self.mn_major_b, self.block_n)
 
     @property
     def c_box(self) -> tuple[int, int]:
-        return (64, self.warp_m)
+        return (self.c_box_cols, self.warp_m)
 
-    @property
-    def a_swizzle(self) -> int:
-        """Swizzle span in bytes of the A tile rows (64 or 128)."""
-        return self.block_k * 2
+    def swizzle(self, mn_major: bool) -> int:
+        """Swizzle span in bytes of an operand's shared rows."""
+        return 128 if mn_major else self.k_bytes
 
     def launch(self) -> dict:
         """Launch metadata the runtime needs besides the grid (see tilec.runtime.tma)."""
@@ -136,8 +201,8 @@ class HopperGemmConfig:
             "block": [self.block_m, self.block_n, self.block_k],
             "persistent": self.persistent,
             "tma": {
-                "A": {"box": list(self.a_box), "swizzle": self.a_swizzle},
-                "B": {"box": list(self.b_box), "swizzle": 128},
+                "A": {"box": list(self.a_box), "swizzle": self.swizzle(self.mn_major_a)},
+                "B": {"box": list(self.b_box), "swizzle": self.swizzle(self.mn_major_b)},
                 "C": {"box": list(self.c_box), "swizzle": 128},
             },
         }
@@ -158,21 +223,24 @@ class _Kernel:
         self.e = Emitter()
         s = cfg.stages
         self.bar_type = f"!nvgpu.mbarrier.group<memorySpace = {SHARED}, num_barriers = {s}>"
-        dt = cfg.dtype
-        swz_a = {128: "swizzle_128b", 64: "swizzle_64b"}[cfg.a_swizzle]
-        self.tma_a = (
-            f"!nvgpu.tensormap.descriptor<tensor = memref<{cfg.block_m}x{cfg.block_k}x{dt}, 3>, "
-            f"swizzle = {swz_a}, l2promo = l2promo_256b, oob = zero, interleave = none>"
-        )
-        self.tma_b = (
-            f"!nvgpu.tensormap.descriptor<tensor = memref<{cfg.block_k}x64x{dt}, 3>, "
-            "swizzle = swizzle_128b, l2promo = l2promo_256b, oob = zero, interleave = none>"
-        )
-        self.sm_a = f"memref<{cfg.block_m}x{cfg.block_k}x{dt}, {SHARED}>"
-        self.sm_b = f"memref<{cfg.block_k}x64x{dt}, {SHARED}>"
+        self.tma_a, self.sm_a = self.operand_types(cfg.a_box, cfg.mn_major_a)
+        self.tma_b, self.sm_b = self.operand_types(cfg.b_box, cfg.mn_major_b)
         self.raw = f"memref<?xi8, {SHARED}>"
         n_acc = cfg.block_n // 2
-        self.acc_type = "!llvm.struct<(" + ", ".join(["f32"] * n_acc) + ")>"
+        self.acc_elem = "i32" if accumulator(cfg.dtype) == "s32" else "f32"
+        self.acc_type = "!llvm.struct<(" + ", ".join([self.acc_elem] * n_acc) + ")>"
+
+    def operand_types(self, box: tuple[int, int], mn_major: bool) -> tuple[str, str]:
+        """The nvgpu tensor-map type of one operand's TMA box and its shared-memory view."""
+        cfg = self.cfg
+        element = MLIR_ELEMENT[cfg.dtype]
+        swizzle = {128: "swizzle_128b", 64: "swizzle_64b"}[cfg.swizzle(mn_major)]
+        shape = f"{box[1]}x{box[0]}x{element}"
+        descriptor = (
+            f"!nvgpu.tensormap.descriptor<tensor = memref<{shape}, 3>, swizzle = {swizzle}, "
+            "l2promo = l2promo_256b, oob = zero, interleave = none>"
+        )
+        return descriptor, f"memref<{shape}, {SHARED}>"
 
     # ---- small helpers -------------------------------------------------------------------
     def i32(self, index_value: str) -> str:
@@ -297,26 +365,51 @@ class _Kernel:
         e.line(f"nvgpu.mbarrier.arrive.expect_tx {self.full}[{slot}], {tx} : {self.bar_type}")
         k0 = e.mul(kt, cfg.block_k, "k0")
         a_off = e.arith("addi", self.off_a, e.mul(slot, cfg.a_stage_bytes))
-        a_view = e.value(f"memref.view {self.smem}[{a_off}][] : {self.raw} to {self.sm_a}")
-        e.line(
-            f"nvgpu.tma.async.load {self.tA}[{k0}, {m0}], {self.full}[{slot}] to {a_view} : "
-            f"{self.tma_a}, {self.bar_type} -> {self.sm_a}"
-        )
+        self.load_operand("A", a_off, cfg.mn_major_a, m0, k0, cfg.block_m, slot)
         b_off = e.arith("addi", self.off_b, e.mul(slot, cfg.b_stage_bytes))
-        for box in range(cfg.block_n // 64):
-            view_off = e.add(b_off, box * cfg.b_box_bytes)
-            b_view = e.value(f"memref.view {self.smem}[{view_off}][] : {self.raw} to {self.sm_b}")
-            e.line(
-                f"nvgpu.tma.async.load {self.tB}[{e.add(n0, box * 64)}, {k0}], "
-                f"{self.full}[{slot}] to {b_view} : {self.tma_b}, {self.bar_type} -> {self.sm_b}"
-            )
+        self.load_operand("B", b_off, cfg.mn_major_b, n0, k0, cfg.block_n, slot)
         e.close()
         e.line(f"scf.yield {e.arith('addi', counter, self.k_tiles)} : index")
         e.close()
         e.close()
 
+    def load_operand(
+        self, role: str, offset: str, mn_major: bool, mn0: str, k0: str, extent: int, slot: str
+    ) -> None:
+        """TMA loads of one operand's K tile into its slot: one box of K rows for a K-major
+        operand, one box per 64 MN elements (each block_k rows of 128 B) for an MN-major one."""
+        e, cfg = self.e, self.cfg
+        descriptor, tma_type, view_type = (
+            (self.tA, self.tma_a, self.sm_a) if role == "A" else (self.tB, self.tma_b, self.sm_b)
+        )
+        boxes = [(offset, k0, mn0)]
+        if mn_major:
+            boxes = [
+                (e.add(offset, box * cfg.mn_box_bytes), e.add(mn0, box * 64), k0)
+                for box in range(extent // 64)
+            ]
+        for view_offset, inner, outer in boxes:
+            view = e.value(f"memref.view {self.smem}[{view_offset}][] : {self.raw} to {view_type}")
+            e.line(
+                f"nvgpu.tma.async.load {descriptor}[{inner}, {outer}], {self.full}[{slot}] to "
+                f"{view} : {tma_type}, {self.bar_type} -> {view_type}"
+            )
+
+    def wgmma_text(self, operands: str) -> str:
+        """The wgmma.mma_async instruction of this kernel's types and layouts."""
+        cfg = self.cfg
+        k = K_STEP_BYTES // cfg.elem_bytes
+        kind = cfg.dtype
+        shape = f"m64n{cfg.block_n}k{k}"
+        head = f"wgmma.mma_async.sync.aligned.{shape}.{accumulator(kind)}.{kind}.{kind}"
+        if kind == "s8":
+            return f"{head} {operands}, p;"
+        if kind in ("f16", "bf16"):
+            return f"{head} {operands}, p, 1, 1, {int(cfg.mn_major_a)}, {int(cfg.mn_major_b)};"
+        return f"{head} {operands}, p, 1, 1;"
+
     def wgmma(self, acc: str, desc_a: str, desc_b: str, scale_d: str) -> str:
-        """One wgmma.mma_async m64nNk16 on the accumulator struct `acc`."""
+        """One wgmma.mma_async m64nNkX on the accumulator struct `acc`."""
         cfg, e = self.cfg, self.e
         n_acc = cfg.block_n // 2
         values = [
@@ -326,24 +419,42 @@ class _Kernel:
         d = 2 * n_acc
         text = (
             f"{{ .reg .pred p; setp.ne.b32 p, ${d + 2}, 0; "
-            f"wgmma.mma_async.sync.aligned.m64n{cfg.block_n}k16.f32.{cfg.dtype}.{cfg.dtype} "
-            f"{{{regs}}}, ${d}, ${d + 1}, p, 1, 1, 0, 1; }}"
+            + self.wgmma_text(f"{{{regs}}}, ${d}, ${d + 1}")
+            + " }"
         )
-        constraints = ",".join(["=f"] * n_acc + [str(i) for i in range(n_acc)] + ["l", "l", "r"])
-        operands = [(v, "f32") for v in values] + [
+        out = "=r" if self.acc_elem == "i32" else "=f"
+        constraints = ",".join([out] * n_acc + [str(i) for i in range(n_acc)] + ["l", "l", "r"])
+        operands = [(v, self.acc_elem) for v in values] + [
             (desc_a, "i64"),
             (desc_b, "i64"),
             (scale_d, "i32"),
         ]
         return e.asm(text, constraints, operands, self.acc_type, "acc")
 
+    def descriptor_bits(self, mn_major: bool) -> int:
+        """Constant descriptor bits: a K-major operand's 8-row groups lie 8 swizzle rows apart;
+        an MN-major one's 64-element boxes lie a box apart, its 8-row K groups 1 KiB apart."""
+        cfg = self.cfg
+        if mn_major:
+            return _descriptor_constant(cfg.mn_box_bytes, 1024, 128)
+        return _descriptor_constant(16, 8 * cfg.k_bytes, cfg.k_bytes)
+
+    def atom_bytes(self, mn_major: bool) -> int:
+        """Shared bytes between two 64-row (M) atoms of an operand."""
+        return self.cfg.mn_box_bytes if mn_major else 64 * self.cfg.k_bytes
+
+    def k_step_bytes(self, mn_major: bool, step: int) -> int:
+        """Offset of the step-th 32-byte K slice: along the row (K-major) or 16 rows down."""
+        return step * (16 * 128 if mn_major else K_STEP_BYTES)
+
     def consumer(self) -> None:
         cfg, e = self.cfg, self.e
         ci = e.const
         # wgmma descriptors: address >> 4 in bits 0..13, plus constant stride/swizzle bits
-        const_a = _descriptor_constant(16, 8 * cfg.a_swizzle, cfg.a_swizzle)
-        const_b = _descriptor_constant(cfg.b_box_bytes, 1024, 128)
-        a_wg = e.arith("addi", self.addr_base, e.mul(self.wg, cfg.warp_m * cfg.block_k * 2))
+        const_a = self.descriptor_bits(cfg.mn_major_a)
+        const_b = self.descriptor_bits(cfg.mn_major_b)
+        a_wg_bytes = cfg.m_atoms * self.atom_bytes(cfg.mn_major_a)
+        a_wg = e.arith("addi", self.addr_base, e.mul(self.wg, a_wg_bytes))
         b_base = e.add(self.addr_base, cfg.stages * cfg.a_stage_bytes)
         c_wg = e.arith(
             "addi",
@@ -352,23 +463,25 @@ class _Kernel:
         )
         lane_row = e.arith("divui", self.lane, ci(4))
         # per-thread part of the swizzled C staging address: row (16*warp + lane/4) of 128 B,
-        # 4 bytes per lane%4 inside the 16-byte chunk; the chunk index is XORed with row % 8
-        row_off = e.arith(
-            "addi",
-            e.mul(e.arith("addi", e.mul(self.warp, 16), lane_row), 128),
-            e.mul(e.arith("remui", self.lane, ci(4)), 4),
-        )
-        c_thread = e.arith("addi", c_wg, row_off)
+        # 2 outputs per lane%4 in each 8-column group; the 16-byte chunk index is XORed with
+        # row % 8 (= lane / 4)
+        c_row = e.arith("addi", c_wg, e.mul(e.arith("addi", e.mul(self.warp, 16), lane_row), 128))
+        lane_bytes = e.mul(e.arith("remui", self.lane, ci(4)), 2 * cfg.out_bytes)
         chunk_addr = []
-        for chunk in range(8):
-            swz = e.arith("xori", lane_row, ci(chunk))
-            chunk_addr.append(self.i32(e.arith("addi", c_thread, e.mul(swz, 16))))
+        for group in range(cfg.c_box_cols // 8):
+            byte = e.add(lane_bytes, group * 8 * cfg.out_bytes)
+            chunk = e.arith("xori", e.arith("divui", byte, ci(16)), lane_row)
+            within = e.arith("remui", byte, ci(16))
+            chunk_addr.append(
+                self.i32(e.arith("addi", c_row, e.arith("addi", e.mul(chunk, 16), within)))
+            )
         c_leader_smem = self.i32(c_wg)
         is_leader = e.cmp("eq", self.ltid, ci(0))
         is_lane0 = e.cmp("eq", self.lane, ci(0))
         bar_id = self.i32(e.add(self.wg, 1))
 
-        zero = e.value("arith.constant 0.0 : f32")
+        zero_literal = "0" if self.acc_elem == "i32" else "0.0"
+        zero = e.value(f"arith.constant {zero_literal} : {self.acc_elem}")
         acc0 = e.value(f"llvm.mlir.undef : {self.acc_type}")
         for i in range(cfg.block_n // 2):
             acc0 = e.value(f"llvm.insertvalue {zero}, {acc0}[{i}] : {self.acc_type}")
@@ -408,11 +521,13 @@ class _Kernel:
         scale_first = e.value(f"arith.extui {first} : i1 to i32")
         e.asm("wgmma.fence.sync.aligned;", "")
         accs = list(iters)
-        for kk in range(cfg.block_k // 16):
+        for kk in range(cfg.k_bytes // K_STEP_BYTES):
             scale = scale_first if kk == 0 else ci(1, "i32")
-            db = e.arith("addi", desc_b, ci(kk * 16 * 128 // 16, "i64"), "i64")
+            db_off = self.k_step_bytes(cfg.mn_major_b, kk) // 16
+            db = e.arith("addi", desc_b, ci(db_off, "i64"), "i64")
             for atom in range(cfg.m_atoms):
-                da_off = (atom * 64 * cfg.a_swizzle + kk * 32) // 16
+                a_bytes = atom * self.atom_bytes(cfg.mn_major_a)
+                da_off = (a_bytes + self.k_step_bytes(cfg.mn_major_a, kk)) // 16
                 da = e.arith("addi", desc_a, ci(da_off, "i64"), "i64")
                 accs[atom] = self.wgmma(accs[atom], da, db, scale)
         e.asm("wgmma.commit_group.sync.aligned;", "")
@@ -452,10 +567,10 @@ class _Kernel:
         is_leader: str,
         bar_id: str,
     ) -> None:
-        """fp32 fragments -> 16-bit pairs -> swizzled shared tile -> TMA store, per pass."""
+        """Accumulator pairs -> output pairs -> swizzled shared tile -> TMA store, per pass."""
         cfg, e = self.cfg, self.e
         ci = e.const
-        cvt = "cvt.rn.f16x2.f32" if cfg.dtype == "f16" else "cvt.rn.bf16x2.f32"
+        groups_per_box = cfg.c_box_cols // 8
         row0 = self.i32(e.arith("addi", m0, e.mul(self.wg, cfg.warp_m)))
         for pass_index in range(cfg.block_n // cfg.epi_n):
             # the previous TMA store must have read the staging tile before it is overwritten
@@ -477,17 +592,17 @@ class _Kernel:
                             f"{self.acc_type}",
                             "a",
                         )
-                        imm = (j // 8) * cfg.c_box_bytes + atom * 64 * 128 + half * 8 * 128
-                        e.asm(
-                            f"{{ .reg .b32 h; {cvt} h, $2, $1; st.shared.b32 [$0+{imm}], h; }}",
-                            "r,f,f",
-                            [(chunk_addr[j % 8], "i32"), (lo, "f32"), (hi, "f32")],
+                        imm = (
+                            (j // groups_per_box) * cfg.c_box_bytes
+                            + atom * 64 * 128
+                            + half * 8 * 128
                         )
+                        self.store_pair(chunk_addr[j % groups_per_box], imm, lo, hi)
             e.asm("fence.proxy.async.shared::cta;", "")
             e.asm("bar.sync $0, 128;", "r", [(bar_id, "i32")])
             e.open(f"scf.if {is_leader} {{")
-            for box in range(cfg.epi_n // 64):
-                col = self.i32(e.add(n0, pass_index * cfg.epi_n + box * 64))
+            for box in range(cfg.epi_n // cfg.c_box_cols):
+                col = self.i32(e.add(n0, pass_index * cfg.epi_n + box * cfg.c_box_cols))
                 smem = e.arith("addi", c_leader_smem, ci(box * cfg.c_box_bytes, "i32"), "i32")
                 e.asm(
                     "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];",
@@ -496,6 +611,23 @@ class _Kernel:
                 )
             e.asm("cp.async.bulk.commit_group;", "")
             e.close()
+
+    def store_pair(self, address: str, imm: int, lo: str, hi: str) -> None:
+        """Two adjacent outputs to shared memory: packed 16-bit pair, or two 32-bit words."""
+        out = self.cfg.out
+        if out in ("f16", "bf16"):
+            self.e.asm(
+                f"{{ .reg .b32 h; cvt.rn.{out}x2.f32 h, $2, $1; st.shared.b32 [$0+{imm}], h; }}",
+                "r,f,f",
+                [(address, "i32"), (lo, "f32"), (hi, "f32")],
+            )
+            return
+        kind, constraint = ("b32", "r") if self.acc_elem == "i32" else ("f32", "f")
+        self.e.asm(
+            f"st.shared.v2.{kind} [$0+{imm}], {{$1, $2}};",
+            f"r,{constraint},{constraint}",
+            [(address, "i32"), (lo, self.acc_elem), (hi, self.acc_elem)],
+        )
 
     def module(self) -> str:
         cfg = self.cfg
