@@ -76,10 +76,10 @@ class _Guard:
     def __init__(self, buffer: ir.Value, offsets: Sequence[ir.Value], box: Sequence[int]):
         memref_type = ir.MemRefType(buffer.type)
         self.checked_dims: list[int] = []
+        self.sizes: list[ir.Value] = []
         if scope_of(memref_type) != "global":
             return
-        sizes = _dim_sizes(buffer)
-        self.sizes = sizes
+        self.sizes = _dim_sizes(buffer)
         for dim, (offset, extent) in enumerate(zip(offsets, box, strict=True)):
             corner = constant_index_value(offset)
             size = memref_type.shape[dim]
