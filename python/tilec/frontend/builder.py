@@ -994,9 +994,10 @@ class KernelBuilder:
                          else buffer.dims[axis])
                 offsets.append(lower)
                 extents.append(self.constant_difference(upper, lower, node))
-            else:
+            else:  # with slices elsewhere a scalar index is a unit extent; alone, a corner
                 offsets.append(self.rvalue(self.eval(element), element))
-                extents.append(None)
+                has_slices = any(isinstance(e, ast.Slice) for e in elements)
+                extents.append(1 if has_slices else None)
         for axis in range(len(elements), buffer.rank):
             offsets.append(0)
             extents.append(self.constant_difference(buffer.dims[axis], 0, node))
