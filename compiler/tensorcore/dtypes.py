@@ -57,6 +57,4 @@ def check_types(dtype: str, out_dtype: str, trans_a: bool, trans_b: bool) -> Non
     if (accumulator(dtype) == "s32") != (out_dtype == "s32"):
         raise ValueError(f"{dtype} operands cannot produce {out_dtype}")
     if not mn_major_allowed(dtype) and (trans_a or not trans_b):
-        raise ValueError(
-            f"{dtype} operands must be K-major: A as M x K, B as N x K (transpose_B)"
-        )
+        raise ValueError(f"{dtype} operands must be K-major: A as M x K, B as N x K (transpose_B)")
