@@ -17,7 +17,7 @@ import inspect
 import linecache
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import tilec.language as T
@@ -261,7 +261,6 @@ class Specialization:
     build: Callable[[], Any]  # -> tilec.frontend.builder.FrontendResult
     location: tuple[str, int]
     target: str
-    tensors: list[Any] = field(default_factory=list)
 
     @functools.cached_property
     def key(self) -> str:
