@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The GPU machine's side of the CUDA suite: no MLIR there, only tilec's runtime.
-#   tests/gpu/run_on_device.sh ARTIFACT_DIR OUT_DIR
+#   tests/gpu/run_on_device.sh ARTIFACT_DIR CACHE_DIR OUT_DIR
+# ARTIFACT_DIR from tests/gpu/build_artifacts.py, CACHE_DIR from precompile_frontend.py.
 # Uses the prebuilt native launcher if it imports, else builds it with CMake; then runs the
-# suite (pytest -m gpu) and the launch-overhead benchmark, writing JSON and logs to OUT_DIR.
+# suite (pytest -m gpu), the quickstart (README's main command) and the launch-overhead
+# benchmark, writing JSON and logs to OUT_DIR.
 set -uo pipefail
 ARTIFACTS=$1
-OUT=$2
+export TILEC_CACHE_DIR=$2
+OUT=$3
 mkdir -p "$OUT"
 export PYTHONPATH="$PWD/python:${PYTHONPATH:-}"
 export PYTHONUNBUFFERED=1
@@ -22,8 +25,10 @@ if ! python3 -c "import tilec.runtime._launcher" 2>/dev/null; then
     cmake --build /tmp/build-launcher -j 8 >> "$OUT/launcher_build.log" 2>&1 || tail -20 "$OUT/launcher_build.log"
 fi
 python3 -c "import tilec.runtime._launcher as l; print('native launcher:', l.__file__)"
-TILEC_GPU_ARTIFACTS="$ARTIFACTS" TILEC_GPU_RESULTS="$OUT/gpu_suite.json" timeout 400 \
+TILEC_GPU_ARTIFACTS="$ARTIFACTS" TILEC_GPU_RESULTS="$OUT/gpu_suite.json" \
+  TILEC_GPU_FRONTEND_RESULTS="$OUT/gpu_frontend.json" timeout 400 \
   python3 -m pytest -m gpu tests/gpu -q -p no:cacheprovider --noconftest -o addopts="" \
   -rf 2>&1 | tee "$OUT/gpu_suite.log" | tail -40
+timeout 120 python3 examples/quickstart.py 2>&1 | tee "$OUT/quickstart.log" | tail -3
 timeout 120 python3 benchmarks/launch_overhead.py --artifacts "$ARTIFACTS" \
   --out "$OUT/launch_overhead.json" 2>&1 | tee "$OUT/launch_overhead.log" | tail -12

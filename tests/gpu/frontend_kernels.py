@@ -1,0 +1,161 @@
+"""TileLang-style kernels (Python, through tilec's frontend) for the CUDA suite.
+
+`cases()` lists (name, kernel factory, out_idx, inputs builder, reference). The compiler machine
+compiles them into a cache directory (tests/gpu/precompile_frontend.py); the GPU machine calls
+them with the same TILEC_CACHE_DIR and gets cache hits, so it needs no MLIR.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import tilec.language as T
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+from quickstart import matmul  # noqa: E402, F401 - the suite runs the quickstart as written
+
+QUICKSTART_SHAPES = [(1024, 1024, 1024), (512, 384, 256), (200, 136, 100), (77, 45, 33)]
+QUICKSTART_DTYPES = ["float16", "float32"]
+
+
+def gemm_bias_relu(M: int, N: int, K: int, dtype: str = "float16", block_M: int = 64,
+                   block_N: int = 64, block_K: int = 32):
+    """relu(A @ B^T + bias) with B stored N x K, the epilogue in T.Parallel."""
+
+    @T.prim_func
+    def kernel(A: T.Tensor((M, K), dtype), B: T.Tensor((N, K), dtype),
+               bias: T.Tensor((N,), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            a_tile = T.alloc_shared((block_M, block_K), dtype)
+            b_tile = T.alloc_shared((block_N, block_K), dtype)
+            acc = T.alloc_fragment((block_M, block_N), "float32")
+            T.clear(acc)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=2):
+                T.copy(A[by * block_M, k * block_K], a_tile)
+                T.copy(B[bx * block_N, k * block_K], b_tile)
+                T.gemm(a_tile, b_tile, acc, transpose_B=True)
+            for i, j in T.Parallel(block_M, block_N):
+                acc[i, j] = T.max(acc[i, j] + bias[bx * block_N + j], 0)
+            T.copy(acc, C[by * block_M, bx * block_N])
+
+    return kernel
+
+
+def scale_shift(M: int, N: int, block_M: int = 32, block_N: int = 64):
+    """C = A * row_scale[:, None] + col_shift[None, :]: broadcasting from both sides."""
+
+    @T.prim_func
+    def kernel(A: T.Tensor((M, N), "float32"), row_scale: T.Tensor((M,), "float32"),
+               col_shift: T.Tensor((N,), "float32"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            for i, j in T.Parallel(block_M, block_N):
+                row = by * block_M + i
+                col = bx * block_N + j
+                C[row, col] = A[row, col] * row_scale[row] + col_shift[col]
+
+    return kernel
+
+
+def row_softmax(M: int, N: int, dtype: str = "float32", block_M: int = 4):
+    """Softmax of each row: reduce_max, exp, reduce_sum, divide, all on one fragment."""
+
+    @T.prim_func
+    def kernel(X: T.Tensor((M, N), dtype), Y: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
+            rows = T.alloc_fragment((block_M, N), "float32")
+            row_max = T.alloc_fragment((block_M,), "float32")
+            row_sum = T.alloc_fragment((block_M,), "float32")
+            T.copy(X[bx * block_M, 0], rows)
+            T.reduce_max(rows, row_max, dim=1)
+            for i, j in T.Parallel(block_M, N):
+                rows[i, j] = T.exp(rows[i, j] - row_max[i])
+            T.reduce_sum(rows, row_sum, dim=1)
+            for i, j in T.Parallel(block_M, N):
+                rows[i, j] = rows[i, j] / row_sum[i]
+            T.copy(rows, Y[bx * block_M, 0])
+
+    return kernel
+
+
+def column_sum(M: int, N: int, block_M: int = 32, block_N: int = 64):
+    """out[j] = sum_i A[i, j]: per-tile column sums combined with atomic adds."""
+
+    @T.prim_func
+    def kernel(A: T.Tensor((M, N), "float32"), out: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            tile = T.alloc_fragment((block_M, block_N), "float32")
+            sums = T.alloc_fragment((block_N,), "float32")
+            T.copy(A[by * block_M, bx * block_N], tile)
+            T.reduce_sum(tile, sums, dim=0)
+            for j in T.Parallel(block_N):
+                T.atomic_add(out[bx * block_N + j], sums[j])
+
+    return kernel
+
+
+def row_reduce(M: int, N: int, kind: str, block_M: int = 16):
+    """out[i] = reduce(X[i, :]) with one of T.reduce_sum/max/min/abssum/absmax."""
+    reducer = getattr(T, f"reduce_{kind}")
+
+    @T.prim_func
+    def kernel(X: T.Tensor((M, N), "float32"), out: T.Tensor((M,), "float32")):
+        with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
+            tile = T.alloc_fragment((block_M, N), "float32")
+            result = T.alloc_fragment((block_M,), "float32")
+            T.copy(X[bx * block_M, 0], tile)
+            reducer(tile, result, dim=1)
+            T.copy(result, out[bx * block_M])
+
+    return kernel
+
+
+REDUCE_REFERENCES = {
+    "sum": lambda x: x.sum(dim=1), "max": lambda x: x.amax(dim=1),
+    "min": lambda x: x.amin(dim=1), "abssum": lambda x: x.abs().sum(dim=1),
+    "absmax": lambda x: x.abs().amax(dim=1),
+}
+
+
+@dataclass
+class Case:
+    """One frontend kernel: `factory()` gives the prim_func, inputs are random normals of
+    `input_shapes` (dtype `dtype`), `zeros` are outputs passed in zeroed (atomics)."""
+
+    name: str
+    factory: Callable[[], Any]
+    out_idx: list[int] | None
+    input_shapes: list[tuple[int, ...]]
+    dtype: str
+    reference: Callable[..., Any]
+    zero_outputs: list[tuple[int, ...]] | None = None
+
+
+def cases() -> list[Case]:
+    found = []
+    for dtype in ("float16", "float32"):
+        for M, N, K in [(256, 192, 128), (77, 45, 33)]:
+            found.append(Case(
+                f"gemm_bias_relu_{dtype}_{M}x{N}x{K}",
+                lambda M=M, N=N, K=K, dtype=dtype: gemm_bias_relu(M, N, K, dtype),
+                [-1], [(M, K), (N, K), (N,)], dtype,
+                lambda a, b, bias: (a @ b.T + bias).clamp_min(0)))
+    for M, N in [(512, 1024), (100, 77)]:
+        found.append(Case(f"scale_shift_{M}x{N}", lambda M=M, N=N: scale_shift(M, N), [-1],
+                          [(M, N), (M,), (N,)], "float32",
+                          lambda a, s, b: a * s[:, None] + b[None, :]))
+    for dtype in ("float32", "float16"):
+        for M, N in [(1000, 256), (37, 512)]:
+            found.append(Case(f"row_softmax_{dtype}_{M}x{N}",
+                              lambda M=M, N=N, dtype=dtype: row_softmax(M, N, dtype), [-1],
+                              [(M, N)], dtype, lambda x: x.softmax(dim=1)))
+    for M, N in [(1000, 300), (4096, 256)]:
+        found.append(Case(f"column_sum_{M}x{N}", lambda M=M, N=N: column_sum(M, N), None,
+                          [(M, N)], "float32", lambda a: a.sum(dim=0), zero_outputs=[(N,)]))
+    for kind, reference in REDUCE_REFERENCES.items():
+        found.append(Case(f"row_reduce_{kind}", lambda kind=kind: row_reduce(500, 128, kind),
+                          [-1], [(500, 128)], "float32", reference))
+    return found

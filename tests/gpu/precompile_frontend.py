@@ -1,0 +1,47 @@
+"""Compiles the Python (frontend) kernels of the CUDA suite into a cache directory.
+
+    python tests/gpu/precompile_frontend.py CACHE_DIR [--arch sm_90a]
+
+The GPU machine then runs tests/gpu/test_frontend_kernels.py with TILEC_CACHE_DIR=CACHE_DIR:
+every kernel is a cache hit there, so no MLIR is needed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("cache_dir", type=Path)
+    parser.add_argument("--arch", default="sm_90a")
+    options = parser.parse_args()
+    os.environ["TILEC_CACHE_DIR"] = str(options.cache_dir.resolve())
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import tilec
+    import torch
+    from frontend_kernels import QUICKSTART_DTYPES, QUICKSTART_SHAPES, cases, matmul
+
+    target = f"cuda:{options.arch}"
+    for case in cases():
+        began = time.perf_counter()
+        tilec.compile(case.factory(), out_idx=case.out_idx, target=target)
+        print(f"{case.name}: {time.perf_counter() - began:.2f} s")
+    for M, N, K in QUICKSTART_SHAPES:
+        for dtype in QUICKSTART_DTYPES:
+            began = time.perf_counter()
+            a = torch.empty(M, K, dtype=getattr(torch, dtype))
+            b = torch.empty(K, N, dtype=getattr(torch, dtype))
+            matmul.compile(a, b, target=target)
+            print(f"quickstart {dtype} {M}x{N}x{K}: {time.perf_counter() - began:.2f} s")
+    # what examples/quickstart.py runs on a GPU (the README's main command)
+    big = torch.empty(4096, 4096, dtype=torch.float16)
+    matmul.compile(big, big, target=target)
+
+
+if __name__ == "__main__":
+    main()

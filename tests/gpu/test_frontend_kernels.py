@@ -1,0 +1,96 @@
+"""TileLang-style Python kernels on the GPU: the quickstart at several shapes and dtypes, the
+transpose_B + bias + ReLU GEMM, broadcasting, row softmax, column sums with atomics, reductions.
+
+They come from the cache directory TILEC_CACHE_DIR that tests/gpu/precompile_frontend.py
+filled on a compiler machine, so this runs with tilec's runtime only. Each result goes to the
+JSON file TILEC_GPU_FRONTEND_RESULTS names, if set.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+torch = pytest.importorskip("torch")
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")]
+
+import tilec  # noqa: E402
+from frontend_kernels import (  # noqa: E402
+    QUICKSTART_DTYPES,
+    QUICKSTART_SHAPES,
+    Case,
+    cases,
+    matmul,
+)
+
+RESULTS: list[dict] = []
+TOLERANCE = {"float16": 2e-3, "bfloat16": 1.5e-2, "float32": 2e-5}  # ||out - ref|| / ||ref||
+
+
+@pytest.fixture(scope="module", autouse=True)
+def write_results():
+    yield
+    path = os.environ.get("TILEC_GPU_FRONTEND_RESULTS")
+    if path:
+        Path(path).write_text(json.dumps(RESULTS, indent=1))
+
+
+def _check(name: str, produced: torch.Tensor, expected: torch.Tensor, dtype: str) -> None:
+    produced = produced.double().cpu()
+    error = ((produced - expected).norm() / expected.norm().clamp_min(1e-30)).item()
+    unwritten = int(produced.isnan().sum().item())
+    passed = unwritten == 0 and error <= TOLERANCE[dtype]
+    RESULTS.append({"kernel": name, "dtype": dtype, "relative_error": error,
+                    "unwritten": unwritten, "passed": passed})
+    assert unwritten == 0, f"{unwritten} output elements are NaN"
+    assert error <= TOLERANCE[dtype], f"relative error {error:.3g} > {TOLERANCE[dtype]}"
+
+
+@pytest.mark.parametrize("case", cases(), ids=lambda case: case.name)
+def test_frontend_kernel(case: Case) -> None:
+    kernel = tilec.compile(case.factory(), out_idx=case.out_idx, target="cuda")
+    generator = torch.Generator().manual_seed(7)
+    dtype = getattr(torch, case.dtype)
+    inputs = [torch.randn(shape, generator=generator).to("cuda", dtype)
+              for shape in case.input_shapes]
+    if case.zero_outputs:
+        outputs = [torch.zeros(shape, device="cuda") for shape in case.zero_outputs]
+        kernel(*inputs, *outputs)
+        produced = outputs[0]
+    else:
+        produced = kernel(*inputs)
+    torch.cuda.synchronize()
+    expected = case.reference(*[x.double().cpu() for x in inputs])
+    output_dtype = "float32" if case.zero_outputs else case.dtype
+    _check(case.name, produced, expected, output_dtype)
+
+
+@pytest.mark.parametrize("dtype", QUICKSTART_DTYPES)
+@pytest.mark.parametrize("shape", QUICKSTART_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_quickstart(shape: tuple[int, int, int], dtype: str) -> None:
+    M, N, K = shape
+    generator = torch.Generator().manual_seed(M + N + K)
+    a = torch.randn(M, K, generator=generator).to("cuda", getattr(torch, dtype))
+    b = torch.randn(K, N, generator=generator).to("cuda", getattr(torch, dtype))
+    c = matmul(a, b)
+    torch.cuda.synchronize()
+    # the quickstart stages tiles in float16 shared memory and returns float16
+    expected = a.half().double().cpu() @ b.half().double().cpu()
+    _check(f"quickstart_{dtype}_{M}x{N}x{K}", c, expected, "float16")
+
+
+def test_profiler_times_and_checks_a_kernel() -> None:
+    case = next(c for c in cases() if c.name.startswith("row_softmax_float32"))
+    kernel = tilec.compile(case.factory(), out_idx=case.out_idx, target="cuda")
+    profiler = kernel.get_profiler()
+    profiler.assert_allclose(lambda x: torch.softmax(x.double(), dim=1), atol=1e-5, rtol=1e-4)
+    milliseconds = profiler.do_bench(warmup=5, rep=20)
+    RESULTS.append({"kernel": case.name, "do_bench_ms": milliseconds, "passed": milliseconds > 0})
+    assert 0 < milliseconds < 100
