@@ -6,6 +6,8 @@ integers) first, so an element the kernel forgot to write fails the comparison.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -232,15 +234,17 @@ func.func @ragged(%x: memref<?xf32>, %y: memref<?xf32>, %z: memref<?xf32>) attri
 """  # noqa: E501 - IR lines read best unwrapped
 
 
+RAGGED_PARAMS = (
+    tensor("x", "float32", ["n"]),
+    tensor("y", "float32", ["n"], output=True),
+    tensor("z", "float32", ["m"], output=True),
+)
+
+
 @pytest.mark.parametrize("n", [1, 15, 16, 17, 100])
 def test_copy_guards_ragged_edges(n: int) -> None:
     """Reads past the end give 0; writes past the end are skipped (the guard cells stay NaN)."""
-    params = (
-        tensor("x", "float32", ["n"]),
-        tensor("y", "float32", ["n"], output=True),
-        tensor("z", "float32", ["m"], output=True),
-    )
-    run = launcher_for(RAGGED_COPY, params)
+    run = launcher_for(RAGGED_COPY, RAGGED_PARAMS)
     x = torch.randn(n)
     storage = poisoned((n + 8,), torch.float32)
     y = storage[:n]  # the kernel sees n elements; the 8 after them must stay untouched
@@ -529,12 +533,7 @@ def test_three_dimensional_grid_binds_block_indices_in_order() -> None:
 
 
 def test_numpy_arrays_run_too() -> None:
-    params = (
-        tensor("x", "float32", ["n"]),
-        tensor("y", "float32", ["n"], output=True),
-        tensor("z", "float32", ["m"], output=True),
-    )
-    run = launcher_for(RAGGED_COPY, params)
+    run = launcher_for(RAGGED_COPY, RAGGED_PARAMS)
     x = np.random.default_rng(0).standard_normal(40).astype(np.float32)
     y, z = np.full(40, np.nan, np.float32), np.full(48, np.nan, np.float32)
     run([x, y, z], {"n": 40})
@@ -701,3 +700,23 @@ def test_print_ir_after_all_dumps_every_pass(capfd) -> None:
     for name in ("lower-tile-ops-to-loops", "prepare-cpu-entry", "expand-float8-conversions"):
         assert f"IR Dump After {name}" in dumps
     assert "(convert-func-to-llvm)" in dumps
+
+
+def test_runtime_runs_an_artifact_without_importing_mlir(tmp_path) -> None:
+    """A machine without the compiler loads the cached .so: the loader imports no MLIR."""
+    compile_text(RAGGED_COPY, list(RAGGED_PARAMS)).save(tmp_path / "ragged")
+    script = f"""
+import sys
+import numpy as np
+from tilec.runtime import cpu
+from tilec.runtime.artifact import Artifact
+run = cpu.load(Artifact.load(__import__("pathlib").Path({str(tmp_path / "ragged")!r})))
+x = np.arange(20, dtype=np.float32)
+y, z = np.full(20, np.nan, np.float32), np.full(32, np.nan, np.float32)
+run([x, y, z], {{"n": 20}})
+assert np.array_equal(y, x) and not z[20:].any()
+assert not any(name == "mlir" or name.startswith("mlir.") for name in sys.modules)
+print("ok")
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
