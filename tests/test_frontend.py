@@ -405,3 +405,12 @@ def test_macro_is_inlined_with_its_arguments() -> None:
     assert "arith.constant 6.000000e+00 : f32" in text
     with pytest.raises(tilec.TilecError, match="can only be called inside a tilec kernel"):
         scaled_copy(None, None, 1.0)
+
+
+def test_eager_compile_from_shapes_sizes_or_specs() -> None:
+    from_shapes = quickstart.matmul.compile((64, 32), (32, 48), target="cpu")
+    from_sizes = quickstart.matmul.compile(M=64, N=48, K=32, target="cpu")
+    from_specs = quickstart.matmul.compile(T.Tensor((64, 32), T.float16),
+                                           T.Tensor((32, 48), "float16"), target="cpu")
+    assert from_shapes.artifact is from_sizes.artifact is from_specs.artifact
+    assert [p.shape for p in from_shapes.params] == [[64, 32], [32, 48], [64, 48]]

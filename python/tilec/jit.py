@@ -467,6 +467,8 @@ class JITFunction:
                     tensors[name] = (value.shape, value.dtype.name)
                 elif _is_tensor(value):
                     tensors[name] = (tuple(value.shape), dtype_of_tensor(value))
+                elif param.default is inspect.Parameter.empty and _is_shape(value):
+                    tensors[name] = (tuple(value), "")  # a shape: the dtype comes from its use
                 else:
                     constants[name] = value
             elif param.default is not inspect.Parameter.empty:
@@ -480,12 +482,12 @@ class JITFunction:
             self._parsed = parse_kernel(self.fn)
         source = self._parsed
         analysis = analyze_eager(source.tree, list(tensors))
-        known = {k: tuple(s) for k, (s, d) in tensors.items() if d}
+        known = {k: tuple(s) for k, (s, _) in tensors.items() if s}
         from_shapes = bind_symbols(analysis, known, source.filename)
         values = {**from_shapes, **symbols}
-        for name, (_, dtype) in list(tensors.items()):
-            if not dtype:  # given by sizes only (`compile(M=...)`, the CLI)
-                tensors[name] = _infer_tensor(source, analysis, name, values, constants)
+        for name, (shape, dtype) in list(tensors.items()):
+            if not dtype:  # given by a shape or by sizes only (`compile(M=...)`, the CLI)
+                tensors[name] = _infer_tensor(source, analysis, name, values, constants, shape)
         shapes = {k: tuple(s) for k, (s, _) in tensors.items()}
         from_shapes = bind_symbols(analysis, shapes, source.filename)
         parts = {"kind": "eager", "source": self.source, "macros": _global_macros(self.fn),
@@ -505,19 +507,15 @@ class JITFunction:
         return Specialization(parts, build, self.location, resolved)
 
 
+def _is_shape(value: Any) -> bool:
+    return isinstance(value, (tuple, list)) and all(
+        isinstance(v, int) and not isinstance(v, bool) for v in value)
+
+
 def _infer_tensor(source: Any, analysis: Any, name: str, symbols: dict[str, int],
-                  constants: dict[str, Any]) -> tuple[tuple[int, ...], str]:
-    """A tensor given only by sizes: its shape from the symbols it has, dtype from its use."""
-    axes = analysis.dims.get(name, {})
-    rank = max(axes, default=-1) + 1
-    annotation = analysis.annotations.get(name)
-    if annotation is not None and annotation.args and isinstance(annotation.args[0], ast.Tuple):
-        rank = len(annotation.args[0].elts)
-    missing = [a for a in range(rank) if a not in axes or axes[a] not in symbols]
-    if rank == 0 or missing:
-        raise TilecError(f"cannot tell the shape of tensor '{name}' without an argument: pass "
-                         "a tensor, or annotate it in the body (`" + name + ": T.Tensor((M, K), "
-                         "T.float16)`) and give its sizes", source.filename, source.def_line)
+                  constants: dict[str, Any], shape: tuple[int, ...] = ()
+                  ) -> tuple[tuple[int, ...], str]:
+    """A tensor given by its shape or by sizes: the shape from its symbols, dtype from its use."""
     hint = analysis.dtype_hints.get(name)
     if hint is None:
         raise TilecError(f"cannot tell the dtype of tensor '{name}' without an argument: "
@@ -529,6 +527,18 @@ def _infer_tensor(source: Any, analysis: Any, name: str, symbols: dict[str, int]
     except Exception as error:  # the hint refers to something only the kernel body defines
         raise TilecError(f"cannot tell the dtype of tensor '{name}': {error}", source.filename,
                          hint.lineno) from None
+    if shape:
+        return tuple(shape), dtype.name
+    axes = analysis.dims.get(name, {})
+    rank = max(axes, default=-1) + 1
+    annotation = analysis.annotations.get(name)
+    if annotation is not None and annotation.args and isinstance(annotation.args[0], ast.Tuple):
+        rank = len(annotation.args[0].elts)
+    missing = [a for a in range(rank) if a not in axes or axes[a] not in symbols]
+    if rank == 0 or missing:
+        raise TilecError(f"cannot tell the shape of tensor '{name}' without an argument: pass "
+                         "a tensor, or annotate it in the body (`" + name + ": T.Tensor((M, K), "
+                         "T.float16)`) and give its sizes", source.filename, source.def_line)
     return tuple(symbols[axes[a]] for a in range(rank)), dtype.name
 
 
