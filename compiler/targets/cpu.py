@@ -18,7 +18,9 @@ ABI of the entry (python/tilec/runtime/cpu.py calls it through ctypes, without M
     contiguous);
   - an integer scalar passes as its C integer type (i1 as an 8-bit bool), f32/f64 as
     float/double, and f16/bf16/float8 scalars as float (truncated inside).
-  The function runs the whole grid; launch["entry"] names the symbol.
+  The function runs the whole grid; launch["entry"] names the symbol, launch["abi"] this ABI.
+  The object code is tuned for the compiling machine's CPU (llvmlite's host CPU and features):
+  a CPU artifact is meant to run where it was built.
 """
 
 from __future__ import annotations
