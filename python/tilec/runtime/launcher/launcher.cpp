@@ -168,6 +168,8 @@ class Kernel {
 
 NB_MODULE(_launcher, m) {
   m.doc() = "cuLaunchKernel with a precomputed argument layout (tilec's CUDA runtime)";
+  // kernels held by launchers that live until exit are not leaks worth a report
+  nb::set_leak_warnings(false);
   nb::class_<Kernel>(m, "Kernel")
       .def(nb::init<nb::bytes, const std::string &, std::vector<int>, int,
                     std::vector<unsigned>, int>(),
