@@ -77,7 +77,7 @@ def _is_tensor(value: Any) -> bool:
 
 def tensor_arguments(args: tuple, kwargs: dict, fn: Callable | None = None) -> list[Any]:
     """The tensors of an eager call, in `fn`'s parameter order: what its kernel takes."""
-    if fn is not None:
+    if fn is not None and kwargs:
         values = list(inspect.signature(fn).bind(*args, **kwargs).arguments.values())
     else:
         values = [*args, *kwargs.values()]
@@ -101,6 +101,20 @@ def _code_location(fn: Callable) -> tuple[str, int]:
 # the kernel object
 
 
+_SLOW_PATH = object()  # the fast call declined: take the fully checked one
+
+
+@dataclass
+class _CallPlan:
+    """A kernel's parameters as each call checks them (positions in the parameter list)."""
+
+    torch: Any
+    device_type: str
+    inputs: list[tuple[int, Param, Any, tuple | None]]  # position, param, torch dtype, shape
+    outputs: list[tuple[int, Param, Any, tuple | None]]
+    total: int
+
+
 class JITKernel:
     """A compiled kernel: call it with the inputs, get the outputs back.
 
@@ -112,6 +126,7 @@ class JITKernel:
         self.params: list[Param] = list(artifact.params)
         self.location = location
         self._launcher: Callable[[list, dict], None] | None = None
+        self._plan: _CallPlan | None = None
 
     @property
     def name(self) -> str:
@@ -154,7 +169,74 @@ class JITKernel:
             self._launcher = load(self.artifact)
         return self._launcher
 
+    def _make_plan(self) -> _CallPlan:
+        """What every call checks, resolved once: torch dtypes, static shapes, positions."""
+        torch = _torch()
+        inputs, outputs = [], []
+        for position, param in enumerate(self.params):
+            dtype = torch_dtype(param.dtype) if param.kind == "tensor" else None
+            static = tuple(param.shape) if all(isinstance(d, int) for d in param.shape) else None
+            (outputs if param.is_output else inputs).append((position, param, dtype, static))
+        device_type = "cuda" if self.target.startswith("cuda") else "cpu"
+        return _CallPlan(torch, device_type, inputs, outputs, len(self.params))
+
+    def _fast_call(self, plan: _CallPlan, args: tuple) -> Any:
+        """The call when every argument is right (torch tensors only); else _SLOW_PATH."""
+        if len(args) != len(plan.inputs):
+            return _SLOW_PATH
+        tensor_type = plan.torch.Tensor
+        full: list[Any] = [None] * plan.total
+        symbols: dict[str, int] = {}
+        device = None
+        for arg, (position, param, dtype, static) in zip(args, plan.inputs, strict=True):
+            if dtype is None:  # a scalar: checked by the full path
+                return _SLOW_PATH
+            if not isinstance(arg, tensor_type) or arg.dtype is not dtype:
+                return _SLOW_PATH
+            if static is not None:
+                if arg.shape != static:
+                    return _SLOW_PATH
+            else:
+                if arg.dim() != len(param.shape):
+                    return _SLOW_PATH
+                for dim, size in zip(param.shape, arg.shape, strict=True):
+                    if (dim != size) if isinstance(dim, int) else (
+                            symbols.setdefault(dim, size) != size):
+                        return _SLOW_PATH
+            if not arg.is_contiguous():
+                return _SLOW_PATH
+            if device is None:
+                device = arg.device
+                if device.type != plan.device_type:
+                    return _SLOW_PATH
+            elif arg.device != device:
+                return _SLOW_PATH
+            full[position] = arg
+        outputs = []
+        for position, param, dtype, static in plan.outputs:
+            shape = static
+            if shape is None:
+                if any(isinstance(d, str) and d not in symbols for d in param.shape):
+                    return _SLOW_PATH
+                shape = [d if isinstance(d, int) else symbols[d] for d in param.shape]
+            output = plan.torch.empty(shape, dtype=dtype, device=device or plan.device_type)
+            full[position] = output
+            outputs.append(output)
+        self.launcher(full, symbols)
+        if not outputs:
+            return None
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
     def __call__(self, *args: Any) -> Any:
+        if self._plan is None:
+            self._plan = self._make_plan()
+        result = self._fast_call(self._plan, args)
+        if result is not _SLOW_PATH:
+            return result
+        return self._checked_call(args)
+
+    def _checked_call(self, args: tuple) -> Any:
+        """Every check with its message; numpy arrays and scalars go this way too."""
         inputs = [p for p in self.params if not p.is_output]
         if len(args) != len(inputs):
             names = ", ".join(p.name for p in inputs)
@@ -409,20 +491,29 @@ class JITFunction:
             kernel = compile_specialization(self.specialize(args, kwargs))
             if fast_key is not None and cache.is_enabled():
                 self._kernels[fast_key] = kernel
-        return kernel(*tensor_arguments(args, kwargs, self.fn))
+        if kwargs:
+            return kernel(*tensor_arguments(args, kwargs, self.fn))
+        return kernel(*[a for a in args if _is_tensor(a)])
 
     def _fast_key(self, args: tuple, kwargs: dict) -> Any:
-        """A cheap in-memory key for repeated eager calls (shapes, dtypes, constants)."""
+        """A cheap in-memory key for repeated eager calls: shapes, dtypes, constants, target."""
+        parts: list[Any] = []
+        for value in args:
+            shape = getattr(value, "shape", None)
+            parts.append(value if shape is None else (shape, value.dtype))
+        for name in sorted(kwargs):
+            value = kwargs[name]
+            shape = getattr(value, "shape", None)
+            parts.append((name, value if shape is None else (shape, value.dtype)))
+        target = self.target
+        if target in (None, "auto"):
+            target = (target, os.environ.get("TILEC_TARGET"))
+        key = (tuple(parts), target)
         try:
-            parts = tuple(
-                (tuple(a.shape), str(a.dtype)) if _is_tensor(a) else a for a in args
-            ) + tuple(sorted(
-                (k, (tuple(v.shape), str(v.dtype)) if _is_tensor(v) else v)
-                for k, v in kwargs.items()))
-            hash(parts)
+            hash(key)
         except TypeError:
             return None
-        return (parts, self.target, os.environ.get("TILEC_TARGET"))
+        return key
 
     def compile(self, *args: Any, target: str | None = None, **kwargs: Any) -> JITKernel:
         """The kernel for these arguments (tensors, or sizes as keywords: M=1024)."""
