@@ -697,7 +697,7 @@ def test_float8_gemm_accumulates_in_f32(mlir_type: str) -> None:
 def test_print_ir_after_all_dumps_every_pass(capfd) -> None:
     compile_text(quickstart_text(), QUICKSTART_PARAMS, stop_after="llvm", print_ir_after_all=True)
     dumps = capfd.readouterr().err
-    for name in ("lower-tile-ops-to-loops", "prepare-cpu-entry", "expand-float8-conversions"):
+    for name in ("lower-tile-ops-to-loops", "prepare-cpu-entry", "expand-narrow-float-conversions"):
         assert f"IR Dump After {name}" in dumps
     assert "(convert-func-to-llvm)" in dumps
 
@@ -720,3 +720,41 @@ print("ok")
 """
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
+
+
+SCALARS = """
+func.func @scalars(%out: memref<6xf64>, %flag: i1, %small: i8, %wide: i64, %d: f64, %h: f16, %b: bf16) attributes {tile.entry} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  tile.kernel grid(%c1) threads [1] {
+  ^bb0(%bx: index):
+    %f = arith.uitofp %flag : i1 to f64
+    %s = arith.sitofp %small : i8 to f64
+    %w = arith.sitofp %wide : i64 to f64
+    %hh = arith.extf %h : f16 to f64
+    %bb = arith.extf %b : bf16 to f64
+    memref.store %f, %out[%c0] : memref<6xf64>
+    memref.store %s, %out[%c1] : memref<6xf64>
+    memref.store %w, %out[%c2] : memref<6xf64>
+    memref.store %d, %out[%c3] : memref<6xf64>
+    memref.store %hh, %out[%c4] : memref<6xf64>
+    memref.store %bb, %out[%c5] : memref<6xf64>
+  }
+  return
+}
+"""  # noqa: E501 - IR lines read best unwrapped
+
+
+def test_scalar_parameters_of_every_kind_arrive_intact() -> None:
+    params = [tensor("out", "float64", [6], True), Param("flag", "scalar", "bool")]
+    for name, dtype in (("small", "int8"), ("wide", "int64"), ("d", "float64")):
+        params.append(Param(name, "scalar", dtype))
+    params += [Param("h", "scalar", "float16"), Param("b", "scalar", "bfloat16")]
+    run = cpu.load(compile_text(SCALARS, params))
+    out = poisoned((6,), torch.float64)
+    run([out, True, -7, 2**40 + 3, 0.1, 1.5, -2.25], {})
+    assert out.tolist() == [1.0, -7.0, float(2**40 + 3), 0.1, 1.5, -2.25]

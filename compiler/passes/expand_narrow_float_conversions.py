@@ -1,12 +1,15 @@
-"""expand-float8-conversions: arith.extf / arith.truncf on float8 types as integer arithmetic.
+"""expand-narrow-float-conversions: float8 and bf16 conversions the CPU backend can compile.
 
 LLVM has no float8 types (MLIR lowers their storage to i8) and no conversion instructions, so:
 - extf from f8E4M3FN / f8E5M2 reads a 256-entry f32 table (a private `memref.global`)
   indexed by the bit pattern, exact for every value, NaN and inf included;
 - truncf to them rounds an f32 to nearest-even in integer arithmetic, as torch does:
   E4M3FN (no inf) saturates to +-448 (like PTX's cvt.satfinite), E5M2 overflows to inf.
-Other widths go through f32 first. Run it after arith-emulate-unsupported-floats (which leaves
-only conversions on float8 values) and before convert-arith-to-llvm.
+Other widths go through f32 first. bf16 conversions from or to anything but f32 go through f32
+too: arith-expand expands only bf16 <-> f32 into integer code (x86 calls __truncsfbf2 for an
+fptrunc to bfloat, which libgcc before GCC 13 lacks). Run it after
+arith-emulate-unsupported-floats (which leaves only conversions on these types) and before
+arith-expand and convert-arith-to-llvm.
 """
 
 from __future__ import annotations
@@ -47,37 +50,55 @@ ROUNDING = {
 }
 
 
+def _bf16_off_f32(source: ir.Type, result: ir.Type) -> bool:
+    """A bf16 conversion whose other side is not f32 (f64, say)."""
+    f32 = ir.F32Type.get()
+    return (isinstance(source, ir.BF16Type) and result != f32) or (
+        isinstance(result, ir.BF16Type) and source != f32
+    )
+
+
 def _float8_name(type_: ir.Type) -> str | None:
     name = str(type_)
     return name if name in FORMATS else None
 
 
 @register
-class ExpandFloat8Conversions(TilePass):
-    """Rewrites float8 extf/truncf into table lookups and integer rounding."""
+class ExpandNarrowFloatConversions(TilePass):
+    """Rewrites float8 extf/truncf into table lookups and integer rounding; bf16 via f32."""
 
-    name = "expand-float8-conversions"
-    summary = "arith.extf/truncf on f8E4M3FN/f8E5M2 -> table lookup / integer rounding"
+    name = "expand-narrow-float-conversions"
+    summary = "float8 extf/truncf -> table lookup / integer rounding; bf16 ones via f32"
 
     def run(self, module: ir.Module) -> None:
         tables: dict[str, str] = {}
         for op in ops_named(module.operation, ("arith.extf", "arith.truncf")):
             source, result = op.operands[0], op.results[0]
-            source_f8, result_f8 = _float8_name(source.type), _float8_name(result.type)
-            if source_f8 is None and result_f8 is None:
-                continue
             with ir.InsertionPoint(op), op.location:
-                value = source
-                if source_f8 is not None:
-                    symbol = tables.get(source_f8) or _add_table(module, source_f8)
-                    tables[source_f8] = symbol
-                    value = _widen(value, symbol)
-                if result_f8 is not None:
-                    value = _narrow(convert(value, ir.F32Type.get()), result_f8, result.type)
-                else:
-                    value = convert(value, result.type)
-            result.replace_all_uses_with(value)
-            op.operation.erase()
+                value = _expand(module, source, result.type, tables)
+            if value is not None:
+                result.replace_all_uses_with(value)
+                op.operation.erase()
+
+
+def _expand(
+    module: ir.Module, source: ir.Value, result_type: ir.Type, tables: dict[str, str]
+) -> ir.Value | None:
+    """The conversion of `source` to `result_type` in code LLVM compiles; None: leave it."""
+    f32 = ir.F32Type.get()
+    source_f8, result_f8 = _float8_name(source.type), _float8_name(result_type)
+    if source_f8 is None and result_f8 is None:
+        if _bf16_off_f32(source.type, result_type):
+            return convert(convert(source, f32), result_type)
+        return None
+    value = source
+    if source_f8 is not None:
+        if source_f8 not in tables:
+            tables[source_f8] = _add_table(module, source_f8)
+        value = _widen(value, tables[source_f8])
+    if result_f8 is not None:
+        return _narrow(convert(value, f32), result_f8, result_type)
+    return convert(value, result_type)
 
 
 def _add_table(module: ir.Module, format_name: str) -> str:

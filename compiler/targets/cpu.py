@@ -6,7 +6,7 @@ used to check numerics on machines without a GPU.
 Stages ("tile" is the frontend's IR, added by the driver):
   loops   tile passes: lower-tile-ops-to-loops, lower-tile-structure-to-scf, prepare-cpu-entry
   llvm    upstream MLIR passes down to the LLVM dialect (f16/bf16/float8 math done in f32,
-          float8 conversions expanded by expand-float8-conversions)
+          float8 conversions expanded by expand-narrow-float-conversions)
   llvmir  LLVM IR text (what `get_kernel_source()` shows for the CPU); bf16 values as i16
   asm     host assembly, optimized at -O2 by llvmlite (LLVM 22); the product also carries the
           object code, which `finish` links with `cc -shared` into the artifact's .so
@@ -52,7 +52,7 @@ ABI = "mlir-memref-expanded-v1"
 TILE_PASSES = ("lower-tile-ops-to-loops", "lower-tile-structure-to-scf", "prepare-cpu-entry")
 
 # x86 has no arithmetic on half types: do it in f32 (math first, then arith). What is left are
-# conversions: float8 ones become integer code (expand-float8-conversions), bf16 ones too
+# conversions: float8 ones become integer code (expand-narrow-float-conversions), bf16 ones too
 # (arith-expand), so no libgcc helper (__truncsfbf2 needs GCC >= 13) is needed.
 NARROW_FLOATS = "bf16,f16,f8E4M3FN,f8E5M2"
 TO_F32_MATH = ",".join(
@@ -84,7 +84,7 @@ TO_LLVM = ",".join(
 
 def _to_llvm_dialect(module: ir.Module, options: CompileOptions) -> None:
     run_pass_pipeline(module, TO_F32_MATH, options)
-    float8 = get_pass("expand-float8-conversions")()
+    float8 = get_pass("expand-narrow-float-conversions")()
     float8.run(module)
     verify(module, f"after {float8.name}")
     if options.print_ir_after_all:

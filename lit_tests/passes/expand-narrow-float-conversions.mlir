@@ -1,5 +1,6 @@
-// RUN: tilec-opt --expand-float8-conversions %s --split-input-file | FileCheck %s
-// Float8 conversions become a table lookup (extf) and integer rounding (truncf).
+// RUN: tilec-opt --expand-narrow-float-conversions %s --split-input-file | FileCheck %s
+// Float8 conversions become a table lookup (extf) and integer rounding (truncf); bf16 ones
+// with a side other than f32 go through f32.
 
 // The table, printed as hex: +0, then 2^-9 (0x3B000000) for the smallest subnormal ...
 // CHECK: memref.global "private" constant @__tilec_f8e4m3fn_to_f32 : memref<256xf32> = dense<"0x000000000000003B
@@ -54,4 +55,19 @@ func.func @other_types(%x: f16) -> bf16 {
   %a = arith.extf %x : f16 to f32
   %b = arith.truncf %a : f32 to bf16
   return %b : bf16
+}
+
+// -----
+
+// bf16 from or to anything but f32 goes through f32 (arith-expand handles bf16 <-> f32 only).
+// CHECK-LABEL: func.func @bf16_and_f64
+// CHECK: %[[W:.*]] = arith.extf %arg0 : bf16 to f32
+// CHECK-NEXT: %[[D:.*]] = arith.extf %[[W]] : f32 to f64
+// CHECK: %[[N:.*]] = arith.truncf %[[D]] : f64 to f32
+// CHECK-NEXT: %[[B:.*]] = arith.truncf %[[N]] : f32 to bf16
+// CHECK: return %[[D]], %[[B]]
+func.func @bf16_and_f64(%x: bf16) -> (f64, bf16) {
+  %d = arith.extf %x : bf16 to f64
+  %b = arith.truncf %d : f64 to bf16
+  return %d, %b : f64, bf16
 }

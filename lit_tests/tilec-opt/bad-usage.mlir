@@ -12,7 +12,7 @@
 // LIST-DAG: --lower-tile-ops-to-loops
 // LIST-DAG: --lower-tile-structure-to-scf
 // LIST-DAG: --prepare-cpu-entry
-// LIST-DAG: --expand-float8-conversions
+// LIST-DAG: --expand-narrow-float-conversions
 // STDIN: func.func @f
 func.func @f() {
   return
