@@ -3,19 +3,25 @@
 Recognizes, in the frontend's tile IR, the kernel of the quickstart:
 
     tile.kernel grid(ceildiv(N, BN), ceildiv(M, BM)) threads [T] {
-      A_s = alloc shared [BM, BK]; B_s = alloc shared [BK, BN]; C_f = alloc fragment [BM, BN] f32
+      A_s = alloc shared [BM, BK] ([BK, BM] with transpose_A); B_s = alloc shared [BK, BN]
+      ([BN, BK] with transpose_B); C_f = alloc fragment [BM, BN] f32 (i32 for int8)
       tile.fill C_f, 0
       tile.pipelined k = 0 to ceildiv(K, BK) stages S {
-        tile.copy A[by*BM, k*BK] -> A_s; tile.copy B[k*BK, bx*BN] -> B_s; tile.gemm A_s, B_s, C_f }
+        tile.copy A[by*BM, k*BK] (A[k*BK, by*BM]) -> A_s
+        tile.copy B[k*BK, bx*BN] (B[bx*BN, k*BK]) -> B_s
+        tile.gemm A_s, B_s, C_f {transpose_a?, transpose_b?} }
       [C_h = alloc fragment [BM, BN] f16|bf16; tile.parallel { C_h[i,j] = truncf(C_f[i,j]) }]
-      tile.copy C_h -> C[by*BM, bx*BN] }
+      tile.copy C_h (or C_f) -> C[by*BM, bx*BN] }
 
-(A, B, C the entry's row-major f16/bf16 tensors) and replaces it by a generated gpu.module with
-the tensor-core kernel of `tilec.compiler.tensorcore` for the target arch: on sm_90a TMA +
-mbarrier pipeline, producer warpgroup, wgmma consumers, TMA-store epilogue; on sm_80 cp.async,
-ldmatrix, mma.sync. `T.use_swizzle(panel)` sets the grouped tile order's panel (M-tiles per
-group; its order argument is not distinguished). Anything else (other epilogues, transposes,
-f32 output, odd sizes) is left alone for the SIMT lowering. The arch comes from the pass
+(A, B, C the entry's row-major tensors) and replaces it by a generated gpu.module with the
+tensor-core kernel of `tilec.compiler.tensorcore` for the target arch: on sm_90a TMA + mbarrier
+pipeline, producer warpgroup, wgmma consumers, TMA-store epilogue; on sm_80 cp.async, ldmatrix,
+mma.sync. Operand types: f16/bf16 in any layout; float8 e4m3/e5m2 (sm_90a), int8 and float32
+(as tf32) with K-major operands only (A as M x K, B as N x K: transpose_B), which is what the
+instructions read. Outputs: f16/bf16 (converted) or f32 from fp32 accumulators, i32 from int8.
+`T.use_swizzle(panel)` sets the grouped tile order's panel (M-tiles per group; its order
+argument is not distinguished). Anything else (other epilogues, other layouts or types, rows
+that are not 16-byte aligned) is left alone for the SIMT lowering. The arch comes from the pass
 option, else the module attribute `tile.arch`, else sm_90a.
 
 Output: the entry func keeps its signature (the runtime's ABI is read from it) with an empty
@@ -38,6 +44,7 @@ from mlir import ir
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._ir_walk import as_operation, constant_index, defining_op, scope
 from tilec.compiler.tensorcore.ampere import ampere_gemm_mlir
+from tilec.compiler.tensorcore.dtypes import OPERAND_BYTES, OUTPUT_BYTES, accumulator
 from tilec.compiler.tensorcore.emitter import KernelInterface
 from tilec.compiler.tensorcore.hopper import hopper_gemm_mlir
 from tilec.compiler.tensorcore.schedule import ampere_config, hopper_config
@@ -60,9 +67,12 @@ class GemmMatch:
     block_k: int
     threads: int
     stages: int
-    dtype: str
+    dtype: str  # operand type (tilec.compiler.tensorcore.dtypes)
     shape: tuple[int | None, int | None, int | None]  # M, N, K (None: dynamic)
     group_m: int  # M-tiles per raster group (T.use_swizzle's panel size; 8 without it)
+    out_dtype: str = "f16"
+    trans_a: bool = False
+    trans_b: bool = False
 
 
 def _ops(block: ir.Block) -> list[ir.Operation]:
@@ -94,11 +104,51 @@ def _scaled(value: ir.Value, base: ir.Value, factor: int) -> bool:
 
 
 def _dtype(type_: ir.Type) -> str | None:
+    """The kernel's operand type for a shared tile's element type (f32 runs as tf32)."""
     if isinstance(type_, ir.F16Type):
         return "f16"
     if isinstance(type_, ir.BF16Type):
         return "bf16"
+    if isinstance(type_, ir.Float8E4M3FNType):
+        return "e4m3"
+    if isinstance(type_, ir.Float8E5M2Type):
+        return "e5m2"
+    if isinstance(type_, ir.F32Type):
+        return "tf32"
+    if isinstance(type_, ir.IntegerType) and ir.IntegerType(type_).width == 8:
+        return "s8"
     return None
+
+
+def _output_dtype(type_: ir.Type) -> str | None:
+    """The kernel's output type for C's element type."""
+    if isinstance(type_, ir.F16Type):
+        return "f16"
+    if isinstance(type_, ir.BF16Type):
+        return "bf16"
+    if isinstance(type_, ir.F32Type):
+        return "f32"
+    if isinstance(type_, ir.IntegerType) and ir.IntegerType(type_).width == 32:
+        return "s32"
+    return None
+
+
+def _accumulator_type(type_: ir.Type) -> str | None:
+    if isinstance(type_, ir.F32Type):
+        return "f32"
+    if isinstance(type_, ir.IntegerType) and ir.IntegerType(type_).width == 32:
+        return "s32"
+    return None
+
+
+def _is_zero(value: ir.Value) -> bool:
+    op = defining_op(value)
+    if op is None or op.name != "arith.constant":
+        return False
+    attribute = op.attributes["value"]
+    if isinstance(attribute, ir.FloatAttr):
+        return ir.FloatAttr(attribute).value == 0.0
+    return isinstance(attribute, ir.IntegerAttr) and ir.IntegerAttr(attribute).value == 0
 
 
 def _param_number(value: ir.Value, entry_block: ir.Block) -> int | None:
@@ -126,21 +176,24 @@ def match_gemm(entry: ir.Operation) -> GemmMatch | None:
     if len(gemms) != 1 or len(copies) != 2 or len(loop_ops) != 3:
         return None
     gemm = gemms[0]
-    for flag in ("transpose_a", "transpose_b", "clear_accum"):
-        if ir.BoolAttr(gemm.attributes[flag]).value:
-            return None
+    if ir.BoolAttr(gemm.attributes["clear_accum"]).value:
+        return None
+    trans_a = ir.BoolAttr(gemm.attributes["transpose_a"]).value
+    trans_b = ir.BoolAttr(gemm.attributes["transpose_b"]).value
     a_shared, b_shared, acc = gemm.operands[0], gemm.operands[1], gemm.operands[2]
     if scope(a_shared) != "shared" or scope(b_shared) != "shared" or scope(acc) != "fragment":
         return None
     acc_type = ir.MemRefType(acc.type)
-    if not isinstance(acc_type.element_type, ir.F32Type):
-        return None
-    block_m, block_k = ir.MemRefType(a_shared.type).shape
-    block_k2, block_n = ir.MemRefType(b_shared.type).shape
+    a_tile = list(ir.MemRefType(a_shared.type).shape)
+    b_tile = list(ir.MemRefType(b_shared.type).shape)
+    block_m, block_k = reversed(a_tile) if trans_a else a_tile
+    block_k2, block_n = reversed(b_tile) if trans_b else b_tile
     if block_k2 != block_k or list(acc_type.shape) != [block_m, block_n]:
         return None
     dtype = _dtype(ir.MemRefType(a_shared.type).element_type)
     if dtype is None or _dtype(ir.MemRefType(b_shared.type).element_type) != dtype:
+        return None
+    if _accumulator_type(acc_type.element_type) != accumulator(dtype):
         return None
 
     k_iv = loop.regions[0].blocks[0].arguments[0]
@@ -156,16 +209,19 @@ def match_gemm(entry: ir.Operation) -> GemmMatch | None:
     if a_param is None or b_param is None:
         return None
     a_offsets, b_offsets = list(a_copy.operands[1:3]), list(b_copy.operands[1:3])
-    if _i64s(a_copy, "src_shape") != [block_m, block_k]:
-        return None
-    if _i64s(b_copy, "src_shape") != [block_k, block_n]:
+    if _i64s(a_copy, "src_shape") != a_tile or _i64s(b_copy, "src_shape") != b_tile:
         return None
     if any(constant_index(v) != 0 for v in (*a_copy.operands[4:6], *b_copy.operands[4:6])):
         return None
-    if not (_scaled(a_offsets[0], by, block_m) and _scaled(a_offsets[1], k_iv, block_k)):
-        return None
-    if not (_scaled(b_offsets[0], k_iv, block_k) and _scaled(b_offsets[1], bx, block_n)):
-        return None
+    a_expected = [(by, block_m), (k_iv, block_k)]
+    b_expected = [(k_iv, block_k), (bx, block_n)]
+    for offsets, expected, transposed in (
+        (a_offsets, a_expected, trans_a),
+        (b_offsets, b_expected, trans_b),
+    ):
+        pairs = list(reversed(expected)) if transposed else expected
+        if not all(_scaled(v, base, f) for v, (base, f) in zip(offsets, pairs, strict=True)):
+            return None
     if constant_index(loop.operands[0]) != 0 or constant_index(loop.operands[2]) != 1:
         return None
 
@@ -174,10 +230,7 @@ def match_gemm(entry: ir.Operation) -> GemmMatch | None:
     before = [op for op in ops[:position] if op.name != "tile.alloc"]
     if len(before) != 1 or before[0].name != "tile.fill" or before[0].operands[0] != acc:
         return None
-    fill_value = defining_op(before[0].operands[1])
-    if fill_value is None or fill_value.name != "arith.constant":
-        return None
-    if ir.FloatAttr(fill_value.attributes["value"]).value != 0.0:
+    if not _is_zero(before[0].operands[1]):
         return None
     after = [op for op in ops[position + 1 :] if op.name != "tile.alloc"]
     stored = acc
@@ -191,7 +244,11 @@ def match_gemm(entry: ir.Operation) -> GemmMatch | None:
     if out.operands[0] != stored or len(out.operands) != 6:
         return None
     c_param = _param_number(out.operands[3], entry_block)
-    if c_param is None or _dtype(ir.MemRefType(out.operands[3].type).element_type) != dtype:
+    out_dtype = _output_dtype(ir.MemRefType(out.operands[3].type).element_type)
+    stored_type = _output_dtype(ir.MemRefType(stored.type).element_type)
+    if c_param is None or out_dtype is None:
+        return None
+    if stored_type not in (out_dtype, accumulator(dtype)):  # tile.copy converts accumulators
         return None
     if _i64s(out, "dst_shape") != [block_m, block_n]:
         return None
@@ -205,7 +262,8 @@ def match_gemm(entry: ir.Operation) -> GemmMatch | None:
     def static(extent: int) -> int | None:
         return None if extent == dynamic else extent
 
-    m, k, n = static(a_shape[0]), static(a_shape[1]), static(b_shape[1])
+    m, k = (static(a_shape[1]), static(a_shape[0])) if trans_a else map(static, a_shape)
+    n = static(b_shape[0] if trans_b else b_shape[1])
     # the frontend's loop and grid must cover the whole problem, exactly once
     if k is not None and constant_index(loop.operands[1]) not in (None, math.ceil(k / block_k)):
         return None
@@ -232,6 +290,9 @@ def match_gemm(entry: ir.Operation) -> GemmMatch | None:
         dtype,
         (m, n, k),
         ir.IntegerAttr(panel).value if panel is not None else 8,
+        out_dtype,
+        trans_a,
+        trans_b,
     )
 
 
@@ -281,9 +342,9 @@ def _interface(entry: ir.Operation, match: GemmMatch, arch: str) -> tuple[Kernel
             slots.append(["scalar", number, str(type_)])
     prologue = []
     sources = {
-        "M": (match.a, 0, match.shape[0]),
-        "K": (match.a, 1, match.shape[2]),
-        "N": (match.b, 1, match.shape[1]),
+        "M": (match.a, int(match.trans_a), match.shape[0]),
+        "K": (match.a, 1 - int(match.trans_a), match.shape[2]),
+        "N": (match.b, 1 - int(match.trans_b), match.shape[1]),
     }
     for symbol, (number, d, extent) in sources.items():
         if extent is not None:
@@ -291,6 +352,18 @@ def _interface(entry: ir.Operation, match: GemmMatch, arch: str) -> tuple[Kernel
         else:
             prologue.append(f"%{symbol} = arith.trunci {dim_names[(number, d)]} : i64 to i32")
     return KernelInterface(name, params + dims, prologue), slots + dim_slots
+
+
+def _rows_aligned(match: GemmMatch) -> bool:
+    """Are the rows of A, B and C (as stored) multiples of 16 bytes, where sizes are static?"""
+    m, n, k = match.shape
+    elem = OPERAND_BYTES[match.dtype]
+    rows = [
+        ((m if match.trans_a else k), elem),
+        ((k if match.trans_b else n), elem),
+        (n, OUTPUT_BYTES[match.out_dtype]),
+    ]
+    return all(extent is None or extent * size % 16 == 0 for extent, size in rows)
 
 
 @register
@@ -322,9 +395,14 @@ class LowerGemmToTensorcore(TilePass):
         if match is None:
             return
         m, n, k = match.shape
-        if any(x is not None and x % 8 for x in (n, k)):
-            return  # rows of B and A must be 16-byte aligned for TMA / cp.async
+        if not _rows_aligned(match):
+            return  # TMA and cp.async move 16-byte pieces of rows
         static = None not in (m, n)
+        types = {
+            "out_dtype": match.out_dtype,
+            "trans_a": match.trans_a,
+            "trans_b": match.trans_b,
+        }
         if arch == "sm_90a":
             config = hopper_config(
                 match.block_m,
@@ -335,6 +413,7 @@ class LowerGemmToTensorcore(TilePass):
                 match.dtype,
                 persistent=static,
                 fill_stages=self.fill_stages,
+                **types,
             )
         else:
             config = ampere_config(
@@ -344,6 +423,7 @@ class LowerGemmToTensorcore(TilePass):
                 match.threads,
                 match.stages,
                 match.dtype,
+                **types,
             )
         if config is None:
             return

@@ -227,11 +227,12 @@ module {
 
 // -----
 
-// Not the canonical GEMM: transpose_b. Left for the SIMT lowering.
-// CHECK-NOT: tile.tensorcore
+// transpose_b (B stored N x K): B is K-major, one TMA box of 64 K by 128 N; wgmma's B
+// transpose bit is 0 (lower-gemm-to-tensorcore-types.mlir has the other types and layouts).
+// CHECK: \22B\22: {\22box\22: [64, 128], \22swizzle\22: 128}
 // CHECK-LABEL: func.func @transposed
-// CHECK: tile.gemm
-// CHECK-NOT: gpu.module
+// CHECK-NEXT: return
+// CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{.*}}, p, 1, 1, 0, 0;
 module {
   func.func @transposed(%A: memref<256x256xf16>, %B: memref<256x256xf16>, %C: memref<256x256xf16>) attributes {tile.entry} {
     %gx = arith.constant 2 : index
@@ -321,11 +322,11 @@ module {
 
 // -----
 
-// Not supported by the tensor-core kernels: fp32 output.
-// CHECK-NOT: tile.tensorcore
+// fp32 output: the accumulators are staged as 32 columns of 4 bytes per swizzled row.
+// CHECK: \22C\22: {\22box\22: [32, 128], \22swizzle\22: 128}
 // CHECK-LABEL: func.func @f32out
-// CHECK: tile.gemm
-// CHECK-NOT: gpu.module
+// CHECK-NEXT: return
+// CHECK: st.shared.v2.f32
 module {
   func.func @f32out(%A: memref<256x256xf16>, %B: memref<256x256xf16>, %C: memref<256x256xf32>) attributes {tile.entry} {
     %gx = arith.constant 2 : index
