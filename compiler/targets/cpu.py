@@ -52,8 +52,9 @@ ABI = "mlir-memref-expanded-v1"
 TILE_PASSES = ("lower-tile-ops-to-loops", "lower-tile-structure-to-scf", "prepare-cpu-entry")
 
 # x86 has no arithmetic on half types: do it in f32 (math first, then arith). What is left are
-# conversions: float8 ones become integer code (expand-narrow-float-conversions), bf16 ones too
-# (arith-expand), so no libgcc helper (__truncsfbf2 needs GCC >= 13) is needed.
+# conversions: float8 ones become integer code (expand-narrow-float-conversions), bf16 ones go
+# through f32 (same pass) and become integer code (arith-expand), so no libgcc helper
+# (__truncsfbf2 needs GCC >= 13) is needed.
 NARROW_FLOATS = "bf16,f16,f8E4M3FN,f8E5M2"
 TO_F32_MATH = ",".join(
     [
@@ -84,11 +85,11 @@ TO_LLVM = ",".join(
 
 def _to_llvm_dialect(module: ir.Module, options: CompileOptions) -> None:
     run_pass_pipeline(module, TO_F32_MATH, options)
-    float8 = get_pass("expand-narrow-float-conversions")()
-    float8.run(module)
-    verify(module, f"after {float8.name}")
+    conversions = get_pass("expand-narrow-float-conversions")()
+    conversions.run(module)
+    verify(module, f"after {conversions.name}")
     if options.print_ir_after_all:
-        print(f"// -----// IR Dump After {float8.name} //----- //\n{module}", file=sys.stderr)
+        print(f"// -----// IR Dump After {conversions.name} //----- //\n{module}", file=sys.stderr)
     run_pass_pipeline(module, TO_LLVM, options)
 
 
