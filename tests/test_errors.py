@@ -172,6 +172,20 @@ def test_fill_of_a_global_tensor() -> None:
         build(fill_global)
 
 
+def literal_out_of_range():
+    @T.prim_func
+    def main(A: T.Tensor((4,), "int8")):
+        with T.Kernel(1, threads=4) as _:
+            A[0] = 300  # error: int-range
+
+    return main
+
+
+def test_integer_literal_out_of_range() -> None:
+    with expect_error("int-range", "300 does not fit in int8"):
+        build(literal_out_of_range)
+
+
 # ------------------------------------------------------------------ scopes and structure
 
 

@@ -266,7 +266,13 @@ class KernelBuilder:
         if handler is None:
             self.error(node, f"unsupported statement in a tilec kernel: {type(node).__name__}")
         with self.at(node):
-            handler(node)
+            try:
+                handler(node)
+            except TilecError:
+                raise
+            except Exception as error:  # a frontend bug: still point at the user's line
+                self.error(node, f"internal error of the tilec frontend ({type(error).__name__}: "
+                                 f"{error}); please report it with this kernel")
 
     def stmt_Pass(self, node: ast.Pass) -> None:  # noqa: N802
         return
@@ -1180,11 +1186,16 @@ class KernelBuilder:
             return self.symbols[value.name]
         return value
 
-    def constant(self, value: Any, dtype: T.DType) -> Scalar:
+    def constant(self, value: Any, dtype: T.DType, node: ast.AST | None = None) -> Scalar:
         if dtype.is_float:
             result = arith.constant(mlir_type(dtype), float(value))
         else:
-            result = arith.constant(mlir_type(dtype), int(value))
+            value = int(value)
+            if dtype == T.bool:
+                value = int(builtins.bool(value))
+            elif not -(2 ** (dtype.bits - 1)) <= value < 2**dtype.bits:
+                self.error(node, f"the integer {value} does not fit in {dtype}")
+            result = arith.constant(mlir_type(dtype), value)
         affine = Affine((), int(value)) if dtype is T.index else None
         return Scalar(result, dtype, affine=affine)
 
@@ -1195,7 +1206,7 @@ class KernelBuilder:
         if isinstance(value, PyNumber):
             if not dtype.is_float and isinstance(value, float) and not value.is_integer():
                 self.error(node, f"dtype mismatch: the float {value} does not fit in {dtype}")
-            return self.constant(value, dtype)
+            return self.constant(value, dtype, node)
         self.error(node, f"expected a scalar value, got {value!r}")
 
     def index_value(self, value: Any, node: ast.AST | None = None) -> ir.Value:
@@ -1211,7 +1222,7 @@ class KernelBuilder:
         if _is_py_value(value):
             if not isinstance(value, PyNumber):
                 self.error(node, f"cannot cast {value!r} to {dtype}")
-            return self.constant(value, dtype)
+            return self.constant(value, dtype, node)
         return self.convert(value, dtype, node, implicit=False)
 
     def convert(self, value: Scalar, dtype: T.DType, node: ast.AST | None,
