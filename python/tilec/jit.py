@@ -349,6 +349,9 @@ class Specialization:
         return cache.cache_key(self.key_parts)
 
 
+_kernel_objects: dict[str, JITKernel] = {}  # cache key -> kernel (its library stays loaded)
+
+
 def compile_specialization(spec: Specialization) -> JITKernel:
     """The kernel for `spec`: from the cache, else built and compiled (then cached)."""
     artifact = cache.lookup(spec.key)
@@ -359,7 +362,12 @@ def compile_specialization(spec: Specialization) -> JITKernel:
         artifact = compile_module(result.module, result.params, spec.target,
                                   launch=result.launch)
         cache.store(spec.key, artifact)
-    return JITKernel(artifact, spec.location)
+    kernel = _kernel_objects.get(spec.key)
+    if kernel is None or kernel.artifact is not artifact:
+        kernel = JITKernel(artifact, spec.location)
+        if cache.is_enabled():
+            _kernel_objects[spec.key] = kernel
+    return kernel
 
 
 _KEY_TYPES = (int, float, str, bool, type(None), T.DType, T.Symbol, T.Tensor)
