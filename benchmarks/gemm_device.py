@@ -5,10 +5,14 @@ Two halves, because the GPU machine has no MLIR:
   python benchmarks/gemm_device.py run DIR --out results.json   (GPU machine: torch + cuda-bindings)
 benchmarks/gemm.py builds DIR through the tilec frontend and pass instead and reuses `run`.
 
-`run` loads each PTX with the driver (JIT), builds TMA maps with tilec/runtime/tma.py (loaded by
-path: no tilec install needed there), checks every kernel against a float32 reference on fresh
-random inputs with the output poisoned (NaN), including ragged shapes, then times kernel and
-cuBLAS in alternating rounds (CUDA events, median after warm-up; the H200's clock wanders).
+`run` loads each kernel with the driver (its sm_90a cubin when the build left one, else the PTX
+through the JIT), builds TMA maps with tilec/runtime/tma.py (loaded by path: no tilec install
+needed there), checks every kernel against a float64 reference on fresh random inputs with the
+output poisoned (NaN; INT32_MIN for int32), including ragged shapes, then times kernel and the
+library peer in alternating rounds (CUDA events, median after warm-up; the H200's clock
+wanders). Peers: cuBLAS (torch.matmul, on transposed views for transposed layouts; tf32
+allowed for tf32 kernels), torch._scaled_mm with unit scales for fp8, torch._int_mm for int8.
+Manifest entries may carry "out_dtype" and "layout" (two letters, t = transpose_A/_B).
 """
 
 from __future__ import annotations
@@ -116,7 +120,9 @@ class Kernel:
         self.meta, self.tma, self.np, self.torch = meta, tma, np, torch
         cu = tma._driver()
         self.cu = cu
-        data = (directory / meta["file"]).read_bytes() + b"\0"
+        cubin = directory / (Path(meta["file"]).stem + ".cubin")
+        data = cubin.read_bytes() if cubin.exists() else (directory / meta["file"]).read_bytes()
+        data += b"\0"
         self.image = np.frombuffer(data, dtype=np.uint8).copy()
         self.module = tma.check(cu.cuModuleLoadData(self.image.ctypes.data))
         self.function = tma.check(cu.cuModuleGetFunction(self.module, meta["entry"].encode()))
@@ -131,8 +137,9 @@ class Kernel:
         key = (a.data_ptr(), b.data_ptr(), c.data_ptr(), a.shape, b.shape)
         if key in self.prepared:
             return self.prepared[key]
-        m, k = a.shape
-        n = b.shape[1]
+        layout = self.meta.get("layout", "nn")
+        m, k = reversed(a.shape) if layout[0] == "t" else a.shape
+        n = b.shape[0] if layout[1] == "t" else b.shape[1]
         bm, bn, _ = self.meta["block"]
         tiles = -(-m // bm) * -(-n // bn)
         grid = min(tiles, self.sms) if self.meta.get("persistent") else tiles
@@ -203,7 +210,17 @@ def child(directory: Path, plan: list[dict], first: int) -> None:
     context = tma.check(cu.cuDevicePrimaryCtxRetain(tma.check(cu.cuDeviceGet(0))))
     tma.check(cu.cuCtxSetCurrent(context))
     manifest = {m["name"]: m for m in json.loads((directory / "manifest.json").read_text())}
-    torch_dtype = {"f16": torch.float16, "bf16": torch.bfloat16}
+    torch_dtype = {
+        "f16": torch.float16,
+        "bf16": torch.bfloat16,
+        "e4m3": torch.float8_e4m3fn,
+        "e5m2": torch.float8_e5m2,
+        "s8": torch.int8,
+        "tf32": torch.float32,
+        "f32": torch.float32,
+        "s32": torch.int32,
+    }
+    poison = {torch.int32: -(2**31)}
     kernels: dict[str, Kernel] = {}
     triton_matmul = None
     triton_state: dict[str, bool] = {}
@@ -229,38 +246,57 @@ def child(directory: Path, plan: list[dict], first: int) -> None:
         if job["kernel"] not in kernels:
             kernels[job["kernel"]] = Kernel(directory, meta, tma)
         kernel = kernels[job["kernel"]]
-        dtype = torch_dtype[meta["dtype"]]
+        kind = meta["dtype"]
+        dtype = torch_dtype[kind]
+        out_kind = meta.get("out_dtype", kind)
+        out_dtype = torch_dtype[out_kind]
+        layout = meta.get("layout", "nn")
         m, n, k = job["M"], job["N"], job["K"]
-        a = torch.randn(m, k, device="cuda", dtype=dtype)
-        b = torch.randn(k, n, device="cuda", dtype=dtype)
-        c = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
-        ref = a.float() @ b.float()
+        a_shape = (k, m) if layout[0] == "t" else (m, k)
+        b_shape = (n, k) if layout[1] == "t" else (k, n)
+        if kind == "s8":
+            a = torch.randint(-128, 128, a_shape, device="cuda", dtype=dtype)
+            b = torch.randint(-128, 128, b_shape, device="cuda", dtype=dtype)
+        else:
+            a = torch.randn(a_shape, device="cuda").to(dtype)
+            b = torch.randn(b_shape, device="cuda").to(dtype)
+        a_op = a.t() if layout[0] == "t" else a
+        b_op = b.t() if layout[1] == "t" else b
+        c = torch.full((m, n), poison.get(out_dtype, float("nan")), device="cuda", dtype=out_dtype)
+        ref = a_op.double() @ b_op.double()
         torch.cuda.synchronize()
         kernel(a, b, c)
         wait_or_die(torch, f"{job['kernel']} {m}x{n}x{k}")
-        err = ((c.float() - ref).norm() / ref.norm()).item()
-        nan = int(torch.isnan(c).sum().item())
-        ok = nan == 0 and err < 1e-2
+
+        err, nan = compare(torch, c, ref, poison.get(out_dtype))
+        # tolerances by what rounds: int8 exact; 16-bit output rounding ~2^-9 (f16) / 2^-8
+        # (bf16); tf32 inputs (10-bit mantissa); fp32 accumulation of exact products otherwise
+        tolerance = {"s32": 0.0, "f16": 1e-2, "bf16": 2e-2}.get(out_kind, 1e-3)
+        if kind == "tf32":
+            tolerance = 1e-2
+        ok = nan == 0 and err <= tolerance
         row = {
             "job": number,
             "kernel": job["kernel"],
             "label": meta.get("label", ""),
             "arch": meta["arch"],
             "dtype": meta["dtype"],
+            "out_dtype": out_kind,
+            "layout": layout,
             "M": m,
             "N": n,
             "K": k,
             "rel_err": err,
+            "tolerance": tolerance,
             "nan": nan,
             "correct": ok,
         }
         if ok and not job.get("quick"):
             flop = 2.0 * m * n * k
             reps = max(5, min(50, int(2e-2 / max(flop / 7e14, 1e-6))))
-            contenders = {
-                "cublas": functools.partial(torch.matmul, a, b),
-                "tilec": functools.partial(kernel, a, b, c),
-            }
+            peer_name, peer = library_peer(torch, kind, out_dtype, a_op, b_op)
+            row["peer"] = peer_name
+            contenders = {"cublas": peer, "tilec": functools.partial(kernel, a, b, c)}
             if job.get("triton") and triton_state.get("ok", True):
                 try:
                     if triton_matmul is None:
@@ -290,13 +326,42 @@ def child(directory: Path, plan: list[dict], first: int) -> None:
                 )
                 row["triton_ratio"] = triton_ratios[2]
             # re-check after timing: a race shows up as a changed result
-            c.fill_(float("nan"))
+            c.fill_(poison.get(out_dtype, float("nan")))
             kernel(a, b, c)
             torch.cuda.synchronize()
-            row["rel_err_after"] = ((c.float() - ref).norm() / ref.norm()).item()
+            row["rel_err_after"], row["nan_after"] = compare(torch, c, ref, poison.get(out_dtype))
         print("RESULT " + json.dumps(row), flush=True)
         del a, b, c, ref
         torch.cuda.empty_cache()
+
+
+def compare(torch, c, ref, poison_value: int | None) -> tuple[float, int]:
+    """Relative (Frobenius) error against the reference, and poisoned outputs left."""
+    left = c == poison_value if poison_value is not None else torch.isnan(c)
+    return ((c.double() - ref).norm() / ref.norm()).item(), int(left.sum().item())
+
+
+def library_peer(torch, kind: str, out_dtype, a_op, b_op) -> tuple[str, object]:
+    """The vendor-library call computing the same product (the 'cublas' column)."""
+    if kind in ("e4m3", "e5m2"):
+        one = torch.ones((), device="cuda", dtype=torch.float32)
+        # _scaled_mm wants B column-major: b_op is the N x K tensor's transposed view
+        return "torch._scaled_mm", functools.partial(
+            torch._scaled_mm, a_op, b_op, one, one, out_dtype=out_dtype
+        )
+    if kind == "s8":
+        return "torch._int_mm", functools.partial(torch._int_mm, a_op, b_op)
+    if kind == "tf32":
+
+        def tf32_matmul():
+            torch.backends.cuda.matmul.allow_tf32 = True
+            try:
+                return torch.matmul(a_op, b_op)
+            finally:
+                torch.backends.cuda.matmul.allow_tf32 = False
+
+        return "torch.matmul (tf32)", tf32_matmul
+    return "torch.matmul", functools.partial(torch.matmul, a_op, b_op)
 
 
 def run(directory: Path, out: Path, budget_s: float) -> None:

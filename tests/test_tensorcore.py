@@ -78,11 +78,47 @@ def matmul_swizzled(A, B, block_M=128, block_N=256, block_K=64):
     return C
 
 
-def tile_module(kernel, shape, element=T.float16, **knobs):
+@tilec.jit
+def matmul_nt(A, B, block_M=128, block_N=128, block_K=64, threads=256, num_stages=3,
+              in_dtype=T.float8_e4m3, out_dtype=T.bfloat16, accum_dtype=T.float32):
+    M, N, K = T.const("M, N, K")
+    C = T.empty((M, N), out_dtype)
+    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+        A_shared = T.alloc_shared((block_M, block_K), in_dtype)
+        B_shared = T.alloc_shared((block_N, block_K), in_dtype)
+        C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+        T.clear(C_local)
+        for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+            T.copy(A[by * block_M, k * block_K], A_shared)
+            T.copy(B[bx * block_N, k * block_K], B_shared)
+            T.gemm(A_shared, B_shared, C_local, transpose_B=True)
+        T.copy(C_local, C[by * block_M, bx * block_N])
+    return C
+
+
+@tilec.jit
+def matmul_tn(A, B, block_M=128, block_N=128, block_K=32, threads=128, num_stages=3,
+              dtype=T.float16):
+    M, N, K = T.const("M, N, K")
+    C = T.empty((M, N), dtype)
+    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+        A_shared = T.alloc_shared((block_K, block_M), dtype)
+        B_shared = T.alloc_shared((block_K, block_N), dtype)
+        C_local = T.alloc_fragment((block_M, block_N), T.float32)
+        T.clear(C_local)
+        for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+            T.copy(A[k * block_K, by * block_M], A_shared)
+            T.copy(B[k * block_K, bx * block_N], B_shared)
+            T.gemm(A_shared, B_shared, C_local, transpose_A=True)
+        T.copy(C_local, C[by * block_M, bx * block_N])
+    return C
+
+
+def tile_module(kernel, shape, element=T.float16, target="cuda:sm_90a", layout="nn", **knobs):
     m, n, k = shape
-    spec = kernel.specialize(
-        (T.Tensor((m, k), element), T.Tensor((k, n), element)), knobs, "cuda:sm_90a"
-    )
+    a = (k, m) if layout[0] == "t" else (m, k)
+    b = (n, k) if layout[1] == "t" else (k, n)
+    spec = kernel.specialize((T.Tensor(a, element), T.Tensor(b, element)), knobs, target)
     return spec.build().module
 
 
@@ -104,6 +140,14 @@ def test_configs_reject_what_the_kernels_cannot_do():
         HopperGemmConfig(dtype="f32")
     with pytest.raises(ValueError):
         AmpereGemmConfig(block_m=256, block_n=256, warps_m=1, warps_n=1)  # 512 accumulators
+    with pytest.raises(ValueError):  # 8-bit operands must be K-major: B given as N x K
+        HopperGemmConfig(dtype="e4m3", block_k=128)
+    with pytest.raises(ValueError):
+        HopperGemmConfig(dtype="tf32", block_k=32, trans_a=True, trans_b=True)
+    with pytest.raises(ValueError):  # int8 accumulates in int32 and writes int32
+        HopperGemmConfig(dtype="s8", block_k=128, trans_b=True, out_dtype="f16")
+    with pytest.raises(ValueError):  # no fp8 mma.sync on sm_80
+        AmpereGemmConfig(dtype="e4m3", block_k=64, trans_b=True)
 
 
 def test_schedule_keeps_the_users_tiles():
@@ -119,6 +163,11 @@ def test_schedule_keeps_the_users_tiles():
     assert (ampere.warps_m, ampere.warps_n, ampere.stages) == (2, 2, 3)
     assert best_hopper_config(4096, 4096, "f16").block_n == 256
     assert best_hopper_config(128, 8192, "f16").block_n == 64
+    fp8 = hopper_config(128, 256, 64, 256, 4, "e4m3", persistent=True, trans_b=True)
+    assert fp8.block_k == 128 and fp8.out == "bf16"  # one 128-byte K row per stage
+    tf32 = hopper_config(128, 128, 64, 256, 3, "tf32", persistent=True, out_dtype="f32",
+                         trans_b=True)
+    assert tf32.block_k == 32 and tf32.stages >= 2  # fewer stages when 6 do not fit
 
 
 def test_pass_lowers_the_quickstart_on_sm90a():
@@ -148,11 +197,50 @@ def test_pass_takes_the_raster_panel_from_use_swizzle():
     assert launch["config"]["group_m"] == 4 and launch["config"]["consumers"] == 2
 
 
+def test_pass_lowers_fp8_with_b_given_n_by_k():
+    module = tile_module(matmul_nt, (512, 384, 1024), T.float8_e4m3, layout="nt",
+                         in_dtype=T.float8_e4m3, out_dtype=T.bfloat16)
+    launch = run_pass(module, "sm_90a")
+    assert launch is not None
+    assert launch["tma"]["A"] == {"box": [128, 128], "swizzle": 128}
+    assert launch["tma"]["B"] == {"box": [128, 128], "swizzle": 128}
+    assert launch["config"]["out_dtype"] == "bf16" and launch["config"]["trans_b"]
+    assert "m64n128k32.f32.e4m3.e4m3" in str(module)
+
+
+def test_pass_lowers_int8_on_sm80_and_tf32_on_sm90a():
+    module = tile_module(matmul_nt, (256, 256, 512), T.int8, layout="nt", in_dtype=T.int8,
+                         out_dtype=T.int32, accum_dtype=T.int32)
+    assert run_pass(module, "sm_80") is not None
+    assert "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32" in str(module)
+    module = tile_module(matmul_nt, (256, 256, 512), T.float32, layout="nt",
+                         in_dtype=T.float32, out_dtype=T.float32)
+    launch = run_pass(module, "sm_90a")
+    assert launch["tma"]["C"] == {"box": [32, 64], "swizzle": 128}
+    assert "m64n128k8.f32.tf32.tf32" in str(module)
+
+
+def test_pass_lowers_transposed_a():
+    module = tile_module(matmul_tn, (384, 256, 512), layout="tn")
+    launch = run_pass(module, "sm_90a")
+    assert launch["tma"]["A"] == {"box": [64, 64], "swizzle": 128}  # 64 M x 64 K boxes
+    assert "m64n128k16.f32.f16.f16" in str(module)
+    module = tile_module(matmul_tn, (384, 256, 512), layout="tn")
+    assert run_pass(module, "sm_80") is not None
+    assert "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in str(module)
+
+
 def test_pass_leaves_other_kernels_alone():
     module = tile_module(matmul_relu, (256, 256, 256), M=256, N=256, K=256)
     before = str(module)
     assert run_pass(module, "sm_90a") is None
     assert str(module) == before
+    # fp8 with B given as K x N: wgmma reads 8-bit operands K-major only
+    module = tile_module(matmul, (256, 256, 256), T.float8_e4m3, dtype=T.float8_e4m3)
+    assert run_pass(module, "sm_90a") is None
+    # fp8 has no mma.sync on sm_80
+    module = tile_module(matmul_nt, (256, 256, 512), T.float8_e4m3, layout="nt")
+    assert run_pass(module, "sm_80") is None
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
@@ -165,6 +253,21 @@ def test_pass_leaves_other_kernels_alone():
         ("sm_90a", "HopperGemmConfig(persistent=False, setmaxnreg=True)"),
         ("sm_80", "AmpereGemmConfig()"),
         ("sm_80", "AmpereGemmConfig(dtype='bf16', block_n=256, block_k=64, warps_n=4)"),
+        ("sm_90a", "HopperGemmConfig(trans_b=True)"),
+        ("sm_90a", "HopperGemmConfig(trans_a=True, dtype='bf16', out_dtype='f32', stages=3)"),
+        ("sm_90a", "HopperGemmConfig(trans_a=True, trans_b=True, block_m=256, block_n=128,"
+                   " epilogue_n=64)"),
+        ("sm_90a", "HopperGemmConfig(dtype='e4m3', block_k=128, trans_b=True)"),
+        ("sm_90a", "HopperGemmConfig(dtype='e5m2', block_k=128, trans_b=True, out_dtype='f16')"),
+        ("sm_90a", "HopperGemmConfig(dtype='e4m3', block_k=128, trans_b=True, out_dtype='f32',"
+                   " stages=3, block_n=128, consumers=1)"),
+        ("sm_90a", "HopperGemmConfig(dtype='s8', block_k=128, trans_b=True, stages=3)"),
+        ("sm_90a", "HopperGemmConfig(dtype='tf32', block_k=32, trans_b=True, stages=3)"),
+        ("sm_80", "AmpereGemmConfig(trans_b=True)"),
+        ("sm_80", "AmpereGemmConfig(trans_a=True, dtype='bf16')"),
+        ("sm_80", "AmpereGemmConfig(trans_a=True, trans_b=True, out_dtype='f32')"),
+        ("sm_80", "AmpereGemmConfig(dtype='s8', block_k=64, trans_b=True)"),
+        ("sm_80", "AmpereGemmConfig(dtype='tf32', block_k=16, trans_b=True)"),
     ],
 )
 def test_generated_kernels_assemble(arch, config):

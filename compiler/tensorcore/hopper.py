@@ -69,9 +69,6 @@ class HopperGemmConfig:
         check_types(self.dtype, self.out, self.trans_a, self.trans_b)
         if self.k_bytes not in (64, 128):
             raise ValueError("block_k must span 64 or 128 bytes (one swizzle row)")
-        if self.mn_major_a or self.mn_major_b:
-            if self.k_bytes != 128:
-                raise ValueError("MN-major operands need 128-byte K tiles")
         if self.block_n % 64 or not 64 <= self.block_n <= 256:
             raise ValueError("block_n must be 64, 128, 192 or 256")
         if self.warp_m not in (64, 128) or self.block_m % self.consumers:

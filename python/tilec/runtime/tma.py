@@ -15,7 +15,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-_DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4}
+_DTYPE_BYTES = {
+    "float16": 2,
+    "bfloat16": 2,
+    "float32": 4,
+    "int32": 4,
+    "int8": 1,
+    "uint8": 1,
+    "float8_e4m3fn": 1,
+    "float8_e5m2": 1,
+}
 
 
 def _driver() -> Any:
@@ -56,11 +65,16 @@ def encode_2d(
     elem = _DTYPE_BYTES[dtype]
     if (row_stride_elems * elem) % 16 or address % 16:
         raise ValueError("TMA needs 16-byte aligned rows and base address")
-    data_type = {
-        "float16": driver.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-        "bfloat16": driver.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-        "float32": driver.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
-    }[dtype]
+    kinds = driver.CUtensorMapDataType
+    if elem == 1:  # TMA only moves bytes: fp8 and int8 travel as uint8 (zero fill = +0.0 / 0)
+        data_type = kinds.CU_TENSOR_MAP_DATA_TYPE_UINT8
+    else:
+        data_type = {
+            "float16": kinds.CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+            "bfloat16": kinds.CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+            "float32": kinds.CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+            "int32": kinds.CU_TENSOR_MAP_DATA_TYPE_INT32,
+        }[dtype]
     swizzle_mode = {
         0: driver.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_NONE,
         32: driver.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_32B,
@@ -134,18 +148,20 @@ class GemmTensorMaps:
 
 
 def gemm_tensor_maps(a: Any, b: Any, c: Any, tma: dict) -> GemmTensorMaps:
-    """Maps for C[M,N] = A[M,K] @ B[K,N] (torch tensors, row-major) with the kernel's boxes."""
+    """Maps for C = op(A) @ op(B) (2-d row-major torch tensors, each as stored: A is M x K or
+    K x M, B K x N or N x K, as the kernel was compiled) with the kernel's boxes."""
     import torch
 
-    dtype = str(a.dtype).removeprefix("torch.")
-    out_dtype = str(c.dtype).removeprefix("torch.")
-    m, k = a.shape
-    n = b.shape[1]
-    blobs = [
-        encode_2d(a.data_ptr(), dtype, m, k, a.stride(0), tma["A"]["box"], tma["A"]["swizzle"]),
-        encode_2d(b.data_ptr(), dtype, k, n, b.stride(0), tma["B"]["box"], tma["B"]["swizzle"]),
-        encode_2d(c.data_ptr(), out_dtype, m, n, c.stride(0), tma["C"]["box"], tma["C"]["swizzle"]),
-    ]
+    blobs = []
+    for tensor, role in ((a, "A"), (b, "B"), (c, "C")):
+        rows, cols = tensor.shape
+        dtype = str(tensor.dtype).removeprefix("torch.")
+        spec = tma[role]
+        blobs.append(
+            encode_2d(
+                tensor.data_ptr(), dtype, rows, cols, tensor.stride(0), spec["box"], spec["swizzle"]
+            )
+        )
     host = torch.frombuffer(bytearray(b"".join(blobs)), dtype=torch.uint8)
     buffer = host.to(a.device, non_blocking=False)
     base = buffer.data_ptr()
