@@ -449,3 +449,30 @@ def test_flash_attention(is_causal: bool, rng: torch.Generator) -> None:
     reference = torch.nn.functional.scaled_dot_product_attention(
         *(t.double().transpose(1, 2) for t in (q, k, v)), is_causal=is_causal).transpose(1, 2)
     assert_close(out, reference, torch.float16)
+
+
+@tilec.jit(target=TARGET)
+def row_scale(X, w, block=8):
+    """Eager style with a dynamic row count: one kernel for every M."""
+    M = T.dynamic("M")
+    N = T.const("N")
+    X: T.Tensor((M, N), T.float32)
+    w: T.Tensor((N,), T.float32)
+    Y = T.empty((M, N), T.float32)
+    with T.Kernel(T.ceildiv(M, block), threads=64) as bx:
+        for i, j in T.Parallel(block, N):
+            if bx * block + i < M:
+                Y[bx * block + i, j] = X[bx * block + i, j] * w[j]
+    return Y
+
+
+def test_eager_dynamic_size_compiles_once(rng: torch.Generator) -> None:
+    w = randn((16,), torch.float32, rng)
+    kernels = set()
+    for rows in (3, 20, 33):
+        x = randn((rows, 16), torch.float32, rng)
+        assert_close(row_scale(x, w), x.double() * w.double(), torch.float32)
+        kernels.add(id(row_scale.compile(x, w)))
+    assert len(kernels) == 1
+    kernel = row_scale.compile(randn((5, 16), torch.float32, rng), w)
+    assert kernel.params[0].shape == ["M", 16] and kernel.params[2].shape == ["M", 16]

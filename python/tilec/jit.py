@@ -589,6 +589,11 @@ class JITFunction:
                 tensors[name] = _infer_tensor(source, analysis, name, values, constants, shape)
         shapes = {k: tuple(s) for k, (s, _) in tensors.items()}
         from_shapes = bind_symbols(analysis, shapes, source.filename)
+        for name, (shape, dtype) in list(tensors.items()):  # T.dynamic sizes stay symbolic
+            axes = analysis.dims.get(name, {})
+            tensors[name] = (tuple(
+                analysis.dynamic[axes[axis]] if axes.get(axis) in analysis.dynamic else size
+                for axis, size in enumerate(shape)), dtype)
         parts = {"kind": "eager", "source": self.source, "macros": _global_macros(self.fn),
                  "tensors": {k: [list(s), d] for k, (s, d) in tensors.items()},
                  "constants": {k: _key_value(v) for k, v in constants.items()},
@@ -599,7 +604,8 @@ class JITFunction:
         def build() -> Any:
             from tilec.frontend.builder import TensorInput, build_eager
 
-            inputs = [TensorInput(name, tuple(shape), T.dtype(dtype))
+            inputs = [TensorInput(name, tuple(d if isinstance(d, int) else T.Symbol(d)
+                                              for d in shape), T.dtype(dtype))
                       for name, (shape, dtype) in tensors.items()]
             return build_eager(fn, inputs, constants, values)
 

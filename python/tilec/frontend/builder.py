@@ -99,7 +99,7 @@ class TensorInput:
     """A tensor parameter of an eager kernel, specialized on the argument's shape and dtype."""
 
     name: str
-    shape: tuple[int, ...]
+    shape: tuple[Any, ...]  # ints, and T.Symbols for T.dynamic sizes
     dtype: T.DType
 
 
@@ -316,9 +316,10 @@ class KernelBuilder:
         if not isinstance(buffer, Buffer) or buffer.scope != "global":
             self.error(node, f"'{node.target.id}' is not a tensor parameter of the kernel")
         expected = tuple(self._dim_value(d, node) for d in annotation.shape)
-        actual = buffer.static_shape
+        actual = tuple(d if isinstance(d, int) else d.expr for d in buffer.dims)
         if len(expected) != len(actual) or any(
-            isinstance(e, int) and e != a for e, a in zip(expected, actual, strict=False)
+            e != a for e, a in zip(expected, actual, strict=False) if isinstance(e, int)
+            or isinstance(a, str)
         ):
             self.error(node, f"tensor '{buffer.name}' has shape {actual}, but its annotation "
                              f"says {expected}")
@@ -327,8 +328,10 @@ class KernelBuilder:
                              f"annotation says {annotation.dtype}")
 
     def _dim_value(self, dim: Any, node: ast.AST) -> Any:
+        """An annotation's size: an int, or a dynamic symbol's name."""
         if isinstance(dim, T.Symbol):
-            return self.symbol_values.get(dim.name, dim.name)
+            return dim.name if dim.name in self.symbols else self.symbol_values.get(dim.name,
+                                                                                   dim.name)
         return dim
 
     def assign(self, target: ast.expr, value: Any, node: ast.AST) -> None:
@@ -812,17 +815,25 @@ class KernelBuilder:
         if not self.eager or self.in_kernel or len(self.scopes) != 1:
             self.error(node, "T.empty creates an output of a @tilec.jit kernel, before "
                              "`with T.Kernel(...)`")
-        shape = self.shape_arg(nodes, node)
+        shape = self.shape_arg(nodes, node, dynamic=True)
         dtype = self._dtype(self.arg(nodes, "dtype"), node)
         block = ir.InsertionPoint.current.block
         buffer = self.add_tensor_param(block, "", tuple(shape), dtype, is_output=True)
         self.outputs.append(buffer)
         return buffer
 
-    def shape_arg(self, nodes: dict, node: ast.AST, key: str = "shape") -> list[int]:
-        shape = self.const_arg(nodes, key, node)
+    def shape_arg(self, nodes: dict, node: ast.AST, key: str = "shape",
+                  dynamic: bool = False) -> list[Any]:
+        """A static shape; with `dynamic`, T.dynamic sizes of the inputs are allowed too."""
+        shape = self.arg(nodes, key)
         shape = list(shape) if isinstance(shape, (tuple, list)) else [shape]
-        if not shape or not all(isinstance(s, int) and s > 0 for s in shape):
+
+        def allowed(size: Any) -> bool:
+            if isinstance(size, T.Symbol):
+                return dynamic and size.name in self.symbols
+            return isinstance(size, int) and not isinstance(size, builtins.bool) and size > 0
+
+        if not shape or not all(allowed(size) for size in shape):
             self.error(node, f"a shape is a tuple of positive ints known at compile time, got "
                              f"{shape!r}")
         return shape

@@ -21,6 +21,7 @@ class EagerSignature:
     """What the AST says about an eager kernel's tensor parameters."""
 
     symbols: dict[str, int] = field(default_factory=dict)  # symbol -> line of its T.const
+    dynamic: dict[str, str] = field(default_factory=dict)  # T.dynamic variable -> its name
     dims: dict[str, dict[int, str]] = field(default_factory=dict)  # tensor -> axis -> symbol
     annotations: dict[str, ast.Call] = field(default_factory=dict)  # tensor -> T.Tensor(...)
     dtype_hints: dict[str, ast.expr] = field(default_factory=dict)  # tensor -> dtype expression
@@ -59,6 +60,14 @@ def analyze_eager(tree: ast.FunctionDef, tensors: list[str]) -> EagerSignature:
                 for name in re.split(r"[,\s]+", str(call.args[0].value)):
                     if name:
                         signature.symbols[name] = node.lineno
+        if isinstance(node, ast.Assign) and _callee_name(node.value) in ("dynamic", "symbolic"):
+            call = node.value
+            declared = call.args[0].value if call.args and isinstance(
+                call.args[0], ast.Constant) else None
+            for target in node.targets:
+                if isinstance(target, ast.Name):  # M = T.dynamic("M"): the Python name binds
+                    signature.symbols[target.id] = node.lineno
+                    signature.dynamic[target.id] = str(declared or target.id)
         if isinstance(node, ast.Assign) and _callee_name(node.value) in (
             "alloc_shared", "alloc_fragment", "alloc_local"
         ):
