@@ -174,12 +174,13 @@ class KernelBuilder:
         if diagnostic is None:
             raise TilecError(f"invalid kernel: {error}", self.source.filename, self.source.def_line)
         found = _LOC_RE.search(str(diagnostic.location))
+        filename = found["file"] if found else self.source.filename  # a macro's own file
         line = int(found["line"]) if found else self.source.def_line
         message = diagnostic.message
         for note in diagnostic.notes:
             if not note.message.startswith("see current operation"):  # an IR dump: noise here
                 message += f" ({note.message})"
-        raise TilecError(message, self.source.filename, line) from None
+        raise TilecError(message, filename, line) from None
 
     def add_tensor_param(self, block: ir.Block, name: str, dims: tuple[Any, ...], dtype: T.DType,
                          is_output: bool, value: ir.Value | None = None) -> Buffer:
