@@ -209,3 +209,12 @@ def test_kernel_object_api() -> None:
     assert set(kernel.asm) >= {"tile", "llvmir"}
     assert kernel.get_kernel_source() == kernel.asm["llvmir"]
     assert "tile.parallel" in kernel.asm["tile"]
+
+
+def test_import_tilec_imports_neither_mlir_nor_torch() -> None:
+    script = ("import sys, tilec, tilec.language\n"
+              "heavy = [m for m in ('mlir', 'torch', 'tilec.compiler', 'tilec.frontend.builder')"
+              " if m in sys.modules]\n"
+              "assert not heavy, heavy\n")
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
