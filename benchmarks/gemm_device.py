@@ -297,6 +297,11 @@ def child(directory: Path, plan: list[dict], first: int) -> None:
             peer_name, peer = library_peer(torch, kind, out_dtype, a_op, b_op)
             row["peer"] = peer_name
             contenders = {"cublas": peer, "tilec": functools.partial(kernel, a, b, c)}
+            if kind in ("e4m3", "e5m2"):  # cuBLASLt's default, promoting partial sums
+                one = torch.ones((), device="cuda", dtype=torch.float32)
+                contenders["scaled_mm_precise"] = functools.partial(
+                    torch._scaled_mm, a_op, b_op, one, one, out_dtype=out_dtype
+                )
             if job.get("triton") and triton_state.get("ok", True):
                 try:
                     if triton_matmul is None:
@@ -345,9 +350,10 @@ def library_peer(torch, kind: str, out_dtype, a_op, b_op) -> tuple[str, object]:
     """The vendor-library call computing the same product (the 'cublas' column)."""
     if kind in ("e4m3", "e5m2"):
         one = torch.ones((), device="cuda", dtype=torch.float32)
-        # _scaled_mm wants B column-major: b_op is the N x K tensor's transposed view
-        return "torch._scaled_mm", functools.partial(
-            torch._scaled_mm, a_op, b_op, one, one, out_dtype=out_dtype
+        # _scaled_mm wants B column-major: b_op is the N x K tensor's transposed view; fast
+        # accumulation is what wgmma's fp32 accumulators do in our kernel (no promotion)
+        return "torch._scaled_mm(use_fast_accum=True)", functools.partial(
+            torch._scaled_mm, a_op, b_op, one, one, out_dtype=out_dtype, use_fast_accum=True
         )
     if kind == "s8":
         return "torch._int_mm", functools.partial(torch._int_mm, a_op, b_op)
