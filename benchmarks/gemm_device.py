@@ -412,9 +412,9 @@ def run(directory: Path, out: Path, budget_s: float) -> None:
             capture_output=True,
             text=True,
         ).stdout.strip(),
-        "method": "median of 5 alternating rounds (cuBLAS, tilec[, Triton]) of event-timed "
-        "launches, random normal inputs, no L2 flush; correctness vs float32 reference, "
-        "NaN-poisoned output, checked again after timing",
+        "method": "median of 5 alternating rounds (library peer, tilec[, Triton]) of "
+        "event-timed launches, random normal inputs (uniform int8), no L2 flush; correctness "
+        "vs float64 reference, output poisoned (NaN, INT32_MIN), checked again after timing",
     }
     try:
         import triton
