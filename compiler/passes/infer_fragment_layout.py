@@ -184,7 +184,8 @@ class _KernelInference:
             if layout is not None and None not in dims and len(set(dims)) == len(dims):
                 set_layout(parallel, extend_layout(layout, dims, extents))
                 return
-        set_layout(parallel, default_layout(extents, self.threads, 4))
+        # one point per thread per step: scalar accesses of consecutive threads coalesce
+        set_layout(parallel, default_layout(extents, self.threads, 16))
 
 
 @register

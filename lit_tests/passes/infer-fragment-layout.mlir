@@ -62,3 +62,22 @@ func.func @row_max(%n: index) attributes {tile.entry} {
   }
   return
 }
+
+// -----
+
+// A T.Parallel touching no fragment: one point per thread per step, so consecutive threads
+// read consecutive elements (coalesced scalar accesses).
+// CHECK-LABEL: func.func @global_only
+// CHECK: tile.parallel [32, 64] attributes {tile.layout = {spt = array<i64: 1, 1>, threads = 128 : i64, tpb = array<i64: 2, 64>, tstride = array<i64: 64, 1>}}
+func.func @global_only(%A: memref<32x64xf32>, %n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [128] {
+  ^bb0(%bx: index):
+    tile.parallel [32, 64] {
+    ^bb0(%i: index, %j: index):
+      %x = memref.load %A[%i, %j] : memref<32x64xf32>
+      %y = arith.addf %x, %x : f32
+      memref.store %y, %A[%i, %j] : memref<32x64xf32>
+    }
+  }
+  return
+}
