@@ -148,26 +148,30 @@ def lower_copy(op: ir.OpView) -> None:
 
 
 def lower_gemm(op: ir.OpView) -> None:
+    """i, k, j order: each C[i, j] still sums its products in k order, and the innermost
+    loop runs along rows of B and C, which LLVM vectorizes (conversions included)."""
     a, b, c = op.a, op.b, op.c
     transpose_a = ir.BoolAttr(op.attributes["transpose_a"]).value
     transpose_b = ir.BoolAttr(op.attributes["transpose_b"]).value
-    clear = ir.BoolAttr(op.attributes["clear_accum"]).value
     a_shape, c_shape = ir.MemRefType(a.type).shape, ir.MemRefType(c.type).shape
     k_extent = a_shape[0] if transpose_a else a_shape[1]
     acc_type = ir.MemRefType(c.type).element_type
+    if ir.BoolAttr(op.attributes["clear_accum"]).value:
+        accumulator_zero = zero(acc_type)
+        loop_nest(list(c_shape), lambda ivs: memref.store(accumulator_zero, c, ivs))
 
-    def body(ivs: list[ir.Value]) -> None:
-        i, j = ivs
-        init = zero(acc_type) if clear else memref.load(c, [i, j])
+    def row_update(ivs: list[ir.Value]) -> None:
+        i, k = ivs
+        lhs = convert(memref.load(a, [k, i] if transpose_a else [i, k]), acc_type)
 
-        def step(k: ir.Value, acc: ir.Value) -> ir.Value:
-            lhs = memref.load(a, [k, i] if transpose_a else [i, k])
-            rhs = memref.load(b, [j, k] if transpose_b else [k, j])
-            return add(acc, mul(convert(lhs, acc_type), convert(rhs, acc_type)))
+        def accumulate(j_ivs: list[ir.Value]) -> None:
+            (j,) = j_ivs
+            rhs = convert(memref.load(b, [j, k] if transpose_b else [k, j]), acc_type)
+            memref.store(add(memref.load(c, [i, j]), mul(lhs, rhs)), c, [i, j])
 
-        memref.store(reduction_loop(0, k_extent, init, step), c, [i, j])
+        loop_nest([c_shape[1]], accumulate)
 
-    loop_nest(list(c_shape), body)
+    loop_nest([c_shape[0], k_extent], row_update)
 
 
 def lower_fill(op: ir.OpView) -> None:

@@ -8,8 +8,9 @@ Stages ("tile" is the frontend's IR, added by the driver):
   llvm    upstream MLIR passes down to the LLVM dialect (f16/bf16/float8 math done in f32,
           float8 conversions expanded by expand-narrow-float-conversions)
   llvmir  LLVM IR text (what `get_kernel_source()` shows for the CPU); bf16 values as i16
-  asm     host assembly, optimized at -O2 by llvmlite (LLVM 22); the product also carries the
-          object code, which `finish` links with `cc -shared` into the artifact's .so
+  asm     host assembly, optimized at -O2 without loop unrolling by llvmlite (LLVM 22); the
+          product also carries the object code, which `finish` links with `cc -shared` into
+          the artifact's .so
 
 ABI of the entry (python/tilec/runtime/cpu.py calls it through ctypes, without MLIR):
   void tilec_<kernel>(args...) where, in the kernel's parameter order,
@@ -160,6 +161,9 @@ def _codegen(llvm_ir: str, options: CompileOptions) -> HostCode:
     module.triple = machine.triple
     module.data_layout = str(machine.target_data)
     tuning = llvm.create_pipeline_tuning_options(speed_level=2)
+    # full unrolling of the static tile loops multiplies code size and codegen time (3 s for
+    # ten small reductions) for a modest speedup; vectorization stays on
+    tuning.loop_unrolling = False
     builder = llvm.create_pass_builder(machine, tuning)
     builder.getModulePassManager().run(module, builder)
     return HostCode(machine.emit_assembly(module), machine.emit_object(module))

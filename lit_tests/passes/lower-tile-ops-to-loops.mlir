@@ -70,20 +70,20 @@ func.func @copy_static_inside(%a: memref<8x8xf32>) {
 
 // -----
 
-// C[i, j] += A[i, k] * B[k, j], accumulated in f32 with f16 inputs extended first.
+// C[i, j] += A[i, k] * B[k, j] in i, k, j order, accumulated in f32 with the f16 inputs
+// extended first.
 // CHECK-LABEL: func.func @gemm
 // CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step
-// CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
-// CHECK: %[[INIT:.*]] = memref.load %[[C:.*]][%[[I]], %[[J]]] : memref<16x8xf32, "fragment">
-// CHECK: %[[SUM:.*]] = scf.for %[[K:.*]] = {{.*}} iter_args(%[[ACC:.*]] = %[[INIT]]) -> (f32) {
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: %[[A:.*]] = memref.load %{{.*}}[%[[I]], %[[K]]] : memref<16x32xf16, "shared">
-// CHECK: %[[B:.*]] = memref.load %{{.*}}[%[[K]], %[[J]]] : memref<32x8xf16, "shared">
 // CHECK: %[[A32:.*]] = arith.extf %[[A]] : f16 to f32
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: %[[B:.*]] = memref.load %{{.*}}[%[[K]], %[[J]]] : memref<32x8xf16, "shared">
 // CHECK: %[[B32:.*]] = arith.extf %[[B]] : f16 to f32
+// CHECK: %[[OLD:.*]] = memref.load %[[C:.*]][%[[I]], %[[J]]] : memref<16x8xf32, "fragment">
 // CHECK: %[[P:.*]] = arith.mulf %[[A32]], %[[B32]] : f32
-// CHECK: %[[N:.*]] = arith.addf %[[ACC]], %[[P]] : f32
-// CHECK: scf.yield %[[N]] : f32
-// CHECK: memref.store %[[SUM]], %[[C]][%[[I]], %[[J]]]
+// CHECK: %[[NEW:.*]] = arith.addf %[[OLD]], %[[P]] : f32
+// CHECK: memref.store %[[NEW]], %[[C]][%[[I]], %[[J]]]
 func.func @gemm(%n: index) {
   tile.kernel grid(%n) threads [128] {
   ^bb0(%bx: index):
@@ -97,13 +97,16 @@ func.func @gemm(%n: index) {
 
 // -----
 
-// Transposed operands swap their load indices; clear_accum starts from zero.
+// Transposed operands swap their load indices; clear_accum zeroes C first.
 // CHECK-LABEL: func.func @gemm_transposed_clear
-// CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step
-// CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK: scf.for %[[K:.*]] = {{.*}} iter_args(%{{.*}} = %[[ZERO]]) -> (f32) {
+// CHECK: scf.for %[[ZI:.*]] =
+// CHECK: scf.for %[[ZJ:.*]] =
+// CHECK: memref.store %[[ZERO]], %[[C:.*]][%[[ZI]], %[[ZJ]]] : memref<16x8xf32, "fragment">
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: memref.load %{{.*}}[%[[K]], %[[I]]] : memref<32x16xf32, "shared">
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: memref.load %{{.*}}[%[[J]], %[[K]]] : memref<8x32xf32, "fragment">
 // CHECK-NOT: arith.extf
 func.func @gemm_transposed_clear(%n: index) {
