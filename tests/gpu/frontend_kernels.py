@@ -55,7 +55,9 @@ def scale_shift(M: int, N: int, block_M: int = 32, block_N: int = 64):
             for i, j in T.Parallel(block_M, block_N):
                 row = by * block_M + i
                 col = bx * block_N + j
-                C[row, col] = A[row, col] * row_scale[row] + col_shift[col]
+                if row < M:
+                    if col < N:
+                        C[row, col] = A[row, col] * row_scale[row] + col_shift[col]
 
     return kernel
 
@@ -113,6 +115,41 @@ def row_reduce(M: int, N: int, kind: str, block_M: int = 16):
     return kernel
 
 
+def scaled_copy(block: int = 256):
+    """Y = X * alpha + shift over a dynamic length M: scalar parameters (f32, i32) and a size
+    symbol reach the kernel."""
+    M = T.dynamic("M")
+
+    @T.prim_func
+    def kernel(X: T.Tensor((M,), "float32"), Y: T.Tensor((M,), "float32"),
+               alpha: T.float32, shift: T.int32):
+        with T.Kernel(T.ceildiv(M, block), threads=128) as bx:
+            for i in T.Parallel(block):
+                index = bx * block + i
+                if index < M:
+                    Y[index] = X[index] * alpha + T.cast(shift, "float32")
+
+    return kernel
+
+
+def wide_row_sum(M: int, N: int, block_M: int = 8, block_N: int = 128):
+    """out[i] = sum_j X[i, j] over column tiles: reduce_sum(clear=False) in a T.serial loop,
+    then a region T.atomic_add of the block's sums."""
+
+    @T.prim_func
+    def kernel(X: T.Tensor((M, N), "float32"), out: T.Tensor((M,), "float32")):
+        with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
+            tile = T.alloc_fragment((block_M, block_N), "float32")
+            sums = T.alloc_fragment((block_M,), "float32")
+            T.clear(sums)
+            for k in T.serial(T.ceildiv(N, block_N)):
+                T.copy(X[bx * block_M, k * block_N], tile)
+                T.reduce_sum(tile, sums, dim=1, clear=False)
+            T.atomic_add(out[bx * block_M:(bx + 1) * block_M], sums[0:block_M])
+
+    return kernel
+
+
 REDUCE_REFERENCES = {
     "sum": lambda x: x.sum(dim=1), "max": lambda x: x.amax(dim=1),
     "min": lambda x: x.amin(dim=1), "abssum": lambda x: x.abs().sum(dim=1),
@@ -155,6 +192,8 @@ def cases() -> list[Case]:
     for M, N in [(1000, 300), (4096, 256)]:
         found.append(Case(f"column_sum_{M}x{N}", lambda M=M, N=N: column_sum(M, N), None,
                           [(M, N)], "float32", lambda a: a.sum(dim=0), zero_outputs=[(N,)]))
+    found.append(Case("wide_row_sum_300x1000", lambda: wide_row_sum(300, 1000), None,
+                      [(300, 1000)], "float32", lambda x: x.sum(dim=1), zero_outputs=[(300,)]))
     for kind, reference in REDUCE_REFERENCES.items():
         found.append(Case(f"row_reduce_{kind}", lambda kind=kind: row_reduce(500, 128, kind),
                           [-1], [(500, 128)], "float32", reference))

@@ -364,6 +364,7 @@ def all_kernels() -> list[KernelSpec]:
     specs += [gemm(dtype) for dtype in ("float16", "bfloat16", "float32")]
     specs.append(gemm("float16", 64, 64, 32, transpose_b=True, bias_relu=True))
     specs.append(gemm("float16", 64, 128, 32, threads=256))
+    specs.append(gemm("float32", 128, 128, 64))  # 64 KB of shared memory: past the 48 KB default
     specs += [broadcast("float32"), broadcast("float16")]
     specs += [softmax("float32"), softmax("float16")]
     specs += [column_sum("float32")]

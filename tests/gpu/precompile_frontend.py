@@ -24,13 +24,14 @@ def main() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import tilec
     import torch
-    from frontend_kernels import QUICKSTART_DTYPES, QUICKSTART_SHAPES, cases, matmul
+    from frontend_kernels import QUICKSTART_DTYPES, QUICKSTART_SHAPES, cases, matmul, scaled_copy
 
     target = f"cuda:{options.arch}"
     for case in cases():
         began = time.perf_counter()
         tilec.compile(case.factory(), out_idx=case.out_idx, target=target)
         print(f"{case.name}: {time.perf_counter() - began:.2f} s")
+    tilec.compile(scaled_copy(), out_idx=[1], target=target)
     for M, N, K in QUICKSTART_SHAPES:
         for dtype in QUICKSTART_DTYPES:
             began = time.perf_counter()

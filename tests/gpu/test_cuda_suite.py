@@ -51,12 +51,26 @@ def _make(param, shape: dict, generator) -> torch.Tensor:
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")
 @pytest.mark.parametrize("case", CASES, ids=[_case_id(c) for c in CASES])
 def test_kernel_matches_torch(case: tuple[KernelSpec, dict]) -> None:
+    run_case(case, native=None)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")
+@pytest.mark.parametrize("name", ["vector_add_float32", "gemm_float32_128x128x64",
+                                  "column_sum_float32"])
+def test_cuda_bindings_launcher(name: str) -> None:
+    """The fallback path (no native launcher) computes the same results."""
+    pytest.importorskip("cuda.bindings")
+    spec = next(s for s in all_kernels() if s.name == name)
+    run_case((spec, spec.shapes[-1]), native=False)
+
+
+def run_case(case: tuple[KernelSpec, dict], native: bool | None) -> None:
     from tilec.runtime import cuda
     from tilec.runtime.artifact import Artifact
 
     spec, shape = case
     artifact = Artifact.load(ARTIFACTS / spec.name)
-    launcher = cuda.load(artifact)
+    launcher = cuda.load(artifact, native=native)
     generator = torch.Generator().manual_seed(len(RESULTS) + 1)
     args, outputs = [], []
     for param in spec.params:

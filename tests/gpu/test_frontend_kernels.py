@@ -28,6 +28,7 @@ from frontend_kernels import (  # noqa: E402
     Case,
     cases,
     matmul,
+    scaled_copy,
 )
 
 RESULTS: list[dict] = []
@@ -84,6 +85,15 @@ def test_quickstart(shape: tuple[int, int, int], dtype: str) -> None:
     # the quickstart stages tiles in float16 shared memory and returns float16
     expected = a.half().double().cpu() @ b.half().double().cpu()
     _check(f"quickstart_{dtype}_{M}x{N}x{K}", c, expected, "float16")
+
+
+@pytest.mark.parametrize("length", [1, 1000, 1 << 20])
+def test_scalar_parameters_and_a_dynamic_size(length: int) -> None:
+    kernel = tilec.compile(scaled_copy(), out_idx=[1], target="cuda")
+    x = torch.randn(length, device="cuda")
+    y = kernel(x, 1.5, -3)
+    torch.cuda.synchronize()
+    _check(f"scaled_copy_{length}", y, x.double().cpu() * 1.5 - 3, "float32")
 
 
 def test_profiler_times_and_checks_a_kernel() -> None:
