@@ -306,6 +306,16 @@ def unary_math(N, op):
                     Y[i] = T.sigmoid(x)
                 elif op == "minmax":
                     Y[i] = T.min(T.max(x, -0.5), 0.5)
+                elif op == "clamp":
+                    Y[i] = T.clamp(x, -0.25, 0.75)
+                elif op == "floor_ceil":
+                    Y[i] = T.floor(x * 4) + T.ceil(x * 3)
+                elif op == "trig":
+                    Y[i] = T.sin(x) * T.cos(x) + T.erf(x)
+                elif op == "pow":
+                    Y[i] = T.pow(T.abs(x) + 0.5, 1.5)
+                elif op == "extremes":
+                    Y[i] = T.max(x, T.min_value("float32")) + T.min(x, T.max_value(T.float16))
                 else:
                     Y[i] = T.if_then_else(x > 0, x, x * 0.1)
 
@@ -317,7 +327,10 @@ MATH_REFERENCES = {
     "log2": lambda x: torch.log2(x.abs() + 0.5), "sqrt": lambda x: x.abs().sqrt(),
     "rsqrt": lambda x: torch.rsqrt(x.abs() + 0.25), "tanh": torch.tanh,
     "sigmoid": torch.sigmoid, "minmax": lambda x: x.clamp(-0.5, 0.5),
-    "leaky": lambda x: torch.where(x > 0, x, x * 0.1),
+    "leaky": lambda x: torch.where(x > 0, x, x * 0.1), "clamp": lambda x: x.clamp(-0.25, 0.75),
+    "floor_ceil": lambda x: torch.floor(x * 4) + torch.ceil(x * 3),
+    "trig": lambda x: torch.sin(x) * torch.cos(x) + torch.erf(x),
+    "pow": lambda x: (x.abs() + 0.5) ** 1.5, "extremes": lambda x: 2 * x,
 }
 
 
@@ -344,7 +357,7 @@ def control_flow(N):
                     value = T.if_then_else(value % 2 == 0, value // 2, 3 * value + 1)
                     steps += 1
                 Y[i] = steps
-            for i in T.unroll(N):
+            for i in T.vectorized(N):
                 x = X[i]
                 if x < 5:
                     Z[i] = T.cast(x, "float32") * 0.5

@@ -77,10 +77,10 @@ _MATH_OPS: dict[str, tuple[Callable[..., Any], Callable[[float], float]]] = {
     "exp": (mmath.exp, pymath.exp), "exp2": (mmath.exp2, lambda x: 2.0**x),
     "log": (mmath.log, pymath.log), "log2": (mmath.log2, pymath.log2),
     "sqrt": (mmath.sqrt, pymath.sqrt), "rsqrt": (mmath.rsqrt, lambda x: 1.0 / pymath.sqrt(x)),
-    "tanh": (mmath.tanh, pymath.tanh),
+    "tanh": (mmath.tanh, pymath.tanh), "floor": (mmath.floor, pymath.floor),
+    "ceil": (mmath.ceil, pymath.ceil), "sin": (mmath.sin, pymath.sin),
+    "cos": (mmath.cos, pymath.cos), "erf": (mmath.erf, pymath.erf),
 }
-_ALLOC_SCOPES = {"alloc_shared": "shared", "alloc_fragment": "fragment", "alloc_local": "local"}
-_REDUCE_KINDS = ("max", "min", "sum", "abssum", "absmax")
 
 
 @dataclass
@@ -437,7 +437,8 @@ class KernelBuilder:
         if spec.kind == "pipelined":
             op = tile.PipelinedOp(lower, upper, step, **self.pipeline_options(spec, node))
         else:
-            op = tile.ForOp(lower, upper, step, unroll=spec.kind == "unroll" or None)
+            unrolled = spec.kind in ("unroll", "vectorized")
+            op = tile.ForOp(lower, upper, step, unroll=unrolled or None)
         block = op.body.blocks.append(ir.IndexType.get(), arg_locs=[self.location(node.target)])
         index = Scalar(block.arguments[0], T.index, affine=Affine.variable())
         with ir.InsertionPoint(block), self.scope():
@@ -1096,6 +1097,26 @@ class KernelBuilder:
     def t_unroll(self, nodes: dict, node: ast.Call) -> LoopSpec:
         return LoopSpec("unroll", self.arg(nodes, "bounds", []))
 
+    def t_vectorized(self, nodes: dict, node: ast.Call) -> LoopSpec:
+        """A short per-thread loop: unrolled, so its accesses can be vectorized."""
+        return LoopSpec("vectorized", self.arg(nodes, "bounds", []))
+
+    def t_pow(self, nodes: dict, node: ast.Call) -> Any:
+        return self.binop("**", self.arg(nodes, "x"), self.arg(nodes, "y"), node)
+
+    def t_clamp(self, nodes: dict, node: ast.Call) -> Any:
+        low = self.min_or_max("max", self.rvalue(self.arg(nodes, "x"), node),
+                              self.rvalue(self.arg(nodes, "low"), node), node)
+        return self.min_or_max("min", low, self.rvalue(self.arg(nodes, "high"), node), node)
+
+    def t_max_value(self, nodes: dict, node: ast.Call) -> Scalar:
+        dtype = self._dtype(self.arg(nodes, "dtype"), node)
+        return self.constant(_extreme(dtype, largest=True), dtype, node)
+
+    def t_min_value(self, nodes: dict, node: ast.Call) -> Scalar:
+        dtype = self._dtype(self.arg(nodes, "dtype"), node)
+        return self.constant(_extreme(dtype, largest=False), dtype, node)
+
     def t_ceildiv(self, nodes: dict, node: ast.Call) -> Any:
         a, b = self.rvalue(self.arg(nodes, "a"), node), self.rvalue(self.arg(nodes, "b"), node)
         if _is_py_value(a) and _is_py_value(b):
@@ -1430,6 +1451,22 @@ def _identity_operand(op: str, a: Any, b: Any) -> Scalar | None:
         if (op == "+" and a == 0) or (op == "*" and a == 1):
             return b
     return None
+
+
+_FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
+              "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308,
+              "float8_e4m3": 448.0, "float8_e5m2": 57344.0}
+
+
+def _extreme(dtype: T.DType, largest: bool) -> float | int:
+    """The largest (or most negative) finite value of `dtype`."""
+    if dtype.is_float:
+        return _FLOAT_MAX[dtype.name] * (1 if largest else -1)
+    if dtype == T.bool:
+        return int(largest)
+    if dtype.is_unsigned:
+        return 2**dtype.bits - 1 if largest else 0
+    return 2 ** (dtype.bits - 1) - 1 if largest else -(2 ** (dtype.bits - 1))
 
 
 def _squeeze(extents: list[int | None]) -> list[int | None]:

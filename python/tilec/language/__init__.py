@@ -381,6 +381,41 @@ sqrt = _math_marker("sqrt")
 rsqrt = _math_marker("rsqrt")
 tanh = _math_marker("tanh")
 sigmoid = _math_marker("sigmoid")
+floor = _math_marker("floor")
+ceil = _math_marker("ceil")
+sin = _math_marker("sin")
+cos = _math_marker("cos")
+erf = _math_marker("erf")
+
+
+@_intrinsic
+def pow(x: Any, y: Any) -> Any:  # noqa: A001
+    """x ** y."""
+    raise _outside("pow")
+
+
+@_intrinsic
+def clamp(x: Any, low: Any, high: Any) -> Any:
+    """min(max(x, low), high)."""
+    raise _outside("clamp")
+
+
+@_intrinsic
+def max_value(dtype: Any) -> Any:
+    """The largest finite value of a dtype."""
+    raise _outside("max_value")
+
+
+@_intrinsic
+def min_value(dtype: Any) -> Any:
+    """The most negative finite value of a dtype."""
+    raise _outside("min_value")
+
+
+@_intrinsic
+def vectorized(*bounds: Any) -> Any:
+    """A short per-thread loop whose accesses may be vectorized (it is unrolled)."""
+    raise _outside("vectorized")
 
 
 @_intrinsic
@@ -402,7 +437,8 @@ __all__ = [
     "alloc_fragment", "alloc_local", "alloc_var", "copy", "gemm", "clear", "fill", "Pipelined",
     "Parallel", "serial", "unroll", "reduce_max", "reduce_min", "reduce_sum", "reduce_abssum",
     "reduce_absmax", "atomic_add", "ceildiv", "if_then_else", "max", "min", "abs", "exp", "exp2",
-    "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid", "cast", "infinity",
+    "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid", "floor", "ceil", "sin", "cos", "erf",
+    "pow", "clamp", "max_value", "min_value", "vectorized", "cast", "infinity",
     "float16", "bfloat16", "float32", "float64", "float8_e4m3", "float8_e5m2", "int8", "int16",
     "int32", "int64", "uint8", "bool", "index",
 ]
