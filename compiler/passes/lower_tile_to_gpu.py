@@ -376,8 +376,7 @@ class KernelLowering:
         if buffer in self.fragments:
             raise fail(op, "a fragment element is accessed outside T.Parallel; the CUDA target "
                            "cannot tell which thread holds it")
-        if scope(buffer) != "global" and not isinstance(memref_type(buffer).memory_space,
-                                                          ir.IntegerAttr):
+        if not self.is_global(buffer):
             return
         with op.location, ir.InsertionPoint(op):
             inside = self.in_bounds(buffer, indices)
@@ -445,14 +444,12 @@ class KernelLowering:
         if not touches_fragments and layout.num_regs > UNROLL_LIMIT:
             self.parallel_loop(op, layout, offsets)
         else:
-            body = op.regions[0].blocks[0]
             for regs, base in layout.register_offsets():
                 clone = as_operation(op.clone(ip=ir.InsertionPoint(op)))
                 self.bind_fragments(clone, layout, regs)
                 with op.location, ir.InsertionPoint(op):
                     points = [add_index(offsets[d], base[d]) for d in range(len(extents))]
                 self.lower_block_ops(move_body_before(clone, points, op))
-            del body
         self.canonical = outer
         op.erase()
 
@@ -519,8 +516,7 @@ class KernelLowering:
         value = cast(value, element)
         kind = arith.AtomicRMWKind.addf if is_float(element) else arith.AtomicRMWKind.addi
         conditions = [self.canonical] if self.canonical is not None else []
-        if scope(buffer) == "global" or isinstance(memref_type(buffer).memory_space,
-                                                   ir.IntegerAttr):
+        if self.is_global(buffer):
             inside = self.in_bounds(buffer, indices)
             conditions += [inside] if inside is not None else []
         guarded(all_of(conditions),
@@ -536,8 +532,7 @@ class KernelLowering:
                 memref.store(value, registers.registers, [index(slot)])
             return
         shape = list(memref_type(buffer).shape)
-        cooperative = scope(buffer) in ("shared", "global") or isinstance(
-            memref_type(buffer).memory_space, ir.IntegerAttr)
+        cooperative = self.is_global(buffer) or scope(buffer) == "shared"
         start, step = (self.tid, self.threads) if cooperative else (index(0), 1)
         loop = scf.ForOp(start, index(math.prod(shape)), index(step))
         with ir.InsertionPoint(loop.body):
@@ -622,7 +617,9 @@ class KernelLowering:
         return result
 
     # ----- copy --------------------------------------------------------------------------
-    def is_global(self, buffer: ir.Value) -> bool:
+    @staticmethod
+    def is_global(buffer: ir.Value) -> bool:
+        """Global tensors were rebuilt in address space 1 by the prelude."""
         return isinstance(memref_type(buffer).memory_space, ir.IntegerAttr)
 
     def lower_copy(self, op: ir.Operation) -> None:
