@@ -496,13 +496,13 @@ def unbound_size(A, block=32):
     C = T.empty((M, N), T.float32)
     with T.Kernel(T.ceildiv(M, block), threads=32) as bx:
         for i in T.Parallel(block):
-            C[bx * block + i, 0] = A[bx * block + i]
+            C[bx * block + i, 0] = A[bx * block + i, 0]
     return C
 
 
 def test_const_that_no_argument_binds_asks_for_an_annotation() -> None:
-    with expect_error("unbound-const", "'N'", "T.Tensor"):
-        unbound_size(torch.randn(64))
+    with expect_error("unbound-const", "'N'", "`A: T.Tensor((M, N), T.float32)`"):
+        unbound_size(torch.randn(64, 8))
 
 
 @tilec.jit(target=TARGET)

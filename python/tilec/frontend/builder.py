@@ -128,6 +128,7 @@ class KernelBuilder:
         self.kernel_op: tile.KernelOp | None = None
         self.macro_depth = 0  # > 0 while a T.macro's body is inlined
         self.macro_result: Any = None
+        self.eager_inputs: list[TensorInput] = []
 
     # ------------------------------------------------------------------ errors and locations
 
@@ -808,10 +809,24 @@ class KernelBuilder:
         for name in names:
             if name not in self.symbol_values:
                 self.error(node, f"cannot tell the size '{name}' from the arguments: annotate the "
-                                 f"tensor that has it in the kernel body, e.g. `A: T.Tensor((..., "
-                                 f"{name}), T.float16)`")
+                                 f"tensor that has it in the kernel body, e.g. "
+                                 f"`{self.annotation_hint(name)}`")
             values.append(self.symbol_values[name])
         return values[0] if len(values) == 1 else tuple(values)
+
+    def annotation_hint(self, missing: str) -> str:
+        """An annotation that would bind `missing`: a tensor with a size no symbol explains."""
+        by_value = {value: symbol for symbol, value in self.symbol_values.items()}
+        for tensor in self.eager_inputs:
+            unexplained = [axis for axis, size in enumerate(tensor.shape)
+                           if isinstance(size, int) and size not in by_value]
+            if unexplained:
+                dims = [by_value.get(size, str(size)) if isinstance(size, int) else size.name
+                        for size in tensor.shape]
+                dims[unexplained[0]] = missing
+                shape = ", ".join(dims) + ("," if len(dims) == 1 else "")
+                return f"{tensor.name}: T.Tensor(({shape}), T.{tensor.dtype.name})"
+        return f"A: T.Tensor((..., {missing}), T.float16)"
 
     def t_empty(self, nodes: dict, node: ast.Call) -> Buffer:
         if not self.eager or self.in_kernel or len(self.scopes) != 1:
@@ -1564,6 +1579,7 @@ def build_eager(fn: Callable, inputs: list[TensorInput], constants: dict[str, An
     builder = KernelBuilder(source, fn.__name__)
     builder.eager = True
     builder.symbol_values = dict(symbol_values)
+    builder.eager_inputs = list(inputs)
     statements = source.tree.body
     for statement in statements[:-1]:
         if isinstance(statement, ast.Return):
