@@ -182,6 +182,7 @@ def compile_ptx(
 ) -> tuple[str, dict]:
     """Frontend -> tile IR -> lower-gemm-to-tensorcore -> NVVM pipeline -> PTX, and the launch."""
     from mlir import ir
+
     from tilec.compiler.passes.lower_gemm_to_tensorcore import LAUNCH_ATTR, LowerGemmToTensorcore
     from tilec.compiler.pipeline import CompileOptions, run_pass_pipeline
     from tilec.compiler.targets import cuda

@@ -7,6 +7,7 @@ defines); the driver is the same for all of them.
 from __future__ import annotations
 
 from mlir import ir
+
 from tilec.compiler.passes._builders import entry_function
 from tilec.compiler.pipeline import CompileOptions, Stage, run_stages
 from tilec.compiler.targets import get_target

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mlir import ir
+
 from tilec.compiler.pipeline import CompileOptions
 from tilec.errors import CompileError
 

@@ -91,7 +91,10 @@ def product_text(product: Any) -> str:
 
 
 def run_stages(
-    stages: Sequence[Stage], module: ir.Module, options: CompileOptions, stop_after: str | None = None
+    stages: Sequence[Stage],
+    module: ir.Module,
+    options: CompileOptions,
+    stop_after: str | None = None,
 ) -> tuple[Any, dict[str, str]]:
     """Run `stages` in order; returns the last product and the text of every stage."""
     names = [stage.name for stage in stages]

@@ -4,9 +4,10 @@ A dynamic M (T.dynamic) compiles one kernel for every number of rows.
 Runs on the GPU when there is one, else on the CPU target, and checks against torch.
 """
 
+import torch
+
 import tilec as tilelang
 import tilec.language as T
-import torch
 
 
 @tilelang.jit

@@ -4,9 +4,10 @@ The sizes M and N come from the arguments' shapes (T.const), the output from T.e
 Runs on the GPU when there is one, else on the CPU target, and checks against torch.
 """
 
+import torch
+
 import tilec as tilelang
 import tilec.language as T
-import torch
 
 
 @tilelang.jit

@@ -3,9 +3,10 @@
 Runs on the GPU when there is one, else on the CPU target, and checks against torch.
 """
 
+import torch
+
 import tilec as tilelang
 import tilec.language as T
-import torch
 
 
 @tilelang.jit(out_idx=[1])

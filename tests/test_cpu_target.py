@@ -12,9 +12,10 @@ import time
 
 import numpy as np
 import pytest
-import tilec.dialect as tile_dialect
 import torch
 from mlir import ir
+
+import tilec.dialect as tile_dialect
 from tilec.compiler.driver import compile_module
 from tilec.errors import CompileError, LaunchError
 from tilec.runtime import cpu

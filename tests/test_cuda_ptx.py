@@ -15,6 +15,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent / "gpu"))
 
 from kernels import KernelSpec, all_kernels  # noqa: E402
+
 from tilec.compiler.targets.cuda import ptxas_path  # noqa: E402
 
 ARCHES = ["sm_80", "sm_90a"]
@@ -45,8 +46,9 @@ def test_tile_ir_kernel_assembles(spec: KernelSpec, arch: str) -> None:
 
 @pytest.mark.parametrize("arch", ARCHES)
 def test_frontend_kernels_assemble(arch: str, tmp_path: Path, monkeypatch) -> None:
-    import tilec
     from frontend_kernels import cases, matmul
+
+    import tilec
 
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     for case in cases():

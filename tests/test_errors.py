@@ -9,9 +9,10 @@ import re
 from pathlib import Path
 
 import pytest
+import torch
+
 import tilec
 import tilec.language as T
-import torch
 from tilec.errors import LaunchError, TilecError
 
 TARGET = "cpu"

@@ -7,9 +7,10 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
+
 import tilec
 import tilec.language as T
-import torch
 from tilec.frontend.builder import TensorInput, build_eager, build_prim_func
 from tilec.frontend.signature import analyze_eager, bind_symbols
 from tilec.frontend.source import parse_kernel

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import torch
+
 import tilec
 import tilec.language as T
-import torch
 from tilec import cache
 from tilec.cli import main
 

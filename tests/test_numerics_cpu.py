@@ -11,10 +11,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import tilec
-import tilec.language as T
 import torch
 from conftest import assert_close, poisoned, randn
+
+import tilec
+import tilec.language as T
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 from quickstart import matmul as quickstart_matmul  # noqa: E402

@@ -7,8 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
-import tilec
 import torch
+
+import tilec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "gpu"))
 

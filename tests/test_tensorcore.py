@@ -14,9 +14,10 @@ import subprocess
 import sys
 
 import pytest
+from mlir import ir
+
 import tilec
 import tilec.language as T
-from mlir import ir
 from tilec.compiler.passes.lower_gemm_to_tensorcore import LAUNCH_ATTR, LowerGemmToTensorcore
 from tilec.compiler.tensorcore.ampere import AmpereGemmConfig
 from tilec.compiler.tensorcore.hopper import HopperGemmConfig

@@ -11,6 +11,7 @@ from functools import cache
 
 from mlir import ir
 from mlir.dialects import arith, func, scf
+
 from tilec.errors import CompileError
 
 IndexLike = int | ir.Value

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterator
 
 from mlir import ir
+
 from tilec.errors import CompileError
 
 

@@ -19,6 +19,7 @@ import math
 import numpy as np
 from mlir import ir
 from mlir.dialects import arith, memref
+
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._builders import convert, ops_named
 

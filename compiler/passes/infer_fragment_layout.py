@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 
 from mlir import ir
+
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._fragment_layout import (
     LAYOUT_ATTR,

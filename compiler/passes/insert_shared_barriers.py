@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from mlir import ir
 from mlir.dialects import gpu
+
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._ir_walk import copy_parts, kernels, scope, walk
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from mlir import ir
 from mlir.dialects import arith, math, memref
+
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._fragment_layout import LAYOUT_ATTR
 from tilec.compiler.passes._ir_walk import defining_op, kernels, op_error, scope, walk

@@ -41,6 +41,7 @@ import math
 from dataclasses import asdict, dataclass
 
 from mlir import ir
+
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._ir_walk import as_operation, constant_index, defining_op, scope
 from tilec.compiler.tensorcore.ampere import ampere_gemm_mlir

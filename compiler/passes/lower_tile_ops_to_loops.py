@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from mlir import ir
 from mlir.dialects import arith, math, memref, scf
+
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._builders import (
     add,

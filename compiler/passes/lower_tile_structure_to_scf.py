@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from mlir import ir
 from mlir.dialects import memref, scf
+
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._builders import loop_nest, move_body, ops_named
 from tilec.errors import CompileError

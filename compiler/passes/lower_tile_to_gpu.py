@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 from mlir.dialects import arith, builtin, gpu, llvm, memref, scf, vector
+
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._fragment_layout import LAYOUT_ATTR, FragmentLayout
 from tilec.compiler.passes._ir_walk import (

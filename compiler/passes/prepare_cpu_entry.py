@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from mlir import ir
 from mlir.dialects import arith
+
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._builders import entry_function
 

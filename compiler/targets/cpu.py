@@ -37,6 +37,7 @@ from functools import cache
 
 from mlir import ir
 from mlir.dialects import llvm as llvm_dialect
+
 from tilec.compiler.passes import get_pass
 from tilec.compiler.passes.prepare_cpu_entry import ENTRY_PREFIX
 from tilec.compiler.pipeline import (

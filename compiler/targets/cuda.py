@@ -31,6 +31,7 @@ import tempfile
 
 from mlir import ir
 from mlir.dialects import gpu
+
 from tilec.compiler.passes._ir_walk import walk
 from tilec.compiler.pipeline import (
     CompileOptions,

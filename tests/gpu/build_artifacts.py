@@ -18,8 +18,9 @@ from kernels import KernelSpec, all_kernels  # noqa: E402
 
 def compile_spec(spec: KernelSpec, target: str):
     """The artifact of one kernel for `target` ("cuda:sm_90a"...)."""
-    import tilec.dialect
     from mlir import ir
+
+    import tilec.dialect
     from tilec.compiler.driver import compile_module
 
     with tilec.dialect.new_context(), ir.Location.unknown():

@@ -22,9 +22,10 @@ def main() -> None:
     options = parser.parse_args()
     os.environ["TILEC_CACHE_DIR"] = str(options.cache_dir.resolve())
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import tilec
     import torch
     from frontend_kernels import QUICKSTART_DTYPES, QUICKSTART_SHAPES, cases, matmul, scaled_copy
+
+    import tilec
 
     target = f"cuda:{options.arch}"
     for case in cases():

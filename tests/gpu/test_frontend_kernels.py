@@ -21,7 +21,6 @@ torch = pytest.importorskip("torch")
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")]
 
-import tilec  # noqa: E402
 from frontend_kernels import (  # noqa: E402
     QUICKSTART_DTYPES,
     QUICKSTART_SHAPES,
@@ -30,6 +29,8 @@ from frontend_kernels import (  # noqa: E402
     matmul,
     scaled_copy,
 )
+
+import tilec  # noqa: E402
 
 RESULTS: list[dict] = []
 TOLERANCE = {"float16": 2e-3, "bfloat16": 1.5e-2, "float32": 2e-5}  # ||out - ref|| / ||ref||
