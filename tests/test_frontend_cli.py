@@ -219,3 +219,21 @@ def test_import_tilec_imports_neither_mlir_nor_torch() -> None:
               "assert not heavy, heavy\n")
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
+
+
+def test_an_entry_from_another_compiler_is_compiled_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tilec.runtime.artifact import Artifact
+
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    cache.clear_memory()
+    tilec.compile(doubler(16), out_idx=[1], target="cpu")
+    (entry,) = tmp_path.iterdir()
+    stale = Artifact.load(entry)
+    assert stale.compiler == cache.compiler_fingerprint()
+    stale.compiler = "another compiler"
+    stale.save(entry)
+    cache.clear_memory()
+    again = tilec.compile(doubler(16), out_idx=[1], target="cpu")
+    assert again.artifact.compiler == cache.compiler_fingerprint()
+    assert Artifact.load(entry).compiler == cache.compiler_fingerprint()

@@ -356,7 +356,10 @@ def _interface(entry: ir.Operation, match: GemmMatch, arch: str) -> tuple[Kernel
 
 
 def _rows_aligned(match: GemmMatch) -> bool:
-    """Are the rows of A, B and C (as stored) multiples of 16 bytes, where sizes are static?"""
+    """Are the rows of A, B and C (as stored) known to be multiples of 16 bytes?
+
+    TMA and cp.async move 16-byte pieces: a row length only known at run time could be
+    anything, so such a kernel stays on the SIMT path (a dynamic M alone is fine)."""
     m, n, k = match.shape
     elem = OPERAND_BYTES[match.dtype]
     rows = [
@@ -364,7 +367,7 @@ def _rows_aligned(match: GemmMatch) -> bool:
         ((k if match.trans_b else n), elem),
         (n, OUTPUT_BYTES[match.out_dtype]),
     ]
-    return all(extent is None or extent * size % 16 == 0 for extent, size in rows)
+    return all(extent is not None and extent * size % 16 == 0 for extent, size in rows)
 
 
 @register

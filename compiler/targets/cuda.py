@@ -1,10 +1,12 @@
 """The CUDA target: tile → gpu (SIMT) → NVVM/LLVM dialect → PTX → cubin (ptxas), sm_80 / sm_90a.
 
 Stages ("tile" is the frontend's IR, added by the driver):
-  tile-cuda  canonicalize + cse, then tile passes: infer-fragment-layout (thread/register
-             mapping of fragments and T.Parallel), lower-gemm-simt (T.gemm on CUDA cores; a
-             tensor-core gemm pass takes its place where one exists), insert-shared-barriers
-  gpu        lower-tile-to-gpu: one `gpu.func` in `gpu.module @kernels` (then canonicalize, cse)
+  tile-cuda  canonicalize + cse; lower-gemm-to-tensorcore (a GEMM kernel becomes a TMA/wgmma
+             (sm_90a) or cp.async/mma.sync (sm_80) kernel); for the other kernels the SIMT
+             passes: infer-fragment-layout (thread/register mapping of fragments and
+             T.Parallel), lower-gemm-simt (T.gemm on CUDA cores), insert-shared-barriers
+  gpu        lower-tile-to-gpu: one `gpu.func` in `gpu.module @kernels` (then canonicalize, cse);
+             a tensor-core kernel is already there
   nvvm       upstream passes to the NVVM + LLVM dialects, target attached (chip, +ptx80, O3)
   ptx        PTX text from the NVPTX backend (gpu-module-to-binary format=isa); libdevice math
              is linked in, so the PTX is self-contained
@@ -15,7 +17,9 @@ Kernel ABI (python/tilec/runtime/cuda.py builds it; documented in lower_tile_to_
   every parameter in order: a tensor as one device pointer to its first element (contiguous,
   row-major), a scalar as its own type; then every dynamic dimension of every tensor parameter
   (in parameter, then dimension order) as int64. launch["abi"] lists the slots:
-  ["ptr", param], ["scalar", param, dtype] and ["dim", param, dim].
+  ["ptr", param], ["scalar", param, dtype] and ["dim", param, dim]; tensor-core kernels on
+  sm_90a also take ["tma", param, role]: a pointer to the TMA map of that tensor, which the
+  runtime encodes from launch["tma"][role] (python/tilec/runtime/tma.py).
 Launch metadata: grid (from the frontend), threads, shared_bytes (dynamic shared memory; the
 runtime raises the per-kernel limit past 48 KB when it needs more), entry (the symbol name),
 arch.
@@ -23,6 +27,7 @@ arch.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -33,6 +38,7 @@ from mlir import ir
 from mlir.dialects import gpu
 
 from tilec.compiler.passes._ir_walk import walk
+from tilec.compiler.passes.lower_gemm_to_tensorcore import LAUNCH_ATTR, LowerGemmToTensorcore
 from tilec.compiler.pipeline import (
     CompileOptions,
     Stage,
@@ -146,10 +152,30 @@ def kernel_abi(module: ir.Module) -> list[list]:
 def _tile_cuda(module: ir.Module, options: CompileOptions) -> None:
     # folded index arithmetic first: fragment accesses must index by T.Parallel's variables
     run_pass_pipeline(module, "canonicalize,cse", options)
+    LowerGemmToTensorcore(arch=resolve_arch(options)).run(module)
+    if LAUNCH_ATTR in module.operation.attributes:  # the whole kernel is on tensor cores now
+        return
     tile_passes("tile-cuda", TILE_PASSES).run(module, options)
 
 
+def _take_tensorcore_kernel(module: ir.Module, options: CompileOptions) -> bool:
+    """A kernel lower-gemm-to-tensorcore replaced already sits in gpu.module @kernels: keep its
+    launch metadata and drop the (emptied) entry function. False when there is none."""
+    attributes = module.operation.attributes
+    if LAUNCH_ATTR not in attributes:
+        return False
+    launch = json.loads(ir.StringAttr(attributes[LAUNCH_ATTR]).value)
+    options.extra.update(abi=launch["abi"], threads=launch["threads"],
+                         shared_bytes=launch["shared_bytes"], tensorcore=launch)
+    for op in list(module.body.operations):
+        if op.operation.name == "func.func":
+            op.operation.erase()
+    return True
+
+
 def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
+    if _take_tensorcore_kernel(module, options):
+        return
     options.extra["abi"] = kernel_abi(module)
     kernel = next(op for op in walk(module.operation) if op.name == "tile.kernel")
     options.extra["threads"] = list(ir.DenseI64ArrayAttr(kernel.attributes["threads"]))
@@ -162,7 +188,8 @@ def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
 def stages(options: CompileOptions) -> list[Stage]:
     arch = resolve_arch(options)
     return [
-        Stage("tile-cuda", _tile_cuda, "canonicalize, cse, " + ", ".join(TILE_PASSES)),
+        Stage("tile-cuda", _tile_cuda,
+              "canonicalize, cse, lower-gemm-to-tensorcore | " + ", ".join(TILE_PASSES)),
         Stage("gpu", _lower_to_gpu, "lower-tile-to-gpu, canonicalize, cse"),
         mlir_passes("nvvm", nvvm_pipeline(arch)),
         Stage("ptx", _emit_ptx, "gpu-module-to-binary{format=isa}"),
@@ -181,6 +208,11 @@ def finish(product: bytes | str, options: CompileOptions, kernel_name: str
         "entry": kernel_name,
         "arch": resolve_arch(options),
     }
+    tensorcore = options.extra.get("tensorcore")
+    if tensorcore:
+        launch["tma"] = tensorcore.get("tma", {})
+        if "grid" in tensorcore:  # persistent or linearized grid: replaces the frontend's
+            launch["grid"] = tensorcore["grid"]
     if isinstance(product, bytes):
         return product, "cubin", launch
     return product.encode(), "ptx", launch

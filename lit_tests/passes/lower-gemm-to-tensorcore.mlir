@@ -156,23 +156,23 @@ module attributes {tile.arch = "sm_80"} {
 
 // -----
 
-// Dynamic M, N, K (T.dynamic): sizes come from the ABI's dim slots (i64), the frontend's 2-d grid
+// Dynamic M (T.dynamic): its size comes from the ABI's dim slots (i64), the frontend's 2-d grid
 // is kept (no "grid" in the launch metadata), and the kernel is not persistent.
-// CHECK: \22abi\22: {{\[}}[\22tma\22, 0, \22A\22], [\22tma\22, 1, \22B\22], [\22tma\22, 2, \22C\22], [\22dim\22, 0, 0], [\22dim\22, 0, 1], [\22dim\22, 1, 0], [\22dim\22, 1, 1], [\22dim\22, 2, 0], [\22dim\22, 2, 1]], \22threads\22: [384, 1, 1]
+// CHECK: \22abi\22: {{\[}}[\22tma\22, 0, \22A\22], [\22tma\22, 1, \22B\22], [\22tma\22, 2, \22C\22], [\22dim\22, 0, 0], [\22dim\22, 2, 0]], \22threads\22: [384, 1, 1]
 // CHECK-SAME: \22persistent\22: false
 // CHECK-NOT: \22grid\22
 // CHECK-LABEL: func.func @matmul
-// CHECK: gpu.func @matmul(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64)
+// CHECK: gpu.func @matmul(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64)
 // CHECK: arith.trunci %{{.*}} : i64 to i32
 // CHECK: wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16
 module {
-  func.func @matmul(%arg0: memref<?x?xf16>, %arg1: memref<?x?xf16>, %arg2: memref<?x?xf16>) attributes {tile.entry} {
+  func.func @matmul(%arg0: memref<?x4096xf16>, %arg1: memref<4096x4096xf16>, %arg2: memref<?x4096xf16>) attributes {tile.entry} {
     %c0 = arith.constant 0 : index
-    %dim = memref.dim %arg0, %c0 : memref<?x?xf16>
+    %dim = memref.dim %arg0, %c0 : memref<?x4096xf16>
     %c1 = arith.constant 1 : index
-    %dim_0 = memref.dim %arg0, %c1 : memref<?x?xf16>
+    %dim_0 = memref.dim %arg0, %c1 : memref<?x4096xf16>
     %c1_1 = arith.constant 1 : index
-    %dim_2 = memref.dim %arg1, %c1_1 : memref<?x?xf16>
+    %dim_2 = memref.dim %arg1, %c1_1 : memref<4096x4096xf16>
     %c256 = arith.constant 256 : index
     %0 = arith.ceildivsi %dim_2, %c256 : index
     %c128 = arith.constant 128 : index
@@ -196,14 +196,14 @@ module {
         %10 = arith.muli %arg5, %c64_10 : index
         %c0_11 = arith.constant 0 : index
         %c0_12 = arith.constant 0 : index
-        tile.copy %arg0[%9, %10] [128, 64] to %2[%c0_11, %c0_12] [128, 64] : memref<?x?xf16> to memref<128x64xf16, "shared">
+        tile.copy %arg0[%9, %10] [128, 64] to %2[%c0_11, %c0_12] [128, 64] : memref<?x4096xf16> to memref<128x64xf16, "shared">
         %c64_13 = arith.constant 64 : index
         %11 = arith.muli %arg5, %c64_13 : index
         %c256_14 = arith.constant 256 : index
         %12 = arith.muli %arg3, %c256_14 : index
         %c0_15 = arith.constant 0 : index
         %c0_16 = arith.constant 0 : index
-        tile.copy %arg1[%11, %12] [64, 256] to %3[%c0_15, %c0_16] [64, 256] : memref<?x?xf16> to memref<64x256xf16, "shared">
+        tile.copy %arg1[%11, %12] [64, 256] to %3[%c0_15, %c0_16] [64, 256] : memref<4096x4096xf16> to memref<64x256xf16, "shared">
         tile.gemm %2, %3, %4 : memref<128x64xf16, "shared">, memref<64x256xf16, "shared">, memref<128x256xf32, "fragment">
       }
       %c128_5 = arith.constant 128 : index
@@ -219,7 +219,7 @@ module {
       }
       %c0_7 = arith.constant 0 : index
       %c0_8 = arith.constant 0 : index
-      tile.copy %8[%c0_7, %c0_8] [128, 256] to %arg2[%6, %7] [128, 256] : memref<128x256xf16, "fragment"> to memref<?x?xf16>
+      tile.copy %8[%c0_7, %c0_8] [128, 256] to %arg2[%6, %7] [128, 256] : memref<128x256xf16, "fragment"> to memref<?x4096xf16>
     }
     return
   }
@@ -400,6 +400,52 @@ module {
         memref.store %t, %h[%i, %j] : memref<128x128xf16, "fragment">
       }
       tile.copy %h[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] : memref<128x128xf16, "fragment"> to memref<256x250xf16>
+    }
+    return
+  }
+}
+
+// -----
+
+// A dynamic K: the rows of A might not be 16-byte multiples, which TMA and cp.async need, so
+// the kernel is left for the SIMT lowering.
+// CHECK-NOT: tile.tensorcore
+// CHECK-LABEL: func.func @dynamic_k
+// CHECK: tile.gemm
+module attributes {tile.arch = "sm_90a"} {
+  func.func @dynamic_k(%A: memref<256x?xf16>, %B: memref<?x256xf16>, %C: memref<256x256xf16>) attributes {tile.entry} {
+    %gx = arith.constant 2 : index
+    %gy = arith.constant 2 : index
+    tile.kernel grid(%gx, %gy) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %bm = arith.constant 128 : index
+      %bn = arith.constant 128 : index
+      %bk = arith.constant 32 : index
+      %kt = arith.constant 8 : index
+      %as = tile.alloc : memref<128x32xf16, "shared">
+      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %bm : index
+      %col = arith.muli %bx, %bn : index
+      tile.pipelined %c0 to %kt step %c1 stages 3 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %bk : index
+        tile.copy %A[%row, %k0] [128, 32] to %as[%c0, %c0] [128, 32] : memref<256x?xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%k0, %col] [32, 128] to %bs[%c0, %c0] [32, 128] : memref<?x256xf16> to memref<32x128xf16, "shared">
+        tile.gemm %as, %bs, %acc : memref<128x32xf16, "shared">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      %h = tile.alloc : memref<128x128xf16, "fragment">
+      tile.parallel [128, 128] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x128xf32, "fragment">
+        %t = arith.truncf %v : f32 to f16
+        memref.store %t, %h[%i, %j] : memref<128x128xf16, "fragment">
+      }
+      tile.copy %h[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] : memref<128x128xf16, "fragment"> to memref<256x256xf16>
     }
     return
   }

@@ -1,14 +1,19 @@
 """The kernel cache: compiled artifacts in memory and on disk, keyed before any IR is built.
 
 A key hashes the kernel's source text, its specialization (shapes, dtypes, constants), the
-target and the tilec version. A hit reads `<cache dir>/<key>/` with `Artifact.load`: no MLIR and
+target and the tilec version. Each entry also records a fingerprint of the compiler that made
+it (the frontend's and the compiler's sources): where the compiler is installed, an entry from
+another compiler is stale and is compiled again; where it is not, entries are taken as they are.
+A hit reads `<cache dir>/<key>/` with `Artifact.load`: no MLIR and
 no compiler are imported, so a GPU machine without them runs kernels a compiler machine put
 there (`tilec FILE.py --cache-dir DIR`, or `kernel.compile(...)` with TILEC_CACHE_DIR set).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -57,6 +62,29 @@ def cache_key(parts: dict[str, Any]) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()[:32]
 
 
+@functools.cache
+def compiler_fingerprint() -> str | None:
+    """A hash of the sources that decide what a kernel compiles to; None without the compiler.
+
+    Finding `tilec.compiler` imports neither it nor MLIR.
+    """
+    try:
+        spec = importlib.util.find_spec("tilec.compiler")
+    except ImportError:
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    package = Path(__file__).resolve().parent
+    folders = [Path(p) for p in spec.submodule_search_locations]
+    folders += [package / "frontend", package / "language", package / "dialect"]
+    digest = hashlib.sha256()
+    for folder in folders:
+        for path in sorted(folder.rglob("*.py")):
+            digest.update(path.name.encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def lookup(key: str) -> Artifact | None:
     if not is_enabled():
         return None
@@ -69,6 +97,9 @@ def lookup(key: str) -> Artifact | None:
         artifact = Artifact.load(directory)
     except (OSError, ValueError, TypeError, KeyError):  # a partial or foreign entry: recompile
         return None
+    fingerprint = compiler_fingerprint()
+    if fingerprint is not None and artifact.compiler != fingerprint:
+        return None  # made by another version of the compiler
     _memory[key] = artifact
     return artifact
 
@@ -77,6 +108,7 @@ def store(key: str, artifact: Artifact) -> None:
     """Keep `artifact` in memory and write it under the cache directory (atomically)."""
     if not is_enabled():
         return
+    artifact.compiler = compiler_fingerprint() or ""
     _memory[key] = artifact
     root = cache_dir()
     try:
@@ -84,9 +116,8 @@ def store(key: str, artifact: Artifact) -> None:
         staging = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=root))
         artifact.save(staging)
         final = root / key
-        if final.exists():
-            shutil.rmtree(staging)
-            return
+        if final.exists():  # a stale entry (or another process's copy of this one)
+            shutil.rmtree(final, ignore_errors=True)
         staging.rename(final)
     except OSError:  # a read-only cache directory still leaves the memory cache working
         return

@@ -35,6 +35,7 @@ class Artifact:
     params: list[Param]
     launch: dict = field(default_factory=dict)  # grid/block/shared bytes, target specific
     asm: dict[str, str] = field(default_factory=dict)  # stage name -> text of that stage
+    compiler: str = ""  # fingerprint of the compiler that made it (tilec.cache)
     binary: bytes = b""
 
     def save(self, directory: Path) -> None:

@@ -4,7 +4,9 @@ No MLIR and no compiler here: a GPU machine runs kernels compiled elsewhere. The
 compiler/targets/cuda.py's: launch["abi"] lists one slot per kernel argument,
   ["ptr", p]          the data pointer of tensor parameter p,
   ["scalar", p, t]    scalar parameter p as MLIR type t (i32, i64, f32, f64),
-  ["dim", p, d]       dimension d of tensor parameter p as int64 (a dynamic one).
+  ["dim", p, d]       dimension d of tensor parameter p as int64 (a dynamic one),
+  ["tma", p, role]    a pointer to the TMA map of tensor parameter p, encoded (and cached)
+                      from launch["tma"][role] by tilec.runtime.tma.
 Launches go to torch's current stream of the tensors' device, with launch["shared_bytes"] of
 dynamic shared memory (the per-kernel limit is raised past 48 KB when more is needed).
 
@@ -42,7 +44,7 @@ def native_available() -> bool:
 
 
 def _slot_kind(slot: list) -> int:
-    if slot[0] == "ptr":
+    if slot[0] in ("ptr", "tma"):
         return SLOT_KINDS["ptr"]
     if slot[0] == "dim":
         return SLOT_KINDS["i64"]
@@ -73,6 +75,8 @@ def build_packer(artifact: Artifact) -> Callable[[list, dict], tuple[list, tuple
         number = int(slot[1])
         if slot[0] == "ptr":
             values.append(f"args[{number}].data_ptr()")
+        elif slot[0] == "tma":
+            values.append(f"tensor_map_pointer(args[{number}], tma[{slot[2]!r}])")
         elif slot[0] == "dim":
             symbol = params[number].shape[int(slot[2])] if number < len(params) else None
             if isinstance(symbol, str) and symbol.isidentifier():
@@ -92,6 +96,10 @@ def build_packer(artifact: Artifact) -> Callable[[list, dict], tuple[list, tuple
     lines += [f"    {name} = symbols[{name!r}]" for name in sorted(names)]
     lines.append(f"    return [{', '.join(values)}], ({', '.join(grid)},)")
     namespace: dict[str, Any] = {}
+    if "tma" in artifact.launch:
+        from tilec.runtime.tma import tensor_map_pointer
+
+        namespace.update(tensor_map_pointer=tensor_map_pointer, tma=artifact.launch["tma"])
     exec(compile("\n".join(lines), f"<tilec launch {artifact.name}>", "exec"), namespace)
     return namespace["pack"]
 
