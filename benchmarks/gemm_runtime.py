@@ -7,6 +7,10 @@ events, median after warm-up, L2 flushed). Two halves, as the GPU machine has no
 
   python benchmarks/gemm_runtime.py build CACHE_DIR                (compiler machine)
   TILEC_CACHE_DIR=CACHE_DIR python benchmarks/gemm_runtime.py run --out results.json  (GPU)
+
+It also runs the autotuner that way: `build` precompiles every configuration of
+`tuned_matmul` for the shapes where the best tile differs, `run` times them from the cache and
+keeps the fastest per shape.
 """
 
 from __future__ import annotations
@@ -22,9 +26,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gemm import CONFIGS, matmul  # noqa: E402
 
+import tilec  # noqa: E402
+
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (4096, 28672, 8192), (1000, 1016, 1000)]
 DTYPES = ["float16", "bfloat16"]
 CONFIG_NAMES = ["quickstart", "tuned"]
+TUNED_SHAPES = [(128, 8192, 8192), (1024, 1024, 1024), (4096, 4096, 4096)]
+tuned_matmul = tilec.autotune(configs=[CONFIGS[name] for name in ("tuned", "mid", "narrow")])(
+    matmul)
 
 
 def cases() -> list[tuple[tuple[int, int, int], str, str]]:
@@ -45,6 +54,11 @@ def build(cache_dir: Path) -> None:
                                 dtype=T.dtype(dtype))
         on_tensor_cores = "wgmma.mma_async" in kernel.get_kernel_source()
         print(f"{m}x{n}x{k} {dtype} {config}: wgmma={on_tensor_cores}")
+    for m, n, k in TUNED_SHAPES:
+        a = torch.empty(m, k, dtype=torch.float16, device="meta")
+        b = torch.empty(k, n, dtype=torch.float16, device="meta")
+        errors = tuned_matmul.precompile(a, b, target="cuda:sm_90a")
+        print(f"autotune {m}x{n}x{k}: {len(errors)} configs, errors {errors}")
 
 
 def run(out: Path) -> None:
@@ -74,6 +88,22 @@ def run(out: Path) -> None:
         print(f"{m}x{n}x{k} {dtype:8} {config:10} err {error:.1e}  tilec "
               f"{row['tilec_tflops']:6.1f} TF/s  cuBLAS {row['cublas_tflops']:6.1f}  "
               f"x{row['ratio_to_cublas']:.2f}")
+    tuned = []
+    for m, n, k in TUNED_SHAPES:
+        a = torch.randn(m, k, device="cuda").half()
+        b = torch.randn(k, n, device="cuda").half()
+        c = tuned_matmul(a, b)
+        reference = a.float() @ b.float()
+        error = ((c.float() - reference).norm() / reference.norm()).item()
+        (result,) = [r for key, r in tuned_matmul.results.items() if key[0][0][0] == (m, k)]
+        cublas_ms = result.kernel.get_profiler().do_bench(fn=torch.matmul, input_tensors=[a, b])
+        tuned.append({"shape": [m, n, k], "best_config": result.config,
+                      "best_ms": result.latency_ms, "cublas_ms": cublas_ms,
+                      "ratio_to_cublas": cublas_ms / result.latency_ms,
+                      "relative_error": error,
+                      "timings": [{"config": cfg, "ms": ms} for cfg, ms in result.timings]})
+        print(f"autotune {m}x{n}x{k}: best {result.config} {result.latency_ms:.3f} ms, "
+              f"cuBLAS {cublas_ms:.3f} ms (x{cublas_ms / result.latency_ms:.2f}), err {error:.1e}")
     record = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
@@ -81,6 +111,7 @@ def run(out: Path) -> None:
                   "for the tilec kernel object and torch.matmul, same process; outputs checked "
                   "against a float32 reference with NaN-poisoned outputs first",
         "rows": rows,
+        "autotune": tuned,
     }
     out.write_text(json.dumps(record, indent=1) + "\n")
 

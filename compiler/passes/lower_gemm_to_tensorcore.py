@@ -431,7 +431,13 @@ class LowerGemmToTensorcore(TilePass):
             )
         if config is None:
             return
-        config = dataclasses.replace(config, group_m=match.group_m)
+        # A ring deeper than the K loop has slots that never fill: at most one slot per k-tile.
+        # Single-k-tile problems (and a K only known at run time) stay on the SIMT path.
+        if k is None or math.ceil(k / config.block_k) < 2:
+            return
+        k_tiles = math.ceil(k / config.block_k)
+        config = dataclasses.replace(
+            config, group_m=match.group_m, stages=min(config.stages, k_tiles))
         interface, slots = _interface(entry, match, arch)
         text = (hopper_gemm_mlir if arch == "sm_90a" else ampere_gemm_mlir)(config, interface)
         launch = {"arch": arch, "abi": slots, **config.launch(), "config": asdict(config)}

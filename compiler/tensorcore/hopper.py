@@ -286,7 +286,10 @@ class _Kernel:
         self.warp = e.arith("divui", self.ltid, ci(32), hint="warp")
         m = e.cast("%M", "i32", "index")
         n = e.cast("%N", "i32", "index")
-        k = e.cast("%K", "i32", "index")
+        # K through an opaque move: with K a compile-time constant, LLVM fully unrolled the
+        # k-tile loops of short problems (2 or 4 k-tiles), and those kernels hung on the H200
+        k_opaque = e.asm("mov.b32 $0, $1;", "=r,r", [("%K", "i32")], result="i32", hint="k")
+        k = e.cast(k_opaque, "i32", "index")
         self.k_tiles = e.arith("ceildivui", k, ci(cfg.block_k), hint="kt")
         self.tiles_m = e.arith("ceildivui", m, ci(cfg.block_m))
         self.tiles_n = e.arith("ceildivui", n, ci(cfg.block_n))
