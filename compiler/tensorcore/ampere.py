@@ -20,21 +20,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tilec.compiler.tensorcore.dtypes import (
-    K_STEP_BYTES,
-    OPERAND_BYTES,
-    OUTPUT_BYTES,
-    accumulator,
-    check_types,
-    default_output,
+from tilec.compiler.tensorcore.common import (
+    GemmConfigBase,
+    gemm_interface,
+    gpu_module,
+    store_output_pair,
 )
+from tilec.compiler.tensorcore.dtypes import K_STEP_BYTES, accumulator, check_types
 from tilec.compiler.tensorcore.emitter import Emitter, KernelInterface
 
 MMA_SHAPES = {"f16": "m16n8k16", "bf16": "m16n8k16", "s8": "m16n8k32", "tf32": "m16n8k8"}
 
 
 @dataclass(frozen=True)
-class AmpereGemmConfig:
+class AmpereGemmConfig(GemmConfigBase):
     """Tile shape, types, operand layouts, warp grid and pipeline depth of one kernel."""
 
     block_m: int = 128
@@ -69,19 +68,9 @@ class AmpereGemmConfig:
             raise ValueError("output chunks must divide evenly among threads")
 
     @property
-    def out(self) -> str:
-        return self.out_dtype or default_output(self.dtype)
-
-    @property
-    def layout(self) -> str:
-        return ("t" if self.trans_a else "n") + ("t" if self.trans_b else "n")
-
-    @property
     def name(self) -> str:
-        types = self.dtype if self.out == self.dtype else f"{self.dtype}_{self.out}"
-        layout = "" if self.layout == "nn" else f"_{self.layout}"
         return (
-            f"gemm_sm80_{types}{layout}_{self.block_m}x{self.block_n}x{self.block_k}"
+            f"gemm_sm80_{self.types_and_layout}_{self.block_m}x{self.block_n}x{self.block_k}"
             f"_s{self.stages}_w{self.warps_m}x{self.warps_n}"
         )
 
@@ -98,18 +87,6 @@ class AmpereGemmConfig:
         return self.block_n // self.warps_n
 
     @property
-    def elem_bytes(self) -> int:
-        return OPERAND_BYTES[self.dtype]
-
-    @property
-    def out_bytes(self) -> int:
-        return OUTPUT_BYTES[self.out]
-
-    @property
-    def k_bytes(self) -> int:
-        return self.block_k * self.elem_bytes
-
-    @property
     def a_tile(self) -> tuple[int, int]:
         """(rows, row bytes) of A's shared tile: M x K, or K x M when transposed."""
         if self.trans_a:
@@ -124,14 +101,6 @@ class AmpereGemmConfig:
         return self.block_k, self.block_n * self.elem_bytes
 
     @property
-    def a_stage_bytes(self) -> int:
-        return self.block_m * self.k_bytes
-
-    @property
-    def b_stage_bytes(self) -> int:
-        return self.block_n * self.k_bytes
-
-    @property
     def c_pitch(self) -> int:
         """Row pitch of the staged C tile: 16 bytes of padding keep its stores conflict free."""
         return self.block_n * self.out_bytes + 16
@@ -142,12 +111,7 @@ class AmpereGemmConfig:
         return max(ring, self.block_m * self.c_pitch)
 
     def launch(self) -> dict:
-        return {
-            "threads": [self.threads, 1, 1],
-            "shared_bytes": self.smem_bytes,
-            "block": [self.block_m, self.block_n, self.block_k],
-            "persistent": False,
-        }
+        return {**self.block_launch(self.threads, self.smem_bytes), "persistent": False}
 
 
 @dataclass
@@ -466,20 +430,7 @@ class _Kernel:
                 for half in range(2):
                     imm = (mf * 16 + half * 8) * cfg.c_pitch + nf * 8 * ob
                     lo, hi = f"{result}#{idx + 2 * half}", f"{result}#{idx + 2 * half + 1}"
-                    if ob == 2:
-                        e.asm(
-                            f"{{ .reg .b32 h; cvt.rn.{cfg.out}x2.f32 h, $2, $1; "
-                            f"st.shared.b32 [$0+{imm}], h; }}",
-                            "r,f,f",
-                            [(c_thread, "i32"), (lo, "f32"), (hi, "f32")],
-                        )
-                    else:
-                        kind, constraint = ("b32", "r") if acc_type == "i32" else ("f32", "f")
-                        e.asm(
-                            f"st.shared.v2.{kind} [$0+{imm}], {{$1, $2}};",
-                            f"r,{constraint},{constraint}",
-                            [(c_thread, "i32"), (lo, acc_type), (hi, acc_type)],
-                        )
+                    store_output_pair(e, cfg.out, acc_type, c_thread, imm, lo, hi)
         e.line("gpu.barrier")
         chunks_per_row = cfg.block_n * ob // 16
         for i in range(cfg.block_m * chunks_per_row // cfg.threads):
@@ -506,24 +457,13 @@ class _Kernel:
             )
 
     def module(self) -> str:
-        cfg = self.cfg
-        return (
-            "module attributes {gpu.container_module} {\n"
-            "  gpu.module @kernels {\n"
-            f"    gpu.func @{self.interface.name}({self.interface.signature()}) kernel attributes "
-            f"{{known_block_size = array<i32: {cfg.threads}, 1, 1>}} {{\n"
-            f"{self.e.body(self.interface.prologue)}\n"
-            "      gpu.return\n"
-            "    }\n"
-            "  }\n"
-            "}\n"
-        )
+        attributes = [f"known_block_size = array<i32: {self.cfg.threads}, 1, 1>"]
+        return gpu_module(self.interface, attributes, self.e)
 
 
 def default_interface(cfg: AmpereGemmConfig) -> KernelInterface:
     """A, B, C as global pointers, then M, N, K as i32."""
-    params = [("%A", "!llvm.ptr"), ("%B", "!llvm.ptr"), ("%C", "!llvm.ptr")]
-    return KernelInterface(cfg.name, params + [("%M", "i32"), ("%N", "i32"), ("%K", "i32")])
+    return gemm_interface(cfg.name, ("%A", "%B", "%C"))
 
 
 def ampere_gemm_mlir(cfg: AmpereGemmConfig, interface: KernelInterface | None = None) -> str:

@@ -25,14 +25,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tilec.compiler.tensorcore.dtypes import (
-    K_STEP_BYTES,
-    OPERAND_BYTES,
-    OUTPUT_BYTES,
-    accumulator,
-    check_types,
-    default_output,
+from tilec.compiler.tensorcore.common import (
+    GemmConfigBase,
+    gemm_interface,
+    gpu_module,
+    store_output_pair,
 )
+from tilec.compiler.tensorcore.dtypes import K_STEP_BYTES, OPERAND_BYTES, accumulator, check_types
 from tilec.compiler.tensorcore.emitter import Emitter, KernelInterface
 
 SHARED = "#gpu.address_space<workgroup>"
@@ -42,7 +41,7 @@ MLIR_ELEMENT = {"f16": "f16", "bf16": "bf16", "e4m3": "i8", "e5m2": "i8", "s8": 
 
 
 @dataclass(frozen=True)
-class HopperGemmConfig:
+class HopperGemmConfig(GemmConfigBase):
     """Tile shape, types, operand layouts and schedule of one generated kernel.
 
     `block_k` is in elements and must span 64 or 128 bytes (one swizzle row of a K-major
@@ -83,21 +82,10 @@ class HopperGemmConfig:
             raise ValueError(f"shared memory {self.smem_bytes} B exceeds 227 KiB")
 
     @property
-    def out(self) -> str:
-        return self.out_dtype or default_output(self.dtype)
-
-    @property
-    def layout(self) -> str:
-        """T.gemm's flags as two letters: n = as stored by default, t = transposed."""
-        return ("t" if self.trans_a else "n") + ("t" if self.trans_b else "n")
-
-    @property
     def name(self) -> str:
         tag = "p" if self.persistent else "np"
-        types = self.dtype if self.out == self.dtype else f"{self.dtype}_{self.out}"
-        layout = "" if self.layout == "nn" else f"_{self.layout}"
         return (
-            f"gemm_sm90_{types}{layout}_{self.block_m}x{self.block_n}x{self.block_k}"
+            f"gemm_sm90_{self.types_and_layout}_{self.block_m}x{self.block_n}x{self.block_k}"
             f"_s{self.stages}_c{self.consumers}_{tag}_e{self.epi_n}"
             + ("_r" if self.setmaxnreg else "")
         )
@@ -119,18 +107,6 @@ class HopperGemmConfig:
         return self.epilogue_n or self.block_n
 
     @property
-    def elem_bytes(self) -> int:
-        return OPERAND_BYTES[self.dtype]
-
-    @property
-    def out_bytes(self) -> int:
-        return OUTPUT_BYTES[self.out]
-
-    @property
-    def k_bytes(self) -> int:
-        return self.block_k * self.elem_bytes
-
-    @property
     def mn_major_a(self) -> bool:
         return self.trans_a
 
@@ -139,17 +115,9 @@ class HopperGemmConfig:
         return not self.trans_b
 
     @property
-    def a_stage_bytes(self) -> int:
-        return self.block_m * self.k_bytes
-
-    @property
     def mn_box_bytes(self) -> int:
         """Bytes of one 64-element-wide box of an MN-major operand (block_k rows of 128 B)."""
         return self.block_k * 128
-
-    @property
-    def b_stage_bytes(self) -> int:
-        return self.block_n * self.k_bytes
 
     @property
     def c_box_cols(self) -> int:
@@ -193,9 +161,7 @@ class HopperGemmConfig:
     def launch(self) -> dict:
         """Launch metadata the runtime needs besides the grid (see tilec.runtime.tma)."""
         return {
-            "threads": [self.threads, 1, 1],
-            "shared_bytes": self.smem_bytes,
-            "block": [self.block_m, self.block_n, self.block_k],
+            **self.block_launch(self.threads, self.smem_bytes),
             "persistent": self.persistent,
             "tma": {
                 "A": {"box": list(self.a_box), "swizzle": self.swizzle(self.mn_major_a)},
@@ -597,7 +563,9 @@ class _Kernel:
                             + atom * 64 * 128
                             + half * 8 * 128
                         )
-                        self.store_pair(chunk_addr[j % groups_per_box], imm, lo, hi)
+                        store_output_pair(
+                            e, cfg.out, self.acc_elem, chunk_addr[j % groups_per_box], imm, lo, hi
+                        )
             e.asm("fence.proxy.async.shared::cta;", "")
             e.asm("bar.sync $0, 128;", "r", [(bar_id, "i32")])
             e.open(f"scf.if {is_leader} {{")
@@ -612,45 +580,17 @@ class _Kernel:
             e.asm("cp.async.bulk.commit_group;", "")
             e.close()
 
-    def store_pair(self, address: str, imm: int, lo: str, hi: str) -> None:
-        """Two adjacent outputs to shared memory: packed 16-bit pair, or two 32-bit words."""
-        out = self.cfg.out
-        if out in ("f16", "bf16"):
-            self.e.asm(
-                f"{{ .reg .b32 h; cvt.rn.{out}x2.f32 h, $2, $1; st.shared.b32 [$0+{imm}], h; }}",
-                "r,f,f",
-                [(address, "i32"), (lo, "f32"), (hi, "f32")],
-            )
-            return
-        kind, constraint = ("b32", "r") if self.acc_elem == "i32" else ("f32", "f")
-        self.e.asm(
-            f"st.shared.v2.{kind} [$0+{imm}], {{$1, $2}};",
-            f"r,{constraint},{constraint}",
-            [(address, "i32"), (lo, self.acc_elem), (hi, self.acc_elem)],
-        )
-
     def module(self) -> str:
         cfg = self.cfg
         attrs = [f"known_block_size = array<i32: {cfg.threads}, 1, 1>", "nvvm.minctasm = 1 : i32"]
         if cfg.setmaxnreg:
             attrs.append(f"nvvm.maxnreg = {65536 // cfg.threads // 8 * 8} : i32")
-        return (
-            "module attributes {gpu.container_module} {\n"
-            "  gpu.module @kernels {\n"
-            f"    gpu.func @{self.interface.name}({self.interface.signature()}) kernel "
-            f"attributes {{{', '.join(attrs)}}} {{\n"
-            f"{self.e.body(self.interface.prologue)}\n"
-            "      gpu.return\n"
-            "    }\n"
-            "  }\n"
-            "}\n"
-        )
+        return gpu_module(self.interface, attrs, self.e)
 
 
 def default_interface(cfg: HopperGemmConfig) -> KernelInterface:
     """Three pointers to CUtensorMaps (A, B, C), then M, N, K as i32."""
-    params = [("%tmA", "!llvm.ptr"), ("%tmB", "!llvm.ptr"), ("%tmC", "!llvm.ptr")]
-    return KernelInterface(cfg.name, params + [("%M", "i32"), ("%N", "i32"), ("%K", "i32")])
+    return gemm_interface(cfg.name, ("%tmA", "%tmB", "%tmC"))
 
 
 def hopper_gemm_mlir(cfg: HopperGemmConfig, interface: KernelInterface | None = None) -> str:
