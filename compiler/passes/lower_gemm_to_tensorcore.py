@@ -104,41 +104,28 @@ def _scaled(value: ir.Value, base: ir.Value, factor: int) -> bool:
     )
 
 
-def _dtype(type_: ir.Type) -> str | None:
-    """The kernel's operand type for a shared tile's element type (f32 runs as tf32)."""
-    if isinstance(type_, ir.F16Type):
-        return "f16"
-    if isinstance(type_, ir.BF16Type):
-        return "bf16"
-    if isinstance(type_, ir.Float8E4M3FNType):
-        return "e4m3"
-    if isinstance(type_, ir.Float8E5M2Type):
-        return "e5m2"
-    if isinstance(type_, ir.F32Type):
-        return "tf32"
-    if isinstance(type_, ir.IntegerType) and ir.IntegerType(type_).width == 8:
-        return "s8"
-    return None
+# element types by short name -> the kernels' names for them, per role (f32 operands run as tf32)
+_FLOAT_ELEMENTS = (
+    (ir.F16Type, "f16"),
+    (ir.BF16Type, "bf16"),
+    (ir.Float8E4M3FNType, "e4m3"),
+    (ir.Float8E5M2Type, "e5m2"),
+    (ir.F32Type, "f32"),
+)
+_OPERAND_TYPES = {
+    "f16": "f16", "bf16": "bf16", "e4m3": "e4m3", "e5m2": "e5m2", "f32": "tf32", "i8": "s8"
+}
+_OUTPUT_TYPES = {"f16": "f16", "bf16": "bf16", "f32": "f32", "i32": "s32"}
+_ACCUMULATOR_TYPES = {"f32": "f32", "i32": "s32"}
 
 
-def _output_dtype(type_: ir.Type) -> str | None:
-    """The kernel's output type for C's element type."""
-    if isinstance(type_, ir.F16Type):
-        return "f16"
-    if isinstance(type_, ir.BF16Type):
-        return "bf16"
-    if isinstance(type_, ir.F32Type):
-        return "f32"
-    if isinstance(type_, ir.IntegerType) and ir.IntegerType(type_).width == 32:
-        return "s32"
-    return None
-
-
-def _accumulator_type(type_: ir.Type) -> str | None:
-    if isinstance(type_, ir.F32Type):
-        return "f32"
-    if isinstance(type_, ir.IntegerType) and ir.IntegerType(type_).width == 32:
-        return "s32"
+def _kernel_type(type_: ir.Type, names: dict[str, str]) -> str | None:
+    """The kernel's name (from `names`) for an element type, or None when it has none."""
+    for type_class, element in _FLOAT_ELEMENTS:
+        if isinstance(type_, type_class):
+            return names.get(element)
+    if isinstance(type_, ir.IntegerType):
+        return names.get(f"i{ir.IntegerType(type_).width}")
     return None
 
 
@@ -191,10 +178,11 @@ def match_gemm(entry: ir.Operation) -> GemmMatch | None:
     block_k2, block_n = reversed(b_tile) if trans_b else b_tile
     if block_k2 != block_k or list(acc_type.shape) != [block_m, block_n]:
         return None
-    dtype = _dtype(ir.MemRefType(a_shared.type).element_type)
-    if dtype is None or _dtype(ir.MemRefType(b_shared.type).element_type) != dtype:
+    dtype = _kernel_type(ir.MemRefType(a_shared.type).element_type, _OPERAND_TYPES)
+    b_dtype = _kernel_type(ir.MemRefType(b_shared.type).element_type, _OPERAND_TYPES)
+    if dtype is None or b_dtype != dtype:
         return None
-    if _accumulator_type(acc_type.element_type) != accumulator(dtype):
+    if _kernel_type(acc_type.element_type, _ACCUMULATOR_TYPES) != accumulator(dtype):
         return None
 
     k_iv = loop.regions[0].blocks[0].arguments[0]
@@ -245,8 +233,8 @@ def match_gemm(entry: ir.Operation) -> GemmMatch | None:
     if out.operands[0] != stored or len(out.operands) != 6:
         return None
     c_param = _param_number(out.operands[3], entry_block)
-    out_dtype = _output_dtype(ir.MemRefType(out.operands[3].type).element_type)
-    stored_type = _output_dtype(ir.MemRefType(stored.type).element_type)
+    out_dtype = _kernel_type(ir.MemRefType(out.operands[3].type).element_type, _OUTPUT_TYPES)
+    stored_type = _kernel_type(ir.MemRefType(stored.type).element_type, _OUTPUT_TYPES)
     if c_param is None or out_dtype is None:
         return None
     if stored_type not in (out_dtype, accumulator(dtype)):  # tile.copy converts accumulators
