@@ -12,6 +12,7 @@ import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from mlir import ir
@@ -23,23 +24,11 @@ from tilec.compiler.tensorcore.ampere import AmpereGemmConfig
 from tilec.compiler.tensorcore.hopper import HopperGemmConfig
 from tilec.compiler.tensorcore.schedule import ampere_config, best_hopper_config, hopper_config
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from gemm import matmul, matmul_tn, matmul_typed  # noqa: E402  (the benchmark's kernels)
 
-@tilec.jit
-def matmul(A, B, block_M=128, block_N=128, block_K=32, threads=128, num_stages=3,
-           dtype=T.float16):
-    M, N, K = T.const("M, N, K")
-    C = T.empty((M, N), dtype)
-    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
-        A_shared = T.alloc_shared((block_M, block_K), dtype)
-        B_shared = T.alloc_shared((block_K, block_N), dtype)
-        C_local = T.alloc_fragment((block_M, block_N), T.float32)
-        T.clear(C_local)
-        for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
-            T.copy(A[by * block_M, k * block_K], A_shared)
-            T.copy(B[k * block_K, bx * block_N], B_shared)
-            T.gemm(A_shared, B_shared, C_local)
-        T.copy(C_local, C[by * block_M, bx * block_N])
-    return C
+# matmul_typed (B given N x K) with 64-deep K blocks and two consumer warpgroups
+NT_TILE = {"block_K": 64, "threads": 256}
 
 
 @tilec.jit
@@ -75,42 +64,6 @@ def matmul_swizzled(A, B, block_M=128, block_N=256, block_K=64):
             T.copy(A[by * block_M, k * block_K], A_shared)
             T.copy(B[k * block_K, bx * block_N], B_shared)
             T.gemm(A_shared, B_shared, C_local)
-        T.copy(C_local, C[by * block_M, bx * block_N])
-    return C
-
-
-@tilec.jit
-def matmul_nt(A, B, block_M=128, block_N=128, block_K=64, threads=256, num_stages=3,
-              in_dtype=T.float8_e4m3, out_dtype=T.bfloat16, accum_dtype=T.float32):
-    M, N, K = T.const("M, N, K")
-    C = T.empty((M, N), out_dtype)
-    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
-        A_shared = T.alloc_shared((block_M, block_K), in_dtype)
-        B_shared = T.alloc_shared((block_N, block_K), in_dtype)
-        C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
-        T.clear(C_local)
-        for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
-            T.copy(A[by * block_M, k * block_K], A_shared)
-            T.copy(B[bx * block_N, k * block_K], B_shared)
-            T.gemm(A_shared, B_shared, C_local, transpose_B=True)
-        T.copy(C_local, C[by * block_M, bx * block_N])
-    return C
-
-
-@tilec.jit
-def matmul_tn(A, B, block_M=128, block_N=128, block_K=32, threads=128, num_stages=3,
-              dtype=T.float16):
-    M, N, K = T.const("M, N, K")
-    C = T.empty((M, N), dtype)
-    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
-        A_shared = T.alloc_shared((block_K, block_M), dtype)
-        B_shared = T.alloc_shared((block_K, block_N), dtype)
-        C_local = T.alloc_fragment((block_M, block_N), T.float32)
-        T.clear(C_local)
-        for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
-            T.copy(A[k * block_K, by * block_M], A_shared)
-            T.copy(B[k * block_K, bx * block_N], B_shared)
-            T.gemm(A_shared, B_shared, C_local, transpose_A=True)
         T.copy(C_local, C[by * block_M, bx * block_N])
     return C
 
@@ -199,8 +152,8 @@ def test_pass_takes_the_raster_panel_from_use_swizzle():
 
 
 def test_pass_lowers_fp8_with_b_given_n_by_k():
-    module = tile_module(matmul_nt, (512, 384, 1024), T.float8_e4m3, layout="nt",
-                         in_dtype=T.float8_e4m3, out_dtype=T.bfloat16)
+    module = tile_module(matmul_typed, (512, 384, 1024), T.float8_e4m3, layout="nt",
+                         in_dtype=T.float8_e4m3, out_dtype=T.bfloat16, **NT_TILE)
     launch = run_pass(module, "sm_90a")
     assert launch is not None
     assert launch["tma"]["A"] == {"box": [128, 128], "swizzle": 128}
@@ -210,12 +163,12 @@ def test_pass_lowers_fp8_with_b_given_n_by_k():
 
 
 def test_pass_lowers_int8_on_sm80_and_tf32_on_sm90a():
-    module = tile_module(matmul_nt, (256, 256, 512), T.int8, layout="nt", in_dtype=T.int8,
-                         out_dtype=T.int32, accum_dtype=T.int32)
+    module = tile_module(matmul_typed, (256, 256, 512), T.int8, layout="nt", in_dtype=T.int8,
+                         out_dtype=T.int32, accum_dtype=T.int32, **NT_TILE)
     assert run_pass(module, "sm_80") is not None
     assert "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32" in str(module)
-    module = tile_module(matmul_nt, (256, 256, 512), T.float32, layout="nt",
-                         in_dtype=T.float32, out_dtype=T.float32)
+    module = tile_module(matmul_typed, (256, 256, 512), T.float32, layout="nt",
+                         in_dtype=T.float32, out_dtype=T.float32, **NT_TILE)
     launch = run_pass(module, "sm_90a")
     assert launch["tma"]["C"] == {"box": [32, 64], "swizzle": 128}
     assert "m64n128k8.f32.tf32.tf32" in str(module)
@@ -240,7 +193,8 @@ def test_pass_leaves_other_kernels_alone():
     module = tile_module(matmul, (256, 256, 256), T.float8_e4m3, dtype=T.float8_e4m3)
     assert run_pass(module, "sm_90a") is None
     # fp8 has no mma.sync on sm_80
-    module = tile_module(matmul_nt, (256, 256, 512), T.float8_e4m3, layout="nt")
+    module = tile_module(matmul_typed, (256, 256, 512), T.float8_e4m3, layout="nt",
+                         in_dtype=T.float8_e4m3, out_dtype=T.bfloat16, **NT_TILE)
     assert run_pass(module, "sm_80") is None
 
 
