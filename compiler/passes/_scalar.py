@@ -1,4 +1,4 @@
-"""Scalar building blocks for the CUDA lowering passes: constants, casts, reduction algebra.
+"""Scalar building blocks for the lowering passes: constants, casts, reduction algebra.
 
 Every helper builds at the current insertion point and location (callers open both).
 """

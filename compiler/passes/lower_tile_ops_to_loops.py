@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mlir import ir
-from mlir.dialects import arith, math, memref, scf
+from mlir.dialects import arith, memref, scf
 
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._builders import (
@@ -23,13 +23,13 @@ from tilec.compiler.passes._builders import (
     constant_index_value,
     convert,
     index,
-    is_float,
     loop_nest,
     mul,
     ops_named,
     reduction_loop,
     zero,
 )
+from tilec.compiler.passes._scalar import combine, reduce_term
 from tilec.dialect import scope_of
 
 LOWERED_OPS = ("tile.copy", "tile.gemm", "tile.fill", "tile.reduce", "tile.atomic_add")
@@ -180,22 +180,6 @@ def lower_fill(op: ir.OpView) -> None:
     loop_nest(list(ir.MemRefType(dst.type).shape), lambda ivs: memref.store(value, dst, ivs))
 
 
-def _reduce_prepare(kind: str, value: ir.Value) -> ir.Value:
-    """abssum and absmax combine magnitudes."""
-    if kind not in ("abssum", "absmax"):
-        return value
-    return math.absf(value) if is_float(value.type) else math.absi(value)
-
-
-def _reduce_combine(kind: str, acc: ir.Value, value: ir.Value) -> ir.Value:
-    floating = is_float(acc.type)
-    if kind in ("sum", "abssum"):
-        return add(acc, value)
-    if kind in ("max", "absmax"):
-        return arith.maximumf(acc, value) if floating else arith.maxsi(acc, value)
-    return arith.minimumf(acc, value) if floating else arith.minsi(acc, value)
-
-
 def lower_reduce(op: ir.OpView) -> None:
     src, dst = op.src, op.dst
     kind = ir.StringAttr(op.attributes["kind"]).value
@@ -215,14 +199,14 @@ def lower_reduce(op: ir.OpView) -> None:
 
         def element(k: ir.Value) -> ir.Value:
             indices = [position[d] if d != dim else k for d in range(len(src_shape))]
-            return _reduce_prepare(kind, memref.load(src, indices))
+            return reduce_term(kind, memref.load(src, indices))
 
         if clear:
             init, start = element(index(0)), 1
         else:
             init, start = memref.load(dst, dst_indices), 0
         result = reduction_loop(
-            start, src_shape[dim], init, lambda k, acc: _reduce_combine(kind, acc, element(k))
+            start, src_shape[dim], init, lambda k, acc: combine(kind, acc, element(k))
         )
         memref.store(result, dst, dst_indices)
 
