@@ -260,13 +260,18 @@ class KernelBuilder:
         for statement in statements:
             self.statement(statement)
 
-    def statement(self, node: ast.stmt) -> None:
-        for kind, what in _UNSUPPORTED_STMTS.items():
+    def handler_for(self, node: ast.AST, prefix: str, unsupported: dict, what: str) -> Callable:
+        """The method `{prefix}_{node type}` that translates `node`, else an error naming it."""
+        for kind, construct in unsupported.items():
             if isinstance(node, kind):
-                self.error(node, f"unsupported Python construct in a tilec kernel: {what}")
-        handler = getattr(self, f"stmt_{type(node).__name__}", None)
+                self.error(node, f"unsupported Python construct in a tilec kernel: {construct}")
+        handler = getattr(self, f"{prefix}_{type(node).__name__}", None)
         if handler is None:
-            self.error(node, f"unsupported statement in a tilec kernel: {type(node).__name__}")
+            self.error(node, f"unsupported {what} in a tilec kernel: {type(node).__name__}")
+        return handler
+
+    def statement(self, node: ast.stmt) -> None:
+        handler = self.handler_for(node, "stmt", _UNSUPPORTED_STMTS, "statement")
         with self.at(node):
             try:
                 handler(node)
@@ -549,12 +554,7 @@ class KernelBuilder:
     # ------------------------------------------------------------------ expressions
 
     def eval(self, node: ast.expr) -> Any:
-        for kind, what in _UNSUPPORTED_EXPRS.items():
-            if isinstance(node, kind):
-                self.error(node, f"unsupported Python construct in a tilec kernel: {what}")
-        handler = getattr(self, f"expr_{type(node).__name__}", None)
-        if handler is None:
-            self.error(node, f"unsupported expression in a tilec kernel: {type(node).__name__}")
+        handler = self.handler_for(node, "expr", _UNSUPPORTED_EXPRS, "expression")
         with self.at(node):
             return handler(node)
 
@@ -964,17 +964,23 @@ class KernelBuilder:
         tile.copy(src.buffer.value, [self.index_value(o) for o in src.offsets], src.extents,
                   dst.buffer.value, [self.index_value(o) for o in dst.offsets], dst.extents)
 
-    def convert_box(self, src: Region, dst: Region, node: ast.AST) -> None:
-        """Element-wise dtype conversion of one box into another of the same squeezed shape."""
+    @contextlib.contextmanager
+    def over_box(self, src: Region, node: ast.AST) -> Iterator[tuple[list[Scalar], Any]]:
+        """A tile.parallel over `src`'s squeezed box: the body runs inside it with the point
+        and src's element there."""
         extents = _squeeze(src.extents) or [1]
         op = tile.ParallelOp(extents)
         block = op.body.blocks.append(*[ir.IndexType.get()] * len(extents),
                                       arg_locs=[self.location(node)] * len(extents))
         with ir.InsertionPoint(block):
             point = [Scalar(a, T.index) for a in block.arguments]
-            value = self.load(src.buffer, self.box_indices(src, point), node)
-            self.store(dst.buffer, self.box_indices(dst, point), value, node)
+            yield point, self.load(src.buffer, self.box_indices(src, point), node)
             tile.yield_()
+
+    def convert_box(self, src: Region, dst: Region, node: ast.AST) -> None:
+        """Element-wise dtype conversion of one box into another of the same squeezed shape."""
+        with self.over_box(src, node) as (point, value):
+            self.store(dst.buffer, self.box_indices(dst, point), value, node)
 
     def box_indices(self, region: Region, point: list[Scalar]) -> list[Any]:
         """The element of `region` at `point` of its squeezed box."""
@@ -1086,17 +1092,10 @@ class KernelBuilder:
         if _squeeze(src.extents) != _squeeze(dst.extents):
             self.error(node, f"T.atomic_add adds a box of shape {tuple(src.extents)} to a box of "
                              f"shape {tuple(dst.extents)}")
-        extents = _squeeze(src.extents) or [1]
-        op = tile.ParallelOp(extents)
-        block = op.body.blocks.append(*[ir.IndexType.get()] * len(extents),
-                                      arg_locs=[self.location(node)] * len(extents))
-        with ir.InsertionPoint(block):
-            point = [Scalar(a, T.index) for a in block.arguments]
-            value = self.load(src.buffer, self.box_indices(src, point), node)
+        with self.over_box(src, node) as (point, value):
             value = self.materialize(value, dst.buffer.dtype, node)
             indices = [self.index_value(i, node) for i in self.box_indices(dst, point)]
             tile.atomic_add(dst.buffer.value, indices, value.value)
-            tile.yield_()
 
     def t_Pipelined(self, nodes: dict, node: ast.Call) -> LoopSpec:  # noqa: N802
         options = {key: self.const_arg(nodes, key, node) for key in
