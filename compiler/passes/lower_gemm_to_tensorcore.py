@@ -395,28 +395,18 @@ class LowerGemmToTensorcore(TilePass):
             "trans_a": match.trans_a,
             "trans_b": match.trans_b,
         }
+        knobs = (
+            match.block_m,
+            match.block_n,
+            match.block_k,
+            match.threads,
+            match.stages,
+            match.dtype,
+        )
         if arch == "sm_90a":
-            config = hopper_config(
-                match.block_m,
-                match.block_n,
-                match.block_k,
-                match.threads,
-                match.stages,
-                match.dtype,
-                persistent=static,
-                fill_stages=self.fill_stages,
-                **types,
-            )
+            config = hopper_config(*knobs, persistent=static, fill_stages=self.fill_stages, **types)
         else:
-            config = ampere_config(
-                match.block_m,
-                match.block_n,
-                match.block_k,
-                match.threads,
-                match.stages,
-                match.dtype,
-                **types,
-            )
+            config = ampere_config(*knobs, **types)
         if config is None:
             return
         # A ring deeper than the K loop has slots that never fill: at most one slot per k-tile.
