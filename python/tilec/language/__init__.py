@@ -9,6 +9,7 @@ have no compiler.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -201,9 +202,16 @@ def _where(fn: Callable) -> tuple[str | None, int | None]:
 
 
 def _intrinsic(fn: Callable) -> Callable:
-    """Tag `fn` so the frontend knows it; its body only runs when called outside a kernel."""
-    fn.__tilec_op__ = fn.__name__  # type: ignore[attr-defined]
-    return fn
+    """Tag `fn` so the frontend knows it (it binds calls against `fn`'s signature); called
+    outside a kernel, it checks the arguments as `fn` takes them, then raises `_outside`."""
+
+    @functools.wraps(fn)
+    def outside_a_kernel(*args: Any, **kwargs: Any) -> Any:
+        fn(*args, **kwargs)
+        raise _outside(fn.__name__)
+
+    outside_a_kernel.__tilec_op__ = fn.__name__  # type: ignore[attr-defined]
+    return outside_a_kernel
 
 
 def _outside(name: str) -> TilecError:
@@ -216,104 +224,88 @@ def _outside(name: str) -> TilecError:
 @_intrinsic
 def Kernel(*grid: Any, threads: Any = 128) -> Any:  # noqa: N802
     """`with T.Kernel(gx, gy, threads=128) as (bx, by)`: a grid of thread blocks."""
-    raise _outside("Kernel")
 
 
 @_intrinsic
 def use_swizzle(panel_size: int, order: str = "row", enable: bool = True) -> Any:
     """Rasterize the grid in panels of `panel_size` blocks for L2 reuse (a kernel attribute)."""
-    raise _outside("use_swizzle")
 
 
 @_intrinsic
 def const(names: str) -> Any:
     """`M, N, K = T.const("M, N, K")`: sizes bound from the arguments' shapes."""
-    raise _outside("const")
 
 
 @_intrinsic
 def empty(shape: Any, dtype: Any) -> Any:
     """An output tensor the kernel object allocates and returns."""
-    raise _outside("empty")
 
 
 @_intrinsic
 def alloc_shared(shape: Any, dtype: Any, scope: str = "shared") -> Any:
     """A buffer shared by the threads of a block."""
-    raise _outside("alloc_shared")
 
 
 @_intrinsic
 def alloc_fragment(shape: Any, dtype: Any) -> Any:
     """A block-level buffer distributed over the registers of the block's threads."""
-    raise _outside("alloc_fragment")
 
 
 @_intrinsic
 def alloc_local(shape: Any, dtype: Any) -> Any:
     """A buffer private to each thread."""
-    raise _outside("alloc_local")
 
 
 @_intrinsic
 def alloc_var(dtype: Any, init: Any = None) -> Any:
     """A mutable scalar variable (scalars bound by `=` are immutable)."""
-    raise _outside("alloc_var")
 
 
 @_intrinsic
 def copy(src: Any, dst: Any) -> Any:
     """Copies a region between two buffers of any scopes (converting the dtype if needed)."""
-    raise _outside("copy")
 
 
 @_intrinsic
 def gemm(A: Any, B: Any, C: Any, transpose_A: bool = False, transpose_B: bool = False,  # noqa: N803
          policy: str = GemmWarpPolicy.Square, clear_accum: bool = False) -> Any:
     """C += op(A) @ op(B)."""
-    raise _outside("gemm")
 
 
 @_intrinsic
 def clear(buffer: Any) -> Any:
     """Sets every element of a block-level buffer to zero."""
-    raise _outside("clear")
 
 
 @_intrinsic
 def fill(buffer: Any, value: Any) -> Any:
     """Sets every element of a block-level buffer to `value`."""
-    raise _outside("fill")
 
 
 @_intrinsic
 def Pipelined(*bounds: Any, num_stages: int = 0, order: Any = None, stage: Any = None,  # noqa: N802
               group: Any = None) -> Any:
     """A sequential loop whose copies and compute overlap in `num_stages` stages."""
-    raise _outside("Pipelined")
 
 
 @_intrinsic
 def Parallel(*extents: Any) -> Any:  # noqa: N802
     """An N-d iteration space of independent points spread over the block's threads."""
-    raise _outside("Parallel")
 
 
 @_intrinsic
 def serial(*bounds: Any) -> Any:
     """A sequential loop: serial(stop), serial(start, stop) or serial(start, stop, step)."""
-    raise _outside("serial")
 
 
 @_intrinsic
 def unroll(*bounds: Any) -> Any:
     """A sequential loop that is fully unrolled."""
-    raise _outside("unroll")
 
 
 def _reduce_marker(kind: str) -> Callable:
     def reduce(src: Any, dst: Any, dim: int = -1, clear: bool = True) -> Any:
-        raise _outside(f"reduce_{kind}")
+        ...
 
     reduce.__name__ = f"reduce_{kind}"
     reduce.__doc__ = f"Reduces `src` along `dim` into `dst` with {kind}."
@@ -330,7 +322,6 @@ reduce_absmax = _reduce_marker("absmax")
 @_intrinsic
 def atomic_add(dst: Any, value: Any) -> Any:
     """Atomically adds `value` to an element (or a region) of a global or shared buffer."""
-    raise _outside("atomic_add")
 
 
 def ceildiv(a: Any, b: Any) -> Any:
@@ -346,27 +337,26 @@ ceildiv.__tilec_op__ = "ceildiv"  # type: ignore[attr-defined]
 @_intrinsic
 def if_then_else(cond: Any, then_value: Any, else_value: Any) -> Any:
     """Selects between two values."""
-    raise _outside("if_then_else")
 
 
 @_intrinsic
 def max(a: Any, b: Any) -> Any:  # noqa: A001
-    raise _outside("max")
+    ...
 
 
 @_intrinsic
 def min(a: Any, b: Any) -> Any:  # noqa: A001
-    raise _outside("min")
+    ...
 
 
 @_intrinsic
 def abs(x: Any) -> Any:  # noqa: A001
-    raise _outside("abs")
+    ...
 
 
 def _math_marker(name: str) -> Callable:
     def op(x: Any) -> Any:
-        raise _outside(name)
+        ...
 
     op.__name__ = name
     op.__doc__ = f"Elementwise {name} of a scalar."
@@ -391,43 +381,36 @@ erf = _math_marker("erf")
 @_intrinsic
 def pow(x: Any, y: Any) -> Any:  # noqa: A001
     """x ** y."""
-    raise _outside("pow")
 
 
 @_intrinsic
 def clamp(x: Any, low: Any, high: Any) -> Any:
     """min(max(x, low), high)."""
-    raise _outside("clamp")
 
 
 @_intrinsic
 def max_value(dtype: Any) -> Any:
     """The largest finite value of a dtype."""
-    raise _outside("max_value")
 
 
 @_intrinsic
 def min_value(dtype: Any) -> Any:
     """The most negative finite value of a dtype."""
-    raise _outside("min_value")
 
 
 @_intrinsic
 def vectorized(*bounds: Any) -> Any:
     """A short per-thread loop whose accesses may be vectorized (it is unrolled)."""
-    raise _outside("vectorized")
 
 
 @_intrinsic
 def cast(value: Any, dtype: Any) -> Any:
     """Converts a scalar to `dtype` (also written `value.astype(dtype)`)."""
-    raise _outside("cast")
 
 
 @_intrinsic
 def infinity(dtype: Any) -> Any:
     """Positive infinity of a float dtype."""
-    raise _outside("infinity")
 
 
 __all__ = [
