@@ -159,11 +159,17 @@ class PrimFunc:
         return f"<T.prim_func {self.__name__}>"
 
 
+def _decorating_scope() -> dict[str, Any]:
+    """The local names of the scope that applied a decorator calling this (see PrimFunc.env);
+    none at module level."""
+    caller = inspect.currentframe().f_back.f_back
+    in_function = caller is not None and caller.f_code.co_name != "<module>"
+    return dict(caller.f_locals) if in_function else {}
+
+
 def prim_func(fn: Callable) -> PrimFunc:
     """Marks a kernel written with `T.Tensor` annotations (TileLang's classic style)."""
-    caller = inspect.currentframe().f_back
-    in_function = caller is not None and caller.f_code.co_name != "<module>"
-    return PrimFunc(fn, dict(caller.f_locals) if in_function else {})
+    return PrimFunc(fn, _decorating_scope())
 
 
 class Macro:
@@ -185,9 +191,7 @@ class Macro:
 
 def macro(fn: Callable) -> Macro:
     """Marks a helper whose body is inlined into the kernels that call it."""
-    caller = inspect.currentframe().f_back
-    in_function = caller is not None and caller.f_code.co_name != "<module>"
-    return Macro(fn, dict(caller.f_locals) if in_function else {})
+    return Macro(fn, _decorating_scope())
 
 
 def _where(fn: Callable) -> tuple[str | None, int | None]:
