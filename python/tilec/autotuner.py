@@ -138,11 +138,8 @@ class AutoTuner:
                              f"first error: {next(e for e in errors if e)}", *self.fn.location)
         return TuneResult(best[1], best[2], best[0], timings)
 
-    def _problem_key(self, args: tuple, kwargs: dict) -> Any:
-        return self.fn._fast_key(args, kwargs)
-
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        key = self._problem_key(args, kwargs)
+        key = self.fn._fast_key(args, kwargs)
         result = self.results.get(key) if key is not None else None
         if result is None:
             result = self.tune(*args, **kwargs)
