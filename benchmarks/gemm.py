@@ -40,8 +40,9 @@ CONFIGS = {
 }
 CHECK_SHAPES = [(1000, 1016, 1000), (257, 136, 72)]
 # ragged, with rows of every stored operand 16-byte aligned for every type (K-major 8-bit A and
-# B rows are K bytes, a transposed A's rows M elements)
-TYPE_CHECK_SHAPES = [(1000, 1016, 1008), (264, 136, 80), (2048, 2048, 2048)]
+# B rows are K bytes, a transposed A's rows M elements) and with at least two K tiles of 128 8-bit
+# elements, since a single-k-tile problem stays on the SIMT path
+TYPE_CHECK_SHAPES = [(1000, 1016, 1008), (264, 136, 272), (2048, 2048, 2048)]
 FP8_PERF_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192)]
 
 

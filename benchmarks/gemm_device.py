@@ -3,6 +3,7 @@
 Two halves, because the GPU machine has no MLIR:
   python benchmarks/gemm_device.py build DIR   (here: generator variants -> PTX, manifest, plan)
   python benchmarks/gemm_device.py run DIR --out results.json   (GPU machine: torch + cuda-bindings)
+  python benchmarks/gemm_device.py summary results.json        (anywhere: the issue's table)
 benchmarks/gemm.py builds DIR through the tilec frontend and pass instead and reuses `run`.
 
 `run` loads each kernel with the driver (its sm_90a cubin when the build left one, else the PTX
@@ -21,6 +22,7 @@ import argparse
 import functools
 import importlib.util
 import json
+import math
 import os
 import subprocess
 import sys
@@ -425,7 +427,9 @@ def run(directory: Path, out: Path, budget_s: float) -> None:
     build_info = directory / "build_info.json"
     if build_info.exists():
         info["build"] = json.loads(build_info.read_text())
-    out.write_text(json.dumps({"info": info, "rows": rows}, indent=1))
+    summary = summarize(rows)
+    print_summary(summary)
+    out.write_text(json.dumps({"info": info, "summary": summary, "rows": rows}, indent=1))
 
 
 def print_table(rows: list[dict]) -> None:
@@ -443,9 +447,64 @@ def print_table(rows: list[dict]) -> None:
             print(f"WRONG {r['kernel']} {shape} err {r['rel_err']:.2e} nan {r['nan']}")
 
 
+BEST_OF = ("tuned", "mid", "narrow")  # the configs an autotuner over benchmarks/gemm.py would try
+
+
+def summarize(rows: list[dict]) -> dict:
+    """Per fp16/bf16 perf shape: cuBLAS, the best of BEST_OF (what the autotuner keeps), the
+    quickstart config and Triton; then the geometric mean and the lowest of the best ratios."""
+    table: dict[tuple, dict] = {}
+    for r in rows:
+        shape = (r["M"], r["N"], r["K"])
+        plain = r["kernel"] == f"{r['label']}_{r['dtype']}_{shape[0]}x{shape[1]}x{shape[2]}"
+        if "ratio" not in r or r["dtype"] not in ("f16", "bf16") or not plain:
+            continue
+        entry = table.setdefault((r["dtype"], *shape), {"dtype": r["dtype"], "shape": shape})
+        if r["label"] == "quickstart":
+            entry["quickstart"] = r["ratio"]
+        elif r["label"] in BEST_OF and r["ratio"] > entry.get("best", 0.0):
+            entry.update(best=r["ratio"], config=r["label"], tflops=r["tflops"],
+                         cublas_tflops=r["cublas_tflops"])
+        if "triton_ratio" in r:
+            entry["triton"] = r["triton_ratio"]
+    entries = [e for e in table.values() if "best" in e]
+    if not entries:
+        return {"shapes": []}
+
+    def geomean(values: list[float]) -> float:
+        return math.exp(sum(math.log(v) for v in values) / len(values))
+
+    best = [e["best"] for e in entries]
+    triton = [e["triton"] for e in entries if "triton" in e]
+    return {
+        "shapes": entries,
+        "geomean_best": geomean(best),
+        "lowest_best": min(best),
+        "geomean_quickstart": geomean([e["quickstart"] for e in entries if "quickstart" in e]),
+        "geomean_triton": geomean(triton) if triton else None,
+    }
+
+
+def print_summary(summary: dict) -> None:
+    print("| dtype | M×N×K | cuBLAS TF/s | tilec best TF/s (×, config) | quickstart cfg × "
+          "| Triton × |")
+    print("|---|---|---|---|---|---|")
+    for e in summary["shapes"]:
+        shape = "×".join(map(str, e["shape"]))
+        triton = f"{e['triton']:.2f}" if "triton" in e else "-"
+        quick = f"{e['quickstart']:.2f}" if "quickstart" in e else "-"
+        print(f"| {e['dtype']} | {shape} | {e['cublas_tflops']:.0f} | {e['tflops']:.0f} "
+              f"({e['best']:.3f}, {e['config']}) | {quick} | {triton} |")
+    if summary["shapes"]:
+        print(f"geomean best {summary['geomean_best']:.3f}x cuBLAS, lowest "
+              f"{summary['lowest_best']:.3f}x; quickstart config "
+              f"{summary['geomean_quickstart']:.3f}x;"
+              f" Triton {summary['geomean_triton'] or float('nan'):.3f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("mode", choices=["build", "run", "child"])
+    parser.add_argument("mode", choices=["build", "run", "child", "summary"])
     parser.add_argument("directory", type=Path)
     parser.add_argument("--only")
     parser.add_argument("--first", type=int, default=0)
@@ -454,6 +513,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.mode == "build":
         build(args.directory, args.only)
+    elif args.mode == "summary":
+        print_summary(summarize(json.loads(args.directory.read_text())["rows"]))
     elif args.mode == "run":
         run(args.directory, args.out, args.budget)
     else:
