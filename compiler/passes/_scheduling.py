@@ -1,0 +1,111 @@
+"""What the CUDA scheduling passes share: the arch they decide for, the tensor-core names of
+element types, and their decisions as builtin attributes (so tilec-opt prints and re-reads them).
+
+Every scheduling pass (infer-mma-layout, select-shared-swizzle, select-epilogue-store,
+pipeline-async-copies, specialize-warps, rasterize-blocks) and their consumer
+lower-gemm-to-tensorcore read the arch through `target_arch`, so one lookup order and one error
+serve them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from mlir import ir
+
+from tilec.compiler.passes._ir_walk import op_error
+from tilec.errors import CompileError
+
+ARCHES = ("sm_80", "sm_90a")
+DEFAULT_ARCH = "sm_90a"  # the project's GPU (H200)
+ARCH_ATTR = "tile.arch"  # module attribute the cuda target sets before the scheduling passes
+
+# element types -> the tensor-core kernels' names for them, per role (f32 operands run as tf32)
+_FLOAT_ELEMENTS = (
+    (ir.F16Type, "f16"),
+    (ir.BF16Type, "bf16"),
+    (ir.Float8E4M3FNType, "e4m3"),
+    (ir.Float8E5M2Type, "e5m2"),
+    (ir.F32Type, "f32"),
+)
+OPERAND_TYPES = {
+    "f16": "f16", "bf16": "bf16", "e4m3": "e4m3", "e5m2": "e5m2", "f32": "tf32", "i8": "s8"
+}
+OUTPUT_TYPES = {"f16": "f16", "bf16": "bf16", "f32": "f32", "i32": "s32"}
+ACCUMULATOR_TYPES = {"f32": "f32", "i32": "s32"}
+
+DecisionValue = str | bool | int | Sequence[int]
+
+
+def target_arch(module: ir.Module, option: str, pass_name: str) -> str:
+    """The arch a pass decides for: its `arch` option, else the module's `tile.arch`, else
+    sm_90a. Any other chip is a CompileError: silently scheduling for the wrong tensor cores
+    would produce a kernel that cannot run."""
+    arch = option
+    attributes = module.operation.attributes
+    if not arch and ARCH_ATTR in attributes:
+        arch = ir.StringAttr(attributes[ARCH_ATTR]).value
+    arch = arch or DEFAULT_ARCH
+    if arch not in ARCHES:
+        raise CompileError(
+            f"{pass_name}: unsupported arch '{arch}' (supported: {', '.join(ARCHES)})"
+        )
+    return arch
+
+
+def tensorcore_type(type_: ir.Type, names: Mapping[str, str]) -> str | None:
+    """The kernels' name (from `names`: OPERAND_TYPES, OUTPUT_TYPES, ACCUMULATOR_TYPES) for an
+    element type, or None when the tensor cores have none for it in that role."""
+    for type_class, element in _FLOAT_ELEMENTS:
+        if isinstance(type_, type_class):
+            return names.get(element)
+    if isinstance(type_, ir.IntegerType):
+        return names.get(f"i{ir.IntegerType(type_).width}")
+    return None
+
+
+def _to_attribute(value: DecisionValue, context: ir.Context) -> ir.Attribute:
+    if isinstance(value, bool):
+        return ir.BoolAttr.get(value, context)
+    if isinstance(value, int):
+        return ir.IntegerAttr.get(ir.IntegerType.get_signless(64, context), value)
+    if isinstance(value, str):
+        return ir.StringAttr.get(value, context)
+    return ir.DenseI64ArrayAttr.get(list(value), context)
+
+
+def decision_attr(fields: Mapping[str, DecisionValue], context: ir.Context) -> ir.DictAttr:
+    """A decision as a DictionaryAttr: str → StringAttr, bool → BoolAttr, int → i64,
+    a sequence of ints → DenseI64ArrayAttr."""
+    return ir.DictAttr.get(
+        {key: _to_attribute(value, context) for key, value in fields.items()}, context
+    )
+
+
+def _from_attribute(attribute: ir.Attribute) -> DecisionValue | None:
+    if isinstance(attribute, ir.BoolAttr):
+        return attribute.value
+    if isinstance(attribute, ir.IntegerAttr):
+        return attribute.value
+    if isinstance(attribute, ir.StringAttr):
+        return attribute.value
+    if isinstance(attribute, ir.DenseI64ArrayAttr):
+        return tuple(attribute)
+    return None
+
+
+def read_decision(op: ir.Operation, name: str) -> dict[str, DecisionValue] | None:
+    """The decision `name` recorded on `op` as Python values, or None when it has none; a
+    malformed one (hand-written IR) is a CompileError at the op."""
+    if name not in op.attributes:
+        return None
+    entries = op.attributes[name]
+    if not isinstance(entries, ir.DictAttr):
+        raise op_error(op, f"{name} must be a dictionary, got {entries}")
+    decision = {}
+    for entry in (entries[i] for i in range(len(entries))):
+        value = _from_attribute(entry.attr)
+        if value is None:
+            raise op_error(op, f"{name}: unexpected value {entry.attr} for '{entry.name}'")
+        decision[entry.name] = value
+    return decision

@@ -1,0 +1,225 @@
+"""infer-mma-layout: which tensor-core instruction computes each tile.gemm, and how the block's
+warps share it.
+
+Every later scheduling decision (operand swizzles, pipeline depth, warp roles, epilogue) and the
+tensor-core lowering follow from this one, so it is made first and recorded on the op:
+
+- sm_90a: `tile.mma = {kind = "wgmma", warpgroups = C, instr = array<i64: 64, N, Kst>,
+  a_source}`. C = 2 consumer warpgroups when the block has 256+ threads and block_m is a
+  multiple of 128, else 1; each owns block_m / C rows, which wgmma needs to be 64 or 128 (one
+  or two m64 atoms), with 64 <= block_n <= 256 a multiple of 64 and at most 128 accumulator
+  registers per thread ((block_m / C / 64) * block_n <= 256). One instruction spans all of
+  block_n (N = block_n) and 32 bytes of K (Kst = 16 for 16-bit, 32 for 8-bit, 8 for tf32).
+- sm_80: `tile.mma = {kind = "mma.sync", warps = array<i64: wm, wn>, instr = array<i64: 16, 8,
+  Kst>, a_source}`: the warps (threads / 32) as the most square grid over the block's tile
+  that the mma.sync kernel accepts (AmpereGemmConfig: warp tiles of 16 x 16 multiples, at most
+  128 accumulator registers per thread, copies and stores divided evenly among threads).
+
+A and B must be shared memory, except that A may be a fragment (M x K, not transposed): then
+wgmma / mma.sync read it from registers (`a_source = "registers"`, the second gemm of
+attention). Operand, accumulator and output types must be ones the tensor cores take
+(dtypes.check_types: K-major 8-bit and tf32 operands, f32 / s32 accumulation); the output type
+is that of the global tensor the accumulator is finally copied to (directly or through a
+fragment a tile.parallel fills from it), the accumulator's own when it never leaves the block.
+A gemm that fails any of this gets no attribute and stays on the SIMT path. The accumulator's
+tile.alloc is marked `tile.mma_layout = "wgmma-accumulator" | "mma-accumulator"`: its
+registers are laid out as the instruction's C fragment, not by infer-fragment-layout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+from tilec.compiler.passes import TilePass, register
+from tilec.compiler.passes._ir_walk import copy_parts, defining_op, kernels, scope, walk
+from tilec.compiler.passes._scheduling import (
+    ACCUMULATOR_TYPES,
+    OPERAND_TYPES,
+    OUTPUT_TYPES,
+    DecisionValue,
+    decision_attr,
+    target_arch,
+    tensorcore_type,
+)
+from tilec.compiler.passes.infer_fragment_layout import kernel_threads
+from tilec.compiler.tensorcore.ampere import AmpereGemmConfig
+from tilec.compiler.tensorcore.dtypes import K_STEP_BYTES, OPERAND_BYTES, accumulator, check_types
+
+MMA_ATTR = "tile.mma"
+ACCUMULATOR_LAYOUT_ATTR = "tile.mma_layout"
+WARPGROUP_THREADS = 128
+WARP_THREADS = 32
+WGMMA_M = 64
+MMA_SYNC_MN = (16, 8)
+
+
+@dataclass(frozen=True)
+class GemmProblem:
+    """What the instruction choice reads off one tile.gemm."""
+
+    block_m: int
+    block_n: int
+    block_k: int
+    dtype: str  # operand type (dtypes' names)
+    out_dtype: str  # the type the accumulator is stored as
+    trans_a: bool
+    trans_b: bool
+    a_source: str  # "shared" | "registers"
+
+    @property
+    def k_step(self) -> int:
+        """K elements of one instruction: 32 bytes whatever the type."""
+        return K_STEP_BYTES // OPERAND_BYTES[self.dtype]
+
+
+def _element_type(value: ir.Value) -> ir.Type:
+    return ir.MemRefType(value.type).element_type
+
+
+def _reads(op: ir.Operation, buffer: ir.Value) -> bool:
+    return any(inner.name == "memref.load" and inner.operands[0] == buffer for inner in walk(op))
+
+
+def stored_element_type(accumulator_value: ir.Value, kernel: ir.Operation) -> ir.Type:
+    """The element type of the global tensor the accumulator is copied to, directly or from a
+    fragment that a tile.parallel reading it writes; the accumulator's own type otherwise."""
+    sources = [accumulator_value]
+    for op in walk(kernel):
+        if op.name == "tile.parallel" and _reads(op, accumulator_value):
+            sources += [
+                inner.operands[1]
+                for inner in walk(op)
+                if inner.name == "memref.store" and scope(inner.operands[1]) == "fragment"
+            ]
+    for op in walk(kernel):
+        if op.name != "tile.copy":
+            continue
+        src, _, _, dst, _, _ = copy_parts(op)
+        if scope(dst) == "global" and any(src == source for source in sources):
+            return _element_type(dst)
+    return _element_type(accumulator_value)
+
+
+def gemm_problem(gemm: ir.Operation, kernel: ir.Operation) -> GemmProblem | None:
+    """The gemm as the tensor cores see it, or None when they cannot run it."""
+    a, b, c = gemm.operands[0], gemm.operands[1], gemm.operands[2]
+    trans_a = ir.BoolAttr(gemm.attributes["transpose_a"]).value
+    trans_b = ir.BoolAttr(gemm.attributes["transpose_b"]).value
+    if scope(b) != "shared" or scope(c) != "fragment":
+        return None
+    if scope(a) == "shared":
+        a_source = "shared"
+    elif scope(a) == "fragment" and not trans_a:
+        a_source = "registers"  # register operands are M x K fragments
+    else:
+        return None
+    a_shape, b_shape = ir.MemRefType(a.type).shape, ir.MemRefType(b.type).shape
+    if len(a_shape) != 2 or len(b_shape) != 2:
+        return None
+    block_m, block_k = reversed(a_shape) if trans_a else a_shape
+    block_n = b_shape[0] if trans_b else b_shape[1]
+    dtype = tensorcore_type(_element_type(a), OPERAND_TYPES)
+    if dtype is None or tensorcore_type(_element_type(b), OPERAND_TYPES) != dtype:
+        return None
+    if tensorcore_type(_element_type(c), ACCUMULATOR_TYPES) != accumulator(dtype):
+        return None
+    out_dtype = tensorcore_type(stored_element_type(c, kernel), OUTPUT_TYPES)
+    if out_dtype is None:
+        return None
+    try:
+        check_types(dtype, out_dtype, trans_a, trans_b)
+    except ValueError:
+        return None
+    return GemmProblem(block_m, block_n, block_k, dtype, out_dtype, trans_a, trans_b, a_source)
+
+
+def consumer_warpgroups(block_m: int, threads: int) -> int:
+    """Two warpgroups split the rows when the block has the threads and 128-row halves."""
+    return 2 if threads >= 2 * WARPGROUP_THREADS and block_m % 128 == 0 else 1
+
+
+def wgmma_decision(problem: GemmProblem, threads: int) -> dict[str, DecisionValue] | None:
+    """sm_90a: the warpgroup split and wgmma shape, or None when wgmma cannot cover the tile."""
+    groups = consumer_warpgroups(problem.block_m, threads)
+    rows = problem.block_m // groups
+    block_n = problem.block_n
+    if rows not in (WGMMA_M, 2 * WGMMA_M) or block_n % 64 or not 64 <= block_n <= 256:
+        return None
+    if (rows // WGMMA_M) * block_n > 256:
+        return None  # more than 128 fp32 accumulator registers per thread
+    return {
+        "kind": "wgmma",
+        "warpgroups": groups,
+        "instr": (WGMMA_M, block_n, problem.k_step),
+        "a_source": problem.a_source,
+    }
+
+
+def warp_grid(problem: GemmProblem, threads: int) -> tuple[int, int] | None:
+    """The most square (warps_m, warps_n) over the tile that the mma.sync kernel accepts."""
+    warps = threads // WARP_THREADS
+    if warps < 1 or threads % WARP_THREADS:
+        return None
+    grids = [(wm, warps // wm) for wm in range(1, warps + 1) if warps % wm == 0]
+    grids.sort(key=lambda grid: abs(problem.block_m / grid[0] - problem.block_n / grid[1]))
+    for warps_m, warps_n in grids:
+        try:
+            AmpereGemmConfig(
+                block_m=problem.block_m,
+                block_n=problem.block_n,
+                block_k=problem.block_k,
+                warps_m=warps_m,
+                warps_n=warps_n,
+                dtype=problem.dtype,
+                out_dtype=problem.out_dtype,
+                trans_a=problem.trans_a,
+                trans_b=problem.trans_b,
+            )
+        except ValueError:
+            continue
+        return warps_m, warps_n
+    return None
+
+
+def mma_sync_decision(problem: GemmProblem, threads: int) -> dict[str, DecisionValue] | None:
+    """sm_80: the warp grid and mma.sync shape, or None when no warp grid fits."""
+    grid = warp_grid(problem, threads)
+    if grid is None:
+        return None
+    return {
+        "kind": "mma.sync",
+        "warps": grid,
+        "instr": (*MMA_SYNC_MN, problem.k_step),
+        "a_source": problem.a_source,
+    }
+
+
+@register
+@dataclass
+class InferMmaLayout(TilePass):
+    """Choose the tensor-core instruction and warp split of every gemm the tensor cores take."""
+
+    name = "infer-mma-layout"
+    summary = "tile.gemm -> tile.mma (wgmma warpgroups / mma.sync warp grid, instruction shape)"
+    arch: str = ""
+
+    def run(self, module: ir.Module) -> None:
+        arch = target_arch(module, self.arch, self.name)
+        decide = wgmma_decision if arch == "sm_90a" else mma_sync_decision
+        accumulator_layout = "wgmma-accumulator" if arch == "sm_90a" else "mma-accumulator"
+        context = module.context
+        for kernel in kernels(module):
+            threads = kernel_threads(kernel)
+            for gemm in (op for op in walk(kernel) if op.name == "tile.gemm"):
+                problem = gemm_problem(gemm, kernel)
+                decision = None if problem is None else decide(problem, threads)
+                if decision is None:
+                    continue
+                gemm.attributes[MMA_ATTR] = decision_attr(decision, context)
+                alloc = defining_op(gemm.operands[2])
+                if alloc is not None and alloc.name == "tile.alloc":
+                    alloc.attributes[ACCUMULATOR_LAYOUT_ATTR] = ir.StringAttr.get(
+                        accumulator_layout, context
+                    )
