@@ -19,6 +19,8 @@ from tilec.errors import CompileError
 ARCHES = ("sm_80", "sm_90a")
 DEFAULT_ARCH = "sm_90a"  # the project's GPU (H200)
 ARCH_ATTR = "tile.arch"  # module attribute the cuda target sets before the scheduling passes
+PIPELINE_ATTR = "tile.pipeline"  # on tile.pipelined, written by pipeline-async-copies
+TMA_PIPELINE = "tma-mbarrier"  # its `mechanism` when TMA loads feed wgmma through mbarriers
 
 # element types -> the tensor-core kernels' names for them, per role (f32 operands run as tf32)
 _FLOAT_ELEMENTS = (
