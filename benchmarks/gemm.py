@@ -13,8 +13,9 @@ torch._scaled_mm, int8 / tf32 / transposed fp16 at 4096^3 against torch), "all" 
 
 Configurations (the user's knobs): "tuned" = TileLang's tuned 128x256x64 / 256 threads / 4
 stages, "quickstart" = DESIGN.md's 128x128x32 / 128 threads / 3 stages, and for shapes with few
-output tiles "mid" (128x128x64 / 256 / 4) and "narrow" (128x64x64 / 256 / 4): the per-shape
-best of tuned/mid/narrow is what an autotuner over these configs would keep.
+output tiles "mid" (128x128x64 / 256 / 4), "narrow" (128x64x64 / 256 / 4) and "small" (64x128x64 /
+128 / 4: one consumer warpgroup, the deepest ring): the per-shape best of tuned/mid/narrow/small
+is what an autotuner over these configs keeps.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ CONFIGS = {
     "quickstart": {"block_M": 128, "block_N": 128, "block_K": 32, "threads": 128, "num_stages": 3},
     "mid": {"block_M": 128, "block_N": 128, "block_K": 64, "threads": 256, "num_stages": 4},
     "narrow": {"block_M": 128, "block_N": 64, "block_K": 64, "threads": 256, "num_stages": 4},
+    "small": {"block_M": 64, "block_N": 128, "block_K": 64, "threads": 128, "num_stages": 4},
 }
 CHECK_SHAPES = [(1000, 1016, 1000), (257, 136, 72)]
 # ragged, with rows of every stored operand 16-byte aligned for every type (K-major 8-bit A and
@@ -304,13 +306,15 @@ def build(directory: Path, suite: str) -> None:
 
 
 def build_f16(directory: Path, manifest: list, plan: list) -> None:
-    """The fp16/bf16 suite: the issue's shapes, four configs, the sm_80 kernel too."""
+    """The fp16/bf16 suite: the issue's shapes, five configs, the sm_80 kernel too."""
     for dtype in ("f16", "bf16"):
         for config, knobs in CONFIGS.items():
             for shape in CHECK_SHAPES + PERF_SHAPES:
                 perf = shape in PERF_SHAPES
                 few_tiles = math.ceil(shape[0] / 128) * math.ceil(shape[1] / 256) < 99
                 if config in ("mid", "narrow") and not (perf and few_tiles):
+                    continue
+                if config == "small" and perf and not few_tiles:
                     continue
                 start = time.time()
                 ptx, launch = compile_ptx(shape, {"dtype": dtype}, knobs, "sm_90a")

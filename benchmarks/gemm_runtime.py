@@ -32,8 +32,8 @@ SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (4096, 28672, 8192), (1000, 10
 DTYPES = ["float16", "bfloat16"]
 CONFIG_NAMES = ["quickstart", "tuned"]
 TUNED_SHAPES = [(128, 8192, 8192), (1024, 1024, 1024), (4096, 4096, 4096)]
-tuned_matmul = tilec.autotune(configs=[CONFIGS[name] for name in ("tuned", "mid", "narrow")])(
-    matmul)
+tuned_matmul = tilec.autotune(
+    configs=[CONFIGS[name] for name in ("tuned", "mid", "narrow", "small")])(matmul)
 
 
 def cases() -> list[tuple[tuple[int, int, int], str, str]]:
