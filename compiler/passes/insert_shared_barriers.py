@@ -7,6 +7,11 @@ wait. The pass walks each block's statements in order and tracks, per buffer, wh
 written or read since the last barrier; a statement that conflicts gets a barrier before it.
 Loops are walked as if entered from their own end too (the back edge). A T.Parallel, a copy or
 an scf.if is one statement: barriers go between statements, never inside divergent code.
+
+A loop lower-tile-to-gpu turns into a cp.async pipeline (compiler/passes/_async_pipeline.py,
+whose `plan_pipeline` both passes ask) brings its own barriers: one after the wait at the top of
+every iteration and one after the drain behind the loop. Its pipelined copies are issued by that
+code, not where they stand, so they are no statements of the body here.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from mlir import ir
 from mlir.dialects import gpu
 
 from tilec.compiler.passes import TilePass, register
+from tilec.compiler.passes._async_pipeline import plan_pipeline
 from tilec.compiler.passes._ir_walk import copy_parts, kernels, scope, walk
 
 LOOPS = ("tile.for", "tile.pipelined")
@@ -72,9 +78,18 @@ def shared_effects(op: ir.Operation) -> tuple[list[ir.Value], list[ir.Value]]:
     return keep(reads), keep(writes)
 
 
-def process(block: ir.Block, pending: Pending, insert: bool) -> Pending:
+def process(block: ir.Block, pending: Pending, insert: bool,
+            issued_elsewhere: tuple[ir.Operation, ...] = ()) -> Pending:
     for op in list(block.operations):
         op = op.operation
+        if any(op == known for known in issued_elsewhere):
+            continue
+        plan = plan_pipeline(op) if op.name == "tile.pipelined" else None
+        if plan is not None:
+            # every iteration starts after a barrier; the drain ends with one
+            process(op.regions[0].blocks[0], Pending(), insert, tuple(plan.copies))
+            pending = Pending()
+            continue
         if op.name in LOOPS:
             body = op.regions[0].blocks[0]
             end = process(body, pending, insert=False)

@@ -31,9 +31,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import arith, builtin, gpu, llvm, memref, scf, vector
+from mlir.dialects import arith, builtin, gpu, llvm, memref, nvgpu, scf, vector
 
 from tilec.compiler.passes import TilePass, register
+from tilec.compiler.passes._async_pipeline import (
+    SLOT_ALIGN,
+    PipelinedLoop,
+    PipelinePlan,
+    Ring,
+    plan_pipeline,
+)
 from tilec.compiler.passes._fragment_layout import LAYOUT_ATTR, FragmentLayout
 from tilec.compiler.passes._ir_walk import (
     as_operation,
@@ -169,6 +176,10 @@ class KernelLowering:
         self.scratch: dict[ir.Operation, ir.Value] = {}
         self.shared_bytes = 0
         self.canonical: ir.Value | None = None
+        self.rings: dict[ir.Value, Ring] = {}
+        # decided on the tile IR, as insert-shared-barriers did (scopes change on the way)
+        self.plans: list[tuple[ir.Operation, PipelinePlan]] = [
+            (op, plan) for op in walk(kernel) if (plan := plan_pipeline(op)) is not None]
 
     # ----- the gpu.func and its prelude -------------------------------------------------
     def build(self) -> None:
@@ -281,7 +292,9 @@ class KernelLowering:
             type_ = memref_type(old)
             kind = scope(old)
             with op.location, ir.InsertionPoint(self.ret):
-                if kind == "shared":
+                if kind == "shared" and self.ring_stages(old):
+                    new = self.ring(old, type_)
+                elif kind == "shared":
                     new = self.shared_view(list(type_.shape), type_.element_type)
                 elif kind == "fragment":
                     if LAYOUT_ATTR not in op.attributes:
@@ -304,11 +317,36 @@ class KernelLowering:
         for op in self.body_ops:
             op.move_before(self.ret)
 
-    def shared_view(self, shape: list[int], element: ir.Type) -> ir.Value:
+    def reserve_shared(self, size: int) -> int:
+        """The offset of `size` new bytes of shared memory."""
         offset = -(-self.shared_bytes // SHARED_ALIGN) * SHARED_ALIGN
-        self.shared_bytes = offset + math.prod(shape) * element_bytes(element)
+        self.shared_bytes = offset + size
+        return offset
+
+    def shared_view(self, shape: list[int], element: ir.Type) -> ir.Value:
+        offset = self.reserve_shared(math.prod(shape) * element_bytes(element))
         view_type = ir.MemRefType.get(shape, element, memory_space=ir.Attribute.parse(WORKGROUP))
         return memref.ViewOp(view_type, self.smem, index(offset), []).result
+
+    def ring_stages(self, buffer: ir.Value) -> int:
+        """The slots a pipelined loop gives this shared buffer (0: none, a plain buffer)."""
+        return next((plan.stages for _, plan in self.plans
+                     if any(buffer == known for known in plan.buffers)), 0)
+
+    def ring(self, old: ir.Value, type_: ir.MemRefType) -> ir.Value:
+        """S slots for a pipelined copy's destination; the returned view (slot 0) stands in
+        for the buffer until its loop gives every use the slot of the iteration."""
+        stages = self.ring_stages(old)
+        size = math.prod(type_.shape) * element_bytes(type_.element_type)
+        slot_bytes = -(-size // SLOT_ALIGN) * SLOT_ALIGN
+        offset = self.reserve_shared(stages * slot_bytes)
+        view_type = ir.MemRefType.get(list(type_.shape), type_.element_type,
+                                      memory_space=ir.Attribute.parse(WORKGROUP))
+        placeholder = memref.ViewOp(view_type, self.smem, index(offset), []).result
+        self.rings[placeholder] = Ring(offset, slot_bytes, view_type)
+        for _, plan in self.plans:
+            plan.buffers = [placeholder if buffer == old else buffer for buffer in plan.buffers]
+        return placeholder
 
     def reserve_scratch(self) -> None:
         for root in self.body_ops:
@@ -349,6 +387,9 @@ class KernelLowering:
                 self.lower_fill(op)
             elif name == "tile.parallel":
                 self.lower_parallel(op)
+                return
+            elif self.plan_of(op) is not None:
+                self.lower_pipelined(op)
                 return
             elif name in ("tile.for", "tile.pipelined"):
                 self.lower_loop(op)
@@ -411,6 +452,14 @@ class KernelLowering:
                 end = as_operation(scf.YieldOp([]))
         moved = move_body_before(op, [loop.induction_variable], end)
         self.lower_block_ops(moved)
+
+    def plan_of(self, op: ir.Operation) -> PipelinePlan | None:
+        return next((plan for loop, plan in self.plans if loop == op), None)
+
+    def lower_pipelined(self, op: ir.Operation) -> None:
+        """A loop whose copies run ahead through cp.async (compiler/passes/_async_pipeline)."""
+        iv, end = PipelinedLoop(self, op, self.plan_of(op), self.rings).lower()
+        self.lower_block_ops(move_body_before(op, [iv], end))
 
     # ----- T.Parallel ------------------------------------------------------------------
     def thread_offsets(self, layout: FragmentLayout) -> list[ir.Value]:
@@ -707,6 +756,50 @@ class KernelLowering:
                        cast(value, ir.VectorType.get([vec], target) if vec > 1 else target))
             scf.YieldOp([])
 
+    def copy_async(self, op: ir.Operation, vec: int, src_offsets: list[ir.Value], dst: ir.Value,
+                   dst_offsets: list[ir.Value]) -> None:
+        """A pipelined global -> shared copy (corners given for the iteration it fetches):
+        the chunks of the synchronous copy, each one cp.async that zero-fills what lies
+        outside the tensor; a chunk the tensor's alignment does not allow cp.async for
+        (a row length or base that is no multiple of the chunk) is read element by element and
+        stored, as the synchronous copy does."""
+        src, _, src_shape, _, _, dst_shape = copy_parts(op)
+        src_at = Side(src, src_offsets, box_dims(src_shape))
+        dst_at = Side(dst, dst_offsets, box_dims(dst_shape))
+        chunks = [src_shape[d] for d in src_at.dims]
+        chunks[-1] //= vec
+        loop = scf.ForOp(self.tid, index(math.prod(chunks)), index(self.threads))
+        with ir.InsertionPoint(loop.body):
+            point = self.unflatten(loop.induction_variable, chunks)
+            point[-1] = arith.muli(point[-1], index(vec))
+            where, target = src_at.index(point), dst_at.index(point)
+            extent = memref.dim(src, index(len(where) - 1))
+            branch = scf.IfOp(all_of(self.vector_aligned(src, where, vec, extent)),
+                              has_else=True)
+            with ir.InsertionPoint(branch.then_block):
+                self.cp_async(src, where, extent, dst, target, vec)
+                scf.YieldOp([])
+            with ir.InsertionPoint(branch.else_block):
+                self.write(dst_at, target, self.read_elements(src, where, vec))
+                scf.YieldOp([])
+            scf.YieldOp([])
+
+    def cp_async(self, src: ir.Value, where: list[ir.Value], extent: ir.Value, dst: ir.Value,
+                 target: list[ir.Value], vec: int) -> None:
+        """One cp.async of `vec` elements; src-size counts the elements inside the tensor (0
+        for a row outside it, which then reads from the tensor's start: nothing is read)."""
+        column = where[-1]
+        inside = arith.select(cmp("ult", column, extent), arith.subi(extent, column), index(0))
+        count = arith.minui(inside, index(vec))
+        rows = self.in_bounds(src, where[:-1]) if len(where) > 1 else None
+        if rows is not None:
+            count = arith.select(rows, count, index(0))
+        live = cmp("ne", count, index(0))
+        source = [arith.select(live, value, index(0)) for value in where]
+        whole_line = vec * element_bytes(memref_type(src).element_type) == 16
+        nvgpu.DeviceAsyncCopyOp(dst, target, src, source, ir.IntegerAttr.get(
+            ir.IndexType.get(), vec), srcElements=count, bypassL1=whole_line or None)
+
     def vector_ok(self, buffer: ir.Value, where: list[ir.Value], vec: int) -> ir.Value | None:
         """Whether a `vec`-wide access at `where` is in bounds and aligned (global buffers)."""
         last = len(where) - 1
@@ -714,11 +807,17 @@ class KernelLowering:
                       enumerate(where[:-1])]
         extent = memref.dim(buffer, index(last))
         conditions.append(cmp("ule", add_index(where[-1], vec), extent))
-        conditions.append(cmp("eq", arith.remui(where[-1], index(vec)), index(0)))
-        if last > 0:
+        return all_of(conditions + self.vector_aligned(buffer, where, vec, extent))
+
+    def vector_aligned(self, buffer: ir.Value, where: list[ir.Value], vec: int,
+                       extent: ir.Value) -> list[ir.Value]:
+        """Conditions for a global `vec`-wide access at `where` to be vec-element aligned
+        (`extent`: the buffer's last dimension)."""
+        conditions = [cmp("eq", arith.remui(where[-1], index(vec)), index(0))]
+        if len(where) > 1:
             conditions.append(cmp("eq", arith.remui(extent, index(vec)), index(0)))
         conditions.append(self.pointer_aligned[buffer])
-        return all_of(conditions)
+        return conditions
 
     @staticmethod
     def alignment(buffer: ir.Value, corner: ir.Value, vec: int) -> int | None:
@@ -747,16 +846,21 @@ class KernelLowering:
             return vector.LoadOp(vector_type, buffer, where,
                                  alignment=vec * element_bytes(element)).result
 
-        def piecewise() -> ir.Value:
-            items = []
-            for i in range(vec):
-                at = where[:-1] + [add_index(where[-1], i)]
-                items.append(if_value(self.in_bounds(buffer, at), element,
-                                      lambda at=at: memref.load(buffer, at),
-                                      lambda: zero(element)))
-            return vector.FromElementsOp(vector_type, items).result
+        return if_value(self.vector_ok(buffer, where, vec), vector_type, whole,
+                        lambda: self.read_elements(buffer, where, vec))
 
-        return if_value(self.vector_ok(buffer, where, vec), vector_type, whole, piecewise)
+    def read_elements(self, buffer: ir.Value, where: list[ir.Value], vec: int) -> ir.Value:
+        """`vec` elements of a global buffer read one by one, 0 outside it (a vector when
+        vec > 1)."""
+        element = memref_type(buffer).element_type
+        items = []
+        for i in range(vec):
+            at = where[:-1] + [add_index(where[-1], i)]
+            items.append(if_value(self.in_bounds(buffer, at), element,
+                                  lambda at=at: memref.load(buffer, at), lambda: zero(element)))
+        if vec == 1:
+            return items[0]
+        return vector.FromElementsOp(ir.VectorType.get([vec], element), items).result
 
     def write(self, side: Side, where: list[ir.Value], value: ir.Value) -> None:
         buffer = side.buffer

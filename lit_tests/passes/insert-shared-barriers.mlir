@@ -55,3 +55,81 @@ func.func @parallel_then_copy(%A: memref<64xf32>, %n: index) attributes {tile.en
   }
   return
 }
+
+// -----
+
+// A loop lower-tile-to-gpu pipelines with cp.async (both copies annotated, their tiles used only
+// here and read after them): the lowering opens every iteration with wait_group + barrier and
+// issues the copies itself, so no barrier before the gemm nor on the back edge; its drain ends
+// with a barrier, so none before the fill after the loop either. A shared buffer written in
+// the body and read by the next statement still gets its barrier.
+// CHECK-LABEL: func.func @cp_async_pipeline
+// CHECK: tile.pipelined
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.muli
+// CHECK-NEXT: tile.copy {{.*}}tile.async = "cp.async"
+// CHECK-NEXT: tile.copy {{.*}}tile.async = "cp.async"
+// CHECK-NEXT: tile.gemm
+// CHECK-NEXT: tile.fill %[[T:.*]], %{{.*}} : memref<64xf32, "shared">
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.copy %[[T]]
+// CHECK-NEXT: }
+// CHECK-NEXT: tile.fill %[[T]]
+// CHECK-NEXT: }
+func.func @cp_async_pipeline(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %kt: index) attributes {tile.entry} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [128] {
+  ^bb0(%bx: index):
+    %as = tile.alloc : memref<64x32xf16, "shared">
+    %bs = tile.alloc : memref<32x64xf16, "shared">
+    %t = tile.alloc : memref<64xf32, "shared">
+    %f = tile.alloc : memref<64xf32, "fragment">
+    %c = tile.alloc : memref<64x64xf32, "fragment">
+    %zero = arith.constant 0.0 : f32
+    tile.pipelined %c0 to %kt step %c1 stages 3 attributes {tile.pipeline = {stages = 3 : i64, k_tile = 32 : i64, mechanism = "cp.async"}} {
+    ^bb0(%k: index):
+      %kk = arith.muli %k, %c1 : index
+      tile.copy %A[%c0, %kk] [64, 32] to %as[%c0, %c0] [64, 32] {tile.async = "cp.async"} : memref<?x?xf16> to memref<64x32xf16, "shared">
+      tile.copy %B[%kk, %c0] [32, 64] to %bs[%c0, %c0] [32, 64] {tile.async = "cp.async"} : memref<?x?xf16> to memref<32x64xf16, "shared">
+      tile.gemm %as, %bs, %c : memref<64x32xf16, "shared">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
+      tile.fill %t, %zero : memref<64xf32, "shared">, f32
+      tile.copy %t[%c0] [64] to %f[%c0] [64] : memref<64xf32, "shared"> to memref<64xf32, "fragment">
+    }
+    tile.fill %t, %zero : memref<64xf32, "shared">, f32
+  }
+  return
+}
+
+// -----
+
+// The copy of A not annotated: only B's copy is pipelined, A's stays a statement of the body:
+// a barrier before the gemm reads its tile; the back edge (the next iteration's copy overwrites
+// %as) is covered by the lowering's barrier at the top of the iteration.
+// CHECK-LABEL: func.func @one_copy_stays
+// CHECK: tile.pipelined
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: tile.copy %{{.*}} to %[[AS:.*]][
+// CHECK-NOT: tile.async
+// CHECK-SAME: memref<64x32xf16, "shared">
+// CHECK-NEXT: tile.copy {{.*}}tile.async = "cp.async"
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.gemm
+// CHECK-NEXT: }
+func.func @one_copy_stays(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %kt: index) attributes {tile.entry} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [128] {
+  ^bb0(%bx: index):
+    %as = tile.alloc : memref<64x32xf16, "shared">
+    %bs = tile.alloc : memref<32x64xf16, "shared">
+    %c = tile.alloc : memref<64x64xf32, "fragment">
+    tile.pipelined %c0 to %kt step %c1 stages 2 attributes {tile.pipeline = {stages = 2 : i64, k_tile = 32 : i64, mechanism = "cp.async"}} {
+    ^bb0(%k: index):
+      tile.copy %A[%c0, %k] [64, 32] to %as[%c0, %c0] [64, 32] : memref<?x?xf16> to memref<64x32xf16, "shared">
+      tile.copy %B[%k, %c0] [32, 64] to %bs[%c0, %c0] [32, 64] {tile.async = "cp.async"} : memref<?x?xf16> to memref<32x64xf16, "shared">
+      tile.gemm %as, %bs, %c : memref<64x32xf16, "shared">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
+    }
+  }
+  return
+}

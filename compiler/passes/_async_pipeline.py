@@ -1,0 +1,356 @@
+"""T.Pipelined as a cp.async software pipeline on the SIMT path (sm_80, sm_90a).
+
+pipeline-async-copies marks a `tile.pipelined` loop with `tile.pipeline = {stages = S,
+mechanism = "cp.async", ...}` and its global -> shared copies with `tile.async = "cp.async"`.
+`plan_pipeline` decides which of those copies can really run ahead of the loop's compute (the
+decision insert-shared-barriers and lower-tile-to-gpu must share: the barriers of one are placed
+for the code the other emits); `PipelinedLoop` emits the loop:
+
+    slot p <- copies of iteration p, commit                  (p < S - 1: the prologue)
+    for each iteration i:
+      cp.async.wait_group S-2; barrier                       (iteration i's group has landed)
+      slot (i+S-1) mod S <- copies of iteration i+S-1, commit (predicated off past the end)
+      compute on slot i mod S
+    cp.async.wait_group 0; barrier                           (the drain)
+
+Each destination becomes one shared allocation of S slots. Iteration i+S-1 writes the slot that
+iteration i-1 read, and every thread finished iteration i-1 before iteration i's barrier, so the
+copies can be issued right after that barrier and overlap this iteration's compute. Iteration i
+waits for its own group: S-1 prologue groups plus one per iteration before it, of which the S-2
+most recent may still be in flight. A copy is pipelined only when that keeps its meaning: the
+loop is not nested in divergent or unrolled code, the destination is a shared buffer used only
+in this loop, written there only by pipelined copies and read only after them, the source is
+global and not written in the loop, and the corners depend on the loop index through pure
+arithmetic only (they are recomputed for iteration i+S-1). Other copies stay synchronous.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from mlir import ir
+from mlir.dialects import arith, gpu, memref, nvvm, scf
+
+from tilec.compiler.passes._ir_walk import as_operation, constant_index, copy_parts, scope
+from tilec.compiler.passes._scalar import bit_width, index
+
+if TYPE_CHECKING:
+    from tilec.compiler.passes.lower_tile_to_gpu import KernelLowering
+
+PIPELINE_ATTR = "tile.pipeline"
+ASYNC_ATTR = "tile.async"
+CP_ASYNC = "cp.async"
+CP_ASYNC_BYTES = (4, 8, 16)  # the sizes one cp.async moves
+SLOT_ALIGN = 16  # bytes: every slot starts where a 16-byte cp.async may land
+PURE_OPS = ("memref.dim", "affine.apply")
+ENCLOSING_LOOPS = ("tile.for", "tile.pipelined")
+
+
+@dataclass
+class PipelinePlan:
+    """The copies of one loop that run ahead (with their elements per cp.async), their
+    destinations and the ring depth."""
+
+    stages: int
+    copies: list[ir.Operation]
+    vectors: list[int]
+    buffers: list[ir.Value]
+
+
+@dataclass
+class Ring:
+    """A destination's S slots in the dynamic shared memory."""
+
+    offset: int
+    slot_bytes: int
+    type_: ir.MemRefType
+
+
+def _attribute(op: ir.Operation, name: str) -> ir.Attribute | None:
+    return op.attributes[name] if name in op.attributes else None
+
+
+def _string(attribute: ir.Attribute | None) -> str | None:
+    return ir.StringAttr(attribute).value if isinstance(attribute, ir.StringAttr) else None
+
+
+def _parent(op: ir.Operation) -> ir.Operation | None:
+    parent = op.parent
+    return None if parent is None else as_operation(parent)
+
+
+def _inside(op: ir.Operation, ancestor: ir.Operation) -> bool:
+    while op is not None:
+        if op == ancestor:
+            return True
+        op = _parent(op)
+    return False
+
+
+def _stages(loop: ir.Operation) -> int | None:
+    """S of a loop marked for cp.async, None for any other loop."""
+    if loop.name != "tile.pipelined":
+        return None
+    attribute = _attribute(loop, PIPELINE_ATTR)
+    if not isinstance(attribute, ir.DictAttr):
+        return None
+    schedule = ir.DictAttr(attribute)
+    if "mechanism" not in schedule or _string(schedule["mechanism"]) != CP_ASYNC:
+        return None
+    if "stages" not in schedule or not isinstance(schedule["stages"], ir.IntegerAttr):
+        return None
+    stages = ir.IntegerAttr(schedule["stages"]).value
+    return stages if stages >= 2 else None
+
+
+def _straight_line(loop: ir.Operation) -> bool:
+    """Whether every thread of the block runs the loop once per enclosing iteration (no
+    T.Parallel, unrolled loop or branch around it)."""
+    op = _parent(loop)
+    while op is not None and op.name != "tile.kernel":
+        if op.name not in ENCLOSING_LOOPS or "unroll" in op.attributes:
+            return False
+        op = _parent(op)
+    return op is not None
+
+
+def async_vector(copy: ir.Operation) -> int | None:
+    """Elements per cp.async of a copy (None: it cannot use cp.async). The chunks are those of
+    the synchronous copy: along the contiguous dimension, up to 16 bytes."""
+    src, _, src_shape, dst, dst_offsets, dst_shape = copy_parts(copy)
+    src_type, dst_type = ir.MemRefType(src.type), ir.MemRefType(dst.type)
+    if scope(src) != "global" or scope(dst) != "shared":
+        return None
+    if src_type.element_type != dst_type.element_type or bit_width(src_type.element_type) < 8:
+        return None
+    src_dims = [d for d, extent in enumerate(src_shape) if extent != 1] or [len(src_shape) - 1]
+    dst_dims = [d for d, extent in enumerate(dst_shape) if extent != 1] or [len(dst_shape) - 1]
+    if src_dims[-1] != src_type.rank - 1 or dst_dims[-1] != dst_type.rank - 1:
+        return None
+    element_bytes = bit_width(src_type.element_type) // 8
+    vec = math.gcd(src_shape[-1], max(1, 16 // element_bytes))
+    corner = constant_index(dst_offsets[-1])
+    if vec * element_bytes not in CP_ASYNC_BYTES or corner is None or corner % vec:
+        return None
+    return vec if dst_type.shape[-1] % vec == 0 else None
+
+
+def _statement(op: ir.Operation, body: ir.Block) -> ir.Operation | None:
+    """The statement of `body` that holds `op` (None when op is outside the body)."""
+    while op is not None:
+        parent = _parent(op)
+        if op.block == body:
+            return op
+        op = parent
+    return None
+
+
+def offset_slice(copy: ir.Operation, body: ir.Block) -> list[ir.Operation] | None:
+    """The body's ops the copy's corners are computed from, in order; None when one of them
+    is not pure arithmetic (it could not be recomputed for a later iteration)."""
+    src, src_offsets, _, dst, dst_offsets, _ = copy_parts(copy)
+    needed: list[ir.Operation] = []
+    pending = [*src_offsets, *dst_offsets]
+    while pending:
+        value = pending.pop()
+        owner = value.owner
+        if isinstance(owner, ir.Block):
+            continue  # the loop index, or a block argument outside the loop
+        owner = as_operation(owner)
+        if owner.block != body or any(owner == known for known in needed):
+            continue
+        pure = owner.name.split(".")[0] in ("arith", "math", "index") or owner.name in PURE_OPS
+        if not pure or len(owner.regions):
+            return None
+        needed.append(owner)
+        pending += list(owner.operands)
+    return [op for op in map(as_operation, body.operations) if any(op == n for n in needed)]
+
+
+def _reads(use: ir.OpOperand) -> bool:
+    """Whether a use of a buffer only reads it."""
+    owner = as_operation(use.owner)
+    number = use.operand_number
+    return (owner.name == "memref.load" or (owner.name in ("tile.copy", "tile.reduce")
+            and number == 0) or (owner.name == "tile.gemm" and number in (0, 1)))
+
+
+def _writes(op: ir.Operation) -> list[ir.Value]:
+    """The buffers an op writes (tile ops and stores)."""
+    operands = list(op.operands)
+    if op.name == "memref.store":
+        return [operands[1]]
+    if op.name == "tile.copy":
+        return [copy_parts(op)[3]]
+    if op.name in ("tile.fill", "tile.atomic_add", "memref.atomic_rmw"):
+        return [operands[0] if op.name != "memref.atomic_rmw" else operands[1]]
+    if op.name == "tile.gemm":
+        return [operands[2]]
+    if op.name == "tile.reduce":
+        return [operands[1]]
+    return []
+
+
+def plan_pipeline(loop: ir.Operation) -> PipelinePlan | None:
+    """What of a loop runs as a cp.async pipeline (None: the loop stays as it is)."""
+    stages = _stages(loop)
+    if stages is None or not _straight_line(loop):
+        return None
+    body = loop.regions[0].blocks[0]
+    statements = [as_operation(op) for op in body.operations]
+    written = [value for op in _nested(loop) for value in _writes(op)]
+    candidates = []
+    for op in statements:
+        if op.name != "tile.copy" or _string(_attribute(op, ASYNC_ATTR)) != CP_ASYNC:
+            continue
+        src = op.operands[0]
+        if async_vector(op) is None or offset_slice(op, body) is None:
+            continue
+        if any(src == value for value in written):
+            continue
+        candidates.append(op)
+    copies: list[ir.Operation] = []
+    buffers: list[ir.Value] = []
+    for dst in _unique([copy_parts(op)[3] for op in candidates]):
+        writers = [op for op in candidates if copy_parts(op)[3] == dst]
+        if _ring_ok(dst, writers, loop, body, statements):
+            copies += writers
+            buffers.append(dst)
+    if not copies:
+        return None
+    copies.sort(key=statements.index)
+    return PipelinePlan(stages, copies, [async_vector(op) or 0 for op in copies], buffers)
+
+
+def _nested(op: ir.Operation) -> list[ir.Operation]:
+    found = []
+    for region in op.regions:
+        for block in region.blocks:
+            for child in block.operations:
+                child = as_operation(child)
+                found += [child, *_nested(child)]
+    return found
+
+
+def _unique(values: list[ir.Value]) -> list[ir.Value]:
+    unique: list[ir.Value] = []
+    for value in values:
+        if not any(value == known for known in unique):
+            unique.append(value)
+    return unique
+
+
+def _ring_ok(dst: ir.Value, writers: list[ir.Operation], loop: ir.Operation, body: ir.Block,
+             statements: list[ir.Operation]) -> bool:
+    """A destination can take S slots when it is a shared tile.alloc made outside the loop,
+    used only inside it, written there only by `writers`, and read only after all of them."""
+    owner = dst.owner
+    if isinstance(owner, ir.Block) or as_operation(owner).name != "tile.alloc":
+        return False
+    if _inside(as_operation(owner), loop):
+        return False
+    last_write = max(statements.index(op) for op in writers)
+    for use in dst.uses:
+        user = as_operation(use.owner)
+        if any(user == op for op in writers) and not _reads(use):
+            continue
+        statement = _statement(user, body)
+        if statement is None or not _reads(use) or statements.index(statement) <= last_write:
+            return False
+    return True
+
+
+class PipelinedLoop:
+    """Emits one planned loop (see the module docstring) through the kernel's lowering."""
+
+    def __init__(self, lowering: KernelLowering, loop: ir.Operation, plan: PipelinePlan,
+                 rings: dict[ir.Value, Ring]):
+        self.lowering = lowering
+        self.loop = loop
+        self.plan = plan
+        self.rings = rings
+        self.body = loop.regions[0].blocks[0]
+        self.slices = [offset_slice(copy, self.body) or [] for copy in plan.copies]
+
+    def lower(self) -> tuple[ir.Value, ir.Operation]:
+        """Emit the prologue, the loop's own statements and the drain around the loop; the
+        caller moves the body in before the returned anchor (index: the returned value)."""
+        loop, stages = self.loop, self.plan.stages
+        lower, upper, step = loop.operands[0], loop.operands[1], loop.operands[2]
+        with loop.location, ir.InsertionPoint(loop):
+            for ahead in range(stages - 1):
+                self.issue(self.advance(lower, step, ahead), index(ahead), upper)
+                nvvm.cp_async_commit_group()
+            pipelined = scf.ForOp(lower, upper, step)
+            with ir.InsertionPoint(pipelined.body):
+                nvvm.cp_async_wait_group(stages - 2)
+                gpu.BarrierOp()
+                iteration = self.iteration(pipelined.induction_variable, lower, step)
+                current = arith.remui(iteration, index(stages))
+                views = {buffer: self.slot_view(buffer, current) for buffer in self.plan.buffers}
+                later = self.advance(pipelined.induction_variable, step, stages - 1)
+                self.issue(later, arith.remui(arith.addi(iteration, index(stages - 1)),
+                                              index(stages)), upper)
+                nvvm.cp_async_commit_group()
+                end = as_operation(scf.YieldOp([]))
+            nvvm.cp_async_wait_group(0)
+            gpu.BarrierOp()
+        for copy in self.plan.copies:
+            copy.erase()
+        for buffer, view in views.items():
+            placeholder = as_operation(buffer.owner)
+            buffer.replace_all_uses_with(view)
+            placeholder.erase()
+        return pipelined.induction_variable, end
+
+    @staticmethod
+    def advance(start: ir.Value, step: ir.Value, count: int) -> ir.Value:
+        """start + count * step."""
+        if count == 0:
+            return start
+        known = constant_index(step)
+        delta = index(count * known) if known is not None else arith.muli(step, index(count))
+        return delta if constant_index(start) == 0 else arith.addi(start, delta)
+
+    @staticmethod
+    def iteration(value: ir.Value, lower: ir.Value, step: ir.Value) -> ir.Value:
+        """The iteration number of loop index `value`: (value - lower) / step."""
+        if constant_index(lower) != 0:
+            value = arith.subi(value, lower)
+        return value if constant_index(step) == 1 else arith.divui(value, step)
+
+    def slot_view(self, buffer: ir.Value, slot: ir.Value) -> ir.Value:
+        ring = self.rings[buffer]
+        known = constant_index(slot)
+        if known is not None:
+            offset = index(ring.offset + known * ring.slot_bytes)
+        else:
+            offset = arith.muli(slot, index(ring.slot_bytes))
+            if ring.offset:
+                offset = arith.addi(offset, index(ring.offset))
+        return memref.ViewOp(ring.type_, self.lowering.smem, offset, []).result
+
+    def issue(self, at: ir.Value, slot: ir.Value, upper: ir.Value) -> None:
+        """The pipelined copies of the iteration with loop index `at` into `slot`, when that
+        iteration exists (the group is committed either way, so counts stay uniform)."""
+        branch = scf.IfOp(arith.cmpi(arith.CmpIPredicate.slt, at, upper))
+        with ir.InsertionPoint(branch.then_block):
+            views = {buffer: self.slot_view(buffer, slot) for buffer in self.plan.buffers}
+            mapping: dict[ir.Value, ir.Value] = {self.body.arguments[0]: at}
+            for copy, vec, ops in zip(self.plan.copies, self.plan.vectors, self.slices,
+                                      strict=True):
+                for op in ops:
+                    if op.results[0] in mapping:
+                        continue
+                    clone = as_operation(op.clone())
+                    for number, operand in enumerate(clone.operands):
+                        if operand in mapping:
+                            clone.operands[number] = mapping[operand]
+                    for old, new in zip(op.results, clone.results, strict=True):
+                        mapping[old] = new
+                _, src_offsets, _, dst, dst_offsets, _ = copy_parts(copy)
+                self.lowering.copy_async(copy, vec, [mapping.get(v, v) for v in src_offsets],
+                                         views[dst], [mapping.get(v, v) for v in dst_offsets])
+            scf.YieldOp([])
