@@ -1,0 +1,401 @@
+// RUN: not tilec-opt --pipeline-async-copies --split-input-file %s | FileCheck %s
+// RUN: not tilec-opt --pipeline-async-copies --split-input-file %s 2>&1 | FileCheck --check-prefix=ERR %s
+
+// pipeline-async-copies: each T.Pipelined loop's global -> shared copies get tile.async and the
+// loop tile.pipeline {stages, k_tile, mechanism}. The arch comes from the module's tile.arch
+// (sm_90a without one).
+
+// sm_90a, the quickstart (tile.mma wgmma, TMA epilogue of 128 f16 columns): both operand copies
+// by TMA; one stage is a 128-byte K row (64 f16), and the ring grows to 6 stages: 1 KiB + 6 x
+// (128 + 128) x 64 x 2 B + 128 x 128 x 2 B of staged C = 230400 B fit in 227 KiB.
+// CHECK-LABEL: func.func @quickstart
+// CHECK: tile.pipelined {{.*}} attributes {tile.pipeline = {k_tile = 64 : i64, mechanism = "tma-mbarrier", stages = 6 : i64}}
+// CHECK: tile.copy {{.*}} {tile.async = "tma"}
+// CHECK: tile.copy {{.*}} {tile.async = "tma"}
+module {
+  func.func @quickstart(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: memref<4096x4096xf16>) attributes {tile.entry} {
+    %gx = arith.constant 32 : index
+    %gy = arith.constant 32 : index
+    tile.kernel grid(%gx, %gy) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %bm = arith.constant 128 : index
+      %bn = arith.constant 128 : index
+      %bk = arith.constant 32 : index
+      %kt = arith.constant 128 : index
+      %as = tile.alloc : memref<128x32xf16, "shared">
+      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %bm : index
+      %col = arith.muli %bx, %bn : index
+      tile.pipelined %c0 to %kt step %c1 stages 3 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %bk : index
+        tile.copy %A[%row, %k0] [128, 32] to %as[%c0, %c0] [128, 32] : memref<4096x4096xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%k0, %col] [32, 128] to %bs[%c0, %c0] [32, 128] : memref<4096x4096xf16> to memref<32x128xf16, "shared">
+        tile.gemm %as, %bs, %acc {tile.mma = {a_source = "shared", instr = array<i64: 64, 128, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<128x32xf16, "shared">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      %h = tile.alloc : memref<128x128xf16, "fragment">
+      tile.parallel [128, 128] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x128xf32, "fragment">
+        %t = arith.truncf %v : f32 to f16
+        memref.store %t, %h[%i, %j] : memref<128x128xf16, "fragment">
+      }
+      tile.copy %h[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] {tile.store = {columns = 128 : i64, kind = "tma", swizzle = "128B"}} : memref<128x128xf16, "fragment"> to memref<4096x4096xf16>
+    }
+    return
+  }
+}
+
+// -----
+
+// K = 256 is 4 k-tiles of 64: no more stages than k-tiles.
+// CHECK-LABEL: func.func @short_k
+// CHECK: tile.pipeline = {k_tile = 64 : i64, mechanism = "tma-mbarrier", stages = 4 : i64}
+module {
+  func.func @short_k(%A: memref<512x256xf16>, %B: memref<256x384xf16>, %C: memref<512x384xf16>) attributes {tile.entry} {
+    %gx = arith.constant 3 : index
+    %gy = arith.constant 4 : index
+    tile.kernel grid(%gx, %gy) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %bm = arith.constant 128 : index
+      %bn = arith.constant 128 : index
+      %bk = arith.constant 32 : index
+      %kt = arith.constant 8 : index
+      %as = tile.alloc : memref<128x32xf16, "shared">
+      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %bm : index
+      %col = arith.muli %bx, %bn : index
+      tile.pipelined %c0 to %kt step %c1 stages 3 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %bk : index
+        tile.copy %A[%row, %k0] [128, 32] to %as[%c0, %c0] [128, 32] : memref<512x256xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%k0, %col] [32, 128] to %bs[%c0, %c0] [32, 128] : memref<256x384xf16> to memref<32x128xf16, "shared">
+        tile.gemm %as, %bs, %acc {tile.mma = {a_source = "shared", instr = array<i64: 64, 128, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<128x32xf16, "shared">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      %h = tile.alloc : memref<128x128xf16, "fragment">
+      tile.parallel [128, 128] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x128xf32, "fragment">
+        %t = arith.truncf %v : f32 to f16
+        memref.store %t, %h[%i, %j] : memref<128x128xf16, "fragment">
+      }
+      tile.copy %h[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] {tile.store = {columns = 128 : i64, kind = "tma", swizzle = "128B"}} : memref<128x128xf16, "fragment"> to memref<512x384xf16>
+    }
+    return
+  }
+}
+
+// -----
+
+// TileLang's tuned 128x256x64 bf16, two consumer warpgroups: 4 stages of 48 KiB and 32 KiB of
+// staged C fit (5 would not).
+// CHECK-LABEL: func.func @tuned
+// CHECK: tile.pipeline = {k_tile = 64 : i64, mechanism = "tma-mbarrier", stages = 4 : i64}
+module {
+  func.func @tuned(%A: memref<4096x4096xbf16>, %B: memref<4096x4096xbf16>, %C: memref<4096x4096xbf16>) attributes {tile.entry} {
+    %gx = arith.constant 16 : index
+    %gy = arith.constant 32 : index
+    tile.kernel grid(%gx, %gy) threads [256] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %bm = arith.constant 128 : index
+      %bn = arith.constant 256 : index
+      %bk = arith.constant 64 : index
+      %kt = arith.constant 64 : index
+      %as = tile.alloc : memref<128x64xbf16, "shared">
+      %bs = tile.alloc : memref<64x256xbf16, "shared">
+      %acc = tile.alloc : memref<128x256xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<128x256xf32, "fragment">, f32
+      %row = arith.muli %by, %bm : index
+      %col = arith.muli %bx, %bn : index
+      tile.pipelined %c0 to %kt step %c1 stages 4 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %bk : index
+        tile.copy %A[%row, %k0] [128, 64] to %as[%c0, %c0] [128, 64] : memref<4096x4096xbf16> to memref<128x64xbf16, "shared">
+        tile.copy %B[%k0, %col] [64, 256] to %bs[%c0, %c0] [64, 256] : memref<4096x4096xbf16> to memref<64x256xbf16, "shared">
+        tile.gemm %as, %bs, %acc {tile.mma = {a_source = "shared", instr = array<i64: 64, 256, 16>, kind = "wgmma", warpgroups = 2 : i64}} : memref<128x64xbf16, "shared">, memref<64x256xbf16, "shared">, memref<128x256xf32, "fragment">
+      }
+      %h = tile.alloc : memref<128x256xbf16, "fragment">
+      tile.parallel [128, 256] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x256xf32, "fragment">
+        %t = arith.truncf %v : f32 to bf16
+        memref.store %t, %h[%i, %j] : memref<128x256xbf16, "fragment">
+      }
+      tile.copy %h[%c0, %c0] [128, 256] to %C[%row, %col] [128, 256] {tile.store = {columns = 128 : i64, kind = "tma", swizzle = "128B"}} : memref<128x256xbf16, "fragment"> to memref<4096x4096xbf16>
+    }
+    return
+  }
+}
+
+// -----
+
+// sm_80: cp.async of the user's 32-deep K tiles, the user's stage count.
+// CHECK-LABEL: func.func @ampere
+// CHECK: tile.pipeline = {k_tile = 32 : i64, mechanism = "cp.async", stages = 3 : i64}
+// CHECK: tile.copy {{.*}} {tile.async = "cp.async"}
+// CHECK: tile.copy {{.*}} {tile.async = "cp.async"}
+module attributes {tile.arch = "sm_80"} {
+  func.func @ampere(%A: memref<1000x1000xf16>, %B: memref<1000x1016xf16>, %C: memref<1000x1016xf16>) attributes {tile.entry} {
+    %gx = arith.constant 8 : index
+    %gy = arith.constant 8 : index
+    tile.kernel grid(%gx, %gy) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %bm = arith.constant 128 : index
+      %bn = arith.constant 128 : index
+      %bk = arith.constant 32 : index
+      %kt = arith.constant 32 : index
+      %as = tile.alloc : memref<128x32xf16, "shared">
+      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %bm : index
+      %col = arith.muli %bx, %bn : index
+      tile.pipelined %c0 to %kt step %c1 stages 3 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %bk : index
+        tile.copy %A[%row, %k0] [128, 32] to %as[%c0, %c0] [128, 32] : memref<1000x1000xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%k0, %col] [32, 128] to %bs[%c0, %c0] [32, 128] : memref<1000x1016xf16> to memref<32x128xf16, "shared">
+        tile.gemm %as, %bs, %acc {tile.mma = {a_source = "shared", instr = array<i64: 16, 8, 16>, kind = "mma.sync", warps = array<i64: 2, 2>}} : memref<128x32xf16, "shared">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      %h = tile.alloc : memref<128x128xf16, "fragment">
+      tile.parallel [128, 128] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x128xf32, "fragment">
+        %t = arith.truncf %v : f32 to f16
+        memref.store %t, %h[%i, %j] : memref<128x128xf16, "fragment">
+      }
+      tile.copy %h[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] : memref<128x128xf16, "fragment"> to memref<1000x1016xf16>
+    }
+    return
+  }
+}
+
+// -----
+
+// A gemm left to the SIMT path (no tile.mma) on sm_90a: cp.async all the same, and at least
+// two stages when the user asked for one.
+// CHECK-LABEL: func.func @simt_gemm
+// CHECK: tile.pipeline = {k_tile = 32 : i64, mechanism = "cp.async", stages = 2 : i64}
+// CHECK-COUNT-2: {tile.async = "cp.async"}
+module {
+  func.func @simt_gemm(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: memref<4096x4096xf16>) attributes {tile.entry} {
+    %gx = arith.constant 32 : index
+    %gy = arith.constant 32 : index
+    tile.kernel grid(%gx, %gy) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %bm = arith.constant 128 : index
+      %bn = arith.constant 128 : index
+      %bk = arith.constant 32 : index
+      %kt = arith.constant 128 : index
+      %as = tile.alloc : memref<128x32xf16, "shared">
+      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %bm : index
+      %col = arith.muli %bx, %bn : index
+      tile.pipelined %c0 to %kt step %c1 stages 1 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %bk : index
+        tile.copy %A[%row, %k0] [128, 32] to %as[%c0, %c0] [128, 32] : memref<4096x4096xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%k0, %col] [32, 128] to %bs[%c0, %c0] [32, 128] : memref<4096x4096xf16> to memref<32x128xf16, "shared">
+        tile.gemm %as, %bs, %acc : memref<128x32xf16, "shared">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      %h = tile.alloc : memref<128x128xf16, "fragment">
+      tile.parallel [128, 128] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x128xf32, "fragment">
+        %t = arith.truncf %v : f32 to f16
+        memref.store %t, %h[%i, %j] : memref<128x128xf16, "fragment">
+      }
+      tile.copy %h[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] : memref<128x128xf16, "fragment"> to memref<4096x4096xf16>
+    }
+    return
+  }
+}
+
+// -----
+
+// A's rows (1003 f16) are not 16-byte multiples: no TMA ring for the wgmma gemm; B's copy still
+// goes by cp.async, A's stays synchronous.
+// CHECK-LABEL: func.func @ragged_k
+// CHECK: tile.pipeline = {k_tile = 32 : i64, mechanism = "cp.async", stages = 3 : i64}
+// CHECK: tile.copy %arg0{{.*}} : memref<1000x1003xf16>
+// CHECK: tile.copy {{.*}} {tile.async = "cp.async"}
+module {
+  func.func @ragged_k(%A: memref<1000x1003xf16>, %B: memref<1003x1016xf16>, %C: memref<1000x1016xf16>) attributes {tile.entry} {
+    %gx = arith.constant 8 : index
+    %gy = arith.constant 8 : index
+    tile.kernel grid(%gx, %gy) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %bm = arith.constant 128 : index
+      %bn = arith.constant 128 : index
+      %bk = arith.constant 32 : index
+      %kt = arith.constant 32 : index
+      %as = tile.alloc : memref<128x32xf16, "shared">
+      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %bm : index
+      %col = arith.muli %bx, %bn : index
+      tile.pipelined %c0 to %kt step %c1 stages 3 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %bk : index
+        tile.copy %A[%row, %k0] [128, 32] to %as[%c0, %c0] [128, 32] : memref<1000x1003xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%k0, %col] [32, 128] to %bs[%c0, %c0] [32, 128] : memref<1003x1016xf16> to memref<32x128xf16, "shared">
+        tile.gemm %as, %bs, %acc {tile.mma = {a_source = "shared", instr = array<i64: 64, 128, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<128x32xf16, "shared">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      %h = tile.alloc : memref<128x128xf16, "fragment">
+      tile.parallel [128, 128] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x128xf32, "fragment">
+        %t = arith.truncf %v : f32 to f16
+        memref.store %t, %h[%i, %j] : memref<128x128xf16, "fragment">
+      }
+      tile.copy %h[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] {tile.store = {columns = 128 : i64, kind = "tma", swizzle = "128B"}} : memref<128x128xf16, "fragment"> to memref<1000x1016xf16>
+    }
+    return
+  }
+}
+
+// -----
+
+// A loop without a gemm: the K tile is the copied box's extent along the loop (128 columns).
+// CHECK-LABEL: func.func @row_sum
+// CHECK: tile.pipeline = {k_tile = 128 : i64, mechanism = "cp.async", stages = 3 : i64}
+// CHECK: tile.copy {{.*}} {tile.async = "cp.async"}
+module {
+  func.func @row_sum(%X: memref<64x4096xf32>, %Y: memref<64xf32>) attributes {tile.entry} {
+    %g = arith.constant 16 : index
+    tile.kernel grid(%g) threads [128] {
+    ^bb0(%bx: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c4 = arith.constant 4 : index
+      %c128 = arith.constant 128 : index
+      %c32 = arith.constant 32 : index
+      %row = arith.muli %bx, %c4 : index
+      %xs = tile.alloc : memref<4x128xf32, "shared">
+      %acc = tile.alloc : memref<4xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<4xf32, "fragment">, f32
+      tile.pipelined %c0 to %c32 step %c1 stages 3 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c128 : index
+        tile.copy %X[%row, %k0] [4, 128] to %xs[%c0, %c0] [4, 128] : memref<64x4096xf32> to memref<4x128xf32, "shared">
+        tile.reduce "sum" %xs to %acc dim 1 {clear = false} : memref<4x128xf32, "shared"> to memref<4xf32, "fragment">
+      }
+      tile.copy %acc[%c0] [4] to %Y[%row] [4] : memref<4xf32, "fragment"> to memref<64xf32>
+    }
+    return
+  }
+}
+
+// -----
+
+// No copy whose rows move in 16-byte pieces (A's and B's rows both 1003 f16): left alone.
+// CHECK-LABEL: func.func @no_async
+// CHECK-NOT: tile.async
+// CHECK-NOT: tile.pipeline =
+module attributes {tile.arch = "sm_80"} {
+  func.func @no_async(%A: memref<1000x1003xf16>, %B: memref<1003x1003xf16>, %C: memref<1000x1003xf16>) attributes {tile.entry} {
+    %gx = arith.constant 8 : index
+    %gy = arith.constant 8 : index
+    tile.kernel grid(%gx, %gy) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %bm = arith.constant 128 : index
+      %bn = arith.constant 128 : index
+      %bk = arith.constant 32 : index
+      %kt = arith.constant 32 : index
+      %as = tile.alloc : memref<128x32xf16, "shared">
+      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %bm : index
+      %col = arith.muli %bx, %bn : index
+      tile.pipelined %c0 to %kt step %c1 stages 3 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %bk : index
+        tile.copy %A[%row, %k0] [128, 32] to %as[%c0, %c0] [128, 32] : memref<1000x1003xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%k0, %col] [32, 128] to %bs[%c0, %c0] [32, 128] : memref<1003x1003xf16> to memref<32x128xf16, "shared">
+        tile.gemm %as, %bs, %acc : memref<128x32xf16, "shared">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      %h = tile.alloc : memref<128x128xf16, "fragment">
+      tile.parallel [128, 128] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x128xf32, "fragment">
+        %t = arith.truncf %v : f32 to f16
+        memref.store %t, %h[%i, %j] : memref<128x128xf16, "fragment">
+      }
+      tile.copy %h[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] : memref<128x128xf16, "fragment"> to memref<1000x1003xf16>
+    }
+    return
+  }
+}
+
+// -----
+
+// An arch the passes do not schedule for is an error.
+// ERR: pipeline-async-copies: unsupported arch 'sm_75'
+module attributes {tile.arch = "sm_75"} {
+  func.func @bad_arch(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: memref<4096x4096xf16>) attributes {tile.entry} {
+    %gx = arith.constant 32 : index
+    %gy = arith.constant 32 : index
+    tile.kernel grid(%gx, %gy) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %bm = arith.constant 128 : index
+      %bn = arith.constant 128 : index
+      %bk = arith.constant 32 : index
+      %kt = arith.constant 128 : index
+      %as = tile.alloc : memref<128x32xf16, "shared">
+      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %bm : index
+      %col = arith.muli %bx, %bn : index
+      tile.pipelined %c0 to %kt step %c1 stages 3 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %bk : index
+        tile.copy %A[%row, %k0] [128, 32] to %as[%c0, %c0] [128, 32] : memref<4096x4096xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%k0, %col] [32, 128] to %bs[%c0, %c0] [32, 128] : memref<4096x4096xf16> to memref<32x128xf16, "shared">
+        tile.gemm %as, %bs, %acc : memref<128x32xf16, "shared">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      %h = tile.alloc : memref<128x128xf16, "fragment">
+      tile.parallel [128, 128] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x128xf32, "fragment">
+        %t = arith.truncf %v : f32 to f16
+        memref.store %t, %h[%i, %j] : memref<128x128xf16, "fragment">
+      }
+      tile.copy %h[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] : memref<128x128xf16, "fragment"> to memref<4096x4096xf16>
+    }
+    return
+  }
+}
