@@ -36,21 +36,49 @@ def _tensor(name: str, dtype: str, shape: list[int | str], output: bool = False)
     return Param(name, "tensor", dtype, list(shape), is_output=output)
 
 
+def widen_into(fragment: str, narrow: str, t: str, shape: str = "16x64") -> str:
+    """A copy into a fragment of the tile's own type (`narrow`), then T.Parallel widening it
+    into the float32 `fragment` (copies do not convert)."""
+    rows, columns = shape.split("x")
+    return f"""tile.parallel [{rows}, {columns}] {{
+        ^bb0(%i: index, %j: index):
+          %n = memref.load {narrow}[%i, %j] : memref<{shape}x{t}, "fragment">
+          %w = arith.extf %n : {t} to f32
+          memref.store %w, {fragment}[%i, %j] : memref<{shape}xf32, "fragment">
+        }}"""
+
+
+def cp_async_loop(stages: int) -> str:
+    """The attributes pipeline-async-copies puts on a T.Pipelined loop it pipelines with
+    cp.async (written out, so these kernels test the lowering whatever that pass decides)."""
+    return (f'attributes {{tile.pipeline = {{stages = {stages} : i64, k_tile = 64 : i64, '
+            f'mechanism = "cp.async"}}}}')
+
+
+CP_ASYNC_COPY = '{tile.async = "cp.async"}'
+
+
 def gemm(dtype: str = "float16", bm: int = 128, bn: int = 128, bk: int = 32,
-         threads: int = 128, transpose_b: bool = False, bias_relu: bool = False) -> KernelSpec:
+         threads: int = 128, transpose_b: bool = False, bias_relu: bool = False,
+         cp_async_stages: int = 0) -> KernelSpec:
     """The quickstart (T.Pipelined copy/copy/gemm into a float32 fragment); optionally B given
-    as N x K and a bias + ReLU epilogue in T.Parallel."""
+    as N x K, a bias + ReLU epilogue in T.Parallel, and the loop marked for a cp.async
+    pipeline of `cp_async_stages` stages (dynamic K keeps it on the SIMT path)."""
     t = MLIR_TYPES[dtype]
     name = f"gemm_{dtype}_{bm}x{bn}x{bk}" + ("_tb" if transpose_b else "") + (
-        "_bias_relu" if bias_relu else "")
+        "_bias_relu" if bias_relu else "") + (f"_cp_async{cp_async_stages}"
+                                              if cp_async_stages else "")
+    marks = CP_ASYNC_COPY if cp_async_stages else ""
+    loop_marks = cp_async_loop(cp_async_stages) if cp_async_stages else ""
     g = f"memref<?x?x{t}>"
     a_s = f'memref<{bm}x{bk}x{t}, "shared">'
     b_s = f'memref<{bn}x{bk}x{t}, "shared">' if transpose_b else f'memref<{bk}x{bn}x{t}, "shared">'
     c_f = f'memref<{bm}x{bn}xf32, "fragment">'
     bias_arg = f", %bias: memref<?x{t}>" if bias_relu else ""
-    b_copy = (f"tile.copy %B[%col, %kk] [{bn}, {bk}] to %Bs[%c0, %c0] [{bn}, {bk}] : {g} to {b_s}"
-              if transpose_b else
-              f"tile.copy %B[%kk, %col] [{bk}, {bn}] to %Bs[%c0, %c0] [{bk}, {bn}] : {g} to {b_s}")
+    b_copy = (f"tile.copy %B[%col, %kk] [{bn}, {bk}] to %Bs[%c0, %c0] [{bn}, {bk}] {marks} : "
+              f"{g} to {b_s}" if transpose_b else
+              f"tile.copy %B[%kk, %col] [{bk}, {bn}] to %Bs[%c0, %c0] [{bk}, {bn}] {marks} : "
+              f"{g} to {b_s}")
     bias_f32 = "%bv" if t == "f32" else "%bvf"
     epilogue = ""
     if bias_relu:
@@ -98,10 +126,10 @@ def gemm(dtype: str = "float16", bm: int = 128, bn: int = 128, bk: int = 32,
       tile.fill %Cl, %zero : {c_f}, f32
       %row = arith.muli %by, %cbm : index
       %col = arith.muli %bx, %cbn : index
-      tile.pipelined %c0 to %kt step %c1 stages 3 {{
+      tile.pipelined %c0 to %kt step %c1 stages 3 {loop_marks} {{
       ^bb0(%k: index):
         %kk = arith.muli %k, %cbk : index
-        tile.copy %A[%row, %kk] [{bm}, {bk}] to %As[%c0, %c0] [{bm}, {bk}] : {g} to {a_s}
+        tile.copy %A[%row, %kk] [{bm}, {bk}] to %As[%c0, %c0] [{bm}, {bk}] {marks} : {g} to {a_s}
         {b_copy}
         tile.gemm %As, %Bs, %Cl {{transpose_b = {str(transpose_b).lower()}}} : {a_s}, {b_s}, {c_f}
       }}{epilogue}
@@ -358,6 +386,182 @@ def vector_add(dtype: str = "float32") -> KernelSpec:
                       [{"N": 1 << 20}, {"N": 1000}, {"N": 1}])
 
 
+def to_fragment(tile: str, t: str) -> str:
+    """The 16x64 shared `tile` into the float32 fragment %F (through %H when narrower)."""
+    copy = (f'tile.copy {tile}[%c0, %c0] [16, 64] to {{}}[%c0, %c0] [16, 64] : '
+            f'memref<16x64x{t}, "shared"> to memref<16x64x{{}}, "fragment">')
+    if t == "f32":
+        return copy.format("%F", "f32")
+    return copy.format("%H", t) + "\n        " + widen_into("%F", "%H", t)
+
+
+def row_sum_pipelined(stages: int, dtype: str = "float32") -> KernelSpec:
+    """out[i] = sum_k X[i, k], K walked in 64-column tiles by a T.Pipelined loop whose copy
+    is a cp.async pipeline of `stages` stages: the zero-filled columns and rows past the
+    tensor add nothing, so any garbage there shows."""
+    t = MLIR_TYPES[dtype]
+    g = f"memref<?x?x{t}>"
+    tile = f'memref<16x64x{t}, "shared">'
+    f = 'memref<16x64xf32, "fragment">'
+    h = f'memref<16x64x{t}, "fragment">'
+    r = 'memref<16xf32, "fragment">'
+    name = f"row_sum_{dtype}_cp_async{stages}"
+    ir = f"""module {{
+  func.func @{name}(%X: {g}, %out: memref<?xf32>) attributes {{tile.entry}} {{
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %M = memref.dim %X, %c0 : {g}
+    %K = memref.dim %X, %c1 : {g}
+    %c16 = arith.constant 16 : index
+    %c64 = arith.constant 64 : index
+    %gx = arith.ceildivui %M, %c16 : index
+    %kt = arith.ceildivui %K, %c64 : index
+    tile.kernel grid(%gx) threads [128] {{
+    ^bb0(%bx: index):
+      %Xs = tile.alloc : {tile}
+      %F = tile.alloc : {f}
+      %H = tile.alloc : {h}
+      %s = tile.alloc : {r}
+      %zero = arith.constant 0.0 : f32
+      tile.fill %s, %zero : {r}, f32
+      %row = arith.muli %bx, %c16 : index
+      tile.pipelined %c0 to %kt step %c1 stages {stages} {cp_async_loop(stages)} {{
+      ^bb0(%k: index):
+        %kk = arith.muli %k, %c64 : index
+        tile.copy %X[%row, %kk] [16, 64] to %Xs[%c0, %c0] [16, 64] {CP_ASYNC_COPY} : {g} to {tile}
+        {to_fragment("%Xs", t)}
+        tile.reduce "sum" %F to %s dim 1 {{clear = false}} : {f} to {r}
+      }}
+      tile.copy %s[%c0] [16] to %out[%row] [16] : {r} to memref<?xf32>
+    }}
+    return
+  }}
+}}
+"""
+    params = [_tensor("X", dtype, ["M", "K"]), _tensor("out", "float32", ["M"], output=True)]
+    # K = 1000: a partial last tile; 4099: rows no multiple of 16 bytes (element-wise chunks);
+    # 64: one tile, fewer than the prologue's S-1 (its copies predicated off); ragged M
+    shapes = [{"M": 1000, "K": 1000}, {"M": 37, "K": 4099}, {"M": 256, "K": 64},
+              {"M": 50, "K": 130}]
+    return KernelSpec(name, ir, params, ["(M + 15) // 16"], [128],
+                      lambda x: x.double().sum(dim=1), shapes)
+
+
+def softmax_pipelined(stages: int, dtype: str = "float32") -> KernelSpec:
+    """Row softmax over rows of any length: three T.Pipelined loops over 64-column tiles (row
+    max, sum of exponentials, output), each copy a cp.async pipeline of `stages` stages; the
+    columns past K are masked in T.Parallel, as a user writes it. Each loop has its own tile:
+    a shared buffer used by several loops stays synchronous."""
+    t = MLIR_TYPES[dtype]
+    g = f"memref<?x?x{t}>"
+    tile = f'memref<16x64x{t}, "shared">'
+    f = 'memref<16x64xf32, "fragment">'
+    h = f'memref<16x64x{t}, "fragment">'
+    r = 'memref<16xf32, "fragment">'
+    name = f"softmax_long_{dtype}_cp_async{stages}"
+    out = "%F" if t == "f32" else "%H"
+    out_type = f if t == "f32" else h
+    narrow = "%y" if t == "f32" else "%yn"
+    to_out = "" if t == "f32" else (f"%yn = arith.truncf %y : f32 to {t}\n"
+                                           "          ")
+
+    def load(buffer: str) -> str:
+        return f"""%kk = arith.muli %k, %c64 : index
+        tile.copy %X[%row, %kk] [16, 64] to {buffer}[%c0, %c0] [16, 64] {CP_ASYNC_COPY} : \
+{g} to {tile}
+        {to_fragment(buffer, t)}"""
+
+    ir = f"""module {{
+  func.func @{name}(%X: {g}, %Y: {g}) attributes {{tile.entry}} {{
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %M = memref.dim %X, %c0 : {g}
+    %K = memref.dim %X, %c1 : {g}
+    %c16 = arith.constant 16 : index
+    %c64 = arith.constant 64 : index
+    %gx = arith.ceildivui %M, %c16 : index
+    %kt = arith.ceildivui %K, %c64 : index
+    tile.kernel grid(%gx) threads [128] {{
+    ^bb0(%bx: index):
+      %X1 = tile.alloc : {tile}
+      %X2 = tile.alloc : {tile}
+      %X3 = tile.alloc : {tile}
+      %F = tile.alloc : {f}
+      %H = tile.alloc : {h}
+      %m = tile.alloc : {r}
+      %s = tile.alloc : {r}
+      %zero = arith.constant 0.0 : f32
+      %ninf = arith.constant 0xFF800000 : f32
+      tile.fill %m, %ninf : {r}, f32
+      tile.fill %s, %zero : {r}, f32
+      %row = arith.muli %bx, %c16 : index
+      tile.pipelined %c0 to %kt step %c1 stages {stages} {cp_async_loop(stages)} {{
+      ^bb0(%k: index):
+        {load("%X1")}
+        tile.parallel [16, 64] {{
+        ^bb0(%i: index, %j: index):
+          %col = arith.addi %kk, %j : index
+          %inside = arith.cmpi ult, %col, %K : index
+          %x = memref.load %F[%i, %j] : {f}
+          %v = arith.select %inside, %x, %ninf : f32
+          memref.store %v, %F[%i, %j] : {f}
+        }}
+        tile.reduce "max" %F to %m dim 1 {{clear = false}} : {f} to {r}
+      }}
+      tile.pipelined %c0 to %kt step %c1 stages {stages} {cp_async_loop(stages)} {{
+      ^bb0(%k: index):
+        {load("%X2")}
+        tile.parallel [16, 64] {{
+        ^bb0(%i: index, %j: index):
+          %col = arith.addi %kk, %j : index
+          %inside = arith.cmpi ult, %col, %K : index
+          %x = memref.load %F[%i, %j] : {f}
+          %mi = memref.load %m[%i] : {r}
+          %d = arith.subf %x, %mi : f32
+          %e = math.exp %d : f32
+          %v = arith.select %inside, %e, %zero : f32
+          memref.store %v, %F[%i, %j] : {f}
+        }}
+        tile.reduce "sum" %F to %s dim 1 {{clear = false}} : {f} to {r}
+      }}
+      tile.pipelined %c0 to %kt step %c1 stages {stages} {cp_async_loop(stages)} {{
+      ^bb0(%k: index):
+        {load("%X3")}
+        tile.parallel [16, 64] {{
+        ^bb0(%i: index, %j: index):
+          %x = memref.load %F[%i, %j] : {f}
+          %mi = memref.load %m[%i] : {r}
+          %si = memref.load %s[%i] : {r}
+          %d = arith.subf %x, %mi : f32
+          %e = math.exp %d : f32
+          %y = arith.divf %e, %si : f32
+          {to_out}memref.store {narrow}, {out}[%i, %j] : {out_type}
+        }}
+        tile.copy {out}[%c0, %c0] [16, 64] to %Y[%row, %kk] [16, 64] : {out_type} to {g}
+      }}
+    }}
+    return
+  }}
+}}
+"""
+    params = [_tensor("X", dtype, ["M", "K"]), _tensor("Y", dtype, ["M", "K"], output=True)]
+    shapes = [{"M": 300, "K": 1000}, {"M": 37, "K": 4099}, {"M": 64, "K": 64}]
+    return KernelSpec(name, ir, params, ["(M + 15) // 16"], [128],
+                      lambda x: x.double().softmax(dim=1), shapes)
+
+
+def cp_async_kernels() -> list[KernelSpec]:
+    """The kernels whose T.Pipelined copies become cp.async pipelines (SIMT path)."""
+    specs = [row_sum_pipelined(stages) for stages in (2, 3, 4)]
+    specs.append(row_sum_pipelined(3, "float16"))
+    specs += [softmax_pipelined(2), softmax_pipelined(3, "float16")]
+    # 4 x 16 KB of slots: past the 48 KB default, so the launch raises the limit; K = 33 rows
+    # (132 bytes) take the element-by-element chunks
+    specs.append(gemm("float32", 64, 64, 32, cp_async_stages=4))
+    specs.append(gemm("float16", 64, 128, 32, threads=256, cp_async_stages=3))
+    return specs
+
+
 def all_kernels() -> list[KernelSpec]:
     """Every kernel the CUDA suite compiles and runs."""
     specs = [vector_add("float32"), vector_add("float16")]
@@ -369,4 +573,4 @@ def all_kernels() -> list[KernelSpec]:
     specs += [softmax("float32"), softmax("float16")]
     specs += [column_sum("float32")]
     specs += [row_reduce(kind) for kind in ("sum", "max", "min", "abssum", "absmax")]
-    return specs
+    return specs + cp_async_kernels()
