@@ -8,7 +8,8 @@ compiler/targets/cuda.py's: launch["abi"] lists one slot per kernel argument,
   ["tma", p, role]    a pointer to the TMA map of tensor parameter p, encoded (and cached)
                       from launch["tma"][role] by tilec.runtime.tma.
 Launches go to torch's current stream of the tensors' device, with launch["shared_bytes"] of
-dynamic shared memory (the per-kernel limit is raised past 48 KB when more is needed).
+dynamic shared memory (the per-kernel limit is set to it: the 48 KB default also counts the
+kernel's static shared bytes).
 
 Two launch paths with the same interface: the native extension `tilec.runtime._launcher`
 (C++, built by CMake; a launch is one call with a list of ints) and, where it is absent, the
@@ -32,7 +33,6 @@ CTYPES = {0: ctypes.c_void_p, 1: ctypes.c_int32, 2: ctypes.c_int64, 3: ctypes.c_
           4: ctypes.c_double}
 GRID_NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Name, ast.Load, ast.Constant,
               ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.USub)
-MAX_STATIC_SHARED = 48 * 1024
 
 
 def native_available() -> bool:
@@ -128,7 +128,7 @@ class _BindingsKernel:
         self.module = self._check(cu.cuModuleLoadData(self.image), "cuModuleLoadData")
         self.function = self._check(cu.cuModuleGetFunction(self.module, entry.encode()),
                                     "cuModuleGetFunction")
-        if shared_bytes > MAX_STATIC_SHARED:
+        if shared_bytes > 0:  # static shared bytes count against the 48 KB default too
             attribute = cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
             self._check(cu.cuFuncSetAttribute(self.function, attribute, shared_bytes),
                         "cuFuncSetAttribute")

@@ -106,7 +106,7 @@ class Kernel {
     image_.push_back('\0');  // PTX must end with a NUL; a cubin ignores it
     check(d.cuModuleLoadData(&module_, image_.data()), "cuModuleLoadData");
     check(d.cuModuleGetFunction(&function_, module_, entry.c_str()), "cuModuleGetFunction");
-    if (shared_bytes_ > 48 * 1024)
+    if (shared_bytes_ > 0)  // static shared bytes count against the 48 KB default too
       check(d.cuFuncSetAttribute(function_, kMaxDynamicSharedAttribute, shared_bytes_),
             "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
     for (size_t i = 0; i < values_.size(); ++i) pointers_[i] = &values_[i];
