@@ -1,7 +1,8 @@
 """tilec GEMM against cuBLAS (torch.matmul) and an autotuned Triton tl.dot kernel on the H200.
 
 The tilec kernels are compiled the way the compiler does it: the TileLang-style kernel below goes
-through the frontend (tile IR), the `lower-gemm-to-tensorcore` pass and the CUDA target's NVVM
+through the frontend (tile IR), the CUDA target's scheduling passes, the `lower-gemm-to-tensorcore`
+pass (which builds the kernel from their decisions) and the CUDA target's NVVM
 pipeline to PTX. The GPU machine has no MLIR, so this runs in two halves:
 
   python benchmarks/gemm.py build DIR [--suite S]               (compiler machine)
@@ -183,9 +184,11 @@ def specialize(shape: tuple[int, int, int], variant: dict, knobs: dict, arch: st
 def compile_ptx(
     shape: tuple[int, int, int], variant: dict, knobs: dict, arch: str
 ) -> tuple[str, dict]:
-    """Frontend -> tile IR -> lower-gemm-to-tensorcore -> NVVM pipeline -> PTX, and the launch."""
+    """Frontend -> tile IR -> scheduling passes -> lower-gemm-to-tensorcore -> NVVM pipeline ->
+    PTX, and the launch."""
     from mlir import ir
 
+    from tilec.compiler.passes import get_pass
     from tilec.compiler.passes.lower_gemm_to_tensorcore import LAUNCH_ATTR, LowerGemmToTensorcore
     from tilec.compiler.pipeline import CompileOptions, run_pass_pipeline
     from tilec.compiler.targets import cuda
@@ -194,6 +197,8 @@ def compile_ptx(
     spec = specialize(shape, variant, knobs, arch)
     module = spec.build().module
     with module.context:
+        for name in cuda.SCHEDULE_PASSES:
+            get_pass(name)(arch=arch).run(module)
         LowerGemmToTensorcore(arch=arch).run(module)
         attributes = module.operation.attributes
         if LAUNCH_ATTR not in attributes:

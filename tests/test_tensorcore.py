@@ -1,7 +1,8 @@
-"""Tensor-core GEMM generators and the lower-gemm-to-tensorcore pass (CPU-only checks).
+"""Tensor-core GEMM generators, the scheduling passes' decisions for GEMM kernels and the
+lower-gemm-to-tensorcore pass that builds the kernel from them (CPU-only checks).
 
 Numerics and speed are checked on the H200 by benchmarks/gemm.py (results under
-benchmarks/results/gemm-*.json); here: configs, schedules, the pass's matching, and that the
+benchmarks/results/gemm-*.json); here: configs, decisions, the pass's matching, and that the
 generated kernels lower to PTX that ptxas accepts (in a subprocess: the MLIR wheel aborts on
 internal errors).
 """
@@ -19,10 +20,13 @@ from mlir import ir
 
 import tilec
 import tilec.language as T
+from tilec.compiler.passes import get_pass
+from tilec.compiler.passes._ir_walk import walk
+from tilec.compiler.passes._scheduling import read_decision
 from tilec.compiler.passes.lower_gemm_to_tensorcore import LAUNCH_ATTR, LowerGemmToTensorcore
+from tilec.compiler.targets.cuda import SCHEDULE_PASSES
 from tilec.compiler.tensorcore.ampere import AmpereGemmConfig
 from tilec.compiler.tensorcore.hopper import HopperGemmConfig
-from tilec.compiler.tensorcore.schedule import ampere_config, best_hopper_config, hopper_config
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from gemm import matmul, matmul_tn, matmul_typed  # noqa: E402  (the benchmark's kernels)
@@ -76,7 +80,25 @@ def tile_module(kernel, shape, element=T.float16, target="cuda:sm_90a", layout="
     return spec.build().module
 
 
+def schedule(module, arch):
+    """The module after the CUDA target's scheduling passes (tile.* decisions added)."""
+    with module.context:
+        for name in SCHEDULE_PASSES:
+            get_pass(name)(arch=arch).run(module)
+    return module
+
+
+def decision(module, op_name, attribute):
+    """The decision `attribute` on the first `op_name` op holding one, or None."""
+    for op in walk(module.operation):
+        if op.name == op_name and attribute in op.attributes:
+            return read_decision(op, attribute)
+    return None
+
+
 def run_pass(module, arch):
+    """Schedule, then lower; the tensor-core launch metadata, or None when it left the kernel."""
+    schedule(module, arch)
     with module.context:
         LowerGemmToTensorcore(arch=arch).run(module)
         attributes = module.operation.attributes
@@ -104,24 +126,36 @@ def test_configs_reject_what_the_kernels_cannot_do():
         AmpereGemmConfig(dtype="e4m3", block_k=64, trans_b=True)
 
 
+def scheduled(shape, arch="sm_90a", kernel=matmul, element=T.float16, layout="nn", **knobs):
+    module = tile_module(kernel, shape, element, f"cuda:{arch}", layout, **knobs)
+    return schedule(module, arch)
+
+
 def test_schedule_keeps_the_users_tiles():
-    quickstart = hopper_config(128, 128, 32, 128, 3, "f16", persistent=True)
-    assert (quickstart.block_m, quickstart.block_n, quickstart.block_k) == (128, 128, 64)
-    assert quickstart.consumers == 1 and quickstart.stages >= 2  # at least 32 x 3 deep in K
-    tuned = hopper_config(128, 256, 64, 256, 4, "bf16", persistent=True)
-    assert (tuned.consumers, tuned.stages, tuned.threads) == (2, 4, 384)
-    literal = hopper_config(128, 128, 32, 128, 3, "f16", persistent=True, fill_stages=False)
-    assert literal.stages == 2
-    assert hopper_config(128, 96, 32, 128, 3, "f16", persistent=True) is None
-    ampere = ampere_config(128, 128, 32, 128, 3, "f16")
-    assert (ampere.warps_m, ampere.warps_n, ampere.stages) == (2, 2, 3)
-    assert best_hopper_config(4096, 4096, "f16").block_n == 256
-    assert best_hopper_config(128, 8192, "f16").block_n == 64
-    fp8 = hopper_config(128, 256, 64, 256, 4, "e4m3", persistent=True, trans_b=True)
-    assert fp8.block_k == 128 and fp8.out == "bf16"  # one 128-byte K row per stage
-    tf32 = hopper_config(128, 128, 64, 256, 3, "tf32", persistent=True, out_dtype="f32",
-                         trans_b=True)
-    assert tf32.block_k == 32 and tf32.stages >= 2  # fewer stages when 6 do not fit
+    # the quickstart: one consumer warpgroup, the 32-deep K tile merged into 64-element stages
+    quickstart = scheduled((4096, 4096, 4096))
+    assert decision(quickstart, "tile.gemm", "tile.mma")["warpgroups"] == 1
+    pipeline = decision(quickstart, "tile.pipelined", "tile.pipeline")
+    assert pipeline["k_tile"] == 64 and pipeline["stages"] >= 2  # at least 32 x 3 deep in K
+    tuned = scheduled((4096, 4096, 4096), element=T.bfloat16, dtype=T.bfloat16, block_N=256,
+                      block_K=64, threads=256, num_stages=4)
+    assert decision(tuned, "tile.gemm", "tile.mma")["warpgroups"] == 2
+    assert decision(tuned, "tile.pipelined", "tile.pipeline")["stages"] == 4
+    assert decision(tuned, "tile.kernel", "tile.warp_specialize")["threads"] == 384
+    # 96 columns: no wgmma shape covers them, nothing is decided for the tensor cores
+    odd = scheduled((4096, 4096, 4096), block_N=96)
+    assert decision(odd, "tile.gemm", "tile.mma") is None
+    ampere = scheduled((4096, 4096, 4096), "sm_80")
+    assert decision(ampere, "tile.gemm", "tile.mma")["warps"] == (2, 2)
+    assert decision(ampere, "tile.pipelined", "tile.pipeline")["stages"] == 3
+    fp8 = scheduled((4096, 4096, 4096), kernel=matmul_typed, element=T.float8_e4m3, layout="nt",
+                    in_dtype=T.float8_e4m3, out_dtype=T.bfloat16, block_N=256, **NT_TILE,
+                    num_stages=4)
+    assert decision(fp8, "tile.pipelined", "tile.pipeline")["k_tile"] == 128  # one 128-byte row
+    tf32 = scheduled((4096, 4096, 4096), kernel=matmul_typed, element=T.float32, layout="nt",
+                     in_dtype=T.float32, out_dtype=T.float32, **NT_TILE)
+    pipeline = decision(tf32, "tile.pipelined", "tile.pipeline")
+    assert pipeline["k_tile"] == 32 and pipeline["stages"] >= 2  # fewer when 6 do not fit
 
 
 def test_pass_lowers_the_quickstart_on_sm90a():
@@ -185,7 +219,7 @@ def test_pass_lowers_transposed_a():
 
 
 def test_pass_leaves_other_kernels_alone():
-    module = tile_module(matmul_relu, (256, 256, 256), M=256, N=256, K=256)
+    module = schedule(tile_module(matmul_relu, (256, 256, 256), M=256, N=256, K=256), "sm_90a")
     before = str(module)
     assert run_pass(module, "sm_90a") is None
     assert str(module) == before

@@ -35,25 +35,63 @@ the chosen config.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 from mlir import ir
 
 from tilec.compiler.passes import TilePass, register
-from tilec.compiler.passes._ir_walk import as_operation, constant_index, defining_op, scope
-from tilec.compiler.tensorcore.ampere import ampere_gemm_mlir
-from tilec.compiler.tensorcore.dtypes import OPERAND_BYTES, OUTPUT_BYTES, accumulator
+from tilec.compiler.passes._ir_walk import (
+    as_operation,
+    constant_index,
+    defining_op,
+    op_error,
+    scope,
+)
+from tilec.compiler.passes._scheduling import (
+    ACCUMULATOR_TYPES,
+    OPERAND_TYPES,
+    OUTPUT_TYPES,
+    PIPELINE_ATTR,
+    TMA_PIPELINE,
+    DecisionValue,
+    read_decision,
+    target_arch,
+    tensorcore_type,
+)
+from tilec.compiler.passes.infer_mma_layout import MMA_ATTR
+from tilec.compiler.passes.pipeline_async_copies import ASYNC_ATTR
+from tilec.compiler.passes.rasterize_blocks import RASTER_ATTR
+from tilec.compiler.passes.select_epilogue_store import STORE_ATTR, conversion_target
+from tilec.compiler.passes.specialize_warps import WARP_SPECIALIZE_ATTR
+from tilec.compiler.tensorcore.ampere import AmpereGemmConfig, ampere_gemm_mlir
+from tilec.compiler.tensorcore.dtypes import K_STEP_BYTES, OPERAND_BYTES, accumulator
 from tilec.compiler.tensorcore.emitter import KernelInterface
-from tilec.compiler.tensorcore.hopper import hopper_gemm_mlir
-from tilec.compiler.tensorcore.schedule import ampere_config, hopper_config
-from tilec.errors import CompileError
+from tilec.compiler.tensorcore.hopper import HopperGemmConfig, hopper_gemm_mlir
 
-ARCHES = ("sm_80", "sm_90a")
+PASS_NAME = "lower-gemm-to-tensorcore"
 LAUNCH_ATTR = "tile.tensorcore"
+# per arch: generator, tile.mma kind, tile.pipeline mechanism, operands' tile.async, tile.store kind
+GENERATORS = {
+    "sm_90a": ("wgmma", "wgmma", TMA_PIPELINE, "tma", "tma"),
+    "sm_80": ("mma.sync", "mma.sync", "cp.async", "cp.async", "shared-staged"),
+}
+GemmConfig = HopperGemmConfig | AmpereGemmConfig
+SETMAXNREG = (40, 232)  # the wgmma kernel's producer / consumer registers when it sets them
 H200_SMS = 132  # persistent grid size; a GPU with fewer SMs runs the extra CTAs in a second wave
+
+
+@dataclass(frozen=True)
+class GemmOps:
+    """The ops of the canonical kernel that carry the scheduling passes' decisions."""
+
+    kernel: ir.Operation  # tile.raster, tile.warp_specialize
+    loop: ir.Operation  # tile.pipeline
+    gemm: ir.Operation  # tile.mma
+    operand_copies: tuple[ir.Operation, ir.Operation]  # tile.async (A, B)
+    store: ir.Operation  # tile.store
 
 
 @dataclass
@@ -65,15 +103,12 @@ class GemmMatch:
     c: int
     block_m: int
     block_n: int
-    block_k: int
-    threads: int
-    stages: int
     dtype: str  # operand type (tilec.compiler.tensorcore.dtypes)
     shape: tuple[int | None, int | None, int | None]  # M, N, K (None: dynamic)
-    group_m: int  # M-tiles per raster group (T.use_swizzle's panel size; 8 without it)
-    out_dtype: str = "f16"
-    trans_a: bool = False
-    trans_b: bool = False
+    out_dtype: str
+    trans_a: bool
+    trans_b: bool
+    ops: GemmOps
 
 
 def _ops(block: ir.Block) -> list[ir.Operation]:
@@ -102,31 +137,6 @@ def _scaled(value: ir.Value, base: ir.Value, factor: int) -> bool:
     return (lhs == base and constant_index(rhs) == factor) or (
         rhs == base and constant_index(lhs) == factor
     )
-
-
-# element types by short name -> the kernels' names for them, per role (f32 operands run as tf32)
-_FLOAT_ELEMENTS = (
-    (ir.F16Type, "f16"),
-    (ir.BF16Type, "bf16"),
-    (ir.Float8E4M3FNType, "e4m3"),
-    (ir.Float8E5M2Type, "e5m2"),
-    (ir.F32Type, "f32"),
-)
-_OPERAND_TYPES = {
-    "f16": "f16", "bf16": "bf16", "e4m3": "e4m3", "e5m2": "e5m2", "f32": "tf32", "i8": "s8"
-}
-_OUTPUT_TYPES = {"f16": "f16", "bf16": "bf16", "f32": "f32", "i32": "s32"}
-_ACCUMULATOR_TYPES = {"f32": "f32", "i32": "s32"}
-
-
-def _kernel_type(type_: ir.Type, names: dict[str, str]) -> str | None:
-    """The kernel's name (from `names`) for an element type, or None when it has none."""
-    for type_class, element in _FLOAT_ELEMENTS:
-        if isinstance(type_, type_class):
-            return names.get(element)
-    if isinstance(type_, ir.IntegerType):
-        return names.get(f"i{ir.IntegerType(type_).width}")
-    return None
 
 
 def _is_zero(value: ir.Value) -> bool:
@@ -178,11 +188,11 @@ def match_gemm(entry: ir.Operation) -> GemmMatch | None:
     block_k2, block_n = reversed(b_tile) if trans_b else b_tile
     if block_k2 != block_k or list(acc_type.shape) != [block_m, block_n]:
         return None
-    dtype = _kernel_type(ir.MemRefType(a_shared.type).element_type, _OPERAND_TYPES)
-    b_dtype = _kernel_type(ir.MemRefType(b_shared.type).element_type, _OPERAND_TYPES)
+    dtype = tensorcore_type(ir.MemRefType(a_shared.type).element_type, OPERAND_TYPES)
+    b_dtype = tensorcore_type(ir.MemRefType(b_shared.type).element_type, OPERAND_TYPES)
     if dtype is None or b_dtype != dtype:
         return None
-    if _kernel_type(acc_type.element_type, _ACCUMULATOR_TYPES) != accumulator(dtype):
+    if tensorcore_type(acc_type.element_type, ACCUMULATOR_TYPES) != accumulator(dtype):
         return None
 
     k_iv = loop.regions[0].blocks[0].arguments[0]
@@ -224,7 +234,7 @@ def match_gemm(entry: ir.Operation) -> GemmMatch | None:
     after = [op for op in ops[position + 1 :] if op.name != "tile.alloc"]
     stored = acc
     if [op.name for op in after] == ["tile.parallel", "tile.copy"]:
-        stored = _conversion_target(after[0], acc)
+        stored = conversion_target(after[0], acc)
         if stored is None:
             return None
     elif [op.name for op in after] != ["tile.copy"]:
@@ -233,8 +243,8 @@ def match_gemm(entry: ir.Operation) -> GemmMatch | None:
     if out.operands[0] != stored or len(out.operands) != 6:
         return None
     c_param = _param_number(out.operands[3], entry_block)
-    out_dtype = _kernel_type(ir.MemRefType(out.operands[3].type).element_type, _OUTPUT_TYPES)
-    stored_type = _kernel_type(ir.MemRefType(stored.type).element_type, _OUTPUT_TYPES)
+    out_dtype = tensorcore_type(ir.MemRefType(out.operands[3].type).element_type, OUTPUT_TYPES)
+    stored_type = tensorcore_type(ir.MemRefType(stored.type).element_type, OUTPUT_TYPES)
     if c_param is None or out_dtype is None:
         return None
     if stored_type not in (out_dtype, accumulator(dtype)):  # tile.copy converts accumulators
@@ -263,43 +273,19 @@ def match_gemm(entry: ir.Operation) -> GemmMatch | None:
         return None
     if m is not None and grid[1] not in (None, math.ceil(m / block_m)):
         return None
-    threads = _i64s(kernel, "threads")
-    stages = ir.IntegerAttr(loop.attributes["num_stages"]).value
-    attributes = kernel.attributes
-    panel = attributes["tile.swizzle_panel"] if "tile.swizzle_panel" in attributes else None
     return GemmMatch(
         a_param,
         b_param,
         c_param,
         block_m,
         block_n,
-        block_k,
-        math.prod(threads),
-        stages,
         dtype,
         (m, n, k),
-        ir.IntegerAttr(panel).value if panel is not None else 8,
         out_dtype,
         trans_a,
         trans_b,
+        GemmOps(kernel, loop, gemm, (a_copy, b_copy), out),
     )
-
-
-def _conversion_target(parallel: ir.Operation, acc: ir.Value) -> ir.Value | None:
-    """The fragment a pure `dst[i, j] = truncf(acc[i, j])` tile.parallel writes, else None."""
-    body = parallel.regions[0].blocks[0]
-    ops = [op for op in _ops(body) if op.name != "tile.yield"]
-    if [op.name for op in ops] != ["memref.load", "arith.truncf", "memref.store"]:
-        return None
-    load, trunc, store = ops
-    indices = list(body.arguments)
-    if load.operands[0] != acc or list(load.operands[1:]) != indices:
-        return None
-    if trunc.operands[0] != load.results[0] or store.operands[0] != trunc.results[0]:
-        return None
-    if list(store.operands[2:]) != indices or scope(store.operands[1]) != "fragment":
-        return None
-    return store.operands[1]
 
 
 def _interface(entry: ir.Operation, match: GemmMatch, arch: str) -> tuple[KernelInterface, list]:
@@ -343,38 +329,160 @@ def _interface(entry: ir.Operation, match: GemmMatch, arch: str) -> tuple[Kernel
     return KernelInterface(name, params + dims, prologue), slots + dim_slots
 
 
-def _rows_aligned(match: GemmMatch) -> bool:
-    """Are the rows of A, B and C (as stored) known to be multiples of 16 bytes?
+def _need(op: ir.Operation, name: str, decision: dict, key: str) -> DecisionValue:
+    if key not in decision:
+        raise op_error(op, f"{PASS_NAME}: {name} lacks '{key}'")
+    return decision[key]
 
-    TMA and cp.async move 16-byte pieces: a row length only known at run time could be
-    anything, so such a kernel stays on the SIMT path (a dynamic M alone is fine)."""
-    m, n, k = match.shape
-    elem = OPERAND_BYTES[match.dtype]
-    rows = [
-        ((m if match.trans_a else k), elem),
-        ((k if match.trans_b else n), elem),
-        (n, OUTPUT_BYTES[match.out_dtype]),
-    ]
-    return all(extent is not None and extent * size % 16 == 0 for extent, size in rows)
+
+def _expect(op: ir.Operation, name: str, decision: dict, key: str, wanted: DecisionValue,
+            generator: str) -> None:
+    """A decision field the generator fixes: anything else contradicts it."""
+    value = _need(op, name, decision, key)
+    if value != wanted:
+        raise op_error(op, f"{PASS_NAME}: {name} {key} = {_show(value)} contradicts the "
+                           f"{generator} kernel, which needs {_show(wanted)}")
+
+
+def _show(value: DecisionValue) -> str:
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, tuple):
+        return "[" + ", ".join(map(str, value)) + "]"
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """The scheduling passes' decisions for the canonical kernel, as read off its ops."""
+
+    mma: dict[str, DecisionValue]
+    pipeline: dict[str, DecisionValue]
+    store: dict[str, DecisionValue]
+    raster: dict[str, DecisionValue]
+    warp_specialize: dict[str, DecisionValue] | None
+    copies: tuple[str, str]  # tile.async of the A and B copies
+
+
+def read_schedule(ops: GemmOps) -> Schedule | None:
+    """The decisions, or None when a pass left one out: then it found that part impossible
+    (e.g. rows not 16-byte aligned) and the kernel stays on the SIMT path."""
+    mma = read_decision(ops.gemm, MMA_ATTR)
+    pipeline = read_decision(ops.loop, PIPELINE_ATTR)
+    store = read_decision(ops.store, STORE_ATTR)
+    raster = read_decision(ops.kernel, RASTER_ATTR)
+    copies = tuple(
+        ir.StringAttr(copy.attributes[ASYNC_ATTR]).value
+        for copy in ops.operand_copies
+        if ASYNC_ATTR in copy.attributes
+    )
+    if None in (mma, pipeline, store, raster) or len(copies) != 2:
+        return None
+    return Schedule(mma, pipeline, store, raster,
+                    read_decision(ops.kernel, WARP_SPECIALIZE_ATTR), copies)
+
+
+def _check_common(match: GemmMatch, schedule: Schedule, arch: str) -> int:
+    """The checks both generators share; returns the K tile."""
+    ops = match.ops
+    generator, kind, mechanism, copy, store = GENERATORS[arch]
+    _expect(ops.gemm, MMA_ATTR, schedule.mma, "kind", kind, generator)
+    _expect(ops.gemm, MMA_ATTR, schedule.mma, "a_source", "shared", generator)
+    instr_m, instr_n = (64, match.block_n) if arch == "sm_90a" else (16, 8)
+    k_step = K_STEP_BYTES // OPERAND_BYTES[match.dtype]
+    _expect(ops.gemm, MMA_ATTR, schedule.mma, "instr", (instr_m, instr_n, k_step), generator)
+    _expect(ops.loop, PIPELINE_ATTR, schedule.pipeline, "mechanism", mechanism, generator)
+    for op, value in zip(ops.operand_copies, schedule.copies, strict=True):
+        if value != copy:
+            raise op_error(op, f'{PASS_NAME}: {ASYNC_ATTR} = "{value}" contradicts the '
+                               f'{generator} kernel, which loads its operands by "{copy}"')
+    _expect(ops.store, STORE_ATTR, schedule.store, "kind", store, generator)
+    k_tile = _need(ops.loop, PIPELINE_ATTR, schedule.pipeline, "k_tile")
+    if not isinstance(k_tile, int) or k_tile < 1:
+        raise op_error(ops.loop, f"{PASS_NAME}: {PIPELINE_ATTR} k_tile = {_show(k_tile)} must "
+                                 "be a positive number of elements")
+    return k_tile
+
+
+def hopper_from(match: GemmMatch, schedule: Schedule, stages: DecisionValue) -> HopperGemmConfig:
+    """The wgmma kernel the decisions describe (CompileError where they contradict it)."""
+    ops = match.ops
+    generator = GENERATORS["sm_90a"][0]
+    _expect(ops.store, STORE_ATTR, schedule.store, "swizzle", "128B", generator)
+    consumers = _need(ops.gemm, MMA_ATTR, schedule.mma, "warpgroups")
+    warps = schedule.warp_specialize
+    if warps is None:
+        raise op_error(ops.kernel, f"{PASS_NAME}: the {generator} kernel is warp-specialized "
+                                   f"but the kernel has no {WARP_SPECIALIZE_ATTR}")
+    _expect(ops.kernel, WARP_SPECIALIZE_ATTR, warps, "producer_warpgroups", 1, generator)
+    _expect(ops.kernel, WARP_SPECIALIZE_ATTR, warps, "consumer_warpgroups", consumers, generator)
+    threads = 128 * (consumers + 1) if isinstance(consumers, int) else 0
+    _expect(ops.kernel, WARP_SPECIALIZE_ATTR, warps, "threads", threads, generator)
+    if "setmaxnreg" in warps:
+        _expect(ops.kernel, WARP_SPECIALIZE_ATTR, warps, "setmaxnreg", SETMAXNREG, generator)
+    return _build(ops.gemm, generator, lambda: HopperGemmConfig(
+        block_m=match.block_m,
+        block_n=match.block_n,
+        block_k=schedule.pipeline["k_tile"],
+        stages=stages,
+        consumers=consumers,
+        dtype=match.dtype,
+        persistent=_need(ops.kernel, RASTER_ATTR, schedule.raster, "persistent"),
+        group_m=_need(ops.kernel, RASTER_ATTR, schedule.raster, "group_m"),
+        epilogue_n=_need(ops.store, STORE_ATTR, schedule.store, "columns"),
+        setmaxnreg="setmaxnreg" in warps,
+        out_dtype=match.out_dtype,
+        trans_a=match.trans_a,
+        trans_b=match.trans_b,
+    ))
+
+
+def ampere_from(match: GemmMatch, schedule: Schedule, stages: DecisionValue) -> AmpereGemmConfig:
+    """The mma.sync kernel the decisions describe (CompileError where they contradict it)."""
+    ops = match.ops
+    generator = GENERATORS["sm_80"][0]
+    _expect(ops.store, STORE_ATTR, schedule.store, "vector_bytes", 16, generator)
+    if schedule.warp_specialize is not None:
+        raise op_error(ops.kernel, f"{PASS_NAME}: {WARP_SPECIALIZE_ATTR} contradicts the "
+                                   f"{generator} kernel, whose warps all load and compute")
+    _expect(ops.kernel, RASTER_ATTR, schedule.raster, "persistent", False, generator)
+    warps = _need(ops.gemm, MMA_ATTR, schedule.mma, "warps")
+    if not isinstance(warps, tuple) or len(warps) != 2:
+        raise op_error(ops.gemm, f"{PASS_NAME}: {MMA_ATTR} warps must be [warps_m, warps_n]")
+    return _build(ops.gemm, generator, lambda: AmpereGemmConfig(
+        block_m=match.block_m,
+        block_n=match.block_n,
+        block_k=schedule.pipeline["k_tile"],
+        stages=stages,
+        warps_m=warps[0],
+        warps_n=warps[1],
+        dtype=match.dtype,
+        group_m=_need(ops.kernel, RASTER_ATTR, schedule.raster, "group_m"),
+        out_dtype=match.out_dtype,
+        trans_a=match.trans_a,
+        trans_b=match.trans_b,
+    ))
+
+
+def _build(op: ir.Operation, generator: str, make: Callable[[], GemmConfig]) -> GemmConfig:
+    try:
+        return make()
+    except (ValueError, TypeError, ZeroDivisionError) as error:
+        raise op_error(op, f"{PASS_NAME}: the scheduling annotations ask for a {generator} "
+                           f"kernel it cannot build: {error}") from None
 
 
 @register
 @dataclass
 class LowerGemmToTensorcore(TilePass):
-    """Replace the canonical GEMM kernel by the generated tensor-core kernel."""
+    """Replace the canonical GEMM kernel by the tensor-core kernel its annotations describe."""
 
-    name = "lower-gemm-to-tensorcore"
-    summary = "canonical tile GEMM -> TMA/wgmma (sm_90a) or cp.async/mma.sync (sm_80) kernel"
+    name = PASS_NAME
+    summary = "canonical tile GEMM + scheduling annotations -> TMA/wgmma or mma.sync kernel"
     arch: str = ""
-    fill_stages: bool = True
 
     def run(self, module: ir.Module) -> None:
-        arch = self.arch
-        if not arch and "tile.arch" in module.operation.attributes:
-            arch = ir.StringAttr(module.operation.attributes["tile.arch"]).value
-        arch = arch or "sm_90a"
-        if arch not in ARCHES:
-            raise CompileError(f"lower-gemm-to-tensorcore: unsupported arch '{arch}'")
+        arch = target_arch(module, self.arch, self.name)
         entries = [
             as_operation(op)
             for op in module.body.operations
@@ -384,42 +492,26 @@ class LowerGemmToTensorcore(TilePass):
             return
         entry = entries[0]
         match = match_gemm(entry)
-        if match is None:
+        if match is None or MMA_ATTR not in match.ops.gemm.attributes:
             return
+        schedule = read_schedule(match.ops)
         m, n, k = match.shape
-        if not _rows_aligned(match):
-            return  # TMA and cp.async move 16-byte pieces of rows
-        static = None not in (m, n)
-        types = {
-            "out_dtype": match.out_dtype,
-            "trans_a": match.trans_a,
-            "trans_b": match.trans_b,
-        }
-        knobs = (
-            match.block_m,
-            match.block_n,
-            match.block_k,
-            match.threads,
-            match.stages,
-            match.dtype,
-        )
-        if arch == "sm_90a":
-            config = hopper_config(*knobs, persistent=static, fill_stages=self.fill_stages, **types)
-        else:
-            config = ampere_config(*knobs, **types)
-        if config is None:
+        if schedule is None or k is None:
+            return  # the generator binds K as a constant
+        k_tile = _check_common(match, schedule, arch)
+        # Single-k-tile problems stay on the SIMT path; a ring deeper than the K loop has slots
+        # that never fill: at most one slot per k-tile.
+        k_tiles = math.ceil(k / k_tile)
+        if k_tiles < 2:
             return
-        # A ring deeper than the K loop has slots that never fill: at most one slot per k-tile.
-        # Single-k-tile problems (and a K only known at run time) stay on the SIMT path.
-        if k is None or math.ceil(k / config.block_k) < 2:
-            return
-        k_tiles = math.ceil(k / config.block_k)
-        config = dataclasses.replace(
-            config, group_m=match.group_m, stages=min(config.stages, k_tiles))
+        stages = _need(match.ops.loop, PIPELINE_ATTR, schedule.pipeline, "stages")
+        if isinstance(stages, int):
+            stages = min(stages, k_tiles)
+        config = (hopper_from if arch == "sm_90a" else ampere_from)(match, schedule, stages)
         interface, slots = _interface(entry, match, arch)
         text = (hopper_gemm_mlir if arch == "sm_90a" else ampere_gemm_mlir)(config, interface)
         launch = {"arch": arch, "abi": slots, **config.launch(), "config": asdict(config)}
-        if static:
+        if None not in (m, n):
             tiles = math.ceil(m / match.block_m) * math.ceil(n / match.block_n)
             launch["grid"] = [min(tiles, H200_SMS) if launch["persistent"] else tiles, 1, 1]
         self._replace(module, entry, text, launch)

@@ -40,6 +40,8 @@ from tilec.compiler.passes._ir_walk import (
 )
 from tilec.compiler.passes._scheduling import (
     OPERAND_TYPES,
+    PIPELINE_ATTR,
+    TMA_PIPELINE,
     decision_attr,
     read_decision,
     target_arch,
@@ -49,7 +51,6 @@ from tilec.compiler.passes.infer_mma_layout import MMA_ATTR
 from tilec.compiler.passes.select_epilogue_store import STORE_ATTR, accumulator_store
 from tilec.compiler.tensorcore.dtypes import OPERAND_BYTES
 
-PIPELINE_ATTR = "tile.pipeline"
 ASYNC_ATTR = "tile.async"
 SWIZZLE_ROW_BYTES = 128  # one TMA box row of a K-major operand per stage
 MAX_SHARED_BYTES = 232448  # sm_90a dynamic shared memory per block (227 KiB)
@@ -229,7 +230,7 @@ class PipelineAsyncCopies(TilePass):
             stages = tma_stages(ring, gemm_k_extent(ring.gemm), num_stages, kernel)
             if stages == 0:
                 return
-            pipeline = {"stages": stages, "k_tile": ring.k_tile, "mechanism": "tma-mbarrier"}
+            pipeline = {"stages": stages, "k_tile": ring.k_tile, "mechanism": TMA_PIPELINE}
             chosen = [(copy, "tma") for copy in copies]
         else:
             chosen = [(copy, "cp.async") for copy in copies if _cp_async_ready(copy)]

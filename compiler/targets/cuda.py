@@ -1,10 +1,18 @@
 """The CUDA target: tile → gpu (SIMT) → NVVM/LLVM dialect → PTX → cubin (ptxas), sm_80 / sm_90a.
 
 Stages ("tile" is the frontend's IR, added by the driver):
-  tile-cuda  canonicalize + cse; lower-gemm-to-tensorcore (a GEMM kernel becomes a TMA/wgmma
-             (sm_90a) or cp.async/mma.sync (sm_80) kernel); for the other kernels the SIMT
-             passes: infer-fragment-layout (thread/register mapping of fragments and
-             T.Parallel), lower-gemm-simt (T.gemm on CUDA cores), insert-shared-barriers
+  tile-schedule  canonicalize + cse, module attribute `tile.arch`, then the scheduling passes,
+             which only annotate ops with their decisions (tile.* attributes):
+             infer-mma-layout (tensor-core instruction and warp split of each gemm),
+             select-shared-swizzle (shared operand layouts), select-epilogue-store (how the
+             accumulator reaches global memory), pipeline-async-copies (TMA / cp.async and
+             the depth of each T.Pipelined loop), specialize-warps (producer / consumer
+             warpgroups), rasterize-blocks (tile order, persistent grid)
+  tile-cuda  lower-gemm-to-tensorcore (a GEMM kernel the annotations put on tensor cores
+             becomes a TMA/wgmma (sm_90a) or cp.async/mma.sync (sm_80) kernel); for the other
+             kernels the SIMT passes: infer-fragment-layout (thread/register mapping of
+             fragments and T.Parallel), lower-gemm-simt (T.gemm on CUDA cores),
+             insert-shared-barriers
   gpu        lower-tile-to-gpu: one `gpu.func` in `gpu.module @kernels` (then canonicalize, cse);
              a tensor-core kernel is already there
   nvvm       upstream passes to the NVVM + LLVM dialects, target attached (chip, +ptx80, O3)
@@ -38,7 +46,8 @@ from mlir import ir
 from mlir.dialects import gpu
 
 from tilec.compiler.passes._ir_walk import walk
-from tilec.compiler.passes.lower_gemm_to_tensorcore import LAUNCH_ATTR, LowerGemmToTensorcore
+from tilec.compiler.passes._scheduling import ARCH_ATTR
+from tilec.compiler.passes.lower_gemm_to_tensorcore import LAUNCH_ATTR
 from tilec.compiler.pipeline import (
     CompileOptions,
     Stage,
@@ -53,6 +62,14 @@ ARCHES = ("sm_80", "sm_90a")
 DEFAULT_ARCH = "sm_90a"
 PTX_FEATURES = "+ptx80"  # the default +ptx60 is rejected for sm_90a
 
+SCHEDULE_PASSES = (
+    "infer-mma-layout",
+    "select-shared-swizzle",
+    "select-epilogue-store",
+    "pipeline-async-copies",
+    "specialize-warps",
+    "rasterize-blocks",
+)
 TILE_PASSES = ("infer-fragment-layout", "lower-gemm-simt", "insert-shared-barriers")
 
 
@@ -149,10 +166,15 @@ def kernel_abi(module: ir.Module) -> list[list]:
     return slots + dims
 
 
-def _tile_cuda(module: ir.Module, options: CompileOptions) -> None:
+def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
     # folded index arithmetic first: fragment accesses must index by T.Parallel's variables
     run_pass_pipeline(module, "canonicalize,cse", options)
-    LowerGemmToTensorcore(arch=resolve_arch(options)).run(module)
+    module.operation.attributes[ARCH_ATTR] = ir.StringAttr.get(resolve_arch(options))
+    tile_passes("tile-schedule", SCHEDULE_PASSES).run(module, options)
+
+
+def _tile_cuda(module: ir.Module, options: CompileOptions) -> None:
+    tile_passes("tile-cuda", ["lower-gemm-to-tensorcore"]).run(module, options)
     if LAUNCH_ATTR in module.operation.attributes:  # the whole kernel is on tensor cores now
         return
     tile_passes("tile-cuda", TILE_PASSES).run(module, options)
@@ -188,8 +210,9 @@ def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
 def stages(options: CompileOptions) -> list[Stage]:
     arch = resolve_arch(options)
     return [
-        Stage("tile-cuda", _tile_cuda,
-              "canonicalize, cse, lower-gemm-to-tensorcore | " + ", ".join(TILE_PASSES)),
+        Stage("tile-schedule", _tile_schedule,
+              "canonicalize, cse, tile.arch, " + ", ".join(SCHEDULE_PASSES)),
+        Stage("tile-cuda", _tile_cuda, "lower-gemm-to-tensorcore | " + ", ".join(TILE_PASSES)),
         Stage("gpu", _lower_to_gpu, "lower-tile-to-gpu, canonicalize, cse"),
         mlir_passes("nvvm", nvvm_pipeline(arch)),
         Stage("ptx", _emit_ptx, "gpu-module-to-binary{format=isa}"),

@@ -1,4 +1,4 @@
-// RUN: tilec-opt --lower-gemm-to-tensorcore --verify-diagnostics %s
+// RUN: tilec-opt --infer-mma-layout --select-shared-swizzle --select-epilogue-store --pipeline-async-copies --specialize-warps --rasterize-blocks --lower-gemm-to-tensorcore --verify-diagnostics %s
 
 // An arch the tensor-core kernels do not serve is an error, not a silent fallback.
 // expected-error @unknown {{unsupported arch}}

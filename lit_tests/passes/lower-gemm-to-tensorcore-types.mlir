@@ -1,4 +1,4 @@
-// RUN: tilec-opt --lower-gemm-to-tensorcore --split-input-file %s | FileCheck %s
+// RUN: tilec-opt --infer-mma-layout --select-shared-swizzle --select-epilogue-store --pipeline-async-copies --specialize-warps --rasterize-blocks --lower-gemm-to-tensorcore --split-input-file %s | FileCheck %s
 
 // Operand types and layouts of the tensor-core GEMM: transpose_A / transpose_B (16-bit), fp8,
 // int8 and tf32 (K-major operands only), f32 / i32 outputs; sm_90a unless the module says sm_80.

@@ -1,4 +1,4 @@
-// RUN: tilec-opt --lower-gemm-to-tensorcore --split-input-file %s | FileCheck %s
+// RUN: tilec-opt --infer-mma-layout --select-shared-swizzle --select-epilogue-store --pipeline-async-copies --specialize-warps --rasterize-blocks --lower-gemm-to-tensorcore --split-input-file %s | FileCheck %s
 
 // The canonical tile GEMM becomes a generated tensor-core kernel: gpu.module @kernels with the
 // kernel named as the entry, the entry emptied, launch metadata as tile.tensorcore (JSON).

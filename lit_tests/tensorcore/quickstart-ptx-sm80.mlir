@@ -1,4 +1,4 @@
-// RUN: tilec-opt --lower-gemm-to-tensorcore %s --pass-pipeline="builtin.module(gpu-lower-to-nvvm-pipeline{cubin-chip=sm_80 cubin-features=+ptx80 cubin-format=isa})" | FileCheck %s
+// RUN: tilec-opt --infer-mma-layout --select-shared-swizzle --select-epilogue-store --pipeline-async-copies --specialize-warps --rasterize-blocks --lower-gemm-to-tensorcore %s --pass-pipeline="builtin.module(gpu-lower-to-nvvm-pipeline{cubin-chip=sm_80 cubin-features=+ptx80 cubin-format=isa})" | FileCheck %s
 
 // The PTX of the quickstart GEMM on sm_80: cp.async multistage pipeline, ldmatrix, mma.sync.
 // CHECK: gpu.binary @kernels

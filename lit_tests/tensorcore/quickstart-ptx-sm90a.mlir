@@ -1,4 +1,4 @@
-// RUN: tilec-opt --lower-gemm-to-tensorcore %s --pass-pipeline="builtin.module(gpu-lower-to-nvvm-pipeline{cubin-chip=sm_90a cubin-features=+ptx80 cubin-format=isa})" | FileCheck %s
+// RUN: tilec-opt --infer-mma-layout --select-shared-swizzle --select-epilogue-store --pipeline-async-copies --specialize-warps --rasterize-blocks --lower-gemm-to-tensorcore %s --pass-pipeline="builtin.module(gpu-lower-to-nvvm-pipeline{cubin-chip=sm_90a cubin-features=+ptx80 cubin-format=isa})" | FileCheck %s
 
 // The PTX of the quickstart GEMM (128x128x32, 128 threads, 3 stages) on sm_90a uses the TMA
 // engine and wgmma (the gpu.binary holds the PTX text).
