@@ -60,12 +60,22 @@ def variants() -> list[tuple[str, object]]:
             ("sm_90a", H(dtype=dtype, block_m=128, block_n=128, consumers=1, stages=4)),
             ("sm_90a", H(dtype=dtype, block_m=128, block_n=128, block_k=32, consumers=1, stages=3)),
             ("sm_80", AmpereGemmConfig(dtype=dtype)),
+            # A from registers (ldmatrix -> wgmma's RS form), as attention's P @ V needs
+            ("sm_90a", H(dtype=dtype, a_registers=True)),
+            ("sm_90a", H(dtype=dtype, block_n=128, consumers=1, a_registers=True)),
+            ("sm_90a", H(dtype=dtype, block_n=128, block_k=32, consumers=1, stages=3,
+                         a_registers=True)),
         ]
+    # 8-bit and tf32 fragments of A in registers: same bytes per lane as 16-bit ones
+    for dtype, block_k in (("e4m3", 128), ("s8", 128), ("tf32", 32)):
+        out.append(("sm_90a", H(dtype=dtype, block_n=128, block_k=block_k, trans_b=True,
+                                a_registers=True)))
     return out
 
 
 def build(directory: Path, only: str | None) -> None:
     from tilec.compiler.tensorcore import build_kernel
+    from tilec.compiler.tensorcore.dtypes import OPERAND_BYTES
 
     directory.mkdir(parents=True, exist_ok=True)
     manifest = []
@@ -80,6 +90,8 @@ def build(directory: Path, only: str | None) -> None:
                 "name": cfg.name,
                 "file": f"{cfg.name}.ptx",
                 "dtype": cfg.dtype,
+                "out_dtype": cfg.out,
+                "layout": cfg.layout,
                 "label": "generator",
                 **kernel.launch,
             }
@@ -91,8 +103,10 @@ def build(directory: Path, only: str | None) -> None:
     (directory / "manifest.json").write_text(json.dumps(manifest, indent=1))
     plan = []
     for entry in manifest:
+        # TMA needs 16-byte rows: K rounded up to 16 bytes for 8-bit (and tf32) operands
+        k_unit = 16 // OPERAND_BYTES[entry["dtype"]]
         plan += [
-            {"kernel": entry["name"], "M": m, "N": n, "K": k, "quick": True}
+            {"kernel": entry["name"], "M": m, "N": n, "K": -(-k // k_unit) * k_unit, "quick": True}
             for m, n, k in RAGGED_SHAPES
         ]
         plan += [{"kernel": entry["name"], "M": m, "N": n, "K": k} for m, n, k in PERF_SHAPES[:2]]
@@ -456,9 +470,10 @@ def summarize(rows: list[dict]) -> dict:
     quickstart config and Triton; then the geometric mean and the lowest of the best ratios."""
     table: dict[tuple, dict] = {}
     for r in rows:
+        if "ratio" not in r or r["dtype"] not in ("f16", "bf16"):
+            continue  # error rows carry no label
         shape = (r["M"], r["N"], r["K"])
-        plain = r["kernel"] == f"{r['label']}_{r['dtype']}_{shape[0]}x{shape[1]}x{shape[2]}"
-        if "ratio" not in r or r["dtype"] not in ("f16", "bf16") or not plain:
+        if r["kernel"] != f"{r['label']}_{r['dtype']}_{shape[0]}x{shape[1]}x{shape[2]}":
             continue
         entry = table.setdefault((r["dtype"], *shape), {"dtype": r["dtype"], "shape": shape})
         if r["label"] == "quickstart":
