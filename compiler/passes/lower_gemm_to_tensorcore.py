@@ -14,15 +14,23 @@ Recognizes, in the frontend's tile IR, the kernel of the quickstart:
       tile.copy C_h (or C_f) -> C[by*BM, bx*BN] }
 
 (A, B, C the entry's row-major tensors) and replaces it by a generated gpu.module with the
-tensor-core kernel of `tilec.compiler.tensorcore` for the target arch: on sm_90a TMA + mbarrier
+tensor-core kernel that the CUDA target's scheduling passes decided (infer-mma-layout's tile.mma
+on the gemm is required: without it the kernel is left alone). The config is built from the
+decisions alone: tile.mma (consumer warpgroups / warp grid), tile.pipeline (K tile, stages)
+and tile.async (operand copies), tile.store (staged columns), tile.warp_specialize and
+tile.raster (group_m, persistent); the generator swizzles its shared tiles by its own K tile
+(tile.swizzle, chosen for the user's tile, is not read). A decision a pass left out (it found
+e.g. rows not 16-byte aligned) leaves the kernel to the SIMT path; one the generator cannot
+follow is a CompileError at the op carrying it. The generator is `tilec.compiler.tensorcore`'s
+for the target arch: on sm_90a TMA + mbarrier
 pipeline, producer warpgroup, wgmma consumers, TMA-store epilogue; on sm_80 cp.async, ldmatrix,
 mma.sync. Operand types: f16/bf16 in any layout; float8 e4m3/e5m2 (sm_90a), int8 and float32
 (as tf32) with K-major operands only (A as M x K, B as N x K: transpose_B), which is what the
 instructions read. Outputs: f16/bf16 (converted) or f32 from fp32 accumulators, i32 from int8.
 `T.use_swizzle(panel)` sets the grouped tile order's panel (M-tiles per group; its order
-argument is not distinguished). Anything else (other epilogues, other layouts or types, rows
-that are not 16-byte aligned) is left alone for the SIMT lowering. The arch comes from the pass
-option, else the module attribute `tile.arch`, else sm_90a.
+argument is not distinguished). Anything else (other epilogues, other layouts or types, a K
+known only at run time, a single k-tile) is left alone for the SIMT lowering. The arch comes from
+the pass option, else the module attribute `tile.arch`, else sm_90a.
 
 Output: the entry func keeps its signature (the runtime's ABI is read from it) with an empty
 body; `gpu.module @kernels` holds the kernel, named as the entry; the module attribute
