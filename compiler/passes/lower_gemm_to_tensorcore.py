@@ -16,10 +16,10 @@ Recognizes, in the frontend's tile IR, the kernel of the quickstart:
 (A, B, C the entry's row-major tensors) and replaces it by a generated gpu.module with the
 tensor-core kernel that the CUDA target's scheduling passes decided (infer-mma-layout's tile.mma
 on the gemm is required: without it the kernel is left alone). The config is built from the
-decisions alone: tile.mma (consumer warpgroups / warp grid), tile.pipeline (K tile, stages)
-and tile.async (operand copies), tile.store (staged columns), tile.warp_specialize and
-tile.raster (group_m, persistent); the generator swizzles its shared tiles by its own K tile
-(tile.swizzle, chosen for the user's tile, is not read). A decision a pass left out (it found
+decisions alone: tile.mma (consumer warpgroups / warp grid), tile.swizzle (the operand tiles'
+pattern, which the generator fixes: 128B on sm_90a, xor on sm_80), tile.pipeline (K tile,
+stages) and tile.async (operand copies), tile.store (staged columns), tile.warp_specialize and
+tile.raster (group_m, persistent). A decision a pass left out (it found
 e.g. rows not 16-byte aligned) leaves the kernel to the SIMT path; one the generator cannot
 follow is a CompileError at the op carrying it. The generator is `tilec.compiler.tensorcore`'s
 for the target arch: on sm_90a TMA + mbarrier
@@ -73,6 +73,7 @@ from tilec.compiler.passes.infer_mma_layout import MMA_ATTR
 from tilec.compiler.passes.pipeline_async_copies import ASYNC_ATTR
 from tilec.compiler.passes.rasterize_blocks import RASTER_ATTR
 from tilec.compiler.passes.select_epilogue_store import STORE_ATTR, conversion_target
+from tilec.compiler.passes.select_shared_swizzle import SWIZZLE_ATTR
 from tilec.compiler.passes.specialize_warps import WARP_SPECIALIZE_ATTR
 from tilec.compiler.tensorcore.ampere import AmpereGemmConfig, ampere_gemm_mlir
 from tilec.compiler.tensorcore.dtypes import K_STEP_BYTES, OPERAND_BYTES, accumulator
@@ -86,6 +87,7 @@ GENERATORS = {
     "sm_90a": ("wgmma", "wgmma", TMA_PIPELINE, "tma", "tma"),
     "sm_80": ("mma.sync", "mma.sync", "cp.async", "cp.async", "shared-staged"),
 }
+OPERAND_SWIZZLES = {"sm_90a": "128B", "sm_80": "xor"}  # how each generator lays out A/B tiles
 GemmConfig = HopperGemmConfig | AmpereGemmConfig
 SETMAXNREG = (40, 232)  # the wgmma kernel's producer / consumer registers when it sets them
 H200_SMS = 132  # persistent grid size; a GPU with fewer SMs runs the extra CTAs in a second wave
@@ -370,6 +372,7 @@ class Schedule:
     raster: dict[str, DecisionValue]
     warp_specialize: dict[str, DecisionValue] | None
     copies: tuple[str, str]  # tile.async of the A and B copies
+    swizzles: tuple[str, str]  # tile.swizzle of the A and B tiles
 
 
 def read_schedule(ops: GemmOps) -> Schedule | None:
@@ -384,10 +387,16 @@ def read_schedule(ops: GemmOps) -> Schedule | None:
         for copy in ops.operand_copies
         if ASYNC_ATTR in copy.attributes
     )
-    if None in (mma, pipeline, store, raster) or len(copies) != 2:
+    tiles = [defining_op(operand) for operand in ops.gemm.operands[:2]]
+    swizzles = tuple(
+        ir.StringAttr(tile.attributes[SWIZZLE_ATTR]).value
+        for tile in tiles
+        if tile is not None and SWIZZLE_ATTR in tile.attributes
+    )
+    if None in (mma, pipeline, store, raster) or len(copies) != 2 or len(swizzles) != 2:
         return None
     return Schedule(mma, pipeline, store, raster,
-                    read_decision(ops.kernel, WARP_SPECIALIZE_ATTR), copies)
+                    read_decision(ops.kernel, WARP_SPECIALIZE_ATTR), copies, swizzles)
 
 
 def _check_common(match: GemmMatch, schedule: Schedule, arch: str) -> int:
@@ -404,6 +413,12 @@ def _check_common(match: GemmMatch, schedule: Schedule, arch: str) -> int:
         if value != copy:
             raise op_error(op, f'{PASS_NAME}: {ASYNC_ATTR} = "{value}" contradicts the '
                                f'{generator} kernel, which loads its operands by "{copy}"')
+    for operand, swizzle in zip(ops.gemm.operands[:2], schedule.swizzles, strict=True):
+        if swizzle != OPERAND_SWIZZLES[arch]:
+            raise op_error(defining_op(operand),
+                           f'{PASS_NAME}: {SWIZZLE_ATTR} = "{swizzle}" contradicts the '
+                           f'{generator} kernel, which swizzles its operand tiles '
+                           f'"{OPERAND_SWIZZLES[arch]}"')
     _expect(ops.store, STORE_ATTR, schedule.store, "kind", store, generator)
     k_tile = _need(ops.loop, PIPELINE_ATTR, schedule.pipeline, "k_tile")
     if not isinstance(k_tile, int) or k_tile < 1:

@@ -5,15 +5,18 @@ children of the loop) gets `tile.pipeline = {stages = S, k_tile = KT, mechanism 
 copies get `tile.async`:
 
 - "tma-mbarrier" (sm_90a, the copies are exactly the shared operands of one wgmma gemm of the
-  loop, each global tensor's row pitch 16-byte aligned): copies `tile.async = "tma"`. One stage
-  holds one 128-byte swizzle row of K, KT = 128 / operand bytes elements (a smaller user
-  block_K is merged: a ring slot covers KT / block_K user iterations). The ring keeps at least
-  the user's K depth in flight, depth = max(2, ceil(block_K * num_stages / KT)), and grows while
-  shared memory allows, up to 6 stages: on the H200 the quickstart's literal 128x128x32 /
-  3 stages leaves TMA latency exposed (0.42x cuBLAS measured) where 128x128x64 / 4 stages reaches
-  0.93x. S = the most stages in 2..max(depth, 6) whose shared memory fits (1 KiB alignment slack
-  + the A/B ring + the epilogue's staged C columns, as the wgmma kernel lays them out), then at
-  most one stage per k-tile when K is static (a deeper ring has slots that never fill).
+  loop, each global tensor's row pitch 16-byte aligned, the operand tiles swizzled alike by
+  select-shared-swizzle): copies `tile.async = "tma"`. One stage holds one swizzle row of K,
+  KT = swizzle span / operand bytes elements (128B: 64 f16, 128 fp8; a smaller user block_K is
+  merged: a ring slot covers KT / block_K user iterations). The ring keeps at least the user's K
+  depth in flight, depth = max(2, ceil(block_K * num_stages / KT)), and grows while shared
+  memory allows, up to 8 stages: on the H200 the quickstart's literal 128x128x32 / 3 stages
+  leaves TMA latency exposed (0.42x cuBLAS measured) where 128x128x64 / 4 stages reaches 0.93x,
+  and the DRAM-bound 128x8192x8192 ran at 0.93x with a 6-stage 128x64 ring, 0.98x with an
+  8-stage 64x128 one. S = the most stages in 2..max(depth, 8) whose shared memory fits (1 KiB
+  alignment slack + the A/B ring + the epilogue's staged C columns, as the wgmma kernel lays
+  them out), then at most one stage per k-tile when K is static (a deeper ring has slots that
+  never fill).
 - "cp.async" (sm_80, and every other loop): copies whose rows move in 16-byte pieces (global
   row pitch, box rows and column offset all 16-byte multiples) get `tile.async = "cp.async"`;
   the others stay synchronous. KT = the user's block_K, S = max(2, num_stages).
@@ -49,13 +52,13 @@ from tilec.compiler.passes._scheduling import (
 )
 from tilec.compiler.passes.infer_mma_layout import MMA_ATTR
 from tilec.compiler.passes.select_epilogue_store import STORE_ATTR, accumulator_store
+from tilec.compiler.passes.select_shared_swizzle import SWIZZLE_ATTR, swizzle_bytes
 from tilec.compiler.tensorcore.dtypes import OPERAND_BYTES
 
 ASYNC_ATTR = "tile.async"
-SWIZZLE_ROW_BYTES = 128  # one TMA box row of a K-major operand per stage
 MAX_SHARED_BYTES = 232448  # sm_90a dynamic shared memory per block (227 KiB)
 ALIGNMENT_SLACK_BYTES = 1024  # the wgmma kernel aligns its ring to 1 KiB
-MAX_FILLED_STAGES = 6
+MAX_FILLED_STAGES = 8
 MIN_STAGES = 2
 
 
@@ -96,10 +99,11 @@ class WgmmaLoop:
     operand_copies: dict[int, ir.Operation]  # gemm operand (0: A, 1: B) -> the copy filling it
     warpgroups: int
     operand_bytes: int
+    swizzle_bytes: int  # the operand tiles' swizzle span: one stage's K row
 
     @property
     def k_tile(self) -> int:
-        return SWIZZLE_ROW_BYTES // self.operand_bytes
+        return self.swizzle_bytes // self.operand_bytes
 
     def static_k(self) -> int | None:
         """K from the global tensor a copy reads along the gemm's K dimension, when static."""
@@ -149,7 +153,8 @@ def wgmma_loop(loop: ir.Operation, copies: list[ir.Operation]) -> WgmmaLoop | No
     if not all(row_pitch_aligned(copy_parts(copy)[0]) for copy in copies):
         return None
     dtype = tensorcore_type(ir.MemRefType(gemm.operands[1].type).element_type, OPERAND_TYPES)
-    if dtype is None:
+    swizzles = {operand_swizzle(value) for value in operands.values()}
+    if dtype is None or len(swizzles) != 1 or None in swizzles:
         return None
     decision = read_decision(gemm, MMA_ATTR)
     return WgmmaLoop(
@@ -157,7 +162,16 @@ def wgmma_loop(loop: ir.Operation, copies: list[ir.Operation]) -> WgmmaLoop | No
         {number: destinations[value] for number, value in operands.items()},
         int(decision["warpgroups"]),
         OPERAND_BYTES[dtype],
+        swizzles.pop(),
     )
+
+
+def operand_swizzle(operand: ir.Value) -> int | None:
+    """The TMA swizzle span select-shared-swizzle chose for a shared operand tile."""
+    alloc = defining_op(operand)
+    if alloc is None or SWIZZLE_ATTR not in alloc.attributes:
+        return None
+    return swizzle_bytes(ir.StringAttr(alloc.attributes[SWIZZLE_ATTR]).value)
 
 
 def tma_stages(ring: WgmmaLoop, block_k: int, num_stages: int, kernel: ir.Operation) -> int:

@@ -6,17 +6,17 @@ pattern must match what the instruction was told (the descriptor's layout field,
 addressing) and what the copy that fills the tile writes, so it is chosen once, here, and
 recorded as `tile.swizzle` on the operand's tile.alloc:
 
-- wgmma (sm_90a): a K-major operand (A as M x K, B as N x K) takes the widest of the 128-,
-  64- and 32-byte swizzles that divides its row (K extent x element bytes): a swizzle span
-  must not run past the row. An MN-major operand is laid out as boxes 64 elements wide
-  (128-byte rows), so it takes "128B".
+- wgmma (sm_90a): "128B", the widest span, for every operand. An MN-major operand is laid
+  out as boxes 64 elements wide (128-byte rows); a K-major one (A as M x K, B as N x K) is
+  staged in 128-byte K rows: pipeline-async-copies reads this span and makes its K tile
+  span / element bytes, merging consecutive iterations of a narrower user tile (the
+  quickstart's 32-element f16 K tile becomes 64 per stage), so no operand row is narrower
+  than its swizzle.
 - mma.sync (sm_80): "xor", the 16-byte-chunk XOR of the row index that keeps ldmatrix and
   ldmatrix.trans free of bank conflicts for any tile width.
 
 Only gemms with a `tile.mma` (infer-mma-layout) are looked at; A read from registers has no
-shared tile. A K-major row narrower than 32 bytes gets no swizzle. A tile two gemms read gets
-the same choice from both: wgmma's N and M extents are multiples of 64, so a tile read K-major
-by one and MN-major by another has 128-byte multiples as rows either way.
+shared tile. A tile two gemms read gets the same choice from both.
 """
 
 from __future__ import annotations
@@ -28,39 +28,19 @@ from mlir import ir
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._ir_walk import defining_op, kernels, scope, walk
 from tilec.compiler.passes._scheduling import (
-    OPERAND_TYPES,
     read_decision,
     target_arch,
-    tensorcore_type,
 )
 from tilec.compiler.passes.infer_mma_layout import MMA_ATTR
-from tilec.compiler.tensorcore.dtypes import OPERAND_BYTES
 
 SWIZZLE_ATTR = "tile.swizzle"
-SWIZZLE_SPANS = (128, 64, 32)  # bytes, widest first
+WGMMA_SWIZZLE = "128B"
+SWIZZLES = {"wgmma": WGMMA_SWIZZLE, "mma.sync": "xor"}  # by tile.mma kind
 
 
-def k_major_swizzle(row_bytes: int) -> str | None:
-    """The widest swizzle span dividing a K-major row, or None when the row is too narrow."""
-    for span in SWIZZLE_SPANS:
-        if row_bytes % span == 0:
-            return f"{span}B"
-    return None
-
-
-def operand_swizzle(operand: ir.Value, k_major: bool, kind: str) -> str | None:
-    """The swizzle of one shared operand tile for the instruction `kind` that reads it."""
-    if kind == "mma.sync":
-        return "xor"
-    if kind != "wgmma":
-        return None
-    if not k_major:
-        return "128B"
-    memref = ir.MemRefType(operand.type)
-    dtype = tensorcore_type(memref.element_type, OPERAND_TYPES)
-    if dtype is None:
-        return None
-    return k_major_swizzle(memref.shape[-1] * OPERAND_BYTES[dtype])
+def swizzle_bytes(swizzle: str) -> int | None:
+    """The span of a TMA swizzle ("128B" -> 128), None for other patterns."""
+    return int(swizzle[:-1]) if swizzle.endswith("B") and swizzle[:-1].isdigit() else None
 
 
 @register
@@ -69,7 +49,7 @@ class SelectSharedSwizzle(TilePass):
     """Record on each shared gemm operand the swizzle its tensor-core instruction reads."""
 
     name = "select-shared-swizzle"
-    summary = "shared tile.alloc read by a tensor-core gemm -> tile.swizzle (128B/64B/32B/xor)"
+    summary = "shared tile.alloc read by a tensor-core gemm -> tile.swizzle (128B / xor)"
     arch: str = ""
 
     def run(self, module: ir.Module) -> None:
@@ -80,13 +60,10 @@ class SelectSharedSwizzle(TilePass):
                 mma = read_decision(gemm, MMA_ATTR)
                 if mma is None:
                     continue
-                trans_a = ir.BoolAttr(gemm.attributes["transpose_a"]).value
-                trans_b = ir.BoolAttr(gemm.attributes["transpose_b"]).value
-                for operand, k_major in ((gemm.operands[0], not trans_a),
-                                         (gemm.operands[1], trans_b)):
+                swizzle = SWIZZLES.get(str(mma["kind"]))
+                for operand in gemm.operands[:2]:
                     alloc = defining_op(operand)
                     if scope(operand) != "shared" or alloc is None or alloc.name != "tile.alloc":
                         continue
-                    swizzle = operand_swizzle(operand, k_major, str(mma["kind"]))
                     if swizzle is not None:
                         alloc.attributes[SWIZZLE_ATTR] = ir.StringAttr.get(swizzle, context)

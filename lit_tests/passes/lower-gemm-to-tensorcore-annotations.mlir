@@ -22,8 +22,8 @@ module {
       %bn = arith.constant 128 : index
       %bk = arith.constant 32 : index
       %kt = arith.constant 128 : index
-      %as = tile.alloc : memref<128x32xf16, "shared">
-      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %as = tile.alloc {tile.swizzle = "128B"} : memref<128x32xf16, "shared">
+      %bs = tile.alloc {tile.swizzle = "128B"} : memref<32x128xf16, "shared">
       %acc = tile.alloc : memref<128x128xf32, "fragment">
       %zero = arith.constant 0.0 : f32
       tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
@@ -68,8 +68,8 @@ module attributes {tile.arch = "sm_80"} {
       %bn = arith.constant 128 : index
       %bk = arith.constant 32 : index
       %kt = arith.constant 32 : index
-      %as = tile.alloc : memref<128x32xf16, "shared">
-      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %as = tile.alloc {tile.swizzle = "xor"} : memref<128x32xf16, "shared">
+      %bs = tile.alloc {tile.swizzle = "xor"} : memref<32x128xf16, "shared">
       %acc = tile.alloc : memref<128x128xf32, "fragment">
       %zero = arith.constant 0.0 : f32
       tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
@@ -112,8 +112,8 @@ module {
       %bn = arith.constant 128 : index
       %bk = arith.constant 32 : index
       %kt = arith.constant 128 : index
-      %as = tile.alloc : memref<128x32xf16, "shared">
-      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %as = tile.alloc {tile.swizzle = "128B"} : memref<128x32xf16, "shared">
+      %bs = tile.alloc {tile.swizzle = "128B"} : memref<32x128xf16, "shared">
       %acc = tile.alloc : memref<128x128xf32, "fragment">
       %zero = arith.constant 0.0 : f32
       tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
@@ -156,8 +156,8 @@ module {
       %bn = arith.constant 128 : index
       %bk = arith.constant 32 : index
       %kt = arith.constant 128 : index
-      %as = tile.alloc : memref<128x32xf16, "shared">
-      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %as = tile.alloc {tile.swizzle = "128B"} : memref<128x32xf16, "shared">
+      %bs = tile.alloc {tile.swizzle = "128B"} : memref<32x128xf16, "shared">
       %acc = tile.alloc : memref<128x128xf32, "fragment">
       %zero = arith.constant 0.0 : f32
       tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
@@ -198,8 +198,8 @@ module {
       %bn = arith.constant 128 : index
       %bk = arith.constant 32 : index
       %kt = arith.constant 128 : index
-      %as = tile.alloc : memref<128x32xf16, "shared">
-      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %as = tile.alloc {tile.swizzle = "128B"} : memref<128x32xf16, "shared">
+      %bs = tile.alloc {tile.swizzle = "128B"} : memref<32x128xf16, "shared">
       %acc = tile.alloc : memref<128x128xf32, "fragment">
       %zero = arith.constant 0.0 : f32
       tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
@@ -241,8 +241,8 @@ module {
       %bn = arith.constant 128 : index
       %bk = arith.constant 32 : index
       %kt = arith.constant 128 : index
-      %as = tile.alloc : memref<128x32xf16, "shared">
-      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %as = tile.alloc {tile.swizzle = "128B"} : memref<128x32xf16, "shared">
+      %bs = tile.alloc {tile.swizzle = "128B"} : memref<32x128xf16, "shared">
       %acc = tile.alloc : memref<128x128xf32, "fragment">
       %zero = arith.constant 0.0 : f32
       tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
@@ -284,8 +284,8 @@ module {
       %bn = arith.constant 128 : index
       %bk = arith.constant 32 : index
       %kt = arith.constant 128 : index
-      %as = tile.alloc : memref<128x32xf16, "shared">
-      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %as = tile.alloc {tile.swizzle = "128B"} : memref<128x32xf16, "shared">
+      %bs = tile.alloc {tile.swizzle = "128B"} : memref<32x128xf16, "shared">
       %acc = tile.alloc : memref<128x128xf32, "fragment">
       %zero = arith.constant 0.0 : f32
       tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
@@ -327,8 +327,8 @@ module {
       %bn = arith.constant 128 : index
       %bk = arith.constant 32 : index
       %kt = arith.constant 128 : index
-      %as = tile.alloc : memref<128x32xf16, "shared">
-      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %as = tile.alloc {tile.swizzle = "128B"} : memref<128x32xf16, "shared">
+      %bs = tile.alloc {tile.swizzle = "128B"} : memref<32x128xf16, "shared">
       %acc = tile.alloc : memref<128x128xf32, "fragment">
       %zero = arith.constant 0.0 : f32
       tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
@@ -370,8 +370,8 @@ module {
       %bn = arith.constant 128 : index
       %bk = arith.constant 32 : index
       %kt = arith.constant 128 : index
-      %as = tile.alloc : memref<128x32xf16, "shared">
-      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %as = tile.alloc {tile.swizzle = "128B"} : memref<128x32xf16, "shared">
+      %bs = tile.alloc {tile.swizzle = "128B"} : memref<32x128xf16, "shared">
       %acc = tile.alloc : memref<128x128xf32, "fragment">
       %zero = arith.constant 0.0 : f32
       tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
@@ -413,8 +413,8 @@ module {
       %bn = arith.constant 128 : index
       %bk = arith.constant 32 : index
       %kt = arith.constant 128 : index
-      %as = tile.alloc : memref<128x32xf16, "shared">
-      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %as = tile.alloc {tile.swizzle = "128B"} : memref<128x32xf16, "shared">
+      %bs = tile.alloc {tile.swizzle = "128B"} : memref<32x128xf16, "shared">
       %acc = tile.alloc : memref<128x128xf32, "fragment">
       %zero = arith.constant 0.0 : f32
       tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
@@ -456,8 +456,8 @@ module {
       %bn = arith.constant 128 : index
       %bk = arith.constant 32 : index
       %kt = arith.constant 128 : index
-      %as = tile.alloc : memref<128x32xf16, "shared">
-      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %as = tile.alloc {tile.swizzle = "128B"} : memref<128x32xf16, "shared">
+      %bs = tile.alloc {tile.swizzle = "128B"} : memref<32x128xf16, "shared">
       %acc = tile.alloc : memref<128x128xf32, "fragment">
       %zero = arith.constant 0.0 : f32
       tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
@@ -499,8 +499,8 @@ module {
       %bn = arith.constant 128 : index
       %bk = arith.constant 32 : index
       %kt = arith.constant 128 : index
-      %as = tile.alloc : memref<128x32xf16, "shared">
-      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %as = tile.alloc {tile.swizzle = "128B"} : memref<128x32xf16, "shared">
+      %bs = tile.alloc {tile.swizzle = "128B"} : memref<32x128xf16, "shared">
       %acc = tile.alloc : memref<128x128xf32, "fragment">
       %zero = arith.constant 0.0 : f32
       tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
@@ -543,8 +543,8 @@ module {
       %bn = arith.constant 128 : index
       %bk = arith.constant 32 : index
       %kt = arith.constant 128 : index
-      %as = tile.alloc : memref<128x32xf16, "shared">
-      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %as = tile.alloc {tile.swizzle = "128B"} : memref<128x32xf16, "shared">
+      %bs = tile.alloc {tile.swizzle = "128B"} : memref<32x128xf16, "shared">
       %acc = tile.alloc : memref<128x128xf32, "fragment">
       %zero = arith.constant 0.0 : f32
       tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
@@ -586,8 +586,8 @@ module attributes {tile.arch = "sm_80"} {
       %bn = arith.constant 128 : index
       %bk = arith.constant 32 : index
       %kt = arith.constant 32 : index
-      %as = tile.alloc : memref<128x32xf16, "shared">
-      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %as = tile.alloc {tile.swizzle = "xor"} : memref<128x32xf16, "shared">
+      %bs = tile.alloc {tile.swizzle = "xor"} : memref<32x128xf16, "shared">
       %acc = tile.alloc : memref<128x128xf32, "fragment">
       %zero = arith.constant 0.0 : f32
       tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
@@ -629,8 +629,8 @@ module attributes {tile.arch = "sm_80"} {
       %bn = arith.constant 128 : index
       %bk = arith.constant 32 : index
       %kt = arith.constant 32 : index
-      %as = tile.alloc : memref<128x32xf16, "shared">
-      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %as = tile.alloc {tile.swizzle = "xor"} : memref<128x32xf16, "shared">
+      %bs = tile.alloc {tile.swizzle = "xor"} : memref<32x128xf16, "shared">
       %acc = tile.alloc : memref<128x128xf32, "fragment">
       %zero = arith.constant 0.0 : f32
       tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
@@ -655,3 +655,46 @@ module attributes {tile.arch = "sm_80"} {
     return
   }
 }
+// -----
+
+// A 64B-swizzled A tile: the wgmma kernel stages 128-byte K rows under the 128B swizzle.
+module {
+  func.func @swizzle_64b(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: memref<4096x4096xf16>) attributes {tile.entry} {
+    %gx = arith.constant 32 : index
+    %gy = arith.constant 32 : index
+    tile.kernel grid(%gx, %gy) threads [128] attributes {tile.raster = {group_m = 8 : i64, persistent = true}, tile.warp_specialize = {consumer_warpgroups = 1 : i64, producer_warpgroups = 1 : i64, threads = 256 : i64}} {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %bm = arith.constant 128 : index
+      %bn = arith.constant 128 : index
+      %bk = arith.constant 32 : index
+      %kt = arith.constant 128 : index
+      // expected-error @+1 {{tile.swizzle = "64B" contradicts the wgmma kernel, which swizzles its operand tiles "128B"}}
+      %as = tile.alloc {tile.swizzle = "64B"} : memref<128x32xf16, "shared">
+      %bs = tile.alloc {tile.swizzle = "128B"} : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %bm : index
+      %col = arith.muli %bx, %bn : index
+      tile.pipelined %c0 to %kt step %c1 stages 3 attributes {tile.pipeline = {k_tile = 64 : i64, mechanism = "tma-mbarrier", stages = 3 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %bk : index
+        tile.copy %A[%row, %k0] [128, 32] to %as[%c0, %c0] [128, 32] {tile.async = "tma"} : memref<4096x4096xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%k0, %col] [32, 128] to %bs[%c0, %c0] [32, 128] {tile.async = "tma"} : memref<4096x4096xf16> to memref<32x128xf16, "shared">
+        tile.gemm %as, %bs, %acc {tile.mma = {a_source = "shared", instr = array<i64: 64, 128, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<128x32xf16, "shared">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      %h = tile.alloc : memref<128x128xf16, "fragment">
+      tile.parallel [128, 128] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x128xf32, "fragment">
+        %t = arith.truncf %v : f32 to f16
+        memref.store %t, %h[%i, %j] : memref<128x128xf16, "fragment">
+      }
+      tile.copy %h[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] {tile.store = {columns = 128 : i64, kind = "tma", swizzle = "128B"}} : memref<128x128xf16, "fragment"> to memref<4096x4096xf16>
+    }
+    return
+  }
+}
+

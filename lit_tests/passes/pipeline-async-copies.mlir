@@ -6,8 +6,9 @@
 // (sm_90a without one).
 
 // sm_90a, the quickstart (tile.mma wgmma, TMA epilogue of 128 f16 columns): both operand copies
-// by TMA; one stage is a 128-byte K row (64 f16), and the ring grows to 6 stages: 1 KiB + 6 x
-// (128 + 128) x 64 x 2 B + 128 x 128 x 2 B of staged C = 230400 B fit in 227 KiB.
+// by TMA; one stage is one K row of the tiles' 128B swizzle (64 f16), and the ring grows to
+// 6 stages: 1 KiB + 6 x (128 + 128) x 64 x 2 B + 128 x 128 x 2 B of staged C = 230400 B fit in
+// 227 KiB.
 // CHECK-LABEL: func.func @quickstart
 // CHECK: tile.pipelined {{.*}} attributes {tile.pipeline = {k_tile = 64 : i64, mechanism = "tma-mbarrier", stages = 6 : i64}}
 // CHECK: tile.copy {{.*}} {tile.async = "tma"}
@@ -24,8 +25,8 @@ module {
       %bn = arith.constant 128 : index
       %bk = arith.constant 32 : index
       %kt = arith.constant 128 : index
-      %as = tile.alloc : memref<128x32xf16, "shared">
-      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %as = tile.alloc {tile.swizzle = "128B"} : memref<128x32xf16, "shared">
+      %bs = tile.alloc {tile.swizzle = "128B"} : memref<32x128xf16, "shared">
       %acc = tile.alloc : memref<128x128xf32, "fragment">
       %zero = arith.constant 0.0 : f32
       tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
@@ -68,8 +69,8 @@ module {
       %bn = arith.constant 128 : index
       %bk = arith.constant 32 : index
       %kt = arith.constant 8 : index
-      %as = tile.alloc : memref<128x32xf16, "shared">
-      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %as = tile.alloc {tile.swizzle = "128B"} : memref<128x32xf16, "shared">
+      %bs = tile.alloc {tile.swizzle = "128B"} : memref<32x128xf16, "shared">
       %acc = tile.alloc : memref<128x128xf32, "fragment">
       %zero = arith.constant 0.0 : f32
       tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
@@ -97,6 +98,51 @@ module {
 
 // -----
 
+// The same wgmma gemm with tiles select-shared-swizzle did not mark: no TMA ring (its K tile is
+// the swizzle row), the copies go by cp.async.
+// CHECK-LABEL: func.func @unswizzled
+// CHECK: tile.pipeline = {k_tile = 32 : i64, mechanism = "cp.async", stages = 3 : i64}
+module {
+  func.func @unswizzled(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: memref<4096x4096xf16>) attributes {tile.entry} {
+    %gx = arith.constant 32 : index
+    %gy = arith.constant 32 : index
+    tile.kernel grid(%gx, %gy) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %bm = arith.constant 128 : index
+      %bn = arith.constant 128 : index
+      %bk = arith.constant 32 : index
+      %kt = arith.constant 128 : index
+      %as = tile.alloc : memref<128x32xf16, "shared">
+      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %bm : index
+      %col = arith.muli %bx, %bn : index
+      tile.pipelined %c0 to %kt step %c1 stages 3 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %bk : index
+        tile.copy %A[%row, %k0] [128, 32] to %as[%c0, %c0] [128, 32] : memref<4096x4096xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%k0, %col] [32, 128] to %bs[%c0, %c0] [32, 128] : memref<4096x4096xf16> to memref<32x128xf16, "shared">
+        tile.gemm %as, %bs, %acc {tile.mma = {a_source = "shared", instr = array<i64: 64, 128, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<128x32xf16, "shared">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      %h = tile.alloc : memref<128x128xf16, "fragment">
+      tile.parallel [128, 128] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x128xf32, "fragment">
+        %t = arith.truncf %v : f32 to f16
+        memref.store %t, %h[%i, %j] : memref<128x128xf16, "fragment">
+      }
+      tile.copy %h[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] {tile.store = {columns = 128 : i64, kind = "tma", swizzle = "128B"}} : memref<128x128xf16, "fragment"> to memref<4096x4096xf16>
+    }
+    return
+  }
+}
+
+// -----
+
 // TileLang's tuned 128x256x64 bf16, two consumer warpgroups: 4 stages of 48 KiB and 32 KiB of
 // staged C fit (5 would not).
 // CHECK-LABEL: func.func @tuned
@@ -113,8 +159,8 @@ module {
       %bn = arith.constant 256 : index
       %bk = arith.constant 64 : index
       %kt = arith.constant 64 : index
-      %as = tile.alloc : memref<128x64xbf16, "shared">
-      %bs = tile.alloc : memref<64x256xbf16, "shared">
+      %as = tile.alloc {tile.swizzle = "128B"} : memref<128x64xbf16, "shared">
+      %bs = tile.alloc {tile.swizzle = "128B"} : memref<64x256xbf16, "shared">
       %acc = tile.alloc : memref<128x256xf32, "fragment">
       %zero = arith.constant 0.0 : f32
       tile.fill %acc, %zero : memref<128x256xf32, "fragment">, f32
@@ -159,8 +205,8 @@ module attributes {tile.arch = "sm_80"} {
       %bn = arith.constant 128 : index
       %bk = arith.constant 32 : index
       %kt = arith.constant 32 : index
-      %as = tile.alloc : memref<128x32xf16, "shared">
-      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %as = tile.alloc {tile.swizzle = "xor"} : memref<128x32xf16, "shared">
+      %bs = tile.alloc {tile.swizzle = "xor"} : memref<32x128xf16, "shared">
       %acc = tile.alloc : memref<128x128xf32, "fragment">
       %zero = arith.constant 0.0 : f32
       tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32

@@ -2,13 +2,15 @@
 // RUN: not tilec-opt --select-shared-swizzle --split-input-file %s 2>&1 | FileCheck --check-prefix=ERR %s
 
 // select-shared-swizzle: tile.swizzle on each shared tile a tensor-core gemm (tile.mma, given
-// here as infer-mma-layout writes it) reads. wgmma: K-major rows take the widest of 128B / 64B /
-// 32B dividing them, MN-major tiles 128B; mma.sync: xor.
+// here as infer-mma-layout writes it) reads. wgmma: 128B for every operand (a K-major tile is
+// staged in 128-byte K rows: pipeline-async-copies makes its K tile the swizzle span);
+// mma.sync: xor.
 
-// The quickstart on sm_90a: A (128 x 32 f16, K-major) has 64-byte rows: 64B; B (32 x 128,
-// MN-major) is read as 64-element boxes: 128B. The accumulator is not shared: no swizzle.
+// The quickstart on sm_90a: A (128 x 32 f16, K-major: its 64-byte rows are staged two
+// iterations to a 128-byte row) and B (32 x 128, MN-major: 64-element boxes) both 128B. The
+// accumulator is not shared: no swizzle.
 // CHECK-LABEL: func.func @quickstart
-// CHECK: tile.alloc {tile.swizzle = "64B"} : memref<128x32xf16, "shared">
+// CHECK: tile.alloc {tile.swizzle = "128B"} : memref<128x32xf16, "shared">
 // CHECK: tile.alloc {tile.swizzle = "128B"} : memref<32x128xf16, "shared">
 // CHECK: tile.alloc : memref<128x128xf32, "fragment">
 module {
@@ -96,9 +98,9 @@ module {
 
 // -----
 
-// K-major int8 rows of 32 bytes: 32B.
+// K-major int8 rows of 32 bytes: 128B as well (four iterations to a staged row).
 // CHECK-LABEL: func.func @int8_32b
-// CHECK-COUNT-2: tile.alloc {tile.swizzle = "32B"} : memref<128x32xi8, "shared">
+// CHECK-COUNT-2: tile.alloc {tile.swizzle = "128B"} : memref<128x32xi8, "shared">
 module {
   func.func @int8_32b(%A: memref<256x256xi8>, %B: memref<256x256xi8>, %C: memref<256x256xi32>) attributes {tile.entry} {
     %gx = arith.constant 2 : index
@@ -379,9 +381,9 @@ module {
 
 // -----
 
-// A K-major row of 16 bytes (8 f16) is narrower than any swizzle span: A gets none.
+// A K-major row of 16 bytes (8 f16): 128B too, eight iterations to a staged row.
 // CHECK-LABEL: func.func @narrow_rows
-// CHECK: tile.alloc : memref<128x8xf16, "shared">
+// CHECK: tile.alloc {tile.swizzle = "128B"} : memref<128x8xf16, "shared">
 // CHECK: tile.alloc {tile.swizzle = "128B"} : memref<8x128xf16, "shared">
 module {
   func.func @narrow_rows(%A: memref<256x256xf16>, %B: memref<256x256xf16>, %C: memref<256x256xf16>) attributes {tile.entry} {
