@@ -16,11 +16,13 @@ tensor-core lowering follow from this one, so it is made first and recorded on t
   128 accumulator registers per thread, copies and stores divided evenly among threads).
 
 A and B must be shared memory, except that A may be a fragment (M x K, not transposed): then
-wgmma / mma.sync read it from registers (`a_source = "registers"`, the second gemm of
-attention). Operand, accumulator and output types must be ones the tensor cores take
-(dtypes.check_types: K-major 8-bit and tf32 operands, f32 / s32 accumulation); the output type
-is that of the global tensor the accumulator is finally copied to (directly or through a
-fragment a tile.parallel fills from it), the accumulator's own when it never leaves the block.
+wgmma / mma.sync read it from registers (`a_source = "registers"`: the second gemm of
+attention, or a GEMM whose loop copies A's shared tile into a fragment, `T.copy(A_shared,
+A_frag)`, which `register_a_fill` finds for the later passes). Operand, accumulator and output
+types must be ones the tensor cores take (dtypes.check_types: K-major 8-bit and tf32 operands,
+f32 / s32 accumulation); the output type is that of the global tensor the accumulator is
+finally copied to (directly or through a fragment a tile.parallel fills from it), the
+accumulator's own when it never leaves the block.
 A gemm that fails any of this gets no attribute and stays on the SIMT path. The accumulator's
 tile.alloc is marked `tile.mma_layout = "wgmma-accumulator" | "mma-accumulator"`: its
 registers are laid out as the instruction's C fragment, not by infer-fragment-layout.
@@ -33,7 +35,15 @@ from dataclasses import dataclass
 from mlir import ir
 
 from tilec.compiler.passes import TilePass, register
-from tilec.compiler.passes._ir_walk import copy_parts, defining_op, kernels, scope, walk
+from tilec.compiler.passes._ir_walk import (
+    as_operation,
+    constant_index,
+    copy_parts,
+    defining_op,
+    kernels,
+    scope,
+    walk,
+)
 from tilec.compiler.passes._scheduling import (
     ACCUMULATOR_TYPES,
     OPERAND_TYPES,
@@ -133,6 +143,38 @@ def gemm_problem(gemm: ir.Operation, kernel: ir.Operation) -> GemmProblem | None
     except ValueError:
         return None
     return GemmProblem(block_m, block_n, block_k, dtype, out_dtype, trans_a, trans_b, a_source)
+
+
+def register_a_fill(gemm: ir.Operation) -> ir.Operation | None:
+    """The tile.copy that fills a gemm's fragment A with a whole shared tile of the same shape
+    and type (zero offsets), the last one before the gemm in its block; None when A is not a
+    fragment filled that way. Its source is the shared tile the tensor-core kernel stages A in
+    (and ldmatrix-reads), so the shared-operand decisions follow it."""
+    a_fragment = gemm.operands[0]
+    if scope(a_fragment) != "fragment":
+        return None
+    fill = None
+    for op in gemm.block.operations:
+        op = as_operation(op)
+        if op == gemm:
+            break
+        if op.name == "tile.copy" and copy_parts(op)[3] == a_fragment:
+            fill = op
+    if fill is None:
+        return None
+    src, src_offsets, src_box, _, dst_offsets, dst_box = copy_parts(fill)
+    fragment_type, shared_type = ir.MemRefType(a_fragment.type), ir.MemRefType(src.type)
+    alloc = defining_op(src)
+    if scope(src) != "shared" or alloc is None or alloc.name != "tile.alloc":
+        return None
+    shape = list(fragment_type.shape)
+    if list(shared_type.shape) != shape or src_box != shape or dst_box != shape:
+        return None
+    if shared_type.element_type != fragment_type.element_type:
+        return None
+    if any(constant_index(offset) != 0 for offset in (*src_offsets, *dst_offsets)):
+        return None
+    return fill
 
 
 def consumer_warpgroups(block_m: int, threads: int) -> int:

@@ -39,6 +39,13 @@ lowering the (removed) tile.kernel: threads, shared_bytes, grid (when it replace
 frontend's), abi slots (["tma", p, role] = a pointer to the CUtensorMap of tensor parameter p,
 built by tilec.runtime.tma; ["ptr", p]; ["dim", p, d] as i64), tma (box/swizzle per role) and
 the chosen config.
+
+A may also be read from registers: a fragment A_f [BM, BK] of A's type that the loop fills from
+the whole of A_s between the copies and the gemm (`tile.copy A_s -> A_f; tile.gemm A_f, B_s,
+C_f`, A not transposed). On sm_90a that is the wgmma kernel with `a_registers` (each warp
+ldmatrix-loads its rows of A from the TMA slot, then the RS form of wgmma), which tile.mma's
+a_source = "registers" asks for; the mma.sync kernel (sm_80) reads A from shared memory only,
+so there such a kernel stays on the SIMT path.
 """
 
 from __future__ import annotations
@@ -54,6 +61,7 @@ from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._ir_walk import (
     as_operation,
     constant_index,
+    copy_parts,
     defining_op,
     op_error,
     scope,
@@ -69,7 +77,7 @@ from tilec.compiler.passes._scheduling import (
     target_arch,
     tensorcore_type,
 )
-from tilec.compiler.passes.infer_mma_layout import MMA_ATTR
+from tilec.compiler.passes.infer_mma_layout import MMA_ATTR, register_a_fill
 from tilec.compiler.passes.pipeline_async_copies import ASYNC_ATTR
 from tilec.compiler.passes.rasterize_blocks import RASTER_ATTR
 from tilec.compiler.passes.select_epilogue_store import STORE_ATTR, conversion_target
@@ -101,6 +109,7 @@ class GemmOps:
     loop: ir.Operation  # tile.pipeline
     gemm: ir.Operation  # tile.mma
     operand_copies: tuple[ir.Operation, ir.Operation]  # tile.async (A, B)
+    operand_tiles: tuple[ir.Value, ir.Value]  # tile.swizzle: the shared tiles of A, B
     store: ir.Operation  # tile.store
 
 
@@ -118,6 +127,7 @@ class GemmMatch:
     out_dtype: str
     trans_a: bool
     trans_b: bool
+    a_registers: bool  # A from a fragment the loop copies its shared tile into
     ops: GemmOps
 
 
@@ -180,8 +190,7 @@ def match_gemm(entry: ir.Operation) -> GemmMatch | None:
     loop = pipelined[0]
     loop_ops = _tile_ops(loop.regions[0].blocks[0])
     gemms = [op for op in loop_ops if op.name == "tile.gemm"]
-    copies = [op for op in loop_ops if op.name == "tile.copy"]
-    if len(gemms) != 1 or len(copies) != 2 or len(loop_ops) != 3:
+    if len(gemms) != 1:
         return None
     gemm = gemms[0]
     if ir.BoolAttr(gemm.attributes["clear_accum"]).value:
@@ -189,6 +198,16 @@ def match_gemm(entry: ir.Operation) -> GemmMatch | None:
     trans_a = ir.BoolAttr(gemm.attributes["transpose_a"]).value
     trans_b = ir.BoolAttr(gemm.attributes["transpose_b"]).value
     a_shared, b_shared, acc = gemm.operands[0], gemm.operands[1], gemm.operands[2]
+    a_fill = register_a_fill(gemm) if scope(a_shared) == "fragment" else None
+    if a_fill is not None:
+        # A from registers: its fill sits between the global copies and the gemm
+        if trans_a or loop_ops[-2:] != [a_fill, gemm]:
+            return None
+        a_shared = copy_parts(a_fill)[0]
+        loop_ops = loop_ops[:-2] + [gemm]
+    copies = [op for op in loop_ops if op.name == "tile.copy"]
+    if len(copies) != 2 or len(loop_ops) != 3:
+        return None
     if scope(a_shared) != "shared" or scope(b_shared) != "shared" or scope(acc) != "fragment":
         return None
     acc_type = ir.MemRefType(acc.type)
@@ -294,7 +313,8 @@ def match_gemm(entry: ir.Operation) -> GemmMatch | None:
         out_dtype,
         trans_a,
         trans_b,
-        GemmOps(kernel, loop, gemm, (a_copy, b_copy), out),
+        a_fill is not None,
+        GemmOps(kernel, loop, gemm, (a_copy, b_copy), (a_shared, b_shared), out),
     )
 
 
@@ -387,7 +407,7 @@ def read_schedule(ops: GemmOps) -> Schedule | None:
         for copy in ops.operand_copies
         if ASYNC_ATTR in copy.attributes
     )
-    tiles = [defining_op(operand) for operand in ops.gemm.operands[:2]]
+    tiles = [defining_op(operand) for operand in ops.operand_tiles]
     swizzles = tuple(
         ir.StringAttr(tile.attributes[SWIZZLE_ATTR]).value
         for tile in tiles
@@ -404,7 +424,8 @@ def _check_common(match: GemmMatch, schedule: Schedule, arch: str) -> int:
     ops = match.ops
     generator, kind, mechanism, copy, store = GENERATORS[arch]
     _expect(ops.gemm, MMA_ATTR, schedule.mma, "kind", kind, generator)
-    _expect(ops.gemm, MMA_ATTR, schedule.mma, "a_source", "shared", generator)
+    a_source = "registers" if match.a_registers else "shared"
+    _expect(ops.gemm, MMA_ATTR, schedule.mma, "a_source", a_source, generator)
     instr_m, instr_n = (64, match.block_n) if arch == "sm_90a" else (16, 8)
     k_step = K_STEP_BYTES // OPERAND_BYTES[match.dtype]
     _expect(ops.gemm, MMA_ATTR, schedule.mma, "instr", (instr_m, instr_n, k_step), generator)
@@ -413,7 +434,7 @@ def _check_common(match: GemmMatch, schedule: Schedule, arch: str) -> int:
         if value != copy:
             raise op_error(op, f'{PASS_NAME}: {ASYNC_ATTR} = "{value}" contradicts the '
                                f'{generator} kernel, which loads its operands by "{copy}"')
-    for operand, swizzle in zip(ops.gemm.operands[:2], schedule.swizzles, strict=True):
+    for operand, swizzle in zip(ops.operand_tiles, schedule.swizzles, strict=True):
         if swizzle != OPERAND_SWIZZLES[arch]:
             raise op_error(defining_op(operand),
                            f'{PASS_NAME}: {SWIZZLE_ATTR} = "{swizzle}" contradicts the '
@@ -457,6 +478,7 @@ def hopper_from(match: GemmMatch, schedule: Schedule, stages: DecisionValue) -> 
         out_dtype=match.out_dtype,
         trans_a=match.trans_a,
         trans_b=match.trans_b,
+        a_registers=match.a_registers,
     ))
 
 
@@ -517,6 +539,8 @@ class LowerGemmToTensorcore(TilePass):
         match = match_gemm(entry)
         if match is None or MMA_ATTR not in match.ops.gemm.attributes:
             return
+        if match.a_registers and arch != "sm_90a":
+            return  # the mma.sync kernel reads A from shared memory only: SIMT computes it
         schedule = read_schedule(match.ops)
         m, n, k = match.shape
         if schedule is None or k is None:

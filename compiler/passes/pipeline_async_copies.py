@@ -4,9 +4,12 @@ A `tile.pipelined` loop whose body copies global tiles into shared memory (direc
 children of the loop) gets `tile.pipeline = {stages = S, k_tile = KT, mechanism = M}` and those
 copies get `tile.async`:
 
-- "tma-mbarrier" (sm_90a, the copies are exactly the shared operands of one wgmma gemm of the
-  loop, each global tensor's row pitch 16-byte aligned, the operand tiles swizzled alike by
-  select-shared-swizzle): copies `tile.async = "tma"`. One stage holds one swizzle row of K,
+- "tma-mbarrier" (sm_90a, the copies are exactly the shared operand tiles of one wgmma gemm of
+  the loop, each global tensor's row pitch 16-byte aligned, the operand tiles swizzled alike by
+  select-shared-swizzle): copies `tile.async = "tma"`. A gemm reading A from registers that
+  the loop fills from a shared tile (`T.copy(A_shared, A_frag)`, infer-mma-layout's
+  `register_a_fill`) has that shared tile as its A operand tile: the kernel stages A there by
+  TMA and ldmatrix-reads it. One stage holds one swizzle row of K,
   KT = swizzle span / operand bytes elements (128B: 64 f16, 128 fp8; a smaller user block_K is
   merged: a ring slot covers KT / block_K user iterations). The ring keeps at least the user's K
   depth in flight, depth = max(2, ceil(block_K * num_stages / KT)), and grows while shared
@@ -50,7 +53,7 @@ from tilec.compiler.passes._scheduling import (
     target_arch,
     tensorcore_type,
 )
-from tilec.compiler.passes.infer_mma_layout import MMA_ATTR
+from tilec.compiler.passes.infer_mma_layout import MMA_ATTR, register_a_fill
 from tilec.compiler.passes.select_epilogue_store import STORE_ATTR, accumulator_store
 from tilec.compiler.passes.select_shared_swizzle import SWIZZLE_ATTR, swizzle_bytes
 from tilec.compiler.tensorcore.dtypes import OPERAND_BYTES
@@ -133,7 +136,7 @@ class WgmmaLoop:
 
 def wgmma_loop(loop: ir.Operation, copies: list[ir.Operation]) -> WgmmaLoop | None:
     """The loop as a TMA ring for one wgmma gemm, or None when its copies are not exactly that
-    gemm's shared operands with 16-byte-aligned global rows."""
+    gemm's shared operand tiles with 16-byte-aligned global rows."""
     gemms = [
         op for op in walk(loop) if op.name == "tile.gemm" and MMA_ATTR in op.attributes
     ]
@@ -148,6 +151,9 @@ def wgmma_loop(loop: ir.Operation, copies: list[ir.Operation]) -> WgmmaLoop | No
         for number in (0, 1)
         if scope(gemm.operands[number]) == "shared"
     }
+    a_fill = register_a_fill(gemm)
+    if a_fill is not None:
+        operands[0] = copy_parts(a_fill)[0]
     if len(destinations) != len(copies) or set(destinations) != set(operands.values()):
         return None
     if not all(row_pitch_aligned(copy_parts(copy)[0]) for copy in copies):

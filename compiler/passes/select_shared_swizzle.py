@@ -15,8 +15,12 @@ recorded as `tile.swizzle` on the operand's tile.alloc:
 - mma.sync (sm_80): "xor", the 16-byte-chunk XOR of the row index that keeps ldmatrix and
   ldmatrix.trans free of bank conflicts for any tile width.
 
-Only gemms with a `tile.mma` (infer-mma-layout) are looked at; A read from registers has no
-shared tile. A tile two gemms read gets the same choice from both.
+Only gemms with a `tile.mma` (infer-mma-layout) are looked at. A read from registers has no
+shared tile of its own, except when a whole shared tile is copied into it before the gemm
+(`T.copy(A_shared, A_frag)`, infer-mma-layout's `register_a_fill`): with wgmma that tile is
+the TMA slot each warp ldmatrix-reads its rows of A from, so it gets "128B" like a shared
+operand (on sm_80 the mma.sync kernel does not read A from registers: it gets nothing). A tile
+two gemms read gets the same choice from both.
 """
 
 from __future__ import annotations
@@ -26,12 +30,12 @@ from dataclasses import dataclass
 from mlir import ir
 
 from tilec.compiler.passes import TilePass, register
-from tilec.compiler.passes._ir_walk import defining_op, kernels, scope, walk
+from tilec.compiler.passes._ir_walk import copy_parts, defining_op, kernels, scope, walk
 from tilec.compiler.passes._scheduling import (
     read_decision,
     target_arch,
 )
-from tilec.compiler.passes.infer_mma_layout import MMA_ATTR
+from tilec.compiler.passes.infer_mma_layout import MMA_ATTR, register_a_fill
 
 SWIZZLE_ATTR = "tile.swizzle"
 WGMMA_SWIZZLE = "128B"
@@ -61,7 +65,11 @@ class SelectSharedSwizzle(TilePass):
                 if mma is None:
                     continue
                 swizzle = SWIZZLES.get(str(mma["kind"]))
-                for operand in gemm.operands[:2]:
+                operands = list(gemm.operands[:2])
+                fill = register_a_fill(gemm) if mma["kind"] == "wgmma" else None
+                if fill is not None:
+                    operands[0] = copy_parts(fill)[0]
+                for operand in operands:
                     alloc = defining_op(operand)
                     if scope(operand) != "shared" or alloc is None or alloc.name != "tile.alloc":
                         continue
