@@ -785,3 +785,243 @@ module attributes {tile.arch = "sm_75"} {
     return
   }
 }
+
+// -----
+
+// A GEMM with A in registers as TileLang writes it: the loop copies A's shared tile into a
+// fragment (T.copy(A_shared, A_frag)) and the gemm reads the fragment. wgmma's RS form: the
+// accumulator is marked, the A fragment is not (the instruction fixes its layout).
+// CHECK-LABEL: func.func @register_a
+// CHECK: tile.alloc : memref<128x32xf16, "shared">
+// CHECK-NEXT: tile.alloc : memref<128x32xf16, "fragment">
+// CHECK: tile.alloc {tile.mma_layout = "wgmma-accumulator"} : memref<128x128xf32, "fragment">
+// CHECK: tile.gemm %{{.*}} {tile.mma = {a_source = "registers", instr = array<i64: 64, 128, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<128x32xf16, "fragment">
+module {
+  func.func @register_a(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: memref<4096x4096xf16>) attributes {tile.entry} {
+    %gx = arith.constant 32 : index
+    %gy = arith.constant 32 : index
+    tile.kernel grid(%gx, %gy) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %bm = arith.constant 128 : index
+      %bn = arith.constant 128 : index
+      %bk = arith.constant 32 : index
+      %kt = arith.constant 128 : index
+      %as = tile.alloc : memref<128x32xf16, "shared">
+      %af = tile.alloc : memref<128x32xf16, "fragment">
+      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %bm : index
+      %col = arith.muli %bx, %bn : index
+      tile.pipelined %c0 to %kt step %c1 stages 3 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %bk : index
+        tile.copy %A[%row, %k0] [128, 32] to %as[%c0, %c0] [128, 32] : memref<4096x4096xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%k0, %col] [32, 128] to %bs[%c0, %c0] [32, 128] : memref<4096x4096xf16> to memref<32x128xf16, "shared">
+        tile.copy %as[%c0, %c0] [128, 32] to %af[%c0, %c0] [128, 32] : memref<128x32xf16, "shared"> to memref<128x32xf16, "fragment">
+        tile.gemm %af, %bs, %acc : memref<128x32xf16, "fragment">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      %h = tile.alloc : memref<128x128xf16, "fragment">
+      tile.parallel [128, 128] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x128xf32, "fragment">
+        %t = arith.truncf %v : f32 to f16
+        memref.store %t, %h[%i, %j] : memref<128x128xf16, "fragment">
+      }
+      tile.copy %h[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] : memref<128x128xf16, "fragment"> to memref<4096x4096xf16>
+    }
+    return
+  }
+}
+
+// -----
+
+// The same in bf16 with 256 threads, 128 x 256 tiles and ragged sizes: two consumer
+// warpgroups, m64n256 from registers.
+// CHECK-LABEL: func.func @register_a_bf16
+// CHECK: tile.gemm %{{.*}} {tile.mma = {a_source = "registers", instr = array<i64: 64, 256, 16>, kind = "wgmma", warpgroups = 2 : i64}} : memref<128x64xbf16, "fragment">
+module {
+  func.func @register_a_bf16(%A: memref<1000x1000xbf16>, %B: memref<1000x1016xbf16>, %C: memref<1000x1016xbf16>) attributes {tile.entry} {
+    %gx = arith.constant 4 : index
+    %gy = arith.constant 8 : index
+    tile.kernel grid(%gx, %gy) threads [256] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %bm = arith.constant 128 : index
+      %bn = arith.constant 256 : index
+      %bk = arith.constant 64 : index
+      %kt = arith.constant 16 : index
+      %as = tile.alloc : memref<128x64xbf16, "shared">
+      %af = tile.alloc : memref<128x64xbf16, "fragment">
+      %bs = tile.alloc : memref<64x256xbf16, "shared">
+      %acc = tile.alloc : memref<128x256xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<128x256xf32, "fragment">, f32
+      %row = arith.muli %by, %bm : index
+      %col = arith.muli %bx, %bn : index
+      tile.pipelined %c0 to %kt step %c1 stages 3 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %bk : index
+        tile.copy %A[%row, %k0] [128, 64] to %as[%c0, %c0] [128, 64] : memref<1000x1000xbf16> to memref<128x64xbf16, "shared">
+        tile.copy %B[%k0, %col] [64, 256] to %bs[%c0, %c0] [64, 256] : memref<1000x1016xbf16> to memref<64x256xbf16, "shared">
+        tile.copy %as[%c0, %c0] [128, 64] to %af[%c0, %c0] [128, 64] : memref<128x64xbf16, "shared"> to memref<128x64xbf16, "fragment">
+        tile.gemm %af, %bs, %acc : memref<128x64xbf16, "fragment">, memref<64x256xbf16, "shared">, memref<128x256xf32, "fragment">
+      }
+      %h = tile.alloc : memref<128x256xbf16, "fragment">
+      tile.parallel [128, 256] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x256xf32, "fragment">
+        %t = arith.truncf %v : f32 to bf16
+        memref.store %t, %h[%i, %j] : memref<128x256xbf16, "fragment">
+      }
+      tile.copy %h[%c0, %c0] [128, 256] to %C[%row, %col] [128, 256] : memref<128x256xbf16, "fragment"> to memref<1000x1016xbf16>
+    }
+    return
+  }
+}
+
+// -----
+
+// 8-bit A from registers with K-major B (transpose_B): k32.
+// CHECK-LABEL: func.func @register_a_e4m3
+// CHECK: tile.gemm %{{.*}} {tile.mma = {a_source = "registers", instr = array<i64: 64, 128, 32>, kind = "wgmma", warpgroups = 2 : i64}, transpose_b = true}
+module {
+  func.func @register_a_e4m3(%A: memref<512x1024xf8E4M3FN>, %B: memref<384x1024xf8E4M3FN>, %C: memref<512x384xbf16>) attributes {tile.entry} {
+    %gx = arith.constant 3 : index
+    %gy = arith.constant 4 : index
+    tile.kernel grid(%gx, %gy) threads [256] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %bm = arith.constant 128 : index
+      %bn = arith.constant 128 : index
+      %bk = arith.constant 64 : index
+      %kt = arith.constant 16 : index
+      %as = tile.alloc : memref<128x64xf8E4M3FN, "shared">
+      %af = tile.alloc : memref<128x64xf8E4M3FN, "fragment">
+      %bs = tile.alloc : memref<128x64xf8E4M3FN, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %bm : index
+      %col = arith.muli %bx, %bn : index
+      tile.pipelined %c0 to %kt step %c1 stages 3 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %bk : index
+        tile.copy %A[%row, %k0] [128, 64] to %as[%c0, %c0] [128, 64] : memref<512x1024xf8E4M3FN> to memref<128x64xf8E4M3FN, "shared">
+        tile.copy %B[%col, %k0] [128, 64] to %bs[%c0, %c0] [128, 64] : memref<384x1024xf8E4M3FN> to memref<128x64xf8E4M3FN, "shared">
+        tile.copy %as[%c0, %c0] [128, 64] to %af[%c0, %c0] [128, 64] : memref<128x64xf8E4M3FN, "shared"> to memref<128x64xf8E4M3FN, "fragment">
+        tile.gemm %af, %bs, %acc {transpose_b = true} : memref<128x64xf8E4M3FN, "fragment">, memref<128x64xf8E4M3FN, "shared">, memref<128x128xf32, "fragment">
+      }
+      %h = tile.alloc : memref<128x128xbf16, "fragment">
+      tile.parallel [128, 128] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x128xf32, "fragment">
+        %t = arith.truncf %v : f32 to bf16
+        memref.store %t, %h[%i, %j] : memref<128x128xbf16, "fragment">
+      }
+      tile.copy %h[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] : memref<128x128xbf16, "fragment"> to memref<512x384xbf16>
+    }
+    return
+  }
+}
+
+// -----
+
+// 8-bit with B stored K x N (MN-major): wgmma reads 8-bit operands K-major only, whatever A's
+// source. Left alone (SIMT).
+// CHECK-LABEL: func.func @register_a_e4m3_mn_major_b
+// CHECK-NOT: tile.mma
+// CHECK: return
+module {
+  func.func @register_a_e4m3_mn_major_b(%A: memref<512x1024xf8E4M3FN>, %B: memref<1024x384xf8E4M3FN>, %C: memref<512x384xbf16>) attributes {tile.entry} {
+    %gx = arith.constant 3 : index
+    %gy = arith.constant 4 : index
+    tile.kernel grid(%gx, %gy) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %bm = arith.constant 128 : index
+      %bn = arith.constant 128 : index
+      %bk = arith.constant 64 : index
+      %kt = arith.constant 16 : index
+      %as = tile.alloc : memref<128x64xf8E4M3FN, "shared">
+      %af = tile.alloc : memref<128x64xf8E4M3FN, "fragment">
+      %bs = tile.alloc : memref<64x128xf8E4M3FN, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %bm : index
+      %col = arith.muli %bx, %bn : index
+      tile.pipelined %c0 to %kt step %c1 stages 3 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %bk : index
+        tile.copy %A[%row, %k0] [128, 64] to %as[%c0, %c0] [128, 64] : memref<512x1024xf8E4M3FN> to memref<128x64xf8E4M3FN, "shared">
+        tile.copy %B[%k0, %col] [64, 128] to %bs[%c0, %c0] [64, 128] : memref<1024x384xf8E4M3FN> to memref<64x128xf8E4M3FN, "shared">
+        tile.copy %as[%c0, %c0] [128, 64] to %af[%c0, %c0] [128, 64] : memref<128x64xf8E4M3FN, "shared"> to memref<128x64xf8E4M3FN, "fragment">
+        tile.gemm %af, %bs, %acc : memref<128x64xf8E4M3FN, "fragment">, memref<64x128xf8E4M3FN, "shared">, memref<128x128xf32, "fragment">
+      }
+      %h = tile.alloc : memref<128x128xbf16, "fragment">
+      tile.parallel [128, 128] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x128xf32, "fragment">
+        %t = arith.truncf %v : f32 to bf16
+        memref.store %t, %h[%i, %j] : memref<128x128xbf16, "fragment">
+      }
+      tile.copy %h[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] : memref<128x128xbf16, "fragment"> to memref<512x384xbf16>
+    }
+    return
+  }
+}
+
+// -----
+
+// Register A on sm_80: mma.sync with A from registers (the tensor-core lowering leaves this one
+// to the SIMT path; the decision itself is the instruction's).
+// CHECK-LABEL: func.func @register_a_sm80
+// CHECK: tile.alloc {tile.mma_layout = "mma-accumulator"} : memref<128x128xf32, "fragment">
+// CHECK: tile.gemm %{{.*}} {tile.mma = {a_source = "registers", instr = array<i64: 16, 8, 16>, kind = "mma.sync", warps = array<i64: 2, 2>}} : memref<128x32xf16, "fragment">
+module attributes {tile.arch = "sm_80"} {
+  func.func @register_a_sm80(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: memref<4096x4096xf16>) attributes {tile.entry} {
+    %gx = arith.constant 32 : index
+    %gy = arith.constant 32 : index
+    tile.kernel grid(%gx, %gy) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %bm = arith.constant 128 : index
+      %bn = arith.constant 128 : index
+      %bk = arith.constant 32 : index
+      %kt = arith.constant 128 : index
+      %as = tile.alloc : memref<128x32xf16, "shared">
+      %af = tile.alloc : memref<128x32xf16, "fragment">
+      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %bm : index
+      %col = arith.muli %bx, %bn : index
+      tile.pipelined %c0 to %kt step %c1 stages 3 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %bk : index
+        tile.copy %A[%row, %k0] [128, 32] to %as[%c0, %c0] [128, 32] : memref<4096x4096xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%k0, %col] [32, 128] to %bs[%c0, %c0] [32, 128] : memref<4096x4096xf16> to memref<32x128xf16, "shared">
+        tile.copy %as[%c0, %c0] [128, 32] to %af[%c0, %c0] [128, 32] : memref<128x32xf16, "shared"> to memref<128x32xf16, "fragment">
+        tile.gemm %af, %bs, %acc : memref<128x32xf16, "fragment">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      %h = tile.alloc : memref<128x128xf16, "fragment">
+      tile.parallel [128, 128] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x128xf32, "fragment">
+        %t = arith.truncf %v : f32 to f16
+        memref.store %t, %h[%i, %j] : memref<128x128xf16, "fragment">
+      }
+      tile.copy %h[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] : memref<128x128xf16, "fragment"> to memref<4096x4096xf16>
+    }
+    return
+  }
+}

@@ -698,3 +698,190 @@ module {
   }
 }
 
+
+// -----
+
+// A in registers (T.copy(A_shared, A_frag) before the gemm) with the annotations the
+// scheduling passes write: tile.mma's a_source = "registers" and the 128B swizzle of A's
+// shared tile (the TMA slot each warp ldmatrix-reads) build the wgmma kernel with a_registers.
+// CHECK-LABEL: func.func @register_a
+// CHECK-NEXT: return
+// CHECK: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+module {
+  func.func @register_a(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: memref<4096x4096xf16>) attributes {tile.entry} {
+    %gx = arith.constant 32 : index
+    %gy = arith.constant 32 : index
+    tile.kernel grid(%gx, %gy) threads [128] attributes {tile.raster = {group_m = 8 : i64, persistent = true}, tile.warp_specialize = {consumer_warpgroups = 1 : i64, producer_warpgroups = 1 : i64, threads = 256 : i64}} {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %bm = arith.constant 128 : index
+      %bn = arith.constant 128 : index
+      %bk = arith.constant 32 : index
+      %kt = arith.constant 128 : index
+      %as = tile.alloc {tile.swizzle = "128B"} : memref<128x32xf16, "shared">
+      %af = tile.alloc : memref<128x32xf16, "fragment">
+      %bs = tile.alloc {tile.swizzle = "128B"} : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %bm : index
+      %col = arith.muli %bx, %bn : index
+      tile.pipelined %c0 to %kt step %c1 stages 3 attributes {tile.pipeline = {k_tile = 64 : i64, mechanism = "tma-mbarrier", stages = 6 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %bk : index
+        tile.copy %A[%row, %k0] [128, 32] to %as[%c0, %c0] [128, 32] {tile.async = "tma"} : memref<4096x4096xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%k0, %col] [32, 128] to %bs[%c0, %c0] [32, 128] {tile.async = "tma"} : memref<4096x4096xf16> to memref<32x128xf16, "shared">
+        tile.copy %as[%c0, %c0] [128, 32] to %af[%c0, %c0] [128, 32] : memref<128x32xf16, "shared"> to memref<128x32xf16, "fragment">
+        tile.gemm %af, %bs, %acc {tile.mma = {a_source = "registers", instr = array<i64: 64, 128, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<128x32xf16, "fragment">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      %h = tile.alloc : memref<128x128xf16, "fragment">
+      tile.parallel [128, 128] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x128xf32, "fragment">
+        %t = arith.truncf %v : f32 to f16
+        memref.store %t, %h[%i, %j] : memref<128x128xf16, "fragment">
+      }
+      tile.copy %h[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] {tile.store = {columns = 128 : i64, kind = "tma", swizzle = "128B"}} : memref<128x128xf16, "fragment"> to memref<4096x4096xf16>
+    }
+    return
+  }
+}
+
+// -----
+
+// A register-A kernel annotated as if A were read from shared memory.
+module {
+  func.func @register_a_as_shared(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: memref<4096x4096xf16>) attributes {tile.entry} {
+    %gx = arith.constant 32 : index
+    %gy = arith.constant 32 : index
+    tile.kernel grid(%gx, %gy) threads [128] attributes {tile.raster = {group_m = 8 : i64, persistent = true}, tile.warp_specialize = {consumer_warpgroups = 1 : i64, producer_warpgroups = 1 : i64, threads = 256 : i64}} {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %bm = arith.constant 128 : index
+      %bn = arith.constant 128 : index
+      %bk = arith.constant 32 : index
+      %kt = arith.constant 128 : index
+      %as = tile.alloc {tile.swizzle = "128B"} : memref<128x32xf16, "shared">
+      %af = tile.alloc : memref<128x32xf16, "fragment">
+      %bs = tile.alloc {tile.swizzle = "128B"} : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %bm : index
+      %col = arith.muli %bx, %bn : index
+      tile.pipelined %c0 to %kt step %c1 stages 3 attributes {tile.pipeline = {k_tile = 64 : i64, mechanism = "tma-mbarrier", stages = 6 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %bk : index
+        tile.copy %A[%row, %k0] [128, 32] to %as[%c0, %c0] [128, 32] {tile.async = "tma"} : memref<4096x4096xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%k0, %col] [32, 128] to %bs[%c0, %c0] [32, 128] {tile.async = "tma"} : memref<4096x4096xf16> to memref<32x128xf16, "shared">
+        tile.copy %as[%c0, %c0] [128, 32] to %af[%c0, %c0] [128, 32] : memref<128x32xf16, "shared"> to memref<128x32xf16, "fragment">
+        // expected-error @+1 {{tile.mma a_source = "shared" contradicts the wgmma kernel, which needs "registers"}}
+        tile.gemm %af, %bs, %acc {tile.mma = {a_source = "shared", instr = array<i64: 64, 128, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<128x32xf16, "fragment">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      %h = tile.alloc : memref<128x128xf16, "fragment">
+      tile.parallel [128, 128] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x128xf32, "fragment">
+        %t = arith.truncf %v : f32 to f16
+        memref.store %t, %h[%i, %j] : memref<128x128xf16, "fragment">
+      }
+      tile.copy %h[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] {tile.store = {columns = 128 : i64, kind = "tma", swizzle = "128B"}} : memref<128x128xf16, "fragment"> to memref<4096x4096xf16>
+    }
+    return
+  }
+}
+
+// -----
+
+// A's shared tile (the TMA slot of the register operand) swizzled otherwise than the kernel.
+module {
+  func.func @register_a_64b(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: memref<4096x4096xf16>) attributes {tile.entry} {
+    %gx = arith.constant 32 : index
+    %gy = arith.constant 32 : index
+    tile.kernel grid(%gx, %gy) threads [128] attributes {tile.raster = {group_m = 8 : i64, persistent = true}, tile.warp_specialize = {consumer_warpgroups = 1 : i64, producer_warpgroups = 1 : i64, threads = 256 : i64}} {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %bm = arith.constant 128 : index
+      %bn = arith.constant 128 : index
+      %bk = arith.constant 32 : index
+      %kt = arith.constant 128 : index
+      // expected-error @+1 {{tile.swizzle = "64B" contradicts the wgmma kernel, which swizzles its operand tiles "128B"}}
+      %as = tile.alloc {tile.swizzle = "64B"} : memref<128x32xf16, "shared">
+      %af = tile.alloc : memref<128x32xf16, "fragment">
+      %bs = tile.alloc {tile.swizzle = "128B"} : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %bm : index
+      %col = arith.muli %bx, %bn : index
+      tile.pipelined %c0 to %kt step %c1 stages 3 attributes {tile.pipeline = {k_tile = 64 : i64, mechanism = "tma-mbarrier", stages = 6 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %bk : index
+        tile.copy %A[%row, %k0] [128, 32] to %as[%c0, %c0] [128, 32] {tile.async = "tma"} : memref<4096x4096xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%k0, %col] [32, 128] to %bs[%c0, %c0] [32, 128] {tile.async = "tma"} : memref<4096x4096xf16> to memref<32x128xf16, "shared">
+        tile.copy %as[%c0, %c0] [128, 32] to %af[%c0, %c0] [128, 32] : memref<128x32xf16, "shared"> to memref<128x32xf16, "fragment">
+        tile.gemm %af, %bs, %acc {tile.mma = {a_source = "registers", instr = array<i64: 64, 128, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<128x32xf16, "fragment">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      %h = tile.alloc : memref<128x128xf16, "fragment">
+      tile.parallel [128, 128] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x128xf32, "fragment">
+        %t = arith.truncf %v : f32 to f16
+        memref.store %t, %h[%i, %j] : memref<128x128xf16, "fragment">
+      }
+      tile.copy %h[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] {tile.store = {columns = 128 : i64, kind = "tma", swizzle = "128B"}} : memref<128x128xf16, "fragment"> to memref<4096x4096xf16>
+    }
+    return
+  }
+}
+
+// -----
+
+// A's shared tile without tile.swizzle: select-shared-swizzle found nothing for it, so the
+// kernel stays on the SIMT path.
+// CHECK-LABEL: func.func @register_a_unswizzled
+// CHECK: tile.gemm
+// CHECK-NOT: gpu.module
+module {
+  func.func @register_a_unswizzled(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: memref<4096x4096xf16>) attributes {tile.entry} {
+    %gx = arith.constant 32 : index
+    %gy = arith.constant 32 : index
+    tile.kernel grid(%gx, %gy) threads [128] attributes {tile.raster = {group_m = 8 : i64, persistent = true}, tile.warp_specialize = {consumer_warpgroups = 1 : i64, producer_warpgroups = 1 : i64, threads = 256 : i64}} {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %bm = arith.constant 128 : index
+      %bn = arith.constant 128 : index
+      %bk = arith.constant 32 : index
+      %kt = arith.constant 128 : index
+      %as = tile.alloc : memref<128x32xf16, "shared">
+      %af = tile.alloc : memref<128x32xf16, "fragment">
+      %bs = tile.alloc {tile.swizzle = "128B"} : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %bm : index
+      %col = arith.muli %bx, %bn : index
+      tile.pipelined %c0 to %kt step %c1 stages 3 attributes {tile.pipeline = {k_tile = 64 : i64, mechanism = "tma-mbarrier", stages = 6 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %bk : index
+        tile.copy %A[%row, %k0] [128, 32] to %as[%c0, %c0] [128, 32] {tile.async = "tma"} : memref<4096x4096xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%k0, %col] [32, 128] to %bs[%c0, %c0] [32, 128] {tile.async = "tma"} : memref<4096x4096xf16> to memref<32x128xf16, "shared">
+        tile.copy %as[%c0, %c0] [128, 32] to %af[%c0, %c0] [128, 32] : memref<128x32xf16, "shared"> to memref<128x32xf16, "fragment">
+        tile.gemm %af, %bs, %acc {tile.mma = {a_source = "registers", instr = array<i64: 64, 128, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<128x32xf16, "fragment">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      %h = tile.alloc : memref<128x128xf16, "fragment">
+      tile.parallel [128, 128] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x128xf32, "fragment">
+        %t = arith.truncf %v : f32 to f16
+        memref.store %t, %h[%i, %j] : memref<128x128xf16, "fragment">
+      }
+      tile.copy %h[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] {tile.store = {columns = 128 : i64, kind = "tma", swizzle = "128B"}} : memref<128x128xf16, "fragment"> to memref<4096x4096xf16>
+    }
+    return
+  }
+}

@@ -450,3 +450,209 @@ module attributes {tile.arch = "sm_90a"} {
     return
   }
 }
+
+// -----
+
+// A in registers as TileLang writes it (T.copy(A_shared, A_frag) in the loop, then
+// T.gemm(A_frag, B_shared, C)): the wgmma kernel with a_registers, A staged by TMA in the
+// shared tile and ldmatrix-loaded by each warp (the second 64-row atom 8 KiB further), then the
+// RS form of wgmma (four A registers, B's descriptor, transpose-B alone).
+// CHECK: tile.tensorcore = "{\22arch\22: \22sm_90a\22, \22abi\22: {{\[}}[\22tma\22, 0, \22A\22], [\22tma\22, 1, \22B\22], [\22tma\22, 2, \22C\22]], \22threads\22: [256, 1, 1]
+// CHECK-SAME: \22block_k\22: 64, \22stages\22: 6, \22consumers\22: 1
+// CHECK-SAME: \22a_registers\22: true
+// CHECK-LABEL: func.func @register_a
+// CHECK-NEXT: return
+// CHECK: gpu.func @register_a(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
+// CHECK: nvgpu.tma.async.load
+// CHECK: ldmatrix.sync.aligned.m8n8.x4.shared.b16 {$0, $1, $2, $3}, [$4+0];
+// CHECK: ldmatrix.sync.aligned.m8n8.x4.shared.b16 {$0, $1, $2, $3}, [$4+8192];
+// CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{{[^}]*}}}, {$128, $129, $130, $131}, $132, p, 1, 1, 1;
+module {
+  func.func @register_a(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: memref<4096x4096xf16>) attributes {tile.entry} {
+    %gx = arith.constant 32 : index
+    %gy = arith.constant 32 : index
+    tile.kernel grid(%gx, %gy) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %bm = arith.constant 128 : index
+      %bn = arith.constant 128 : index
+      %bk = arith.constant 32 : index
+      %kt = arith.constant 128 : index
+      %as = tile.alloc : memref<128x32xf16, "shared">
+      %af = tile.alloc : memref<128x32xf16, "fragment">
+      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %bm : index
+      %col = arith.muli %bx, %bn : index
+      tile.pipelined %c0 to %kt step %c1 stages 3 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %bk : index
+        tile.copy %A[%row, %k0] [128, 32] to %as[%c0, %c0] [128, 32] : memref<4096x4096xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%k0, %col] [32, 128] to %bs[%c0, %c0] [32, 128] : memref<4096x4096xf16> to memref<32x128xf16, "shared">
+        tile.copy %as[%c0, %c0] [128, 32] to %af[%c0, %c0] [128, 32] : memref<128x32xf16, "shared"> to memref<128x32xf16, "fragment">
+        tile.gemm %af, %bs, %acc : memref<128x32xf16, "fragment">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      %h = tile.alloc : memref<128x128xf16, "fragment">
+      tile.parallel [128, 128] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x128xf32, "fragment">
+        %t = arith.truncf %v : f32 to f16
+        memref.store %t, %h[%i, %j] : memref<128x128xf16, "fragment">
+      }
+      tile.copy %h[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] : memref<128x128xf16, "fragment"> to memref<4096x4096xf16>
+    }
+    return
+  }
+}
+
+// -----
+
+// bf16, 256 threads, 128 x 256 tiles, ragged sizes: two consumer warpgroups from registers.
+// CHECK: \22threads\22: [384, 1, 1]
+// CHECK-SAME: \22a_registers\22: true
+// CHECK-LABEL: func.func @register_a_bf16
+// CHECK: arith.constant 1000 : i32
+// CHECK: arith.constant 1016 : i32
+// CHECK: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// CHECK: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {{{[^}]*}}}, {$256, $257, $258, $259}, $260, p, 1, 1, 1;
+module {
+  func.func @register_a_bf16(%A: memref<1000x1000xbf16>, %B: memref<1000x1016xbf16>, %C: memref<1000x1016xbf16>) attributes {tile.entry} {
+    %gx = arith.constant 4 : index
+    %gy = arith.constant 8 : index
+    tile.kernel grid(%gx, %gy) threads [256] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %bm = arith.constant 128 : index
+      %bn = arith.constant 256 : index
+      %bk = arith.constant 64 : index
+      %kt = arith.constant 16 : index
+      %as = tile.alloc : memref<128x64xbf16, "shared">
+      %af = tile.alloc : memref<128x64xbf16, "fragment">
+      %bs = tile.alloc : memref<64x256xbf16, "shared">
+      %acc = tile.alloc : memref<128x256xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<128x256xf32, "fragment">, f32
+      %row = arith.muli %by, %bm : index
+      %col = arith.muli %bx, %bn : index
+      tile.pipelined %c0 to %kt step %c1 stages 3 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %bk : index
+        tile.copy %A[%row, %k0] [128, 64] to %as[%c0, %c0] [128, 64] : memref<1000x1000xbf16> to memref<128x64xbf16, "shared">
+        tile.copy %B[%k0, %col] [64, 256] to %bs[%c0, %c0] [64, 256] : memref<1000x1016xbf16> to memref<64x256xbf16, "shared">
+        tile.copy %as[%c0, %c0] [128, 64] to %af[%c0, %c0] [128, 64] : memref<128x64xbf16, "shared"> to memref<128x64xbf16, "fragment">
+        tile.gemm %af, %bs, %acc : memref<128x64xbf16, "fragment">, memref<64x256xbf16, "shared">, memref<128x256xf32, "fragment">
+      }
+      %h = tile.alloc : memref<128x256xbf16, "fragment">
+      tile.parallel [128, 256] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x256xf32, "fragment">
+        %t = arith.truncf %v : f32 to bf16
+        memref.store %t, %h[%i, %j] : memref<128x256xbf16, "fragment">
+      }
+      tile.copy %h[%c0, %c0] [128, 256] to %C[%row, %col] [128, 256] : memref<128x256xbf16, "fragment"> to memref<1000x1016xbf16>
+    }
+    return
+  }
+}
+
+// -----
+
+// Register A on sm_80: the mma.sync kernel reads A from shared memory only, so the kernel is
+// left for the SIMT lowering.
+// CHECK-NOT: tile.tensorcore
+// CHECK-LABEL: func.func @register_a_sm80
+// CHECK: tile.gemm
+// CHECK-NOT: gpu.module
+module attributes {tile.arch = "sm_80"} {
+  func.func @register_a_sm80(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: memref<4096x4096xf16>) attributes {tile.entry} {
+    %gx = arith.constant 32 : index
+    %gy = arith.constant 32 : index
+    tile.kernel grid(%gx, %gy) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %bm = arith.constant 128 : index
+      %bn = arith.constant 128 : index
+      %bk = arith.constant 32 : index
+      %kt = arith.constant 128 : index
+      %as = tile.alloc : memref<128x32xf16, "shared">
+      %af = tile.alloc : memref<128x32xf16, "fragment">
+      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %bm : index
+      %col = arith.muli %bx, %bn : index
+      tile.pipelined %c0 to %kt step %c1 stages 3 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %bk : index
+        tile.copy %A[%row, %k0] [128, 32] to %as[%c0, %c0] [128, 32] : memref<4096x4096xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%k0, %col] [32, 128] to %bs[%c0, %c0] [32, 128] : memref<4096x4096xf16> to memref<32x128xf16, "shared">
+        tile.copy %as[%c0, %c0] [128, 32] to %af[%c0, %c0] [128, 32] : memref<128x32xf16, "shared"> to memref<128x32xf16, "fragment">
+        tile.gemm %af, %bs, %acc : memref<128x32xf16, "fragment">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      %h = tile.alloc : memref<128x128xf16, "fragment">
+      tile.parallel [128, 128] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x128xf32, "fragment">
+        %t = arith.truncf %v : f32 to f16
+        memref.store %t, %h[%i, %j] : memref<128x128xf16, "fragment">
+      }
+      tile.copy %h[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] : memref<128x128xf16, "fragment"> to memref<4096x4096xf16>
+    }
+    return
+  }
+}
+
+// -----
+
+// The fragment filled before the global copies (it reads the previous iteration's tile): not
+// the form the kernel computes. Left for the SIMT lowering.
+// CHECK-NOT: tile.tensorcore
+// CHECK-LABEL: func.func @register_a_fill_first
+// CHECK: tile.gemm
+// CHECK-NOT: gpu.module
+module {
+  func.func @register_a_fill_first(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: memref<4096x4096xf16>) attributes {tile.entry} {
+    %gx = arith.constant 32 : index
+    %gy = arith.constant 32 : index
+    tile.kernel grid(%gx, %gy) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %bm = arith.constant 128 : index
+      %bn = arith.constant 128 : index
+      %bk = arith.constant 32 : index
+      %kt = arith.constant 128 : index
+      %as = tile.alloc : memref<128x32xf16, "shared">
+      %af = tile.alloc : memref<128x32xf16, "fragment">
+      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %bm : index
+      %col = arith.muli %bx, %bn : index
+      tile.pipelined %c0 to %kt step %c1 stages 3 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %bk : index
+        tile.copy %as[%c0, %c0] [128, 32] to %af[%c0, %c0] [128, 32] : memref<128x32xf16, "shared"> to memref<128x32xf16, "fragment">
+        tile.copy %A[%row, %k0] [128, 32] to %as[%c0, %c0] [128, 32] : memref<4096x4096xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%k0, %col] [32, 128] to %bs[%c0, %c0] [32, 128] : memref<4096x4096xf16> to memref<32x128xf16, "shared">
+        tile.gemm %af, %bs, %acc : memref<128x32xf16, "fragment">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      %h = tile.alloc : memref<128x128xf16, "fragment">
+      tile.parallel [128, 128] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x128xf32, "fragment">
+        %t = arith.truncf %v : f32 to f16
+        memref.store %t, %h[%i, %j] : memref<128x128xf16, "fragment">
+      }
+      tile.copy %h[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] : memref<128x128xf16, "fragment"> to memref<4096x4096xf16>
+    }
+    return
+  }
+}

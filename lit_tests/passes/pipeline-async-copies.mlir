@@ -445,3 +445,197 @@ module attributes {tile.arch = "sm_75"} {
     return
   }
 }
+
+// -----
+
+// A in registers, filled in the loop from A's shared tile (T.copy(A_shared, A_frag)): that
+// tile is A's operand tile of the TMA ring (the kernel ldmatrix-reads it from the slot), so the
+// loop is the quickstart's ring: both global copies by TMA, 6 stages of 64 f16 of K. The
+// shared -> fragment copy is not a global copy: no tile.async.
+// CHECK-LABEL: func.func @register_a
+// CHECK: tile.pipelined {{.*}} attributes {tile.pipeline = {k_tile = 64 : i64, mechanism = "tma-mbarrier", stages = 6 : i64}}
+// CHECK: tile.copy {{.*}} {tile.async = "tma"} : memref<4096x4096xf16> to memref<128x32xf16, "shared">
+// CHECK: tile.copy {{.*}} {tile.async = "tma"} : memref<4096x4096xf16> to memref<32x128xf16, "shared">
+// CHECK: tile.copy {{.*}}[128, 32] : memref<128x32xf16, "shared"> to memref<128x32xf16, "fragment">
+module {
+  func.func @register_a(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: memref<4096x4096xf16>) attributes {tile.entry} {
+    %gx = arith.constant 32 : index
+    %gy = arith.constant 32 : index
+    tile.kernel grid(%gx, %gy) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %bm = arith.constant 128 : index
+      %bn = arith.constant 128 : index
+      %bk = arith.constant 32 : index
+      %kt = arith.constant 128 : index
+      %as = tile.alloc {tile.swizzle = "128B"} : memref<128x32xf16, "shared">
+      %af = tile.alloc : memref<128x32xf16, "fragment">
+      %bs = tile.alloc {tile.swizzle = "128B"} : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %bm : index
+      %col = arith.muli %bx, %bn : index
+      tile.pipelined %c0 to %kt step %c1 stages 3 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %bk : index
+        tile.copy %A[%row, %k0] [128, 32] to %as[%c0, %c0] [128, 32] : memref<4096x4096xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%k0, %col] [32, 128] to %bs[%c0, %c0] [32, 128] : memref<4096x4096xf16> to memref<32x128xf16, "shared">
+        tile.copy %as[%c0, %c0] [128, 32] to %af[%c0, %c0] [128, 32] : memref<128x32xf16, "shared"> to memref<128x32xf16, "fragment">
+        tile.gemm %af, %bs, %acc {tile.mma = {a_source = "registers", instr = array<i64: 64, 128, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<128x32xf16, "fragment">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      %h = tile.alloc : memref<128x128xf16, "fragment">
+      tile.parallel [128, 128] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x128xf32, "fragment">
+        %t = arith.truncf %v : f32 to f16
+        memref.store %t, %h[%i, %j] : memref<128x128xf16, "fragment">
+      }
+      tile.copy %h[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] {tile.store = {columns = 128 : i64, kind = "tma", swizzle = "128B"}} : memref<128x128xf16, "fragment"> to memref<4096x4096xf16>
+    }
+    return
+  }
+}
+
+// -----
+
+// A's shared tile without the swizzle select-shared-swizzle gives it: not a TMA ring (the
+// operand tiles must be swizzled alike); cp.async with the user's K tile.
+// CHECK-LABEL: func.func @register_a_unswizzled
+// CHECK: tile.pipeline = {k_tile = 32 : i64, mechanism = "cp.async", stages = 3 : i64}
+module {
+  func.func @register_a_unswizzled(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: memref<4096x4096xf16>) attributes {tile.entry} {
+    %gx = arith.constant 32 : index
+    %gy = arith.constant 32 : index
+    tile.kernel grid(%gx, %gy) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %bm = arith.constant 128 : index
+      %bn = arith.constant 128 : index
+      %bk = arith.constant 32 : index
+      %kt = arith.constant 128 : index
+      %as = tile.alloc : memref<128x32xf16, "shared">
+      %af = tile.alloc : memref<128x32xf16, "fragment">
+      %bs = tile.alloc {tile.swizzle = "128B"} : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %bm : index
+      %col = arith.muli %bx, %bn : index
+      tile.pipelined %c0 to %kt step %c1 stages 3 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %bk : index
+        tile.copy %A[%row, %k0] [128, 32] to %as[%c0, %c0] [128, 32] : memref<4096x4096xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%k0, %col] [32, 128] to %bs[%c0, %c0] [32, 128] : memref<4096x4096xf16> to memref<32x128xf16, "shared">
+        tile.copy %as[%c0, %c0] [128, 32] to %af[%c0, %c0] [128, 32] : memref<128x32xf16, "shared"> to memref<128x32xf16, "fragment">
+        tile.gemm %af, %bs, %acc {tile.mma = {a_source = "registers", instr = array<i64: 64, 128, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<128x32xf16, "fragment">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      %h = tile.alloc : memref<128x128xf16, "fragment">
+      tile.parallel [128, 128] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x128xf32, "fragment">
+        %t = arith.truncf %v : f32 to f16
+        memref.store %t, %h[%i, %j] : memref<128x128xf16, "fragment">
+      }
+      tile.copy %h[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] {tile.store = {columns = 128 : i64, kind = "tma", swizzle = "128B"}} : memref<128x128xf16, "fragment"> to memref<4096x4096xf16>
+    }
+    return
+  }
+}
+
+// -----
+
+// The fragment is filled from part of a wider shared tile: the copies are not exactly the
+// gemm's operand tiles, so no TMA ring.
+// CHECK-LABEL: func.func @register_a_partial_fill
+// CHECK: tile.pipeline = {k_tile = 32 : i64, mechanism = "cp.async", stages = 3 : i64}
+module {
+  func.func @register_a_partial_fill(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: memref<4096x4096xf16>) attributes {tile.entry} {
+    %gx = arith.constant 32 : index
+    %gy = arith.constant 32 : index
+    tile.kernel grid(%gx, %gy) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %bm = arith.constant 128 : index
+      %bn = arith.constant 128 : index
+      %bk = arith.constant 32 : index
+      %kt = arith.constant 128 : index
+      %as = tile.alloc : memref<128x64xf16, "shared">
+      %af = tile.alloc : memref<128x32xf16, "fragment">
+      %bs = tile.alloc {tile.swizzle = "128B"} : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %bm : index
+      %col = arith.muli %bx, %bn : index
+      tile.pipelined %c0 to %kt step %c1 stages 3 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %bk : index
+        tile.copy %A[%row, %k0] [128, 32] to %as[%c0, %c0] [128, 32] : memref<4096x4096xf16> to memref<128x64xf16, "shared">
+        tile.copy %B[%k0, %col] [32, 128] to %bs[%c0, %c0] [32, 128] : memref<4096x4096xf16> to memref<32x128xf16, "shared">
+        tile.copy %as[%c0, %c0] [128, 32] to %af[%c0, %c0] [128, 32] : memref<128x64xf16, "shared"> to memref<128x32xf16, "fragment">
+        tile.gemm %af, %bs, %acc {tile.mma = {a_source = "registers", instr = array<i64: 64, 128, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<128x32xf16, "fragment">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      %h = tile.alloc : memref<128x128xf16, "fragment">
+      tile.parallel [128, 128] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x128xf32, "fragment">
+        %t = arith.truncf %v : f32 to f16
+        memref.store %t, %h[%i, %j] : memref<128x128xf16, "fragment">
+      }
+      tile.copy %h[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] {tile.store = {columns = 128 : i64, kind = "tma", swizzle = "128B"}} : memref<128x128xf16, "fragment"> to memref<4096x4096xf16>
+    }
+    return
+  }
+}
+
+// -----
+
+// Register A on sm_80: cp.async as for every sm_80 loop.
+// CHECK-LABEL: func.func @register_a_sm80
+// CHECK: tile.pipeline = {k_tile = 32 : i64, mechanism = "cp.async", stages = 3 : i64}
+// CHECK: tile.copy {{.*}} {tile.async = "cp.async"}
+// CHECK: tile.copy {{.*}} {tile.async = "cp.async"}
+module attributes {tile.arch = "sm_80"} {
+  func.func @register_a_sm80(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: memref<4096x4096xf16>) attributes {tile.entry} {
+    %gx = arith.constant 32 : index
+    %gy = arith.constant 32 : index
+    tile.kernel grid(%gx, %gy) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %bm = arith.constant 128 : index
+      %bn = arith.constant 128 : index
+      %bk = arith.constant 32 : index
+      %kt = arith.constant 128 : index
+      %as = tile.alloc : memref<128x32xf16, "shared">
+      %af = tile.alloc : memref<128x32xf16, "fragment">
+      %bs = tile.alloc {tile.swizzle = "xor"} : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %bm : index
+      %col = arith.muli %bx, %bn : index
+      tile.pipelined %c0 to %kt step %c1 stages 3 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %bk : index
+        tile.copy %A[%row, %k0] [128, 32] to %as[%c0, %c0] [128, 32] : memref<4096x4096xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%k0, %col] [32, 128] to %bs[%c0, %c0] [32, 128] : memref<4096x4096xf16> to memref<32x128xf16, "shared">
+        tile.copy %as[%c0, %c0] [128, 32] to %af[%c0, %c0] [128, 32] : memref<128x32xf16, "shared"> to memref<128x32xf16, "fragment">
+        tile.gemm %af, %bs, %acc {tile.mma = {a_source = "registers", instr = array<i64: 16, 8, 16>, kind = "mma.sync", warps = array<i64: 2, 2>}} : memref<128x32xf16, "fragment">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      %h = tile.alloc : memref<128x128xf16, "fragment">
+      tile.parallel [128, 128] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x128xf32, "fragment">
+        %t = arith.truncf %v : f32 to f16
+        memref.store %t, %h[%i, %j] : memref<128x128xf16, "fragment">
+      }
+      tile.copy %h[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] {tile.store = {kind = "shared-staged", vector_bytes = 16 : i64}} : memref<128x128xf16, "fragment"> to memref<4096x4096xf16>
+    }
+    return
+  }
+}
