@@ -40,6 +40,20 @@ def main() -> None:
             b = torch.empty(K, N, dtype=getattr(torch, dtype))
             matmul.compile(a, b, target=target)
             print(f"quickstart {dtype} {M}x{N}x{K}: {time.perf_counter() - began:.2f} s")
+    from test_frontend_kernels import (
+        REGISTER_A_DTYPES,
+        REGISTER_A_SHAPES,
+        REGISTER_A_TILES,
+        register_a_kernel,
+    )
+
+    for shape in REGISTER_A_SHAPES:
+        for dtype in REGISTER_A_DTYPES:
+            for tile in REGISTER_A_TILES:
+                began = time.perf_counter()
+                register_a_kernel(shape, dtype, tile, "cpu", target)
+                print(f"register-A {tile} {dtype} {'x'.join(map(str, shape))}: "
+                      f"{time.perf_counter() - began:.2f} s")
     # what examples/quickstart.py runs on a GPU (the README's main command)
     big = torch.empty(4096, 4096, dtype=torch.float16)
     matmul.compile(big, big, target=target)

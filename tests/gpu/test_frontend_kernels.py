@@ -31,6 +31,7 @@ from frontend_kernels import (  # noqa: E402
 )
 
 import tilec  # noqa: E402
+import tilec.language as T  # noqa: E402
 
 RESULTS: list[dict] = []
 TOLERANCE = {"float16": 2e-3, "bfloat16": 1.5e-2, "float32": 2e-5}  # ||out - ref|| / ||ref||
@@ -86,6 +87,65 @@ def test_quickstart(shape: tuple[int, int, int], dtype: str) -> None:
     # the quickstart stages tiles in float16 shared memory and returns float16
     expected = a.half().double().cpu() @ b.half().double().cpu()
     _check(f"quickstart_{dtype}_{M}x{N}x{K}", c, expected, "float16")
+
+
+@tilec.jit
+def matmul_register_a(A, B, block_M=128, block_N=128, block_K=32, threads=128, num_stages=3,
+                      dtype=T.float16):
+    M, N, K = T.const("M, N, K")
+    C = T.empty((M, N), dtype)
+    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+        A_shared = T.alloc_shared((block_M, block_K), dtype)
+        A_frag = T.alloc_fragment((block_M, block_K), dtype)
+        B_shared = T.alloc_shared((block_K, block_N), dtype)
+        C_local = T.alloc_fragment((block_M, block_N), T.float32)
+        T.clear(C_local)
+        for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+            T.copy(A[by * block_M, k * block_K], A_shared)
+            T.copy(B[k * block_K, bx * block_N], B_shared)
+            T.copy(A_shared, A_frag)
+            T.gemm(A_frag, B_shared, C_local)
+        T.copy(C_local, C[by * block_M, bx * block_N])
+    return C
+
+
+# A in registers (T.copy(A_shared, A_frag); T.gemm(A_frag, B_shared, C)): on sm_90a the
+# quickstart's tiles and the two-consumer 128 x 256 ones become the RS wgmma kernel
+# (a_registers); block_N = 32 is a tile wgmma cannot cover, so that one checks the SIMT path.
+REGISTER_A_SHAPES = [(1024, 1024, 1024), (1000, 1016, 1000)]
+REGISTER_A_DTYPES = ["float16", "bfloat16"]
+REGISTER_A_TILES = {
+    "quickstart": {},
+    "wide": {"block_N": 256, "threads": 256, "block_K": 64, "num_stages": 4},
+    "simt": {"block_N": 32},
+}
+
+
+def register_a_kernel(shape: tuple[int, int, int], dtype: str, tile: str, device: str,
+                      target: str = "cuda"):
+    """The register-A kernel for a problem: (kernel, a, b) with random inputs on `device` (the
+    compiler machine calls it with CPU tensors and its target to fill the cache)."""
+    M, N, K = shape
+    generator = torch.Generator().manual_seed(M + N + K)
+    torch_dtype = getattr(torch, dtype)
+    a = torch.randn(M, K, generator=generator).to(device, torch_dtype)
+    b = torch.randn(K, N, generator=generator).to(device, torch_dtype)
+    element = T.float16 if dtype == "float16" else T.bfloat16
+    kernel = matmul_register_a.compile(a, b, target=target, dtype=element,
+                                       **REGISTER_A_TILES[tile])
+    return kernel, a, b
+
+
+@pytest.mark.parametrize("tile", list(REGISTER_A_TILES))
+@pytest.mark.parametrize("dtype", REGISTER_A_DTYPES)
+@pytest.mark.parametrize("shape", REGISTER_A_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_register_a_gemm(shape: tuple[int, int, int], dtype: str, tile: str) -> None:
+    kernel, a, b = register_a_kernel(shape, dtype, tile, "cuda")
+    c = kernel.get_profiler().run_poisoned(a, b)
+    torch.cuda.synchronize()
+    expected = a.double().cpu() @ b.double().cpu()
+    name = f"register_a_{tile}_{dtype}_{'x'.join(map(str, shape))}"
+    _check(name, c, expected, dtype)
 
 
 @pytest.mark.parametrize("length", [1, 1000, 1 << 20])
