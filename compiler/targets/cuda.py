@@ -46,7 +46,7 @@ from mlir import ir
 from mlir.dialects import gpu
 
 from tilec.compiler.passes._ir_walk import walk
-from tilec.compiler.passes._scheduling import ARCH_ATTR
+from tilec.compiler.passes._scheduling import ARCH_ATTR, ARCHES, DEFAULT_ARCH
 from tilec.compiler.passes.lower_gemm_to_tensorcore import LAUNCH_ATTR
 from tilec.compiler.pipeline import (
     CompileOptions,
@@ -58,8 +58,6 @@ from tilec.compiler.pipeline import (
 from tilec.errors import CompileError
 
 ABI = "tilec-cuda-bare-v1"
-ARCHES = ("sm_80", "sm_90a")
-DEFAULT_ARCH = "sm_90a"
 PTX_FEATURES = "+ptx80"  # the default +ptx60 is rejected for sm_90a
 
 SCHEDULE_PASSES = (
