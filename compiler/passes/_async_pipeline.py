@@ -33,14 +33,14 @@ from typing import TYPE_CHECKING
 from mlir import ir
 from mlir.dialects import arith, gpu, memref, nvvm, scf
 
-from tilec.compiler.passes._ir_walk import as_operation, constant_index, copy_parts, scope
+from tilec.compiler.passes._ir_walk import as_operation, constant_index, copy_parts, scope, walk
 from tilec.compiler.passes._scalar import bit_width, index
+from tilec.compiler.passes._scheduling import PIPELINE_ATTR
+from tilec.compiler.passes.pipeline_async_copies import ASYNC_ATTR
 
 if TYPE_CHECKING:
     from tilec.compiler.passes.lower_tile_to_gpu import KernelLowering
 
-PIPELINE_ATTR = "tile.pipeline"
-ASYNC_ATTR = "tile.async"
 CP_ASYNC = "cp.async"
 CP_ASYNC_BYTES = (4, 8, 16)  # the sizes one cp.async moves
 SLOT_ALIGN = 16  # bytes: every slot starts where a 16-byte cp.async may land
@@ -200,7 +200,7 @@ def plan_pipeline(loop: ir.Operation) -> PipelinePlan | None:
         return None
     body = loop.regions[0].blocks[0]
     statements = [as_operation(op) for op in body.operations]
-    written = [value for op in _nested(loop) for value in _writes(op)]
+    written = [value for op in walk(loop) for value in _writes(op)]
     candidates = []
     for op in statements:
         if op.name != "tile.copy" or _string(_attribute(op, ASYNC_ATTR)) != CP_ASYNC:
@@ -222,16 +222,6 @@ def plan_pipeline(loop: ir.Operation) -> PipelinePlan | None:
         return None
     copies.sort(key=statements.index)
     return PipelinePlan(stages, copies, [async_vector(op) or 0 for op in copies], buffers)
-
-
-def _nested(op: ir.Operation) -> list[ir.Operation]:
-    found = []
-    for region in op.regions:
-        for block in region.blocks:
-            for child in block.operations:
-                child = as_operation(child)
-                found += [child, *_nested(child)]
-    return found
 
 
 def _unique(values: list[ir.Value]) -> list[ir.Value]:
