@@ -119,18 +119,22 @@ class WgmmaLoop:
                 return extent
         return None
 
-    def shared_bytes(self, stages: int, kernel: ir.Operation) -> int:
-        """The wgmma kernel's dynamic shared memory with `stages` ring slots."""
-        acc_shape = ir.MemRefType(self.gemm.operands[2].type).shape
-        block_m, block_n = acc_shape
-        ring = stages * (block_m + block_n) * self.k_tile * self.operand_bytes
-        staged = 0
+    def staged_bytes(self, kernel: ir.Operation) -> int:
+        """Shared memory of the epilogue's staged C columns (a TMA store), else 0."""
         store = accumulator_store(self.gemm, kernel)
         decision = None if store is None else read_decision(store, STORE_ATTR)
-        if decision is not None and decision.get("kind") == "tma":
-            out_bytes = element_bytes(copy_parts(store)[3]) or 0
-            rows = block_m // self.warpgroups
-            staged = self.warpgroups * rows * int(decision["columns"]) * out_bytes
+        if decision is None or decision.get("kind") != "tma":
+            return 0
+        block_m = ir.MemRefType(self.gemm.operands[2].type).shape[0]
+        out_bytes = element_bytes(copy_parts(store)[3]) or 0
+        rows = block_m // self.warpgroups
+        return self.warpgroups * rows * int(decision["columns"]) * out_bytes
+
+    def shared_bytes(self, stages: int, staged: int) -> int:
+        """The wgmma kernel's dynamic shared memory with `stages` ring slots and `staged`
+        epilogue bytes."""
+        block_m, block_n = ir.MemRefType(self.gemm.operands[2].type).shape
+        ring = stages * (block_m + block_n) * self.k_tile * self.operand_bytes
         return ALIGNMENT_SLACK_BYTES + ring + staged
 
 
@@ -141,10 +145,12 @@ def wgmma_loop(loop: ir.Operation, copies: list[ir.Operation]) -> WgmmaLoop | No
         op for op in walk(loop) if op.name == "tile.gemm" and MMA_ATTR in op.attributes
     ]
     mma = [read_decision(gemm, MMA_ATTR) for gemm in gemms]
-    wgmma = [gemm for gemm, d in zip(gemms, mma, strict=True) if d and d.get("kind") == "wgmma"]
+    wgmma = [
+        (gemm, d) for gemm, d in zip(gemms, mma, strict=True) if d and d.get("kind") == "wgmma"
+    ]
     if len(wgmma) != 1:
         return None
-    gemm = wgmma[0]
+    gemm, decision = wgmma[0]
     destinations = {copy_parts(copy)[3]: copy for copy in copies}
     operands = {
         number: gemm.operands[number]
@@ -162,7 +168,6 @@ def wgmma_loop(loop: ir.Operation, copies: list[ir.Operation]) -> WgmmaLoop | No
     swizzles = {operand_swizzle(value) for value in operands.values()}
     if dtype is None or len(swizzles) != 1 or None in swizzles:
         return None
-    decision = read_decision(gemm, MMA_ATTR)
     return WgmmaLoop(
         gemm,
         {number: destinations[value] for number, value in operands.items()},
@@ -183,10 +188,11 @@ def operand_swizzle(operand: ir.Value) -> int | None:
 def tma_stages(ring: WgmmaLoop, block_k: int, num_stages: int, kernel: ir.Operation) -> int:
     """The TMA ring depth (0 when not even two stages fit)."""
     depth = max(MIN_STAGES, math.ceil(block_k * num_stages / ring.k_tile))
+    staged = ring.staged_bytes(kernel)  # the same for every depth: looked up once
     fitting = [
         count
         for count in range(MIN_STAGES, max(depth, MAX_FILLED_STAGES) + 1)
-        if ring.shared_bytes(count, kernel) <= MAX_SHARED_BYTES
+        if ring.shared_bytes(count, staged) <= MAX_SHARED_BYTES
     ]
     if not fitting:
         return 0
