@@ -292,8 +292,9 @@ class KernelLowering:
             type_ = memref_type(old)
             kind = scope(old)
             with op.location, ir.InsertionPoint(self.ret):
-                if kind == "shared" and self.ring_stages(old):
-                    new = self.ring(old, type_)
+                stages = self.ring_stages(old) if kind == "shared" else 0
+                if stages:
+                    new = self.ring(old, type_, stages)
                 elif kind == "shared":
                     new = self.shared_view(list(type_.shape), type_.element_type)
                 elif kind == "fragment":
@@ -333,10 +334,9 @@ class KernelLowering:
         return next((plan.stages for _, plan in self.plans
                      if any(buffer == known for known in plan.buffers)), 0)
 
-    def ring(self, old: ir.Value, type_: ir.MemRefType) -> ir.Value:
+    def ring(self, old: ir.Value, type_: ir.MemRefType, stages: int) -> ir.Value:
         """S slots for a pipelined copy's destination; the returned view (slot 0) stands in
         for the buffer until its loop gives every use the slot of the iteration."""
-        stages = self.ring_stages(old)
         size = math.prod(type_.shape) * element_bytes(type_.element_type)
         slot_bytes = -(-size // SLOT_ALIGN) * SLOT_ALIGN
         offset = self.reserve_shared(stages * slot_bytes)
@@ -388,7 +388,7 @@ class KernelLowering:
             elif name == "tile.parallel":
                 self.lower_parallel(op)
                 return
-            elif self.plan_of(op) is not None:
+            elif name == "tile.pipelined" and self.plan_of(op) is not None:
                 self.lower_pipelined(op)
                 return
             elif name in ("tile.for", "tile.pipelined"):
