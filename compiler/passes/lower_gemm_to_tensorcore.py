@@ -545,6 +545,8 @@ class LowerGemmToTensorcore(TilePass):
         m, n, k = match.shape
         if schedule is None or k is None:
             return  # the generator binds K as a constant
+        if arch == "sm_90a" and schedule.pipeline.get("mechanism") == "cp.async":
+            return  # pipeline-async-copies found no TMA ring for the loop: SIMT pipelines it
         k_tile = _check_common(match, schedule, arch)
         # Single-k-tile problems stay on the SIMT path; a ring deeper than the K loop has slots
         # that never fill: at most one slot per k-tile.

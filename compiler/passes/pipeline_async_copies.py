@@ -18,8 +18,9 @@ copies get `tile.async`:
   and the DRAM-bound 128x8192x8192 ran at 0.93x with a 6-stage 128x64 ring, 0.98x with an
   8-stage 64x128 one. S = the most stages in 2..max(depth, 8) whose shared memory fits (1 KiB
   alignment slack + the A/B ring + the epilogue's staged C columns, as the wgmma kernel lays
-  them out), then at most one stage per k-tile when K is static (a deeper ring has slots that
-  never fill).
+  them out), then at most one stage per k-tile (a deeper ring has slots that never fill). The
+  wgmma kernel needs K at compile time and at least two K tiles: a loop without them (or
+  without room for two stages) is scheduled as any other loop, by cp.async.
 - "cp.async" (sm_80, and every other loop): copies whose rows move in 16-byte pieces (global
   row pitch, box rows and column offset all 16-byte multiples) get `tile.async = "cp.async"`;
   the others stay synchronous. KT = the user's block_K, S = max(2, num_stages).
@@ -186,7 +187,11 @@ def operand_swizzle(operand: ir.Value) -> int | None:
 
 
 def tma_stages(ring: WgmmaLoop, block_k: int, num_stages: int, kernel: ir.Operation) -> int:
-    """The TMA ring depth (0 when not even two stages fit)."""
+    """The TMA ring depth; 0 when the wgmma kernel cannot run the loop: K not known at compile
+    time, fewer than two K tiles, or not even two stages fitting in shared memory."""
+    k = ring.static_k()
+    if k is None or math.ceil(k / ring.k_tile) < MIN_STAGES:
+        return 0
     depth = max(MIN_STAGES, math.ceil(block_k * num_stages / ring.k_tile))
     staged = ring.staged_bytes(kernel)  # the same for every depth: looked up once
     fitting = [
@@ -196,11 +201,7 @@ def tma_stages(ring: WgmmaLoop, block_k: int, num_stages: int, kernel: ir.Operat
     ]
     if not fitting:
         return 0
-    stages = max(fitting)
-    k = ring.static_k()
-    if k is not None and k > 0:
-        stages = min(stages, math.ceil(k / ring.k_tile))
-    return stages
+    return min(max(fitting), math.ceil(k / ring.k_tile))
 
 
 def _iv_extent(loop: ir.Operation, copies: list[ir.Operation]) -> int:
@@ -252,10 +253,9 @@ class PipelineAsyncCopies(TilePass):
             return
         num_stages = ir.IntegerAttr(loop.attributes["num_stages"]).value
         ring = wgmma_loop(loop, copies) if arch == "sm_90a" else None
-        if ring is not None:
-            stages = tma_stages(ring, gemm_k_extent(ring.gemm), num_stages, kernel)
-            if stages == 0:
-                return
+        stages = 0 if ring is None else tma_stages(
+            ring, gemm_k_extent(ring.gemm), num_stages, kernel)
+        if stages:
             pipeline = {"stages": stages, "k_tile": ring.k_tile, "mechanism": TMA_PIPELINE}
             chosen = [(copy, "tma") for copy in copies]
         else:

@@ -98,6 +98,101 @@ module {
 
 // -----
 
+// K = 64 is a single k-tile of 64: the wgmma kernel streams at least two through its ring, so
+// the loop is scheduled by cp.async like any other (the SIMT path then pipelines it).
+// CHECK-LABEL: func.func @one_k_tile
+// CHECK: tile.pipeline = {k_tile = 32 : i64, mechanism = "cp.async", stages = 3 : i64}
+// CHECK-COUNT-2: {tile.async = "cp.async"}
+module {
+  func.func @one_k_tile(%A: memref<512x64xf16>, %B: memref<64x384xf16>, %C: memref<512x384xf16>) attributes {tile.entry} {
+    %gx = arith.constant 3 : index
+    %gy = arith.constant 4 : index
+    tile.kernel grid(%gx, %gy) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %bm = arith.constant 128 : index
+      %bn = arith.constant 128 : index
+      %bk = arith.constant 32 : index
+      %kt = arith.constant 2 : index
+      %as = tile.alloc {tile.swizzle = "128B"} : memref<128x32xf16, "shared">
+      %bs = tile.alloc {tile.swizzle = "128B"} : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %bm : index
+      %col = arith.muli %bx, %bn : index
+      tile.pipelined %c0 to %kt step %c1 stages 3 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %bk : index
+        tile.copy %A[%row, %k0] [128, 32] to %as[%c0, %c0] [128, 32] : memref<512x64xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%k0, %col] [32, 128] to %bs[%c0, %c0] [32, 128] : memref<64x384xf16> to memref<32x128xf16, "shared">
+        tile.gemm %as, %bs, %acc {tile.mma = {a_source = "shared", instr = array<i64: 64, 128, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<128x32xf16, "shared">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      %h = tile.alloc : memref<128x128xf16, "fragment">
+      tile.parallel [128, 128] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x128xf32, "fragment">
+        %t = arith.truncf %v : f32 to f16
+        memref.store %t, %h[%i, %j] : memref<128x128xf16, "fragment">
+      }
+      tile.copy %h[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] {tile.store = {columns = 128 : i64, kind = "tma", swizzle = "128B"}} : memref<128x128xf16, "fragment"> to memref<512x384xf16>
+    }
+    return
+  }
+}
+
+// -----
+
+// K known only at run time: no TMA ring (the wgmma kernel needs K at compile time); cp.async
+// for B, whose rows (N = 384 f16) are 16-byte multiples; A's rows of K elements may not be.
+// CHECK-LABEL: func.func @dynamic_k
+// CHECK: tile.pipeline = {k_tile = 32 : i64, mechanism = "cp.async", stages = 3 : i64}
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.muli
+// CHECK-NEXT: tile.copy %arg0{{.*}} : memref<512x?xf16>
+// CHECK-NEXT: tile.copy %arg1{{.*}} {tile.async = "cp.async"}
+module {
+  func.func @dynamic_k(%A: memref<512x?xf16>, %B: memref<?x384xf16>, %C: memref<512x384xf16>) attributes {tile.entry} {
+    %gx = arith.constant 3 : index
+    %gy = arith.constant 4 : index
+    tile.kernel grid(%gx, %gy) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %bm = arith.constant 128 : index
+      %bn = arith.constant 128 : index
+      %bk = arith.constant 32 : index
+      %kt = arith.constant 8 : index
+      %as = tile.alloc {tile.swizzle = "128B"} : memref<128x32xf16, "shared">
+      %bs = tile.alloc {tile.swizzle = "128B"} : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %bm : index
+      %col = arith.muli %bx, %bn : index
+      tile.pipelined %c0 to %kt step %c1 stages 3 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %bk : index
+        tile.copy %A[%row, %k0] [128, 32] to %as[%c0, %c0] [128, 32] : memref<512x?xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%k0, %col] [32, 128] to %bs[%c0, %c0] [32, 128] : memref<?x384xf16> to memref<32x128xf16, "shared">
+        tile.gemm %as, %bs, %acc {tile.mma = {a_source = "shared", instr = array<i64: 64, 128, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<128x32xf16, "shared">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      %h = tile.alloc : memref<128x128xf16, "fragment">
+      tile.parallel [128, 128] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x128xf32, "fragment">
+        %t = arith.truncf %v : f32 to f16
+        memref.store %t, %h[%i, %j] : memref<128x128xf16, "fragment">
+      }
+      tile.copy %h[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] {tile.store = {columns = 128 : i64, kind = "tma", swizzle = "128B"}} : memref<128x128xf16, "fragment"> to memref<512x384xf16>
+    }
+    return
+  }
+}
+
+// -----
+
 // The same wgmma gemm with tiles select-shared-swizzle did not mark: no TMA ring (its K tile is
 // the swizzle row), the copies go by cp.async.
 // CHECK-LABEL: func.func @unswizzled
