@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import re
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -23,31 +25,14 @@ from tilec.compiler.passes.lower_gemm_to_tensorcore import LAUNCH_ATTR
 from tilec.dialect import new_context
 from tilec.jit import JITKernel
 
+sys.path.insert(0, str(Path(__file__).resolve().parent / "gpu"))
+from frontend_kernels import matmul_register_a  # noqa: E402
+
 RS_WGMMA = re.compile(  # four A registers, B's descriptor, scale-d, scale-a/b, transpose-B
     r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k16\.f32\.(\w+)\.\w+ \{[^}]*\}, "
     r"\{%r\d+, %r\d+, %r\d+, %r\d+\}, %rd\d+, p, 1, 1, 1;"
 )
 LDMATRIX = "ldmatrix.sync.aligned.m8n8.x4.shared.b16"
-
-
-@tilec.jit
-def matmul_register_a(A, B, block_M=128, block_N=128, block_K=32, threads=128, num_stages=3,
-                      dtype=T.float16):
-    M, N, K = T.const("M, N, K")
-    C = T.empty((M, N), dtype)
-    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
-        A_shared = T.alloc_shared((block_M, block_K), dtype)
-        A_frag = T.alloc_fragment((block_M, block_K), dtype)
-        B_shared = T.alloc_shared((block_K, block_N), dtype)
-        C_local = T.alloc_fragment((block_M, block_N), T.float32)
-        T.clear(C_local)
-        for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
-            T.copy(A[by * block_M, k * block_K], A_shared)
-            T.copy(B[k * block_K, bx * block_N], B_shared)
-            T.copy(A_shared, A_frag)
-            T.gemm(A_frag, B_shared, C_local)
-        T.copy(C_local, C[by * block_M, bx * block_N])
-    return C
 
 
 def register_a_prim_func(M: int, N: int, K: int, dtype: str = "float16", block_M: int = 128,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import tilec
 import tilec.language as T
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
@@ -201,3 +202,25 @@ def cases() -> list[Case]:
         found.append(Case(f"row_reduce_{kind}", lambda kind=kind: row_reduce(500, 128, kind),
                           [-1], [(500, 128)], "float32", reference))
     return found
+
+
+# A in registers, as TileLang writes it: T.copy(A_shared, A_frag) in the loop, then
+# T.gemm(A_frag, B_shared, C)
+@tilec.jit
+def matmul_register_a(A, B, block_M=128, block_N=128, block_K=32, threads=128, num_stages=3,
+                      dtype=T.float16):
+    M, N, K = T.const("M, N, K")
+    C = T.empty((M, N), dtype)
+    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+        A_shared = T.alloc_shared((block_M, block_K), dtype)
+        A_frag = T.alloc_fragment((block_M, block_K), dtype)
+        B_shared = T.alloc_shared((block_K, block_N), dtype)
+        C_local = T.alloc_fragment((block_M, block_N), T.float32)
+        T.clear(C_local)
+        for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+            T.copy(A[by * block_M, k * block_K], A_shared)
+            T.copy(B[k * block_K, bx * block_N], B_shared)
+            T.copy(A_shared, A_frag)
+            T.gemm(A_frag, B_shared, C_local)
+        T.copy(C_local, C[by * block_M, bx * block_N])
+    return C

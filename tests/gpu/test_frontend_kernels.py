@@ -27,6 +27,7 @@ from frontend_kernels import (  # noqa: E402
     Case,
     cases,
     matmul,
+    matmul_register_a,
     scaled_copy,
 )
 
@@ -87,26 +88,6 @@ def test_quickstart(shape: tuple[int, int, int], dtype: str) -> None:
     # the quickstart stages tiles in float16 shared memory and returns float16
     expected = a.half().double().cpu() @ b.half().double().cpu()
     _check(f"quickstart_{dtype}_{M}x{N}x{K}", c, expected, "float16")
-
-
-@tilec.jit
-def matmul_register_a(A, B, block_M=128, block_N=128, block_K=32, threads=128, num_stages=3,
-                      dtype=T.float16):
-    M, N, K = T.const("M, N, K")
-    C = T.empty((M, N), dtype)
-    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
-        A_shared = T.alloc_shared((block_M, block_K), dtype)
-        A_frag = T.alloc_fragment((block_M, block_K), dtype)
-        B_shared = T.alloc_shared((block_K, block_N), dtype)
-        C_local = T.alloc_fragment((block_M, block_N), T.float32)
-        T.clear(C_local)
-        for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
-            T.copy(A[by * block_M, k * block_K], A_shared)
-            T.copy(B[k * block_K, bx * block_N], B_shared)
-            T.copy(A_shared, A_frag)
-            T.gemm(A_frag, B_shared, C_local)
-        T.copy(C_local, C[by * block_M, bx * block_N])
-    return C
 
 
 # A in registers (T.copy(A_shared, A_frag); T.gemm(A_frag, B_shared, C)): on sm_90a the
