@@ -39,6 +39,7 @@ setup(
         "tilec.compiler.passes",
         "tilec.compiler.targets",
         "tilec.compiler.tensorcore",
+        "tilec.compiler.layouts",
     ],
     package_dir={"tilec": "python/tilec", "tilec.compiler": "compiler"},
     package_data={"tilec.dialect": ["*.so", "_tile_ops_gen.py"], "tilec.runtime": ["*.so"]},
