@@ -100,12 +100,13 @@ def run(out: Path) -> None:
         error = relative_error(result.kernel.get_profiler().run_poisoned(a, b), a, b)
         cublas_ms = result.kernel.get_profiler().do_bench(fn=torch.matmul, input_tensors=[a, b])
         tuned.append({"shape": [m, n, k], "best_config": result.config,
-                      "best_ms": result.latency_ms, "cublas_ms": cublas_ms,
-                      "ratio_to_cublas": cublas_ms / result.latency_ms,
+                      "best_ms": result.latency, "cublas_ms": cublas_ms,
+                      "ratio_to_cublas": cublas_ms / result.latency,
                       "relative_error": error,
-                      "timings": [{"config": cfg, "ms": ms} for cfg, ms in result.timings]})
-        print(f"autotune {m}x{n}x{k}: best {result.config} {result.latency_ms:.3f} ms, "
-              f"cuBLAS {cublas_ms:.3f} ms (x{cublas_ms / result.latency_ms:.2f}), err {error:.1e}")
+                      "timings": [{"config": trial.config, "ms": trial.latency}
+                                  for trial in result.trials]})
+        print(f"autotune {m}x{n}x{k}: best {result.config} {result.latency:.3f} ms, "
+              f"cuBLAS {cublas_ms:.3f} ms (x{cublas_ms / result.latency:.2f}), err {error:.1e}")
     record = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,

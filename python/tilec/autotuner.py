@@ -1,23 +1,40 @@
-"""`@tilec.autotune(configs=...)` over `@tilec.jit`: TileLang's autotuner interface.
+"""TileLang's autotuner on tilec: `@tilec.autotune` above `@tilec.jit`, and `AutoTuner`.
 
-For each problem (the call's shapes, dtypes and non-tuned arguments) the tuner compiles every
-configuration, times each on random inputs with the kernel's profiler, and keeps the fastest.
+Tuning one problem compiles every configuration, each in its own forked process (in parallel,
+so that a compiler crash or hang costs that configuration and not the caller's process), then
+checks each kernel against `ref_prog` and times it with the kernel's profiler; the fastest wins.
+A configuration that fails to build, compile, check or time is reported (one warning listing
+each with its error, and `result.trials`), and an error is raised when none survives.
 
-Compiling and timing may happen on different machines: `tuner.precompile(...)` on a machine
-with the compiler fills the kernel cache (TILEC_CACHE_DIR) for every configuration, in parallel
-processes; on a GPU machine without MLIR the same call then finds every kernel in that cache and
-only times them.
+The caller's arguments always win: a tuned argument the call passes is never replaced by a
+configuration's value. When the call passes every tuned argument nothing is tuned: that one
+configuration is compiled, as TileLang does; when it passes some, the others are tuned.
+
+Compiling and timing may happen on different machines: `precompile(...)` fills the kernel
+cache (TILEC_CACHE_DIR) for every configuration; a GPU machine without MLIR then finds each
+kernel there and only times it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import faulthandler
+import inspect
+import logging
 import multiprocessing
 import os
-from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+import signal
+import tempfile
+import threading
+import time
+import warnings
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from multiprocessing.connection import wait
 from typing import Any
 
+import tilec.language as T
 from tilec import cache
 from tilec.errors import TilecError
 from tilec.jit import (
@@ -25,142 +42,606 @@ from tilec.jit import (
     JITKernel,
     Specialization,
     compile_specialization,
+    prim_func_specialization,
+    resolve_target,
     tensor_arguments,
 )
+from tilec.runtime.artifact import Artifact
+
+__all__ = ["AutoTuner", "AutotuneResult", "AutotuneWarning", "AutotunedFunction", "Trial",
+           "autotune"]
 
 Config = dict[str, Any]
+ConfigSource = Sequence[Config] | Callable[..., Sequence[Config]]
+
+COMPILE_TIMEOUT_S = 300.0  # a child compiling longer than this is stopped and reported
+_logger = logging.getLogger(__name__)
+
+
+class AutotuneWarning(UserWarning):
+    """Some configurations failed (to build, compile, check or time) and were skipped."""
 
 
 @dataclass
-class TuneResult:
-    """The winner for one problem, and every configuration's time (None: failed to compile)."""
+class Trial:
+    """One configuration's outcome: its latency in ms, or why it was skipped."""
+
+    config: Config
+    latency: float | None = None
+    error: str | None = None
+
+
+@dataclass
+class AutotuneResult:
+    """The winner of one tuning (TileLang's AutotuneResult).
+
+    `config` is what the kernel was compiled with; `latency` / `ref_latency` (ms) are None when
+    nothing was timed (every tuned argument given) or no `ref_prog` was given.
+    """
 
     config: Config
     kernel: JITKernel
-    latency_ms: float
-    timings: list[tuple[Config, float | None]]
+    latency: float | None = None
+    ref_latency: float | None = None
+    trials: list[Trial] = field(default_factory=list)
+
+    @property
+    def libcode(self) -> str:
+        return self.kernel.get_kernel_source()
 
 
-# Filled in the parent just before the pool forks, so children compile without pickling kernels.
-_PENDING: list[Specialization] = []
+@dataclass(frozen=True)
+class CompileArgs:
+    """How each configuration is compiled (TileLang's other options are accepted, unused)."""
+
+    out_idx: Sequence[int] | int | None = None
+    target: str | None = "auto"
 
 
-def _compile(spec: Specialization) -> str | None:
-    """Compile one configuration into the cache; the error text if it does not compile."""
-    try:
-        compile_specialization(spec)
-    except TilecError as error:
+@dataclass(frozen=True)
+class ProfileArgs:
+    """How each compiled configuration is checked and timed.
+
+    `warmup` / `rep` count runs, as TileLang's tuner does; `timeout` (s) bounds one
+    configuration's check and timing where a timer signal can interrupt it (the main thread).
+    """
+
+    warmup: int = 25
+    rep: int = 100
+    timeout: float = 30
+    supply_type: Any = None  # a TensorSupplyType; None: the profiler's default
+    ref_prog: Callable | None = None
+    supply_prog: Callable | None = None
+    rtol: float = 1e-2
+    atol: float = 1e-2
+    max_mismatched_ratio: float = 0.01
+    skip_check: bool = False
+    manual_check_prog: Callable | None = None
+    cache_input_tensors: bool = False
+    backend: str = "event"
+
+
+# ---------------------------------------------------------------------------------------------
+# compiling in child processes
+
+
+def _describe(error: BaseException) -> str:
+    if isinstance(error, TilecError):
         return str(error)
-    return None
+    return f"{type(error).__name__}: {error}"
 
 
-def _compile_pending(index: int) -> str | None:
-    """In a forked child: compile `_PENDING[index]` into the disk cache."""
-    return _compile(_PENDING[index])
+def _compile_child(spec: Specialization, connection: Any, log_fd: int) -> None:
+    """In a forked child: compile `spec`; send back its artifact, or the error's text."""
+    os.dup2(log_fd, 2)  # an MLIR assertion's message lands where the parent can read it
+    faulthandler.disable()  # a crash is the parent's to report, from that message
+    cache.disable_cache()  # the parent stores what comes back; children never race on disk
+    try:
+        outcome: Artifact | str = compile_specialization(spec).artifact
+    except Exception as error:  # reported for this configuration; the others go on
+        outcome = _describe(error)
+    connection.send(outcome)
+    connection.close()
 
 
-class AutoTuner:
-    """Wraps a JITFunction; calling it tunes once per problem, then reuses the winner."""
+def _crash_report(process: Any, log: Any) -> str:
+    """What a child that died without answering leaves: its signal and stderr's tail."""
+    process.join()
+    code = process.exitcode
+    how = f"signal {signal.Signals(-code).name}" if code and code < 0 else f"exit code {code}"
+    log.seek(0)
+    tail = log.read().decode(errors="replace").strip()[-1500:]
+    return f"the compiler crashed ({how})" + (f":\n{tail}" if tail else "")
 
-    def __init__(self, fn: JITFunction, configs: Sequence[Config] | Callable[..., Sequence[Config]],
-                 warmup: float = 25, rep: float = 100, ref_prog: Callable | None = None,
-                 atol: float = 1e-2, rtol: float = 1e-2, skip_check: bool = False,
+
+def _compile_in_children(specs: list[Specialization], workers: int,
+                         on_done: Callable[[], None]) -> list[Artifact | str]:
+    """Compile each spec in its own forked child, `workers` at a time."""
+    context = multiprocessing.get_context("fork")
+    results: list[Artifact | str] = [""] * len(specs)
+    waiting = deque(range(len(specs)))
+    running: dict[Any, tuple[int, Any, float, Any]] = {}
+    while waiting or running:
+        while waiting and len(running) < workers:
+            index = waiting.popleft()
+            receiver, sender = context.Pipe(duplex=False)
+            log = tempfile.TemporaryFile()
+            process = context.Process(target=_compile_child, daemon=True,
+                                      args=(specs[index], sender, log.fileno()))
+            process.start()
+            sender.close()
+            running[receiver] = (index, process, time.monotonic(), log)
+        for receiver in wait(list(running), timeout=1.0):
+            index, process, _, log = running.pop(receiver)
+            try:
+                results[index] = receiver.recv()
+            except EOFError:
+                results[index] = _crash_report(process, log)
+            receiver.close()
+            process.join()
+            log.close()
+            on_done()
+        now = time.monotonic()
+        for receiver, (index, process, started, log) in list(running.items()):
+            if now - started > COMPILE_TIMEOUT_S:
+                process.kill()
+                process.join()
+                receiver.close()
+                log.close()
+                del running[receiver]
+                results[index] = f"compiling took longer than {COMPILE_TIMEOUT_S:.0f} s; stopped"
+                on_done()
+    return results
+
+
+def _compile_all(specs: list[Specialization], max_workers: int | None,
+                 progress: Any) -> list[JITKernel | str]:
+    """Every spec's kernel (from the cache, else compiled in children) or its error text."""
+    outcomes: list[JITKernel | str] = [""] * len(specs)
+    missing: dict[str, list[int]] = {}  # cache key -> configs compiling to that kernel
+    for index, spec in enumerate(specs):
+        if cache.lookup(spec.key) is not None:
+            outcomes[index] = compile_specialization(spec)
+            progress.update(1)
+        else:
+            missing.setdefault(spec.key, []).append(index)
+    if not missing:
+        return outcomes
+    firsts = [indices[0] for indices in missing.values()]
+    if "fork" in multiprocessing.get_all_start_methods():
+        workers = max(1, min(len(firsts), max_workers or len(os.sched_getaffinity(0))))
+        compiled = _compile_in_children([specs[i] for i in firsts], workers,
+                                        lambda: progress.update(1))
+    else:  # no fork: compile here, one after another
+        compiled = []
+        for index in firsts:
+            try:
+                compiled.append(compile_specialization(specs[index]).artifact)
+            except Exception as error:
+                compiled.append(_describe(error))
+            progress.update(1)
+    for first, result in zip(firsts, compiled, strict=True):
+        spec = specs[first]
+        if isinstance(result, Artifact):
+            cache.store(spec.key, result)
+            kernel: JITKernel | str = (compile_specialization(spec) if cache.is_enabled()
+                                       else JITKernel(result, spec.location))
+        else:
+            kernel = result
+        for index in missing[spec.key]:
+            outcomes[index] = kernel
+        progress.update(len(missing[spec.key]) - 1)
+    return outcomes
+
+
+# ---------------------------------------------------------------------------------------------
+# checking and timing
+
+
+class _Timeout(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float) -> Iterator[None]:
+    """Interrupt the block after `seconds` (main thread only, where signals arrive)."""
+    usable = (seconds and seconds > 0 and hasattr(signal, "setitimer")
+              and threading.current_thread() is threading.main_thread())
+    if not usable:
+        yield
+        return
+
+    def expire(signum: int, frame: Any) -> None:
+        raise _Timeout
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+class _Bench:
+    """Checks and times kernels with one set of profile settings (inputs shared if asked)."""
+
+    def __init__(self, profile: ProfileArgs):
+        self.profile = profile
+        self.cached_inputs: tuple[Any, list[Any]] | None = None  # (params signature, tensors)
+
+    def profiler(self, kernel: JITKernel) -> Any:
+        supply = self.profile.supply_type
+        return kernel.get_profiler() if supply is None else kernel.get_profiler(
+            tensor_supply_type=supply)
+
+    def inputs(self, kernel: JITKernel, profiler: Any) -> list[Any]:
+        params = [p for p in kernel.params if not p.is_output]
+        signature = tuple((p.kind, p.dtype, tuple(p.shape)) for p in params)
+        if (self.profile.cache_input_tensors and self.cached_inputs is not None
+                and self.cached_inputs[0] == signature):
+            return self.cached_inputs[1]
+        supply = self.profile.supply_prog
+        tensors = list(supply(params)) if supply is not None else profiler.inputs()
+        self.cached_inputs = (signature, tensors)
+        return tensors
+
+    def _bench(self, profiler: Any, fn: Callable | None, inputs: list[Any]) -> float:
+        extra = {} if self.profile.backend == "event" else {"backend": self.profile.backend}
+        return profiler.do_bench(fn, n_warmup=self.profile.warmup, n_repeat=self.profile.rep,
+                                 input_tensors=inputs, **extra)
+
+    def check_and_time(self, kernel: JITKernel) -> float:
+        profile = self.profile
+        profiler = self.profiler(kernel)
+        inputs = self.inputs(kernel, profiler)
+        with _deadline(profile.timeout):
+            if profile.ref_prog is not None and not profile.skip_check:
+                try:
+                    self._check(profiler, inputs)
+                except AssertionError as error:
+                    raise AssertionError(f"wrong result against ref_prog: {error}") from None
+            return self._bench(profiler, None, inputs)
+
+    def _check(self, profiler: Any, inputs: list[Any]) -> None:
+        profile = self.profile
+        if profile.manual_check_prog is not None:
+            profile.manual_check_prog(profiler.run_poisoned(*inputs), profile.ref_prog(*inputs))
+        else:
+            profiler.assert_allclose(profile.ref_prog, atol=profile.atol, rtol=profile.rtol,
+                                     max_mismatched_ratio=profile.max_mismatched_ratio,
+                                     input_tensors=inputs)
+
+    def ref_latency(self, kernel: JITKernel) -> float | None:
+        if self.profile.ref_prog is None:
+            return None
+        profiler = self.profiler(kernel)
+        return self._bench(profiler, self.profile.ref_prog, self.inputs(kernel, profiler))
+
+
+class _NoProgress:
+    def update(self, count: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress(total: int, description: str) -> Any:
+    """A tqdm bar over the configurations where tqdm is installed (and stderr a terminal)."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return _NoProgress()
+    return tqdm(total=total, desc=description, disable=None, leave=False)
+
+
+def _caller_stacklevel() -> int:
+    """The stacklevel of the first frame outside tilec, for warnings about the user's call."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    level, frame = 1, inspect.currentframe()
+    while frame is not None and frame.f_back is not None and os.path.abspath(
+            frame.f_code.co_filename).startswith(package):
+        level, frame = level + 1, frame.f_back
+    return level - 1
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 600 else text[:600] + " ..."
+
+
+def tune_configs(name: str, location: tuple[str, int], configs: list[Config],
+         make_spec: Callable[[Config], Specialization], profile: ProfileArgs,
+         max_workers: int | None = None) -> AutotuneResult:
+    """Compile, check and time every configuration; the fastest one's kernel wins."""
+    trials = [Trial(dict(config)) for config in configs]
+    specs: dict[int, Specialization] = {}
+    for index, trial in enumerate(trials):
+        try:
+            specs[index] = make_spec(trial.config)
+        except Exception as error:  # a configuration the kernel cannot be built with
+            trial.error = _describe(error)
+    progress = _progress(len(specs), f"compiling {name} configurations")
+    try:
+        kernels = dict(zip(specs, _compile_all(list(specs.values()), max_workers, progress),
+                           strict=True))
+    finally:
+        progress.close()
+    bench = _Bench(profile)
+    best: tuple[float, int] | None = None
+    progress = _progress(len(kernels), f"timing {name} configurations")
+    try:
+        for index, kernel in kernels.items():
+            trial = trials[index]
+            progress.update(1)
+            if isinstance(kernel, str):
+                trial.error = kernel
+                continue
+            try:
+                trial.latency = bench.check_and_time(kernel)
+            except _Timeout:
+                trial.error = f"checking and timing took longer than {profile.timeout} s"
+                continue
+            except Exception as error:
+                trial.error = _describe(error)
+                continue
+            _logger.info("autotune %s: %s took %.4f ms", name, trial.config, trial.latency)
+            if best is None or trial.latency < best[0]:
+                best = (trial.latency, index)
+    finally:
+        progress.close()
+    failed = [trial for trial in trials if trial.error is not None]
+    report = "\n".join(f"  {trial.config}: {_short(trial.error or '')}" for trial in failed)
+    if best is None:
+        raise TilecError(f"autotune of {name}: none of the {len(trials)} configurations "
+                         f"compiled and ran:\n{report}", *location)
+    if failed:
+        warnings.warn(f"autotune of {name}: {len(failed)} of {len(trials)} configurations "
+                      f"failed and were skipped:\n{report}", AutotuneWarning,
+                      stacklevel=_caller_stacklevel())
+    winner = kernels[best[1]]
+    assert isinstance(winner, JITKernel)
+    return AutotuneResult(dict(trials[best[1]].config), winner, best[0],
+                          bench.ref_latency(winner), trials)
+
+
+# ---------------------------------------------------------------------------------------------
+# configurations
+
+
+def _load_configs(source: ConfigSource, args: tuple, kwargs: dict, name: str,
+                  location: tuple[str, int]) -> list[Config]:
+    configs = source(*args, **kwargs) if callable(source) else source
+    if isinstance(configs, dict) or not isinstance(configs, Sequence) or not all(
+            isinstance(config, dict) for config in configs):
+        raise TilecError(f"autotune of {name}: configs must be a list of dicts of keyword "
+                         f"arguments (or a function returning one), got {type(configs).__name__}",
+                         *location)
+    if not configs:
+        raise TilecError(f"autotune of {name}: no configurations to try", *location)
+    return [dict(config) for config in configs]
+
+
+def _check_keys(configs: list[Config], fn: Callable, name: str,
+                location: tuple[str, int]) -> None:
+    """Every configuration key must be a parameter of the tuned function."""
+    parameters = inspect.signature(fn).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return
+    unknown = sorted({key for config in configs for key in config} - set(parameters))
+    if unknown:
+        raise TilecError(f"autotune of {name}: configuration keys {unknown} are not "
+                         f"parameters of {fn.__name__}", *location)
+
+
+def _remaining(configs: list[Config], given: set[str]) -> list[Config]:
+    """The configurations without the arguments the caller gave, duplicates dropped."""
+    remaining: list[Config] = []
+    for config in configs:
+        rest = {key: value for key, value in config.items() if key not in given}
+        if rest not in remaining:
+            remaining.append(rest)
+    return remaining
+
+
+def _key_value(value: Any) -> Any:
+    """A hashable stand-in for one argument: tensors by shape and dtype."""
+    if hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, T.DType):
+        return ("tensor", tuple(value.shape), str(value.dtype))
+    if isinstance(value, (list, tuple)):
+        return tuple(_key_value(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((str(k), _key_value(v)) for k, v in value.items()))
+    return value
+
+
+# ---------------------------------------------------------------------------------------------
+# @tilec.autotune
+
+
+class AutotunedFunction:
+    """`@tilec.autotune(...)` over `@tilec.jit`: tunes once per problem, then reuses the winner.
+
+    An eager kernel called with tensors runs the winner on them; a prim_func factory returns
+    the winning kernel. `.compile(...)` returns the kernel in both styles.
+    """
+
+    def __init__(self, fn: JITFunction, configs: ConfigSource, profile: ProfileArgs,
                  max_workers: int | None = None):
         if not isinstance(fn, JITFunction):
             raise TilecError("@tilec.autotune goes above @tilec.jit: "
                              "@autotune(configs=...) then @jit on the function")
         self.fn = fn
         self.configs = configs
-        self.warmup = warmup
-        self.rep = rep
-        self.ref_prog = ref_prog
-        self.atol = atol
-        self.rtol = rtol
-        self.skip_check = skip_check
+        self.profile = profile
         self.max_workers = max_workers
-        self.results: dict[Any, TuneResult] = {}
+        self.results: dict[Any, AutotuneResult] = {}
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
 
-    def _configs_for(self, args: tuple, kwargs: dict) -> list[Config]:
-        configs = self.configs(*args, **kwargs) if callable(self.configs) else self.configs
-        configs = [dict(config) for config in configs]
-        if not configs:
-            raise TilecError(f"autotune of {self.fn.__name__}: no configurations to try",
-                             *self.fn.location)
-        return configs
+    def _plan(self, args: tuple, kwargs: dict) -> tuple[list[Config], Config]:
+        """The configurations left to try, and the tuned arguments the caller gave."""
+        configs = _load_configs(self.configs, args, kwargs, self.__name__, self.fn.location)
+        _check_keys(configs, self.fn.fn, self.__name__, self.fn.location)
+        signature = inspect.signature(self.fn.fn)
+        try:
+            bound = signature.bind_partial(*args, **{
+                k: v for k, v in kwargs.items() if k in signature.parameters})
+        except TypeError as error:
+            raise TilecError(f"{self.__name__}: {error}", *self.fn.location) from None
+        tuned = {key for config in configs for key in config}
+        given = {key: value for key, value in bound.arguments.items() if key in tuned}
+        return _remaining(configs, set(given)), given
 
-    def _specializations(self, args: tuple, kwargs: dict,
-                         target: str | None) -> tuple[list[Config], list[Specialization]]:
-        configs = self._configs_for(args, kwargs)
-        specs = [self.fn.specialize(args, {**kwargs, **config}, target) for config in configs]
-        return configs, specs
+    def _specialize(self, args: tuple, kwargs: dict, target: str | None,
+                    config: Config) -> Specialization:
+        return self.fn.specialize(args, {**kwargs, **config}, target)
+
+    def tune(self, *args: Any, target: str | None = None, **kwargs: Any) -> AutotuneResult:
+        """The result for these arguments (tensors, or sizes as keywords), tuning if needed."""
+        resolved = resolve_target(target or self.fn.target)
+        key = (_key_value(args), _key_value(kwargs), resolved)
+        try:
+            result = self.results.get(key)
+        except TypeError:  # an argument that cannot be hashed: tune every time
+            key, result = None, None
+        if result is not None:
+            return result
+        configs, given = self._plan(args, kwargs)
+        if configs == [{}]:  # every tuned argument given: compile exactly that
+            result = AutotuneResult(given, self.fn.compile(*args, target=target, **kwargs))
+        else:
+            result = tune_configs(self.__name__, self.fn.location, configs,
+                          lambda config: self._specialize(args, kwargs, target, config),
+                          self.profile, self.max_workers)
+            result.config = {**given, **result.config}
+        if key is not None:
+            self.results[key] = result
+        return result
+
+    def compile(self, *args: Any, target: str | None = None, **kwargs: Any) -> JITKernel:
+        """The tuned kernel for these arguments (tensors, or sizes as keywords: M=1024)."""
+        return self.tune(*args, target=target, **kwargs).kernel
 
     def precompile(self, *args: Any, target: str | None = None, **kwargs: Any) -> list[str | None]:
-        """Compile every configuration for this problem into the kernel cache, in parallel.
-
-        Returns, per configuration, None or the error that kept it from compiling.
-        """
-        _, specs = self._specializations(args, kwargs, target)
-        missing = [i for i, spec in enumerate(specs) if cache.lookup(spec.key) is None]
-        errors: list[str | None] = [None] * len(specs)
-        workers = min(len(missing), self.max_workers or os.cpu_count() or 1)
-        if workers <= 1 or not cache.is_enabled():
-            for i in missing:
-                errors[i] = _compile(specs[i])
-            return errors
-        _PENDING[:] = specs
-        context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            for i, error in zip(missing, pool.map(_compile_pending, missing), strict=True):
-                errors[i] = error
-        _PENDING.clear()
+        """Compile every configuration for this problem into the kernel cache, in parallel;
+        per configuration, None or the error that kept it from compiling."""
+        configs, _ = self._plan(args, kwargs)
+        errors: list[str | None] = [None] * len(configs)
+        specs: dict[int, Specialization] = {}
+        for index, config in enumerate(configs):
+            try:
+                specs[index] = self._specialize(args, kwargs, target, config)
+            except Exception as error:
+                errors[index] = _describe(error)
+        progress = _progress(len(specs), f"compiling {self.__name__} configurations")
+        try:
+            outcomes = _compile_all(list(specs.values()), self.max_workers, progress)
+        finally:
+            progress.close()
+        for index, outcome in zip(specs, outcomes, strict=True):
+            if isinstance(outcome, str):
+                errors[index] = outcome
         return errors
 
-    def tune(self, *args: Any, target: str | None = None, **kwargs: Any) -> TuneResult:
-        """Compile (or find in the cache) and time every configuration; the fastest wins."""
-        configs, specs = self._specializations(args, kwargs, target)
-        errors = self.precompile(*args, target=target, **kwargs)
-        timings: list[tuple[Config, float | None]] = []
-        best: tuple[float, Config, JITKernel] | None = None
-        for config, spec, error in zip(configs, specs, errors, strict=True):
-            if error is not None:
-                timings.append((config, None))
-                continue
-            kernel = compile_specialization(spec)
-            profiler = kernel.get_profiler()
-            if self.ref_prog is not None and not self.skip_check:
-                profiler.assert_allclose(self.ref_prog, atol=self.atol, rtol=self.rtol)
-            latency = profiler.do_bench(warmup=self.warmup, rep=self.rep)
-            timings.append((config, latency))
-            if best is None or latency < best[0]:
-                best = (latency, config, kernel)
-        if best is None:
-            raise TilecError(f"autotune of {self.fn.__name__}: no configuration compiled; "
-                             f"first error: {next(e for e in errors if e)}", *self.fn.location)
-        return TuneResult(best[1], best[2], best[0], timings)
-
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        key = self.fn._fast_key(args, kwargs)
-        result = self.results.get(key) if key is not None else None
-        if result is None:
-            result = self.tune(*args, **kwargs)
-            if key is not None:
-                self.results[key] = result
+        kernel = self.compile(*args, **kwargs)
         if self.fn.is_factory:
-            return result.kernel
-        return result.kernel(*tensor_arguments(args, kwargs))
+            return kernel
+        parameters = inspect.signature(self.fn.fn).parameters
+        return kernel(*tensor_arguments(
+            args, {k: v for k, v in kwargs.items() if k in parameters}, self.fn.fn))
 
 
-def autotune(configs: Sequence[Config] | Callable[..., Sequence[Config]], warmup: float = 25,
-             rep: float = 100, ref_prog: Callable | None = None, atol: float = 1e-2,
-             rtol: float = 1e-2, skip_check: bool = False, max_workers: int | None = None,
-             **_tilelang_options: Any) -> Callable[[JITFunction], AutoTuner]:
+def autotune(func: Callable | None = None, *, configs: ConfigSource, warmup: int = 25,
+             rep: int = 100, timeout: float = 100, supply_type: Any = None,
+             ref_prog: Callable | None = None, supply_prog: Callable | None = None,
+             rtol: float = 1e-2, atol: float = 1e-2, max_mismatched_ratio: float = 0.01,
+             skip_check: bool = False, manual_check_prog: Callable | None = None,
+             cache_input_tensors: bool = False, max_workers: int | None = None,
+             **_tilelang_options: Any) -> Callable[[JITFunction], AutotunedFunction]:
     """`@tilec.autotune(configs=[{"block_M": 128, ...}, ...])` above `@tilec.jit`.
 
-    `configs` is a list of keyword dicts (or a function of the call's arguments returning one);
-    each is passed to the jit function on top of the call's own arguments.
+    `configs` is a list of keyword dicts (or a function of the call's arguments returning
+    one). TileLang's other options (do_not_specialize, early_stop...) are accepted, unused.
     """
+    if func is not None:
+        raise TilecError("@tilec.autotune needs its configurations: "
+                         "@tilec.autotune(configs=[...]) above @tilec.jit")
+    profile = ProfileArgs(warmup, rep, timeout, supply_type, ref_prog, supply_prog, rtol, atol,
+                          max_mismatched_ratio, skip_check, manual_check_prog,
+                          cache_input_tensors)
 
-    def wrap(fn: JITFunction) -> AutoTuner:
-        return AutoTuner(fn, configs, warmup, rep, ref_prog, atol, rtol, skip_check, max_workers)
+    def wrap(fn: JITFunction) -> AutotunedFunction:
+        return AutotunedFunction(fn, configs, profile, max_workers)
 
     return wrap
+
+
+# ---------------------------------------------------------------------------------------------
+# AutoTuner.from_kernel(...).set_compile_args(...).set_profile_args(...).run()
+
+
+class AutoTuner:
+    """TileLang's explicit tuner over a kernel factory: `kernel(**config)` returns a
+    `@T.prim_func` (or the factory is a `@tilec.jit` one)."""
+
+    def __init__(self, fn: Callable, configs: ConfigSource):
+        self.fn = fn
+        self.configs = configs
+        self.compile_args = CompileArgs()
+        self.profile_args = ProfileArgs()
+
+    @classmethod
+    def from_kernel(cls, kernel: Callable, configs: ConfigSource) -> AutoTuner:
+        return cls(kernel, configs)
+
+    @property
+    def _python_fn(self) -> Callable:
+        return self.fn.fn if isinstance(self.fn, JITFunction) else self.fn
+
+    @property
+    def _location(self) -> tuple[str, int]:
+        code = self._python_fn.__code__
+        return code.co_filename, code.co_firstlineno
+
+    def set_compile_args(self, out_idx: Sequence[int] | int | None = None,
+                         target: str | None = "auto", **_tilelang_options: Any) -> AutoTuner:
+        self.compile_args = CompileArgs(out_idx, target)
+        return self
+
+    def set_profile_args(self, warmup: int = 25, rep: int = 100, timeout: float = 30,
+                         supply_type: Any = None, ref_prog: Callable | None = None,
+                         supply_prog: Callable | None = None, rtol: float = 1e-2,
+                         atol: float = 1e-2, max_mismatched_ratio: float = 0.01,
+                         skip_check: bool = False, manual_check_prog: Callable | None = None,
+                         cache_input_tensors: bool = False, backend: str = "event",
+                         **_tilelang_options: Any) -> AutoTuner:
+        self.profile_args = ProfileArgs(warmup, rep, timeout, supply_type, ref_prog,
+                                        supply_prog, rtol, atol, max_mismatched_ratio,
+                                        skip_check, manual_check_prog, cache_input_tensors,
+                                        backend)
+        return self
+
+    def _specialize(self, config: Config) -> Specialization:
+        if isinstance(self.fn, JITFunction):
+            return self.fn.specialize((), config, self.compile_args.target)
+        prim = self.fn(**config)
+        if not isinstance(prim, T.PrimFunc):
+            raise TilecError(f"{self._python_fn.__name__} must return a @T.prim_func, got "
+                             f"{type(prim).__name__}", *self._location)
+        return prim_func_specialization(prim, self.compile_args.out_idx,
+                                        self.compile_args.target)
+
+    def run(self, warmup: int = 25, rep: int = 100, timeout: float = 30,
+            max_workers: int | None = None, **_tilelang_options: Any) -> AutotuneResult:
+        """Tune over every configuration (`warmup` / `rep`: runs; `timeout`: s per config)."""
+        name = self._python_fn.__name__
+        configs = _load_configs(self.configs, (), {}, name, self._location)
+        _check_keys(configs, self._python_fn, name, self._location)
+        profile = ProfileArgs(**{**self.profile_args.__dict__, "warmup": warmup, "rep": rep,
+                                 "timeout": timeout})
+        return tune_configs(name, self._location, configs, self._specialize, profile, max_workers)
+
+    def __call__(self) -> AutotuneResult:
+        return self.run()

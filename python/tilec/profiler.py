@@ -158,12 +158,14 @@ class Profiler:
         return produced
 
     def assert_allclose(self, reference_fn: Callable, atol: float = 1e-2, rtol: float = 1e-2,
-                        max_mismatched_ratio: float = 0.0) -> None:
-        """Run the kernel and `reference_fn` on the same random inputs; their outputs must
-        agree within atol + rtol * |reference| (up to `max_mismatched_ratio` of elements)."""
+                        max_mismatched_ratio: float = 0.0,
+                        input_tensors: Sequence[Any] | None = None) -> None:
+        """Run the kernel and `reference_fn` on the same inputs (`input_tensors`, else random
+        ones); their outputs must agree within atol + rtol * |reference| (up to
+        `max_mismatched_ratio` of elements)."""
         import torch
 
-        args = self.inputs()
+        args = list(input_tensors) if input_tensors is not None else self.inputs()
         produced = self.run_poisoned(*args)
         expected = reference_fn(*args)
         produced = list(produced) if isinstance(produced, (tuple, list)) else [produced]
