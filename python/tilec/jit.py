@@ -25,12 +25,6 @@ from tilec import cache
 from tilec.errors import LaunchError, TilecError
 from tilec.runtime.artifact import Artifact, Param
 
-TORCH_DTYPE_NAMES = {
-    "float16": "float16", "bfloat16": "bfloat16", "float32": "float32", "float64": "float64",
-    "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64", "uint8": "uint8",
-    "bool": "bool", "float8_e4m3": "float8_e4m3fn", "float8_e5m2": "float8_e5m2",
-}
-
 
 def _torch() -> Any:
     import torch
@@ -39,7 +33,7 @@ def _torch() -> Any:
 
 
 def torch_dtype(name: str) -> Any:
-    return getattr(_torch(), TORCH_DTYPE_NAMES[name])
+    return T.dtype(name).as_torch()
 
 
 def dtype_of_tensor(tensor: Any) -> str:

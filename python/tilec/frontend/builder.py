@@ -330,7 +330,7 @@ class KernelBuilder:
         ):
             self.error(node, f"tensor '{buffer.name}' has shape {actual}, but its annotation "
                              f"says {expected}")
-        if annotation.dtype != buffer.dtype:
+        if not annotation.dtype.interchangeable(buffer.dtype):
             self.error(node, f"tensor '{buffer.name}' has dtype {buffer.dtype}, but its "
                              f"annotation says {annotation.dtype}")
 
@@ -946,7 +946,7 @@ class KernelBuilder:
         if _squeeze(src.extents) != _squeeze(dst.extents):
             self.error(node, f"T.copy copies a box of shape {tuple(src.extents)} into a box of "
                              f"shape {tuple(dst.extents)}")
-        if src.buffer.dtype == dst.buffer.dtype:
+        if src.buffer.dtype.interchangeable(dst.buffer.dtype):
             self.emit_copy(src, dst)
         elif src.buffer.scope == "global":  # load, then convert in registers
             staging = self.allocate("fragment", list(dst.extents), src.buffer.dtype, node)
@@ -1277,6 +1277,8 @@ class KernelBuilder:
         source = value.dtype
         if source == dtype:
             return value
+        if source.interchangeable(dtype):
+            return Scalar(value.value, dtype)
         if implicit and source.is_float and not dtype.is_float:
             self.error(node, f"dtype mismatch: a {source} value where {dtype} is expected; "
                              f"convert it with T.cast(x, T.{dtype})")
@@ -1467,15 +1469,14 @@ def _identity_operand(op: str, a: Any, b: Any) -> Scalar | None:
     return None
 
 
-_FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
-              "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308,
-              "float8_e4m3": 448.0, "float8_e5m2": 57344.0}
+_FLOAT_MAX = {"f16": 65504.0, "bf16": 3.3895313892515355e38, "f32": 3.4028234663852886e38,
+              "f64": 1.7976931348623157e308, "f8E4M3FN": 448.0, "f8E5M2": 57344.0}
 
 
 def _extreme(dtype: T.DType, largest: bool) -> float | int:
     """The largest (or most negative) finite value of `dtype`."""
     if dtype.is_float:
-        return _FLOAT_MAX[dtype.name] * (1 if largest else -1)
+        return _FLOAT_MAX[dtype.mlir] * (1 if largest else -1)
     if dtype == T.bool:
         return int(largest)
     if dtype.is_unsigned:

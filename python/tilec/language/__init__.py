@@ -9,6 +9,7 @@ have no compiler.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import inspect
 from collections.abc import Callable
@@ -21,14 +22,51 @@ from tilec.errors import TilecError
 # dtypes
 
 
-@dataclass(frozen=True)
-class DType:
-    """An element type: its tilec name, its MLIR spelling and its width."""
+class DType(str):
+    """An element type, a `str` that compares and hashes like its name (`T.float16 ==
+    "float16"`, `getattr(torch, T.float16)`), as TileLang's dtypes do; it also knows its MLIR
+    spelling, width and kind.
+
+    `T.dtype(spec)` (this class) returns the DType a user wrote: a DType, a name such as
+    "float16" or "float", or a torch dtype. Names that differ but share storage (float8_e4m3 and
+    float8_e4m3fn) are distinct dtypes with the same `mlir` type.
+    """
 
     name: str
     mlir: str
     bits: int
     kind: str  # "float" | "int" | "uint" | "bool" | "index"
+    torch_name: str | None
+
+    def __new__(cls, spec: Any) -> DType:
+        if isinstance(spec, DType):
+            return spec
+        name = spec if isinstance(spec, str) else str(spec).removeprefix("torch.")
+        found = DTYPES.get(name) or _ALIASES.get(name)
+        if found is None:
+            known = ", ".join(DTYPES)
+            raise TilecError(f"unknown dtype {spec!r}; known dtypes: {known}")
+        return found
+
+    @classmethod
+    def _define(cls, name: str, mlir: str, bits: int, kind: str,
+                torch_name: str | None = None) -> DType:
+        """One of tilec's dtypes (only this module makes them)."""
+        made = str.__new__(cls, name)
+        fields = {"name": name, "mlir": mlir, "bits": bits, "kind": kind,
+                  "torch_name": torch_name if torch_name is not None else name}
+        made.__dict__.update(fields)
+        return made
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        raise AttributeError(f"dtype {self.name} is immutable")
+
+    def __reduce__(self) -> tuple:
+        return DType, (self.name,)  # unpickled as the same singleton
+
+    @property
+    def bytes(self) -> int:
+        return -(-self.bits // 8)
 
     @property
     def is_float(self) -> bool:
@@ -42,6 +80,19 @@ class DType:
     def is_unsigned(self) -> bool:
         return self.kind in ("uint", "bool")
 
+    def interchangeable(self, other: DType) -> bool:
+        """Whether the two are one type under two names (float8_e4m3 and float8_e4m3fn): the
+        same IR type read the same way, so nothing converts between them."""
+        return self.mlir == other.mlir and self.kind == other.kind
+
+    def as_torch(self) -> Any:
+        """The torch dtype of tensors of this dtype (imports torch)."""
+        import torch
+
+        if self.kind == "index":
+            raise TilecError("T.index has no torch dtype")
+        return getattr(torch, self.torch_name)
+
     def __repr__(self) -> str:
         return f"T.{self.name}"
 
@@ -49,42 +100,42 @@ class DType:
         return self.name
 
 
-float16 = DType("float16", "f16", 16, "float")
-bfloat16 = DType("bfloat16", "bf16", 16, "float")
-float32 = DType("float32", "f32", 32, "float")
-float64 = DType("float64", "f64", 64, "float")
-float8_e4m3 = DType("float8_e4m3", "f8E4M3FN", 8, "float")
-float8_e5m2 = DType("float8_e5m2", "f8E5M2", 8, "float")
-int8 = DType("int8", "i8", 8, "int")
-int16 = DType("int16", "i16", 16, "int")
-int32 = DType("int32", "i32", 32, "int")
-int64 = DType("int64", "i64", 64, "int")
-uint8 = DType("uint8", "i8", 8, "uint")
-bool = DType("bool", "i1", 1, "bool")  # noqa: A001 - TileLang's spelling is T.bool
-index = DType("index", "index", 64, "index")
+dtype = DType
+
+float16 = DType._define("float16", "f16", 16, "float")
+bfloat16 = DType._define("bfloat16", "bf16", 16, "float")
+float32 = DType._define("float32", "f32", 32, "float")
+float64 = DType._define("float64", "f64", 64, "float")
+float8_e4m3 = DType._define("float8_e4m3", "f8E4M3FN", 8, "float", "float8_e4m3fn")
+float8_e4m3fn = DType._define("float8_e4m3fn", "f8E4M3FN", 8, "float")
+float8_e5m2 = DType._define("float8_e5m2", "f8E5M2", 8, "float")
+int8 = DType._define("int8", "i8", 8, "int")
+int16 = DType._define("int16", "i16", 16, "int")
+int32 = DType._define("int32", "i32", 32, "int")
+int64 = DType._define("int64", "i64", 64, "int")
+uint8 = DType._define("uint8", "i8", 8, "uint")
+uint16 = DType._define("uint16", "i16", 16, "uint")
+uint32 = DType._define("uint32", "i32", 32, "uint")
+uint64 = DType._define("uint64", "i64", 64, "uint")
+bool = DType._define("bool", "i1", 1, "bool")  # noqa: A001 - TileLang's spelling is T.bool
+index = DType._define("index", "index", 64, "index")
+# TileLang's C-style names: the same dtypes under a second name (the builtins they shadow here
+# are spelled builtins.int / builtins.float in this module)
+float = float32  # noqa: A001
+half = float16
+int = int32  # noqa: A001
+uint = uint32
 
 DTYPES: dict[str, DType] = {
     d.name: d
-    for d in (float16, bfloat16, float32, float64, float8_e4m3, float8_e5m2,
-              int8, int16, int32, int64, uint8, bool)
+    for d in (float16, bfloat16, float32, float64, float8_e4m3, float8_e4m3fn, float8_e5m2,
+              int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool)
 }
 _ALIASES = {
-    "float": float32, "half": float16, "double": float64, "int": int32, "fp16": float16,
-    "bf16": bfloat16, "fp32": float32, "fp64": float64, "float8_e4m3fn": float8_e4m3,
-    "e4m3_float8": float8_e4m3, "e5m2_float8": float8_e5m2, "long": int64,
+    "float": float32, "half": float16, "double": float64, "int": int32, "uint": uint32,
+    "long": int64, "ulong": uint64, "short": int16, "fp16": float16, "bf16": bfloat16,
+    "fp32": float32, "fp64": float64, "e4m3_float8": float8_e4m3, "e5m2_float8": float8_e5m2,
 }
-
-
-def dtype(spec: Any) -> DType:
-    """The DType a user wrote: a DType, a name such as "float16" or "float", or a torch dtype."""
-    if isinstance(spec, DType):
-        return spec
-    name = spec if isinstance(spec, str) else str(spec).removeprefix("torch.")
-    found = DTYPES.get(name) or _ALIASES.get(name)
-    if found is None:
-        known = ", ".join(DTYPES)
-        raise TilecError(f"unknown dtype {spec!r}; known dtypes: {known}")
-    return found
 
 
 # ---------------------------------------------------------------------------------------------
@@ -104,7 +155,7 @@ class Symbol:
 
 def dynamic(name: str, dtype: Any = "int32") -> Symbol:
     """A symbolic size bound from the arguments' shapes at call time."""
-    return Symbol(name, globals()["dtype"](dtype))
+    return Symbol(name, DType(dtype))
 
 
 symbolic = dynamic
@@ -115,7 +166,7 @@ class Tensor:
 
     def __init__(self, shape: Any, dtype: Any = "float32"):
         self.shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
-        self.dtype = globals()["dtype"](dtype)
+        self.dtype = DType(dtype)
 
     def __class_getitem__(cls, item: Any) -> Tensor:
         return cls(*item) if isinstance(item, tuple) and len(item) == 2 else cls(item)
@@ -330,7 +381,7 @@ def atomic_add(dst: Any, value: Any) -> Any:
 
 def ceildiv(a: Any, b: Any) -> Any:
     """(a + b - 1) // b; plain Python ints are folded right away."""
-    if isinstance(a, int) and isinstance(b, int):
+    if isinstance(a, builtins.int) and isinstance(b, builtins.int):
         return -(-a // b)
     raise _outside("ceildiv")
 
@@ -426,6 +477,7 @@ __all__ = [
     "reduce_absmax", "atomic_add", "ceildiv", "if_then_else", "max", "min", "abs", "exp", "exp2",
     "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid", "floor", "ceil", "sin", "cos", "erf",
     "pow", "clamp", "max_value", "min_value", "vectorized", "cast", "infinity",
-    "float16", "bfloat16", "float32", "float64", "float8_e4m3", "float8_e5m2", "int8", "int16",
-    "int32", "int64", "uint8", "bool", "index",
+    "float16", "bfloat16", "float32", "float64", "float8_e4m3", "float8_e4m3fn", "float8_e5m2",
+    "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool", "index",
+    "float", "half", "int", "uint",
 ]
