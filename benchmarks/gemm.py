@@ -192,6 +192,7 @@ def compile_ptx(
     from tilec.compiler.passes.lower_gemm_to_tensorcore import LAUNCH_ATTR, LowerGemmToTensorcore
     from tilec.compiler.pipeline import CompileOptions, run_pass_pipeline
     from tilec.compiler.targets import cuda
+    from tilec.compiler.targets.description import describe
     from tilec.compiler.tensorcore.ptx import ptxas_check
 
     spec = specialize(shape, variant, knobs, arch)
@@ -208,7 +209,7 @@ def compile_ptx(
             if op.operation.name == "func.func":
                 op.operation.erase()
         options = CompileOptions(target=f"cuda:{arch}")
-        run_pass_pipeline(module, cuda.nvvm_pipeline(arch), options)
+        run_pass_pipeline(module, cuda.nvvm_pipeline(describe(arch)), options)
         ptx = cuda._emit_ptx(module, options)
     report = ptxas_check(ptx, arch)
     if not report.ok:

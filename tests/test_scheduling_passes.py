@@ -13,7 +13,7 @@ from mlir import ir
 import tilec.dialect as tile_dialect
 from tilec.compiler.passes import get_pass
 from tilec.compiler.passes._ir_walk import walk
-from tilec.compiler.passes._scheduling import decision_attr, read_decision, target_arch
+from tilec.compiler.passes._scheduling import decision_attr, read_decision, target_description
 from tilec.compiler.passes.infer_mma_layout import (
     MMA_ATTR,
     GemmProblem,
@@ -113,11 +113,11 @@ def test_warp_grid_is_the_most_square_the_ampere_kernel_takes() -> None:
 def test_arch_option_then_module_attribute_then_sm90a() -> None:
     with tile_dialect.new_context():
         module = ir.Module.parse('module attributes {tile.arch = "sm_80"} {}')
-        assert target_arch(module, "", "p") == "sm_80"
-        assert target_arch(module, "sm_90a", "p") == "sm_90a"
-        assert target_arch(ir.Module.parse("module {}"), "", "p") == "sm_90a"
-        with pytest.raises(CompileError, match="p: unsupported arch 'sm_89'"):
-            target_arch(module, "sm_89", "p")
+        assert target_description(module, "", "p").name == "sm_80"
+        assert target_description(module, "sm_90a", "p").name == "sm_90a"
+        assert target_description(ir.Module.parse("module {}"), "", "p").name == "sm_90a"
+        with pytest.raises(CompileError, match="p: unsupported CUDA arch 'sm_75'"):
+            target_description(module, "sm_75", "p")
 
 
 def test_arch_option_overrides_the_module() -> None:

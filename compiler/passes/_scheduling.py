@@ -1,10 +1,10 @@
-"""What the CUDA scheduling passes share: the arch they decide for, the tensor-core names of
+"""What the CUDA scheduling passes share: the target they decide for, the tensor-core names of
 element types, and their decisions as builtin attributes (so tilec-opt prints and re-reads them).
 
 Every scheduling pass (infer-mma-layout, select-shared-swizzle, select-epilogue-store,
 pipeline-async-copies, specialize-warps, rasterize-blocks) and their consumer
-lower-gemm-to-tensorcore read the arch through `target_arch`, so one lookup order and one error
-serve them all.
+lower-gemm-to-tensorcore read the target through `target_description`, so one lookup order and
+one error serve them all, and they branch on its capabilities (wgmma, TMA), not on arch names.
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ from collections.abc import Mapping, Sequence
 from mlir import ir
 
 from tilec.compiler.passes._ir_walk import op_error
+from tilec.compiler.targets.description import DEFAULT_CUDA_ARCH, TargetDescription, describe
 from tilec.errors import CompileError
 
-ARCHES = ("sm_80", "sm_90a")
-DEFAULT_ARCH = "sm_90a"  # the project's GPU (H200)
 ARCH_ATTR = "tile.arch"  # module attribute the cuda target sets before the scheduling passes
 PIPELINE_ATTR = "tile.pipeline"  # on tile.pipelined, written by pipeline-async-copies
 TMA_PIPELINE = "tma-mbarrier"  # its `mechanism` when TMA loads feed wgmma through mbarriers
@@ -39,20 +38,18 @@ ACCUMULATOR_TYPES = {"f32": "f32", "i32": "s32"}
 DecisionValue = str | bool | int | Sequence[int]
 
 
-def target_arch(module: ir.Module, option: str, pass_name: str) -> str:
-    """The arch a pass decides for: its `arch` option, else the module's `tile.arch`, else
-    sm_90a. Any other chip is a CompileError: silently scheduling for the wrong tensor cores
+def target_description(module: ir.Module, option: str, pass_name: str) -> TargetDescription:
+    """The target a pass decides for: its `arch` option, else the module's `tile.arch`, else
+    sm_90a. An unknown chip is a CompileError: silently scheduling for the wrong tensor cores
     would produce a kernel that cannot run."""
     arch = option
     attributes = module.operation.attributes
     if not arch and ARCH_ATTR in attributes:
         arch = ir.StringAttr(attributes[ARCH_ATTR]).value
-    arch = arch or DEFAULT_ARCH
-    if arch not in ARCHES:
-        raise CompileError(
-            f"{pass_name}: unsupported arch '{arch}' (supported: {', '.join(ARCHES)})"
-        )
-    return arch
+    try:
+        return describe(arch or DEFAULT_CUDA_ARCH)
+    except CompileError as error:
+        raise CompileError(f"{pass_name}: {error}") from None
 
 
 def tensorcore_type(type_: ir.Type, names: Mapping[str, str]) -> str | None:

@@ -50,7 +50,7 @@ from tilec.compiler.passes._scheduling import (
     OUTPUT_TYPES,
     DecisionValue,
     decision_attr,
-    target_arch,
+    target_description,
     tensorcore_type,
 )
 from tilec.compiler.passes.infer_fragment_layout import kernel_threads
@@ -248,9 +248,11 @@ class InferMmaLayout(TilePass):
     arch: str = ""
 
     def run(self, module: ir.Module) -> None:
-        arch = target_arch(module, self.arch, self.name)
-        decide = wgmma_decision if arch == "sm_90a" else mma_sync_decision
-        accumulator_layout = "wgmma-accumulator" if arch == "sm_90a" else "mma-accumulator"
+        target = target_description(module, self.arch, self.name)
+        if not target.mma:
+            return
+        decide = wgmma_decision if target.has_wgmma else mma_sync_decision
+        accumulator_layout = "wgmma-accumulator" if target.has_wgmma else "mma-accumulator"
         context = module.context
         for kernel in kernels(module):
             threads = kernel_threads(kernel)

@@ -74,7 +74,7 @@ from tilec.compiler.passes._scheduling import (
     TMA_PIPELINE,
     DecisionValue,
     read_decision,
-    target_arch,
+    target_description,
     tensorcore_type,
 )
 from tilec.compiler.passes.infer_mma_layout import MMA_ATTR, register_a_fill
@@ -90,15 +90,15 @@ from tilec.compiler.tensorcore.hopper import HopperGemmConfig, hopper_gemm_mlir
 
 PASS_NAME = "lower-gemm-to-tensorcore"
 LAUNCH_ATTR = "tile.tensorcore"
-# per arch: generator, tile.mma kind, tile.pipeline mechanism, operands' tile.async, tile.store kind
+# per tensor-core family (the target description's `mma`): generator, tile.mma kind,
+# tile.pipeline mechanism, operands' tile.async, tile.store kind
 GENERATORS = {
-    "sm_90a": ("wgmma", "wgmma", TMA_PIPELINE, "tma", "tma"),
-    "sm_80": ("mma.sync", "mma.sync", "cp.async", "cp.async", "shared-staged"),
+    "wgmma": ("wgmma", "wgmma", TMA_PIPELINE, "tma", "tma"),
+    "mma.sync": ("mma.sync", "mma.sync", "cp.async", "cp.async", "shared-staged"),
 }
-OPERAND_SWIZZLES = {"sm_90a": "128B", "sm_80": "xor"}  # how each generator lays out A/B tiles
+OPERAND_SWIZZLES = {"wgmma": "128B", "mma.sync": "xor"}  # how each generator lays out A/B tiles
 GemmConfig = HopperGemmConfig | AmpereGemmConfig
 SETMAXNREG = (40, 232)  # the wgmma kernel's producer / consumer registers when it sets them
-H200_SMS = 132  # persistent grid size; a GPU with fewer SMs runs the extra CTAs in a second wave
 
 
 @dataclass(frozen=True)
@@ -318,13 +318,14 @@ def match_gemm(entry: ir.Operation) -> GemmMatch | None:
     )
 
 
-def _interface(entry: ir.Operation, match: GemmMatch, arch: str) -> tuple[KernelInterface, list]:
+def _interface(entry: ir.Operation, match: GemmMatch, tma_operands: bool
+               ) -> tuple[KernelInterface, list]:
     """gpu.func parameters in the CUDA runtime's ABI order, prologue binding M, N, K, and the
     ABI slots: one per entry parameter (TMA map or pointer), then every dynamic dimension."""
     name = ir.StringAttr(entry.attributes["sym_name"]).value
     types = ir.FunctionType(ir.TypeAttr(entry.attributes["function_type"]).value).inputs
     roles = {match.a: "A", match.b: "B", match.c: "C"}
-    prefix = "%tm" if arch == "sm_90a" else "%"
+    prefix = "%tm" if tma_operands else "%"
     params: list[tuple[str, str]] = []
     slots: list[list] = []
     dims: list[tuple[str, str]] = []
@@ -335,7 +336,7 @@ def _interface(entry: ir.Operation, match: GemmMatch, arch: str) -> tuple[Kernel
         if isinstance(type_, ir.MemRefType):
             role = roles.get(number)
             params.append((f"{prefix}{role}" if role else f"%unused{number}", "!llvm.ptr"))
-            tma = arch == "sm_90a" and role is not None
+            tma = tma_operands and role is not None
             slots.append(["tma", number, role] if tma else ["ptr", number])
             for d, extent in enumerate(type_.shape):
                 if extent == dynamic:
@@ -419,14 +420,14 @@ def read_schedule(ops: GemmOps) -> Schedule | None:
                     read_decision(ops.kernel, WARP_SPECIALIZE_ATTR), copies, swizzles)
 
 
-def _check_common(match: GemmMatch, schedule: Schedule, arch: str) -> int:
+def _check_common(match: GemmMatch, schedule: Schedule, family: str) -> int:
     """The checks both generators share; returns the K tile."""
     ops = match.ops
-    generator, kind, mechanism, copy, store = GENERATORS[arch]
+    generator, kind, mechanism, copy, store = GENERATORS[family]
     _expect(ops.gemm, MMA_ATTR, schedule.mma, "kind", kind, generator)
     a_source = "registers" if match.a_registers else "shared"
     _expect(ops.gemm, MMA_ATTR, schedule.mma, "a_source", a_source, generator)
-    instr_m, instr_n = (64, match.block_n) if arch == "sm_90a" else (16, 8)
+    instr_m, instr_n = (64, match.block_n) if family == "wgmma" else (16, 8)
     k_step = K_STEP_BYTES // OPERAND_BYTES[match.dtype]
     _expect(ops.gemm, MMA_ATTR, schedule.mma, "instr", (instr_m, instr_n, k_step), generator)
     _expect(ops.loop, PIPELINE_ATTR, schedule.pipeline, "mechanism", mechanism, generator)
@@ -435,11 +436,11 @@ def _check_common(match: GemmMatch, schedule: Schedule, arch: str) -> int:
             raise op_error(op, f'{PASS_NAME}: {ASYNC_ATTR} = "{value}" contradicts the '
                                f'{generator} kernel, which loads its operands by "{copy}"')
     for operand, swizzle in zip(ops.operand_tiles, schedule.swizzles, strict=True):
-        if swizzle != OPERAND_SWIZZLES[arch]:
+        if swizzle != OPERAND_SWIZZLES[family]:
             raise op_error(defining_op(operand),
                            f'{PASS_NAME}: {SWIZZLE_ATTR} = "{swizzle}" contradicts the '
                            f'{generator} kernel, which swizzles its operand tiles '
-                           f'"{OPERAND_SWIZZLES[arch]}"')
+                           f'"{OPERAND_SWIZZLES[family]}"')
     _expect(ops.store, STORE_ATTR, schedule.store, "kind", store, generator)
     k_tile = _need(ops.loop, PIPELINE_ATTR, schedule.pipeline, "k_tile")
     if not isinstance(k_tile, int) or k_tile < 1:
@@ -451,7 +452,7 @@ def _check_common(match: GemmMatch, schedule: Schedule, arch: str) -> int:
 def hopper_from(match: GemmMatch, schedule: Schedule, stages: DecisionValue) -> HopperGemmConfig:
     """The wgmma kernel the decisions describe (CompileError where they contradict it)."""
     ops = match.ops
-    generator = GENERATORS["sm_90a"][0]
+    generator = GENERATORS["wgmma"][0]
     _expect(ops.store, STORE_ATTR, schedule.store, "swizzle", "128B", generator)
     consumers = _need(ops.gemm, MMA_ATTR, schedule.mma, "warpgroups")
     warps = schedule.warp_specialize
@@ -485,7 +486,7 @@ def hopper_from(match: GemmMatch, schedule: Schedule, stages: DecisionValue) -> 
 def ampere_from(match: GemmMatch, schedule: Schedule, stages: DecisionValue) -> AmpereGemmConfig:
     """The mma.sync kernel the decisions describe (CompileError where they contradict it)."""
     ops = match.ops
-    generator = GENERATORS["sm_80"][0]
+    generator = GENERATORS["mma.sync"][0]
     _expect(ops.store, STORE_ATTR, schedule.store, "vector_bytes", 16, generator)
     if schedule.warp_specialize is not None:
         raise op_error(ops.kernel, f"{PASS_NAME}: {WARP_SPECIALIZE_ATTR} contradicts the "
@@ -527,7 +528,10 @@ class LowerGemmToTensorcore(TilePass):
     arch: str = ""
 
     def run(self, module: ir.Module) -> None:
-        arch = target_arch(module, self.arch, self.name)
+        target = target_description(module, self.arch, self.name)
+        if target.mma not in GENERATORS:
+            return
+        wgmma = target.has_wgmma
         entries = [
             as_operation(op)
             for op in module.body.operations
@@ -539,15 +543,15 @@ class LowerGemmToTensorcore(TilePass):
         match = match_gemm(entry)
         if match is None or MMA_ATTR not in match.ops.gemm.attributes:
             return
-        if match.a_registers and arch != "sm_90a":
+        if match.a_registers and not wgmma:
             return  # the mma.sync kernel reads A from shared memory only: SIMT computes it
         schedule = read_schedule(match.ops)
         m, n, k = match.shape
         if schedule is None or k is None:
             return  # the generator binds K as a constant
-        if arch == "sm_90a" and schedule.pipeline.get("mechanism") == "cp.async":
+        if wgmma and schedule.pipeline.get("mechanism") == "cp.async":
             return  # pipeline-async-copies found no TMA ring for the loop: SIMT pipelines it
-        k_tile = _check_common(match, schedule, arch)
+        k_tile = _check_common(match, schedule, target.mma)
         # Single-k-tile problems stay on the SIMT path; a ring deeper than the K loop has slots
         # that never fill: at most one slot per k-tile.
         k_tiles = math.ceil(k / k_tile)
@@ -556,13 +560,15 @@ class LowerGemmToTensorcore(TilePass):
         stages = _need(match.ops.loop, PIPELINE_ATTR, schedule.pipeline, "stages")
         if isinstance(stages, int):
             stages = min(stages, k_tiles)
-        config = (hopper_from if arch == "sm_90a" else ampere_from)(match, schedule, stages)
-        interface, slots = _interface(entry, match, arch)
-        text = (hopper_gemm_mlir if arch == "sm_90a" else ampere_gemm_mlir)(config, interface)
-        launch = {"arch": arch, "abi": slots, **config.launch(), "config": asdict(config)}
+        config = (hopper_from if wgmma else ampere_from)(match, schedule, stages)
+        interface, slots = _interface(entry, match, tma_operands=wgmma)
+        text = (hopper_gemm_mlir if wgmma else ampere_gemm_mlir)(config, interface)
+        launch = {"arch": target.name, "abi": slots, **config.launch(), "config": asdict(config)}
         if None not in (m, n):
             tiles = math.ceil(m / match.block_m) * math.ceil(n / match.block_n)
-            launch["grid"] = [min(tiles, H200_SMS) if launch["persistent"] else tiles, 1, 1]
+            # a GPU with fewer SMs than the description's part runs the rest in a second wave
+            persistent_grid = min(tiles, target.sm_count)
+            launch["grid"] = [persistent_grid if launch["persistent"] else tiles, 1, 1]
         self._replace(module, entry, text, launch)
 
     @staticmethod

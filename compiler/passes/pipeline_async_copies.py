@@ -51,16 +51,16 @@ from tilec.compiler.passes._scheduling import (
     TMA_PIPELINE,
     decision_attr,
     read_decision,
-    target_arch,
+    target_description,
     tensorcore_type,
 )
 from tilec.compiler.passes.infer_mma_layout import MMA_ATTR, register_a_fill
 from tilec.compiler.passes.select_epilogue_store import STORE_ATTR, accumulator_store
 from tilec.compiler.passes.select_shared_swizzle import SWIZZLE_ATTR, swizzle_bytes
+from tilec.compiler.targets.description import TargetDescription
 from tilec.compiler.tensorcore.dtypes import OPERAND_BYTES
 
 ASYNC_ATTR = "tile.async"
-MAX_SHARED_BYTES = 232448  # sm_90a dynamic shared memory per block (227 KiB)
 ALIGNMENT_SLACK_BYTES = 1024  # the wgmma kernel aligns its ring to 1 KiB
 MAX_FILLED_STAGES = 8
 MIN_STAGES = 2
@@ -186,9 +186,10 @@ def operand_swizzle(operand: ir.Value) -> int | None:
     return swizzle_bytes(ir.StringAttr(alloc.attributes[SWIZZLE_ATTR]).value)
 
 
-def tma_stages(ring: WgmmaLoop, block_k: int, num_stages: int, kernel: ir.Operation) -> int:
+def tma_stages(ring: WgmmaLoop, block_k: int, num_stages: int, kernel: ir.Operation,
+               max_shared_bytes: int) -> int:
     """The TMA ring depth; 0 when the wgmma kernel cannot run the loop: K not known at compile
-    time, fewer than two K tiles, or not even two stages fitting in shared memory."""
+    time, fewer than two K tiles, or not even two stages fitting in the block's shared memory."""
     k = ring.static_k()
     if k is None or math.ceil(k / ring.k_tile) < MIN_STAGES:
         return 0
@@ -197,7 +198,7 @@ def tma_stages(ring: WgmmaLoop, block_k: int, num_stages: int, kernel: ir.Operat
     fitting = [
         count
         for count in range(MIN_STAGES, max(depth, MAX_FILLED_STAGES) + 1)
-        if ring.shared_bytes(count, staged) <= MAX_SHARED_BYTES
+        if ring.shared_bytes(count, staged) <= max_shared_bytes
     ]
     if not fitting:
         return 0
@@ -239,22 +240,22 @@ class PipelineAsyncCopies(TilePass):
     arch: str = ""
 
     def run(self, module: ir.Module) -> None:
-        arch = target_arch(module, self.arch, self.name)
+        target = target_description(module, self.arch, self.name)
         for kernel in kernels(module):
             for loop in walk(kernel):
                 if loop.name == "tile.pipelined":
-                    self._schedule(loop, kernel, arch, module.context)
+                    self._schedule(loop, kernel, target, module.context)
 
     @staticmethod
-    def _schedule(loop: ir.Operation, kernel: ir.Operation, arch: str,
+    def _schedule(loop: ir.Operation, kernel: ir.Operation, target: TargetDescription,
                   context: ir.Context) -> None:
         copies = _global_copies(loop)
         if not copies:
             return
         num_stages = ir.IntegerAttr(loop.attributes["num_stages"]).value
-        ring = wgmma_loop(loop, copies) if arch == "sm_90a" else None
+        ring = wgmma_loop(loop, copies) if target.has_wgmma and target.has_tma else None
         stages = 0 if ring is None else tma_stages(
-            ring, gemm_k_extent(ring.gemm), num_stages, kernel)
+            ring, gemm_k_extent(ring.gemm), num_stages, kernel, target.max_shared_bytes)
         if stages:
             pipeline = {"stages": stages, "k_tile": ring.k_tile, "mechanism": TMA_PIPELINE}
             chosen = [(copy, "tma") for copy in copies]

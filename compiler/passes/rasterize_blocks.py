@@ -19,8 +19,9 @@ from mlir import ir
 
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._ir_walk import constant_index, kernels, walk
-from tilec.compiler.passes._scheduling import decision_attr, target_arch
+from tilec.compiler.passes._scheduling import decision_attr, target_description
 from tilec.compiler.passes.specialize_warps import is_tma_pipeline
+from tilec.compiler.targets.description import TargetDescription
 
 RASTER_ATTR = "tile.raster"
 PANEL_ATTR = "tile.swizzle_panel"  # the frontend's T.use_swizzle(panel)
@@ -34,9 +35,9 @@ def group_m(kernel: ir.Operation) -> int:
     return DEFAULT_GROUP_M
 
 
-def persistent(kernel: ir.Operation, arch: str) -> bool:
-    """sm_90a, a grid of constant size and a TMA + mbarrier pipeline inside."""
-    if arch != "sm_90a" or any(constant_index(size) is None for size in kernel.operands):
+def persistent(kernel: ir.Operation, target: TargetDescription) -> bool:
+    """wgmma (sm_90a), a grid of constant size and a TMA + mbarrier pipeline inside."""
+    if not target.has_wgmma or any(constant_index(size) is None for size in kernel.operands):
         return False
     return any(op.name == "tile.pipelined" and is_tma_pipeline(op) for op in walk(kernel))
 
@@ -51,9 +52,9 @@ class RasterizeBlocks(TilePass):
     arch: str = ""
 
     def run(self, module: ir.Module) -> None:
-        arch = target_arch(module, self.arch, self.name)
+        target = target_description(module, self.arch, self.name)
         for kernel in kernels(module):
             if len(kernel.operands) != 2:
                 continue
-            decision = {"group_m": group_m(kernel), "persistent": persistent(kernel, arch)}
+            decision = {"group_m": group_m(kernel), "persistent": persistent(kernel, target)}
             kernel.attributes[RASTER_ATTR] = decision_attr(decision, module.context)

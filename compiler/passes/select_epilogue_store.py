@@ -25,8 +25,13 @@ from mlir import ir
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._copy_rows import box_rows_aligned, row_pitch_aligned
 from tilec.compiler.passes._ir_walk import as_operation, copy_parts, kernels, scope, walk
-from tilec.compiler.passes._scheduling import DecisionValue, decision_attr, target_arch
+from tilec.compiler.passes._scheduling import (
+    DecisionValue,
+    decision_attr,
+    target_description,
+)
 from tilec.compiler.passes.infer_mma_layout import MMA_ATTR
+from tilec.compiler.targets.description import TargetDescription
 
 STORE_ATTR = "tile.store"
 TMA_SWIZZLE = "128B"
@@ -83,10 +88,11 @@ def accumulator_store(gemm: ir.Operation, kernel: ir.Operation) -> ir.Operation 
     return found[0] if len(found) == 1 else None
 
 
-def store_decision(arch: str, store: ir.Operation) -> dict[str, DecisionValue] | None:
+def store_decision(target: TargetDescription, store: ir.Operation
+                   ) -> dict[str, DecisionValue] | None:
     """The epilogue mechanism of one accumulator store, None when its rows do not allow one."""
     _, _, _, dst, dst_offsets, dst_box = copy_parts(store)
-    if arch == "sm_90a":
+    if target.has_wgmma and target.has_tma:  # the wgmma kernel's TMA-store epilogue
         if not row_pitch_aligned(dst):  # TMA boxes start anywhere; strides are 16-byte multiples
             return None
         columns = 128 if dst_box[-1] % 128 == 0 else 64
@@ -106,12 +112,12 @@ class SelectEpilogueStore(TilePass):
     arch: str = ""
 
     def run(self, module: ir.Module) -> None:
-        arch = target_arch(module, self.arch, self.name)
+        target = target_description(module, self.arch, self.name)
         for kernel in kernels(module):
             for gemm in walk(kernel):
                 if gemm.name != "tile.gemm" or MMA_ATTR not in gemm.attributes:
                     continue
                 store = accumulator_store(gemm, kernel)
-                decision = None if store is None else store_decision(arch, store)
+                decision = None if store is None else store_decision(target, store)
                 if decision is not None:
                     store.attributes[STORE_ATTR] = decision_attr(decision, module.context)

@@ -33,7 +33,7 @@ from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._ir_walk import copy_parts, defining_op, kernels, scope, walk
 from tilec.compiler.passes._scheduling import (
     read_decision,
-    target_arch,
+    target_description,
 )
 from tilec.compiler.passes.infer_mma_layout import MMA_ATTR, register_a_fill
 
@@ -57,7 +57,7 @@ class SelectSharedSwizzle(TilePass):
     arch: str = ""
 
     def run(self, module: ir.Module) -> None:
-        target_arch(module, self.arch, self.name)  # the kind in tile.mma already follows it
+        target_description(module, self.arch, self.name)  # tile.mma's kind already follows it
         context = module.context
         for kernel in kernels(module):
             for gemm in (op for op in walk(kernel) if op.name == "tile.gemm"):

@@ -26,7 +26,7 @@ from tilec.compiler.passes._scheduling import (
     TMA_PIPELINE,
     decision_attr,
     read_decision,
-    target_arch,
+    target_description,
 )
 from tilec.compiler.passes.infer_mma_layout import MMA_ATTR, WARPGROUP_THREADS
 
@@ -62,7 +62,7 @@ class SpecializeWarps(TilePass):
     arch: str = ""
 
     def run(self, module: ir.Module) -> None:
-        if target_arch(module, self.arch, self.name) != "sm_90a":
+        if not target_description(module, self.arch, self.name).has_wgmma:
             return
         for kernel in kernels(module):
             consumers = consumer_warpgroups(kernel)

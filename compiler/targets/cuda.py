@@ -45,8 +45,8 @@ import tempfile
 from mlir import ir
 from mlir.dialects import gpu
 
-from tilec.compiler.passes._ir_walk import walk
-from tilec.compiler.passes._scheduling import ARCH_ATTR, ARCHES, DEFAULT_ARCH
+from tilec.compiler.passes._ir_walk import op_error, walk
+from tilec.compiler.passes._scheduling import ARCH_ATTR
 from tilec.compiler.passes.lower_gemm_to_tensorcore import LAUNCH_ATTR
 from tilec.compiler.pipeline import (
     CompileOptions,
@@ -55,10 +55,10 @@ from tilec.compiler.pipeline import (
     run_pass_pipeline,
     tile_passes,
 )
+from tilec.compiler.targets.description import DEFAULT_CUDA_ARCH, TargetDescription, describe
 from tilec.errors import CompileError
 
 ABI = "tilec-cuda-bare-v1"
-PTX_FEATURES = "+ptx80"  # the default +ptx60 is rejected for sm_90a
 
 SCHEDULE_PASSES = (
     "infer-mma-layout",
@@ -71,27 +71,20 @@ SCHEDULE_PASSES = (
 TILE_PASSES = ("infer-fragment-layout", "lower-gemm-simt", "insert-shared-barriers")
 
 
-def resolve_arch(options: CompileOptions) -> str:
-    """The chip to compile for: the one named in the target, else the current GPU's, else
-    sm_90a (the project's GPU) on a machine without one."""
-    arch = options.arch or os.environ.get("TILEC_CUDA_ARCH", "") or _device_arch()
-    if arch not in ARCHES:
-        raise CompileError(f"unsupported CUDA arch '{arch}'; supported: {', '.join(ARCHES)}")
-    return arch
+def target_of(options: CompileOptions) -> TargetDescription:
+    """The chip to compile for: the one named in the target, else TILEC_CUDA_ARCH, else the
+    current GPU's (named as the jit names it), else sm_90a (the project's GPU) on a machine
+    without one."""
+    return describe(options.arch or os.environ.get("TILEC_CUDA_ARCH", "") or _device_arch())
 
 
 def _device_arch() -> str:
-    try:
-        import torch
-    except ImportError:
-        return DEFAULT_ARCH
-    if not torch.cuda.is_available():
-        return DEFAULT_ARCH
-    major, minor = torch.cuda.get_device_capability()
-    return "sm_90a" if (major, minor) == (9, 0) else "sm_80" if major >= 8 else f"sm_{major}{minor}"
+    from tilec.jit import resolve_target
+
+    return resolve_target("cuda").partition(":")[2] or DEFAULT_CUDA_ARCH
 
 
-def nvvm_pipeline(arch: str) -> str:
+def nvvm_pipeline(target: TargetDescription) -> str:
     """The first half of upstream's gpu-lower-to-nvvm-pipeline, for a module holding only
     a gpu.module (the host side is our runtime, not MLIR's)."""
     return ",".join([
@@ -100,7 +93,7 @@ def nvvm_pipeline(arch: str) -> str:
         "convert-scf-to-cf",
         "convert-nvvm-to-llvm",
         "expand-strided-metadata",
-        f"nvvm-attach-target{{chip={arch} features={PTX_FEATURES} O=3}}",
+        f"nvvm-attach-target{{chip={target.chip} features={target.ptx_features} O=3}}",
         "lower-affine",
         "gpu.module(convert-gpu-to-nvvm{index-bitwidth=64},canonicalize,cse,"
         "reconcile-unrealized-casts)",
@@ -144,7 +137,7 @@ def assemble(ptx: str, arch: str) -> bytes:
 def _cubin(ptx: str, options: CompileOptions) -> bytes | str:
     if ptxas_path() is None:
         return ptx
-    return assemble(ptx, resolve_arch(options))
+    return assemble(ptx, target_of(options).chip)
 
 
 def kernel_abi(module: ir.Module) -> list[list]:
@@ -167,7 +160,7 @@ def kernel_abi(module: ir.Module) -> list[list]:
 def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
     # folded index arithmetic first: fragment accesses must index by T.Parallel's variables
     run_pass_pipeline(module, "canonicalize,cse", options)
-    module.operation.attributes[ARCH_ATTR] = ir.StringAttr.get(resolve_arch(options))
+    module.operation.attributes[ARCH_ATTR] = ir.StringAttr.get(target_of(options).name)
     tile_passes("tile-schedule", SCHEDULE_PASSES).run(module, options)
 
 
@@ -199,20 +192,28 @@ def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
     options.extra["abi"] = kernel_abi(module)
     kernel = next(op for op in walk(module.operation) if op.name == "tile.kernel")
     options.extra["threads"] = list(ir.DenseI64ArrayAttr(kernel.attributes["threads"]))
+    location = op_error(kernel, "")  # the kernel's file:line, for errors found after lowering
     tile_passes("gpu", ["lower-tile-to-gpu"]).run(module, options)
     run_pass_pipeline(module, "canonicalize,cse", options)
     found = re.search(r"tile\.shared_bytes = (\d+)", str(module))
-    options.extra["shared_bytes"] = int(found.group(1)) if found else 0
+    shared_bytes = int(found.group(1)) if found else 0
+    target = target_of(options)
+    if shared_bytes > target.max_shared_bytes:
+        raise CompileError(
+            f"the kernel needs {shared_bytes} bytes of shared memory; a block on {target.name} "
+            f"has at most {target.max_shared_bytes} (use smaller tiles or fewer stages)",
+            location.filename, location.lineno)
+    options.extra["shared_bytes"] = shared_bytes
 
 
 def stages(options: CompileOptions) -> list[Stage]:
-    arch = resolve_arch(options)
+    target = target_of(options)
     return [
         Stage("tile-schedule", _tile_schedule,
               "canonicalize, cse, tile.arch, " + ", ".join(SCHEDULE_PASSES)),
         Stage("tile-cuda", _tile_cuda, "lower-gemm-to-tensorcore | " + ", ".join(TILE_PASSES)),
         Stage("gpu", _lower_to_gpu, "lower-tile-to-gpu, canonicalize, cse"),
-        mlir_passes("nvvm", nvvm_pipeline(arch)),
+        mlir_passes("nvvm", nvvm_pipeline(target)),
         Stage("ptx", _emit_ptx, "gpu-module-to-binary{format=isa}"),
         Stage("cubin", _cubin, "ptxas -arch=<chip> (PTX passes through without ptxas)"),
     ]
@@ -227,7 +228,7 @@ def finish(product: bytes | str, options: CompileOptions, kernel_name: str
         "shared_bytes": options.extra.get("shared_bytes", 0),
         "threads": options.extra.get("threads", [1]),
         "entry": kernel_name,
-        "arch": resolve_arch(options),
+        "arch": target_of(options).name,
     }
     tensorcore = options.extra.get("tensorcore")
     if tensorcore:

@@ -1,7 +1,7 @@
 // RUN: tilec-opt --infer-mma-layout --select-shared-swizzle --select-epilogue-store --pipeline-async-copies --specialize-warps --rasterize-blocks --lower-gemm-to-tensorcore --verify-diagnostics %s
 
 // An arch the tensor-core kernels do not serve is an error, not a silent fallback.
-// expected-error @unknown {{unsupported arch}}
+// expected-error @unknown {{unsupported CUDA arch}}
 module attributes {tile.arch = "sm_75"} {
   func.func @matmul(%A: memref<256x256xf16>, %B: memref<256x256xf16>, %C: memref<256x256xf16>) attributes {tile.entry} {
     %gx = arith.constant 2 : index

@@ -501,7 +501,7 @@ module attributes {tile.arch = "sm_80"} {
 // -----
 
 // An arch the passes do not schedule for is an error.
-// ERR: pipeline-async-copies: unsupported arch 'sm_75'
+// ERR: pipeline-async-copies: unsupported CUDA arch 'sm_75'
 module attributes {tile.arch = "sm_75"} {
   func.func @bad_arch(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: memref<4096x4096xf16>) attributes {tile.entry} {
     %gx = arith.constant 32 : index

@@ -269,7 +269,7 @@ module attributes {tile.arch = "sm_80"} {
 // -----
 
 // An arch the passes do not schedule for is an error, not a silent fallback.
-// ERR: select-epilogue-store: unsupported arch 'sm_75'
+// ERR: select-epilogue-store: unsupported CUDA arch 'sm_75'
 module attributes {tile.arch = "sm_75"} {
   func.func @bad_arch(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: memref<4096x4096xf16>) attributes {tile.entry} {
     %gx = arith.constant 32 : index

@@ -427,8 +427,8 @@ module {
 // -----
 
 // Rejected: an arch the tensor-core schedules do not serve.
-// expected-error @unknown {{select-shared-swizzle: unsupported arch 'sm_75'}}
-// ERR: error: select-shared-swizzle: unsupported arch 'sm_75' (supported: sm_80, sm_90a)
+// expected-error @unknown {{select-shared-swizzle: unsupported CUDA arch 'sm_75'}}
+// ERR: error: select-shared-swizzle: unsupported CUDA arch 'sm_75' (supported: sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a, sm_100a, sm_120a)
 module attributes {tile.arch = "sm_75"} {
   func.func @old_arch(%A: memref<256x256xf16>, %B: memref<256x256xf16>, %C: memref<256x256xf16>) attributes {tile.entry} {
     %gx = arith.constant 2 : index

@@ -1,0 +1,88 @@
+"""Target descriptions: what the passes may assume about a chip, as data.
+
+Every arch name a user or the driver gives (`cuda:sm_89`, `TILEC_CUDA_ARCH`, the GPU the
+jit finds: `tilec.jit.resolve_target`) resolves here, once, to a `TargetDescription`. Passes
+read capabilities from it (which tensor-core instruction family exists, which async copies, how
+much shared memory a block may take) instead of comparing arch strings, so a new chip is a new
+entry in `DESCRIPTIONS` and a new family is a description plus its own instruction lowering.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tilec.errors import CompileError
+
+
+@dataclass(frozen=True)
+class TargetDescription:
+    """One chip as the compiler sees it.
+
+    `mma` names the tensor-core instruction family the lowering emits for a gemm ("wgmma",
+    "mma.sync", or "" for none); `async_copies` the asynchronous global->shared mechanisms
+    ("tma" needs the mbarrier transaction counts of sm_90); `max_shared_bytes` is the opt-in
+    maximum of dynamic shared memory per block (what `cuFuncSetAttribute` may raise it to).
+    `sm_count` is the streaming multiprocessors of the reference part of that chip (persistent
+    grids size themselves by it; on a smaller part the extra blocks run as a second wave);
+    `ptx_features` the PTX ISA the chip needs (+ptx80 for sm_90a, 8.6 for sm_100a, 8.7 for
+    sm_120a).
+    """
+
+    name: str
+    family: str
+    chip: str
+    warp_size: int
+    max_threads_per_block: int
+    max_shared_bytes: int
+    registers_per_block: int
+    sm_count: int
+    mma: str
+    async_copies: tuple[str, ...]
+    ptx_features: str
+
+    @property
+    def has_tma(self) -> bool:
+        return "tma" in self.async_copies
+
+    @property
+    def has_wgmma(self) -> bool:
+        return self.mma == "wgmma"
+
+
+def _nvidia(name: str, max_shared_bytes: int, sm_count: int, mma: str,
+            async_copies: tuple[str, ...], ptx: str = "+ptx80") -> TargetDescription:
+    return TargetDescription(
+        name=name, family="nvidia", chip=name, warp_size=32, max_threads_per_block=1024,
+        max_shared_bytes=max_shared_bytes, registers_per_block=65536, sm_count=sm_count,
+        mma=mma, async_copies=async_copies, ptx_features=ptx,
+    )
+
+
+# Shared memory: 163 KB on sm_80 / sm_87, 99 KB on sm_86 / sm_89 / sm_120, 227 KB on sm_90 and
+# sm_100 (CUDA programming guide, compute capabilities table). Reference parts: A100 (108 SMs),
+# RTX 3090 (82), Orin (16), L40S (142), H100/H200 SXM (132), B200 (148), RTX 5090 (170).
+# sm_90 without the `a` suffix has no wgmma / setmaxnreg, so it runs the mma.sync family;
+# Blackwell keeps mma.sync and TMA but has no wgmma (its tcgen05 MMAs are not lowered).
+DESCRIPTIONS: dict[str, TargetDescription] = {
+    description.name: description
+    for description in (
+        _nvidia("sm_80", 166912, 108, "mma.sync", ("cp.async",)),
+        _nvidia("sm_86", 101376, 82, "mma.sync", ("cp.async",)),
+        _nvidia("sm_87", 166912, 16, "mma.sync", ("cp.async",)),
+        _nvidia("sm_89", 101376, 142, "mma.sync", ("cp.async",)),
+        _nvidia("sm_90", 232448, 132, "mma.sync", ("cp.async",)),
+        _nvidia("sm_90a", 232448, 132, "wgmma", ("cp.async", "tma")),
+        _nvidia("sm_100a", 232448, 148, "mma.sync", ("cp.async",), "+ptx86"),
+        _nvidia("sm_120a", 101376, 170, "mma.sync", ("cp.async",), "+ptx87"),
+    )
+}
+DEFAULT_CUDA_ARCH = "sm_90a"  # the project's GPU (H200)
+
+
+def describe(arch: str) -> TargetDescription:
+    """The description of `arch`; an unknown one is a CompileError listing the known ones."""
+    found = DESCRIPTIONS.get(arch)
+    if found is None:
+        known = ", ".join(DESCRIPTIONS)
+        raise CompileError(f"unsupported CUDA arch '{arch}' (supported: {known})")
+    return found
