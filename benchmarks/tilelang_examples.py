@@ -1,0 +1,758 @@
+"""TileLang's own examples run on tilec with only their imports changed: the conformance runner.
+
+    python benchmarks/tilelang_examples.py --examples DIR [--out JSON] [--timeout S]
+        [--only PATTERN] [--mode run|compile] [--jobs N] [--budget S]
+    python benchmarks/tilelang_examples.py --regroup JSON
+
+DIR is a checkout of TileLang's public `examples/` folder (never part of this repository).
+
+Selection. Every `.py` file under DIR is either run or left out with its reason, both recorded in
+the JSON. Left out: pytest files (`test_*.py`, `regression_*.py`, `conftest.py`); files for other
+hardware (AMD/HIP/ROCm, sm_100/sm_120 Blackwell: `tcgen05`, `alloc_tmem`...); files with no
+TileLang kernel (Triton-only, torch-only, model and evaluation scripts); helper modules that
+define kernels but do nothing when run (no `__main__` block and no top-level calls: they are
+imported by the examples beside them); and the few files named in `LEFT_OUT` (with why).
+
+The rewrite, the only change made to an example's text (every `.py` file of DIR is copied into a
+scratch folder with it, so an example imports its sibling helpers rewritten the same way). Only
+import statements whose module is `tilelang` or `tilelang.*` change, each on its own line, so line
+numbers stay the original's:
+
+    import tilelang                      ->  import tilec as tilelang
+    import tilelang as tl                ->  import tilec as tl
+    import tilelang.language as T        ->  import tilec.language as T
+    import tilelang.testing              ->  import tilec.testing, tilec as tilelang
+    from tilelang import language as T   ->  from tilec import language as T
+    from tilelang.profiler import X      ->  from tilec.profiler import X
+
+Nothing else changes: `import tvm`, `import tilelang_utils` (a sibling module), strings and
+comments stay as they are.
+
+Running. Each selected file runs in its own Python process (`python FILE ARGS` in its folder of the
+scratch copy) with a timeout; ARGS come from `SMALL_SIZES` (small sizes through the file's own
+argparse flags), otherwise the file runs as is. `--jobs` files run at once (each alone in its
+process; the GPU is shared); `--budget` bounds the whole suite: files not started by then are
+recorded as not run, as are those stopped by a SIGTERM to the runner, which still writes its JSON. A
+file's status: passed (exit status 0), failed (a Python exception, or a nonzero exit), timeout,
+crashed (killed by a signal or died without a Python exception: an abort inside native code), not
+run. For a failure the JSON keeps the exception's type and message, the place in the example where
+it arose (file:line, the innermost frame inside the example folder, or the place a tilec error
+names) and a short reason that groups failures alike ("T.annotate_layout missing").
+
+`--mode compile` is for a machine without a GPU: the examples compile for CUDA (`TILEC_TARGET=cuda`,
+sm_90a) and stop at the first kernel launch. To get there, tensors the example puts on "cuda" are
+made on the CPU, `torch.cuda.synchronize`/`manual_seed`/`empty_cache` do nothing and `torch.cuda`
+reports one H200 (`is_available`, `device_count`, `current_device`, `get_device_capability` 9.0,
+`get_device_name`); a kernel call raises instead of launching. Statuses then: compiled (reached a
+kernel launch), needs-gpu (stopped by something else that needs the GPU), passed (ran to the end: it
+needed no GPU), failed, timeout, crashed. Its output is a triage, not a pass count.
+
+`--regroup JSON` redoes the reasons and their groups in a JSON written earlier, by the rules of
+`failure_reason` as they are now (after refining them), without running anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import concurrent.futures
+import datetime
+import fnmatch
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+
+# Per file (relative to DIR): command-line flags for small problem sizes, for files whose argparse
+# defaults are large. Every flag is one the file's own argparse takes (checked before it runs);
+# sizes stay multiples of the file's block sizes and keep its head/group ratios; where TileLang's
+# own tests call the example's main() with sizes, these are those sizes.
+_ATTENTION = ["--batch", "1", "--heads", "4", "--seq_q", "256", "--seq_kv", "256"]
+_VARLEN_GQA = ["--batch", "2", "--heads", "8", "--groups", "2", "--q_seqlen", "256",
+               "--k_seqlen", "256"]
+_MLA = ["--batch", "4", "--kv_ctx", "1024"]
+_GEMM_1K = ["--m", "1024", "--n", "1024", "--k", "1024"]
+SMALL_SIZES: dict[str, list[str]] = {
+    "attention_sink/benchmark_mha_sink_fwd.py": _ATTENTION,
+    "attention_sink/example_mha_sink_fwd_bhsd.py": _ATTENTION,
+    "attention_sink/example_gqa_sink_bwd_bhsd.py": ["--batch", "1", "--h", "8", "--n_ctx", "256",
+                                                   "--groups", "2"],
+    "attention_sink/example_mha_sink_bwd_bhsd.py": ["--batch", "1", "--h", "4", "--n_ctx", "256"],
+    "attention_sink/example_gqa_sink_bwd_varlen.py": _VARLEN_GQA,
+    "attention_sink/example_gqa_sink_fwd_varlen.py": _VARLEN_GQA,
+    "blocksparse_attention/example_tilelang_sparse_gqa_decode_paged.py": [
+        "--batch", "1", "--max_cache_seqlen", "2048", "--num_pages", "64"],
+    "blocksparse_attention/example_tilelang_sparse_gqa_decode_varlen_indice.py": [
+        "--batch", "1", "--max_cache_seqlen", "2048"],
+    "blocksparse_attention/example_tilelang_sparse_gqa_decode_varlen_mask.py": [
+        "--batch", "1", "--max_cache_seqlen", "2048"],
+    "convolution/example_convolution.py": ["--n", "8"],
+    "convolution/example_convolution_autotune.py": ["--n", "8"],
+    "deepseek_mla/example_mla_decode.py": _MLA,
+    "deepseek_mla/example_mla_decode_persistent.py": _MLA,
+    "deepseek_mla/example_mla_decode_ws.py": _MLA,
+    "deepseek_mla/experimental/example_mla_decode_kv_fp8.py": _MLA,
+    "deepseek_mla/example_mla_decode_paged.py": ["--batch", "4", "--cache_seqlen", "1024"],
+    "deepseek_nsa/benchmark/benchmark_nsa_fwd.py": ["--batch", "2", "--seq_len", "256",
+                                                    "--iterations", "2", "--warmup", "1"],
+    "deepseek_v4/sparse_attn_fwd_sm90.py": ["--n_ctx", "256"],
+    "flash_attention/example_gqa_bwd.py": ["--batch", "1", "--h", "8", "--n_ctx", "256",
+                                           "--groups", "2"],
+    "flash_attention/example_gqa_bwd_tma_reduce.py": ["--batch", "1", "--h", "8", "--n_ctx",
+                                                      "256", "--groups", "2"],
+    "flash_attention/example_gqa_bwd_tma_reduce_varlen.py": ["--batch", "1", "--h", "8",
+                                                             "--n_ctx", "256", "--groups", "2"],
+    "flash_attention/example_gqa_fwd_bshd.py": ["--batch", "1", "--heads", "16", "--seq_len",
+                                                "1024", "--groups", "16"],
+    "flash_attention/example_gqa_fwd_varlen.py": ["--batch", "4", "--heads", "16", "--q_seqlen",
+                                                  "512", "--k_seqlen", "512", "--dim", "64"],
+    "flash_attention/example_mha_bwd_bhsd.py": ["--batch", "1", "--h", "4", "--n_ctx", "256"],
+    "flash_attention/example_mha_bwd_bshd.py": ["--batch", "1", "--h", "4", "--n_ctx", "256"],
+    "flash_attention/example_mha_fwd_bshd.py": ["--batch", "1", "--seq_len", "256"],
+    "flash_attention/example_mha_fwd_varlen.py": ["--batch", "4", "--heads", "16", "--seq_len",
+                                                  "512", "--dim", "64"],
+    "flash_decoding/example_gqa_decode.py": ["--kv_seqlen", "1024"],
+    "flash_decoding/example_gqa_decode_varlen_logits.py": ["--k_seqlen", "1024"],
+    "gemm/example_gemm_advanced_autotune.py": _GEMM_1K,
+    "gemm/example_gemm_autotune.py": _GEMM_1K,
+    "gemm/example_gemm_autotune_pass_configs.py": _GEMM_1K,
+    "gemm/example_gemm_persistent.py": ["--M", "1024", "--N", "1024", "--K", "1024"],
+    "gemm_sp/example_gemm_sp.py": _GEMM_1K,
+    "grouped_gemm/example_grouped_gemm_bwd.py": ["--K", "1024", "--M", "1024"],
+    "grouped_gemm/example_grouped_gemm_fwd.py": ["--K", "1024", "--M", "1024"],
+    "grouped_gemm/example_grouped_gemm_fwd_ptr.py": ["--K", "1024", "--N", "1024"],
+    "hadamard_transform/example_hadamard.py": ["--batch", "8"],
+    "linear_attention/example_linear_attn_bwd.py": ["--B", "1", "--S", "256", "--H", "4"],
+    "linear_attention/example_linear_attn_fwd.py": ["--B", "1", "--S", "256", "--H", "4"],
+    "linear_attention/example_mamba_chunk_scan.py": ["--batch", "1", "--heads", "8",
+                                                     "--seq_len", "512"],
+    "linear_attention/example_mamba_chunk_state.py": ["--batch", "1", "--heads", "8",
+                                                      "--seq_len", "512"],
+    "linear_attention/example_retention_fwd.py": ["--B", "1", "--S", "512", "--H", "4"],
+    "minference/example_vertical_slash_sparse_attn.py": ["--seq_len", "4096"],
+}
+
+# Files left out by name, with why (the rules in `exclusion_reason` cover the rest).
+LEFT_OUT: dict[str, str] = {
+    "autodd/tilelang_buggy.py": "input for TileLang's AutoDD bug minimizer: fails by design",
+    "autodd/tilelang_minimized_expected.py": "AutoDD's expected minimized output: fails by design",
+}
+
+STATUSES_RUN = ("passed", "failed", "timeout", "crashed")
+STATUSES_COMPILE = ("passed", "compiled", "needs-gpu", "failed", "timeout", "crashed")
+
+
+# ---------------------------------------------------------------------------------------------
+# the rewrite
+
+
+def _is_tilelang(module: str | None) -> bool:
+    return module is not None and (module == "tilelang" or module.startswith("tilelang."))
+
+
+def _tilec_name(module: str) -> str:
+    return "tilec" + module.removeprefix("tilelang")
+
+
+def _import_text(node: ast.Import) -> str:
+    """The statement `node` with each tilelang module renamed, binding the same names."""
+    parts = []
+    for alias in node.names:
+        if not _is_tilelang(alias.name):
+            parts.append(alias.name + (f" as {alias.asname}" if alias.asname else ""))
+        elif alias.asname:
+            parts.append(f"{_tilec_name(alias.name)} as {alias.asname}")
+        elif alias.name == "tilelang":
+            parts.append("tilec as tilelang")
+        else:  # `import tilelang.x` loads tilelang.x and binds `tilelang`
+            parts.append(f"{_tilec_name(alias.name)}, tilec as tilelang")
+    return "import " + ", ".join(parts)
+
+
+def rewrite_imports(source: str) -> str:
+    """`source` with its tilelang imports pointed at tilec (see the module docstring).
+
+    Raises SyntaxError when `source` does not parse (such a file is copied unchanged).
+    """
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    edits: list[tuple[int, int, int, str]] = []  # line (0-based), start col, end col, new text
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(_is_tilelang(a.name) for a in node.names):
+            if node.end_lineno != node.lineno:
+                raise SyntaxError(f"line {node.lineno}: an import continued over several lines")
+            text = lines[node.lineno - 1]
+            edits.append((node.lineno - 1, _char_column(text, node.col_offset),
+                          _char_column(text, node.end_col_offset or 0), _import_text(node)))
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and _is_tilelang(node.module):
+            line = node.lineno - 1
+            start = _char_column(lines[line], node.col_offset)
+            match = re.compile(r"from\s+tilelang\b").match(lines[line], start)
+            if match is None:
+                raise SyntaxError(f"line {node.lineno}: cannot find the module of this import")
+            edits.append((line, match.start(), match.end(), "from tilec"))
+    for line, start, end, text in sorted(edits, reverse=True):
+        lines[line] = lines[line][:start] + text + lines[line][end:]
+    return "".join(lines)
+
+
+def _char_column(line: str, byte_column: int) -> int:
+    """ast counts columns in UTF-8 bytes; the same place as an index into the str."""
+    return len(line.encode("utf-8")[:byte_column].decode("utf-8", errors="ignore"))
+
+
+# ---------------------------------------------------------------------------------------------
+# selection
+
+_OTHER_HARDWARE = (
+    (re.compile(r"(^|[/_])(amd|cdna\d*|hip|rocm)([/_.]|$)"), "AMD GPU (HIP/ROCm) only"),
+    (re.compile(r"sm_?100|sm_?120|tcgen05|blackwell"), "needs sm_100/sm_120 (Blackwell)"),
+)
+_OTHER_HARDWARE_SOURCE = (
+    (re.compile(r"tilelang\.rocm|target\s*=\s*[\"']hip"), "AMD GPU (HIP/ROCm) only"),
+    (re.compile(r"tcgen05|alloc_tmem|\bT\.tmem|sm_100|sm100"), "needs sm_100 (Blackwell: tcgen05 / "
+     "tensor memory)"),
+    (re.compile(r"target\s*=\s*[\"'](metal|webgpu|c|llvm)[\"']"), "not a CUDA target (metal/cpu)"),
+)
+_KERNEL = re.compile(r"\bT\.Kernel\(|prim_func|tilelang\.jit|@jit\b|\btl\.jit")
+
+
+def _imports(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+_SETUP_CALLS = {"manual_seed", "set_random_seed", "disable_cache", "basicConfig",
+                "filterwarnings", "set_printoptions", "seed", "set_log_level"}
+
+
+def _runs_something(tree: ast.Module) -> bool:
+    """A `__main__` block, or a top-level call beyond setup (`main()`, quickstart's `print`)."""
+    for node in tree.body:
+        if isinstance(node, ast.If) and "__main__" in ast.dump(node.test):
+            return True
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            func = node.value.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name not in _SETUP_CALLS:
+                return True
+    return False
+
+
+def has_kernel(source: str, tree: ast.Module) -> bool:
+    """The file itself defines a TileLang kernel."""
+    return "tilelang" in _imports(tree) and _KERNEL.search(source) is not None
+
+
+def exclusion_reason(relative: str, source: str,
+                     sibling_kernels: frozenset[str] = frozenset()) -> str | None:
+    """Why the example file `relative` (its path under DIR) is left out; None when it runs.
+
+    `sibling_kernels`: the modules beside it (by import name) that define TileLang kernels; a
+    file that imports one runs TileLang kernels too (a benchmark of its siblings, say).
+    """
+    name = relative.rsplit("/", 1)[-1]
+    if relative in LEFT_OUT:
+        return LEFT_OUT[relative]
+    if name == "conftest.py":
+        return "pytest configuration"
+    if fnmatch.fnmatch(name, "test_*.py"):
+        return "pytest wrapper around other examples (test_*.py)"
+    if fnmatch.fnmatch(name, "regression_*.py"):
+        return "performance-regression wrapper around other examples (regression_*.py)"
+    lowered = relative.lower()
+    for pattern, reason in _OTHER_HARDWARE:
+        if pattern.search(lowered):
+            return reason
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None  # runs, and fails with its SyntaxError
+    imports = _imports(tree)
+    runs = _runs_something(tree)
+    if not (has_kernel(source, tree) or imports & sibling_kernels):
+        if "triton" in imports:
+            return "Triton-only (no TileLang kernel)"
+        if "tilelang" not in imports and "tvm" in imports:
+            return "BitBLAS/TVM kernel, not TileLang"
+        if "tilelang" not in imports:
+            return "no TileLang kernel (model, evaluation or torch-only code)"
+        if not runs:
+            return "helper module (no __main__): copied beside the examples that import it"
+        return "no kernel: plots or prints layouts with TileLang's tools (no GPU target)"
+    for pattern, reason in _OTHER_HARDWARE_SOURCE:
+        if pattern.search(source):
+            return reason
+    if not runs:
+        return "helper module (no __main__): copied beside the examples that import it"
+    return None
+
+
+@dataclass
+class Selection:
+    selected: list[str] = field(default_factory=list)
+    left_out: dict[str, str] = field(default_factory=dict)
+
+
+def select_examples(examples: Path) -> Selection:
+    """Every .py file under `examples`, run or left out with its reason (sorted by path)."""
+    sources = {path.relative_to(examples).as_posix(): path.read_text(encoding="utf-8",
+                                                                    errors="replace")
+               for path in sorted(examples.rglob("*.py"))}
+    kernels_by_folder: dict[str, set[str]] = {}
+    for relative, source in sources.items():
+        try:
+            defines = has_kernel(source, ast.parse(source))
+        except SyntaxError:
+            defines = False
+        if defines:
+            folder, _, name = relative.rpartition("/")
+            kernels_by_folder.setdefault(folder, set()).add(name.removesuffix(".py"))
+    selection = Selection()
+    for relative, source in sources.items():
+        siblings = frozenset(kernels_by_folder.get(relative.rpartition("/")[0], ()))
+        reason = exclusion_reason(relative, source, siblings)
+        if reason is None:
+            selection.selected.append(relative)
+        else:
+            selection.left_out[relative] = reason
+    return selection
+
+
+def copy_rewritten(examples: Path, scratch: Path) -> None:
+    """The whole `examples` tree into `scratch`, every .py file with its imports rewritten."""
+    for path in sorted(examples.rglob("*")):
+        target = scratch / path.relative_to(examples)
+        if path.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if path.suffix != ".py":
+            shutil.copyfile(path, target)
+            continue
+        source = path.read_text(encoding="utf-8", errors="replace")
+        try:
+            source = rewrite_imports(source)
+        except SyntaxError:
+            pass  # copied unchanged: running it reports the problem
+        target.write_text(source, encoding="utf-8")
+
+
+# ---------------------------------------------------------------------------------------------
+# one example, in its own process (this file run with --child)
+
+
+class KernelLaunchReached(BaseException):
+    """--mode compile: a compiled kernel was called; running it needs the GPU. (Not an
+    Exception, so an example's or autotuner's `except Exception` lets it through.)"""
+
+
+def _is_cuda_device(value: Any) -> bool:
+    text = str(value) if value is not None else ""
+    return text == "cuda" or text.startswith("cuda:")
+
+
+def _install_compile_mode() -> None:
+    """Compile for CUDA without a GPU: CUDA tensors live on the CPU, a kernel call stops."""
+    os.environ["TILEC_TARGET"] = "cuda"
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    class CudaTensorsOnCpu(TorchFunctionMode):
+        def __torch_function__(self, func: Any, types: Any, args: tuple = (),
+                               kwargs: dict | None = None) -> Any:
+            kwargs = dict(kwargs or {})
+            if getattr(func, "__name__", "") == "cuda" and args and isinstance(
+                    args[0], torch.Tensor):
+                return args[0]
+            if _is_cuda_device(kwargs.get("device")):
+                kwargs["device"] = "cpu"
+            if getattr(func, "__name__", "") == "to":
+                args = tuple("cpu" if _is_cuda_device(a) else a for a in args)
+            return func(*args, **kwargs)
+
+    CudaTensorsOnCpu().__enter__()
+    for name in ("synchronize", "manual_seed", "manual_seed_all", "empty_cache"):
+        setattr(torch.cuda, name, lambda *args, **kwargs: None)
+    torch.cuda.is_available = lambda: True
+    torch.cuda.device_count = lambda: 1
+    torch.cuda.current_device = lambda: 0
+    torch.cuda.get_device_capability = lambda *args, **kwargs: (9, 0)
+    torch.cuda.get_device_name = lambda *args, **kwargs: "NVIDIA H200 (tilec compile mode)"
+
+    from tilec.jit import JITKernel
+
+    def stop(kernel: Any, *args: Any, **kwargs: Any) -> Any:
+        raise KernelLaunchReached(f"kernel '{kernel.name}' compiled for {kernel.target}")
+
+    JITKernel.__call__ = stop
+
+
+def _example_location(error: BaseException, scratch: Path) -> str | None:
+    """Where in the example folder `error` arose: a tilec error's own place, else the innermost
+    traceback frame inside the example folder (relative path:line)."""
+    places: list[tuple[str, int]] = []
+    filename, lineno = getattr(error, "filename", None), getattr(error, "lineno", None)
+    if isinstance(filename, str) and isinstance(lineno, int):
+        places.append((filename, lineno))
+    places += [(frame.filename, frame.lineno or 0)
+               for frame in reversed(traceback.extract_tb(error.__traceback__))]
+    for filename, lineno in places:
+        path = Path(filename).resolve()
+        if path.is_relative_to(scratch):
+            return f"{path.relative_to(scratch).as_posix()}:{lineno}"
+    return None
+
+
+def _error_record(error: BaseException, scratch: Path) -> dict[str, Any]:
+    message = getattr(error, "message", None)  # a tilec error's text without its place
+    if not isinstance(message, str):
+        message = str(error)
+    return {"type": type(error).__name__, "message": message.strip().splitlines()[0][:500]
+            if message.strip() else "", "where": _example_location(error, scratch)}
+
+
+def child_main(mode: str, result_file: str, scratch: str, script: str, argv: list[str]) -> int:
+    """Runs `script` as `python script argv...` would, writing what happened to `result_file`."""
+    import runpy
+
+    record: dict[str, Any] = {"status": "passed", "error": None}
+    root = Path(scratch).resolve()
+    sys.argv = [script, *argv]
+    sys.path[0] = os.path.dirname(os.path.abspath(script))
+    exit_code = 0
+    try:
+        if mode == "compile":
+            _install_compile_mode()
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit as stop:
+        if stop.code not in (None, 0):
+            record = {"status": "failed", "error": {
+                "type": "SystemExit", "message": f"exit status {stop.code}", "where":
+                _example_location(stop, root)}}
+            exit_code = 1
+    except KernelLaunchReached as stop:
+        record = {"status": "compiled", "error": None, "launch": str(stop),
+                  "where": _example_location(stop, root)}
+    except BaseException as error:  # noqa: B036 - every way an example can stop is recorded
+        record = {"status": "failed", "error": _error_record(error, root)}
+        if mode == "compile" and _needs_gpu(record["error"]):
+            record["status"] = "needs-gpu"
+        traceback.print_exc()
+        exit_code = 1
+    Path(result_file).write_text(json.dumps(record))
+    return exit_code
+
+
+_GPU_MESSAGES = re.compile(r"Torch not compiled with CUDA|no NVIDIA driver|CUDA driver|"
+                           r"No CUDA GPUs|cuda.*not available|Found no NVIDIA", re.IGNORECASE)
+
+
+def _needs_gpu(error: dict[str, Any]) -> bool:
+    return bool(_GPU_MESSAGES.search(error.get("message", "")))
+
+
+# ---------------------------------------------------------------------------------------------
+# failure reasons: failures alike grouped under one short line
+
+
+def _tilelang_name(module: str) -> str:
+    """A tilec module path as the example wrote it (tilec.language -> T, tilec.x -> tilelang.x)."""
+    if module == "tilec.language" or module.startswith("tilec.language."):
+        return "T" + module.removeprefix("tilec.language")
+    return "tilelang" + module.removeprefix("tilec")
+
+
+_REASONS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
+    (re.compile(r"No module named '(tilec[\w.]*)'"),
+     lambda m: f"{_tilelang_name(m[1])} missing (module)"),
+    (re.compile(r"No module named '(\w+)"), lambda m: f"package not installed: {m[1]}"),
+    (re.compile(r"cannot import name '(\w+)' from '(tilec[\w.]*)'"),
+     lambda m: f"{_tilelang_name(m[2])}.{m[1]} missing"),
+    (re.compile(r"module '(tilec[\w.]*)' has no attribute '(\w+)'"),
+     lambda m: f"{_tilelang_name(m[1])}.{m[2]} missing"),
+    (re.compile(r"T\.(\w+) is not supported by tilec yet"), lambda m: f"T.{m[1]} not supported"),
+    (re.compile(r"(?:type object|^) ?'(\w+)'(?: object)? has no attribute '(\w+)'"),
+     lambda m: f"{m[1]}.{m[2]} missing"),
+    (re.compile(r"(\w+)\(\) got an unexpected keyword argument '(\w+)'"),
+     lambda m: f"{m[1]}() takes no {m[2]}="),
+)
+
+
+def failure_reason(error: dict[str, Any]) -> str:
+    """One line naming what failed, the same for failures alike ("T.annotate_layout missing")."""
+    message = error.get("message", "")
+    for pattern, name in _REASONS:
+        match = pattern.search(message)
+        if match:
+            return name(match)
+    text = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", message)  # the example's own names
+    text = re.sub(r"`[^`]*`", "`…`", text)  # suggested code, written for each example
+    text = re.sub(r"<[^<>]*>", "<…>", text)  # object reprs (with addresses)
+    text = re.sub(r"\b\d+\b", "N", text)
+    return f"{error.get('type', 'Error')}: {text}"[:160]
+
+
+def triage(files: dict[str, dict[str, Any]], statuses: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The reasons of the files in `statuses`, most frequent first, with the files of each."""
+    groups: dict[str, list[str]] = {}
+    for name, record in files.items():
+        if record["status"] in statuses:
+            groups.setdefault(record["reason"], []).append(name)
+    ranked = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+    return [{"reason": reason, "count": len(names), "files": sorted(names)}
+            for reason, names in ranked]
+
+
+# ---------------------------------------------------------------------------------------------
+# the suite
+
+
+_RUNNING: set[subprocess.Popen] = set()  # the examples running now (each in its own session)
+_STOPPED = threading.Event()
+
+
+def _stop_running_examples(signum: int, _frame: Any) -> None:
+    """The runner was told to stop (a time limit): stop the examples running, start no more,
+    and still write the JSON of what ran."""
+    _STOPPED.set()
+    for process in list(_RUNNING):
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def run_example(relative: str, scratch: Path, mode: str, timeout: float) -> dict[str, Any]:
+    """`relative` run in its own process in its folder of `scratch`; its record for the JSON."""
+    script = scratch / relative
+    args = SMALL_SIZES.get(relative, [])
+    source = script.read_text(encoding="utf-8", errors="replace")
+    unknown = [a for a in args if a.startswith("--") and f'"{a}"' not in source]
+    if unknown:
+        return {"args": args, "seconds": 0.0, "status": "failed", "error": None,
+                "reason": f"runner's SMALL_SIZES out of date: {relative} has no {unknown}"}
+    log = script.with_name(script.name + ".log")
+    result_file = script.with_name(script.name + ".result.json")
+    result_file.unlink(missing_ok=True)
+    command = [sys.executable, str(Path(__file__).resolve()), "--child", mode, str(result_file),
+               str(scratch), str(script), *args]
+    start = time.perf_counter()
+    with open(log, "wb") as output:
+        process = subprocess.Popen(command, cwd=script.parent, stdout=output,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+        _RUNNING.add(process)
+        try:
+            returncode: int | None = process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            returncode = None
+        finally:
+            _RUNNING.discard(process)
+    seconds = round(time.perf_counter() - start, 2)
+    record: dict[str, Any] = {"args": args, "seconds": seconds}
+    tail = log.read_text(errors="replace").strip().splitlines()[-5:]
+    if returncode is None:
+        record.update(status="timeout", error=None, reason=f"timeout (over {timeout:g} s)",
+                      output_tail=tail)
+        return record
+    if result_file.exists():
+        record.update(json.loads(result_file.read_text()))
+    elif returncode < 0:
+        name = signal.Signals(-returncode).name
+        record.update(status="crashed", error={"type": name, "message": tail[-1] if tail else "",
+                                               "where": None})
+    else:
+        record.update(status="crashed", error={"type": f"exit status {returncode}",
+                                               "message": tail[-1] if tail else "", "where": None})
+    if record["status"] == "crashed":
+        record["output_tail"] = tail
+    reason = record_reason(record)
+    if reason is not None:
+        record["reason"] = reason
+    return record
+
+
+def record_reason(record: dict[str, Any]) -> str | None:
+    """The reason line of a file's record from its error (None: nothing went wrong)."""
+    error = record.get("error")
+    if record["status"] in ("timeout", "not-run") or error is None:
+        return record.get("reason")
+    if record["status"] == "crashed":
+        return f"crashed ({error['type']}): " + failure_reason(
+            {"type": "", "message": error["message"]}).removeprefix(": ")
+    if record["status"] == "needs-gpu":
+        return "needs a GPU: " + failure_reason(error)
+    return failure_reason(error)
+
+
+FAILING = ("failed", "timeout", "crashed", "not-run")
+
+
+def regroup(result: dict[str, Any]) -> dict[str, Any]:
+    """`result` (a JSON this runner wrote) with its reasons and groups redone by today's rules."""
+    for record in result["files"].values():
+        reason = record_reason(record)
+        if reason is not None:
+            record["reason"] = reason
+    result["failure_reasons"] = triage(result["files"], FAILING)
+    if result["mode"] == "compile":
+        result["needs_gpu_reasons"] = triage(result["files"], ("needs-gpu",))
+    return result
+
+
+def _tilec_commit() -> str:
+    """The tilec the examples import: this checkout's commit, or the device bundle's."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("tilec")
+    origin = Path(spec.origin).resolve() if spec and spec.origin else None
+    bundle = ROOT / ".devbundle" / "b" / "COMMIT"
+    if origin is not None and not origin.is_relative_to(ROOT) and bundle.exists():
+        return bundle.read_text().strip()
+    try:
+        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short=12", "HEAD"],
+                                capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return bundle.read_text().strip() if bundle.exists() else "unknown"
+    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain",
+                            "--untracked-files=no"], capture_output=True, text=True).stdout.strip()
+    return commit + ("-dirty" if dirty else "")
+
+
+def environment() -> dict[str, Any]:
+    import torch
+
+    gpu = torch.cuda.get_device_name() if torch.cuda.is_available() else None
+    return {"gpu": gpu, "torch": torch.__version__, "cuda": torch.version.cuda,
+            "python": platform.python_version(), "machine": platform.machine(),
+            "tilec_commit": _tilec_commit()}
+
+
+def default_output(mode: str, gpu: str | None) -> Path:
+    date = datetime.date.today().isoformat()
+    if mode == "compile":
+        return RESULTS / f"{date}-cpu_tilelang-examples-triage.json"
+    label = gpu.split()[-1].lower() if gpu else "cpu"
+    return RESULTS / f"{date}-{label}_tilelang-examples.json"
+
+
+def run_suite(examples: Path, mode: str, timeout: float, only: str | None, jobs: int,
+              budget: float | None) -> dict[str, Any]:
+    selection = select_examples(examples)
+    chosen = [f for f in selection.selected if only is None or fnmatch.fnmatch(f, only)
+              or only in f]
+    files: dict[str, dict[str, Any]] = {}
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="tilec-tl-examples-") as folder:
+        scratch = Path(folder).resolve()
+        copy_rewritten(examples, scratch)
+
+        def one(relative: str) -> tuple[str, dict[str, Any]]:
+            late = budget is not None and time.perf_counter() - started > budget
+            if late or _STOPPED.is_set():
+                why = f"the suite's {budget:g} s were spent" if late else "the runner was stopped"
+                return relative, {"args": SMALL_SIZES.get(relative, []), "seconds": 0.0,
+                                  "status": "not-run", "error": None, "reason": f"not run: {why}"}
+            record = run_example(relative, scratch, mode, timeout)
+            if _STOPPED.is_set() and record["status"] != "passed":
+                record.update(status="not-run", reason="not run: the runner was stopped")
+            return relative, record
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+            for done, (relative, record) in enumerate(pool.map(one, chosen), start=1):
+                files[relative] = record
+                print(f"[{done:3}/{len(chosen)}] {record['status']:9} {record['seconds']:6.1f}s "
+                      f"{relative}  {record.get('reason') or ''}", flush=True)
+    passed = sum(r["status"] == "passed" for r in files.values())
+    by_status: dict[str, int] = {}
+    for record in files.values():
+        by_status[record["status"]] = by_status.get(record["status"], 0) + 1
+    result: dict[str, Any] = {
+        "suite": "TileLang's examples on tilec with only the import changed "
+                 "(benchmarks/tilelang_examples.py)",
+        "mode": mode, "date": datetime.date.today().isoformat(),
+        "settings": {"timeout_s": timeout, "jobs": jobs, "budget_s": budget, "only": only},
+        "passed": passed, "failed": len(files) - passed, "total": len(files),
+        "by_status": by_status,
+        "failure_reasons": triage(files, FAILING),
+        "files": files,
+        "left_out_count": len(selection.left_out),
+        "left_out": selection.left_out,
+    }
+    if mode == "compile":
+        result["needs_gpu_reasons"] = triage(files, ("needs-gpu",))
+    result["wall_s"] = round(time.perf_counter() - started, 1)
+    return result
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        mode, result_file, scratch, script, *argv = sys.argv[2:]
+        sys.exit(child_main(mode, result_file, scratch, script, argv))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--examples", type=Path, help="a checkout of TileLang's examples/ folder")
+    parser.add_argument("--regroup", type=Path, default=None, help="redo the reasons and groups "
+                        "of a JSON this runner wrote, by the current rules (runs nothing)")
+    parser.add_argument("--out", type=Path, default=None, help="the JSON to write (default: "
+                        "benchmarks/results/<date>-<gpu>_tilelang-examples.json)")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per file")
+    parser.add_argument("--only", default=None, help="run the files matching this glob or "
+                        "containing this text")
+    parser.add_argument("--mode", choices=("run", "compile"), default="run")
+    parser.add_argument("--jobs", type=int, default=min(8, max(1, (os.cpu_count() or 2) // 2)),
+                        help="files run at once")
+    parser.add_argument("--budget", type=float, default=None, help="seconds for the whole "
+                        "suite: files not started by then are recorded as not run")
+    args = parser.parse_args()
+    if args.regroup is not None:
+        result = regroup(json.loads(args.regroup.read_text()))
+        args.regroup.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+        _print_summary(result, args.regroup)
+        return
+    if args.examples is None or not args.examples.is_dir():
+        parser.error(f"--examples {args.examples}: not a folder")
+    signal.signal(signal.SIGTERM, _stop_running_examples)
+    signal.signal(signal.SIGINT, _stop_running_examples)
+    env = environment()
+    print(f"tilec {env['tilec_commit']}, torch {env['torch']}, GPU {env['gpu']}", flush=True)
+    result = run_suite(args.examples.resolve(), args.mode, args.timeout, args.only, args.jobs,
+                       args.budget)
+    result = {**result, "environment": env}
+    out = args.out or default_output(args.mode, env["gpu"])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+    _print_summary(result, out)
+
+
+def _print_summary(result: dict[str, Any], out: Path) -> None:
+    print(f"{result['passed']}/{result['total']} passed ({result['by_status']}); "
+          f"{result['left_out_count']} files left out; wrote {out}")
+    for group in result["failure_reasons"]:
+        print(f"{group['count']:4}  {group['reason']}")
+
+
+if __name__ == "__main__":
+    main()

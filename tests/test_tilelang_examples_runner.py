@@ -1,0 +1,274 @@
+"""The conformance runner (benchmarks/tilelang_examples.py) on small example files of its own:
+the import rewrite, which files it runs or leaves out, and how it records each outcome."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+RUNNER_PATH = Path(__file__).resolve().parent.parent / "benchmarks" / "tilelang_examples.py"
+_spec = importlib.util.spec_from_file_location("tilelang_examples", RUNNER_PATH)
+runner = importlib.util.module_from_spec(_spec)
+sys.modules["tilelang_examples"] = runner
+_spec.loader.exec_module(runner)
+
+
+def _write(folder: Path, relative: str, text: str) -> Path:
+    path = folder / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+# ---------------------------------------------------------------------------------------------
+# the rewrite
+
+
+def test_rewrite_changes_only_tilelang_imports_and_keeps_line_numbers() -> None:
+    source = textwrap.dedent('''\
+        """Docstring: import tilelang stays as written here."""
+        import tilelang
+        import tilelang as tl
+        import tilelang.language as T
+        import tilelang.testing
+        import os, tilelang  # noqa: E401
+        from tilelang import language as T2
+        from tilelang.profiler import do_bench
+        from tilelang.autotuner import (
+            autotune,
+        )
+        import tilelang_utils
+        from tvm import DataType
+        from . import tilelang
+        # import tilelang in a comment
+
+        def helper():
+            import tilelang.language as L
+            return "import tilelang"
+        ''')
+    expected = textwrap.dedent('''\
+        """Docstring: import tilelang stays as written here."""
+        import tilec as tilelang
+        import tilec as tl
+        import tilec.language as T
+        import tilec.testing, tilec as tilelang
+        import os, tilec as tilelang  # noqa: E401
+        from tilec import language as T2
+        from tilec.profiler import do_bench
+        from tilec.autotuner import (
+            autotune,
+        )
+        import tilelang_utils
+        from tvm import DataType
+        from . import tilelang
+        # import tilelang in a comment
+
+        def helper():
+            import tilec.language as L
+            return "import tilelang"
+        ''')
+    assert runner.rewrite_imports(source) == expected
+
+
+def test_rewritten_imports_bind_tilec_under_the_example_names() -> None:
+    source = runner.rewrite_imports("import tilelang\nimport tilelang.language as T\n"
+                                    "from tilelang import language as L\n")
+    names: dict = {}
+    exec(compile(source, "example.py", "exec"), names)  # noqa: S102 - the rewritten imports
+    import tilec
+    import tilec.language
+
+    assert names["tilelang"] is tilec
+    assert names["T"] is tilec.language and names["L"] is tilec.language
+
+
+def test_rewrite_keeps_non_ascii_text_beside_an_import() -> None:
+    source = "x = 'é'; import tilelang  # é\n"
+    assert runner.rewrite_imports(source) == "x = 'é'; import tilec as tilelang  # é\n"
+
+
+def test_rewrite_rejects_source_that_does_not_parse() -> None:
+    with pytest.raises(SyntaxError):
+        runner.rewrite_imports("import tilelang\ndef broken(:\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# selection
+
+KERNEL = '''\
+import tilelang
+import tilelang.language as T
+
+@tilelang.jit
+def add(A, B):
+    with T.Kernel(1, threads=128) as bx:
+        pass
+'''
+MAIN = KERNEL + '\nif __name__ == "__main__":\n    add(1, 2)\n'
+
+
+@pytest.mark.parametrize(("relative", "source", "reason"), [
+    ("gemm/test_example_gemm.py", MAIN, "pytest wrapper"),
+    ("gemm/regression_example_gemm.py", MAIN, "performance-regression wrapper"),
+    ("conftest.py", "import pytest\n", "pytest configuration"),
+    ("amd/example_fa.py", MAIN, "AMD"),
+    ("gemm_fp8/example_gemm_amd.py", MAIN, "AMD"),
+    ("flash_attention_sm100/fwd.py", MAIN, "Blackwell"),
+    ("gemm/blackwell.py", MAIN.replace("pass", "T.tcgen05_gemm()"), "Blackwell"),
+    ("gemm/hip.py", MAIN.replace("@tilelang.jit", '@tilelang.jit(target="hip")'), "AMD"),
+    ("attn/example_triton_attn.py", "import triton\nfrom tilelang.profiler import do_bench\n"
+     'if __name__ == "__main__":\n    do_bench(print)\n', "Triton-only"),
+    ("model/eval.py", 'import torch\nif __name__ == "__main__":\n    print(1)\n', "no TileLang"),
+    ("gemm/helpers.py", KERNEL, "helper module"),
+    ("plot/layout.py", "import tilelang.language as T\nprint(T)\n", "no kernel"),
+    ("autodd/tilelang_buggy.py", MAIN, "fails by design"),
+])
+def test_files_left_out_name_their_reason(relative: str, source: str, reason: str) -> None:
+    assert reason in runner.exclusion_reason(relative, source)
+
+
+@pytest.mark.parametrize("source", [
+    MAIN,
+    KERNEL + "\nadd(1, 2)\n",  # quickstart style: runs at the top level
+    "def main():\n    pass\n" + KERNEL + '\nif __name__ == "__main__":\n    main()\n',
+])
+def test_kernel_files_that_run_something_are_selected(source: str) -> None:
+    assert runner.exclusion_reason("gemm/example_gemm.py", source) is None
+
+
+def test_a_file_running_a_sibling_kernel_is_selected(tmp_path: Path) -> None:
+    _write(tmp_path, "attn/kernels.py", KERNEL)
+    _write(tmp_path, "attn/bench.py", '''\
+        import triton
+        from kernels import add
+        if __name__ == "__main__":
+            add(1, 2)
+        ''')
+    _write(tmp_path, "attn/test_attn.py", MAIN)
+    selection = runner.select_examples(tmp_path)
+    assert selection.selected == ["attn/bench.py"]
+    assert set(selection.left_out) == {"attn/kernels.py", "attn/test_attn.py"}
+    assert "helper module" in selection.left_out["attn/kernels.py"]
+
+
+def test_copy_rewrites_every_python_file_and_copies_the_rest(tmp_path: Path) -> None:
+    examples, scratch = tmp_path / "examples", tmp_path / "scratch"
+    _write(examples, "gemm/example.py", MAIN)
+    _write(examples, "gemm/quantize/lop3.py", "import tilelang.language as T\n")
+    _write(examples, "gemm/data.json", '{"import tilelang": 1}')
+    runner.copy_rewritten(examples, scratch)
+    assert (scratch / "gemm/example.py").read_text().startswith("import tilec as tilelang\n")
+    assert (scratch / "gemm/quantize/lop3.py").read_text() == "import tilec.language as T\n"
+    assert (scratch / "gemm/data.json").read_text() == '{"import tilelang": 1}'
+
+
+# ---------------------------------------------------------------------------------------------
+# outcomes
+
+
+@pytest.mark.parametrize(("message", "reason"), [
+    ("module 'tilec.language' has no attribute 'annotate_layout'", "T.annotate_layout missing"),
+    ("module 'tilec' has no attribute 'PassConfigKey'", "tilelang.PassConfigKey missing"),
+    ("cannot import name 'do_bench' from 'tilec.profiler' (/x/profiler.py)",
+     "tilelang.profiler.do_bench missing"),
+    ("No module named 'tilec.carver'", "tilelang.carver missing (module)"),
+    ("No module named 'fla.ops'", "package not installed: fla"),
+    ("T.alloc_barrier is not supported by tilec yet", "T.alloc_barrier not supported"),
+    ("'AutoTuner' object has no attribute 'compile'", "AutoTuner.compile missing"),
+    ("do_bench() got an unexpected keyword argument 'backend'", "do_bench() takes no backend="),
+    ("cannot tell the dtype of tensor 'A': name 'dtype' is not defined",
+     "TilecError: cannot tell the dtype of tensor '…': name '…' is not defined"),
+])
+def test_failure_reasons_group_failures_alike(message: str, reason: str) -> None:
+    error_type = "TilecError" if "tensor" in message else "AttributeError"
+    assert runner.failure_reason({"type": error_type, "message": message}) == reason
+
+
+def _run(tmp_path: Path, source: str, timeout: float = 60.0, mode: str = "run") -> dict:
+    _write(tmp_path, "demo/example.py", source)
+    return runner.run_example("demo/example.py", tmp_path.resolve(), mode, timeout)
+
+
+def test_a_passing_example(tmp_path: Path) -> None:
+    record = _run(tmp_path, 'import sys\nassert sys.argv[0].endswith("example.py")\n')
+    assert record["status"] == "passed" and record["error"] is None
+
+
+def test_a_failing_example_records_its_exception_and_line(tmp_path: Path) -> None:
+    record = _run(tmp_path, '''\
+        def main():
+            raise ValueError("sizes do not match: 3")
+
+        if __name__ == "__main__":
+            main()
+        ''')
+    assert record["status"] == "failed"
+    assert record["error"] == {"type": "ValueError", "message": "sizes do not match: 3",
+                               "where": "demo/example.py:2"}
+    assert record["reason"] == "ValueError: sizes do not match: N"
+
+
+def test_an_example_imports_its_sibling_modules(tmp_path: Path) -> None:
+    _write(tmp_path, "demo/helper.py", "VALUE = 7\n")
+    record = _run(tmp_path, "from helper import VALUE\nassert VALUE == 7\n")
+    assert record["status"] == "passed"
+
+
+def test_a_nonzero_exit_is_a_failure(tmp_path: Path) -> None:
+    record = _run(tmp_path, "import sys\nsys.exit(3)\n")
+    assert record["status"] == "failed" and record["error"]["message"] == "exit status 3"
+
+
+def test_a_native_abort_is_a_crash(tmp_path: Path) -> None:
+    record = _run(tmp_path, "import os\nos.abort()\n")
+    assert record["status"] == "crashed" and record["error"]["type"] == "SIGABRT"
+
+
+def test_a_slow_example_times_out(tmp_path: Path) -> None:
+    record = _run(tmp_path, "import time\ntime.sleep(60)\n", timeout=1.0)
+    assert record["status"] == "timeout" and record["seconds"] < 30
+
+
+def test_compile_mode_compiles_for_cuda_and_stops_at_the_launch(tmp_path: Path) -> None:
+    record = _run(tmp_path, '''\
+        import torch
+        import tilec as tilelang
+        import tilec.language as T
+
+        @tilelang.jit
+        def double(A):
+            N = T.const("N")
+            B = T.empty((N,), T.float32)
+            with T.Kernel(T.ceildiv(N, 128), threads=128) as bx:
+                for i in T.Parallel(128):
+                    B[bx * 128 + i] = A[bx * 128 + i] * 2.0
+            return B
+
+        a = torch.randn(256, device="cuda")
+        torch.cuda.synchronize()
+        double(a)
+        raise AssertionError("the kernel call must stop the example")
+        ''', mode="compile")
+    assert record["status"] == "compiled", record
+    assert "compiled for cuda" in record["launch"] and record["where"] == "demo/example.py:16"
+
+
+def test_compile_mode_reports_a_frontend_error_at_the_example_line(tmp_path: Path) -> None:
+    record = _run(tmp_path, '''\
+        import torch
+        import tilec as tilelang
+        import tilec.language as T
+
+        @tilelang.jit
+        def broken(A):
+            with T.Kernel(1, threads=128) as bx:
+                T.no_such_primitive(A)
+
+        broken(torch.randn(128, device="cuda"))
+        ''', mode="compile")
+    assert record["status"] == "failed"
+    assert record["error"]["where"] == "demo/example.py:8", record
