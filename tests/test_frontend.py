@@ -11,7 +11,7 @@ import torch
 
 import tilec
 import tilec.language as T
-from tilec.frontend.builder import TensorInput, build_eager, build_prim_func
+from tilec.frontend.builder import build_prim_func
 from tilec.frontend.signature import analyze_eager, bind_symbols
 from tilec.frontend.source import parse_kernel
 from tilec.runtime import launch_grid
@@ -27,12 +27,9 @@ def tile_ir(prim: T.PrimFunc, out_idx: list[int] | None = None, debug: bool = Fa
 
 
 def quickstart_ir(M: int = 256, N: int = 128, K: int = 96) -> tuple[str, object]:
-    inputs = [TensorInput("A", (M, K), T.float16), TensorInput("B", (K, N), T.float16)]
-    source = parse_kernel(quickstart.matmul.fn)
-    analysis = analyze_eager(source.tree, ["A", "B"])
-    symbols = bind_symbols(analysis, {"A": (M, K), "B": (K, N)}, source.filename)
-    constants = {"block_M": 128, "block_N": 128, "block_K": 32}
-    result = build_eager(quickstart.matmul.fn, inputs, constants, symbols)
+    spec = quickstart.matmul.specialize((T.Tensor((M, K), T.float16),
+                                         T.Tensor((K, N), T.float16)), {}, "cpu")
+    result = spec.build()
     return str(result.module), result
 
 
@@ -86,9 +83,6 @@ def annotated(A, B):
 
 
 def test_annotations_in_the_body_bind_symbols() -> None:
-    source = parse_kernel(annotated.fn)
-    analysis = analyze_eager(source.tree, ["A", "B"])
-    assert analysis.dims == {"A": {0: "M", 1: "N"}, "B": {0: "N"}}
     kernel = annotated.compile(M=3, N=5)
     assert [p.shape for p in kernel.params] == [[3, 5], [5], [3, 5]]
 
@@ -408,10 +402,9 @@ def test_macro_is_inlined_with_its_arguments() -> None:
         scaled_copy(None, None, 1.0)
 
 
-def test_eager_compile_from_shapes_sizes_or_specs() -> None:
-    from_shapes = quickstart.matmul.compile((64, 32), (32, 48), target="cpu")
+def test_eager_compile_from_sizes_or_specs() -> None:
     from_sizes = quickstart.matmul.compile(M=64, N=48, K=32, target="cpu")
     from_specs = quickstart.matmul.compile(T.Tensor((64, 32), T.float16),
                                            T.Tensor((32, 48), "float16"), target="cpu")
-    assert from_shapes.artifact is from_sizes.artifact is from_specs.artifact
-    assert [p.shape for p in from_shapes.params] == [[64, 32], [32, 48], [64, 48]]
+    assert from_sizes.artifact is from_specs.artifact
+    assert [p.shape for p in from_specs.params] == [[64, 32], [32, 48], [64, 48]]

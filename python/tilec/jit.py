@@ -11,7 +11,6 @@ a cache hit imports neither MLIR nor the compiler (nor the frontend).
 from __future__ import annotations
 
 import ast
-import builtins
 import functools
 import inspect
 import linecache
@@ -375,6 +374,9 @@ def _key_value(value: Any) -> str:
         return f"macro {source_text(value.fn)}"
     if isinstance(value, (tuple, list)):
         return "(" + ", ".join(_key_value(v) for v in value) + ")"
+    if isinstance(value, dict):
+        items = sorted((_key_value(k), _key_value(v)) for k, v in value.items())
+        return "{" + ", ".join(f"{k}: {v}" for k, v in items) + "}"
     if isinstance(value, _KEY_TYPES):
         return repr(value)
     return f"<{type(value).__name__}>"
@@ -465,7 +467,6 @@ class JITFunction:
         self.is_factory = _is_factory(fn)
         self._kernels: dict[Any, JITKernel] = {}
         self._source: str | None = None
-        self._parsed: Any = None  # the KernelSource, parsed once
         functools.update_wrapper(self, fn)
 
     @property
@@ -543,102 +544,72 @@ class JITFunction:
 
     def _eager_specialization(self, args: tuple, kwargs: dict,
                               target: str | None) -> Specialization:
+        """Run the prologue with these arguments; the key is its sizes, tensors, constants."""
         resolved = resolve_target(target or self.target)
-        signature = inspect.signature(self.fn)
+        signature = self.signature
+        parameters = signature.parameters
         try:
             bound = signature.bind_partial(*args, **{
-                k: v for k, v in kwargs.items() if k in signature.parameters})
+                k: v for k, v in kwargs.items() if k in parameters})
         except TypeError as error:
             raise TilecError(f"{self.fn.__name__}: {error}", *self.location) from None
-        symbols = {k: v for k, v in kwargs.items() if k not in signature.parameters}
-        tensors: dict[str, tuple[tuple[int, ...], str]] = {}
-        constants: dict[str, Any] = {}
-        for name, param in signature.parameters.items():
+        sizes = {k: v for k, v in kwargs.items() if k not in parameters}
+        values: dict[str, Any] = {}
+        given: dict[str, T.Tensor] = {}
+        tensor_names: list[str] = []
+        for name, param in parameters.items():
             if name in bound.arguments:
                 value = bound.arguments[name]
-                if isinstance(value, T.Tensor):
-                    tensors[name] = (value.shape, value.dtype.name)
-                elif _is_tensor(value):
-                    tensors[name] = (tuple(value.shape), dtype_of_tensor(value))
-                elif param.default is inspect.Parameter.empty and _is_shape(value):
-                    tensors[name] = (tuple(value), "")  # a shape: the dtype comes from its use
-                else:
-                    constants[name] = value
+                if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or not _is_tensor(
+                        value):
+                    values[name] = value
+                    continue
+                tensor_names.append(name)
+                given[name] = (T.Tensor(value.shape, value.dtype) if isinstance(value, T.Tensor)
+                               else T.Tensor(tuple(value.shape), dtype_of_tensor(value)))
+            elif param.kind == param.VAR_POSITIONAL:
+                values[name] = ()
+            elif param.kind == param.VAR_KEYWORD:
+                values[name] = {}
             elif param.default is not inspect.Parameter.empty:
-                constants[name] = param.default
+                values[name] = param.default
             else:
-                tensors[name] = ((), "")  # shape inferred from the size keywords
-        from tilec.frontend.signature import analyze_eager, bind_symbols
-        from tilec.frontend.source import parse_kernel
+                tensor_names.append(name)  # no argument (`.compile(M=...)`): its annotation
+        from tilec.frontend.prologue import run_prologue
 
-        if self._parsed is None:
-            self._parsed = parse_kernel(self.fn)
-        source = self._parsed
-        analysis = analyze_eager(source.tree, list(tensors))
-        known = {k: tuple(s) for k, (s, _) in tensors.items() if s}
-        from_shapes = bind_symbols(analysis, known, source.filename)
-        values = {**from_shapes, **symbols}
-        for name, (shape, dtype) in list(tensors.items()):
-            if not dtype:  # given by a shape or by sizes only (`compile(M=...)`, the CLI)
-                tensors[name] = _infer_tensor(source, analysis, name, values, constants, shape)
-        shapes = {k: tuple(s) for k, (s, _) in tensors.items()}
-        from_shapes = bind_symbols(analysis, shapes, source.filename)
-        for name, (shape, dtype) in list(tensors.items()):  # T.dynamic sizes stay symbolic
-            axes = analysis.dims.get(name, {})
-            tensors[name] = (tuple(
-                analysis.dynamic[axes[axis]] if axes.get(axis) in analysis.dynamic else size
-                for axis, size in enumerate(shape)), dtype)
+        compiled = self.compiled_prologue
+
+        def call_arguments(arguments: dict[str, Any]) -> tuple[tuple, dict]:
+            call = inspect.BoundArguments(signature, {n: arguments[n] for n in parameters})
+            return call.args, call.kwargs
+
+        prologue = run_prologue(compiled, call_arguments, values, given, tensor_names, sizes)
         parts = {"kind": "eager", "source": self.source, "macros": _global_macros(self.fn),
-                 "tensors": {k: [list(s), d] for k, (s, d) in tensors.items()},
-                 "constants": {k: _key_value(v) for k, v in constants.items()},
-                 "symbols": {k: v for k, v in symbols.items() if k not in from_shapes},
-                 "target": resolved}
-        fn = self.fn
+                 "tensors": {t.name: [[d.name if isinstance(d, T.Symbol) else d
+                                       for d in t.shape], t.dtype.name]
+                             for t in prologue.inputs},
+                 "constants": {k: _key_value(v) for k, v in values.items()},
+                 "sizes": prologue.sizes, "target": resolved}
 
         def build() -> Any:
-            from tilec.frontend.builder import TensorInput, build_eager
+            from tilec.frontend.builder import build_eager
 
-            inputs = [TensorInput(name, tuple(d if isinstance(d, int) else T.Symbol(d)
-                                              for d in shape), T.dtype(dtype))
-                      for name, (shape, dtype) in tensors.items()]
-            return build_eager(fn, inputs, constants, values)
+            return build_eager(compiled.source, prologue)
 
         return Specialization(parts, build, self.location, resolved)
 
+    @functools.cached_property
+    def signature(self) -> inspect.Signature:
+        return inspect.signature(self.fn)
 
-def _is_shape(value: Any) -> bool:
-    return isinstance(value, (tuple, list)) and all(
-        isinstance(v, int) and not isinstance(v, bool) for v in value)
+    @functools.cached_property
+    def compiled_prologue(self) -> Any:
+        """The kernel parsed and its prologue compiled, once (a tilec.frontend.prologue
+        CompiledPrologue)."""
+        from tilec.frontend.prologue import compile_prologue
+        from tilec.frontend.source import parse_kernel
 
-
-def _infer_tensor(source: Any, analysis: Any, name: str, symbols: dict[str, int],
-                  constants: dict[str, Any], shape: tuple[int, ...] = ()
-                  ) -> tuple[tuple[int, ...], str]:
-    """A tensor given by its shape or by sizes: the shape from its symbols, dtype from its use."""
-    hint = analysis.dtype_hints.get(name)
-    if hint is None:
-        raise TilecError(f"cannot tell the dtype of tensor '{name}' without an argument: "
-                         "annotate it in the body", source.filename, source.def_line)
-    env = {**source.outer_names(), **constants}
-    try:
-        code = builtins.compile(ast.Expression(hint), source.filename, "eval")
-        dtype = T.dtype(eval(code, env))  # noqa: S307 - the user's own dtype expression
-    except Exception as error:  # the hint refers to something only the kernel body defines
-        raise TilecError(f"cannot tell the dtype of tensor '{name}': {error}", source.filename,
-                         hint.lineno) from None
-    if shape:
-        return tuple(shape), dtype.name
-    axes = analysis.dims.get(name, {})
-    rank = max(axes, default=-1) + 1
-    annotation = analysis.annotations.get(name)
-    if annotation is not None and annotation.args and isinstance(annotation.args[0], ast.Tuple):
-        rank = len(annotation.args[0].elts)
-    missing = [a for a in range(rank) if a not in axes or axes[a] not in symbols]
-    if rank == 0 or missing:
-        raise TilecError(f"cannot tell the shape of tensor '{name}' without an argument: pass "
-                         "a tensor, or annotate it in the body (`" + name + ": T.Tensor((M, K), "
-                         "T.float16)`) and give its sizes", source.filename, source.def_line)
-    return tuple(symbols[axes[a]] for a in range(rank)), dtype.name
+        return compile_prologue(parse_kernel(self.fn))
 
 
 def jit(func: Callable | None = None, *, out_idx: Sequence[int] | int | None = None,

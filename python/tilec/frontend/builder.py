@@ -26,6 +26,7 @@ from mlir.dialects import math as mmath
 import tilec.dialect as tile
 import tilec.language as T
 from tilec.errors import TilecError
+from tilec.frontend.prologue import EagerTensor, Prologue
 from tilec.frontend.source import KernelSource, parse_kernel
 from tilec.frontend.values import (
     Affine,
@@ -94,15 +95,6 @@ class FrontendResult:
     context: ir.Context
 
 
-@dataclass
-class TensorInput:
-    """A tensor parameter of an eager kernel, specialized on the argument's shape and dtype."""
-
-    name: str
-    shape: tuple[Any, ...]  # ints, and T.Symbols for T.dynamic sizes
-    dtype: T.DType
-
-
 def _is_py_value(value: Any) -> bool:
     return not isinstance(value, (Scalar, Buffer, Region, T.Symbol))
 
@@ -128,7 +120,7 @@ class KernelBuilder:
         self.kernel_op: tile.KernelOp | None = None
         self.macro_depth = 0  # > 0 while a T.macro's body is inlined
         self.macro_result: Any = None
-        self.eager_inputs: list[TensorInput] = []
+        self.eager_inputs: list[EagerTensor] = []
 
     # ------------------------------------------------------------------ errors and locations
 
@@ -1572,27 +1564,37 @@ def build_prim_func(prim: T.PrimFunc, out_idx: list[int] | None = None) -> Front
     return builder.finish(module, fn, block)
 
 
-def build_eager(fn: Callable, inputs: list[TensorInput], constants: dict[str, Any],
-                symbol_values: dict[str, int]) -> FrontendResult:
-    """The tile IR of an eager `@tilec.jit` kernel, specialized on its arguments."""
-    source = parse_kernel(fn)
-    builder = KernelBuilder(source, fn.__name__)
+def build_eager(source: KernelSource, prologue: Prologue) -> FrontendResult:
+    """The tile IR of an eager `@tilec.jit` kernel whose prologue ran: its locals start the
+    kernel's names (tensors and T.empty outputs become the function's parameters), the
+    statements after it are built here."""
+    builder = KernelBuilder(source, source.fn.__name__)
     builder.eager = True
-    builder.symbol_values = dict(symbol_values)
-    builder.eager_inputs = list(inputs)
+    builder.symbol_values = dict(prologue.sizes)
+    builder.eager_inputs = list(prologue.inputs)
     statements = source.tree.body
     for statement in statements[:-1]:
         if isinstance(statement, ast.Return):
             builder.error(statement, "return must be the last statement of the kernel")
     with builder.context, builder.location(source.tree):
-        types = [tensor_type(t.shape, t.dtype) for t in inputs]
+        types = [tensor_type(t.shape, t.dtype) for t in prologue.inputs]
     module, function, block = builder.build_function(types)
     with builder.context, builder.location(source.tree), ir.InsertionPoint(block):
-        for argument, tensor in zip(block.arguments, inputs, strict=True):
-            builder.scopes[0][tensor.name] = builder.add_tensor_param(
-                block, tensor.name, tensor.shape, tensor.dtype, False, argument)
-        builder.scopes[0].update(constants)
-        builder.body(statements)
+        buffers: dict[int, Buffer] = {}
+        for argument, tensor in zip(block.arguments, prologue.inputs, strict=True):
+            buffer = builder.add_tensor_param(block, tensor.name, tensor.shape, tensor.dtype,
+                                              False, argument)
+            buffers.update((id(value), buffer) for value in tensor.stands_for)
+        for output in prologue.outputs:
+            buffer = builder.add_tensor_param(block, "", output.shape, output.dtype, True)
+            builder.outputs.append(buffer)
+            buffers[id(output)] = buffer
+        for name, value in prologue.namespace.items():
+            builder.bind(name, _as_buffers(value, buffers), source.tree)
+        for number, output in enumerate(builder.outputs):
+            if not output.name:  # an output no local of the prologue names
+                builder.bind(f"output{number}", output, source.tree)
+        builder.body(statements[prologue.statements:])
     created = [o.name for o in builder.outputs]
     returned = builder.returned or []
     for name in created:
@@ -1602,3 +1604,12 @@ def build_eager(fn: Callable, inputs: list[TensorInput], constants: dict[str, An
         builder.error(statements[-1], f"return the outputs in the order they were created "
                                       f"with T.empty: {', '.join(created)}")
     return builder.finish(module, function, block)
+
+
+def _as_buffers(value: Any, buffers: dict[int, Buffer]) -> Any:
+    """A prologue value with its tensors (also inside tuples and lists) as the kernel's buffers."""
+    if id(value) in buffers:
+        return buffers[id(value)]
+    if type(value) in (tuple, list):
+        return type(value)(_as_buffers(v, buffers) for v in value)
+    return value

@@ -1,8 +1,9 @@
 """Which sizes of an eager kernel's tensors are its `T.const` symbols, read from the AST.
 
-In `T.copy(A[by * block_M, k * block_K], A_shared)`, `by` runs over `T.ceildiv(M, block_M)`
-and `k` over `T.ceildiv(K, block_K)`: A's shape is (M, K). Annotations in the body
-(`A: T.Tensor((M, K), T.float16)`) say it directly. Pure Python: no MLIR needed.
+Annotations in the body (`A: T.Tensor((M, K), T.float16)`) say it directly when the prologue
+runs (see prologue); a kernel without them is read here: in
+`T.copy(A[by * block_M, k * block_K], A_shared)`, `by` runs over `T.ceildiv(M, block_M)` and
+`k` over `T.ceildiv(K, block_K)`, so A's shape is (M, K). Pure Python: no MLIR needed.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ class EagerSignature:
     symbols: dict[str, int] = field(default_factory=dict)  # symbol -> line of its T.const
     dynamic: dict[str, str] = field(default_factory=dict)  # T.dynamic variable -> its name
     dims: dict[str, dict[int, str]] = field(default_factory=dict)  # tensor -> axis -> symbol
-    annotations: dict[str, ast.Call] = field(default_factory=dict)  # tensor -> T.Tensor(...)
     dtype_hints: dict[str, ast.expr] = field(default_factory=dict)  # tensor -> dtype expression
 
 
@@ -49,7 +49,7 @@ def _extents(call: ast.Call) -> list[ast.expr]:
 
 
 def analyze_eager(tree: ast.FunctionDef, tensors: list[str]) -> EagerSignature:
-    """Collect T.const symbols and bind tensor dimensions to them."""
+    """Collect T.const symbols and bind tensor dimensions to them by indexing."""
     signature = EagerSignature()
     index_extents: dict[str, ast.expr] = {}
     allocations: dict[str, ast.expr] = {}
@@ -88,11 +88,6 @@ def analyze_eager(tree: ast.FunctionDef, tensors: list[str]) -> EagerSignature:
         if (symbol := _symbol_of_extent(extent, signature.symbols)) is not None
     }
     for node in ast.walk(tree):
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            name = node.target.id
-            if name in tensors and _callee_name(node.annotation) in ("Tensor", "Buffer"):
-                signature.annotations[name] = node.annotation
-                _bind_annotation(signature, name, node.annotation)
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
             if node.value.id in tensors:
                 _bind_subscript(signature, node, index_symbols)
@@ -135,16 +130,6 @@ def _bind_subscript(signature: EagerSignature, node: ast.Subscript,
                  if isinstance(n, ast.Name) and n.id in index_symbols}
         if len(found) == 1:
             signature.dims.setdefault(tensor, {}).setdefault(axis, found.pop())
-
-
-def _bind_annotation(signature: EagerSignature, tensor: str, annotation: ast.Call) -> None:
-    shape = annotation.args[0] if annotation.args else None
-    if isinstance(shape, (ast.Tuple, ast.List)):
-        for axis, dim in enumerate(shape.elts):
-            if isinstance(dim, ast.Name) and dim.id in signature.symbols:
-                signature.dims.setdefault(tensor, {})[axis] = dim.id
-    if len(annotation.args) > 1:
-        signature.dtype_hints[tensor] = annotation.args[1]
 
 
 def _hint_dtype(signature: EagerSignature, operands: list[ast.expr], tensors: list[str],

@@ -13,6 +13,7 @@ import builtins
 import functools
 import inspect
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -153,9 +154,14 @@ class Symbol:
         return f"T.dynamic({self.name!r})"
 
 
-def dynamic(name: str, dtype: Any = "int32") -> Symbol:
-    """A symbolic size bound from the arguments' shapes at call time."""
-    return Symbol(name, DType(dtype))
+def dynamic(name: str, dtype: Any = "int32") -> Symbol | tuple[Symbol, ...]:
+    """A symbolic size bound from the arguments' shapes at call time; `T.dynamic("M, N")`
+    gives one per name."""
+    element = DType(dtype)
+    names = [n for n in name.replace(",", " ").split() if n]
+    if len(names) > 1:
+        return tuple(Symbol(n, element) for n in names)
+    return Symbol(name.strip(), element)
 
 
 symbolic = dynamic
@@ -255,6 +261,11 @@ def _where(fn: Callable) -> tuple[str | None, int | None]:
 # ---------------------------------------------------------------------------------------------
 # markers: recognized by the frontend inside a kernel, an error anywhere else
 
+# While an eager kernel's prologue (its Python before `with T.Kernel`) runs, the frontend
+# answers the markers called there (T.const, T.empty, T.ceildiv of sizes) through this.
+prologue_handler: ContextVar[Callable[[Callable, tuple, dict], Any] | None] = ContextVar(
+    "tilec_prologue_handler", default=None)
+
 
 def _intrinsic(fn: Callable) -> Callable:
     """Tag `fn` so the frontend knows it (it binds calls against `fn`'s signature); called
@@ -263,6 +274,9 @@ def _intrinsic(fn: Callable) -> Callable:
     @functools.wraps(fn)
     def outside_a_kernel(*args: Any, **kwargs: Any) -> Any:
         fn(*args, **kwargs)
+        handler = prologue_handler.get()
+        if handler is not None:
+            return handler(fn, args, kwargs)
         raise _outside(fn.__name__)
 
     outside_a_kernel.__tilec_op__ = fn.__name__  # type: ignore[attr-defined]
@@ -383,6 +397,9 @@ def ceildiv(a: Any, b: Any) -> Any:
     """(a + b - 1) // b; plain Python ints are folded right away."""
     if isinstance(a, builtins.int) and isinstance(b, builtins.int):
         return -(-a // b)
+    handler = prologue_handler.get()
+    if handler is not None:
+        return handler(ceildiv, (a, b), {})
     raise _outside("ceildiv")
 
 
