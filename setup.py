@@ -35,6 +35,8 @@ setup(
         "tilec.language",
         "tilec.frontend",
         "tilec.runtime",
+        "tilec.carver",
+        "tilec.carver.roller",
         "tilec.compiler",
         "tilec.compiler.passes",
         "tilec.compiler.targets",

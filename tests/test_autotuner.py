@@ -306,3 +306,29 @@ def test_from_kernel_chain(tmp_path, monkeypatch, rng):
     a, b = randn((M, K), torch.float32, rng), randn((N, K), torch.float32, rng)
     c = result.kernel.get_profiler().run_poisoned(a, b)
     torch.testing.assert_close(c.double(), a.double() @ b.double().T, rtol=1e-4, atol=1e-4)
+
+
+def test_star_import_gives_tilelangs_names():
+    names: dict = {}
+    exec("from tilec.autotuner import *", names)  # as TileLang's examples import it
+    assert {"autotune", "AutoTuner", "AutotuneResult"} <= set(names)
+    assert "T" not in names and "cache" not in names
+
+
+def test_supply_prog_and_cached_inputs(tmp_path, monkeypatch, rng):
+    """supply_prog makes the inputs (from the kernel's input parameters); with
+    cache_input_tensors every configuration is checked and timed on the same ones."""
+    _fresh_cache(tmp_path, monkeypatch)
+    supplied = []
+
+    def supply(params):
+        supplied.append([p.name for p in params])
+        return [randn(tuple(params[0].shape), torch.float32, rng)]
+
+    tuned = tilec.autotune(configs=[{"block_M": 8}, {"block_M": 16}], supply_prog=supply,
+                           cache_input_tensors=True, ref_prog=lambda x: x * 1.5 + 1,
+                           **QUICK)(affine.fn)
+    x = randn((16, 8), torch.float32, rng)
+    torch.testing.assert_close(tuned(x, scale=1.5).double(), _affine_reference(x, 1.5),
+                               rtol=1e-6, atol=1e-6)
+    assert supplied == [["X"]]

@@ -88,6 +88,11 @@ def accumulator_store(gemm: ir.Operation, kernel: ir.Operation) -> ir.Operation 
     return found[0] if len(found) == 1 else None
 
 
+def tma_store_columns(block_n: int) -> int:
+    """Columns of C an sm_90a epilogue stages at a time for a block_n-wide tile."""
+    return 128 if block_n % 128 == 0 else 64
+
+
 def store_decision(target: TargetDescription, store: ir.Operation
                    ) -> dict[str, DecisionValue] | None:
     """The epilogue mechanism of one accumulator store, None when its rows do not allow one."""
@@ -95,8 +100,8 @@ def store_decision(target: TargetDescription, store: ir.Operation
     if target.has_wgmma and target.has_tma:  # the wgmma kernel's TMA-store epilogue
         if not row_pitch_aligned(dst):  # TMA boxes start anywhere; strides are 16-byte multiples
             return None
-        columns = 128 if dst_box[-1] % 128 == 0 else 64
-        return {"kind": "tma", "columns": columns, "swizzle": TMA_SWIZZLE}
+        return {"kind": "tma", "columns": tma_store_columns(dst_box[-1]),
+                "swizzle": TMA_SWIZZLE}
     if not box_rows_aligned(dst, dst_offsets, dst_box):
         return None
     return {"kind": "shared-staged", "vector_bytes": STAGED_VECTOR_BYTES}
