@@ -382,3 +382,104 @@ def test_annotation_of_a_name_that_is_no_parameter() -> None:
     with pytest.raises(tilec.TilecError, match=here("scratch: T.Tensor((N,)") +
                        r" 'scratch' is not a tensor parameter of the kernel"):
         annotates_a_local(torch.randn(8))
+
+
+# ---------------------------------------------------------------------------------------------
+# several `with T.Kernel` blocks: one launch each, in order, with the same arguments
+
+
+@tilec.jit(target=TARGET)
+def normalize_rows(X, block=8):
+    M, N = T.const("M, N")
+    X: T.Tensor((M, N), T.float32)
+    norms = T.empty((M,), T.float32)
+    with T.Kernel(T.ceildiv(M, block), threads=block) as bx:  # launch 1: row norms
+        for i in T.Parallel(block):
+            if bx * block + i < M:
+                total = T.alloc_var(T.float32, 0.0)
+                for j in T.serial(N):
+                    total += X[bx * block + i, j] * X[bx * block + i, j]
+                norms[bx * block + i] = T.sqrt(total)
+    Y = T.empty((M, N), T.float32)
+    with T.Kernel(M, threads=32) as row:  # launch 2 reads what launch 1 wrote
+        for j in T.serial(N):
+            Y[row, j] = X[row, j] / norms[row] + norms[M - 1 - row]
+    return norms, Y
+
+
+def test_kernel_blocks_launch_in_order(rng: torch.Generator) -> None:
+    x = randn((21, 6), torch.float32, rng)
+    norms, y = normalize_rows(x)
+    expected = x.double().norm(dim=1)
+    assert_close(norms, expected, torch.float32)
+    assert_close(y, x.double() / expected[:, None] + expected.flip(0)[:, None], torch.float32)
+    artifact = normalize_rows.compile(x).artifact
+    assert [k.launch["grid"] for k in artifact.kernels] == [[3], [21]]
+    assert [k.launch["threads"] for k in artifact.kernels] == [[8], [32]]
+    assert artifact.asm["tile"].count("tile.kernel") == 2
+
+
+def test_kernel_blocks_round_trip_through_the_disk_cache(rng: torch.Generator,
+                                                         tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    x = randn((9, 4), torch.float32, rng)
+    compiled = normalize_rows.compile(x, block=4)
+    tilec.cache.clear_memory()
+    from tilec.runtime.artifact import Artifact
+
+    (entry,) = tmp_path.iterdir()
+    loaded = Artifact.load(entry)
+    assert [k.name for k in loaded.kernels] == ["normalize_rows_0", "normalize_rows_1"]
+    assert [k.binary for k in loaded.kernels] == [k.binary for k in compiled.artifact.kernels]
+    norms, _ = tilec.JITKernel(loaded, compiled.location)(x)
+    assert_close(norms, x.double().norm(dim=1), torch.float32)
+
+
+def test_kernel_blocks_compile_for_cuda() -> None:
+    kernel = normalize_rows.compile(T.Tensor((64, 16), T.float32), target="cuda:sm_90a")
+    assert [k.launch["entry"] for k in kernel.artifact.kernels] == [
+        "normalize_rows_0", "normalize_rows_1"]
+    source = kernel.get_kernel_source()
+    assert ".entry normalize_rows_0" in source and ".entry normalize_rows_1" in source
+
+
+def prim_two_kernels(N, block=16):
+    @T.prim_func
+    def main(A: T.Tensor((N,), T.float32), B: T.Tensor((N,), T.float32),
+             C: T.Tensor((N,), T.float32)):
+        with T.Kernel(T.ceildiv(N, block), threads=block) as bx:
+            for i in T.Parallel(block):
+                if bx * block + i < N:
+                    B[bx * block + i] = A[bx * block + i] + 1.0
+        with T.Kernel(T.ceildiv(N, block), threads=block) as bx:
+            for i in T.Parallel(block):
+                if bx * block + i < N:
+                    C[bx * block + i] = B[N - 1 - bx * block - i] * A[bx * block + i]
+
+    return main
+
+
+@pytest.mark.parametrize("out_idx", [[1, 2], (-2, -1), [2, 1]])
+def test_prim_func_with_kernel_blocks_and_out_idx_forms(out_idx, rng: torch.Generator) -> None:
+    kernel = tilec.compile(prim_two_kernels(37), out_idx=out_idx, target=TARGET)
+    a = randn((37,), torch.float32, rng)
+    b, c = kernel(a)
+    assert_close(b, a.double() + 1.0, torch.float32)
+    assert_close(c, (a.double() + 1.0).flip(0) * a.double(), torch.float32)
+
+
+def test_out_idx_forms() -> None:
+    assert tilec.compile(prim_two_kernels(8), out_idx=-1, target=TARGET).out_idx == [2]
+    assert tilec.compile(prim_two_kernels(8), out_idx=None, target=TARGET).out_idx == []
+    with pytest.raises(tilec.TilecError, match=r"out_idx \[3\]: 3 is not the position of one of "
+                       r"the kernel's 3 parameters"):
+        tilec.compile(prim_two_kernels(8), out_idx=[3], target=TARGET)
+    with pytest.raises(tilec.TilecError, match=r"names a parameter twice"):
+        tilec.compile(prim_two_kernels(8), out_idx=[2, -1], target=TARGET)
+
+
+def test_out_idx_on_an_eager_kernel_is_an_error() -> None:
+    eager = tilec.jit(out_idx=[-1], target=TARGET)(normalize_rows.fn)
+    with pytest.raises(tilec.TilecError, match=r"out_idx is for a jit function that returns a "
+                       r"@T.prim_func; an eager kernel returns the tensors it makes with T.empty"):
+        eager(torch.randn(4, 4))

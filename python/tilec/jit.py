@@ -405,7 +405,8 @@ def prim_func_specialization(prim: T.PrimFunc, out_idx: Sequence[int] | int | No
                              target: str | None, extra_key: dict | None = None) -> Specialization:
     from tilec.frontend.source import source_text
 
-    out = _normalize_out_idx(out_idx)
+    out = _normalize_out_idx(out_idx, len(inspect.signature(prim.fn).parameters),
+                             _code_location(prim.fn))
     resolved = resolve_target(target)
     annotations = {k: repr(v) for k, v in getattr(prim.fn, "__annotations__", {}).items()}
     parts = {"kind": "prim_func", "source": source_text(prim.fn), "macros":
@@ -421,10 +422,22 @@ def prim_func_specialization(prim: T.PrimFunc, out_idx: Sequence[int] | int | No
     return Specialization(parts, build, _code_location(prim.fn), resolved)
 
 
-def _normalize_out_idx(out_idx: Sequence[int] | int | None) -> list[int]:
+def _normalize_out_idx(out_idx: Sequence[int] | int | None, count: int,
+                       location: tuple[str, int]) -> list[int]:
+    """`out_idx` as TileLang takes it (an int, a list or tuple of ints, None; negative from the
+    end) as parameter positions, each checked against the `count` parameters."""
     if out_idx is None:
         return []
-    return [out_idx] if isinstance(out_idx, int) else list(out_idx)
+    indices = [out_idx] if isinstance(out_idx, int) else list(out_idx)
+    positions = []
+    for index in indices:
+        if not isinstance(index, int) or isinstance(index, bool) or not -count <= index < count:
+            raise TilecError(f"out_idx {out_idx!r}: {index!r} is not the position of one of the "
+                             f"kernel's {count} parameters", *location)
+        positions.append(index % count)
+    if len(set(positions)) != len(positions):
+        raise TilecError(f"out_idx {out_idx!r} names a parameter twice", *location)
+    return positions
 
 
 def compile(func: T.PrimFunc, out_idx: Sequence[int] | int | None = None,  # noqa: A001
@@ -545,6 +558,10 @@ class JITFunction:
     def _eager_specialization(self, args: tuple, kwargs: dict,
                               target: str | None) -> Specialization:
         """Run the prologue with these arguments; the key is its sizes, tensors, constants."""
+        if self.out_idx is not None:
+            raise TilecError(f"kernel '{self.fn.__name__}': out_idx is for a jit function that "
+                             "returns a @T.prim_func; an eager kernel returns the tensors it "
+                             "makes with T.empty", *self.location)
         resolved = resolve_target(target or self.target)
         signature = self.signature
         parameters = signature.parameters

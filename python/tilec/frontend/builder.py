@@ -1,4 +1,5 @@
-"""Python AST -> tile IR (contract 1): one func.func with one tile.kernel, every op located.
+"""Python AST -> tile IR (contract 1): one func.func, a tile.kernel per `with T.Kernel` block
+(launched in order), every op located.
 
 The builder walks the kernel's statements in order. Names bind to plain Python values (folded
 at compile time), Scalars (SSA values, immutable) or Buffers. T.* calls become tile ops; element
@@ -91,7 +92,7 @@ class FrontendResult:
     module: ir.Module
     name: str
     params: list[Param]
-    launch: dict
+    launch: dict  # grid and threads; {"kernels": [...]}, one per T.Kernel block, for several
     context: ir.Context
 
 
@@ -109,9 +110,8 @@ class KernelBuilder:
         self.outer = source.outer_names()
         self.scopes: list[dict[str, Any]] = [{}]
         self.in_kernel = False
-        self.kernel_count = 0
         self.params: list[Param] = []
-        self.launch: dict[str, Any] = {}
+        self.launches: list[dict[str, Any]] = []  # one per `with T.Kernel`, in launch order
         self.symbols: dict[str, Scalar] = {}
         self.symbol_values: dict[str, int] = {}
         self.outputs: list[Buffer] = []
@@ -150,7 +150,7 @@ class KernelBuilder:
 
     def finish(self, module: ir.Module, fn: func.FuncOp, block: ir.Block) -> FrontendResult:
         tree = self.source.tree
-        if self.kernel_count == 0:
+        if not self.launches:
             self.error(tree, f"kernel '{self.name}' has no `with T.Kernel(...)` block")
         with self.context, self.location(tree), ir.InsertionPoint(block):
             func.ReturnOp([])
@@ -160,7 +160,8 @@ class KernelBuilder:
             module.operation.verify()
         except ir.MLIRError as error:
             self._raise_diagnostic(error)
-        return FrontendResult(module, self.name, self.params, self.launch, self.context)
+        launch = self.launches[0] if len(self.launches) == 1 else {"kernels": self.launches}
+        return FrontendResult(module, self.name, self.params, launch, self.context)
 
     def _raise_diagnostic(self, error: ir.MLIRError) -> NoReturn:
         diagnostic = error.error_diagnostics[0] if error.error_diagnostics else None
@@ -505,12 +506,9 @@ class KernelBuilder:
                              "`with T.Kernel(...)` is allowed)")
         if self.in_kernel:
             self.error(node, "T.Kernel blocks cannot be nested")
-        if self.kernel_count:
-            self.error(node, "a tilec kernel has exactly one `with T.Kernel(...)` block")
-        self.kernel_count += 1
         grid = [self.index_value(g, item.context_expr) for g in spec.grid]
-        self.launch = {"grid": [self.grid_expr(g, item.context_expr) for g in spec.grid],
-                       "threads": spec.threads}
+        self.launches.append({"grid": [self.grid_expr(g, item.context_expr) for g in spec.grid],
+                              "threads": spec.threads})
         op = tile.KernelOp(grid, spec.threads)
         self.kernel_op = op
         names = self.kernel_index_names(item.optional_vars, len(grid), node)

@@ -25,7 +25,16 @@ _OPERATORS: dict[type, Callable[[int, int], int]] = {
 
 
 def load(artifact: Artifact) -> Launcher:
-    """A launcher for `artifact`: `launcher(args, symbols)` runs it on checked arguments."""
+    """A launcher for `artifact`: `launcher(args, symbols)` runs it on checked arguments (an
+    artifact of several kernels launches each in turn)."""
+    if artifact.kernels:
+        launchers = [load(kernel) for kernel in artifact.kernels]
+
+        def in_turn(args: list, symbols: dict) -> None:
+            for launcher in launchers:
+                launcher(args, symbols)
+
+        return in_turn
     family = artifact.target.partition(":")[0]
     try:
         loader = importlib.import_module(f"{__name__}.{family}")

@@ -27,7 +27,11 @@ class Param:
 
 @dataclass
 class Artifact:
-    """What the runtime loads: `binary` is a shared library (cpu), cubin or PTX (cuda)."""
+    """What the runtime loads: `binary` is a shared library (cpu), cubin or PTX (cuda).
+
+    A function with several `with T.Kernel` blocks is one artifact per block in `kernels`
+    (launched in order with the same arguments); it then has no binary of its own.
+    """
 
     name: str
     target: str
@@ -37,16 +41,21 @@ class Artifact:
     asm: dict[str, str] = field(default_factory=dict)  # stage name -> text of that stage
     compiler: str = ""  # fingerprint of the compiler that made it (tilec.cache)
     binary: bytes = b""
+    kernels: list[Artifact] = field(default_factory=list)  # one per T.Kernel block, if several
 
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         (directory / "kernel.bin").write_bytes(self.binary)
-        meta = asdict(self)
-        del meta["binary"]
+        meta = {k: v for k, v in asdict(self).items() if k not in ("binary", "kernels")}
+        meta["kernels"] = len(self.kernels)
+        for number, kernel in enumerate(self.kernels):
+            kernel.save(directory / f"kernel{number}")
         (directory / "kernel.json").write_text(json.dumps(meta, indent=1))
 
     @classmethod
     def load(cls, directory: Path) -> Artifact:
         meta = json.loads((directory / "kernel.json").read_text())
         meta["params"] = [Param(**p) for p in meta["params"]]
+        meta["kernels"] = [cls.load(directory / f"kernel{n}")
+                           for n in range(meta.get("kernels", 0))]
         return cls(**meta, binary=(directory / "kernel.bin").read_bytes())
