@@ -486,10 +486,12 @@ def _tilelang_name(module: str) -> str:
 _REASONS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
     (re.compile(r"No module named '(tilec[\w.]*)'"),
      lambda m: f"{_tilelang_name(m[1])} missing (module)"),
+    (re.compile(r"No module named 'tvm"),
+     lambda m: "tvm imported directly (TileLang bundles TVM; tilec has none)"),
     (re.compile(r"No module named '(\w+)"), lambda m: f"package not installed: {m[1]}"),
     (re.compile(r"cannot import name '(\w+)' from '(tilec[\w.]*)'"),
      lambda m: f"{_tilelang_name(m[2])}.{m[1]} missing"),
-    (re.compile(r"module '(tilec[\w.]*)' has no attribute '(\w+)'"),
+    (re.compile(r"module '(tilec[\w.]*)'(?: from [^>]*>)? has no attribute '(\w+)'"),
      lambda m: f"{_tilelang_name(m[1])}.{m[2]} missing"),
     (re.compile(r"T\.(\w+) is not supported by tilec yet"), lambda m: f"T.{m[1]} not supported"),
     (re.compile(r"(?:type object|^) ?'(\w+)'(?: object)? has no attribute '(\w+)'"),
@@ -696,7 +698,7 @@ def run_suite(examples: Path, mode: str, timeout: float, only: str | None, jobs:
         "settings": {"timeout_s": timeout, "jobs": jobs, "budget_s": budget, "only": only},
         "passed": passed, "failed": len(files) - passed, "total": len(files),
         "by_status": by_status,
-        "failure_reasons": triage(files, FAILING),
+        "failure_reasons": triage(files, FAILING),  # each file under its first error only
         "files": files,
         "left_out_count": len(selection.left_out),
         "left_out": selection.left_out,
@@ -726,6 +728,8 @@ def main() -> None:
                         help="files run at once")
     parser.add_argument("--budget", type=float, default=None, help="seconds for the whole "
                         "suite: files not started by then are recorded as not run")
+    parser.add_argument("--examples-commit", default=None,
+                        help="the TileLang commit DIR was taken from, for the record")
     args = parser.parse_args()
     if args.regroup is not None:
         result = regroup(json.loads(args.regroup.read_text()))
@@ -740,7 +744,7 @@ def main() -> None:
     print(f"tilec {env['tilec_commit']}, torch {env['torch']}, GPU {env['gpu']}", flush=True)
     result = run_suite(args.examples.resolve(), args.mode, args.timeout, args.only, args.jobs,
                        args.budget)
-    result = {**result, "environment": env}
+    result = {**result, "environment": {**env, "tilelang_examples_commit": args.examples_commit}}
     out = args.out or default_output(args.mode, env["gpu"])
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
