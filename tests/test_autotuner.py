@@ -2,6 +2,7 @@
 child processes) and either timed or reported, TileLang's decorator and AutoTuner interfaces."""
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from tilec.autotuner import (
     AutotuneResult,
     AutotuneWarning,
     ProfileArgs,
+    set_autotune_inputs,
     tune_configs,
 )
 from tilec.errors import TilecError
@@ -332,3 +334,75 @@ def test_supply_prog_and_cached_inputs(tmp_path, monkeypatch, rng):
     torch.testing.assert_close(tuned(x, scale=1.5).double(), _affine_reference(x, 1.5),
                                rtol=1e-6, atol=1e-6)
     assert supplied == [["X"]]
+
+
+@tilec.jit(target="cpu")
+def shift(X, block_M=None, offset=1.0):
+    M, N = T.const("M, N")
+    X: T.Tensor((M, N), T.float32)
+    Y = T.empty((M, N), T.float32)
+    with T.Kernel(T.ceildiv(N, 8), T.ceildiv(M, block_M), threads=32) as (bx, by):
+        tile = T.alloc_fragment((block_M, 8), T.float32)
+        T.copy(X[by * block_M, bx * 8], tile)
+        for i, j in T.Parallel(block_M, 8):
+            tile[i, j] = tile[i, j] + offset
+        T.copy(tile, Y[by * block_M, bx * 8])
+    return Y
+
+
+def _tuned_shift(**options):
+    return tilec.autotune(configs=[{"block_M": 8}, {"block_M": 16}], **QUICK, **options)(shift)
+
+
+def test_compile_from_sizes_alone(tmp_path, monkeypatch, rng):
+    """convolution.compile(N=..., C=...) in TileLang's example: sizes as keywords."""
+    _fresh_cache(tmp_path, monkeypatch)
+    x = randn((40, 24), torch.float32, rng)
+    tuned_shift = _tuned_shift()
+    tuned = tuned_shift.compile(M=40, N=24, offset=2.5)
+    explicit = tuned_shift.compile(M=40, N=24, offset=2.5, block_M=8)
+    for kernel in (tuned, explicit):
+        torch.testing.assert_close(kernel.get_profiler().run_poisoned(x), x + 2.5)
+    assert len(tuned_shift.results) == 2
+
+
+def test_a_config_past_its_timeout_is_reported(tmp_path, monkeypatch, rng):
+    _fresh_cache(tmp_path, monkeypatch)
+    calls = []
+
+    def slow_first_reference(x):
+        calls.append(1)
+        if len(calls) == 1:
+            time.sleep(5)
+        return x + 1.0
+
+    tuned = _tuned_shift(timeout=0.5, ref_prog=slow_first_reference)
+    with pytest.warns(AutotuneWarning, match=r"\{'block_M': 8\}: checking and timing took longer"):
+        kernel = tuned.compile(M=16, N=8)
+    x = randn((16, 8), torch.float32, rng)
+    torch.testing.assert_close(kernel.get_profiler().run_poisoned(x), x + 1.0)
+    assert next(iter(tuned.results.values())).config == {"block_M": 16}
+
+
+def test_set_autotune_inputs_are_what_configs_run_on(tmp_path, monkeypatch, rng):
+    _fresh_cache(tmp_path, monkeypatch)
+    x = randn((16, 8), torch.float32, rng)
+    seen = []
+
+    def reference(X):
+        seen.append(X)
+        return X + 1.0
+
+    tuned = _tuned_shift(ref_prog=reference)
+    with set_autotune_inputs(x):
+        tuned.compile(M=16, N=8)
+    assert len(seen) >= 2 and all(tensor is x for tensor in seen)
+
+
+def test_tuning_results_keyed_by_argument_types(tmp_path, monkeypatch, rng):
+    """1, 1.0 and True are one dict key in Python; as kernel arguments they differ."""
+    _fresh_cache(tmp_path, monkeypatch)
+    tuned = _tuned_shift()
+    for offset in (1, 1.0, True):
+        tuned.compile(M=8, N=8, offset=offset)
+    assert len(tuned.results) == 3

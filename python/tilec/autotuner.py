@@ -49,13 +49,14 @@ from tilec.jit import (
 from tilec.runtime.artifact import Artifact
 
 __all__ = ["AutoTuner", "AutotuneResult", "AutotuneWarning", "AutotunedFunction", "Trial",
-           "autotune"]
+           "autotune", "get_autotune_inputs", "set_autotune_inputs"]
 
 Config = dict[str, Any]
 ConfigSource = Sequence[Config] | Callable[..., Sequence[Config]]
 
 COMPILE_TIMEOUT_S = 300.0  # a child compiling longer than this is stopped and reported
 _logger = logging.getLogger(__name__)
+_captured = threading.local()  # set_autotune_inputs' stack, per thread
 
 
 class AutotuneWarning(UserWarning):
@@ -263,11 +264,32 @@ def _deadline(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
+@contextlib.contextmanager
+def set_autotune_inputs(*inputs: Any) -> Iterator[None]:
+    """Within the block, the autotuner checks and times every configuration on these inputs
+    (the kernel's input arguments, in order) instead of generated ones."""
+    if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)):
+        inputs = tuple(inputs[0])
+    stack = _captured.__dict__.setdefault("stack", [])
+    stack.append(list(inputs))
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
+def get_autotune_inputs() -> list[Any] | None:
+    """The inputs of the innermost `set_autotune_inputs` block of this thread, if any."""
+    stack = getattr(_captured, "stack", None)
+    return stack[-1] if stack else None
+
+
 class _Bench:
     """Checks and times kernels with one set of profile settings (inputs shared if asked)."""
 
-    def __init__(self, profile: ProfileArgs):
+    def __init__(self, profile: ProfileArgs, given_inputs: list[Any] | None = None):
         self.profile = profile
+        self.given_inputs = given_inputs  # set_autotune_inputs'
         self.cached_inputs: tuple[Any, list[Any]] | None = None  # (params signature, tensors)
 
     def profiler(self, kernel: JITKernel) -> Any:
@@ -276,6 +298,8 @@ class _Bench:
             tensor_supply_type=supply)
 
     def inputs(self, kernel: JITKernel, profiler: Any) -> list[Any]:
+        if self.given_inputs is not None:
+            return self.given_inputs
         params = [p for p in kernel.params if not p.is_output]
         signature = tuple((p.kind, p.dtype, tuple(p.shape)) for p in params)
         if (self.profile.cache_input_tensors and self.cached_inputs is not None
@@ -367,7 +391,7 @@ def tune_configs(name: str, location: tuple[str, int], configs: list[Config],
                            strict=True))
     finally:
         progress.close()
-    bench = _Bench(profile)
+    bench = _Bench(profile, get_autotune_inputs())
     best: tuple[float, int] | None = None
     progress = _progress(len(kernels), f"timing {name} configurations")
     try:
@@ -445,14 +469,15 @@ def _remaining(configs: list[Config], given: set[str]) -> list[Config]:
 
 
 def _key_value(value: Any) -> Any:
-    """A hashable stand-in for one argument: tensors by shape and dtype."""
+    """A hashable stand-in for one argument: tensors by shape and dtype, other values with
+    their type (True, 1 and 1.0 are equal in Python, not as kernel arguments)."""
     if hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, T.DType):
         return ("tensor", tuple(value.shape), str(value.dtype))
     if isinstance(value, (list, tuple)):
         return tuple(_key_value(v) for v in value)
     if isinstance(value, dict):
         return tuple(sorted((str(k), _key_value(v)) for k, v in value.items()))
-    return value
+    return (type(value).__name__, value)
 
 
 # ---------------------------------------------------------------------------------------------
