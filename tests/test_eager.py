@@ -338,19 +338,45 @@ def test_prologue_exception_names_the_kernel_line() -> None:
 @tilec.jit(target=TARGET)
 def size_read_too_early(A):
     N = T.const("N")  # the error points here
-    if N > 4:  # read before the annotation binds it
-        pass
+    steps = list(range(N))  # N as a number before the annotation binds it
     A: T.Tensor((N,), T.float32)
     B = T.empty((N,), T.float32)
     with T.Kernel(1, threads=32) as _:
-        B[0] = A[0]
+        B[0] = A[len(steps) - 1]
     return B
 
 
-def test_size_read_before_its_annotation() -> None:
+def test_size_read_as_a_number_before_its_annotation() -> None:
     with pytest.raises(tilec.TilecError, match=here("# the error points here") +
                        r" the size 'N' is used as a number before an annotation binds it"):
         size_read_too_early(torch.randn(8))
+
+
+@tilec.jit(target=TARGET)
+def checks_before_annotating(A, block=4):
+    N = T.const("N")
+    blocks = T.ceildiv(N, block)
+    assert N % block == 0, "N must be a multiple of the block"
+    if blocks > 2:  # a condition on a size before the annotation that binds it
+        scale = 2.0
+    else:
+        scale = 3.0
+    A: T.Tensor((N,), T.float32)
+    B = T.empty((N,), T.float32)
+    with T.Kernel(blocks, threads=block) as bx:
+        for i in T.Parallel(block):
+            B[bx * block + i] = A[bx * block + i] * scale
+    return B
+
+
+@pytest.mark.parametrize("length, scale", [(8, 3.0), (16, 2.0)])
+def test_conditions_on_sizes_before_their_annotation(length: int, scale: float,
+                                                     rng: torch.Generator) -> None:
+    a = randn((length,), torch.float32, rng)
+    assert_close(checks_before_annotating(a), a.double() * scale, torch.float32)
+    with pytest.raises(tilec.TilecError, match=here('assert N % block == 0') +
+                       " AssertionError: N must be a multiple of the block"):
+        checks_before_annotating(randn((10,), torch.float32, rng))
 
 
 @tilec.jit(target=TARGET)

@@ -501,7 +501,7 @@ class JITFunction:
         kernel = self._kernels.get(fast_key) if fast_key is not None else None
         if kernel is None:
             try:
-                inspect.signature(self.fn).bind(*args, **kwargs)
+                self.signature.bind(*args, **kwargs)
             except TypeError as error:
                 raise LaunchError(f"{self.fn.__name__}: {error}", *self.location) from None
             kernel = compile_specialization(self.specialize(args, kwargs))

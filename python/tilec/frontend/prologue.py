@@ -28,6 +28,7 @@ from tilec.frontend.source import KernelSource
 _ANNOTATE = "__tilec_annotate__"
 _LOCALS = "__tilec_locals__"
 _MAX_RUNS = 8  # each run but the last binds at least one more size
+_MAX_CONDITIONS = 10_000  # probes read as conditions in one run (a `while` on a size)
 
 
 class _NeedsValue(Exception):
@@ -39,10 +40,12 @@ class _NeedsValue(Exception):
 
 
 class SizeProbe:
-    """A `T.const` size not known yet, or arithmetic on such sizes.
+    """A `T.const` size not known yet, or arithmetic or a comparison on such sizes.
 
-    Arithmetic gives another probe; reading the value (a condition, `range`, `int`) stops the
-    run until an annotation binds the size. Only a bare probe (`name`) binds from a shape.
+    Arithmetic and comparisons give another probe; as a condition a probe counts as true, so
+    the first run goes on to the annotations that bind it (the last run, with ints, decides
+    for real); reading it as a number (`range`, `int`, a format) stops the run. Only a bare
+    probe (`name`) binds from a shape.
     """
 
     __slots__ = ("name", "unknown")
@@ -58,15 +61,23 @@ class SizeProbe:
     def _read(self, *_: Any) -> Any:
         raise _NeedsValue(self.unknown[0])
 
+    def __bool__(self) -> bool:
+        run = T.prologue_handler.get()
+        if not isinstance(run, _Run) or run.count_condition():
+            raise _NeedsValue(self.unknown[0])  # a loop on a size that never ends here
+        return True
+
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _combine
     __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __truediv__ = __rtruediv__ = _combine
+    __pow__ = __rpow__ = __and__ = __rand__ = __or__ = __ror__ = _combine
+    __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = _combine
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _combine
 
     def __neg__(self) -> SizeProbe:
         return SizeProbe(self.unknown)
 
-    __pos__ = __neg__
-    __bool__ = __index__ = __int__ = __float__ = _read
-    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _read
+    __pos__ = __abs__ = __invert__ = __neg__
+    __index__ = __int__ = __float__ = __format__ = _read
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
@@ -213,6 +224,12 @@ class _Run:
         self.learned: dict[str, tuple[int, str]] = {}  # size -> (value, where it was read)
         self.annotated: dict[str, EagerTensor] = {}
         self.outputs: list[OutputTensor] = []
+        self.conditions = 0
+
+    def count_condition(self) -> bool:
+        """One more probe read as a condition; True once there were too many."""
+        self.conditions += 1
+        return self.conditions > _MAX_CONDITIONS
 
     @property
     def concrete(self) -> bool:
