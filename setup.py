@@ -37,6 +37,8 @@ setup(
         "tilec.runtime",
         "tilec.carver",
         "tilec.carver.roller",
+        "tilec.testing",
+        "tilec.utils",
         "tilec.compiler",
         "tilec.compiler.passes",
         "tilec.compiler.targets",

@@ -20,10 +20,16 @@ from tilec.errors import CompileError
 
 @dataclass
 class CompileOptions:
-    """What a stage may consult: the target string ("cpu", "cuda:sm_90a"...) and knobs."""
+    """What a stage may consult: the target string ("cpu", "cuda:sm_90a"...) and knobs.
+
+    `fast_math` runs apply-fast-math before a target's own passes; `disable_tma` keeps the CUDA
+    target's pipelined loops off TMA (both come from the user's pass configs, tilec.transform).
+    """
 
     target: str
     print_ir_after_all: bool = False
+    fast_math: bool = False
+    disable_tma: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property

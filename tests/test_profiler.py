@@ -1,25 +1,175 @@
-"""The profiler on the CPU target: random inputs from the kernel's parameters, perf_counter
-timing, assert_allclose against a reference (and failing against a wrong one)."""
+"""The profiler on the CPU target: inputs drawn as TileLang's TensorSupplyType kinds draw them,
+do_bench's counts, backends and return modes (perf_counter timing), assert_allclose and its
+mismatch ratio."""
 
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import pytest
 import torch
 
 import tilec
+from tilec.errors import TilecError
+from tilec.profiler import Profiler, cupti_available, do_bench, summarize
+from tilec.utils import TensorSupplyType, get_tensor_supply
+from tilec.utils.tensor import random_tensor
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "gpu"))
 
 from frontend_kernels import row_softmax, scale_shift  # noqa: E402
+
+SLEEP_MS = 2.0
+
+
+def sleep() -> None:
+    time.sleep(SLEEP_MS / 1e3)
 
 
 @pytest.fixture
 def softmax_kernel(tmp_path: Path, monkeypatch):
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     return tilec.compile(row_softmax(8, 64), out_idx=[-1], target="cpu")
+
+
+# ----- do_bench ------------------------------------------------------------------------------
+
+
+def test_do_bench_times_in_milliseconds_on_the_host() -> None:
+    times = do_bench(sleep, _n_warmup=1, _n_repeat=6, return_mode="all", device="cpu")
+    assert len(times) == 6 and all(SLEEP_MS <= t < 50 * SLEEP_MS for t in times)
+    assert SLEEP_MS <= do_bench(sleep, warmup=4, rep=10, device="cpu") < 50 * SLEEP_MS
+
+
+def test_warmup_and_rep_are_milliseconds() -> None:
+    calls = []
+
+    def counted() -> None:
+        calls.append(1)
+        sleep()
+
+    do_bench(counted, warmup=6, rep=20, device="cpu")
+    # one first call, five for the estimate, then at most 6 ms and 20 ms of calls
+    assert 1 + 5 + 1 + 1 <= len(calls) <= 1 + 5 + 3 + 10
+    calls.clear()
+    do_bench(counted, _n_warmup=3, _n_repeat=4, device="cpu")
+    assert len(calls) == 1 + 5 + 3 + 4
+
+
+def test_early_stop_returns_the_estimate() -> None:
+    calls = []
+    estimate = do_bench(lambda: calls.append(sleep()), device="cpu", early_stop_baseline=0.5)
+    assert estimate >= SLEEP_MS and len(calls) == 1 + 5
+
+
+def test_summaries_and_quantiles() -> None:
+    times = [4.0, 1.0, 3.0, 2.0]
+    assert summarize(times, None, "mean") == 2.5
+    assert summarize(times, None, "median") == 2.5
+    assert summarize(times, None, "min") == 1.0 and summarize(times, None, "max") == 4.0
+    assert summarize(times, None, "all") == times
+    assert summarize(times, [0.5], "mean") == 2.5
+    assert summarize(times, [0.0, 1.0, 0.25], "mean") == [1.0, 4.0, 1.75]
+    with pytest.raises(TilecError, match="quantiles lie in"):
+        summarize(times, [1.5], "mean")
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"backend": "nvtx"}, "unknown do_bench backend"),
+    ({"return_mode": "p99"}, "unknown do_bench return_mode"),
+    ({"backend": "cupti", "device": "cpu"}, "needs a CUDA device"),
+    ({"backend": "cudagraph", "device": "cpu"}, "needs a CUDA device"),
+])
+def test_do_bench_rejects_what_it_cannot_do(kwargs: dict, message: str) -> None:
+    with pytest.raises(TilecError, match=message):
+        do_bench(sleep, **kwargs)
+
+
+@pytest.mark.skipif(torch.cuda.is_available() or cupti_available(),
+                    reason="checks the fallback where torch's profiler records no GPU kernels")
+def test_cupti_without_cupti_warns_and_falls_back() -> None:
+    from tilec.profiler import _bench_cupti
+
+    with pytest.warns(RuntimeWarning, match="timing with CUDA events instead"):
+        assert _bench_cupti(sleep, torch.empty(4), 2) is None
+
+
+# ----- inputs ----------------------------------------------------------------------------------
+
+
+def draw(kind: TensorSupplyType, dtype: str, n: int = 4096) -> torch.Tensor:
+    return random_tensor(kind, dtype, [n], "cpu")
+
+
+def test_tensor_supply_kinds_draw_as_tilelang() -> None:
+    auto = draw(TensorSupplyType.Auto, "float16").float()
+    assert auto.min() >= -1 and auto.max() < 1 and 0.5 < auto.std() < 0.65
+    assert set(draw(TensorSupplyType.Auto, "int32").tolist()) == {-2, -1, 0, 1, 2}
+    assert set(draw(TensorSupplyType.Integer, "float32").tolist()) == {-2, -1, 0, 1, 2}
+    assert set(draw(TensorSupplyType.Integer, "uint8").tolist()) == {0, 1, 2}
+    assert set(draw(TensorSupplyType.Integer, "bool").tolist()) == {False, True}
+    fp8 = draw(TensorSupplyType.Integer, "float8_e4m3").float()
+    assert torch.equal(fp8, fp8.round()) and fp8.abs().max() <= 128 and fp8.std() > 30
+    normal = draw(TensorSupplyType.Normal, "float32")
+    assert abs(normal.mean() + 1) < 0.1 and abs(normal.std() - 1) < 0.1  # TileLang's mean -1
+    randn = draw(TensorSupplyType.Randn, "bfloat16").float()
+    assert abs(randn.mean()) < 0.1 and abs(randn.std() - 1) < 0.1
+    uniform = draw(TensorSupplyType.Uniform, "float32")
+    assert uniform.min() >= -1 and uniform.max() < 1 and abs(uniform.mean()) < 0.1
+    assert torch.equal(draw(TensorSupplyType.Uniform, "int8"), torch.ones(4096, dtype=torch.int8))
+    assert not draw(TensorSupplyType.Zero, "float16").any()
+    assert draw(TensorSupplyType.One, "int32").eq(1).all()
+    assert draw(TensorSupplyType.Auto, "float16").dtype == torch.float16
+
+
+def test_get_tensor_supply_takes_a_parameter(softmax_kernel) -> None:
+    supply = get_tensor_supply(TensorSupplyType.One, device="cpu")
+    x = supply(softmax_kernel.params[0])
+    assert x.shape == (8, 64) and x.dtype == torch.float32 and x.eq(1).all()
+
+
+def test_get_profiler_takes_the_supply_type(softmax_kernel) -> None:
+    (ones,) = softmax_kernel.get_profiler(TensorSupplyType.One).inputs()
+    assert ones.eq(1).all()
+    profiler = softmax_kernel.get_profiler(tensor_supply_type=TensorSupplyType.Randn)
+    assert profiler.supply_type is TensorSupplyType.Randn
+    assert softmax_kernel.get_profiler().supply_type is TensorSupplyType.Auto
+    with pytest.raises(TilecError, match="takes a tilec.TensorSupplyType"):
+        softmax_kernel.get_profiler("randn")
+    assert tilec.TensorSupplyType is TensorSupplyType
+
+
+def test_inputs_follow_the_parameters(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    kernel = tilec.compile(scale_shift(16, 32), out_idx=[-1], target="cpu")
+    a, scale, shift = kernel.get_profiler().inputs()
+    assert a.shape == (16, 32) and scale.shape == (16,) and shift.shape == (32,)
+    assert a.dtype == torch.float32 and a.std() > 0.5  # uniform in [-1, 1), never zeros
+
+
+# ----- the profiler object -----------------------------------------------------------------------
+
+
+def test_run_once_and_func(softmax_kernel) -> None:
+    profiler = softmax_kernel.get_profiler(TensorSupplyType.One)
+    assert profiler.func is softmax_kernel
+    torch.testing.assert_close(profiler.run_once(), torch.full((8, 64), 1 / 64))
+    assert profiler.run_once(lambda x: x.sum()).item() == 8 * 64
+
+
+def test_do_bench_times_the_kernel_and_a_function(softmax_kernel) -> None:
+    profiler = softmax_kernel.get_profiler()
+    kernel_ms = profiler.do_bench(n_warmup=1, n_repeat=5)
+    torch_ms = profiler.do_bench(lambda x: torch.softmax(x, dim=1), warmup=1, rep=5,
+                                 backend="event", return_mode="median")
+    assert kernel_ms > 0 and torch_ms > 0
+    x = torch.randn(8, 64)
+    assert len(profiler.do_bench(input_tensors=[x], n_repeat=3, return_mode="all")) == 3
+    with pytest.raises(TilecError, match="needs a CUDA device"):
+        profiler.do_bench(backend="cupti")
+    assert isinstance(tilec.Profiler(softmax_kernel), Profiler)
 
 
 def test_assert_allclose_accepts_the_right_reference(softmax_kernel) -> None:
@@ -29,20 +179,19 @@ def test_assert_allclose_accepts_the_right_reference(softmax_kernel) -> None:
 
 def test_assert_allclose_rejects_a_wrong_reference(softmax_kernel) -> None:
     profiler = softmax_kernel.get_profiler()
-    with pytest.raises(AssertionError, match="elements differ"):
+    with pytest.raises(AssertionError, match="output 0: .* elements mismatched"):
         profiler.assert_allclose(lambda x: torch.softmax(x.double(), dim=0))
 
 
-def test_do_bench_times_the_kernel_and_a_function(softmax_kernel) -> None:
+def test_assert_allclose_reports_the_mismatch_ratio(softmax_kernel) -> None:
+    def one_row_wrong(x: torch.Tensor) -> torch.Tensor:
+        expected = torch.softmax(x.double(), dim=1)
+        expected[3] += 1.0
+        return expected
+
     profiler = softmax_kernel.get_profiler()
-    kernel_ms = profiler.do_bench(n_warmup=1, n_repeat=5)
-    torch_ms = profiler.do_bench(lambda x: torch.softmax(x, dim=1), warmup=1, rep=5)
-    assert kernel_ms > 0 and torch_ms > 0
+    profiler.assert_allclose(one_row_wrong, atol=1e-5, rtol=1e-5, max_mismatched_ratio=0.2)
+    with pytest.raises(AssertionError, match=r"64 of 512 elements mismatched \(12.5000%; at "
+                                             r"most 10.0000% allowed"):
+        profiler.assert_allclose(one_row_wrong, atol=1e-5, rtol=1e-5, max_mismatched_ratio=0.1)
 
-
-def test_inputs_follow_the_parameters(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
-    kernel = tilec.compile(scale_shift(16, 32), out_idx=[-1], target="cpu")
-    a, scale, shift = kernel.get_profiler().inputs()
-    assert a.shape == (16, 32) and scale.shape == (16,) and shift.shape == (32,)
-    assert a.dtype == torch.float32 and a.std() > 0.5  # random normals, never zeros

@@ -18,6 +18,7 @@ from tilec.compiler.targets.description import DEFAULT_CUDA_ARCH, TargetDescript
 from tilec.errors import CompileError
 
 ARCH_ATTR = "tile.arch"  # module attribute the cuda target sets before the scheduling passes
+DISABLE_TMA_ATTR = "tile.disable_tma"  # unit module attribute: no TMA ring (the user's configs)
 PIPELINE_ATTR = "tile.pipeline"  # on tile.pipelined, written by pipeline-async-copies
 TMA_PIPELINE = "tma-mbarrier"  # its `mechanism` when TMA loads feed wgmma through mbarriers
 

@@ -25,7 +25,9 @@ copies get `tile.async`:
   row pitch, box rows and column offset all 16-byte multiples) get `tile.async = "cp.async"`;
   the others stay synchronous. KT = the user's block_K, S = max(2, num_stages).
 
-A loop none of whose copies can go asynchronously is left alone.
+A loop none of whose copies can go asynchronously is left alone. A module with the unit
+attribute `tile.disable_tma` (the CUDA target sets it when the user's pass configs disable TMA
+lowering or warp specialization) gets no TMA ring: every loop is scheduled by cp.async.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from tilec.compiler.passes._ir_walk import (
     walk,
 )
 from tilec.compiler.passes._scheduling import (
+    DISABLE_TMA_ATTR,
     OPERAND_TYPES,
     PIPELINE_ATTR,
     TMA_PIPELINE,
@@ -241,19 +244,21 @@ class PipelineAsyncCopies(TilePass):
 
     def run(self, module: ir.Module) -> None:
         target = target_description(module, self.arch, self.name)
+        tma = target.has_wgmma and target.has_tma and (
+            DISABLE_TMA_ATTR not in module.operation.attributes)
         for kernel in kernels(module):
             for loop in walk(kernel):
                 if loop.name == "tile.pipelined":
-                    self._schedule(loop, kernel, target, module.context)
+                    self._schedule(loop, kernel, target, tma, module.context)
 
     @staticmethod
-    def _schedule(loop: ir.Operation, kernel: ir.Operation, target: TargetDescription,
+    def _schedule(loop: ir.Operation, kernel: ir.Operation, target: TargetDescription, tma: bool,
                   context: ir.Context) -> None:
         copies = _global_copies(loop)
         if not copies:
             return
         num_stages = ir.IntegerAttr(loop.attributes["num_stages"]).value
-        ring = wgmma_loop(loop, copies) if target.has_wgmma and target.has_tma else None
+        ring = wgmma_loop(loop, copies) if tma else None
         stages = 0 if ring is None else tma_stages(
             ring, gemm_k_extent(ring.gemm), num_stages, kernel, target.max_shared_bytes)
         if stages:

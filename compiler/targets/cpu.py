@@ -5,6 +5,7 @@ used to check numerics on machines without a GPU.
 
 Stages ("tile" is the frontend's IR, added by the driver):
   loops   tile passes: lower-tile-ops-to-loops, lower-tile-structure-to-scf, prepare-cpu-entry
+          (apply-fast-math first when the options ask for fast math)
   llvm    upstream MLIR passes down to the LLVM dialect (f16/bf16/float8 math done in f32,
           float8 conversions expanded by expand-narrow-float-conversions)
   llvmir  LLVM IR text (what `get_kernel_source()` shows for the CPU); bf16 values as i16
@@ -172,8 +173,10 @@ def _codegen(llvm_ir: str, options: CompileOptions) -> HostCode:
 
 def stages(options: CompileOptions) -> list[Stage]:
     """The CPU target's stages after "tile"."""
+    fast_math = ("apply-fast-math",) if options.fast_math else ()
     return [
-        tile_passes("loops", TILE_PASSES, "tile ops as scf loops over memrefs; C entry"),
+        tile_passes("loops", fast_math + TILE_PASSES,
+                    "tile ops as scf loops over memrefs; C entry"),
         Stage("llvm", _to_llvm_dialect, "narrow floats computed in f32; LLVM dialect"),
         Stage("llvmir", _translate, "LLVM IR text"),
         Stage("asm", _codegen, "host assembly and object code (llvmlite, -O2)"),

@@ -1,7 +1,8 @@
 """The CUDA target: tile → gpu (SIMT) → NVVM/LLVM dialect → PTX → cubin (ptxas), sm_80 / sm_90a.
 
 Stages ("tile" is the frontend's IR, added by the driver):
-  tile-schedule  canonicalize + cse, module attribute `tile.arch`, then the scheduling passes,
+  tile-schedule  canonicalize + cse, module attribute `tile.arch` (and `tile.disable_tma` when
+             the options say so), apply-fast-math with fast math, then the scheduling passes,
              which only annotate ops with their decisions (tile.* attributes):
              infer-mma-layout (tensor-core instruction and warp split of each gemm),
              select-shared-swizzle (shared operand layouts), select-epilogue-store (how the
@@ -46,7 +47,7 @@ from mlir import ir
 from mlir.dialects import gpu
 
 from tilec.compiler.passes._ir_walk import op_error, walk
-from tilec.compiler.passes._scheduling import ARCH_ATTR
+from tilec.compiler.passes._scheduling import ARCH_ATTR, DISABLE_TMA_ATTR
 from tilec.compiler.passes.lower_gemm_to_tensorcore import LAUNCH_ATTR
 from tilec.compiler.pipeline import (
     CompileOptions,
@@ -161,7 +162,10 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
     # folded index arithmetic first: fragment accesses must index by T.Parallel's variables
     run_pass_pipeline(module, "canonicalize,cse", options)
     module.operation.attributes[ARCH_ATTR] = ir.StringAttr.get(target_of(options).name)
-    tile_passes("tile-schedule", SCHEDULE_PASSES).run(module, options)
+    if options.disable_tma:
+        module.operation.attributes[DISABLE_TMA_ATTR] = ir.UnitAttr.get()
+    fast_math = ("apply-fast-math",) if options.fast_math else ()
+    tile_passes("tile-schedule", fast_math + SCHEDULE_PASSES).run(module, options)
 
 
 def _tile_cuda(module: ir.Module, options: CompileOptions) -> None:

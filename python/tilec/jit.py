@@ -16,13 +16,14 @@ import inspect
 import linecache
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import tilec.language as T
 from tilec import cache
 from tilec.errors import LaunchError, TilecError
 from tilec.runtime.artifact import Artifact, Param
+from tilec.transform import codegen_settings, ignored_pass_configs, normalize_pass_configs
 
 
 def _torch() -> Any:
@@ -112,12 +113,15 @@ class JITKernel:
     """A compiled kernel: call it with the inputs, get the outputs back.
 
     `asm[stage]` holds every stage's text; `get_kernel_source()` the final device source.
+    `pass_configs` are the configs it was compiled with (TileLang's string keys).
     """
 
-    def __init__(self, artifact: Artifact, location: tuple[str, int]):
+    def __init__(self, artifact: Artifact, location: tuple[str, int],
+                 pass_configs: dict[str, Any] | None = None):
         self.artifact = artifact
         self.params: list[Param] = list(artifact.params)
         self.location = location
+        self.pass_configs = dict(pass_configs or {})
         self._launcher: Callable[[list, dict], None] | None = None
         self._plan: _CallPlan | None = None
 
@@ -132,6 +136,11 @@ class JITKernel:
     @property
     def asm(self) -> dict[str, str]:
         return self.artifact.asm
+
+    @property
+    def ignored_pass_configs(self) -> dict[str, Any]:
+        """The pass configs that did not change this kernel (tilec.transform says which do)."""
+        return ignored_pass_configs(self.pass_configs, self.target)
 
     @property
     def out_idx(self) -> list[int]:
@@ -336,9 +345,12 @@ class Specialization:
     build: Callable[[], Any]  # -> tilec.frontend.builder.FrontendResult
     location: tuple[str, int]
     target: str
+    pass_configs: dict[str, Any] = field(default_factory=dict)  # normalized (tilec.transform)
 
     @functools.cached_property
     def key(self) -> str:
+        if self.pass_configs:
+            return cache.cache_key({**self.key_parts, "pass_configs": self.pass_configs})
         return cache.cache_key(self.key_parts)
 
 
@@ -352,12 +364,14 @@ def compile_specialization(spec: Specialization) -> JITKernel:
         from tilec.compiler.driver import compile_module
 
         result = spec.build()
+        settings = codegen_settings(spec.pass_configs)
         artifact = compile_module(result.module, result.params, spec.target,
-                                  launch=result.launch)
+                                  launch=result.launch, fast_math=settings.fast_math,
+                                  disable_tma=settings.disable_tma)
         cache.store(spec.key, artifact)
     kernel = _kernel_objects.get(spec.key)
     if kernel is None or kernel.artifact is not artifact:
-        kernel = JITKernel(artifact, spec.location)
+        kernel = JITKernel(artifact, spec.location, spec.pass_configs)
         if cache.is_enabled():
             _kernel_objects[spec.key] = kernel
     return kernel
@@ -402,7 +416,8 @@ def _environment_values(prim: T.PrimFunc) -> dict[str, str]:
 
 
 def prim_func_specialization(prim: T.PrimFunc, out_idx: Sequence[int] | int | None,
-                             target: str | None, extra_key: dict | None = None) -> Specialization:
+                             target: str | None, extra_key: dict | None = None,
+                             pass_configs: dict[str, Any] | None = None) -> Specialization:
     from tilec.frontend.source import source_text
 
     out = _normalize_out_idx(out_idx, len(inspect.signature(prim.fn).parameters),
@@ -419,7 +434,8 @@ def prim_func_specialization(prim: T.PrimFunc, out_idx: Sequence[int] | int | No
 
         return build_prim_func(prim, out)
 
-    return Specialization(parts, build, _code_location(prim.fn), resolved)
+    return Specialization(parts, build, _code_location(prim.fn), resolved,
+                          normalize_pass_configs(pass_configs))
 
 
 def _normalize_out_idx(out_idx: Sequence[int] | int | None, count: int,
@@ -441,11 +457,18 @@ def _normalize_out_idx(out_idx: Sequence[int] | int | None, count: int,
 
 
 def compile(func: T.PrimFunc, out_idx: Sequence[int] | int | None = None,  # noqa: A001
-            target: str | None = "auto", **_tilelang_options: Any) -> JITKernel:
+            target: str | None = "auto", pass_configs: dict | None = None,
+            **_tilelang_options: Any) -> JITKernel:
     """Compile a `@T.prim_func` (TileLang's tilelang.compile); `out_idx` params are outputs."""
     if not isinstance(func, T.PrimFunc):
         raise TilecError(f"tilec.compile takes a @T.prim_func, got {type(func).__name__}")
-    return compile_specialization(prim_func_specialization(func, out_idx, target))
+    try:
+        spec = prim_func_specialization(func, out_idx, target, pass_configs=pass_configs)
+    except TilecError as error:
+        if error.filename is not None:
+            raise
+        raise TilecError(error.message, *_code_location(func.fn)) from None
+    return compile_specialization(spec)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -473,10 +496,15 @@ def _is_factory(fn: Callable) -> bool:
 class JITFunction:
     """What `@tilec.jit` makes of a function: an eager kernel or a prim_func factory."""
 
-    def __init__(self, fn: Callable, out_idx: Sequence[int] | int | None, target: str | None):
+    def __init__(self, fn: Callable, out_idx: Sequence[int] | int | None, target: str | None,
+                 pass_configs: dict | None = None):
         self.fn = fn
         self.out_idx = out_idx
         self.target = target
+        try:
+            self.pass_configs = normalize_pass_configs(pass_configs)
+        except TilecError as error:
+            raise TilecError(error.message, *_code_location(fn)) from None
         self.is_factory = _is_factory(fn)
         self._kernels: dict[Any, JITKernel] = {}
         self._source: str | None = None
@@ -531,14 +559,25 @@ class JITFunction:
             return None
         return key
 
-    def compile(self, *args: Any, target: str | None = None, **kwargs: Any) -> JITKernel:
+    def compile(self, *args: Any, target: str | None = None, pass_configs: dict | None = None,
+                **kwargs: Any) -> JITKernel:
         """The kernel for these arguments (tensors, or sizes as keywords: M=1024)."""
-        return compile_specialization(self.specialize(args, kwargs, target))
+        return compile_specialization(self.specialize(args, kwargs, target, pass_configs))
 
-    def specialize(self, args: tuple, kwargs: dict, target: str | None = None) -> Specialization:
+    def specialize(self, args: tuple, kwargs: dict, target: str | None = None,
+                   pass_configs: dict | None = None) -> Specialization:
+        """What these arguments compile; `pass_configs` are added to (and override) the
+        decorator's."""
         if self.is_factory:
-            return self._factory_specialization(args, kwargs, target)
-        return self._eager_specialization(args, kwargs, target)
+            spec = self._factory_specialization(args, kwargs, target)
+        else:
+            spec = self._eager_specialization(args, kwargs, target)
+        try:
+            spec.pass_configs = normalize_pass_configs({**self.pass_configs,
+                                                        **normalize_pass_configs(pass_configs)})
+        except TilecError as error:
+            raise TilecError(error.message, *self.location) from None
+        return spec
 
     def _factory_specialization(self, args: tuple, kwargs: dict,
                                 target: str | None) -> Specialization:
@@ -630,12 +669,14 @@ class JITFunction:
 
 
 def jit(func: Callable | None = None, *, out_idx: Sequence[int] | int | None = None,
-        target: str | None = "auto", **_tilelang_options: Any) -> Any:
+        target: str | None = "auto", pass_configs: dict | None = None,
+        **_tilelang_options: Any) -> Any:
     """`@tilec.jit` or `@tilec.jit(out_idx=[-1], target="cpu")`, as TileLang's tilelang.jit.
 
-    TileLang's tuning options (pass_configs, execution_backend...) are accepted so ported code
-    runs; tilec's pipelines do not read them.
+    `pass_configs` (PassConfigKey -> value) are checked and honoured where they change the code
+    (tilec.transform); TileLang's other options (execution_backend...) are accepted so ported
+    code runs, and tilec's pipelines do not read them.
     """
     if func is None:
-        return lambda fn: JITFunction(fn, out_idx, target)
-    return JITFunction(func, out_idx, target)
+        return lambda fn: JITFunction(fn, out_idx, target, pass_configs)
+    return JITFunction(func, out_idx, target, pass_configs)

@@ -1,0 +1,353 @@
+"""TileLang's host API on tilec: PassConfigKey and the configs a kernel honours (seen in its
+stage IR), cdiv / math, tilec.testing's decorators and asserts."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+import tilec
+import tilec.language as T
+import tilec.testing
+from tilec import PassConfigKey
+from tilec.compiler.targets.cuda import ptxas_path
+from tilec.errors import TilecError
+from tilec.transform import codegen_settings, normalize_pass_configs
+
+TMA_OFF = {PassConfigKey.TL_DISABLE_TMA_LOWER: True}
+WARP_SPECIALIZATION_OFF = {PassConfigKey.TL_DISABLE_WARP_SPECIALIZED: True}
+FAST_MATH = {PassConfigKey.TL_ENABLE_FAST_MATH: True}
+FAST_MATH_FLAGS = "fastmath<arcp,contract,afn>"
+
+
+@tilec.jit
+def matmul(A, B, block_M=128, block_N=128, block_K=64):
+    M, N, K = T.const("M, N, K")
+    C = T.empty((M, N), T.float16)
+    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+        A_shared = T.alloc_shared((block_M, block_K), T.float16)
+        B_shared = T.alloc_shared((block_K, block_N), T.float16)
+        C_local = T.alloc_fragment((block_M, block_N), T.float32)
+        T.clear(C_local)
+        for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=3):
+            T.copy(A[by * block_M, k * block_K], A_shared)
+            T.copy(B[k * block_K, bx * block_N], B_shared)
+            T.gemm(A_shared, B_shared, C_local)
+        T.copy(C_local, C[by * block_M, bx * block_N])
+    return C
+
+
+def row_softmax(M: int, N: int, block_M: int = 4):
+    @T.prim_func
+    def kernel(X: T.Tensor((M, N), "float32"), Y: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
+            rows = T.alloc_fragment((block_M, N), "float32")
+            row_max = T.alloc_fragment((block_M,), "float32")
+            row_sum = T.alloc_fragment((block_M,), "float32")
+            T.copy(X[bx * block_M, 0], rows)
+            T.reduce_max(rows, row_max, dim=1)
+            for i, j in T.Parallel(block_M, N):
+                rows[i, j] = T.exp(rows[i, j] - row_max[i])
+            T.reduce_sum(rows, row_sum, dim=1)
+            for i, j in T.Parallel(block_M, N):
+                rows[i, j] = rows[i, j] / row_sum[i]
+            T.copy(rows, Y[bx * block_M, 0])
+
+    return kernel
+
+
+def gemm_operands(m: int = 512, n: int = 512, k: int = 512) -> tuple[torch.Tensor, torch.Tensor]:
+    return torch.empty(m, k, dtype=torch.float16), torch.empty(k, n, dtype=torch.float16)
+
+
+# ----- PassConfigKey ----------------------------------------------------------------------------
+
+
+def test_pass_config_key_is_a_str_enum_with_tilelang_values() -> None:
+    pairs = {
+        "TL_DISABLE_WARP_SPECIALIZED": "tl.disable_warp_specialized",
+        "TL_ENABLE_FAST_MATH": "tl.enable_fast_math",
+        "TL_DISABLE_TMA_LOWER": "tl.disable_tma_lower",
+        "TL_DISABLE_THREAD_STORAGE_SYNC": "tl.disable_thread_storage_sync",
+        "TL_SIMPLIFY": "tl.Simplify",
+        "TIR_DISABLE_VECTORIZE": "tirx.disable_vectorize",
+        "CUDA_KERNELS_OUTPUT_DIR": "cuda.kernels_output_dir",
+    }
+    for name, value in pairs.items():
+        key = PassConfigKey[name]
+        assert key == value and str(key) == value and hash(key) == hash(value)
+        assert PassConfigKey(value) is key and isinstance(key, str)
+    assert tilec.transform.PassConfigKey is PassConfigKey
+    assert {PassConfigKey.TL_ENABLE_FAST_MATH: 1}["tl.enable_fast_math"] == 1
+
+
+def test_normalize_accepts_members_strings_and_legacy_tir_keys() -> None:
+    configs = normalize_pass_configs({
+        PassConfigKey.TL_DISABLE_TMA_LOWER: True,
+        "tl.disable_warp_specialized": False,
+        "tir.disable_vectorize": True,  # TileLang's spelling before tirx
+        PassConfigKey.TL_SIMPLIFY: {PassConfigKey.TL_SIMPLIFY_ENABLE_LET_INLINE: False},
+    })
+    assert configs == {
+        "tirx.disable_vectorize": True, "tl.Simplify": {"enable_simplify_let_inline": False},
+        "tl.disable_tma_lower": True, "tl.disable_warp_specialized": False,
+    }
+    assert all(type(key) is str for key in configs)
+    assert normalize_pass_configs(None) == {}
+
+
+@pytest.mark.parametrize(("configs", "message"), [
+    ({"tl.disable_tma_lowering": True}, "unknown pass config 'tl.disable_tma_lowering'.*"
+                                        "did you mean 'tl.disable_tma_lower'"),
+    ({3: True}, "PassConfigKey members or their string values"),
+    ({PassConfigKey.TL_ENABLE_FAST_MATH: "yes"}, "takes True or False"),
+    ({PassConfigKey.TL_SIMPLIFY_ENABLE_LET_INLINE: False}, "is an option of .*TL_SIMPLIFY"),
+    ({PassConfigKey.TL_SIMPLIFY: {"tl.disable_tma_lower": True}}, "not a tl.Simplify option"),
+    ({PassConfigKey.TL_ENABLE_FAST_MATH: True, PassConfigKey.TL_DISABLE_FAST_MATH: True},
+     "both True"),
+    ([("tl.enable_fast_math", True)], "must be a dict"),
+])
+def test_bad_pass_configs_are_clear_errors(configs, message: str) -> None:
+    with pytest.raises(TilecError, match=message):
+        normalize_pass_configs(configs)
+
+
+def test_an_unknown_key_in_jit_names_the_kernel() -> None:
+    with pytest.raises(TilecError, match="unknown pass config") as raised:
+        @tilec.jit(pass_configs={"tl.no_such_key": True})
+        def kernel(A):
+            pass
+    assert raised.value.filename == __file__
+
+
+def test_codegen_settings_follow_the_honoured_keys() -> None:
+    assert codegen_settings({}) == codegen_settings({"tl.disable_thread_storage_sync": True})
+    assert codegen_settings(normalize_pass_configs(FAST_MATH)).fast_math
+    assert codegen_settings(normalize_pass_configs(TMA_OFF)).disable_tma
+    assert codegen_settings(normalize_pass_configs(WARP_SPECIALIZATION_OFF)).disable_tma
+    assert not codegen_settings({"tl.disable_tma_lower": False}).disable_tma
+
+
+# ----- honoured configs in the stage IR -------------------------------------------------------
+
+
+def test_tma_ring_by_default_on_sm90a() -> None:
+    a, b = gemm_operands()
+    stage = matmul.compile(a, b, target="cuda:sm_90a").asm["tile-schedule"]
+    assert 'mechanism = "tma-mbarrier"' in stage and "tile.warp_specialize" in stage
+    assert "tile.disable_tma" not in stage
+
+
+@pytest.mark.parametrize("configs", [TMA_OFF, WARP_SPECIALIZATION_OFF], ids=["tma", "ws"])
+def test_disabling_tma_or_warp_specialization_gives_the_cp_async_kernel(configs) -> None:
+    a, b = gemm_operands()
+    jitted = tilec.jit(matmul.fn, pass_configs=configs)
+    kernel = jitted.compile(a, b, target="cuda:sm_90a")
+    stage = kernel.asm["tile-schedule"]
+    assert "tile.disable_tma" in stage
+    assert 'mechanism = "cp.async"' in stage and "tma-mbarrier" not in stage
+    assert "tile.warp_specialize" not in stage
+    assert "tile.tensorcore" not in kernel.asm["tile-cuda"]  # no TMA/wgmma kernel
+    assert "cp.async" in kernel.asm["ptx"]
+    assert kernel.pass_configs == normalize_pass_configs(configs)
+    assert kernel.ignored_pass_configs == {}
+
+
+def test_compile_time_configs_override_the_decorators() -> None:
+    a, b = gemm_operands()
+    jitted = tilec.jit(matmul.fn, pass_configs=TMA_OFF)
+    spec = jitted.specialize((a, b), {}, "cuda:sm_90a", {"tl.disable_tma_lower": False})
+    assert spec.pass_configs == {"tl.disable_tma_lower": False}
+    assert not codegen_settings(spec.pass_configs).disable_tma
+
+
+def test_configs_are_part_of_the_cache_key() -> None:
+    a, b = gemm_operands()
+    plain = matmul.specialize((a, b), {}, "cuda:sm_90a")
+    keys = {plain.key}
+    for configs in (TMA_OFF, WARP_SPECIALIZATION_OFF, FAST_MATH):
+        keys.add(tilec.jit(matmul.fn, pass_configs=configs).specialize((a, b), {},
+                                                                        "cuda:sm_90a").key)
+    assert len(keys) == 4
+    assert tilec.jit(matmul.fn, pass_configs={}).specialize((a, b), {}, "cuda:sm_90a").key == (
+        plain.key)
+
+
+@pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
+def test_fast_math_marks_the_ops_and_changes_the_ptx() -> None:
+    exact = tilec.compile(row_softmax(8, 64), out_idx=[-1], target="cuda:sm_90a")
+    fast = tilec.compile(row_softmax(8, 64), out_idx=[-1], target="cuda:sm_90a",
+                         pass_configs=FAST_MATH)
+    assert FAST_MATH_FLAGS in fast.asm["tile-schedule"]
+    assert "fastmath" not in exact.asm["tile-schedule"]
+    assert "math.exp %" in fast.asm["tile-schedule"]
+    # libdevice's exact expf (an fma polynomial around ex2.approx.ftz) against one ex2.approx
+    assert "ex2.approx.ftz.f32" in exact.asm["ptx"] and "fma.rn.f32" in exact.asm["ptx"]
+    assert "ex2.approx.f32" in fast.asm["ptx"] and "fma.rn.f32" not in fast.asm["ptx"]
+
+
+def test_fast_math_on_the_cpu_keeps_the_results(rng: torch.Generator) -> None:
+    kernel = tilec.compile(row_softmax(8, 64), out_idx=[-1], target="cpu",
+                           pass_configs=FAST_MATH)
+    assert FAST_MATH_FLAGS in kernel.asm["loops"]
+    x = torch.randn(8, 64, generator=rng) * 4
+    torch.testing.assert_close(kernel(x).double(), torch.softmax(x.double(), dim=1),
+                               rtol=1e-5, atol=1e-6)
+    assert kernel.ignored_pass_configs == {}
+
+
+def test_unused_configs_are_accepted_and_reported() -> None:
+    configs = {PassConfigKey.TL_DISABLE_THREAD_STORAGE_SYNC: True, "tl.disable_tma_lower": True,
+               PassConfigKey.TL_PTXAS_REGISTER_USAGE_LEVEL: 10}
+    kernel = tilec.compile(row_softmax(8, 64), out_idx=[-1], target="cpu", pass_configs=configs)
+    assert kernel.pass_configs == {"tl.disable_thread_storage_sync": True,
+                                   "tl.disable_tma_lower": True,
+                                   "tl.ptxas_register_usage_level": 10}
+    # the CPU has no TMA: disabling it changes nothing there
+    assert kernel.ignored_pass_configs == kernel.pass_configs
+    cuda = tilec.compile(row_softmax(8, 64), out_idx=[-1], target="cuda:sm_80",
+                         pass_configs=configs)
+    assert cuda.ignored_pass_configs == {"tl.disable_thread_storage_sync": True,
+                                         "tl.ptxas_register_usage_level": 10}
+
+
+def test_compile_with_a_bad_config_names_the_kernel() -> None:
+    with pytest.raises(TilecError, match="unknown pass config") as raised:
+        tilec.compile(row_softmax(8, 64), out_idx=[-1], target="cpu",
+                      pass_configs={"tl.fast": True})
+    assert raised.value.filename == __file__
+
+
+# ----- cdiv and tilec.math ------------------------------------------------------------------
+
+
+def test_cdiv_and_powers_of_two() -> None:
+    assert tilec.cdiv(10, 3) == 4 and tilec.cdiv(9, 3) == 3 and tilec.math.cdiv(1, 128) == 1
+    assert [tilec.next_power_of_2(v) for v in (0, 1, 2, 3, 64, 65, 1000)] == [
+        1, 1, 2, 4, 64, 128, 1024]
+    assert tilec.math.next_power_of_2(129) == 256
+    with pytest.raises(TilecError, match="non-negative"):
+        tilec.next_power_of_2(-4)
+
+
+def test_cdiv_of_run_time_sizes_inside_a_kernel(rng: torch.Generator) -> None:
+    @tilec.jit(target="cpu")
+    def double(A, block=16):
+        N = T.const("N")
+        A: T.Tensor((N,), T.float32)
+        B = T.empty((N,), T.float32)
+        with T.Kernel(tilec.cdiv(N, block), threads=32) as bx:
+            for i in T.Parallel(block):
+                if bx * block + i < N:
+                    B[bx * block + i] = A[bx * block + i] * 2
+        return B
+
+    a = torch.randn(50, generator=rng)
+    torch.testing.assert_close(double(a), a * 2)
+
+
+# ----- tilec.testing ---------------------------------------------------------------------------
+
+
+def _skip_condition(test) -> tuple[bool, str]:
+    (mark,) = [m for m in test.pytestmark if m.name == "skipif"]
+    return mark.args[0], mark.kwargs["reason"]
+
+
+def test_requires_decorators_mark_skips(monkeypatch) -> None:
+    monkeypatch.setattr(tilec.testing, "cuda_available", lambda: True)
+    monkeypatch.setattr(tilec.testing, "compute_version", lambda: (9, 0))
+
+    def probe() -> None: ...
+
+    testing = tilec.testing
+    assert _skip_condition(testing.requires_cuda(probe)) == (False, "needs a CUDA GPU")
+    for decorator, skipped in [(testing.requires_cuda_compute_version_ge(9, 0), False),
+                               (testing.requires_cuda_compute_version_gt(9, 0), True),
+                               (testing.requires_cuda_compute_version_le(9, 0), False),
+                               (testing.requires_cuda_compute_version_lt(9, 0), True),
+                               (testing.requires_cuda_compute_version_eq(8, 0), True),
+                               (testing.requires_cuda_compute_version(8, 6), False)]:
+        def test() -> None: ...
+
+        skip, reason = _skip_condition(decorator(test))
+        assert skip is skipped and "this machine has 9.0" in reason
+    with pytest.raises(TilecError, match="compute-version mode"):
+        testing.requires_cuda_compute_version(9, 0, mode="above")
+
+
+def test_decorated_tests_still_run_when_called() -> None:
+    calls = []
+
+    @tilec.testing.requires_package("no_such_package_for_tilec")
+    def test() -> None:
+        calls.append(1)
+
+    assert _skip_condition(test)[0] is True
+    test()
+    assert calls == [1]
+
+
+def test_main_runs_pytest_and_skips_what_the_machine_lacks(tmp_path: Path) -> None:
+    script = tmp_path / "example_test.py"
+    script.write_text(textwrap.dedent("""
+        import tilec as tilelang
+        import tilec.testing
+
+        @tilelang.testing.requires_package("no_such_package_for_tilec")
+        def test_needs_a_package():
+            raise AssertionError("must be skipped")
+
+        @tilelang.testing.requires_cuda_compute_version_ge(99, 0)
+        def test_needs_a_future_gpu():
+            raise AssertionError("must be skipped")
+
+        @tilelang.testing.requires_llvm
+        def test_runs_here():
+            pass
+
+        if __name__ == "__main__":
+            tilelang.testing.main()
+    """))
+    result = subprocess.run([sys.executable, str(script), "-q", "-p", "no:cacheprovider"],
+                            capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 passed, 2 skipped" in result.stdout
+
+
+def test_set_random_seed_makes_draws_repeat() -> None:
+    tilec.testing.set_random_seed(7)
+    first = torch.randn(16)
+    tilec.testing.set_random_seed(7)
+    assert torch.equal(first, torch.randn(16))
+
+
+def test_testing_asserts() -> None:
+    expected = torch.linspace(-1, 1, 100, dtype=torch.float64)
+    tilec.testing.assert_allclose(expected.float(), expected, rtol=1e-6, atol=1e-6)
+    with pytest.raises(AssertionError, match="1 of 100 elements mismatched"):
+        tilec.testing.assert_allclose(expected.clone().index_fill_(0, torch.tensor([5]), 9.0),
+                                      expected)
+    off = expected.clone()
+    off[:3] += 1
+    tilec.testing.torch_assert_close(off, expected, max_mismatched_ratio=0.05)
+    with pytest.raises(AssertionError, match=r"3 of 100 elements mismatched \(3.0000%"):
+        tilec.testing.torch_assert_close(off, expected, max_mismatched_ratio=0.02)
+    with pytest.raises(AssertionError, match="differ in dtype"):
+        tilec.testing.torch_assert_close(expected.float(), expected)
+
+
+def test_perf_regression_entry_points(capsys) -> None:
+    def regression_fast() -> None:
+        tilec.testing.process_func(lambda scale: 0.5 * scale, "regression_fast", scale=2)
+
+    namespace = {"regression_fast": regression_fast, "other": lambda: 1 / 0}
+    exec("import tilec.testing\ntilec.testing.regression()", namespace)  # noqa: S102
+    assert "fast: 1.0" in capsys.readouterr().out
+    with pytest.raises(TilecError, match="latency of 0"):
+        tilec.testing.process_func(lambda: 0.0, "broken")
