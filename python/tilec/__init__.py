@@ -3,7 +3,7 @@
 Importing tilec imports neither MLIR nor torch: the runtime side (cache hits, kernel calls)
 works on machines without the compiler. The host API of TileLang's package is here too:
 `PassConfigKey`, `TensorSupplyType`, `cdiv`, `next_power_of_2`, and, imported on first use,
-the `profiler`, `testing` and `utils` modules and `Profiler`.
+the `carver`, `profiler`, `testing` and `utils` modules and `Profiler`.
 """
 
 __version__ = "0.1.0"
@@ -20,7 +20,7 @@ from tilec.math import cdiv, next_power_of_2  # noqa: E402
 from tilec.transform import PassConfigKey  # noqa: E402
 from tilec.utils.tensor import TensorSupplyType  # noqa: E402
 
-_LAZY_MODULES = ("profiler", "testing", "utils")
+_LAZY_MODULES = ("carver", "profiler", "testing", "utils")
 _LAZY_NAMES = {"Profiler": "tilec.profiler"}
 
 
