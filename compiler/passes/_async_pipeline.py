@@ -36,6 +36,7 @@ from mlir.dialects import arith, gpu, memref, nvvm, scf
 from tilec.compiler.passes._ir_walk import as_operation, constant_index, copy_parts, scope, walk
 from tilec.compiler.passes._scalar import bit_width, index
 from tilec.compiler.passes._scheduling import PIPELINE_ATTR
+from tilec.compiler.passes._wgmma import WGMMA_ATTR
 from tilec.compiler.passes.pipeline_async_copies import ASYNC_ATTR
 
 if TYPE_CHECKING:
@@ -61,11 +62,13 @@ class PipelinePlan:
 
 @dataclass
 class Ring:
-    """A destination's S slots in the dynamic shared memory."""
+    """A destination's S slots in the dynamic shared memory (`offset` bytes past `base`, the
+    window's start when None)."""
 
     offset: int
     slot_bytes: int
     type_: ir.MemRefType
+    base: ir.Value | None = None
 
 
 def _attribute(op: ir.Operation, name: str) -> ir.Attribute | None:
@@ -263,6 +266,8 @@ class PipelinedLoop:
         self.rings = rings
         self.body = loop.regions[0].blocks[0]
         self.slices = [offset_slice(copy, self.body) or [] for copy in plan.copies]
+        self.feeds_wgmma = any(op.name == "tile.gemm" and WGMMA_ATTR in op.attributes
+                               for op in walk(loop))
 
     def lower(self) -> tuple[ir.Value, ir.Operation]:
         """Emit the prologue, the loop's own statements and the drain around the loop; the
@@ -276,6 +281,9 @@ class PipelinedLoop:
             pipelined = scf.ForOp(lower, upper, step)
             with ir.InsertionPoint(pipelined.body):
                 nvvm.cp_async_wait_group(stages - 2)
+                if self.feeds_wgmma:  # what the generic proxy wrote, visible to wgmma's
+                    nvvm.fence_proxy(nvvm.ProxyKind.async_shared,
+                                     space=nvvm.SharedSpace.shared_cta)
                 gpu.BarrierOp()
                 iteration = self.iteration(pipelined.induction_variable, lower, step)
                 current = arith.remui(iteration, index(stages))
@@ -320,7 +328,13 @@ class PipelinedLoop:
             offset = arith.muli(slot, index(ring.slot_bytes))
             if ring.offset:
                 offset = arith.addi(offset, index(ring.offset))
-        return memref.ViewOp(ring.type_, self.lowering.smem, offset, []).result
+        if ring.base is not None:
+            offset = arith.addi(ring.base, offset)
+        view = memref.ViewOp(ring.type_, self.lowering.smem, offset, []).result
+        layouts = self.lowering.shared_layouts
+        if buffer in layouts:  # a wgmma operand tile, fenced by the loop for wgmma
+            layouts[view] = (layouts[buffer][0], self.feeds_wgmma)
+        return view
 
     def issue(self, at: ir.Value, slot: ir.Value, upper: ir.Value) -> None:
         """The pipelined copies of the iteration with loop index `at` into `slot`, when that

@@ -37,6 +37,7 @@ from tilec.compiler.passes._ir_walk import (
     scope,
     walk,
 )
+from tilec.compiler.passes._wgmma import WGMMA_ATTR
 
 
 def kernel_threads(kernel: ir.Operation) -> int:
@@ -115,6 +116,8 @@ class _KernelInference:
                 self.fallback_parallel(parallel)
 
     def constrain_gemm(self, gemm: ir.Operation) -> None:
+        if WGMMA_ATTR in gemm.attributes:
+            return  # plan-wgmma-gemms laid out its accumulator for the instruction
         a, b, c = gemm.operands[0], gemm.operands[1], gemm.operands[2]
         if scope(c) != "fragment":
             raise op_error(gemm, "T.gemm accumulates into a fragment only")

@@ -18,6 +18,7 @@ from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._fragment_layout import LAYOUT_ATTR
 from tilec.compiler.passes._ir_walk import defining_op, kernels, op_error, scope, walk
 from tilec.compiler.passes._scalar import cast, index, is_float, zero
+from tilec.compiler.passes._wgmma import WGMMA_ATTR
 from tilec.dialect import FillOp, ForOp, ParallelOp, YieldOp
 
 
@@ -69,5 +70,6 @@ class LowerGemmSimt(TilePass):
 
     def run(self, module: ir.Module) -> None:
         for kernel in kernels(module):
-            for op in [op for op in walk(kernel) if op.name == "tile.gemm"]:
+            for op in [op for op in walk(kernel)
+                       if op.name == "tile.gemm" and WGMMA_ATTR not in op.attributes]:
                 lower_gemm(op)

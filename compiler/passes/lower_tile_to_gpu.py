@@ -61,6 +61,12 @@ from tilec.compiler.passes._scalar import (
     reduce_term,
     zero,
 )
+from tilec.compiler.passes._wgmma import (
+    SWIZZLE_ATOM_BYTES,
+    WGMMA_ATTR,
+    SharedOperandLayout,
+    lower_wgmma,
+)
 from tilec.errors import CompileError
 
 SHARED_ALIGN = 128
@@ -177,6 +183,10 @@ class KernelLowering:
         self.shared_bytes = 0
         self.canonical: ir.Value | None = None
         self.rings: dict[ir.Value, Ring] = {}
+        # wgmma operand tiles (compiler/passes/_wgmma.py): view -> (layout, fenced for wgmma
+        # by the cp.async pipeline filling it)
+        self.shared_layouts: dict[ir.Value, tuple[SharedOperandLayout, bool]] = {}
+        self.swizzle_base: ir.Value | None = None
         # decided on the tile IR, as insert-shared-barriers did (scopes change on the way)
         self.plans: list[tuple[ir.Operation, PipelinePlan]] = [
             (op, plan) for op in walk(kernel) if (plan := plan_pipeline(op)) is not None]
@@ -293,7 +303,10 @@ class KernelLowering:
             kind = scope(old)
             with op.location, ir.InsertionPoint(self.ret):
                 stages = self.ring_stages(old) if kind == "shared" else 0
-                if stages:
+                operand = SharedOperandLayout.of(op) if kind == "shared" else None
+                if operand is not None:
+                    new = self.operand_tile(old, operand, type_, stages)
+                elif stages:
                     new = self.ring(old, type_, stages)
                 elif kind == "shared":
                     new = self.shared_view(list(type_.shape), type_.element_type)
@@ -348,6 +361,41 @@ class KernelLowering:
             plan.buffers = [placeholder if buffer == old else buffer for buffer in plan.buffers]
         return placeholder
 
+    def operand_tile(self, old: ir.Value, layout: SharedOperandLayout, type_: ir.MemRefType,
+                     stages: int) -> ir.Value:
+        """A wgmma operand tile: a flat view (or ring of them) on a 1 KiB boundary of the
+        shared window, where its swizzle pattern starts; accesses go through its layout."""
+        if self.swizzle_base is None:  # the dynamic window's first 1 KiB boundary
+            start = memref.ExtractAlignedPointerAsIndexOp(self.smem).result
+            atom = index(SWIZZLE_ATOM_BYTES)
+            self.swizzle_base = arith.remui(arith.subi(atom, arith.remui(start, atom)), atom)
+            self.reserve_shared(SWIZZLE_ATOM_BYTES)
+        slot_bytes = -(-layout.bytes // SWIZZLE_ATOM_BYTES) * SWIZZLE_ATOM_BYTES
+        offset = -(-self.shared_bytes // SWIZZLE_ATOM_BYTES) * SWIZZLE_ATOM_BYTES
+        self.shared_bytes = offset + max(stages, 1) * slot_bytes
+        view_type = ir.MemRefType.get([math.prod(type_.shape)], type_.element_type,
+                                      memory_space=ir.Attribute.parse(WORKGROUP))
+        view = memref.ViewOp(view_type, self.smem, add_index(self.swizzle_base, offset),
+                             []).result
+        self.shared_layouts[view] = (layout, False)
+        if stages:
+            self.rings[view] = Ring(offset, slot_bytes, view_type, self.swizzle_base)
+            for _, plan in self.plans:
+                plan.buffers = [view if buffer == old else buffer for buffer in plan.buffers]
+        return view
+
+    def rank(self, buffer: ir.Value) -> int:
+        """The rank the kernel indexes a buffer with (a wgmma operand tile's view is flat)."""
+        if buffer in self.shared_layouts:
+            return len(self.shared_layouts[buffer][0].shape)
+        return memref_type(buffer).rank
+
+    def shared_where(self, buffer: ir.Value, where: list[ir.Value]) -> list[ir.Value]:
+        """The index of an access: a wgmma operand tile's through its layout."""
+        if buffer not in self.shared_layouts:
+            return where
+        return [self.shared_layouts[buffer][0].element_index(*where)]
+
     def reserve_scratch(self) -> None:
         for root in self.body_ops:
             for op in [root, *walk(root)]:
@@ -398,6 +446,8 @@ class KernelLowering:
                 self.lower_reduce(op)
             elif name == "tile.atomic_add":
                 self.lower_atomic(op)
+            elif name == "tile.gemm" and WGMMA_ATTR in op.attributes:
+                lower_wgmma(self, op)
             elif name == "tile.gemm":
                 raise fail(op, "tile.gemm must be lowered first (lower-gemm-simt)")
             elif name in ("memref.load", "memref.store"):
@@ -418,6 +468,15 @@ class KernelLowering:
         if buffer in self.fragments:
             raise fail(op, "a fragment element is accessed outside T.Parallel; the CUDA target "
                            "cannot tell which thread holds it")
+        if buffer in self.shared_layouts:
+            with op.location, ir.InsertionPoint(op):
+                where = self.shared_where(buffer, indices)
+                if load:
+                    op.results[0].replace_all_uses_with(memref.load(buffer, where))
+                else:
+                    memref.store(op.operands[0], buffer, where)
+            op.erase()
+            return
         if not self.is_global(buffer):
             return
         with op.location, ir.InsertionPoint(op):
@@ -587,7 +646,7 @@ class KernelLowering:
         loop = scf.ForOp(start, index(math.prod(shape)), index(step))
         with ir.InsertionPoint(loop.body):
             point = self.unflatten(loop.induction_variable, shape)
-            memref.store(value, buffer, point)
+            memref.store(value, buffer, self.shared_where(buffer, point))
             scf.YieldOp([])
 
     @staticmethod
@@ -701,7 +760,7 @@ class KernelLowering:
         frag_element = memref_type(frag_side.buffer).element_type
         other_element = other_type.element_type
         vec = 1
-        if (frag_side.dims[-1] == layout.rank - 1 and other.dims[-1] == other_type.rank - 1
+        if (frag_side.dims[-1] == layout.rank - 1 and other.dims[-1] == self.rank(other.buffer) - 1
                 and scope(other.buffer) not in ("local", "var") and bit_width(other_element) >= 8):
             vec = math.gcd(layout.spt[-1], max(1, 16 // element_bytes(other_element)))
         offsets = self.thread_offsets(layout)
@@ -737,8 +796,8 @@ class KernelLowering:
         per_thread = any(scope(side.buffer) in ("local", "var") for side in (src, dst))
         src_type, dst_type = memref_type(src.buffer), memref_type(dst.buffer)
         vec = 1
-        if (not per_thread and src.dims[-1] == src_type.rank - 1
-                and dst.dims[-1] == dst_type.rank - 1
+        if (not per_thread and src.dims[-1] == self.rank(src.buffer) - 1
+                and dst.dims[-1] == self.rank(dst.buffer) - 1
                 and min(bit_width(src_type.element_type), bit_width(dst_type.element_type)) >= 8):
             widest = max(element_bytes(src_type.element_type), element_bytes(dst_type.element_type))
             vec = math.gcd(extents[-1], max(1, 16 // widest))
@@ -797,8 +856,9 @@ class KernelLowering:
         live = cmp("ne", count, index(0))
         source = [arith.select(live, value, index(0)) for value in where]
         whole_line = vec * element_bytes(memref_type(src).element_type) == 16
-        nvgpu.DeviceAsyncCopyOp(dst, target, src, source, ir.IntegerAttr.get(
-            ir.IndexType.get(), vec), srcElements=count, bypassL1=whole_line or None)
+        nvgpu.DeviceAsyncCopyOp(dst, self.shared_where(dst, target), src, source,
+                                ir.IntegerAttr.get(ir.IndexType.get(), vec), srcElements=count,
+                                bypassL1=whole_line or None)
 
     def vector_ok(self, buffer: ir.Value, where: list[ir.Value], vec: int) -> ir.Value | None:
         """Whether a `vec`-wide access at `where` is in bounds and aligned (global buffers)."""
@@ -833,6 +893,7 @@ class KernelLowering:
         buffer = side.buffer
         element = memref_type(buffer).element_type
         if not self.is_global(buffer):
+            where = self.shared_where(buffer, where)
             if vec == 1:
                 return memref.load(buffer, where)
             return vector.LoadOp(ir.VectorType.get([vec], element), buffer, where,
@@ -866,6 +927,7 @@ class KernelLowering:
         buffer = side.buffer
         vec = ir.VectorType(value.type).shape[0] if isinstance(value.type, ir.VectorType) else 1
         if not self.is_global(buffer):
+            where = self.shared_where(buffer, where)
             if vec == 1:
                 memref.store(value, buffer, where)
             else:

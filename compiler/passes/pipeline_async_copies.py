@@ -261,18 +261,28 @@ class PipelineAsyncCopies(TilePass):
         ring = wgmma_loop(loop, copies) if tma else None
         stages = 0 if ring is None else tma_stages(
             ring, gemm_k_extent(ring.gemm), num_stages, kernel, target.max_shared_bytes)
-        if stages:
-            pipeline = {"stages": stages, "k_tile": ring.k_tile, "mechanism": TMA_PIPELINE}
-            chosen = [(copy, "tma") for copy in copies]
-        else:
-            chosen = [(copy, "cp.async") for copy in copies if _cp_async_ready(copy)]
-            if not chosen:
-                return
-            pipeline = {
-                "stages": max(MIN_STAGES, num_stages),
-                "k_tile": cp_async_k_tile(loop, copies),
-                "mechanism": "cp.async",
-            }
-        for copy, mechanism in chosen:
-            copy.attributes[ASYNC_ATTR] = ir.StringAttr.get(mechanism, context)
+        if not stages:
+            schedule_cp_async(loop, context)
+            return
+        pipeline = {"stages": stages, "k_tile": ring.k_tile, "mechanism": TMA_PIPELINE}
+        for copy in copies:
+            copy.attributes[ASYNC_ATTR] = ir.StringAttr.get("tma", context)
         loop.attributes[PIPELINE_ATTR] = decision_attr(pipeline, context)
+
+
+def schedule_cp_async(loop: ir.Operation, context: ir.Context) -> None:
+    """The cp.async schedule of a loop: its 16-byte-row copies go ahead, S = max(2,
+    num_stages), KT = the user's block_K (nothing when no copy qualifies)."""
+    copies = _global_copies(loop)
+    chosen = [copy for copy in copies if _cp_async_ready(copy)]
+    if not chosen:
+        return
+    num_stages = ir.IntegerAttr(loop.attributes["num_stages"]).value
+    pipeline = {
+        "stages": max(MIN_STAGES, num_stages),
+        "k_tile": cp_async_k_tile(loop, copies),
+        "mechanism": "cp.async",
+    }
+    for copy in chosen:
+        copy.attributes[ASYNC_ATTR] = ir.StringAttr.get("cp.async", context)
+    loop.attributes[PIPELINE_ATTR] = decision_attr(pipeline, context)

@@ -11,9 +11,10 @@ Stages ("tile" is the frontend's IR, added by the driver):
              warpgroups), rasterize-blocks (tile order, persistent grid)
   tile-cuda  lower-gemm-to-tensorcore (a GEMM kernel the annotations put on tensor cores
              becomes a TMA/wgmma (sm_90a) or cp.async/mma.sync (sm_80) kernel); for the other
-             kernels the SIMT passes: infer-fragment-layout (thread/register mapping of
-             fragments and T.Parallel), lower-gemm-simt (T.gemm on CUDA cores),
-             insert-shared-barriers
+             kernels the SIMT passes: plan-wgmma-gemms (sm_90a: the gemms lower-tile-to-gpu
+             computes with wgmma where they stand, their accumulator and operand layouts),
+             infer-fragment-layout (thread/register mapping of fragments and T.Parallel),
+             lower-gemm-simt (the other gemms on CUDA cores), insert-shared-barriers
   gpu        lower-tile-to-gpu: one `gpu.func` in `gpu.module @kernels` (then canonicalize, cse);
              a tensor-core kernel is already there
   nvvm       upstream passes to the NVVM + LLVM dialects, target attached (chip, +ptx80, O3)
@@ -69,7 +70,9 @@ SCHEDULE_PASSES = (
     "specialize-warps",
     "rasterize-blocks",
 )
-TILE_PASSES = ("infer-fragment-layout", "lower-gemm-simt", "insert-shared-barriers")
+TILE_PASSES = (
+    "plan-wgmma-gemms", "infer-fragment-layout", "lower-gemm-simt", "insert-shared-barriers"
+)
 
 
 def target_of(options: CompileOptions) -> TargetDescription:

@@ -33,6 +33,7 @@ from tilec.compiler.tensorcore.common import (
 )
 from tilec.compiler.tensorcore.dtypes import K_STEP_BYTES, OPERAND_BYTES, accumulator, check_types
 from tilec.compiler.tensorcore.emitter import Emitter, KernelInterface
+from tilec.compiler.tensorcore.wgmma_ptx import k_major_bits, mma_async_asm, mn_major_bits
 
 SHARED = "#gpu.address_space<workgroup>"
 SWIZZLE_BYTES = 128
@@ -173,12 +174,6 @@ class HopperGemmConfig(GemmConfigBase):
                 "C": {"box": list(self.c_box), "swizzle": 128},
             },
         }
-
-
-def _descriptor_constant(leading: int, stride: int, swizzle: int) -> int:
-    """The address-independent bits of a wgmma shared-memory matrix descriptor."""
-    layout = {128: 1, 64: 2, 32: 3}[swizzle]
-    return ((leading >> 4) << 16) | ((stride >> 4) << 32) | (layout << 62)
 
 
 class _Kernel:
@@ -365,21 +360,6 @@ class _Kernel:
                 f"{view} : {tma_type}, {self.bar_type} -> {view_type}"
             )
 
-    def wgmma_text(self, operands: str) -> str:
-        """The wgmma.mma_async instruction of this kernel's types and layouts (with A in
-        registers there is no transpose-A immediate)."""
-        cfg = self.cfg
-        k = K_STEP_BYTES // cfg.elem_bytes
-        kind = cfg.dtype
-        shape = f"m64n{cfg.block_n}k{k}"
-        head = f"wgmma.mma_async.sync.aligned.{shape}.{accumulator(kind)}.{kind}.{kind}"
-        if kind == "s8":
-            return f"{head} {operands}, p;"
-        if kind in ("f16", "bf16"):
-            transpose = [cfg.mn_major_b] if cfg.a_registers else [cfg.mn_major_a, cfg.mn_major_b]
-            return f"{head} {operands}, p, 1, 1, {', '.join(str(int(t)) for t in transpose)};"
-        return f"{head} {operands}, p, 1, 1;"
-
     def wgmma(self, acc: str, a: str | list[str], desc_b: str, scale_d: str) -> str:
         """One wgmma.mma_async m64nNkX on the accumulator struct `acc`; `a` is A's shared-memory
         descriptor, or its four fragment registers (a_registers)."""
@@ -388,23 +368,14 @@ class _Kernel:
         values = [
             e.value(f"llvm.extractvalue {acc}[{i}] : {self.acc_type}", "a") for i in range(n_acc)
         ]
-        regs = ", ".join(f"${i}" for i in range(n_acc))
-        d = 2 * n_acc
+        text, constraints = mma_async_asm(
+            cfg.dtype,
+            cfg.block_n,
+            K_STEP_BYTES // cfg.elem_bytes,
+            None if cfg.a_registers else cfg.mn_major_a,
+            cfg.mn_major_b,
+        )
         a_operands = [(a, "i64")] if isinstance(a, str) else [(r, "i32") for r in a]
-        a_text = f"${d}"
-        if len(a_operands) > 1:
-            a_text = "{" + ", ".join(f"${d + i}" for i in range(len(a_operands))) + "}"
-        b = d + len(a_operands)
-        text = (
-            f"{{ .reg .pred p; setp.ne.b32 p, ${b + 1}, 0; "
-            + self.wgmma_text(f"{{{regs}}}, {a_text}, ${b}")
-            + " }"
-        )
-        out = "=r" if self.acc_elem == "i32" else "=f"
-        a_constraints = ["l" if type_ == "i64" else "r" for _, type_ in a_operands]
-        constraints = ",".join(
-            [out] * n_acc + [str(i) for i in range(n_acc)] + a_constraints + ["l", "r"]
-        )
         operands = (
             [(v, self.acc_elem) for v in values]
             + a_operands
@@ -455,8 +426,8 @@ class _Kernel:
         an MN-major one's 64-element boxes lie a box apart, its 8-row K groups 1 KiB apart."""
         cfg = self.cfg
         if mn_major:
-            return _descriptor_constant(cfg.mn_box_bytes, 1024, 128)
-        return _descriptor_constant(16, 8 * cfg.k_bytes, cfg.k_bytes)
+            return mn_major_bits(cfg.mn_box_bytes)
+        return k_major_bits(cfg.k_bytes)
 
     def atom_bytes(self, mn_major: bool) -> int:
         """Shared bytes between two 64-row (M) atoms of an operand."""

@@ -1,0 +1,239 @@
+"""One tile.gemm as wgmma instructions (sm_90a), wherever it stands in a SIMT-lowered kernel.
+
+plan-wgmma-gemms decides which gemms go this way and records, as attributes, what the ops
+around the gemm must agree on; lower-tile-to-gpu then calls `lower_wgmma` for each such gemm
+(and `SharedOperandLayout.element_index` for every access of an operand tile):
+
+- `tile.wgmma = {warpgroups = G, m_atoms = A, n = N, k = Kst, dtype}` on the gemm: G
+  warpgroups (the block's threads, 128 each) split block_M into G slabs of A 64-row atoms,
+  one `wgmma.mma_async m64nNkKst` per atom and 32-byte K step.
+- `tile.layout` on the accumulator: the blocked layout (see `_fragment_layout`)
+  spt = [1, 2], tpb = [32 G, 4], tstride = [4, 1]. wgmma's accumulator gives lane l of warp w
+  rows 16 w + l / 4 (+ 8) of an atom and columns 8 j + 2 (l % 4) + {0, 1}; the columns are
+  blocked as they are, and the rows become blocked because A's rows are stored reordered (next
+  item): the instruction's row 64 a + 16 w + 8 h + g of slab s holds the user's row
+  32 G (2 a + h) + 32 s + 8 w + g, which is where that blocked layout puts thread
+  (s, w, g)'s register (2 a + h). So T.Parallel epilogues, reductions and copies of the
+  accumulator need nothing special, and register i of atom a's instruction (i = 4 j + 2 h + c)
+  is fragment register (2 a + h) * N / 4 + 2 j + c.
+- `tile.shared_layout = {k_major, span, warpgroups, m_atoms}` on each operand's tile.alloc:
+  the layout wgmma's descriptors read (compiler/tensorcore/wgmma_ptx.py): rows of `span` bytes
+  (the swizzle) in column boxes of `span` bytes, 16-byte chunks XOR-ed with the row's place in
+  the 1 KiB atom; for A (warpgroups > 0) the rows reordered as above. Every copy into or out of
+  the tile, and every load or store of it, goes through `element_index`.
+
+The rule (`lower_wgmma`): wgmma.fence, per K step and atom one descriptor pair and one
+`wgmma.mma_async` (inline PTX over the accumulator registers), commit_group and wait_group 0,
+so the accumulator is final when the next op reads it. Shared memory the generic proxy wrote
+(cp.async, st.shared) must be fenced for the async proxy that wgmma reads through: a
+cp.async pipeline does it before its per-iteration barrier; other operand tiles get a
+fence.proxy.async and a barrier here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from mlir import ir
+from mlir.dialects import arith, gpu, llvm, memref, nvvm
+
+from tilec.compiler.passes._fragment_layout import FragmentLayout
+from tilec.compiler.passes._scalar import constant, index
+from tilec.compiler.passes._scheduling import decision_attr, read_decision
+from tilec.compiler.tensorcore.dtypes import K_STEP_BYTES, accumulator
+from tilec.compiler.tensorcore.wgmma_ptx import k_major_bits, mma_async_asm, mn_major_bits
+
+if TYPE_CHECKING:
+    from tilec.compiler.passes.lower_tile_to_gpu import KernelLowering
+
+WGMMA_ATTR = "tile.wgmma"
+SHARED_LAYOUT_ATTR = "tile.shared_layout"
+WARPGROUP_THREADS = 128
+ATOM_ROWS = 64
+SWIZZLE_ATOM_BYTES = 1024  # the span of one swizzle pattern: tiles start at a multiple of it
+CHUNK_BYTES = 16
+
+
+@dataclass(frozen=True)
+class WgmmaPlan:
+    """What tile.wgmma records: the warpgroup split and the instruction."""
+
+    warpgroups: int
+    m_atoms: int
+    n: int
+    k: int  # K elements of one instruction (32 bytes)
+    dtype: str  # dtypes' operand type name
+
+    def to_attr(self, context: ir.Context) -> ir.Attribute:
+        return decision_attr({"warpgroups": self.warpgroups, "m_atoms": self.m_atoms,
+                              "n": self.n, "k": self.k, "dtype": self.dtype}, context)
+
+    @classmethod
+    def of(cls, op: ir.Operation) -> WgmmaPlan:
+        fields = read_decision(op, WGMMA_ATTR) or {}
+        return cls(int(fields["warpgroups"]), int(fields["m_atoms"]), int(fields["n"]),
+                   int(fields["k"]), str(fields["dtype"]))
+
+
+def accumulator_layout(block_m: int, block_n: int, warpgroups: int) -> FragmentLayout:
+    """The accumulator's blocked layout (module docstring)."""
+    return FragmentLayout((block_m, block_n), (1, 2), (32 * warpgroups, 4), (4, 1),
+                          WARPGROUP_THREADS * warpgroups)
+
+
+def accumulator_register(atom: int, register: int, n: int) -> int:
+    """The fragment register that register `register` of atom `atom`'s wgmma result is."""
+    group, half, column = register // 4, (register // 2) % 2, register % 2
+    return (2 * atom + half) * (n // 4) + 2 * group + column
+
+
+def _log2(value: int) -> int:
+    return value.bit_length() - 1
+
+
+@dataclass(frozen=True)
+class SharedOperandLayout:
+    """A wgmma operand tile in shared memory (module docstring). `shape` is the tile as the
+    kernel allocates it: K-major tiles have K along the columns, MN-major ones M or N."""
+
+    shape: tuple[int, int]
+    element_bytes: int
+    k_major: bool
+    span: int  # swizzle span in bytes: the row length of one column box
+    warpgroups: int = 0  # > 0: A's M rows, reordered for the accumulator's blocked layout
+    m_atoms: int = 0
+
+    @property
+    def rows(self) -> int:
+        return self.shape[0]
+
+    @property
+    def bytes(self) -> int:
+        return self.shape[0] * self.shape[1] * self.element_bytes
+
+    @property
+    def box_bytes(self) -> int:
+        """Bytes of one column box: every row's `span` bytes of it."""
+        return self.rows * self.span
+
+    def descriptor_bits(self) -> int:
+        return k_major_bits(self.span) if self.k_major else mn_major_bits(self.box_bytes)
+
+    def step_offset(self, step: int) -> int:
+        """Bytes from the tile's start to the `step`-th 32-byte K step."""
+        if not self.k_major:
+            return step * (K_STEP_BYTES // self.element_bytes) * self.span
+        along = step * K_STEP_BYTES
+        return (along // self.span) * self.box_bytes + along % self.span
+
+    def atom_offset(self, atom: int) -> int:
+        """Bytes from a K-major tile's start to 64-row atom `atom`."""
+        return atom * ATOM_ROWS * self.span
+
+    def to_attr(self, context: ir.Context) -> ir.Attribute:
+        return decision_attr({"k_major": self.k_major, "span": self.span,
+                              "warpgroups": self.warpgroups, "m_atoms": self.m_atoms}, context)
+
+    @classmethod
+    def of(cls, alloc: ir.Operation) -> SharedOperandLayout | None:
+        fields = read_decision(alloc, SHARED_LAYOUT_ATTR)
+        if fields is None:
+            return None
+        type_ = ir.MemRefType(alloc.results[0].type)
+        rows, cols = type_.shape
+        element_bytes = max(1, type_.element_type.width // 8)
+        return cls((rows, cols), element_bytes, bool(fields["k_major"]), int(fields["span"]),
+                   int(fields.get("warpgroups", 0)), int(fields.get("m_atoms", 0)))
+
+    def physical_row(self, row: ir.Value) -> ir.Value:
+        """Where the user's row sits among the tile's rows (A: the wgmma order)."""
+        if not self.warpgroups:
+            return row
+        lanes = arith.andi(row, index(7))
+        warp = arith.andi(arith.shrui(row, index(3)), index(3))
+        slab = arith.andi(arith.shrui(row, index(5)), index(self.warpgroups - 1))
+        register = arith.shrui(row, index(5 + _log2(self.warpgroups)))
+        half = arith.andi(register, index(1))
+        atom = arith.shrui(register, index(1))
+        atom_row = arith.addi(arith.muli(slab, index(self.m_atoms)), atom)
+        result = arith.addi(arith.muli(atom_row, index(ATOM_ROWS)),
+                            arith.muli(warp, index(16)))
+        return arith.addi(arith.addi(result, arith.muli(half, index(8))), lanes)
+
+    def element_index(self, row: ir.Value, column: ir.Value) -> ir.Value:
+        """The element offset of (row, column) from the tile's start."""
+        per_row = self.span // self.element_bytes  # elements of a row in one box
+        box = arith.divui(column, index(per_row))
+        linear = arith.addi(
+            arith.addi(arith.muli(box, index(self.rows * per_row)),
+                       arith.muli(self.physical_row(row), index(per_row))),
+            arith.remui(column, index(per_row)))
+        shift = _log2(self.element_bytes)
+        phase = arith.andi(arith.shrui(linear, index(7 - shift)),
+                           index(self.span // CHUNK_BYTES - 1))
+        return arith.xori(linear, arith.shli(phase, index(_log2(CHUNK_BYTES) - shift)))
+
+
+def _warpgroup(lowering: KernelLowering) -> ir.Value:
+    """tid / 128, read from lane 0 so that ptxas sees a warp-uniform value (a divergent one
+    serializes wgmma)."""
+    i32 = ir.IntegerType.get_signless(32)
+    raw = arith.index_cast(i32, arith.divui(lowering.tid, index(WARPGROUP_THREADS)))
+    uniform = gpu.ShuffleOp(raw, constant(i32, 0), constant(i32, 32), gpu.ShuffleMode.IDX)
+    return arith.index_cast(ir.IndexType.get(), uniform.results[0])
+
+
+def _descriptor(address: ir.Value, offset: int, bits: int) -> ir.Value:
+    """A descriptor of the operand at shared address `address` + `offset` bytes."""
+    i64 = ir.IntegerType.get_signless(64)
+    start = arith.index_cast(i64, address) if offset == 0 else arith.index_cast(
+        i64, arith.addi(address, index(offset)))
+    signed = bits - (1 << 64) if bits >= 1 << 63 else bits  # i64 attributes are signed
+    return arith.ori(arith.shrui(start, constant(i64, 4)), constant(i64, signed))
+
+
+def lower_wgmma(lowering: KernelLowering, op: ir.Operation) -> None:
+    """Emit the gemm at the current insertion point (module docstring)."""
+    a, b, c = op.operands[0], op.operands[1], op.operands[2]
+    plan = WgmmaPlan.of(op)
+    a_layout, a_fenced = lowering.shared_layouts[a]
+    b_layout, b_fenced = lowering.shared_layouts[b]
+    registers = lowering.fragments[c].registers
+    if not (a_fenced and b_fenced):
+        nvvm.fence_proxy(nvvm.ProxyKind.async_shared, space=nvvm.SharedSpace.shared_cta)
+        gpu.BarrierOp()
+    a_address = memref.ExtractAlignedPointerAsIndexOp(a).result
+    if plan.warpgroups > 1:
+        slab = plan.m_atoms * ATOM_ROWS * a_layout.span
+        a_address = arith.addi(a_address, arith.muli(_warpgroup(lowering), index(slab)))
+    b_address = memref.ExtractAlignedPointerAsIndexOp(b).result
+    element = ir.IntegerType.get_signless(32) if accumulator(plan.dtype) == "s32" \
+        else ir.F32Type.get()
+    count = plan.n // 2
+    result_type = llvm.StructType.get_literal([element] * count)
+    i32 = ir.IntegerType.get_signless(32)
+    clear = ir.BoolAttr(op.attributes["clear_accum"]).value
+    values = [[memref.load(registers, [index(accumulator_register(atom, i, plan.n))])
+               for i in range(count)] for atom in range(plan.m_atoms)]
+    text, constraints = mma_async_asm(plan.dtype, plan.n, plan.k,
+                                      not a_layout.k_major, not b_layout.k_major)
+    steps = a_layout.shape[1] // plan.k  # A is M x K
+    nvvm.wgmma_fence_aligned()
+    for step in range(steps):
+        scale = constant(i32, 0 if clear and step == 0 else 1)
+        b_descriptor = _descriptor(b_address, b_layout.step_offset(step),
+                                   b_layout.descriptor_bits())
+        for atom in range(plan.m_atoms):
+            a_descriptor = _descriptor(
+                a_address, a_layout.atom_offset(atom) + a_layout.step_offset(step),
+                a_layout.descriptor_bits())
+            result = llvm.InlineAsmOp(result_type, [*values[atom], a_descriptor, b_descriptor,
+                                                    scale], text, constraints,
+                                      has_side_effects=True).result
+            values[atom] = [llvm.extractvalue(element, result, [i]) for i in range(count)]
+    nvvm.wgmma_commit_group_sync_aligned()
+    nvvm.wgmma_wait_group_sync_aligned(0)
+    for atom in range(plan.m_atoms):
+        for i, value in enumerate(values[atom]):
+            memref.store(value, registers, [index(accumulator_register(atom, i, plan.n))])

@@ -1,0 +1,175 @@
+"""plan-wgmma-gemms: which tile.gemm ops lower-tile-to-gpu computes with wgmma, one op at a time.
+
+On sm_90a, for a kernel that lower-gemm-to-tensorcore did not replace (any kernel but the
+canonical GEMM: an epilogue in T.Parallel, a batched grid, several gemms, ...), every gemm that
+infer-mma-layout gave a wgmma `tile.mma` runs on the tensor cores where it stands when:
+
+- A and B are shared tiles of their own (tile.alloc), A not transposed (M x K), and no other
+  gemm reads them laid out differently; C is a fragment without a layout yet;
+- the block has exactly the decision's warpgroups (128 threads each: every thread issues);
+- a K-major tile's rows are a multiple of 32 bytes (the swizzle span is the widest of 128, 64
+  and 32 bytes dividing them), an MN-major B's a multiple of 64 elements.
+
+It records the decisions of `compiler/passes/_wgmma.py` (tile.wgmma on the gemm, tile.layout on
+the accumulator, tile.shared_layout on A's and B's tiles) and, since the whole-kernel TMA ring
+pipeline-async-copies may have chosen for the loop around the gemm exists only in that
+generator, reschedules such a loop as a cp.async pipeline of the user's depth. Other gemms are
+left to lower-gemm-simt. The pass does nothing on targets without wgmma (sm_80).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+from tilec.compiler.passes import TilePass, register
+from tilec.compiler.passes._fragment_layout import LAYOUT_ATTR
+from tilec.compiler.passes._ir_walk import as_operation, defining_op, kernels, scope, walk
+from tilec.compiler.passes._scheduling import (
+    OPERAND_TYPES,
+    PIPELINE_ATTR,
+    TMA_PIPELINE,
+    read_decision,
+    target_description,
+    tensorcore_type,
+)
+from tilec.compiler.passes._wgmma import (
+    ATOM_ROWS,
+    SHARED_LAYOUT_ATTR,
+    WARPGROUP_THREADS,
+    WGMMA_ATTR,
+    SharedOperandLayout,
+    WgmmaPlan,
+    accumulator_layout,
+)
+from tilec.compiler.passes.infer_fragment_layout import kernel_threads
+from tilec.compiler.passes.infer_mma_layout import MMA_ATTR
+from tilec.compiler.passes.pipeline_async_copies import ASYNC_ATTR, schedule_cp_async
+from tilec.compiler.tensorcore.dtypes import OPERAND_BYTES
+
+SPANS = (128, 64, 32)
+
+
+def _alloc(value: ir.Value) -> ir.Operation | None:
+    op = defining_op(value)
+    return op if op is not None and op.name == "tile.alloc" else None
+
+
+def _span(row_bytes: int) -> int | None:
+    return next((span for span in SPANS if row_bytes % span == 0), None)
+
+
+def operand_layouts(gemm: ir.Operation, plan: WgmmaPlan
+                    ) -> tuple[SharedOperandLayout, SharedOperandLayout] | None:
+    """A's and B's shared layouts for the per-op rule, None when it cannot read them."""
+    a_type, b_type = ir.MemRefType(gemm.operands[0].type), ir.MemRefType(gemm.operands[1].type)
+    element_bytes = OPERAND_BYTES[plan.dtype]
+    block_m, block_k = a_type.shape
+    a_span = _span(block_k * element_bytes)
+    if a_span is None or block_m % ATOM_ROWS:
+        return None
+    a = SharedOperandLayout((block_m, block_k), element_bytes, True, a_span, plan.warpgroups,
+                            plan.m_atoms)
+    if ir.BoolAttr(gemm.attributes["transpose_b"]).value:  # N x K: K-major
+        b_span = _span(block_k * element_bytes)
+        if b_span is None:
+            return None
+        b = SharedOperandLayout(tuple(b_type.shape), element_bytes, True, b_span)
+    else:  # K x N: MN-major, 64-element boxes
+        if (b_type.shape[1] * element_bytes) % 128 or element_bytes != 2:
+            return None
+        b = SharedOperandLayout(tuple(b_type.shape), element_bytes, False, 128)
+    return a, b
+
+
+def gemm_plan(gemm: ir.Operation, threads: int) -> WgmmaPlan | None:
+    """The per-op plan of a gemm infer-mma-layout put on wgmma, None when the rule declines."""
+    mma = read_decision(gemm, MMA_ATTR)
+    if mma is None or mma.get("kind") != "wgmma" or mma.get("a_source") != "shared":
+        return None
+    if ir.BoolAttr(gemm.attributes["transpose_a"]).value:
+        return None
+    a, b, c = gemm.operands[0], gemm.operands[1], gemm.operands[2]
+    if any(_alloc(v) is None for v in (a, b, c)) or a == b or scope(c) != "fragment":
+        return None
+    if LAYOUT_ATTR in _alloc(c).attributes:
+        return None
+    warpgroups = int(mma["warpgroups"])
+    if threads != WARPGROUP_THREADS * warpgroups:
+        return None
+    block_m, block_n = ir.MemRefType(c.type).shape
+    dtype = tensorcore_type(ir.MemRefType(a.type).element_type, OPERAND_TYPES)
+    if dtype is None:
+        return None
+    instr = tuple(mma["instr"])
+    return WgmmaPlan(warpgroups, block_m // warpgroups // ATOM_ROWS, block_n, int(instr[2]),
+                     dtype)
+
+
+def _claim(alloc: ir.Operation, layout: SharedOperandLayout, context: ir.Context) -> bool:
+    """Record `layout` on an operand tile; False when another gemm recorded a different one."""
+    known = SharedOperandLayout.of(alloc)
+    if known is not None:
+        return known == layout
+    alloc.attributes[SHARED_LAYOUT_ATTR] = layout.to_attr(context)
+    return True
+
+
+def _enclosing_loop(op: ir.Operation) -> ir.Operation | None:
+    parent = op.parent
+    while parent is not None:
+        parent = as_operation(parent)
+        if parent.name == "tile.pipelined":
+            return parent
+        parent = parent.parent
+    return None
+
+
+@register
+@dataclass
+class PlanWgmmaGemms(TilePass):
+    """Mark the gemms lower-tile-to-gpu lowers to wgmma one by one, and their layouts."""
+
+    name = "plan-wgmma-gemms"
+    summary = "tile.gemm with a wgmma tile.mma -> tile.wgmma + accumulator / operand layouts"
+    arch: str = ""
+
+    def run(self, module: ir.Module) -> None:
+        if not target_description(module, self.arch, self.name).has_wgmma:
+            return
+        context = module.context
+        for kernel in kernels(module):
+            threads = kernel_threads(kernel)
+            for gemm in [op for op in walk(kernel) if op.name == "tile.gemm"]:
+                plan = gemm_plan(gemm, threads)
+                layouts = None if plan is None else operand_layouts(gemm, plan)
+                if layouts is None:
+                    continue
+                a_alloc, b_alloc = _alloc(gemm.operands[0]), _alloc(gemm.operands[1])
+                if SharedOperandLayout.of(a_alloc) not in (None, layouts[0]) or \
+                        SharedOperandLayout.of(b_alloc) not in (None, layouts[1]):
+                    continue
+                _claim(a_alloc, layouts[0], context)
+                _claim(b_alloc, layouts[1], context)
+                block_m, block_n = ir.MemRefType(gemm.operands[2].type).shape
+                _alloc(gemm.operands[2]).attributes[LAYOUT_ATTR] = accumulator_layout(
+                    block_m, block_n, plan.warpgroups).to_attr()
+                gemm.attributes[WGMMA_ATTR] = plan.to_attr(context)
+                loop = _enclosing_loop(gemm)
+                if loop is not None:
+                    self._cp_async_loop(loop, context)
+
+    @staticmethod
+    def _cp_async_loop(loop: ir.Operation, context: ir.Context) -> None:
+        """A loop scheduled as the whole-kernel generator's TMA ring gets cp.async instead."""
+        pipeline = read_decision(loop, PIPELINE_ATTR)
+        if pipeline is None or pipeline.get("mechanism") != TMA_PIPELINE:
+            return
+        del loop.attributes[PIPELINE_ATTR]
+        for op in loop.regions[0].blocks[0].operations:
+            op = as_operation(op)
+            if op.name == "tile.copy" and ASYNC_ATTR in op.attributes:
+                del op.attributes[ASYNC_ATTR]
+        schedule_cp_async(loop, context)
+

@@ -1,0 +1,127 @@
+// RUN: tilec-opt --plan-wgmma-gemms --split-input-file %s | FileCheck %s
+
+// plan-wgmma-gemms (sm_90a): a gemm with a wgmma tile.mma that the per-op rule can read gets
+// tile.wgmma, its accumulator the blocked layout the instruction's registers fill (rows 32 per
+// warpgroup by 4 threads, columns in pairs by 4 threads), and its operand tiles the layout the
+// descriptors read; the loop's TMA ring (the whole-kernel generator's) becomes a cp.async
+// pipeline of the user's depth.
+
+// A 128 x 32 f16 (K rows of 64 bytes: 64B swizzle, rows in wgmma order for one warpgroup of
+// two atoms), B 32 x 128 f16 (MN-major, 128B boxes); an epilogue T.Parallel on the accumulator.
+// CHECK-LABEL: func.func @bias_relu
+// CHECK: tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 2 : i64, span = 64 : i64, warpgroups = 1 : i64}, tile.swizzle = "128B"} : memref<128x32xf16, "shared">
+// CHECK: tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}, tile.swizzle = "128B"} : memref<32x128xf16, "shared">
+// CHECK: tile.alloc {tile.layout = {spt = array<i64: 1, 2>, threads = 128 : i64, tpb = array<i64: 32, 4>, tstride = array<i64: 4, 1>}, tile.mma_layout = "wgmma-accumulator"}
+// CHECK: tile.pipelined {{.*}} attributes {tile.pipeline = {k_tile = 32 : i64, mechanism = "cp.async", stages = 3 : i64}}
+// CHECK: tile.copy {{.*}} {tile.async = "cp.async"}
+// CHECK: tile.copy {{.*}} {tile.async = "cp.async"}
+// CHECK: tile.gemm {{.*}} tile.wgmma = {dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, warpgroups = 1 : i64}
+module attributes {tile.arch = "sm_90a"} {
+  func.func @bias_relu(%A: memref<1024x1024xf16>, %B: memref<1024x1024xf16>, %bias: memref<1024xf16>, %C: memref<1024x1024xf32>) attributes {tile.entry} {
+    %g = arith.constant 8 : index
+    tile.kernel grid(%g, %g) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c32 = arith.constant 32 : index
+      %c128 = arith.constant 128 : index
+      %zero = arith.constant 0.0 : f32
+      %as = tile.alloc {tile.swizzle = "128B"} : memref<128x32xf16, "shared">
+      %bs = tile.alloc {tile.swizzle = "128B"} : memref<32x128xf16, "shared">
+      %acc = tile.alloc {tile.mma_layout = "wgmma-accumulator"} : memref<128x128xf32, "fragment">
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %c128 : index
+      %col = arith.muli %bx, %c128 : index
+      tile.pipelined %c0 to %c32 step %c1 stages 3 attributes {tile.pipeline = {k_tile = 64 : i64, mechanism = "tma-mbarrier", stages = 6 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c32 : index
+        tile.copy %A[%row, %k0] [128, 32] to %as[%c0, %c0] [128, 32] {tile.async = "tma"} : memref<1024x1024xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%k0, %col] [32, 128] to %bs[%c0, %c0] [32, 128] {tile.async = "tma"} : memref<1024x1024xf16> to memref<32x128xf16, "shared">
+        tile.gemm %as, %bs, %acc {tile.mma = {a_source = "shared", instr = array<i64: 64, 128, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<128x32xf16, "shared">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      tile.parallel [128, 128] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x128xf32, "fragment">
+        %cj = arith.addi %col, %j : index
+        %b = memref.load %bias[%cj] : memref<1024xf16>
+        %bf = arith.extf %b : f16 to f32
+        %s = arith.addf %v, %bf : f32
+        %r = arith.maximumf %s, %zero : f32
+        memref.store %r, %acc[%i, %j] : memref<128x128xf32, "fragment">
+      }
+      tile.copy %acc[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] : memref<128x128xf32, "fragment"> to memref<1024x1024xf32>
+    }
+    return
+  }
+}
+
+// -----
+
+// Two warpgroups of one atom each; B as N x K (transpose_B): K-major, 128-byte rows.
+// CHECK-LABEL: func.func @two_warpgroups_kmajor_b
+// CHECK: tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 1 : i64, span = 128 : i64, warpgroups = 2 : i64}} : memref<128x64xbf16, "shared">
+// CHECK: tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<256x64xbf16, "shared">
+// CHECK: tile.layout = {spt = array<i64: 1, 2>, threads = 256 : i64, tpb = array<i64: 64, 4>, tstride = array<i64: 4, 1>}
+// CHECK: tile.gemm {{.*}} tile.wgmma = {dtype = "bf16", k = 16 : i64, m_atoms = 1 : i64, n = 256 : i64, warpgroups = 2 : i64}
+module attributes {tile.arch = "sm_90a"} {
+  func.func @two_warpgroups_kmajor_b(%A: memref<4x512x512xbf16>, %B: memref<4x512x512xbf16>) attributes {tile.entry} {
+    %g = arith.constant 4 : index
+    tile.kernel grid(%g, %g, %g) threads [256] {
+    ^bb0(%bx: index, %by: index, %bz: index):
+      %c0 = arith.constant 0 : index
+      %as = tile.alloc : memref<128x64xbf16, "shared">
+      %bs = tile.alloc : memref<256x64xbf16, "shared">
+      %acc = tile.alloc : memref<128x256xf32, "fragment">
+      tile.copy %A[%bz, %c0, %c0] [1, 128, 64] to %as[%c0, %c0] [128, 64] : memref<4x512x512xbf16> to memref<128x64xbf16, "shared">
+      tile.copy %B[%bz, %c0, %c0] [1, 256, 64] to %bs[%c0, %c0] [256, 64] : memref<4x512x512xbf16> to memref<256x64xbf16, "shared">
+      tile.gemm %as, %bs, %acc {transpose_b = true, tile.mma = {a_source = "shared", instr = array<i64: 64, 256, 16>, kind = "wgmma", warpgroups = 2 : i64}} : memref<128x64xbf16, "shared">, memref<256x64xbf16, "shared">, memref<128x256xf32, "fragment">
+    }
+    return
+  }
+}
+
+// -----
+
+// Declined, left to lower-gemm-simt: more threads than the decision's warpgroups, A transposed,
+// a gemm without tile.mma; and nothing on sm_80.
+// CHECK-LABEL: func.func @declined
+// CHECK-NOT: tile.wgmma
+// CHECK-NOT: tile.shared_layout
+// CHECK: return
+module attributes {tile.arch = "sm_90a"} {
+  func.func @declined(%A: memref<256x256xf16>) attributes {tile.entry} {
+    %g = arith.constant 1 : index
+    tile.kernel grid(%g, %g) threads [256] {
+    ^bb0(%bx: index, %by: index):
+      %as = tile.alloc : memref<64x32xf16, "shared">
+      %bs = tile.alloc : memref<32x64xf16, "shared">
+      %acc = tile.alloc : memref<64x64xf32, "fragment">
+      tile.gemm %as, %bs, %acc {tile.mma = {a_source = "shared", instr = array<i64: 64, 64, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<64x32xf16, "shared">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
+      %at = tile.alloc : memref<32x64xf16, "shared">
+      %acc2 = tile.alloc : memref<64x64xf32, "fragment">
+      tile.gemm %at, %bs, %acc2 {transpose_a = true, tile.mma = {a_source = "shared", instr = array<i64: 64, 64, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<32x64xf16, "shared">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
+      %acc3 = tile.alloc : memref<64x64xf32, "fragment">
+      tile.gemm %as, %bs, %acc3 : memref<64x32xf16, "shared">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
+    }
+    return
+  }
+}
+
+// -----
+
+// CHECK-LABEL: func.func @ampere
+// CHECK-NOT: tile.wgmma
+// CHECK: return
+module attributes {tile.arch = "sm_80"} {
+  func.func @ampere(%A: memref<256x256xf16>) attributes {tile.entry} {
+    %g = arith.constant 1 : index
+    tile.kernel grid(%g, %g) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %as = tile.alloc : memref<128x32xf16, "shared">
+      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      tile.gemm %as, %bs, %acc {tile.mma = {a_source = "shared", instr = array<i64: 16, 8, 16>, kind = "mma.sync", warps = array<i64: 2, 2>}} : memref<128x32xf16, "shared">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+    }
+    return
+  }
+}

@@ -1,0 +1,204 @@
+"""tile.gemm lowered one op at a time to wgmma (compiler/passes/_wgmma.py, plan-wgmma-gemms).
+
+The layouts are checked against wgmma's register contract on the CPU (the index arithmetic the
+lowering emits, folded to constants); kernels the whole-kernel matcher declines (a T.Parallel
+epilogue, a batched grid with transpose_B) compile to wgmma PTX that ptxas assembles for
+sm_90a, stay SIMT on sm_80, and keep their CPU numerics. Numerics of the wgmma kernels on the
+H200: benchmarks/results (the GPU suite's GEMM kernels take this path on sm_90a too).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import TOLERANCES, randn
+from mlir import ir
+from mlir.dialects import func
+from mlir.passmanager import PassManager
+
+import tilec
+import tilec.language as T
+from tilec.compiler.passes._scalar import index
+from tilec.compiler.passes._wgmma import (
+    SharedOperandLayout,
+    accumulator_layout,
+    accumulator_register,
+)
+from tilec.compiler.targets.cuda import ptxas_path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "gpu"))
+needs_ptxas = pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
+
+
+def element_indices(layout: SharedOperandLayout, points: list[tuple[int, int]]) -> list[int]:
+    """`layout.element_index` of each (row, column), as the lowering emits it, folded."""
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.create()
+        index_type = ir.IndexType.get()
+        with ir.InsertionPoint(module.body):
+            function = func.FuncOp("points", ir.FunctionType.get([], [index_type] * len(points)))
+            with ir.InsertionPoint(function.add_entry_block()):
+                func.ReturnOp([layout.element_index(index(r), index(c)) for r, c in points])
+        PassManager.parse("builtin.module(canonicalize)").run(module.operation)
+        returned = function.entry_block.operations[len(function.entry_block.operations) - 1]
+        return [ir.IntegerAttr(operand.owner.attributes["value"]).value
+                for operand in returned.operands]
+
+
+@pytest.mark.parametrize("warpgroups,m_atoms,k,element_bytes", [
+    (1, 2, 32, 2), (1, 1, 64, 2), (2, 1, 64, 2), (2, 2, 16, 2), (1, 2, 64, 1), (1, 1, 32, 4),
+])
+def test_a_layout_gives_wgmma_rows_to_the_blocked_accumulator(warpgroups: int, m_atoms: int,
+                                                              k: int, element_bytes: int) -> None:
+    """Thread t's fragment register r holds the accumulator element the hardware writes to
+    t's wgmma register: the row A's layout stores at the instruction's row, the column the
+    instruction gives the lane."""
+    block_m, block_n = 64 * m_atoms * warpgroups, 64
+    span = next(s for s in (128, 64, 32) if (k * element_bytes) % s == 0)
+    a = SharedOperandLayout((block_m, k), element_bytes, True, span, warpgroups, m_atoms)
+    rows = element_indices(a, [(row, 0) for row in range(block_m)])
+    per_row = span // element_bytes
+    physical_row = [value // per_row for value in rows]  # column 0 stays in its row's chunk 0
+    assert sorted(physical_row) == list(range(block_m))
+    layout = accumulator_layout(block_m, block_n, warpgroups)
+    offsets = dict(layout.register_offsets())
+    registers = [regs for regs, _ in layout.register_offsets()]
+    for tid in range(layout.threads):
+        lane, warp, slab = tid % 32, (tid // 32) % 4, tid // 128
+        t_row, t_col = (tid // 4) % layout.tpb[0], tid % 4
+        for atom in range(m_atoms):
+            for register in range(block_n // 2):
+                flat = accumulator_register(atom, register, block_n)
+                regs = registers[flat]
+                row = offsets[regs][0] + t_row * layout.spt[0]
+                column = offsets[regs][1] + t_col * layout.spt[1]
+                half, group = (register // 2) % 2, register // 4
+                hardware_row = slab * 64 * m_atoms + atom * 64 + 16 * warp + 8 * half + lane // 4
+                assert physical_row[row] == hardware_row
+                assert column == 8 * group + 2 * (lane % 4) + register % 2
+
+
+@pytest.mark.parametrize("shape,element_bytes,k_major,span", [
+    ((128, 32), 2, True, 64), ((128, 64), 2, True, 128), ((64, 16), 2, True, 32),
+    ((256, 128), 2, True, 128), ((32, 128), 2, False, 128), ((64, 64), 1, True, 64),
+])
+def test_swizzle_keeps_chunks_whole_and_xors_by_row(shape: tuple[int, int], element_bytes: int,
+                                                    k_major: bool, span: int) -> None:
+    """Each 16-byte chunk lands whole on a 16-byte chunk of its box row, the chunk index XOR-ed
+    with the row's place in the 1 KiB pattern (bits 7.. of its address), as TMA and wgmma's
+    descriptors lay tiles out; every element has its own place."""
+    layout = SharedOperandLayout(shape, element_bytes, k_major, span)
+    points = [(r, c) for r in range(shape[0]) for c in range(shape[1])]
+    found = element_indices(layout, points)
+    assert sorted(found) == list(range(shape[0] * shape[1]))
+    chunk, per_row = 16 // element_bytes, span // element_bytes
+    place = dict(zip(points, found, strict=True))
+    for (row, column), offset in place.items():
+        box, within = divmod(column, per_row)
+        linear = (box * shape[0] + row) * per_row + within
+        phase = (linear * element_bytes // 128) % (span // 16)
+        assert offset == linear ^ (phase * chunk)
+        if column % chunk:
+            assert offset == place[(row, column - 1)] + 1
+
+
+def bias_relu(M: int, N: int, K: int, block_M: int = 128, block_N: int = 128, block_K: int = 32,
+              threads: int = 128, dtype: str = "float16"):
+    """The quickstart with a bias + ReLU epilogue in T.Parallel (the whole-kernel matcher
+    declines it)."""
+
+    @T.prim_func
+    def kernel(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype),
+               bias: T.Tensor((N,), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), dtype)
+            B_shared = T.alloc_shared((block_K, block_N), dtype)
+            C_local = T.alloc_fragment((block_M, block_N), "float32")
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=3):
+                T.copy(A[by * block_M, k * block_K], A_shared)
+                T.copy(B[k * block_K, bx * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            for i, j in T.Parallel(block_M, block_N):
+                C_local[i, j] = T.max(C_local[i, j] + bias[bx * block_N + j], 0)
+            T.copy(C_local, C[by * block_M, bx * block_N])
+
+    return kernel
+
+
+def batched(Bt: int, M: int, N: int, K: int, block_M: int = 128, block_N: int = 128,
+            block_K: int = 32, dtype: str = "bfloat16"):
+    """C[b] = A[b] @ B[b]^T on a 3-D grid, B stored N x K."""
+
+    @T.prim_func
+    def kernel(A: T.Tensor((Bt, M, K), dtype), B: T.Tensor((Bt, N, K), dtype),
+               C: T.Tensor((Bt, M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), Bt, threads=128) as (
+                bx, by, bz):
+            A_shared = T.alloc_shared((block_M, block_K), dtype)
+            B_shared = T.alloc_shared((block_N, block_K), dtype)
+            C_local = T.alloc_fragment((block_M, block_N), "float32")
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=3):
+                T.copy(A[bz, by * block_M, k * block_K], A_shared)
+                T.copy(B[bz, bx * block_N, k * block_K], B_shared)
+                T.gemm(A_shared, B_shared, C_local, transpose_B=True)
+            T.copy(C_local, C[bz, by * block_M, bx * block_N])
+
+    return kernel
+
+
+@needs_ptxas
+@pytest.mark.parametrize("factory,args,instructions", [
+    (bias_relu, (512, 512, 512), "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"),
+    (lambda *s: bias_relu(*s, block_N=256, threads=256), (1000, 1016, 1000),
+     "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16"),
+    (batched, (4, 256, 256, 512), "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"),
+])
+def test_declined_kernels_run_wgmma_per_op_on_sm90a(factory, args, instructions: str) -> None:
+    kernel = tilec.compile(factory(*args), out_idx=[-1], target="cuda:sm_90a")
+    assert kernel.artifact.binary_kind == "cubin"
+    ptx = kernel.asm["ptx"]
+    assert "tile.tensorcore" not in kernel.asm["tile-cuda"]  # not the whole-kernel generator
+    assert "tile.wgmma" in kernel.asm["tile-cuda"]
+    # per 32-byte K step of the 32-wide K tile, one instruction per 64-row atom of a warpgroup
+    atoms = 2 if instructions.count("n128") else 1
+    assert ptx.count(instructions) == 2 * atoms
+    for step in ("wgmma.fence.sync.aligned", "wgmma.commit_group.sync.aligned",
+                 "wgmma.wait_group.sync.aligned"):
+        assert step in ptx
+    assert "fence.proxy.async.shared::cta" in ptx and "cp.async.cg.shared.global" in ptx
+
+
+@needs_ptxas
+def test_same_kernel_stays_simt_on_sm80() -> None:
+    kernel = tilec.compile(bias_relu(256, 256, 256), out_idx=[-1], target="cuda:sm_80")
+    assert kernel.artifact.binary_kind == "cubin"
+    assert "wgmma" not in kernel.asm["ptx"] and "tile.wgmma" not in kernel.asm["tile-cuda"]
+
+
+@needs_ptxas
+def test_canonical_quickstart_keeps_the_whole_kernel_generator() -> None:
+    from frontend_kernels import matmul
+
+    a = torch.empty(1024, 1024, dtype=torch.float16)
+    kernel = matmul.compile(a, a, target="cuda:sm_90a")
+    assert "tile.tensorcore" in kernel.asm["tile-cuda"]
+    assert "tile.wgmma" not in kernel.asm["tile-cuda"]
+
+
+def test_cpu_numerics_of_the_declined_kernels(rng: torch.Generator) -> None:
+    a, b = randn((200, 96), torch.float16, rng), randn((96, 136), torch.float16, rng)
+    bias = randn((136,), torch.float16, rng)
+    out = tilec.compile(bias_relu(200, 136, 96, block_M=64, block_N=64), out_idx=[-1],
+                        target="cpu").get_profiler().run_poisoned(a, b, bias)
+    expected = torch.relu(a.double() @ b.double() + bias.double())
+    torch.testing.assert_close(out.double(), expected, **TOLERANCES[torch.float16])
+    a, b = randn((3, 130, 64), torch.bfloat16, rng), randn((3, 70, 64), torch.bfloat16, rng)
+    out = tilec.compile(batched(3, 130, 70, 64, block_M=64, block_N=64), out_idx=[-1],
+                        target="cpu").get_profiler().run_poisoned(a, b)
+    expected = a.double() @ b.double().transpose(1, 2)
+    torch.testing.assert_close(out.double(), expected, **TOLERANCES[torch.bfloat16])
