@@ -8,7 +8,10 @@ One thread runs the whole block (`threads` is ignored), so:
   block's buffers start uninitialized, as on a GPU, and the stack does not grow with the grid
   (an alloca inside a loop would: lowered scf loops free nothing per iteration);
 - tile.parallel becomes a loop nest over its extents, tile.pipelined and tile.for plain
-  `scf.for` loops (stages and `unroll` are performance hints the CPU does without).
+  `scf.for` loops (stages and `unroll` are performance hints the CPU does without);
+- barriers (gpu.barrier, nvvm.barrier: T.sync_threads) are dropped: the block's one thread
+  runs its statements in order. What names one thread of many (gpu.thread_id, nvvm.shfl.sync:
+  T.get_thread_binding, T.shfl_*, T.warp_reduce_*) has no meaning here and is rejected.
 Run lower-tile-ops-to-loops first: the block-level ops must be gone.
 """
 
@@ -19,9 +22,15 @@ from mlir.dialects import memref, scf
 
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._builders import loop_nest, move_body, ops_named
+from tilec.compiler.passes._ir_walk import op_error
 from tilec.errors import CompileError
 
 LOOP_OPS = ("tile.parallel", "tile.pipelined", "tile.for")
+BARRIERS = ("gpu.barrier", "nvvm.barrier")
+PER_THREAD = {
+    "gpu.thread_id": "a thread index (T.get_thread_binding, T.thread_binding)",
+    "nvvm.shfl.sync": "a warp shuffle (T.shfl_*, T.warp_reduce_*)",
+}
 
 
 @register
@@ -41,6 +50,12 @@ class LowerTileStructureToScf(TilePass):
                 f"{self.name}: run lower-tile-ops-to-loops first "
                 f"('{leftover[0].operation.name}' at {leftover[0].location})"
             )
+        for op in ops_named(module.operation, tuple(PER_THREAD)):
+            raise op_error(op.operation, f"{PER_THREAD[op.operation.name]} has no meaning on "
+                                         "the CPU target, which runs each block as one thread; "
+                                         "compile this kernel for CUDA")
+        for op in ops_named(module.operation, BARRIERS):
+            op.operation.erase()
         for op in ops_named(module.operation, LOOP_OPS):
             with ir.InsertionPoint(op), op.location:
                 if op.operation.name == "tile.parallel":

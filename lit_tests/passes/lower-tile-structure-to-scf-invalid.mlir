@@ -1,5 +1,6 @@
-// RUN: not tilec-opt --lower-tile-structure-to-scf %s 2>&1 | FileCheck %s
-// Block-level ops must be lowered first: the pass says which pass to run.
+// RUN: not tilec-opt --lower-tile-structure-to-scf %s --split-input-file 2>&1 | FileCheck %s
+// Block-level ops must be lowered first: the pass says which pass to run. One thread runs each
+// block, so what names one thread of many (a thread index, a warp shuffle) is rejected.
 
 // CHECK: error: lower-tile-structure-to-scf: run lower-tile-ops-to-loops first ('tile.fill'
 func.func @fill_left(%n: index) {
@@ -8,6 +9,36 @@ func.func @fill_left(%n: index) {
     %f = tile.alloc : memref<4xf32, "fragment">
     %z = arith.constant 0.0 : f32
     tile.fill %f, %z : memref<4xf32, "fragment">, f32
+  }
+  return
+}
+
+// -----
+
+// CHECK: lower-tile-structure-to-scf-invalid.mlir:23: error: a thread index (T.get_thread_binding, T.thread_binding) has no meaning on the CPU target
+func.func @thread_index(%out: memref<32xindex>) {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [32] {
+  ^bb0(%bx: index):
+    %tx = gpu.thread_id x
+    memref.store %tx, %out[%tx] : memref<32xindex>
+  }
+  return
+}
+
+// -----
+
+// CHECK: lower-tile-structure-to-scf-invalid.mlir:39: error: a warp shuffle (T.shfl_*, T.warp_reduce_*) has no meaning on the CPU target
+func.func @shuffle(%out: memref<1xf32>, %x: f32) {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [32] {
+  ^bb0(%bx: index):
+    %all = arith.constant -1 : i32
+    %one = arith.constant 1 : i32
+    %clamp = arith.constant 31 : i32
+    %y = nvvm.shfl.sync bfly %all, %x, %one, %clamp : f32 -> f32
+    %c0 = arith.constant 0 : index
+    memref.store %y, %out[%c0] : memref<1xf32>
   }
   return
 }

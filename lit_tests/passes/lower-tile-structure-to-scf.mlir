@@ -116,3 +116,26 @@ func.func @loops(%out: memref<8xindex>, %n: index, %lo: index, %step: index) {
   }
   return
 }
+
+// -----
+
+// T.sync_threads: the block's one thread runs its statements in order, so barriers go.
+// CHECK-LABEL: func.func @barriers
+// CHECK-NOT: barrier
+// CHECK: memref.store
+// CHECK-NOT: barrier
+// CHECK: return
+func.func @barriers(%out: memref<1xf32>) {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [128] {
+  ^bb0(%bx: index):
+    gpu.barrier
+    %one = arith.constant 1.0 : f32
+    %c0 = arith.constant 0 : index
+    memref.store %one, %out[%c0] : memref<1xf32>
+    %id = arith.constant 1 : i32
+    %count = arith.constant 64 : i32
+    nvvm.barrier id = %id number_of_threads = %count
+  }
+  return
+}

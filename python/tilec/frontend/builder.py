@@ -29,6 +29,7 @@ import tilec.language as T
 from tilec.errors import TilecError
 from tilec.frontend.prologue import EagerTensor, Prologue
 from tilec.frontend.source import KernelSource, parse_kernel
+from tilec.frontend.thread_ops import ThreadOps
 from tilec.frontend.values import (
     Affine,
     Buffer,
@@ -100,7 +101,7 @@ def _is_py_value(value: Any) -> bool:
     return not isinstance(value, (Scalar, Buffer, Region, T.Symbol))
 
 
-class KernelBuilder:
+class KernelBuilder(ThreadOps):
     """Builds the tile IR of one kernel from its parsed source."""
 
     def __init__(self, source: KernelSource, name: str):
@@ -572,6 +573,8 @@ class KernelBuilder:
             if node.attr == "dtype":
                 return base.dtype
             self.error(node, f"a scalar has no attribute '{node.attr}'")
+        if base is T and not hasattr(T, node.attr):
+            self.error(node, T.unknown_name_message(node.attr))
         try:
             return getattr(base, node.attr)
         except AttributeError:
@@ -1135,6 +1138,39 @@ class KernelBuilder:
             result.expr = f"(({sa} + {sb} - 1) // {sb})"
         return result
 
+    def t_floordiv(self, nodes: dict, node: ast.Call) -> Any:
+        return self.binop("//", self.arg(nodes, "a"), self.arg(nodes, "b"), node)
+
+    def t_floormod(self, nodes: dict, node: ast.Call) -> Any:
+        return self.binop("%", self.arg(nodes, "a"), self.arg(nodes, "b"), node)
+
+    def t_Cast(self, nodes: dict, node: ast.Call) -> Any:  # noqa: N802
+        return self.cast(self.arg(nodes, "value"), self._dtype(self.arg(nodes, "dtype"), node),
+                         node)
+
+    def t_reinterpret(self, nodes: dict, node: ast.Call) -> Scalar:
+        """The bits of a scalar read as another dtype of the same width (TileLang's argument
+        order is (value, dtype); the older (dtype, value) is accepted too)."""
+        value, dtype = self.arg(nodes, "value"), self.arg(nodes, "dtype")
+        if isinstance(value, (str, T.DType)) and not isinstance(dtype, (str, T.DType)):
+            value, dtype = dtype, value
+        target = self._dtype(dtype, node)
+        value = self.rvalue(value, node)
+        if not isinstance(value, Scalar):
+            if not isinstance(value, PyNumber):
+                self.error(node, f"T.reinterpret takes a scalar, got {value!r}")
+            value = self.constant(value, T.float32 if isinstance(value, float) else T.int32,
+                                  node)
+        source = value.dtype
+        if T.index in (source, target) or T.bool in (source, target):
+            self.error(node, f"T.reinterpret cannot take {source} to {target}")
+        if source.bits != target.bits:
+            self.error(node, f"T.reinterpret keeps the bits: {source} has {source.bits}, "
+                             f"{target} has {target.bits}")
+        if source.interchangeable(target) or (source.is_integer and target.is_integer):
+            return Scalar(value.value, target)
+        return Scalar(arith.bitcast(mlir_type(target), value.value), target)
+
     def t_if_then_else(self, nodes: dict, node: ast.Call) -> Any:
         cond = self.rvalue(self.arg(nodes, "cond"), node)
         then_value, else_value = self.arg(nodes, "then_value"), self.arg(nodes, "else_value")
@@ -1359,9 +1395,11 @@ class KernelBuilder:
 
     def scalar_op(self, op: str, x: ir.Value, y: ir.Value, dtype: T.DType,
                   node: ast.AST | None) -> ir.Value:
+        if op == "%":
+            return floor_mod(x, y, dtype)
         if dtype.is_float:
             table = {"+": arith.addf, "-": arith.subf, "*": arith.mulf, "/": arith.divf,
-                     "%": arith.remf, "**": mmath.powf}
+                     "**": mmath.powf}
             if op == "//":
                 return mmath.floor(arith.divf(x, y))
             if op not in table:
@@ -1372,7 +1410,6 @@ class KernelBuilder:
             "+": arith.addi, "-": arith.subi, "*": arith.muli,
             "/": arith.divui if unsigned else arith.divsi,
             "//": arith.divui if unsigned else arith.floordivsi,
-            "%": arith.remui if unsigned else arith.remsi,
             "&": arith.andi, "|": arith.ori, "^": arith.xori, "<<": arith.shli,
             ">>": arith.shrui if unsigned else arith.shrsi,
         }
@@ -1440,6 +1477,21 @@ class KernelBuilder:
         scalar = self.materialize(value, buffer.dtype, node)
         values = [self.index_value(i, node) for i in indices]
         memref.store(scalar.value, buffer.value, values)
+
+
+def floor_mod(x: ir.Value, y: ir.Value, dtype: T.DType) -> ir.Value:
+    """x - floor(x / y) * y: the remainder takes the divisor's sign, as Python's and TileLang's
+    `%` (T.floormod) do; unsigned integers have one remainder."""
+    if dtype.is_unsigned:
+        return arith.remui(x, y)
+    if dtype.is_float:
+        return arith.subf(x, arith.mulf(mmath.floor(arith.divf(x, y)), y))
+    remainder = arith.remsi(x, y)
+    zero = arith.constant(x.type, 0)
+    signs_differ = arith.cmpi(arith.CmpIPredicate.slt, arith.xori(remainder, y), zero)
+    nonzero = arith.cmpi(arith.CmpIPredicate.ne, remainder, zero)
+    fix = arith.andi(signs_differ, nonzero)
+    return arith.select(fix, arith.addi(remainder, y), remainder)
 
 
 def tensor_type(dims: tuple[Any, ...], dtype: T.DType) -> ir.MemRefType:

@@ -481,8 +481,127 @@ def cast(value: Any, dtype: Any) -> Any:
 
 
 @_intrinsic
+def Cast(dtype: Any, value: Any) -> Any:  # noqa: N802
+    """TVM's spelling of T.cast, dtype first: converts a scalar to `dtype`."""
+
+
+@_intrinsic
+def reinterpret(value: Any, dtype: Any) -> Any:
+    """The bits of a scalar read as `dtype` (same width), e.g. a float32's as uint32."""
+
+
+@_intrinsic
+def floordiv(a: Any, b: Any) -> Any:
+    """a // b rounded toward minus infinity (as Python's // and TileLang's)."""
+
+
+@_intrinsic
+def floormod(a: Any, b: Any) -> Any:
+    """a - floordiv(a, b) * b: takes the divisor's sign (as Python's % and TileLang's)."""
+
+
+@_intrinsic
 def infinity(dtype: Any) -> Any:
     """Positive infinity of a float dtype."""
+
+
+# ---------------------------------------------------------------------------------------------
+# threads of a block: what one thread sees (CUDA target; the CPU runs each block as one thread)
+
+
+@_intrinsic
+def get_thread_binding(dim: int = 0) -> Any:
+    """This thread's index in the block along `dim` (0: threadIdx.x, 1: .y, 2: .z)."""
+
+
+@_intrinsic
+def get_thread_bindings() -> Any:
+    """This thread's (x, y, z) index in the block."""
+
+
+@_intrinsic
+def thread_binding(start: Any, stop: Any = None, thread: str | None = None) -> Any:
+    """`tx = T.thread_binding(0, threads, thread="threadIdx.x")`: the thread index along the
+    named axis, whose extent must be the block's."""
+
+
+@_intrinsic
+def get_block_binding(dim: int = 0) -> Any:
+    """The block's index in the grid along `dim` (the names T.Kernel binds)."""
+
+
+@_intrinsic
+def get_block_bindings() -> Any:
+    """The block's index along every grid dimension."""
+
+
+@_intrinsic
+def sync_threads(barrier_id: Any = None, arrive_count: Any = None) -> Any:
+    """Waits until every thread of the block (or `arrive_count` threads at named barrier
+    `barrier_id`) arrives here; shared-memory writes before it are visible after it."""
+
+
+@_intrinsic
+def shfl_xor(value: Any, delta: Any, width: Any = 32, mask: Any = 0xFFFFFFFF) -> Any:
+    """`value` of the lane whose id is this lane's xor `delta`, in groups of `width` lanes
+    (__shfl_xor_sync)."""
+
+
+@_intrinsic
+def shfl_down(value: Any, delta: Any, width: Any = 32, mask: Any = 0xFFFFFFFF) -> Any:
+    """`value` of the lane `delta` above this one in its group of `width` lanes, this lane's
+    own past the group's end (__shfl_down_sync)."""
+
+
+@_intrinsic
+def shfl_up(value: Any, delta: Any, width: Any = 32, mask: Any = 0xFFFFFFFF) -> Any:
+    """`value` of the lane `delta` below this one in its group of `width` lanes, this lane's
+    own before the group's start (__shfl_up_sync)."""
+
+
+@_intrinsic
+def shfl_sync(value: Any, srcLane: Any, width: Any = 32, mask: Any = 0xFFFFFFFF) -> Any:  # noqa: N803
+    """`value` of lane `srcLane` of this lane's group of `width` lanes (__shfl_sync)."""
+
+
+def _warp_reduce_marker(kind: str) -> Callable:
+    def reduce(value: Any) -> Any:
+        ...
+
+    reduce.__name__ = f"warp_reduce_{kind}"
+    reduce.__doc__ = f"The {kind} of `value` over the 32 lanes of the warp, on every lane."
+    return _intrinsic(reduce)
+
+
+warp_reduce_sum = _warp_reduce_marker("sum")
+warp_reduce_max = _warp_reduce_marker("max")
+warp_reduce_min = _warp_reduce_marker("min")
+warp_reduce_bitand = _warp_reduce_marker("bitand")
+warp_reduce_bitor = _warp_reduce_marker("bitor")
+
+
+# ---------------------------------------------------------------------------------------------
+# names tilec does not have
+
+# TileLang names whose hardware only sm_100 (Blackwell) has: tensor memory, tcgen05 MMAs and
+# cluster launch control
+_SM100_PREFIXES = ("tcgen05_", "clc_")
+_SM100_NAMES = frozenset({"alloc_tmem"})
+
+
+def unknown_name_message(name: str) -> str:
+    """Why `T.<name>` does not exist: an sm_100-only name, or one tilec does not implement."""
+    if name in _SM100_NAMES or name.startswith(_SM100_PREFIXES):
+        return (f"T.{name} needs sm_100 (Blackwell: tensor memory, tcgen05, cluster launch "
+                "control); tilec targets sm_80 and sm_90a and the CPU")
+    return f"T.{name} is not implemented by tilec"
+
+
+def __getattr__(name: str) -> Any:
+    """A missing `T.<name>`: an AttributeError saying why (so `hasattr(T, name)` is False)."""
+    if name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    raise AttributeError(unknown_name_message(name))
 
 
 __all__ = [
@@ -496,5 +615,9 @@ __all__ = [
     "pow", "clamp", "max_value", "min_value", "vectorized", "cast", "infinity",
     "float16", "bfloat16", "float32", "float64", "float8_e4m3", "float8_e4m3fn", "float8_e5m2",
     "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool", "index",
-    "float", "half", "int", "uint",
+    "float", "half", "int", "uint", "get_thread_binding", "get_thread_bindings",
+    "thread_binding", "get_block_binding", "get_block_bindings", "sync_threads", "shfl_xor",
+    "shfl_down", "shfl_up", "shfl_sync", "warp_reduce_sum", "warp_reduce_max",
+    "warp_reduce_min", "warp_reduce_bitand", "warp_reduce_bitor", "Cast", "reinterpret",
+    "floordiv", "floormod",
 ]
