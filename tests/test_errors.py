@@ -460,11 +460,11 @@ def uses_other_with():
     return main
 
 
-def uses_break():
+def breaks_a_parallel_loop():
     @T.prim_func
     def main(A: T.Tensor((64,), "float32")):
         with T.Kernel(1, threads=1) as _:
-            for i in T.serial(64):
+            for i in T.Parallel(64):
                 if A[i] > 0:
                     break  # error: break
 
@@ -476,11 +476,15 @@ def uses_break():
     (uses_list_comprehension, "listcomp", "list comprehension"),
     (uses_try, "try", "try"),
     (uses_other_with, "with", "with"),
-    (uses_break, "break", "break"),
 ])
 def test_unsupported_python_constructs(factory, tag: str, what: str) -> None:
     with expect_error(tag, "unsupported Python construct", what):
         build(factory)
+
+
+def test_break_in_a_parallel_loop() -> None:
+    with expect_error("break", "break is not allowed in T.Parallel"):
+        build(breaks_a_parallel_loop)
 
 
 def test_t_function_called_outside_a_kernel() -> None:

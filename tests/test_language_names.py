@@ -105,7 +105,7 @@ def test_float8_e4m3fn_and_float_alias(rng: torch.Generator) -> None:
 @T.prim_func
 def lane_exchange(A: T.Tensor((4, 32), T.float16), B: T.Tensor((4, 32), T.float32),
                   C: T.Tensor((4, 2), T.float64)):
-    with T.Kernel(2, threads=(32, 4)) as bx:
+    with T.Kernel(2, threads=(32, 4)) as _:
         tx = T.get_thread_binding()
         ty = T.thread_binding(0, 4, thread="threadIdx.y")
         s = T.alloc_shared((4, 32), T.float32)
@@ -244,3 +244,210 @@ def test_cast_and_reinterpret(rng: torch.Generator) -> None:
     assert torch.equal(c, (x * 10.0).to(torch.int32))  # toward zero, as C casts
     assert torch.equal(y, x.abs())
     assert torch.equal(v.view(torch.int16), h.view(torch.int16))
+
+
+# ---------------------------------------------------------------------------------------------
+# forms of names tilec had
+
+
+@T.prim_func
+def gemm_cleared_at_run_time(A: T.Tensor((64, 96), T.float16), B: T.Tensor((96, 32), T.float16),
+                             C: T.Tensor((64, 32), T.float32)):
+    with T.Kernel(1, threads=128) as _:
+        a = T.alloc_shared((64, 32), T.float16, "shared.dyn")
+        b = T.alloc_shared((32, 32), T.float16, scope="shared")
+        c = T.alloc_fragment((64, 32), T.float32, "local.fragment")
+        for ko in T.Pipelined(3, num_stages=2):
+            T.copy(A[0, ko * 32], a)
+            T.copy(B[ko * 32, 0], b)
+            T.gemm(a, b, c, clear_accum=(ko == 0), k_pack=1)
+        T.copy(c, C)
+
+
+def test_gemm_clear_accum_at_run_time(rng: torch.Generator) -> None:
+    """clear_accum=(ko == 0): C is A @ B although the fragment starts uninitialized; the third
+    positional scope of alloc_shared / alloc_fragment."""
+    a, b = randn((64, 96), torch.float16, rng), randn((96, 32), torch.float16, rng)
+    c = poisoned((64, 32), torch.float32)
+    cpu(gemm_cleared_at_run_time)(a, b, c)
+    assert_close(c, a.double() @ b.double(), torch.float16)
+
+
+@needs_ptxas
+@pytest.mark.parametrize("arch", CUDA_ARCHES)
+def test_gemm_clear_accum_at_run_time_assembles(arch: str) -> None:
+    kernel = tilec.compile(gemm_cleared_at_run_time, target=f"cuda:{arch}")
+    assert kernel.artifact.binary_kind == "cubin"
+
+
+def test_gemm_options_checked() -> None:
+    @T.prim_func
+    def with_barrier(A: T.Tensor((16, 16), T.float16), C: T.Tensor((16, 16), T.float32)):
+        with T.Kernel(1, threads=32) as _:
+            a = T.alloc_shared((16, 16), T.float16)
+            c = T.alloc_fragment((16, 16), T.float32)
+            T.gemm(a, a, c, mbar=a)
+            T.copy(c, C)
+
+    with pytest.raises(tilec.TilecError, match=r"test_language_names.py:\d+: T.gemm\(mbar=...\) "
+                                               "is for sm_100"):
+        tilec.compile(with_barrier, target="cpu")
+
+
+def test_scalar_copy_alloc_var_forms_and_scopes(rng: torch.Generator) -> None:
+    """T.copy(A[i], B[j]) copies one element (converting it); alloc_var's TileLang forms."""
+    n = 8
+
+    @T.prim_func
+    def main(A: T.Tensor((n,), T.float32), B: T.Tensor((n,), T.float16),
+             C: T.Tensor((3,), T.int32)):
+        with T.Kernel(1, threads=32) as _:
+            local = T.alloc_local((2,), T.float32, "local")
+            first = T.alloc_var(T.int32, 5)
+            second = T.alloc_var(T.int32, "local.var")
+            third = T.alloc_var(T.int32, 7, "local.var")
+            second = 6
+            for i in T.serial(n):
+                T.copy(A[i], local[i % 2])
+                T.copy(local[i % 2], B[n - 1 - i])
+            C[0] = first
+            C[1] = second
+            C[2] = third
+
+    a = randn((n,), torch.float32, rng)
+    b, c = poisoned((n,), torch.float16), poisoned((3,), torch.int32)
+    cpu(main)(a, b, c)
+    assert torch.equal(b, a.flip(0).half()) and c.tolist() == [5, 6, 7]
+
+
+def test_bad_scopes() -> None:
+    @T.prim_func
+    def main(A: T.Tensor((8,), T.float32)):
+        with T.Kernel(1, threads=32) as _:
+            x = T.alloc_fragment((8,), T.float32, "local.tmem")
+            T.copy(A, x)
+
+    with pytest.raises(tilec.TilecError, match="unknown buffer scope 'local.tmem'"):
+        tilec.compile(main, target="cpu")
+
+    @T.prim_func
+    def workspace(A: T.Tensor((8,), T.float32)):
+        with T.Kernel(1, threads=32) as _:
+            w = T.alloc_global((8,), T.float32)
+            T.copy(A, w)
+
+    with pytest.raises(tilec.TilecError, match="T.alloc_global .* pass the workspace as a "
+                                               "tensor argument"):
+        tilec.compile(workspace, target="cpu")
+
+
+def test_break_and_continue(rng: torch.Generator) -> None:
+    """break ends a T.serial / while loop, continue its iteration, as Python's do."""
+    n = 32
+
+    @T.prim_func
+    def main(A: T.Tensor((4, n), T.int32), B: T.Tensor((4, 3), T.int32)):
+        with T.Kernel(4, threads=32) as bx:
+            total = T.alloc_var(T.int32, 0)
+            count = T.alloc_var(T.int32, 0)
+            j = T.alloc_var(T.int32, 0)
+            for i in T.serial(n):
+                if A[bx, i] < 0:
+                    break
+                if A[bx, i] % 2 == 1:
+                    continue
+                total += A[bx, i]
+            while j < n:
+                j += 1
+                if A[bx, j - 1] > 50:
+                    count += 1
+                    if count >= 2:
+                        break
+            B[bx, 0] = total
+            B[bx, 1] = count
+            B[bx, 2] = j
+
+    a = torch.randint(0, 100, (4, n), generator=rng, dtype=torch.int32)
+    a[1, 5], a[2, 0] = -1, -3
+    b = poisoned((4, 3), torch.int32)
+    cpu(main)(a, b)
+    for row, values in enumerate(a.tolist()):
+        total = 0
+        for v in values:
+            if v < 0:
+                break
+            if v % 2 == 1:
+                continue
+            total += v
+        count = j = 0
+        while j < n:
+            j += 1
+            if values[j - 1] > 50:
+                count += 1
+                if count >= 2:
+                    break
+        assert b[row].tolist() == [total, count, j]
+
+
+def test_break_where_it_cannot_be() -> None:
+    @T.prim_func
+    def in_parallel(A: T.Tensor((8,), T.float32)):
+        with T.Kernel(1, threads=32) as _:
+            for i in T.Parallel(8):
+                if A[i] < 0:
+                    break
+                A[i] = 0.0
+
+    with pytest.raises(tilec.TilecError, match="break is not allowed in T.Parallel"):
+        tilec.compile(in_parallel, target="cpu")
+
+    @T.prim_func
+    def in_pipelined(A: T.Tensor((8,), T.float32)):
+        with T.Kernel(1, threads=32) as _:
+            for k in T.Pipelined(8, num_stages=2):
+                if A[k] < 0:
+                    continue
+                A[k] = 0.0
+
+    with pytest.raises(tilec.TilecError, match="continue is only allowed in T.serial, T.unroll, "
+                                               "range and while loops"):
+        tilec.compile(in_pipelined, target="cpu")
+
+
+# ---------------------------------------------------------------------------------------------
+# scans
+
+
+@T.prim_func
+def prefix_sums(A: T.Tensor((8, 32), T.float16), B: T.Tensor((8, 32), T.float32),
+                C: T.Tensor((8, 32), T.float16), D: T.Tensor((32,), T.float32)):
+    with T.Kernel(1, threads=128) as _:
+        s = T.alloc_shared((8, 32), T.float16)
+        f = T.alloc_fragment((8, 32), T.float32)
+        d = T.alloc_shared((32,), T.float32)
+        T.copy(A, s)
+        T.copy(A, f)
+        T.cumsum(f, dim=1)
+        T.copy(f, B)
+        T.cumsum(src=s, dim=0, reverse=True)
+        T.copy(s, C)
+        T.copy(A[0, :], d)
+        T.cumsum(d, d, dim=-1)
+        T.copy(d, D)
+
+
+def test_cumsum(rng: torch.Generator) -> None:
+    """A fragment along its rows, a shared buffer reversed down its columns, a 1-d one."""
+    a = randn((8, 32), torch.float16, rng)
+    b, c, d = poisoned((8, 32), torch.float32), poisoned((8, 32), torch.float16), poisoned(
+        (32,), torch.float32)
+    cpu(prefix_sums)(a, b, c, d)
+    assert_close(b, a.double().cumsum(1), torch.float32)
+    assert_close(c, a.double().flip(0).cumsum(0).flip(0), torch.float16)
+    assert_close(d, a[0].double().cumsum(0), torch.float32)
+
+
+@needs_ptxas
+@pytest.mark.parametrize("arch", CUDA_ARCHES)
+def test_cumsum_assembles(arch: str) -> None:
+    assert tilec.compile(prefix_sums, target=f"cuda:{arch}").artifact.binary_kind == "cubin"

@@ -7,7 +7,7 @@ import tilec.language as T
 
 @T.prim_func
 def lanes(A: T.Tensor((4, 32), T.float16), B: T.Tensor((4, 32), T.float32)):
-    with T.Kernel(2, threads=(32, 4)) as bx:
+    with T.Kernel(2, threads=(32, 4)) as _:
         tx = T.get_thread_binding()
         ty = T.thread_binding(0, 4, thread="threadIdx.y")
         tz = T.get_thread_binding(2)

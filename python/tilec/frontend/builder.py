@@ -43,6 +43,9 @@ from tilec.frontend.values import (
 from tilec.runtime.artifact import Param
 
 PyNumber = (int, float)  # bool is an int
+# TileLang's buffer scopes -> tilec's
+_ALLOC_SCOPES = {"shared": "shared", "shared.dyn": "shared", "local.fragment": "fragment",
+                 "local": "local"}
 _LOC_RE = re.compile(r'loc\("(?P<file>[^"]*)":(?P<line>\d+):(?P<col>\d+)\)')
 
 _UNSUPPORTED_EXPRS = {
@@ -55,7 +58,7 @@ _UNSUPPORTED_EXPRS = {
 _UNSUPPORTED_STMTS = {
     ast.Try: "try", ast.Raise: "raise", ast.FunctionDef: "nested def", ast.ClassDef: "class",
     ast.Import: "import", ast.ImportFrom: "import", ast.Global: "global",
-    ast.Nonlocal: "nonlocal", ast.Delete: "del", ast.Break: "break", ast.Continue: "continue",
+    ast.Nonlocal: "nonlocal", ast.Delete: "del",
     ast.AsyncFor: "async for", ast.AsyncWith: "async with", ast.AsyncFunctionDef: "async def",
     ast.Match: "match",
 }
@@ -122,6 +125,8 @@ class KernelBuilder(ThreadOps):
         self.macro_depth = 0  # > 0 while a T.macro's body is inlined
         self.macro_result: Any = None
         self.eager_inputs: list[EagerTensor] = []
+        self.loop_exits: list[LoopExits | None] = []  # per enclosing loop, innermost last
+        self.thread_affines: dict[int, Affine] = {}  # one index variable per thread axis
 
     # ------------------------------------------------------------------ errors and locations
 
@@ -251,8 +256,58 @@ class KernelBuilder(ThreadOps):
     # ------------------------------------------------------------------ statements
 
     def body(self, statements: list[ast.stmt]) -> None:
-        for statement in statements:
+        exits = self.loop_exits[-1] if self.loop_exits else None
+        for position, statement in enumerate(statements):
             self.statement(statement)
+            rest = statements[position + 1:]
+            if exits is not None and rest and _may_leave(statement):
+                # what follows a break / continue runs only while the loop still goes on
+                with self.at(rest[0]):
+                    branch = scf.IfOp(exits.going_on(self, rest[0]).value)
+                    with ir.InsertionPoint(branch.then_block):
+                        self.body(rest)
+                        scf.YieldOp([])
+                return
+
+    @contextlib.contextmanager
+    def loop_context(self, node: ast.For | ast.While, exits_allowed: bool) -> Iterator[
+            LoopExits | None]:
+        """Enter a loop's body: with break / continue in it, the flags they set."""
+        leaves = _leaving_statements(node.body)
+        exits = None
+        if leaves:
+            if not exits_allowed:
+                self.error(leaves[0], f"{_leave_word(leaves[0])} is only allowed in T.serial, "
+                                      "T.unroll, range and while loops")
+            exits = LoopExits(
+                broke=self.new_flag(node) if any(isinstance(s, ast.Break) for s in leaves)
+                else None,
+                skipped=self.new_flag(node) if any(isinstance(s, ast.Continue) for s in leaves)
+                else None)
+        self.loop_exits.append(exits)
+        try:
+            yield exits
+        finally:
+            self.loop_exits.pop()
+
+    def new_flag(self, node: ast.AST) -> Buffer:
+        """A var holding 0, set to 1 by break / continue (int8: memrefs of i1 do not lower to
+        LLVM)."""
+        flag = self.allocate("var", [1], T.int8, node)
+        self.store(flag, [0], 0, node)
+        return flag
+
+    def stmt_Break(self, node: ast.Break) -> None:  # noqa: N802
+        self.leave(node, "broke")
+
+    def stmt_Continue(self, node: ast.Continue) -> None:  # noqa: N802
+        self.leave(node, "skipped")
+
+    def leave(self, node: ast.stmt, flag: str) -> None:
+        exits = self.loop_exits[-1] if self.loop_exits else None
+        if exits is None or getattr(exits, flag) is None:
+            self.error(node, f"{_leave_word(node)} outside a loop of the kernel")
+        self.store(getattr(exits, flag), [0], 1, node)
 
     def handler_for(self, node: ast.AST, prefix: str, unsupported: dict, what: str) -> Callable:
         """The method `{prefix}_{node type}` that translates `node`, else an error naming it."""
@@ -406,19 +461,23 @@ class KernelBuilder(ThreadOps):
         self.require_kernel(node, "while")
         if node.orelse:
             self.error(node, "while ... else is not supported in a kernel")
-        while_op = scf.WhileOp([], [])
-        before = while_op.before.blocks.append()
-        with ir.InsertionPoint(before):
-            test = self.rvalue(self.eval(node.test), node.test)
-            if _is_py_value(test):
-                self.error(node, "a while loop needs a condition computed at run time (from "
-                                 "a T.alloc_var or a buffer); a constant one never ends or never "
-                                 "runs")
-            scf.ConditionOp(self.to_bool(test, node).value, [])
-        after = while_op.after.blocks.append()
-        with ir.InsertionPoint(after), self.scope():
-            self.body(node.body)
-            scf.YieldOp([])
+        with self.loop_context(node, exits_allowed=True) as exits:
+            while_op = scf.WhileOp([], [])
+            before = while_op.before.blocks.append()
+            with ir.InsertionPoint(before):
+                test = self.rvalue(self.eval(node.test), node.test)
+                if _is_py_value(test) and (exits is None or exits.broke is None):
+                    self.error(node, "a while loop needs a condition computed at run time "
+                                     "(from a T.alloc_var or a buffer); a constant one never "
+                                     "ends or never runs")
+                condition = self.to_bool(test, node)
+                if exits is not None and exits.broke is not None:
+                    condition = self.binop("&", condition, exits.not_broken(self, node), node)
+                scf.ConditionOp(condition.value, [])
+            after = while_op.after.blocks.append()
+            with ir.InsertionPoint(after), self.scope():
+                self.loop_body(node, exits)
+                scf.YieldOp([])
 
     def stmt_For(self, node: ast.For) -> None:  # noqa: N802
         if node.orelse:
@@ -434,17 +493,34 @@ class KernelBuilder(ThreadOps):
         if not isinstance(node.target, ast.Name):
             self.error(node.target, "a sequential loop binds a single index name")
         lower, upper, step = self.loop_bounds(spec, node)
-        if spec.kind == "pipelined":
-            op = tile.PipelinedOp(lower, upper, step, **self.pipeline_options(spec, node))
-        else:
-            unrolled = spec.kind in ("unroll", "vectorized")
-            op = tile.ForOp(lower, upper, step, unroll=unrolled or None)
-        block = op.body.blocks.append(ir.IndexType.get(), arg_locs=[self.location(node.target)])
-        index = Scalar(block.arguments[0], T.index, affine=Affine.variable())
-        with ir.InsertionPoint(block), self.scope():
-            self.scopes[-1][node.target.id] = index
+        with self.loop_context(node, exits_allowed=spec.kind != "pipelined") as exits:
+            if spec.kind == "pipelined":
+                op = tile.PipelinedOp(lower, upper, step, **self.pipeline_options(spec, node))
+            else:
+                unrolled = spec.kind in ("unroll", "vectorized")
+                op = tile.ForOp(lower, upper, step, unroll=unrolled or None)
+            block = op.body.blocks.append(ir.IndexType.get(),
+                                          arg_locs=[self.location(node.target)])
+            index = Scalar(block.arguments[0], T.index, affine=Affine.variable())
+            with ir.InsertionPoint(block), self.scope():
+                self.scopes[-1][node.target.id] = index
+                self.loop_body(node, exits)
+                tile.yield_()
+
+    def loop_body(self, node: ast.For | ast.While, exits: LoopExits | None) -> None:
+        """A loop's statements; after a break the remaining iterations do nothing."""
+        if exits is None:
             self.body(node.body)
-            tile.yield_()
+            return
+        if exits.skipped is not None:
+            self.store(exits.skipped, [0], False, node)
+        if exits.broke is None:
+            self.body(node.body)
+            return
+        branch = scf.IfOp(exits.not_broken(self, node).value)
+        with ir.InsertionPoint(branch.then_block):
+            self.body(node.body)
+            scf.YieldOp([])
 
     def loop_bounds(self, spec: LoopSpec, node: ast.For) -> tuple[ir.Value, ir.Value, ir.Value]:
         args = spec.args
@@ -488,6 +564,10 @@ class KernelBuilder(ThreadOps):
         if len(names) != len(extents) or not all(isinstance(n, ast.Name) for n in names):
             self.error(node.target, f"T.Parallel over {len(extents)} extents binds "
                                     f"{len(extents)} index names")
+        leaves = _leaving_statements(node.body)
+        if leaves:
+            self.error(leaves[0], f"{_leave_word(leaves[0])} is not allowed in T.Parallel (its "
+                                  "points are independent)")
         op = tile.ParallelOp(list(extents))
         locs = [self.location(n) for n in names]
         block = op.body.blocks.append(*[ir.IndexType.get()] * len(names), arg_locs=locs)
@@ -860,24 +940,43 @@ class KernelBuilder(ThreadOps):
         value = tile.alloc(ir.MemRefType.get(shape, mlir_type(dtype), memory_space=space))
         return Buffer(value, "", tuple(shape), dtype, scope)
 
-    def t_alloc_shared(self, nodes: dict, node: ast.Call) -> Buffer:
-        scope = self.const_arg(nodes, "scope", node, "shared")
-        if scope not in ("shared", "shared.dyn"):
-            self.error(node, f"alloc_shared scope must be 'shared' or 'shared.dyn', got {scope!r}")
-        return self.allocate("shared", self.shape_arg(nodes, node),
+    def block_allocation(self, nodes: dict, node: ast.Call, default_scope: str) -> Buffer:
+        """T.alloc_shared / alloc_fragment / alloc_local: TileLang's `scope` names the kind."""
+        scope = self.const_arg(nodes, "scope", node, default_scope)
+        if scope not in _ALLOC_SCOPES:
+            known = ", ".join(repr(name) for name in _ALLOC_SCOPES)
+            self.error(node, f"unknown buffer scope {scope!r}; tilec allocates {known}")
+        return self.allocate(_ALLOC_SCOPES[scope], self.shape_arg(nodes, node),
                              self._dtype(self.arg(nodes, "dtype"), node), node)
+
+    def t_alloc_shared(self, nodes: dict, node: ast.Call) -> Buffer:
+        return self.block_allocation(nodes, node, "shared.dyn")
 
     def t_alloc_fragment(self, nodes: dict, node: ast.Call) -> Buffer:
-        return self.allocate("fragment", self.shape_arg(nodes, node),
-                             self._dtype(self.arg(nodes, "dtype"), node), node)
+        return self.block_allocation(nodes, node, "local.fragment")
 
     def t_alloc_local(self, nodes: dict, node: ast.Call) -> Buffer:
-        return self.allocate("local", self.shape_arg(nodes, node),
-                             self._dtype(self.arg(nodes, "dtype"), node), node)
+        return self.block_allocation(nodes, node, "local")
+
+    def t_alloc_global(self, nodes: dict, node: ast.Call) -> NoReturn:
+        self.error(node, "T.alloc_global (a global workspace made by the kernel) is not "
+                         "supported by tilec: pass the workspace as a tensor argument")
 
     def t_alloc_var(self, nodes: dict, node: ast.Call) -> Buffer:
+        """alloc_var(dtype[, init][, scope], scope=..., init=...), as TileLang reads them."""
+        extra = self.arg(nodes, "args", [])
+        init, scope = self.arg(nodes, "init"), self.const_arg(nodes, "scope", node, "local.var")
+        if len(extra) > 2 or (len(extra) == 2 and not isinstance(extra[1], str)):
+            self.error(node, "T.alloc_var takes (dtype, init, scope) at most")
+        if extra and isinstance(extra[-1], str):
+            scope = extra.pop()
+        if extra:
+            if init is not None:
+                self.error(node, "T.alloc_var got its init twice")
+            init = extra[0]
+        if scope != "local.var":
+            self.error(node, f"T.alloc_var makes a 'local.var', got scope {scope!r}")
         buffer = self.allocate("var", [1], self._dtype(self.arg(nodes, "dtype"), node), node)
-        init = self.arg(nodes, "init")
         if init is not None:
             self.store(buffer, [0], init, node)
         return buffer
@@ -906,8 +1005,21 @@ class KernelBuilder(ThreadOps):
             self.error(node, f"unknown warp policy {policy!r}; use T.GemmWarpPolicy.Square, "
                              "FullRow or FullCol")
         flags = {key: bool(self.const_arg(nodes, name, node, False)) for key, name in (
-            ("transpose_a", "transpose_A"), ("transpose_b", "transpose_B"),
-            ("clear_accum", "clear_accum"))}
+            ("transpose_a", "transpose_A"), ("transpose_b", "transpose_B"))}
+        k_pack = self.const_arg(nodes, "k_pack", node, 1)
+        if not isinstance(k_pack, int) or isinstance(k_pack, builtins.bool) or k_pack < 1:
+            self.error(node, f"T.gemm's k_pack is a positive int, got {k_pack!r}")
+        if self.arg(nodes, "mbar") is not None:
+            self.error(node, "T.gemm(mbar=...) is for sm_100's tcgen05 MMA; tilec targets sm_80 "
+                             "and sm_90a, where T.gemm waits by itself")
+        clear = self.rvalue(self.arg(nodes, "clear_accum", False), node)
+        if _is_py_value(clear):
+            flags["clear_accum"] = bool(clear)
+        else:  # decided at run time (clear_accum=(k == 0)): zero C where it holds
+            branch = scf.IfOp(self.to_bool(clear, node).value)
+            with ir.InsertionPoint(branch.then_block):
+                tile.fill(c.value, self.materialize(0, c.dtype, node).value)
+                scf.YieldOp([])
         if a.rank == 2 and b.rank == 2:
             k_a = a.static_shape[0 if flags["transpose_a"] else 1]
             k_b = b.static_shape[1 if flags["transpose_b"] else 0]
@@ -925,10 +1037,68 @@ class KernelBuilder(ThreadOps):
             self.error(node, f"dim {dim!r} is out of range for a {src.rank}-d buffer")
         tile.reduce(src.value, dst.value, kind, dim % src.rank, clear=bool(clear))
 
+    def t_cumsum(self, nodes: dict, node: ast.Call) -> None:
+        """Each line along `dim` is summed in order by one thread (a T.Parallel over the other
+        dimensions, a serial loop along `dim`); fragments are scanned through a shared copy, as
+        TileLang does."""
+        src = self.buffer_arg(nodes, "src", node)
+        dst = self.buffer_arg(nodes, "dst", node) if self.arg(nodes, "dst") is not None else src
+        dim = self.const_arg(nodes, "dim", node, 0)
+        reverse = bool(self.const_arg(nodes, "reverse", node, False))
+        for buffer in (src, dst):
+            if buffer.scope not in ("shared", "fragment", "local"):
+                self.error(node, f"T.cumsum scans shared, fragment or local buffers, got the "
+                                 f"{buffer.scope} buffer '{buffer.name}'")
+        if src.static_shape != dst.static_shape:
+            self.error(node, f"T.cumsum: '{src.name}' {src.static_shape} and '{dst.name}' "
+                             f"{dst.static_shape} differ in shape")
+        if not isinstance(dim, int) or not -src.rank <= dim < src.rank:
+            self.error(node, f"dim {dim!r} is out of range for a {src.rank}-d buffer")
+        dim %= src.rank
+        if "fragment" in (src.scope, dst.scope):
+            staged = self.allocate("shared", list(src.static_shape), src.dtype, node)
+            self.emit_copy(self.whole(src), self.whole(staged))
+            self.scan_lines(staged, staged, dim, reverse, node)
+            self.convert_box(self.whole(staged), self.whole(dst), node)
+            return
+        self.scan_lines(src, dst, dim, reverse, node)
+
+    def scan_lines(self, src: Buffer, dst: Buffer, dim: int, reverse: bool,
+                   node: ast.AST) -> None:
+        """dst[..., k, ...] = sum of src[..., :k + 1, ...] (from the end when reversed)."""
+        shape = list(src.static_shape)
+        others = [d for d in range(len(shape)) if d != dim]
+        accumulate = T.float32 if src.dtype.is_float and src.dtype.bits < 32 else src.dtype
+        total = self.allocate("var", [1], accumulate, node)
+        op = tile.ParallelOp([shape[d] for d in others] or [1])
+        block = op.body.blocks.append(*[ir.IndexType.get()] * (len(others) or 1),
+                                      arg_locs=[self.location(node)] * (len(others) or 1))
+        with ir.InsertionPoint(block):
+            point = dict(zip(others, [Scalar(a, T.index) for a in block.arguments],
+                             strict=False))
+            self.store(total, [0], 0, node)
+            length = shape[dim]
+            loop = tile.ForOp(*(self.index_value(v, node) for v in (0, length, 1)))
+            step = loop.body.blocks.append(ir.IndexType.get(), arg_locs=[self.location(node)])
+            with ir.InsertionPoint(step):
+                k = Scalar(step.arguments[0], T.index)
+                at = self.binop("-", length - 1, k, node) if reverse else k
+                indices = [point[d] if d != dim else at for d in range(len(shape))]
+                running = self.binop("+", self.load(total, [0], node),
+                                     self.load(src, indices, node), node)
+                self.store(total, [0], running, node)
+                self.store(dst, indices, self.cast(running, dst.dtype, node), node)
+                tile.yield_()
+            tile.yield_()
+
     def t_copy(self, nodes: dict, node: ast.Call) -> None:
         self.require_kernel(node, "T.copy")
         src = self.region(nodes["src"])
         dst = self.region(nodes["dst"])
+        if _is_element(src) and _is_element(dst):  # T.copy(A[i], B[j]): one element
+            value = self.load(src.buffer, src.offsets, node)
+            self.store(dst.buffer, dst.offsets, self.cast(value, dst.buffer.dtype, node), node)
+            return
         if src.is_corner and dst.is_corner:
             self.error(node, "T.copy cannot tell the box to copy: give one side as a whole buffer "
                              "or with slices (A[a:b, c:d])")
@@ -1524,6 +1694,56 @@ def _extreme(dtype: T.DType, largest: bool) -> float | int:
     if dtype.is_unsigned:
         return 2**dtype.bits - 1 if largest else 0
     return 2 ** (dtype.bits - 1) - 1 if largest else -(2 ** (dtype.bits - 1))
+
+
+@dataclass
+class LoopExits:
+    """The flags of a loop whose body breaks or continues: `broke` ends the loop, `skipped`
+    the iteration (bool vars; None where the body has no such statement)."""
+
+    broke: Buffer | None
+    skipped: Buffer | None
+
+    def not_broken(self, builder: KernelBuilder, node: ast.AST) -> Scalar:
+        return builder.compare("eq", builder.load(self.broke, [0], node), 0, node)
+
+    def going_on(self, builder: KernelBuilder, node: ast.AST) -> Scalar:
+        """True while neither flag is set."""
+        flags = [f for f in (self.broke, self.skipped) if f is not None]
+        result = builder.compare("eq", builder.load(flags[0], [0], node), 0, node)
+        for flag in flags[1:]:
+            result = builder.binop("&", result, builder.compare(
+                "eq", builder.load(flag, [0], node), 0, node), node)
+        return result
+
+
+def _leaving_statements(statements: list[ast.stmt]) -> list[ast.stmt]:
+    """The break / continue statements that leave this loop (not those of nested loops)."""
+    found: list[ast.stmt] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, (ast.Break, ast.Continue)):
+            found.append(node)
+        elif not isinstance(node, (ast.For, ast.While, ast.FunctionDef, ast.Lambda)):
+            for child in ast.iter_child_nodes(node):
+                visit(child)
+
+    for statement in statements:
+        visit(statement)
+    return found
+
+
+def _may_leave(statement: ast.stmt) -> bool:
+    return bool(_leaving_statements([statement]))
+
+
+def _leave_word(node: ast.AST) -> str:
+    return "break" if isinstance(node, ast.Break) else "continue"
+
+
+def _is_element(region: Region) -> bool:
+    """A region written A[i, j] with every dimension indexed: one element."""
+    return all(extent is None for extent in region.extents)
 
 
 def _squeeze(extents: list[int | None]) -> list[int | None]:

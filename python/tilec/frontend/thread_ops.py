@@ -43,8 +43,6 @@ class ThreadOps:
             self.error(node, f"a thread dimension is 0, 1 or 2 (x, y, z), got {dim!r}")
         if self.block_size()[dim] == 1:
             return 0
-        if not hasattr(self, "thread_affines"):
-            self.thread_affines: dict[int, Affine] = {}
         affine = self.thread_affines.setdefault(dim, Affine.variable())
         value = gpu.ThreadIdOp(getattr(gpu.Dimension, AXES[dim])).result
         return Scalar(value, T.index, affine=affine)

@@ -311,23 +311,29 @@ def empty(shape: Any, dtype: Any) -> Any:
 
 
 @_intrinsic
-def alloc_shared(shape: Any, dtype: Any, scope: str = "shared") -> Any:
-    """A buffer shared by the threads of a block."""
+def alloc_shared(shape: Any, dtype: Any, scope: str = "shared.dyn") -> Any:
+    """A buffer shared by the threads of a block (`scope` as TileLang names it decides)."""
 
 
 @_intrinsic
-def alloc_fragment(shape: Any, dtype: Any) -> Any:
+def alloc_fragment(shape: Any, dtype: Any, scope: str = "local.fragment") -> Any:
     """A block-level buffer distributed over the registers of the block's threads."""
 
 
 @_intrinsic
-def alloc_local(shape: Any, dtype: Any) -> Any:
+def alloc_local(shape: Any, dtype: Any, scope: str = "local") -> Any:
     """A buffer private to each thread."""
 
 
 @_intrinsic
-def alloc_var(dtype: Any, init: Any = None) -> Any:
-    """A mutable scalar variable (scalars bound by `=` are immutable)."""
+def alloc_var(dtype: Any, *args: Any, scope: str = "local.var", init: Any = None) -> Any:
+    """A mutable scalar variable (scalars bound by `=` are immutable): `alloc_var(dtype)`,
+    `alloc_var(dtype, init)`, `alloc_var(dtype, init, scope)` or `alloc_var(dtype, scope)`."""
+
+
+@_intrinsic
+def alloc_global(shape: Any, dtype: Any, scope: str = "global") -> Any:
+    """A global workspace the kernel allocates (not supported by tilec: pass a tensor)."""
 
 
 @_intrinsic
@@ -337,8 +343,11 @@ def copy(src: Any, dst: Any) -> Any:
 
 @_intrinsic
 def gemm(A: Any, B: Any, C: Any, transpose_A: bool = False, transpose_B: bool = False,  # noqa: N803
-         policy: str = GemmWarpPolicy.Square, clear_accum: bool = False) -> Any:
-    """C += op(A) @ op(B)."""
+         policy: str = GemmWarpPolicy.Square, clear_accum: Any = False, k_pack: int = 1,
+         mbar: Any = None) -> Any:
+    """C += op(A) @ op(B); C = op(A) @ op(B) where `clear_accum` holds (a constant or a
+    condition computed at run time). `k_pack` packs K for AMD matrix cores (a hint: the
+    result is the same); `mbar` is sm_100's tcgen05 barrier."""
 
 
 @_intrinsic
@@ -386,6 +395,12 @@ reduce_min = _reduce_marker("min")
 reduce_sum = _reduce_marker("sum")
 reduce_abssum = _reduce_marker("abssum")
 reduce_absmax = _reduce_marker("absmax")
+
+
+@_intrinsic
+def cumsum(src: Any, dst: Any = None, dim: int = 0, reverse: bool = False) -> Any:
+    """Inclusive prefix sums of `src` along `dim` into `dst` (into `src` when dst is None),
+    from the end when `reverse`."""
 
 
 @_intrinsic
@@ -619,5 +634,5 @@ __all__ = [
     "thread_binding", "get_block_binding", "get_block_bindings", "sync_threads", "shfl_xor",
     "shfl_down", "shfl_up", "shfl_sync", "warp_reduce_sum", "warp_reduce_max",
     "warp_reduce_min", "warp_reduce_bitand", "warp_reduce_bitor", "Cast", "reinterpret",
-    "floordiv", "floormod",
+    "floordiv", "floormod", "alloc_global", "cumsum",
 ]
