@@ -195,6 +195,13 @@ def _compile_in_children(specs: list[Specialization], workers: int,
     return results
 
 
+def _usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity, where the platform tells)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def _compile_all(specs: list[Specialization], max_workers: int | None,
                  progress: Any) -> list[JITKernel | str]:
     """Every spec's kernel (from the cache, else compiled in children) or its error text."""
@@ -210,7 +217,7 @@ def _compile_all(specs: list[Specialization], max_workers: int | None,
         return outcomes
     firsts = [indices[0] for indices in missing.values()]
     if "fork" in multiprocessing.get_all_start_methods():
-        workers = max(1, min(len(firsts), max_workers or len(os.sched_getaffinity(0))))
+        workers = max(1, min(len(firsts), max_workers or _usable_cpus()))
         compiled = _compile_in_children([specs[i] for i in firsts], workers,
                                         lambda: progress.update(1))
     else:  # no fork: compile here, one after another
@@ -375,8 +382,8 @@ def _short(text: str) -> str:
 
 
 def tune_configs(name: str, location: tuple[str, int], configs: list[Config],
-         make_spec: Callable[[Config], Specialization], profile: ProfileArgs,
-         max_workers: int | None = None) -> AutotuneResult:
+                 make_spec: Callable[[Config], Specialization], profile: ProfileArgs,
+                 max_workers: int | None = None) -> AutotuneResult:
     """Compile, check and time every configuration; the fastest one's kernel wins."""
     trials = [Trial(dict(config)) for config in configs]
     specs: dict[int, Specialization] = {}
@@ -392,7 +399,7 @@ def tune_configs(name: str, location: tuple[str, int], configs: list[Config],
     finally:
         progress.close()
     bench = _Bench(profile, get_autotune_inputs())
-    best: tuple[float, int] | None = None
+    best: tuple[float, int, JITKernel] | None = None
     progress = _progress(len(kernels), f"timing {name} configurations")
     try:
         for index, kernel in kernels.items():
@@ -411,7 +418,7 @@ def tune_configs(name: str, location: tuple[str, int], configs: list[Config],
                 continue
             _logger.info("autotune %s: %s took %.4f ms", name, trial.config, trial.latency)
             if best is None or trial.latency < best[0]:
-                best = (trial.latency, index)
+                best = (trial.latency, index, kernel)
     finally:
         progress.close()
     failed = [trial for trial in trials if trial.error is not None]
@@ -423,10 +430,9 @@ def tune_configs(name: str, location: tuple[str, int], configs: list[Config],
         warnings.warn(f"autotune of {name}: {len(failed)} of {len(trials)} configurations "
                       f"failed and were skipped:\n{report}", AutotuneWarning,
                       stacklevel=_caller_stacklevel())
-    winner = kernels[best[1]]
-    assert isinstance(winner, JITKernel)
-    return AutotuneResult(dict(trials[best[1]].config), winner, best[0],
-                          bench.ref_latency(winner), trials)
+    latency, index, winner = best
+    return AutotuneResult(dict(trials[index].config), winner, latency, bench.ref_latency(winner),
+                          trials)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -537,8 +543,8 @@ class AutotunedFunction:
             result = AutotuneResult(given, self.fn.compile(*args, target=target, **kwargs))
         else:
             result = tune_configs(self.__name__, self.fn.location, configs,
-                          lambda config: self._specialize(args, kwargs, target, config),
-                          self.profile, self.max_workers)
+                                  lambda config: self._specialize(args, kwargs, target, config),
+                                  self.profile, self.max_workers)
             result.config = {**given, **result.config}
         if key is not None:
             self.results[key] = result

@@ -129,7 +129,7 @@ class CPU(TileDevice):
     def __init__(self, target: str = "cpu"):
         self.target = "cpu"
         self.name = platform.processor() or platform.machine()
-        self.compute_max_core = len(os.sched_getaffinity(0))
+        self.compute_max_core = os.cpu_count() or 1
 
     def __repr__(self) -> str:
         return f"CPU({self.name}, {self.compute_max_core} cores)"
