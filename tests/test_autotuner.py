@@ -178,7 +178,8 @@ def never_compiles(X, dtype=T.float32):
 
 def test_no_config_compiling_is_an_error_listing_each(tmp_path, monkeypatch, rng):
     _fresh_cache(tmp_path, monkeypatch)
-    with pytest.raises(TilecError, match=r"none of the 2 configurations") as raised:
+    first = r"none of the 2 configurations compiled and ran; the first failed with: .*no_such"
+    with pytest.raises(TilecError, match=first) as raised:
         never_compiles(randn((16, 16), torch.float32, rng))
     assert "no_such_type" in str(raised.value) and "nor_this_one" in str(raised.value)
     assert "test_autotuner.py" in str(raised.value)
@@ -406,3 +407,28 @@ def test_tuning_results_keyed_by_argument_types(tmp_path, monkeypatch, rng):
     for offset in (1, 1.0, True):
         tuned.compile(M=8, N=8, offset=offset)
     assert len(tuned.results) == 3
+
+
+def test_early_stop_times_later_configs_against_the_best(tmp_path, monkeypatch, rng):
+    """With early_stop, each configuration after the first is timed with a baseline of
+    early_stop_factor x the best so far (the profiler stops at a first estimate past it)."""
+    _fresh_cache(tmp_path, monkeypatch)
+    from tilec.profiler import Profiler
+
+    baselines = []
+    original = Profiler.do_bench
+
+    def recording(self, *args, **kwargs):
+        latency = original(self, *args, **kwargs)
+        baselines.append((kwargs.get("early_stop_baseline"), latency))
+        return latency
+
+    monkeypatch.setattr(Profiler, "do_bench", recording)
+    tuned = _tuned_shift(early_stop=True, early_stop_factor=1.5)
+    kernel = tuned.compile(M=16, N=8)
+    x = randn((16, 8), torch.float32, rng)
+    torch.testing.assert_close(kernel.get_profiler().run_poisoned(x), x + 1.0)
+    (first_baseline, first_latency), (second_baseline, _) = baselines
+    assert first_baseline is None and second_baseline == pytest.approx(1.5 * first_latency)
+    with pytest.raises(TilecError, match="early_stop_factor must be at least 1"):
+        _tuned_shift(early_stop=True, early_stop_factor=0.5)

@@ -120,6 +120,12 @@ class ProfileArgs:
     manual_check_prog: Callable | None = None
     cache_input_tensors: bool = False
     backend: str = "event"
+    early_stop_factor: float | None = None  # time only briefly what is past factor x the best
+
+    def __post_init__(self) -> None:
+        if self.early_stop_factor is not None and self.early_stop_factor < 1:
+            raise TilecError(f"autotune: early_stop_factor must be at least 1, got "
+                             f"{self.early_stop_factor}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -317,12 +323,19 @@ class _Bench:
         self.cached_inputs = (signature, tensors)
         return tensors
 
-    def _bench(self, profiler: Any, fn: Callable | None, inputs: list[Any]) -> float:
-        extra = {} if self.profile.backend == "event" else {"backend": self.profile.backend}
+    def _bench(self, profiler: Any, fn: Callable | None, inputs: list[Any],
+               baseline: float | None = None) -> float:
+        extra: dict[str, Any] = {}
+        if self.profile.backend != "event":
+            extra["backend"] = self.profile.backend
+        if baseline is not None:  # a first estimate past it is returned without the full run
+            extra["early_stop_baseline"] = baseline
         return profiler.do_bench(fn, n_warmup=self.profile.warmup, n_repeat=self.profile.rep,
                                  input_tensors=inputs, **extra)
 
-    def check_and_time(self, kernel: JITKernel) -> float:
+    def check_and_time(self, kernel: JITKernel, best: float | None) -> float:
+        """The kernel's latency after its check; with early stopping, a kernel whose first
+        estimate is past early_stop_factor x `best` keeps that estimate."""
         profile = self.profile
         profiler = self.profiler(kernel)
         inputs = self.inputs(kernel, profiler)
@@ -332,7 +345,9 @@ class _Bench:
                     self._check(profiler, inputs)
                 except AssertionError as error:
                     raise AssertionError(f"wrong result against ref_prog: {error}") from None
-            return self._bench(profiler, None, inputs)
+            factor = profile.early_stop_factor
+            baseline = best * factor if factor is not None and best is not None else None
+            return self._bench(profiler, None, inputs, baseline)
 
     def _check(self, profiler: Any, inputs: list[Any]) -> None:
         profile = self.profile
@@ -377,6 +392,14 @@ def _caller_stacklevel() -> int:
     return level - 1
 
 
+def _first_failure(failed: list[Trial]) -> str:
+    """One line naming why the configurations failed (for logs that keep a first line)."""
+    firsts = [((trial.error or "").strip().splitlines() or [""])[0] for trial in failed]
+    if all(first == firsts[0] for first in firsts):
+        return f"each failed with: {firsts[0]}"
+    return f"the first failed with: {firsts[0]}"
+
+
 def _short(text: str) -> str:
     return text if len(text) <= 600 else text[:600] + " ..."
 
@@ -409,7 +432,7 @@ def tune_configs(name: str, location: tuple[str, int], configs: list[Config],
                 trial.error = kernel
                 continue
             try:
-                trial.latency = bench.check_and_time(kernel)
+                trial.latency = bench.check_and_time(kernel, best[0] if best else None)
             except _Timeout:
                 trial.error = f"checking and timing took longer than {profile.timeout} s"
                 continue
@@ -425,7 +448,7 @@ def tune_configs(name: str, location: tuple[str, int], configs: list[Config],
     report = "\n".join(f"  {trial.config}: {_short(trial.error or '')}" for trial in failed)
     if best is None:
         raise TilecError(f"autotune of {name}: none of the {len(trials)} configurations "
-                         f"compiled and ran:\n{report}", *location)
+                         f"compiled and ran; {_first_failure(failed)}\n{report}", *location)
     if failed:
         warnings.warn(f"autotune of {name}: {len(failed)} of {len(trials)} configurations "
                       f"failed and were skipped:\n{report}", AutotuneWarning,
@@ -589,19 +612,23 @@ def autotune(func: Callable | None = None, *, configs: ConfigSource, warmup: int
              ref_prog: Callable | None = None, supply_prog: Callable | None = None,
              rtol: float = 1e-2, atol: float = 1e-2, max_mismatched_ratio: float = 0.01,
              skip_check: bool = False, manual_check_prog: Callable | None = None,
-             cache_input_tensors: bool = False, max_workers: int | None = None,
+             cache_input_tensors: bool = False, early_stop: bool = False,
+             early_stop_factor: float = 2.0, max_workers: int | None = None,
              **_tilelang_options: Any) -> Callable[[JITFunction], AutotunedFunction]:
     """`@tilec.autotune(configs=[{"block_M": 128, ...}, ...])` above `@tilec.jit`.
 
     `configs` is a list of keyword dicts (or a function of the call's arguments returning
-    one). TileLang's other options (do_not_specialize, early_stop...) are accepted, unused.
+    one); with `early_stop`, a configuration whose first estimate is past early_stop_factor x
+    the best so far is not timed in full. TileLang's other options (do_not_specialize...) are
+    accepted, unused.
     """
     if func is not None:
         raise TilecError("@tilec.autotune needs its configurations: "
                          "@tilec.autotune(configs=[...]) above @tilec.jit")
     profile = ProfileArgs(warmup, rep, timeout, supply_type, ref_prog, supply_prog, rtol, atol,
                           max_mismatched_ratio, skip_check, manual_check_prog,
-                          cache_input_tensors)
+                          cache_input_tensors,
+                          early_stop_factor=early_stop_factor if early_stop else None)
 
     def wrap(fn: JITFunction) -> AutotunedFunction:
         return AutotunedFunction(fn, configs, profile, max_workers)
@@ -665,13 +692,17 @@ class AutoTuner:
                                         self.compile_args.target)
 
     def run(self, warmup: int = 25, rep: int = 100, timeout: float = 30,
+            early_stop: bool = False, early_stop_factor: float = 2.0,
             max_workers: int | None = None, **_tilelang_options: Any) -> AutotuneResult:
-        """Tune over every configuration (`warmup` / `rep`: runs; `timeout`: s per config)."""
+        """Tune over every configuration (`warmup` / `rep`: runs; `timeout`: s per config;
+        `early_stop` as for @autotune). TileLang's pipelining and multi-GPU options are
+        accepted, unused."""
         name = self._python_fn.__name__
         configs = _load_configs(self.configs, (), {}, name, self._location)
         _check_keys(configs, self._python_fn, name, self._location)
         profile = ProfileArgs(**{**self.profile_args.__dict__, "warmup": warmup, "rep": rep,
-                                 "timeout": timeout})
+                                 "timeout": timeout,
+                                 "early_stop_factor": early_stop_factor if early_stop else None})
         return tune_configs(name, self._location, configs, self._specialize, profile, max_workers)
 
     def __call__(self) -> AutotuneResult:
