@@ -351,3 +351,131 @@ def test_perf_regression_entry_points(capsys) -> None:
     assert "fast: 1.0" in capsys.readouterr().out
     with pytest.raises(TilecError, match="latency of 0"):
         tilec.testing.process_func(lambda: 0.0, "broken")
+
+
+# ----- tilec.tvm, tilec.layout, the package --------------------------------------------------
+
+
+def test_data_type_reads_dtype_names() -> None:
+    from tilec.tvm import DataType
+
+    assert tilec.DataType is DataType
+    assert [DataType(name).bits for name in ("float16", "bfloat16", "int8", "uint32", "bool",
+                                            "float8_e4m3fn", "int4", "float64")] == [
+        16, 16, 8, 32, 1, 8, 4, 64]
+    assert DataType(T.float16).bits == 16 and DataType(torch.bfloat16).bits == 16
+    vector = DataType("float16x4")
+    assert (vector.bits, vector.lanes, vector.itemsize, str(vector)) == (16, 4, 8, "float16x4")
+    assert DataType("uint8") == "uint8" and DataType("uint8").is_uint()
+    assert DataType("bfloat16").is_float() and DataType("int32").is_int()
+    assert len({DataType("int8"), DataType("int8")}) == 1
+    with pytest.raises(TilecError, match="tvm.DataType\\('floaty'\\)"):
+        DataType("floaty")
+
+
+def test_tirx_calls_build_kernel_code(rng: torch.Generator) -> None:
+    from tilec.tvm import tir, tirx
+
+    assert tir is tirx
+
+    @tilec.jit(target="cpu")
+    def clamp_shift(A, block=16):
+        N = T.const("N")
+        A: T.Tensor((N,), T.float32)
+        B = T.empty((N,), T.float32)
+        with T.Kernel(tilec.cdiv(N, block), threads=32) as bx:
+            for i in T.Parallel(block):
+                x = A[bx * block + i]
+                y = tirx.Select(x > 0, x, tirx.const(0, T.float32))
+                one = tirx.Cast(T.float32, tirx.IntImm(T.int32, 1))
+                B[bx * block + i] = tirx.Min(y, one) + tirx.FloatImm(T.float32, 0.5)
+        return B
+
+    a = torch.randn(64, generator=rng)
+    torch.testing.assert_close(clamp_shift(a), a.clamp(0, 1) + 0.5)
+
+
+def test_tirx_outside_a_kernel_and_unknown_names() -> None:
+    from tilec.tvm import NotInTilec, tirx
+
+    with pytest.raises(TilecError, match="only be used inside a tilec kernel"):
+        tirx.const(1, "int32")
+    with pytest.raises(NotInTilec, match="tvm.tirx.IndexMap is not part of tilec"):
+        tirx.IndexMap  # noqa: B018
+    assert not hasattr(tilec.tvm, "relax")  # an AttributeError too
+    with pytest.raises(TilecError, match="tvm.relax is not part of tilec"):
+        tilec.tvm.relax  # noqa: B018
+
+
+def test_tvm_target_names_a_tilec_target() -> None:
+    from tilec.tvm.target import Target
+
+    assert Target("llvm") == "cpu" and Target("cuda") == "cuda"
+    assert Target("cuda -arch=sm_80") == "cuda:sm_80"
+    with pytest.raises(TilecError, match="tilec compiles for 'llvm'"):
+        Target("hip -mcpu=gfx950")
+
+
+def run_python(code: str) -> str:
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                            text=True)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_plain_tvm_imports_find_the_stand_in() -> None:
+    import importlib.machinery
+
+    if importlib.machinery.PathFinder.find_spec("tvm") is not None:
+        pytest.skip("a real TVM is installed: it is the one `import tvm` finds")
+    out = run_python("""
+        import tilec as tilelang
+        from tvm import DataType, tirx
+        from tvm.tirx import PrimExpr
+        import tvm, tvm.tir
+        print(tvm is tilelang.tvm, tirx is tilelang.tvm.tirx, tvm.tir is tirx,
+              DataType("int8").bits, PrimExpr.__name__)
+        try:
+            import tvm.script
+        except ModuleNotFoundError as error:
+            print(error)
+    """)
+    assert out.splitlines()[0] == "True True True 8 PrimExpr"
+    assert "No module named 'tvm.script': tilec has no TVM" in out
+
+
+def test_import_tilec_stays_light() -> None:
+    out = run_python("""
+        import sys
+        import tilec
+        heavy = ["torch", "mlir", "pytest", "tilec.profiler", "tilec.testing", "tilec.tvm",
+                 "tilec.layout", "tilec.compiler", "tilec.frontend"]
+        print([name for name in heavy if name in sys.modules])
+        tilec.profiler, tilec.testing, tilec.layout, tilec.Profiler
+        print(tilec.tvm.DataType("float16").bits, tilec.DataType is tilec.tvm.DataType)
+    """)
+    assert out.splitlines() == ["[]", "16 True"]
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        tilec.no_such_name  # noqa: B018
+
+
+def test_make_swizzled_layout_records_the_swizzle() -> None:
+    from tilec.layout import (
+        SwizzledLayout,
+        make_full_bank_swizzled_layout,
+        make_linear_layout,
+        make_swizzled_layout,
+    )
+
+    assert make_swizzled_layout(T.Tensor((128, 64), T.float16)) == SwizzledLayout(
+        (128, 64), "float16", "128B")
+    assert make_swizzled_layout(T.Tensor((128, 32), T.float16)).swizzle == "64B"
+    assert make_swizzled_layout(T.Tensor((64, 32), T.int8)).swizzle == "32B"
+    assert make_swizzled_layout(T.Tensor((64, 8), T.float16)).swizzle == "none"
+    assert make_full_bank_swizzled_layout(T.Tensor((64, 8), T.float16)).swizzle == "128B"
+    assert make_linear_layout(T.Tensor((64, 64), T.float32)).swizzle == "none"
+    assert not make_swizzled_layout(T.Tensor((64, 64), T.float16), k_major=False).k_major
+    with pytest.raises(TilecError, match="known at compile time"):
+        make_swizzled_layout(T.Tensor((T.dynamic("M"), 64), T.float16))
+    with pytest.raises(TilecError, match="takes a buffer"):
+        make_swizzled_layout(3)

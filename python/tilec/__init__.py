@@ -3,7 +3,8 @@
 Importing tilec imports neither MLIR nor torch: the runtime side (cache hits, kernel calls)
 works on machines without the compiler. The host API of TileLang's package is here too:
 `PassConfigKey`, `TensorSupplyType`, `cdiv`, `next_power_of_2`, and, imported on first use,
-the `carver`, `profiler`, `testing` and `utils` modules and `Profiler`.
+the `carver`, `layout`, `profiler`, `testing`, `tvm` and `utils` modules, `Profiler` and
+`DataType`; a plain `import tvm` finds tilec.tvm where no TVM is installed.
 """
 
 __version__ = "0.1.0"
@@ -11,7 +12,7 @@ __version__ = "0.1.0"
 import importlib
 from typing import Any
 
-from tilec import language  # noqa: E402
+from tilec import _tvm_alias, language  # noqa: E402
 from tilec.autotuner import autotune  # noqa: E402
 from tilec.cache import disable_cache, enable_cache  # noqa: E402
 from tilec.errors import CompileError, LaunchError, TilecError  # noqa: E402
@@ -20,8 +21,9 @@ from tilec.math import cdiv, next_power_of_2  # noqa: E402
 from tilec.transform import PassConfigKey  # noqa: E402
 from tilec.utils.tensor import TensorSupplyType  # noqa: E402
 
-_LAZY_MODULES = ("carver", "profiler", "testing", "utils")
-_LAZY_NAMES = {"Profiler": "tilec.profiler"}
+_LAZY_MODULES = ("carver", "layout", "profiler", "testing", "tvm", "utils")
+_LAZY_NAMES = {"Profiler": "tilec.profiler", "DataType": "tilec.tvm"}
+_tvm_alias.install()
 
 
 def __getattr__(name: str) -> Any:
@@ -34,8 +36,8 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "CompileError", "JITFunction", "JITKernel", "LaunchError", "PassConfigKey", "Profiler",
-    "TensorSupplyType", "TilecError", "__version__", "autotune", "cdiv", "compile",
-    "disable_cache", "enable_cache", "jit", "language", "next_power_of_2", "profiler", "testing",
-    "utils",
+    "CompileError", "DataType", "JITFunction", "JITKernel", "LaunchError", "PassConfigKey",
+    "Profiler", "TensorSupplyType", "TilecError", "__version__", "autotune", "cdiv", "compile",
+    "disable_cache", "enable_cache", "jit", "language", "layout", "next_power_of_2", "profiler",
+    "testing", "tvm", "utils",
 ]
