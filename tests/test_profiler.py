@@ -105,7 +105,7 @@ def draw(kind: TensorSupplyType, dtype: str, n: int = 4096) -> torch.Tensor:
 
 def test_tensor_supply_kinds_draw_as_tilelang() -> None:
     auto = draw(TensorSupplyType.Auto, "float16").float()
-    assert auto.min() >= -1 and auto.max() < 1 and 0.5 < auto.std() < 0.65
+    assert auto.min() >= -1 and auto.max() <= 1 and 0.5 < auto.std() < 0.65  # f16 rounds to 1
     assert set(draw(TensorSupplyType.Auto, "int32").tolist()) == {-2, -1, 0, 1, 2}
     assert set(draw(TensorSupplyType.Integer, "float32").tolist()) == {-2, -1, 0, 1, 2}
     assert set(draw(TensorSupplyType.Integer, "uint8").tolist()) == {0, 1, 2}
