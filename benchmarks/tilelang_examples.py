@@ -425,11 +425,17 @@ def _example_location(error: BaseException, scratch: Path) -> str | None:
 
 
 def _error_record(error: BaseException, scratch: Path) -> dict[str, Any]:
+    """The exception's type, first message line, place in the example, and the message's further
+    lines as `detail` (an autotuner's list of failed configs, say)."""
     message = getattr(error, "message", None)  # a tilec error's text without its place
     if not isinstance(message, str):
         message = str(error)
-    return {"type": type(error).__name__, "message": message.strip().splitlines()[0][:500]
-            if message.strip() else "", "where": _example_location(error, scratch)}
+    lines = message.strip().splitlines() or [""]
+    record = {"type": type(error).__name__, "message": lines[0][:500],
+              "where": _example_location(error, scratch)}
+    if len(lines) > 1:
+        record["detail"] = "\n".join(lines[1:])[:2000]
+    return record
 
 
 def child_main(mode: str, result_file: str, scratch: str, script: str, argv: list[str]) -> int:
@@ -494,6 +500,7 @@ _REASONS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
     (re.compile(r"module '(tilec[\w.]*)'(?: from [^>]*>)? has no attribute '(\w+)'"),
      lambda m: f"{_tilelang_name(m[1])}.{m[2]} missing"),
     (re.compile(r"T\.(\w+) is not supported by tilec yet"), lambda m: f"T.{m[1]} not supported"),
+    (re.compile(r"^buffer '[^']*' has no attribute '(\w+)'"), lambda m: f"buffer.{m[1]} missing"),
     (re.compile(r"(?:type object|^) ?'(\w+)'(?: object)? has no attribute '(\w+)'"),
      lambda m: f"{m[1]}.{m[2]} missing"),
     (re.compile(r"(\w+)\(\) got an unexpected keyword argument '(\w+)'"),

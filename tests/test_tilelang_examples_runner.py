@@ -181,6 +181,7 @@ def test_copy_rewrites_every_python_file_and_copies_the_rest(tmp_path: Path) -> 
     ("<module 'tilec.language' from '/x/__init__.py'> has no attribute 'alloc_barrier'",
      "T.alloc_barrier missing"),
     ("T.alloc_barrier is not supported by tilec yet", "T.alloc_barrier not supported"),
+    ("buffer 'kernel' has no attribute 'data'", "buffer.data missing"),
     ("'AutoTuner' object has no attribute 'compile'", "AutoTuner.compile missing"),
     ("do_bench() got an unexpected keyword argument 'backend'", "do_bench() takes no backend="),
     ("cannot tell the dtype of tensor 'A': name 'dtype' is not defined",
@@ -213,6 +214,13 @@ def test_a_failing_example_records_its_exception_and_line(tmp_path: Path) -> Non
     assert record["error"] == {"type": "ValueError", "message": "sizes do not match: 3",
                                "where": "demo/example.py:2"}
     assert record["reason"] == "ValueError: sizes do not match: N"
+
+
+def test_a_multi_line_message_keeps_its_further_lines_as_detail(tmp_path: Path) -> None:
+    source = 'raise RuntimeError("no config ran:\\n  config 1: bad\\n  config 2: bad")\n'
+    record = _run(tmp_path, source)
+    assert record["error"]["message"] == "no config ran:"
+    assert record["error"]["detail"] == "  config 1: bad\n  config 2: bad"
 
 
 def test_an_example_imports_its_sibling_modules(tmp_path: Path) -> None:
