@@ -432,3 +432,23 @@ def test_early_stop_times_later_configs_against_the_best(tmp_path, monkeypatch, 
     assert first_baseline is None and second_baseline == pytest.approx(1.5 * first_latency)
     with pytest.raises(TilecError, match="early_stop_factor must be at least 1"):
         _tuned_shift(early_stop=True, early_stop_factor=0.5)
+
+
+def test_a_configs_pass_configs_apply_to_it_alone(tmp_path, monkeypatch, rng):
+    """TileLang's reserved "pass_configs" key: merged over the compile args' pass configs;
+    an invalid one is that configuration's error."""
+    _fresh_cache(tmp_path, monkeypatch)
+    fast = {tilec.PassConfigKey.TL_ENABLE_FAST_MATH: True}
+    configs = [{"block_M": 8, "pass_configs": fast}, {"block_M": 8, "pass_configs": {"no.such": 1}}]
+    tuned = (AutoTuner.from_kernel(kernel=lambda block_M: matmul.fn.fn(32, 16, 16, block_M, 16),
+                                   configs=configs)
+             .set_compile_args(out_idx=[-1], target="cpu",
+                               pass_configs={tilec.PassConfigKey.TL_DISABLE_TMA_LOWER: True}))
+    with pytest.warns(AutotuneWarning, match=r"no\.such"):
+        result = tuned.run(**QUICK)
+    assert result.config == configs[0]
+    assert result.kernel.pass_configs == {"tl.disable_tma_lower": True,
+                                          "tl.enable_fast_math": True}
+    _check_matmul(result.kernel, 32, 16, 16, rng)
+    decorated = tilec.autotune(configs=[{"block_M": 16, "pass_configs": fast}], **QUICK)(matmul.fn)
+    assert decorated(32, 16, 16).pass_configs == {"tl.enable_fast_math": True}

@@ -54,6 +54,7 @@ __all__ = ["AutoTuner", "AutotuneResult", "AutotuneWarning", "AutotunedFunction"
 Config = dict[str, Any]
 ConfigSource = Sequence[Config] | Callable[..., Sequence[Config]]
 
+PASS_CONFIGS_KEY = "pass_configs"  # a configuration's own pass configs, not an argument
 COMPILE_TIMEOUT_S = 300.0  # a child compiling longer than this is stopped and reported
 _logger = logging.getLogger(__name__)
 _captured = threading.local()  # set_autotune_inputs' stack, per thread
@@ -93,10 +94,12 @@ class AutotuneResult:
 
 @dataclass(frozen=True)
 class CompileArgs:
-    """How each configuration is compiled (TileLang's other options are accepted, unused)."""
+    """How each configuration is compiled (TileLang's other options are accepted, unused);
+    a configuration's own "pass_configs" are merged over `pass_configs`."""
 
     out_idx: Sequence[int] | int | None = None
     target: str | None = "auto"
+    pass_configs: dict[Any, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -475,13 +478,20 @@ def _load_configs(source: ConfigSource, args: tuple, kwargs: dict, name: str,
     return [dict(config) for config in configs]
 
 
+def _split(config: Config) -> tuple[Config, dict[Any, Any] | None]:
+    """A configuration's keyword arguments, and its own pass configs."""
+    arguments = {key: value for key, value in config.items() if key != PASS_CONFIGS_KEY}
+    return arguments, config.get(PASS_CONFIGS_KEY)
+
+
 def _check_keys(configs: list[Config], fn: Callable, name: str,
                 location: tuple[str, int]) -> None:
-    """Every configuration key must be a parameter of the tuned function."""
+    """Every configuration key but "pass_configs" must be a parameter of the tuned function."""
     parameters = inspect.signature(fn).parameters
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
         return
-    unknown = sorted({key for config in configs for key in config} - set(parameters))
+    keys = {key for config in configs for key in _split(config)[0]}
+    unknown = sorted(keys - set(parameters))
     if unknown:
         raise TilecError(f"autotune of {name}: configuration keys {unknown} are not "
                          f"parameters of {fn.__name__}", *location)
@@ -543,13 +553,14 @@ class AutotunedFunction:
                 k: v for k, v in kwargs.items() if k in signature.parameters})
         except TypeError as error:
             raise TilecError(f"{self.__name__}: {error}", *self.fn.location) from None
-        tuned = {key for config in configs for key in config}
+        tuned = {key for config in configs for key in _split(config)[0]}
         given = {key: value for key, value in bound.arguments.items() if key in tuned}
         return _remaining(configs, set(given)), given
 
     def _specialize(self, args: tuple, kwargs: dict, target: str | None,
                     config: Config) -> Specialization:
-        return self.fn.specialize(args, {**kwargs, **config}, target)
+        arguments, pass_configs = _split(config)
+        return self.fn.specialize(args, {**kwargs, **arguments}, target, pass_configs)
 
     def tune(self, *args: Any, target: str | None = None, **kwargs: Any) -> AutotuneResult:
         """The result for these arguments (tensors, or sizes as keywords), tuning if needed."""
@@ -618,9 +629,10 @@ def autotune(func: Callable | None = None, *, configs: ConfigSource, warmup: int
     """`@tilec.autotune(configs=[{"block_M": 128, ...}, ...])` above `@tilec.jit`.
 
     `configs` is a list of keyword dicts (or a function of the call's arguments returning
-    one); with `early_stop`, a configuration whose first estimate is past early_stop_factor x
-    the best so far is not timed in full. TileLang's other options (do_not_specialize...) are
-    accepted, unused.
+    one); a dict's "pass_configs" entry is merged over the jit's pass configs. With
+    `early_stop`, a configuration whose first estimate is past early_stop_factor x the best so
+    far is not timed in full. TileLang's other options (do_not_specialize...) are accepted,
+    unused.
     """
     if func is not None:
         raise TilecError("@tilec.autotune needs its configurations: "
@@ -664,8 +676,9 @@ class AutoTuner:
         return code.co_filename, code.co_firstlineno
 
     def set_compile_args(self, out_idx: Sequence[int] | int | None = None,
-                         target: str | None = "auto", **_tilelang_options: Any) -> AutoTuner:
-        self.compile_args = CompileArgs(out_idx, target)
+                         target: str | None = "auto", pass_configs: dict | None = None,
+                         **_tilelang_options: Any) -> AutoTuner:
+        self.compile_args = CompileArgs(out_idx, target, pass_configs)
         return self
 
     def set_profile_args(self, warmup: int = 25, rep: int = 100, timeout: float = 30,
@@ -682,14 +695,17 @@ class AutoTuner:
         return self
 
     def _specialize(self, config: Config) -> Specialization:
+        arguments, own = _split(config)
+        compile_args = self.compile_args
+        pass_configs = {**(compile_args.pass_configs or {}), **(own or {})}
         if isinstance(self.fn, JITFunction):
-            return self.fn.specialize((), config, self.compile_args.target)
-        prim = self.fn(**config)
+            return self.fn.specialize((), arguments, compile_args.target, pass_configs)
+        prim = self.fn(**arguments)
         if not isinstance(prim, T.PrimFunc):
             raise TilecError(f"{self._python_fn.__name__} must return a @T.prim_func, got "
                              f"{type(prim).__name__}", *self._location)
-        return prim_func_specialization(prim, self.compile_args.out_idx,
-                                        self.compile_args.target)
+        return prim_func_specialization(prim, compile_args.out_idx, compile_args.target,
+                                        pass_configs=pass_configs)
 
     def run(self, warmup: int = 25, rep: int = 100, timeout: float = 30,
             early_stop: bool = False, early_stop_factor: float = 2.0,
