@@ -280,7 +280,7 @@ def test_different_tuple_constants_are_different_kernels(rng: torch.Generator) -
 
 @tilec.jit(target=TARGET)
 def row_sums(X, wide_block=32):
-    M, N = T.const("M, N")
+    M, N = T.const("M, N", T.int32)  # TileLang's optional dtype
     X: T.Tensor((M, N), T.float32)
     if N >= wide_block:
         block = wide_block

@@ -224,3 +224,52 @@ def matmul_register_a(A, B, block_M=128, block_N=128, block_K=32, threads=128, n
             T.gemm(A_frag, B_shared, C_local)
         T.copy(C_local, C[by * block_M, bx * block_N])
     return C
+
+
+# TileLang's examples/quickstart.py kernel as it spells it: dtypes as locals of the prologue,
+# the tensors annotated with them, a ReLU epilogue
+@tilec.jit
+def matmul_relu(A, B, block_M: int, block_N: int, block_K: int):
+    M, N, K = T.const("M, N, K")
+    dtype = T.float16
+    accum_dtype = T.float32
+    A: T.Tensor((M, K), dtype)
+    B: T.Tensor((K, N), dtype)
+    C = T.empty((M, N), dtype)
+    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+        A_shared = T.alloc_shared((block_M, block_K), dtype)
+        B_shared = T.alloc_shared((block_K, block_N), dtype)
+        C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+        T.clear(C_local)
+        for ko in T.Pipelined(T.ceildiv(K, block_K), num_stages=3):
+            T.copy(A[by * block_M, ko * block_K], A_shared)
+            T.copy(B[ko * block_K, bx * block_N], B_shared)
+            T.gemm(A_shared, B_shared, C_local)
+        for i, j in T.Parallel(block_M, block_N):
+            C_local[i, j] = T.max(C_local[i, j], 0)
+        T.copy(C_local, C[by * block_M, bx * block_N])
+    return C
+
+
+# two `with T.Kernel` blocks: the second launch reads what the first wrote
+@tilec.jit
+def normalize_rows(X, block=128):
+    M, N = T.const("M, N")
+    X: T.Tensor((M, N), T.float32)
+    norms = T.empty((M,), T.float32)
+    with T.Kernel(T.ceildiv(M, block), threads=block) as bx:
+        for i in T.Parallel(block):
+            if bx * block + i < M:
+                total = T.alloc_var(T.float32, 0.0)
+                for j in T.serial(N):
+                    total += X[bx * block + i, j] * X[bx * block + i, j]
+                norms[bx * block + i] = T.sqrt(total)
+    Y = T.empty((M, N), T.float32)
+    with T.Kernel(M, threads=128) as row:
+        for j in T.Parallel(N):
+            Y[row, j] = X[row, j] / norms[row] + norms[M - 1 - row]
+    return norms, Y
+
+
+MATMUL_RELU_SIZES = (1024, 1024, 1024)
+NORMALIZE_ROWS_SHAPE = (1000, 128)

@@ -23,7 +23,17 @@ def main() -> None:
     os.environ["TILEC_CACHE_DIR"] = str(options.cache_dir.resolve())
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import torch
-    from frontend_kernels import QUICKSTART_DTYPES, QUICKSTART_SHAPES, cases, matmul, scaled_copy
+    from frontend_kernels import (
+        MATMUL_RELU_SIZES,
+        NORMALIZE_ROWS_SHAPE,
+        QUICKSTART_DTYPES,
+        QUICKSTART_SHAPES,
+        cases,
+        matmul,
+        matmul_relu,
+        normalize_rows,
+        scaled_copy,
+    )
 
     import tilec
 
@@ -54,6 +64,9 @@ def main() -> None:
                 register_a_kernel(shape, dtype, tile, "cpu", target)
                 print(f"register-A {tile} {dtype} {'x'.join(map(str, shape))}: "
                       f"{time.perf_counter() - began:.2f} s")
+    M, N, K = MATMUL_RELU_SIZES
+    matmul_relu.compile(M=M, N=N, K=K, block_M=128, block_N=128, block_K=32, target=target)
+    normalize_rows.compile(torch.empty(*NORMALIZE_ROWS_SHAPE), target=target)
     # what examples/quickstart.py runs on a GPU (the README's main command)
     big = torch.empty(4096, 4096, dtype=torch.float16)
     matmul.compile(big, big, target=target)

@@ -22,12 +22,16 @@ pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")]
 
 from frontend_kernels import (  # noqa: E402
+    MATMUL_RELU_SIZES,
+    NORMALIZE_ROWS_SHAPE,
     QUICKSTART_DTYPES,
     QUICKSTART_SHAPES,
     Case,
     cases,
     matmul,
     matmul_register_a,
+    matmul_relu,
+    normalize_rows,
     scaled_copy,
 )
 
@@ -127,6 +131,27 @@ def test_register_a_gemm(shape: tuple[int, int, int], dtype: str, tile: str) -> 
     expected = a.double().cpu() @ b.double().cpu()
     name = f"register_a_{tile}_{dtype}_{'x'.join(map(str, shape))}"
     _check(name, c, expected, dtype)
+
+
+def test_tilelang_quickstart_compiled_from_sizes() -> None:
+    M, N, K = MATMUL_RELU_SIZES
+    kernel = matmul_relu.compile(M=M, N=N, K=K, block_M=128, block_N=128, block_K=32)
+    generator = torch.Generator().manual_seed(11)
+    a = torch.randn(M, K, generator=generator).to("cuda", torch.float16)
+    b = torch.randn(K, N, generator=generator).to("cuda", torch.float16)
+    c = kernel.get_profiler().run_poisoned(a, b)
+    torch.cuda.synchronize()
+    _check("tilelang_quickstart", c, torch.relu(a.double().cpu() @ b.double().cpu()), "float16")
+
+
+def test_kernel_blocks_launch_in_order() -> None:
+    x = torch.randn(*NORMALIZE_ROWS_SHAPE, generator=torch.Generator().manual_seed(5)).cuda()
+    norms, y = normalize_rows.compile(x).get_profiler().run_poisoned(x)
+    torch.cuda.synchronize()
+    expected = x.double().cpu().norm(dim=1)
+    _check("kernel_blocks_norms", norms, expected, "float32")
+    _check("kernel_blocks_rows", y, x.double().cpu() / expected[:, None]
+           + expected.flip(0)[:, None], "float32")
 
 
 @pytest.mark.parametrize("length", [1, 1000, 1 << 20])

@@ -257,7 +257,7 @@ class _Run:
             return self.ceildiv(*args)
         raise self.error(f"T.{name} is kernel code: it belongs inside `with T.Kernel(...)`")
 
-    def const(self, names: Any) -> Any:
+    def const(self, names: Any, dtype: Any = "int32") -> Any:
         if not isinstance(names, str):
             raise self.error('T.const takes the names as one string: T.const("M, N, K")')
         values = []

@@ -301,8 +301,9 @@ def use_swizzle(panel_size: int, order: str = "row", enable: bool = True) -> Any
 
 
 @_intrinsic
-def const(names: str) -> Any:
-    """`M, N, K = T.const("M, N, K")`: sizes bound from the arguments' shapes."""
+def const(names: str, dtype: Any = "int32") -> Any:
+    """`M, N, K = T.const("M, N, K")`: sizes bound from the arguments' shapes (or from
+    `.compile(M=...)`); `dtype` is TileLang's and only documents them."""
 
 
 @_intrinsic
