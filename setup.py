@@ -37,6 +37,7 @@ setup(
         "tilec.runtime",
         "tilec.carver",
         "tilec.carver.roller",
+        "tilec.contrib",
         "tilec.layout",
         "tilec.testing",
         "tilec.tvm",

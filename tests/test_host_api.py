@@ -479,3 +479,77 @@ def test_make_swizzled_layout_records_the_swizzle() -> None:
         make_swizzled_layout(T.Tensor((T.dynamic("M"), 64), T.float16))
     with pytest.raises(TilecError, match="takes a buffer"):
         make_swizzled_layout(3)
+
+
+# ----- pass configs through the autotuner ------------------------------------------------------
+
+
+def softmax_factory(block_M: int = 4):
+    return row_softmax(8, 64, block_M)
+
+
+def test_per_configuration_pass_configs_in_autotune(rng: torch.Generator) -> None:
+    configs = [{"block_M": 4, "pass_configs": FAST_MATH},
+               {"block_M": 8, "pass_configs": {PassConfigKey.TL_DISABLE_THREAD_STORAGE_SYNC: True}}]
+
+    @tilec.autotune(configs=configs, warmup=1, rep=3)
+    @tilec.jit(target="cpu")
+    def scale(X, block_M=8):
+        M, N = T.const("M, N")
+        X: T.Tensor((M, N), T.float32)
+        Y = T.empty((M, N), T.float32)
+        with T.Kernel(T.ceildiv(M, block_M), threads=32) as bx:
+            tile = T.alloc_fragment((block_M, N), T.float32)
+            T.copy(X[bx * block_M, 0], tile)
+            for i, j in T.Parallel(block_M, N):
+                tile[i, j] = T.exp(tile[i, j]) * 0.5
+            T.copy(tile, Y[bx * block_M, 0])
+        return Y
+
+    x = torch.randn(16, 32, generator=rng)
+    result = scale.tune(x)
+    assert result.config in configs
+    expected = normalize_pass_configs(result.config["pass_configs"])
+    assert result.kernel.pass_configs == expected
+    assert (FAST_MATH_FLAGS in result.kernel.asm["loops"]) == (result.config["block_M"] == 4)
+    torch.testing.assert_close(result.kernel(x), torch.exp(x) * 0.5)
+
+
+def test_autotuner_compile_args_carry_pass_configs() -> None:
+    from tilec.autotuner import AutoTuner
+
+    result = (AutoTuner.from_kernel(kernel=softmax_factory, configs=[{"block_M": 4}])
+              .set_compile_args(out_idx=[-1], target="cpu", pass_configs=FAST_MATH)
+              .set_profile_args(ref_prog=lambda x: torch.softmax(x, dim=1))
+              .run(warmup=1, rep=3, timeout=60))
+    assert result.kernel.pass_configs == {"tl.enable_fast_math": True}
+    assert FAST_MATH_FLAGS in result.kernel.asm["loops"]
+
+
+def test_contrib_nvcc_compute_versions(monkeypatch) -> None:
+    from tilec.contrib import nvcc
+
+    assert nvcc.get_target_compute_version("cuda:sm_90a") == "9.0"
+    assert nvcc.get_target_compute_version("cuda -arch=sm_80") == "8.0"
+    assert nvcc.parse_compute_version("9.0") == (9, 0)
+    assert nvcc.parse_compute_version(nvcc.get_target_compute_version("sm_120a")) == (12, 0)
+    with pytest.raises(TilecError, match="not a compute version"):
+        nvcc.parse_compute_version("sm_90")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(TilecError, match="no GPU is visible"):
+        nvcc.get_target_compute_version()
+
+
+def test_set_log_level_sets_tilecs_logger() -> None:
+    import logging
+
+    logger = logging.getLogger("tilec")
+    before = logger.level
+    try:
+        tilec.set_log_level("warning")
+        assert logger.level == logging.WARNING
+        assert logging.getLogger("tilec.autotuner").getEffectiveLevel() == logging.WARNING
+        tilec.set_log_level(logging.DEBUG)
+        assert logger.level == logging.DEBUG
+    finally:
+        logger.setLevel(before)

@@ -2,14 +2,16 @@
 
 Importing tilec imports neither MLIR nor torch: the runtime side (cache hits, kernel calls)
 works on machines without the compiler. The host API of TileLang's package is here too:
-`PassConfigKey`, `TensorSupplyType`, `cdiv`, `next_power_of_2`, and, imported on first use,
-the `carver`, `layout`, `profiler`, `testing`, `tvm` and `utils` modules, `Profiler` and
-`DataType`; a plain `import tvm` finds tilec.tvm where no TVM is installed.
+`PassConfigKey`, `TensorSupplyType`, `cdiv`, `next_power_of_2`, `set_log_level` and, imported
+on first use, the `carver`, `contrib`, `layout`, `profiler`, `testing`, `tvm` and `utils`
+modules, `Profiler` and `DataType`. A plain `import tvm` finds tilec.tvm where no TVM is
+installed.
 """
 
 __version__ = "0.1.0"
 
 import importlib
+import logging
 from typing import Any
 
 from tilec import _tvm_alias, language  # noqa: E402
@@ -21,9 +23,14 @@ from tilec.math import cdiv, next_power_of_2  # noqa: E402
 from tilec.transform import PassConfigKey  # noqa: E402
 from tilec.utils.tensor import TensorSupplyType  # noqa: E402
 
-_LAZY_MODULES = ("carver", "layout", "profiler", "testing", "tvm", "utils")
+_LAZY_MODULES = ("carver", "contrib", "layout", "profiler", "testing", "tvm", "utils")
 _LAZY_NAMES = {"Profiler": "tilec.profiler", "DataType": "tilec.tvm"}
 _tvm_alias.install()
+
+
+def set_log_level(level: int | str) -> None:
+    """The level of tilec's log messages (the autotuner's, ...): logging.INFO or "INFO"."""
+    logging.getLogger("tilec").setLevel(level.upper() if isinstance(level, str) else level)
 
 
 def __getattr__(name: str) -> Any:
@@ -39,5 +46,5 @@ __all__ = [
     "CompileError", "DataType", "JITFunction", "JITKernel", "LaunchError", "PassConfigKey",
     "Profiler", "TensorSupplyType", "TilecError", "__version__", "autotune", "cdiv", "compile",
     "disable_cache", "enable_cache", "jit", "language", "layout", "next_power_of_2", "profiler",
-    "testing", "tvm", "utils",
+    "set_log_level", "testing", "tvm", "utils",
 ]

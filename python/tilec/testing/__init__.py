@@ -50,9 +50,9 @@ def compute_version() -> tuple[int, int]:
     """The current GPU's compute capability, (0, 0) without one."""
     if not cuda_available():
         return (0, 0)
-    import torch
+    from tilec.contrib.nvcc import get_target_compute_version, parse_compute_version
 
-    return tuple(torch.cuda.get_device_capability())
+    return parse_compute_version(get_target_compute_version())
 
 
 def requires_cuda(test: Test) -> Test:

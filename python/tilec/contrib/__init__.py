@@ -1,0 +1,1 @@
+"""TileLang's `tilelang.contrib` helpers that have a meaning in tilec (`nvcc`)."""
