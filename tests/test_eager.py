@@ -509,3 +509,67 @@ def test_out_idx_on_an_eager_kernel_is_an_error() -> None:
     with pytest.raises(tilec.TilecError, match=r"out_idx is for a jit function that returns a "
                        r"@T.prim_func; an eager kernel returns the tensors it makes with T.empty"):
         eager(torch.randn(4, 4))
+
+
+# ---------------------------------------------------------------------------------------------
+# T.alloc_global: a workspace between kernel blocks, allocated by each call, never returned
+
+
+def split_row_sums(M, N, splits=4, block=8):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), T.float32), out: T.Tensor((M,), T.float32)):
+        partial = T.alloc_global((splits, M), T.float32)
+        part = T.ceildiv(N, splits)
+        with T.Kernel(T.ceildiv(M, block), splits, threads=block) as (bx, s):
+            for i in T.Parallel(block):
+                if bx * block + i < M:
+                    acc = T.alloc_var(T.float32, 0.0)
+                    for j in T.serial(part):
+                        if s * part + j < N:
+                            acc += A[bx * block + i, s * part + j]
+                    partial[s, bx * block + i] = acc
+        with T.Kernel(T.ceildiv(M, block), threads=block) as bx:
+            for i in T.Parallel(block):
+                if bx * block + i < M:
+                    total = T.alloc_var(T.float32, 0.0)
+                    for s in T.serial(splits):
+                        total += partial[s, bx * block + i]
+                    out[bx * block + i] = total
+
+    return main
+
+
+def test_workspace_between_kernel_blocks(rng: torch.Generator) -> None:
+    kernel = tilec.compile(split_row_sums(13, 30), out_idx=[1], target=TARGET)
+    assert [(p.name, p.is_output, p.is_workspace) for p in kernel.params] == [
+        ("A", False, False), ("out", True, False), ("partial", True, True)]
+    assert kernel.out_idx == [1]
+    a = randn((13, 30), torch.float32, rng)
+    assert_close(kernel(a), a.double().sum(dim=1), torch.float32)  # one output, not two
+
+
+@tilec.jit(target=TARGET)
+def centered(X, block=8):
+    M, N = T.const("M, N")
+    X: T.Tensor((M, N), T.float32)
+    means = T.alloc_global((M,), T.float32)
+    Y = T.empty((M, N), T.float32)
+    with T.Kernel(T.ceildiv(M, block), threads=block) as bx:
+        for i in T.Parallel(block):
+            if bx * block + i < M:
+                total = T.alloc_var(T.float32, 0.0)
+                for j in T.serial(N):
+                    total += X[bx * block + i, j]
+                means[bx * block + i] = total / N
+    with T.Kernel(M, threads=32) as row:
+        for j in T.serial(N):
+            Y[row, j] = X[row, j] - means[row]
+    return Y
+
+
+def test_workspace_in_an_eager_prologue(rng: torch.Generator) -> None:
+    x = randn((11, 7), torch.float32, rng)
+    y = centered(x)
+    assert isinstance(y, torch.Tensor)
+    assert_close(y, x.double() - x.double().mean(dim=1, keepdim=True), torch.float32)
+    assert [p.is_workspace for p in centered.compile(x).params] == [False, True, False]

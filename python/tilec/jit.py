@@ -144,7 +144,7 @@ class JITKernel:
 
     @property
     def out_idx(self) -> list[int]:
-        return [i for i, p in enumerate(self.params) if p.is_output]
+        return [i for i, p in enumerate(self.params) if p.is_output and not p.is_workspace]
 
     def get_kernel_source(self) -> str:
         """The final device source: PTX for cuda, LLVM IR for the CPU."""
@@ -223,7 +223,8 @@ class JITKernel:
                 shape = [d if isinstance(d, int) else symbols[d] for d in param.shape]
             output = plan.torch.empty(shape, dtype=dtype, device=device or plan.device_type)
             full[position] = output
-            outputs.append(output)
+            if not param.is_workspace:
+                outputs.append(output)
         self.launcher(full, symbols)
         if not outputs:
             return None
@@ -266,7 +267,8 @@ class JITKernel:
                 output = torch.empty(shape, dtype=torch_dtype(param.dtype),
                                      device=device or self._default_device())
                 checked[param.name] = output
-                outputs.append(output)
+                if not param.is_workspace:
+                    outputs.append(output)
         self.launcher([checked[p.name] for p in self.params], symbols)
         if from_numpy:
             outputs = [o.numpy() for o in outputs]

@@ -27,7 +27,7 @@ from mlir.dialects import math as mmath
 import tilec.dialect as tile
 import tilec.language as T
 from tilec.errors import TilecError
-from tilec.frontend.prologue import EagerTensor, Prologue
+from tilec.frontend.prologue import EagerTensor, Prologue, Workspace
 from tilec.frontend.source import KernelSource, parse_kernel
 from tilec.frontend.thread_ops import ThreadOps
 from tilec.frontend.values import (
@@ -158,6 +158,9 @@ class KernelBuilder(ThreadOps):
         tree = self.source.tree
         if not self.launches:
             self.error(tree, f"kernel '{self.name}' has no `with T.Kernel(...)` block")
+        for number, param in enumerate(self.params):
+            if not param.name:  # a T.alloc_global no name was bound to
+                param.name = f"workspace{number}"
         with self.context, self.location(tree), ir.InsertionPoint(block):
             func.ReturnOp([])
             arg_types = [arg.type for arg in block.arguments]
@@ -183,12 +186,14 @@ class KernelBuilder(ThreadOps):
         raise TilecError(message, filename, line) from None
 
     def add_tensor_param(self, block: ir.Block, name: str, dims: tuple[Any, ...], dtype: T.DType,
-                         is_output: bool, value: ir.Value | None = None) -> Buffer:
+                         is_output: bool, value: ir.Value | None = None,
+                         workspace: bool = False) -> Buffer:
         """A tensor parameter: the function's argument `value`, or a new one appended."""
         if value is None:
             value = block.add_argument(tensor_type(dims, dtype), self.location(self.source.tree))
         param_shape = [d if isinstance(d, int) else d.name for d in dims]
-        self.params.append(Param(name, "tensor", dtype.name, param_shape, is_output))
+        self.params.append(Param(name, "tensor", dtype.name, param_shape, is_output or workspace,
+                                 workspace))
         return self._tensor_buffer(value, name, dims, dtype)
 
     def _tensor_buffer(self, value: ir.Value, name: str, dims: tuple[Any, ...],
@@ -958,9 +963,18 @@ class KernelBuilder(ThreadOps):
     def t_alloc_local(self, nodes: dict, node: ast.Call) -> Buffer:
         return self.block_allocation(nodes, node, "local")
 
-    def t_alloc_global(self, nodes: dict, node: ast.Call) -> NoReturn:
-        self.error(node, "T.alloc_global (a global workspace made by the kernel) is not "
-                         "supported by tilec: pass the workspace as a tensor argument")
+    def t_alloc_global(self, nodes: dict, node: ast.Call) -> Buffer:
+        """A global workspace between T.Kernel blocks: one more parameter, which the kernel
+        object allocates on each call and does not return."""
+        if self.in_kernel or len(self.scopes) != 1 or self.macro_depth:
+            self.error(node, "T.alloc_global makes a workspace of the whole kernel function: "
+                             "call it before or between the `with T.Kernel(...)` blocks")
+        if self.const_arg(nodes, "scope", node, "global") != "global":
+            self.error(node, "T.alloc_global's scope is 'global'")
+        shape = self.shape_arg(nodes, node, dynamic=True)
+        dtype = self._dtype(self.arg(nodes, "dtype"), node)
+        block = ir.InsertionPoint.current.block
+        return self.add_tensor_param(block, "", tuple(shape), dtype, False, workspace=True)
 
     def t_alloc_var(self, nodes: dict, node: ast.Call) -> Buffer:
         """alloc_var(dtype[, init][, scope], scope=..., init=...), as TileLang reads them."""
@@ -1856,8 +1870,11 @@ def build_eager(source: KernelSource, prologue: Prologue) -> FrontendResult:
                                               False, argument)
             buffers.update((id(value), buffer) for value in tensor.stands_for)
         for output in prologue.outputs:
-            buffer = builder.add_tensor_param(block, "", output.shape, output.dtype, True)
-            builder.outputs.append(buffer)
+            workspace = isinstance(output, Workspace)
+            buffer = builder.add_tensor_param(block, "", output.shape, output.dtype, True,
+                                              workspace=workspace)
+            if not workspace:
+                builder.outputs.append(buffer)
             buffers[id(output)] = buffer
         for name, value in prologue.namespace.items():
             builder.bind(name, _as_buffers(value, buffers), source.tree)

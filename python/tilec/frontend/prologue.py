@@ -88,6 +88,10 @@ class OutputTensor(T.Tensor):
     """A `T.empty` of the prologue: an output the kernel object allocates and returns."""
 
 
+class Workspace(OutputTensor):
+    """A `T.alloc_global` of the prologue: allocated by each call like an output, not returned."""
+
+
 class _MissingTensor:
     """A tensor parameter given no argument (`.compile(M=...)`): its annotation defines it."""
 
@@ -118,7 +122,7 @@ class Prologue:
     statements: int  # how many of the kernel's statements the prologue is
     namespace: dict[str, Any]  # its locals
     inputs: list[EagerTensor]
-    outputs: list[OutputTensor]
+    outputs: list[OutputTensor]  # T.empty outputs and T.alloc_global workspaces, in order
     sizes: dict[str, int]  # the T.const values
 
 
@@ -253,6 +257,8 @@ class _Run:
             return self.const(*args, **kwargs)
         if name == "empty":
             return self.empty(*args, **kwargs)
+        if name == "alloc_global":
+            return self.empty(*args, kind=Workspace, **kwargs)
         if name == "ceildiv":
             return self.ceildiv(*args)
         raise self.error(f"T.{name} is kernel code: it belongs inside `with T.Kernel(...)`")
@@ -270,15 +276,16 @@ class _Run:
                 values.append(SizeProbe((name,), name))
         return values[0] if len(values) == 1 else tuple(values)
 
-    def empty(self, shape: Any, dtype: Any) -> OutputTensor:
+    def empty(self, shape: Any, dtype: Any, scope: str = "global",
+              kind: type[OutputTensor] = OutputTensor) -> OutputTensor:
         try:
-            output = OutputTensor(shape, dtype)
+            output = kind(shape, dtype)
         except TilecError as error:
             raise self.error(error.message) from None
         if self.concrete:
             for size in output.shape:
                 if not (_is_size(size) or isinstance(size, T.Symbol)):
-                    raise self.error(f"T.empty's shape holds positive ints and T.dynamic sizes, "
+                    raise self.error(f"a tensor's shape holds positive ints and T.dynamic sizes, "
                                      f"got {tuple(output.shape)!r}")
         self.outputs.append(output)
         return output

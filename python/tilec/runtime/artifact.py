@@ -16,6 +16,7 @@ class Param:
     """One kernel parameter as the caller sees it.
 
     `shape` entries are ints, or names of dynamic symbols bound from the arguments at call time.
+    A workspace (`T.alloc_global`) is an output too: allocated by each call, never returned.
     """
 
     name: str
@@ -23,6 +24,7 @@ class Param:
     dtype: str  # tilec dtype name: "float16", "int32", ...
     shape: list[int | str] = field(default_factory=list)
     is_output: bool = False
+    is_workspace: bool = False  # an output the kernel object allocates but does not return
 
 
 @dataclass
