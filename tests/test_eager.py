@@ -7,6 +7,8 @@ allocates poisoned (NaN / max int) so an element never written is caught.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 from conftest import assert_close, poisoned, randn
@@ -573,3 +575,70 @@ def test_workspace_in_an_eager_prologue(rng: torch.Generator) -> None:
     assert isinstance(y, torch.Tensor)
     assert_close(y, x.double() - x.double().mean(dim=1, keepdim=True), torch.float32)
     assert [p.is_workspace for p in centered.compile(x).params] == [False, True, False]
+
+
+# ---------------------------------------------------------------------------------------------
+# cache keys come from the prologue, before any IR; a repeated call does not run it again
+
+PROLOGUE_RUNS: list[int] = []
+
+
+def counted(value: int) -> int:
+    PROLOGUE_RUNS.append(value)
+    return value
+
+
+@tilec.jit(target=TARGET)
+def counted_copy(A, block=16):
+    N = T.const("N")
+    A: T.Tensor((N,), T.float32)
+    width = counted(block)
+    B = T.empty((N,), T.float32)
+    with T.Kernel(T.ceildiv(N, width), threads=width) as bx:
+        for i in T.Parallel(width):
+            if bx * width + i < N:
+                B[bx * width + i] = A[bx * width + i] + 1.0
+    return B
+
+
+def test_a_repeated_call_does_not_run_the_prologue(rng: torch.Generator) -> None:
+    a = randn((40,), torch.float32, rng)
+    PROLOGUE_RUNS.clear()
+    for _ in range(3):
+        assert_close(counted_copy(a), a.double() + 1.0, torch.float32)
+    assert len(PROLOGUE_RUNS) == 2  # the first call: a run to bind N, a run with N = 40
+    counted_copy(randn((41,), torch.float32, rng))
+    assert len(PROLOGUE_RUNS) == 4  # a new shape is a new key
+
+
+def test_a_disk_cache_hit_needs_no_compiler(rng: torch.Generator, tmp_path) -> None:
+    """The TileLang-style quickstart from a cache another process filled: the prologue runs,
+    the key is found, and neither MLIR nor the compiler nor the IR builder is imported."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "TILEC_CACHE_DIR": str(tmp_path)}
+    fill = ("import sys, torch; sys.path.insert(0, 'tests'); from test_eager import matmul_relu\n"
+            "matmul_relu(torch.randn(64, 32, dtype=torch.float16),"
+            " torch.randn(32, 48, dtype=torch.float16), 32, 16, 16)\n")
+    block = ("import importlib.abc, sys\n"
+             "class NoCompiler(importlib.abc.MetaPathFinder):\n"
+             "    def find_spec(self, name, path, target=None):\n"
+             "        if name == 'mlir' or name.startswith(('mlir.', 'tilec.compiler',\n"
+             "                                              'tilec.frontend.builder',\n"
+             "                                              'tilec.dialect')):\n"
+             "            raise ImportError(name + ' must not be imported on a cache hit')\n"
+             "sys.meta_path.insert(0, NoCompiler())\n")
+    check = ("a = torch.randn(64, 32, dtype=torch.float16)\n"
+             "b = torch.randn(32, 48, dtype=torch.float16)\n"
+             "c = matmul_relu(a, b, 32, 16, 16)\n"
+             "error = (c.double() - torch.relu(a.double() @ b.double())).abs().max().item()\n"
+             "assert error < 0.1, error\n"
+             "print('cache hit without the compiler')\n")
+    root = str(Path(__file__).resolve().parents[1])
+    for script in (fill, block + fill.splitlines()[0] + "\n" + check):
+        run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                             env=env, cwd=root)
+        assert run.returncode == 0, run.stderr
+    assert "cache hit without the compiler" in run.stdout

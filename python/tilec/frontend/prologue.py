@@ -400,7 +400,7 @@ def run_prologue(compiled: CompiledPrologue, bind: Callable[[dict[str, Any]], tu
     for _ in range(_MAX_RUNS):
         arguments = dict(values)
         for name in tensor_names:
-            arguments[name] = given.get(name) or _MissingTensor(name, kernel)
+            arguments[name] = given[name] if name in given else _MissingTensor(name, kernel)
         run = _Run(compiled, given, tensor_names, known)
         needed = None
         try:
