@@ -106,22 +106,27 @@ def test_swizzle_keeps_chunks_whole_and_xors_by_row(shape: tuple[int, int], elem
 
 
 def bias_relu(M: int, N: int, K: int, block_M: int = 128, block_N: int = 128, block_K: int = 32,
-              threads: int = 128, dtype: str = "float16"):
+              threads: int = 128, dtype: str = "float16", register_a: bool = False):
     """The quickstart with a bias + ReLU epilogue in T.Parallel (the whole-kernel matcher
-    declines it)."""
+    declines it); with `register_a`, A copied from its shared tile into a fragment first."""
 
     @T.prim_func
     def kernel(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype),
                bias: T.Tensor((N,), dtype), C: T.Tensor((M, N), dtype)):
         with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
             A_shared = T.alloc_shared((block_M, block_K), dtype)
+            A_frag = T.alloc_fragment((block_M, block_K), dtype)
             B_shared = T.alloc_shared((block_K, block_N), dtype)
             C_local = T.alloc_fragment((block_M, block_N), "float32")
             T.clear(C_local)
             for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=3):
                 T.copy(A[by * block_M, k * block_K], A_shared)
                 T.copy(B[k * block_K, bx * block_N], B_shared)
-                T.gemm(A_shared, B_shared, C_local)
+                if register_a:
+                    T.copy(A_shared, A_frag)
+                    T.gemm(A_frag, B_shared, C_local)
+                else:
+                    T.gemm(A_shared, B_shared, C_local)
             for i, j in T.Parallel(block_M, block_N):
                 C_local[i, j] = T.max(C_local[i, j] + bias[bx * block_N + j], 0)
             T.copy(C_local, C[by * block_M, bx * block_N])
@@ -157,6 +162,8 @@ def batched(Bt: int, M: int, N: int, K: int, block_M: int = 128, block_N: int = 
     (lambda *s: bias_relu(*s, block_N=256, threads=256), (1000, 1016, 1000),
      "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16"),
     (batched, (4, 256, 256, 512), "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"),
+    (lambda *s: bias_relu(*s, register_a=True), (512, 512, 512),
+     "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"),
 ])
 def test_declined_kernels_run_wgmma_per_op_on_sm90a(factory, args, instructions: str) -> None:
     kernel = tilec.compile(factory(*args), out_idx=[-1], target="cuda:sm_90a")
@@ -164,13 +171,24 @@ def test_declined_kernels_run_wgmma_per_op_on_sm90a(factory, args, instructions:
     ptx = kernel.asm["ptx"]
     assert "tile.tensorcore" not in kernel.asm["tile-cuda"]  # not the whole-kernel generator
     assert "tile.wgmma" in kernel.asm["tile-cuda"]
-    # per 32-byte K step of the 32-wide K tile, one instruction per 64-row atom of a warpgroup
-    atoms = 2 if instructions.count("n128") else 1
-    assert ptx.count(instructions) == 2 * atoms
+    # per 32-byte K step of the 32-wide K tile, one instruction per 64-row atom of a warpgroup;
+    # A from registers as four 32-bit registers ({d}, {a0, a1, a2, a3}, descB), else descA
+    atoms = 2 if "n128" in instructions else 1
+    lines = [line for line in ptx.splitlines() if instructions in line]
+    assert len(lines) == 2 * atoms
+    register_a = "a_registers = true" in kernel.asm["tile-cuda"]
+    assert all(("}, {%r" in line) == register_a for line in lines)
     for step in ("wgmma.fence.sync.aligned", "wgmma.commit_group.sync.aligned",
                  "wgmma.wait_group.sync.aligned"):
         assert step in ptx
     assert "fence.proxy.async.shared::cta" in ptx and "cp.async.cg.shared.global" in ptx
+
+
+@needs_ptxas
+def test_float32_gemm_keeps_fp32_products_on_sm90a() -> None:
+    kernel = tilec.compile(bias_relu(256, 256, 256, dtype="float32"), out_idx=[-1],
+                           target="cuda:sm_90a")
+    assert "wgmma" not in kernel.asm["ptx"] and "tile.wgmma" not in kernel.asm["tile-cuda"]
 
 
 @needs_ptxas
@@ -196,6 +214,9 @@ def test_cpu_numerics_of_the_declined_kernels(rng: torch.Generator) -> None:
     out = tilec.compile(bias_relu(200, 136, 96, block_M=64, block_N=64), out_idx=[-1],
                         target="cpu").get_profiler().run_poisoned(a, b, bias)
     expected = torch.relu(a.double() @ b.double() + bias.double())
+    torch.testing.assert_close(out.double(), expected, **TOLERANCES[torch.float16])
+    out = tilec.compile(bias_relu(200, 136, 96, block_M=64, block_N=64, register_a=True),
+                        out_idx=[-1], target="cpu").get_profiler().run_poisoned(a, b, bias)
     torch.testing.assert_close(out.double(), expected, **TOLERANCES[torch.float16])
     a, b = randn((3, 130, 64), torch.bfloat16, rng), randn((3, 70, 64), torch.bfloat16, rng)
     out = tilec.compile(batched(3, 130, 70, 64, block_M=64, block_N=64), out_idx=[-1],

@@ -13,6 +13,12 @@ for the code the other emits); `PipelinedLoop` emits the loop:
       compute on slot i mod S
     cp.async.wait_group 0; barrier                           (the drain)
 
+A loop whose only work is one gemm that lower-tile-to-gpu computes with wgmma (compiler/passes/
+_wgmma.py) fences the landed copies for wgmma's async proxy before the barrier, and leaves
+each gemm's wgmma group in flight while the next iteration waits for its copies: the ring
+gets S + 1 slots, iteration i refills the slot gemm i-2 read, and waits (wgmma.wait_group 1)
+for that gemm before its barrier; the drain waits for the last.
+
 Each destination becomes one shared allocation of S slots. Iteration i+S-1 writes the slot that
 iteration i-1 read, and every thread finished iteration i-1 before iteration i's barrier, so the
 copies can be issued right after that barrier and overlap this iteration's compute. Iteration i
@@ -47,6 +53,7 @@ CP_ASYNC_BYTES = (4, 8, 16)  # the sizes one cp.async moves
 SLOT_ALIGN = 16  # bytes: every slot starts where a 16-byte cp.async may land
 PURE_OPS = ("memref.dim", "affine.apply")
 ENCLOSING_LOOPS = ("tile.for", "tile.pipelined")
+OVERLAP_SHARED_BYTES = 160 * 1024  # a ring grown for an overlapped wgmma stays below this
 
 
 @dataclass
@@ -58,6 +65,7 @@ class PipelinePlan:
     copies: list[ir.Operation]
     vectors: list[int]
     buffers: list[ir.Value]
+    overlapped: ir.Operation | None = None  # a wgmma gemm left in flight for an iteration
 
 
 @dataclass
@@ -224,7 +232,25 @@ def plan_pipeline(loop: ir.Operation) -> PipelinePlan | None:
     if not copies:
         return None
     copies.sort(key=statements.index)
-    return PipelinePlan(stages, copies, [async_vector(op) or 0 for op in copies], buffers)
+    overlapped = _overlapped_gemm(statements, copies, buffers, stages)
+    return PipelinePlan(stages + (overlapped is not None), copies,
+                        [async_vector(op) or 0 for op in copies], buffers, overlapped)
+
+
+def _overlapped_gemm(statements: list[ir.Operation], copies: list[ir.Operation],
+                     buffers: list[ir.Value], stages: int) -> ir.Operation | None:
+    """The wgmma gemm that may stay in flight into the next iteration: the loop is only the
+    pipelined copies and that gemm. Its group is waited for one iteration later, so the slot
+    an iteration refills must be the one read two gemms before: the ring gets one slot more
+    than its S (when that fits beside the rest of shared memory)."""
+    work = [op for op in statements if op.name != "tile.yield"
+            and not any(op == copy for copy in copies)
+            and op.name.split(".")[0] not in ("arith", "index")]
+    if len(work) != 1 or work[0].name != "tile.gemm" or WGMMA_ATTR not in work[0].attributes:
+        return None
+    slot_bytes = sum(math.prod(ir.MemRefType(b.type).shape)
+                     * bit_width(ir.MemRefType(b.type).element_type) // 8 for b in buffers)
+    return work[0] if (stages + 1) * slot_bytes <= OVERLAP_SHARED_BYTES else None
 
 
 def _unique(values: list[ir.Value]) -> list[ir.Value]:
@@ -268,31 +294,38 @@ class PipelinedLoop:
         self.slices = [offset_slice(copy, self.body) or [] for copy in plan.copies]
         self.feeds_wgmma = any(op.name == "tile.gemm" and WGMMA_ATTR in op.attributes
                                for op in walk(loop))
+        self.overlapped = plan.overlapped
 
     def lower(self) -> tuple[ir.Value, ir.Operation]:
         """Emit the prologue, the loop's own statements and the drain around the loop; the
         caller moves the body in before the returned anchor (index: the returned value)."""
         loop, stages = self.loop, self.plan.stages
         lower, upper, step = loop.operands[0], loop.operands[1], loop.operands[2]
+        ahead = stages - 1 if self.overlapped is None else stages - 2  # iterations in flight
+        self.lowering.overlapped_gemm = self.overlapped
         with loop.location, ir.InsertionPoint(loop):
-            for ahead in range(stages - 1):
-                self.issue(self.advance(lower, step, ahead), index(ahead), upper)
+            for early in range(ahead):
+                self.issue(self.advance(lower, step, early), index(early), upper)
                 nvvm.cp_async_commit_group()
             pipelined = scf.ForOp(lower, upper, step)
             with ir.InsertionPoint(pipelined.body):
-                nvvm.cp_async_wait_group(stages - 2)
+                nvvm.cp_async_wait_group(ahead - 1)
                 if self.feeds_wgmma:  # what the generic proxy wrote, visible to wgmma's
                     nvvm.fence_proxy(nvvm.ProxyKind.async_shared,
                                      space=nvvm.SharedSpace.shared_cta)
+                if self.overlapped is not None:  # the gemm before last has read its slot
+                    nvvm.wgmma_wait_group_sync_aligned(1)
                 gpu.BarrierOp()
                 iteration = self.iteration(pipelined.induction_variable, lower, step)
                 current = arith.remui(iteration, index(stages))
                 views = {buffer: self.slot_view(buffer, current) for buffer in self.plan.buffers}
-                later = self.advance(pipelined.induction_variable, step, stages - 1)
-                self.issue(later, arith.remui(arith.addi(iteration, index(stages - 1)),
+                later = self.advance(pipelined.induction_variable, step, ahead)
+                self.issue(later, arith.remui(arith.addi(iteration, index(ahead)),
                                               index(stages)), upper)
                 nvvm.cp_async_commit_group()
                 end = as_operation(scf.YieldOp([]))
+            if self.overlapped is not None:
+                nvvm.wgmma_wait_group_sync_aligned(0)
             nvvm.cp_async_wait_group(0)
             gpu.BarrierOp()
         for copy in self.plan.copies:

@@ -22,21 +22,28 @@ around the gemm must agree on; lower-tile-to-gpu then calls `lower_wgmma` for ea
   the 1 KiB atom; for A (warpgroups > 0) the rows reordered as above. Every copy into or out of
   the tile, and every load or store of it, goes through `element_index`.
 
+A may instead be a fragment (`tile.wgmma`'s a_registers): it is laid out as wgmma's A
+operand (`operand_a_layout`, rows as the accumulator's), and each instruction takes its four
+32-bit registers packed from the fragment's (`operand_a_registers`).
+
 The rule (`lower_wgmma`): wgmma.fence, per K step and atom one descriptor pair and one
 `wgmma.mma_async` (inline PTX over the accumulator registers), commit_group and wait_group 0,
-so the accumulator is final when the next op reads it. Shared memory the generic proxy wrote
-(cp.async, st.shared) must be fenced for the async proxy that wgmma reads through: a
-cp.async pipeline does it before its per-iteration barrier; other operand tiles get a
-fence.proxy.async and a barrier here.
+so the accumulator is final when the next op reads it; a gemm that is the only work of a
+cp.async pipeline leaves its group in flight instead, and the pipeline waits for it one
+iteration later (`_async_pipeline`). Shared memory the generic proxy wrote (cp.async,
+st.shared) must be fenced for the async proxy that wgmma reads through: a cp.async pipeline
+does it before its per-iteration barrier; other operand tiles get a fence.proxy.async and a
+barrier here.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mlir import ir
-from mlir.dialects import arith, gpu, llvm, memref, nvvm
+from mlir.dialects import arith, gpu, llvm, memref, nvvm, vector
 
 from tilec.compiler.passes._fragment_layout import FragmentLayout
 from tilec.compiler.passes._scalar import constant, index
@@ -64,22 +71,42 @@ class WgmmaPlan:
     n: int
     k: int  # K elements of one instruction (32 bytes)
     dtype: str  # dtypes' operand type name
+    a_registers: bool = False  # A is a fragment in wgmma's A-operand layout
 
     def to_attr(self, context: ir.Context) -> ir.Attribute:
         return decision_attr({"warpgroups": self.warpgroups, "m_atoms": self.m_atoms,
-                              "n": self.n, "k": self.k, "dtype": self.dtype}, context)
+                              "n": self.n, "k": self.k, "dtype": self.dtype,
+                              "a_registers": self.a_registers}, context)
 
     @classmethod
     def of(cls, op: ir.Operation) -> WgmmaPlan:
         fields = read_decision(op, WGMMA_ATTR) or {}
         return cls(int(fields["warpgroups"]), int(fields["m_atoms"]), int(fields["n"]),
-                   int(fields["k"]), str(fields["dtype"]))
+                   int(fields["k"]), str(fields["dtype"]), bool(fields.get("a_registers")))
 
 
 def accumulator_layout(block_m: int, block_n: int, warpgroups: int) -> FragmentLayout:
     """The accumulator's blocked layout (module docstring)."""
     return FragmentLayout((block_m, block_n), (1, 2), (32 * warpgroups, 4), (4, 1),
                           WARPGROUP_THREADS * warpgroups)
+
+
+def operand_a_layout(block_m: int, block_k: int, warpgroups: int, element_bytes: int
+                     ) -> FragmentLayout:
+    """A from registers: rows as the accumulator's, K in runs of one 32-bit register (4 /
+    element_bytes elements) over 4 threads (wgmma's A fragment: a0..a3 at rows g, g + 8 and
+    K offsets 0, 16 bytes of each 32-byte step)."""
+    return FragmentLayout((block_m, block_k), (1, 4 // element_bytes), (32 * warpgroups, 4),
+                          (4, 1), WARPGROUP_THREADS * warpgroups)
+
+
+def operand_a_registers(atom: int, step: int, block_k: int, element_bytes: int
+                        ) -> list[list[int]]:
+    """The fragment registers packed into wgmma's a0..a3 for 64-row atom `atom` and K step
+    `step` (a_{2q+h}: rows + 8h, K + 16q bytes)."""
+    pack = 4 // element_bytes
+    return [[(2 * atom + h) * (block_k // 4) + (2 * step + q) * pack + c for c in range(pack)]
+            for q in (0, 1) for h in (0, 1)]
 
 
 def accumulator_register(atom: int, register: int, n: int) -> int:
@@ -193,20 +220,56 @@ def _descriptor(address: ir.Value, offset: int, bits: int) -> ir.Value:
     return arith.ori(arith.shrui(start, constant(i64, 4)), constant(i64, signed))
 
 
+def _shared_a(lowering: KernelLowering, a: ir.Value, layout: SharedOperandLayout,
+              plan: WgmmaPlan) -> Callable[[int, int], list[ir.Value]]:
+    """A's descriptor per (atom, step); a warpgroup's rows start `m_atoms` atoms further."""
+    address = memref.ExtractAlignedPointerAsIndexOp(a).result
+    if plan.warpgroups > 1:
+        slab = plan.m_atoms * ATOM_ROWS * layout.span
+        address = arith.addi(address, arith.muli(_warpgroup(lowering), index(slab)))
+    return lambda atom, step: [_descriptor(address, layout.atom_offset(atom)
+                                           + layout.step_offset(step), layout.descriptor_bits())]
+
+
+def _register_a(lowering: KernelLowering, op: ir.Operation, plan: WgmmaPlan
+                ) -> Callable[[int, int], list[ir.Value]]:
+    """A's four 32-bit registers per (atom, step), packed from its fragment."""
+    a = op.operands[0]
+    registers = lowering.fragments[a].registers
+    element = ir.MemRefType(a.type).element_type
+    block_k = ir.MemRefType(a.type).shape[1]
+    element_bytes = max(1, element.width // 8)
+    i32 = ir.IntegerType.get_signless(32)
+
+    def pack(atom: int, step: int) -> list[ir.Value]:
+        packed = []
+        for slots in operand_a_registers(atom, step, block_k, element_bytes):
+            items = [memref.load(registers, [index(slot)]) for slot in slots]
+            if len(items) == 1:
+                packed.append(arith.bitcast(i32, items[0]))
+                continue
+            elements = vector.FromElementsOp(ir.VectorType.get([len(items)], element), items)
+            word = vector.BitCastOp(ir.VectorType.get([1], i32), elements.result).result
+            packed.append(vector.extract(word, [], [0]))
+        return packed
+
+    return pack
+
+
 def lower_wgmma(lowering: KernelLowering, op: ir.Operation) -> None:
     """Emit the gemm at the current insertion point (module docstring)."""
     a, b, c = op.operands[0], op.operands[1], op.operands[2]
     plan = WgmmaPlan.of(op)
-    a_layout, a_fenced = lowering.shared_layouts[a]
+    a_layout, a_fenced = lowering.shared_layouts.get(a, (None, True))
     b_layout, b_fenced = lowering.shared_layouts[b]
     registers = lowering.fragments[c].registers
     if not (a_fenced and b_fenced):
         nvvm.fence_proxy(nvvm.ProxyKind.async_shared, space=nvvm.SharedSpace.shared_cta)
         gpu.BarrierOp()
-    a_address = memref.ExtractAlignedPointerAsIndexOp(a).result
-    if plan.warpgroups > 1:
-        slab = plan.m_atoms * ATOM_ROWS * a_layout.span
-        a_address = arith.addi(a_address, arith.muli(_warpgroup(lowering), index(slab)))
+    if a_layout is None:
+        a_operands = _register_a(lowering, op, plan)
+    else:
+        a_operands = _shared_a(lowering, a, a_layout, plan)
     b_address = memref.ExtractAlignedPointerAsIndexOp(b).result
     element = ir.IntegerType.get_signless(32) if accumulator(plan.dtype) == "s32" \
         else ir.F32Type.get()
@@ -217,23 +280,23 @@ def lower_wgmma(lowering: KernelLowering, op: ir.Operation) -> None:
     values = [[memref.load(registers, [index(accumulator_register(atom, i, plan.n))])
                for i in range(count)] for atom in range(plan.m_atoms)]
     text, constraints = mma_async_asm(plan.dtype, plan.n, plan.k,
-                                      not a_layout.k_major, not b_layout.k_major)
-    steps = a_layout.shape[1] // plan.k  # A is M x K
+                                      None if a_layout is None else False, not b_layout.k_major)
+    steps = ir.MemRefType(op.operands[0].type).shape[1] // plan.k if a_layout is None else \
+        a_layout.shape[1] // plan.k  # A is M x K
     nvvm.wgmma_fence_aligned()
     for step in range(steps):
         scale = constant(i32, 0 if clear and step == 0 else 1)
         b_descriptor = _descriptor(b_address, b_layout.step_offset(step),
                                    b_layout.descriptor_bits())
         for atom in range(plan.m_atoms):
-            a_descriptor = _descriptor(
-                a_address, a_layout.atom_offset(atom) + a_layout.step_offset(step),
-                a_layout.descriptor_bits())
-            result = llvm.InlineAsmOp(result_type, [*values[atom], a_descriptor, b_descriptor,
-                                                    scale], text, constraints,
+            result = llvm.InlineAsmOp(result_type, [*values[atom], *a_operands(atom, step),
+                                                    b_descriptor, scale], text, constraints,
                                       has_side_effects=True).result
             values[atom] = [llvm.extractvalue(element, result, [i]) for i in range(count)]
     nvvm.wgmma_commit_group_sync_aligned()
-    nvvm.wgmma_wait_group_sync_aligned(0)
+    overlapped = lowering.overlapped_gemm
+    if overlapped is None or overlapped != op:  # else its pipeline waits an iteration later
+        nvvm.wgmma_wait_group_sync_aligned(0)
     for atom in range(plan.m_atoms):
         for i, value in enumerate(values[atom]):
             memref.store(value, registers, [index(accumulator_register(atom, i, plan.n))])

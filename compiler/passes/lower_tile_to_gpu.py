@@ -187,6 +187,7 @@ class KernelLowering:
         # by the cp.async pipeline filling it)
         self.shared_layouts: dict[ir.Value, tuple[SharedOperandLayout, bool]] = {}
         self.swizzle_base: ir.Value | None = None
+        self.overlapped_gemm: ir.Operation | None = None  # its pipeline waits for its wgmma
         # decided on the tile IR, as insert-shared-barriers did (scopes change on the way)
         self.plans: list[tuple[ir.Operation, PipelinePlan]] = [
             (op, plan) for op in walk(kernel) if (plan := plan_pipeline(op)) is not None]

@@ -4,9 +4,14 @@ On sm_90a, for a kernel that lower-gemm-to-tensorcore did not replace (any kerne
 canonical GEMM: an epilogue in T.Parallel, a batched grid, several gemms, ...), every gemm that
 infer-mma-layout gave a wgmma `tile.mma` runs on the tensor cores where it stands when:
 
-- A and B are shared tiles of their own (tile.alloc), A not transposed (M x K), and no other
-  gemm reads them laid out differently; C is a fragment without a layout yet;
+- A and B are tiles of their own (tile.alloc), A not transposed (M x K), and no other gemm
+  reads them laid out differently; B is shared, A shared or (tile.mma's a_source =
+  "registers") a fragment, which gets wgmma's A-operand layout (`operand_a_layout`: for 16-bit
+  types the accumulator's, so the cast accumulator of attention's first gemm is the second's
+  A as it stands); C is a fragment without a layout yet;
 - the block has exactly the decision's warpgroups (128 threads each: every thread issues);
+- the operands are 16- or 8-bit (a float32 gemm keeps its fp32 products on CUDA cores, where
+  wgmma would round them to tf32; only the canonical GEMM's generator makes that trade);
 - a K-major tile's rows are a multiple of 32 bytes (the swizzle span is the widest of 128, 64
   and 32 bytes dividing them), an MN-major B's a multiple of 64 elements.
 
@@ -24,7 +29,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from tilec.compiler.passes import TilePass, register
-from tilec.compiler.passes._fragment_layout import LAYOUT_ATTR
+from tilec.compiler.passes._fragment_layout import LAYOUT_ATTR, FragmentLayout, layout_of
 from tilec.compiler.passes._ir_walk import as_operation, defining_op, kernels, scope, walk
 from tilec.compiler.passes._scheduling import (
     OPERAND_TYPES,
@@ -42,6 +47,7 @@ from tilec.compiler.passes._wgmma import (
     SharedOperandLayout,
     WgmmaPlan,
     accumulator_layout,
+    operand_a_layout,
 )
 from tilec.compiler.passes.infer_fragment_layout import kernel_threads
 from tilec.compiler.passes.infer_mma_layout import MMA_ATTR
@@ -61,16 +67,17 @@ def _span(row_bytes: int) -> int | None:
 
 
 def operand_layouts(gemm: ir.Operation, plan: WgmmaPlan
-                    ) -> tuple[SharedOperandLayout, SharedOperandLayout] | None:
-    """A's and B's shared layouts for the per-op rule, None when it cannot read them."""
+                    ) -> tuple[SharedOperandLayout | None, SharedOperandLayout] | None:
+    """A's (None: from registers) and B's shared layouts for the per-op rule, None when it
+    cannot read them."""
     a_type, b_type = ir.MemRefType(gemm.operands[0].type), ir.MemRefType(gemm.operands[1].type)
     element_bytes = OPERAND_BYTES[plan.dtype]
     block_m, block_k = a_type.shape
     a_span = _span(block_k * element_bytes)
     if a_span is None or block_m % ATOM_ROWS:
         return None
-    a = SharedOperandLayout((block_m, block_k), element_bytes, True, a_span, plan.warpgroups,
-                            plan.m_atoms)
+    a = None if plan.a_registers else SharedOperandLayout(
+        (block_m, block_k), element_bytes, True, a_span, plan.warpgroups, plan.m_atoms)
     if ir.BoolAttr(gemm.attributes["transpose_b"]).value:  # N x K: K-major
         b_span = _span(block_k * element_bytes)
         if b_span is None:
@@ -86,25 +93,27 @@ def operand_layouts(gemm: ir.Operation, plan: WgmmaPlan
 def gemm_plan(gemm: ir.Operation, threads: int) -> WgmmaPlan | None:
     """The per-op plan of a gemm infer-mma-layout put on wgmma, None when the rule declines."""
     mma = read_decision(gemm, MMA_ATTR)
-    if mma is None or mma.get("kind") != "wgmma" or mma.get("a_source") != "shared":
+    if mma is None or mma.get("kind") != "wgmma":
         return None
+    a_registers = mma.get("a_source") == "registers"
     if ir.BoolAttr(gemm.attributes["transpose_a"]).value:
         return None
     a, b, c = gemm.operands[0], gemm.operands[1], gemm.operands[2]
     if any(_alloc(v) is None for v in (a, b, c)) or a == b or scope(c) != "fragment":
         return None
-    if LAYOUT_ATTR in _alloc(c).attributes:
+    if LAYOUT_ATTR in _alloc(c).attributes or scope(a) != ("fragment" if a_registers else
+                                                           "shared"):
         return None
     warpgroups = int(mma["warpgroups"])
     if threads != WARPGROUP_THREADS * warpgroups:
         return None
     block_m, block_n = ir.MemRefType(c.type).shape
     dtype = tensorcore_type(ir.MemRefType(a.type).element_type, OPERAND_TYPES)
-    if dtype is None:
+    if dtype in (None, "tf32"):  # float32 products stay exact, as on the CPU target
         return None
     instr = tuple(mma["instr"])
     return WgmmaPlan(warpgroups, block_m // warpgroups // ATOM_ROWS, block_n, int(instr[2]),
-                     dtype)
+                     dtype, a_registers)
 
 
 def _claim(alloc: ir.Operation, layout: SharedOperandLayout, context: ir.Context) -> bool:
@@ -147,10 +156,13 @@ class PlanWgmmaGemms(TilePass):
                 if layouts is None:
                     continue
                 a_alloc, b_alloc = _alloc(gemm.operands[0]), _alloc(gemm.operands[1])
-                if SharedOperandLayout.of(a_alloc) not in (None, layouts[0]) or \
-                        SharedOperandLayout.of(b_alloc) not in (None, layouts[1]):
+                if not (self._a_fits(gemm, a_alloc, layouts[0], plan) and SharedOperandLayout.of(
+                        b_alloc) in (None, layouts[1])):
                     continue
-                _claim(a_alloc, layouts[0], context)
+                if layouts[0] is None:
+                    a_alloc.attributes[LAYOUT_ATTR] = self._a_registers(gemm, plan).to_attr()
+                else:
+                    _claim(a_alloc, layouts[0], context)
                 _claim(b_alloc, layouts[1], context)
                 block_m, block_n = ir.MemRefType(gemm.operands[2].type).shape
                 _alloc(gemm.operands[2]).attributes[LAYOUT_ATTR] = accumulator_layout(
@@ -159,6 +171,19 @@ class PlanWgmmaGemms(TilePass):
                 loop = _enclosing_loop(gemm)
                 if loop is not None:
                     self._cp_async_loop(loop, context)
+
+    @staticmethod
+    def _a_registers(gemm: ir.Operation, plan: WgmmaPlan) -> FragmentLayout:
+        block_m, block_k = ir.MemRefType(gemm.operands[0].type).shape
+        return operand_a_layout(block_m, block_k, plan.warpgroups, OPERAND_BYTES[plan.dtype])
+
+    def _a_fits(self, gemm: ir.Operation, alloc: ir.Operation,
+                layout: SharedOperandLayout | None, plan: WgmmaPlan) -> bool:
+        """Whether A's tile has no layout yet or the one this gemm needs."""
+        if layout is not None:
+            return SharedOperandLayout.of(alloc) in (None, layout)
+        return LAYOUT_ATTR not in alloc.attributes or layout_of(alloc.results[0]) == \
+            self._a_registers(gemm, plan)
 
     @staticmethod
     def _cp_async_loop(loop: ir.Operation, context: ir.Context) -> None:

@@ -1,4 +1,4 @@
-// RUN: tilec-opt --plan-wgmma-gemms --infer-fragment-layout --insert-shared-barriers --lower-tile-to-gpu %s | FileCheck %s
+// RUN: tilec-opt --plan-wgmma-gemms --infer-fragment-layout --insert-shared-barriers --lower-tile-to-gpu --split-input-file %s | FileCheck %s
 // A tile.gemm that plan-wgmma-gemms marked becomes wgmma where it stands (compiler/passes/
 // _wgmma.py): its operand tiles are flat views on 1 KiB boundaries that copies write through
 // the swizzle (16-byte chunk index XOR-ed with the row's place in the pattern); the gemm fences
@@ -58,6 +58,85 @@ module attributes {tile.arch = "sm_90a"} {
       tile.copy %A[%c0, %c0] [64, 32] to %as[%c0, %c0] [64, 32] : memref<64x32xf16> to memref<64x32xf16, "shared">
       tile.copy %B[%c0, %c0] [32, 64] to %bs[%c0, %c0] [32, 64] : memref<32x64xf16> to memref<32x64xf16, "shared">
       tile.gemm %as, %bs, %acc {tile.mma = {a_source = "shared", instr = array<i64: 64, 64, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<64x32xf16, "shared">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
+      tile.copy %acc[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf32, "fragment"> to memref<64x64xf32>
+    }
+    return
+  }
+}
+
+// -----
+
+// A cp.async pipeline whose only work is the gemm: the copies are fenced for wgmma before the
+// iteration's barrier; each gemm's group stays in flight through the next iteration's wait, so
+// the ring has S + 1 = 4 slots (1 KiB + 4 x 8 KiB) and iteration i waits for gemm i - 2 (the
+// reader of the slot it refills) before its barrier; the drain waits for the last gemm.
+// CHECK-LABEL: gpu.func @pipelined
+// CHECK-SAME: tile.shared_bytes = 33792 : i64
+// CHECK: scf.for
+// CHECK: nvvm.cp.async.wait.group 1
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK-NEXT: gpu.barrier
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: wgmma.mma_async.sync.aligned.m64n64k16
+// CHECK: wgmma.mma_async.sync.aligned.m64n64k16
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: nvvm.wgmma.wait.group
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NEXT: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: gpu.barrier
+module attributes {tile.arch = "sm_90a"} {
+  func.func @pipelined(%A: memref<256x256xf16>, %B: memref<256x256xf16>, %C: memref<64x64xf32>) attributes {tile.entry} {
+    %g = arith.constant 1 : index
+    tile.kernel grid(%g, %g) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c8 = arith.constant 8 : index
+      %c32 = arith.constant 32 : index
+      %zero = arith.constant 0.0 : f32
+      %as = tile.alloc : memref<64x32xf16, "shared">
+      %bs = tile.alloc : memref<32x64xf16, "shared">
+      %acc = tile.alloc : memref<64x64xf32, "fragment">
+      tile.fill %acc, %zero : memref<64x64xf32, "fragment">, f32
+      tile.pipelined %c0 to %c8 step %c1 stages 3 attributes {tile.pipeline = {k_tile = 32 : i64, mechanism = "cp.async", stages = 3 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c32 : index
+        tile.copy %A[%c0, %k0] [64, 32] to %as[%c0, %c0] [64, 32] {tile.async = "cp.async"} : memref<256x256xf16> to memref<64x32xf16, "shared">
+        tile.copy %B[%k0, %c0] [32, 64] to %bs[%c0, %c0] [32, 64] {tile.async = "cp.async"} : memref<256x256xf16> to memref<32x64xf16, "shared">
+        tile.gemm %as, %bs, %acc {tile.mma = {a_source = "shared", instr = array<i64: 64, 64, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<64x32xf16, "shared">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
+      }
+      tile.copy %acc[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf32, "fragment"> to memref<64x64xf32>
+    }
+    return
+  }
+}
+
+// -----
+
+// A from registers: per K step the fragment's f16 pairs are packed into wgmma's a0..a3 (32-bit
+// registers, constraint "r") and only B has a descriptor.
+// CHECK-LABEL: gpu.func @register_a
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: vector.bitcast %{{.*}} : vector<2xf16> to vector<1xi32>
+// CHECK: llvm.inline_asm has_side_effects "{ .reg .pred p; setp.ne.b32 p, $69, 0; wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, {{.*}}, $31}, {$64, $65, $66, $67}, $68, p, 1, 1, 1; }", "=f,{{.*}},31,r,r,r,r,l,r"
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+module attributes {tile.arch = "sm_90a"} {
+  func.func @register_a(%A: memref<64x16xf16>, %B: memref<16x64xf16>, %C: memref<64x64xf32>) attributes {tile.entry} {
+    %g = arith.constant 1 : index
+    tile.kernel grid(%g, %g) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %zero = arith.constant 0.0 : f32
+      %af = tile.alloc : memref<64x16xf16, "fragment">
+      %bs = tile.alloc : memref<16x64xf16, "shared">
+      %acc = tile.alloc : memref<64x64xf32, "fragment">
+      tile.fill %acc, %zero : memref<64x64xf32, "fragment">, f32
+      tile.copy %A[%c0, %c0] [64, 16] to %af[%c0, %c0] [64, 16] : memref<64x16xf16> to memref<64x16xf16, "fragment">
+      tile.copy %B[%c0, %c0] [16, 64] to %bs[%c0, %c0] [16, 64] : memref<16x64xf16> to memref<16x64xf16, "shared">
+      tile.gemm %af, %bs, %acc {tile.mma = {a_source = "registers", instr = array<i64: 64, 64, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<64x16xf16, "fragment">, memref<16x64xf16, "shared">, memref<64x64xf32, "fragment">
       tile.copy %acc[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf32, "fragment"> to memref<64x64xf32>
     }
     return

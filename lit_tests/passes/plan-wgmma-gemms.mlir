@@ -15,7 +15,7 @@
 // CHECK: tile.pipelined {{.*}} attributes {tile.pipeline = {k_tile = 32 : i64, mechanism = "cp.async", stages = 3 : i64}}
 // CHECK: tile.copy {{.*}} {tile.async = "cp.async"}
 // CHECK: tile.copy {{.*}} {tile.async = "cp.async"}
-// CHECK: tile.gemm {{.*}} tile.wgmma = {dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, warpgroups = 1 : i64}
+// CHECK: tile.gemm {{.*}} tile.wgmma = {a_registers = false, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, warpgroups = 1 : i64}
 module attributes {tile.arch = "sm_90a"} {
   func.func @bias_relu(%A: memref<1024x1024xf16>, %B: memref<1024x1024xf16>, %bias: memref<1024xf16>, %C: memref<1024x1024xf32>) attributes {tile.entry} {
     %g = arith.constant 8 : index
@@ -62,7 +62,7 @@ module attributes {tile.arch = "sm_90a"} {
 // CHECK: tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 1 : i64, span = 128 : i64, warpgroups = 2 : i64}} : memref<128x64xbf16, "shared">
 // CHECK: tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<256x64xbf16, "shared">
 // CHECK: tile.layout = {spt = array<i64: 1, 2>, threads = 256 : i64, tpb = array<i64: 64, 4>, tstride = array<i64: 4, 1>}
-// CHECK: tile.gemm {{.*}} tile.wgmma = {dtype = "bf16", k = 16 : i64, m_atoms = 1 : i64, n = 256 : i64, warpgroups = 2 : i64}
+// CHECK: tile.gemm {{.*}} tile.wgmma = {a_registers = false, dtype = "bf16", k = 16 : i64, m_atoms = 1 : i64, n = 256 : i64, warpgroups = 2 : i64}
 module attributes {tile.arch = "sm_90a"} {
   func.func @two_warpgroups_kmajor_b(%A: memref<4x512x512xbf16>, %B: memref<4x512x512xbf16>) attributes {tile.entry} {
     %g = arith.constant 4 : index
@@ -82,8 +82,43 @@ module attributes {tile.arch = "sm_90a"} {
 
 // -----
 
+// A from registers: the fragment the loop fills from A's shared tile gets wgmma's A-operand
+// layout (for f16 the accumulator's); the shared tile itself is an ordinary one.
+// CHECK-LABEL: func.func @register_a
+// CHECK: %[[AS:.*]] = tile.alloc : memref<128x32xf16, "shared">
+// CHECK: tile.alloc {tile.layout = {spt = array<i64: 1, 2>, threads = 128 : i64, tpb = array<i64: 32, 4>, tstride = array<i64: 4, 1>}} : memref<128x32xf16, "fragment">
+// CHECK: tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<32x128xf16, "shared">
+// CHECK: tile.gemm {{.*}} tile.wgmma = {a_registers = true, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, warpgroups = 1 : i64}
+module attributes {tile.arch = "sm_90a"} {
+  func.func @register_a(%A: memref<1024x1024xf16>, %B: memref<1024x1024xf16>) attributes {tile.entry} {
+    %g = arith.constant 8 : index
+    tile.kernel grid(%g, %g) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c32 = arith.constant 32 : index
+      %as = tile.alloc : memref<128x32xf16, "shared">
+      %af = tile.alloc : memref<128x32xf16, "fragment">
+      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      tile.pipelined %c0 to %c32 step %c1 stages 3 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c32 : index
+        tile.copy %A[%c0, %k0] [128, 32] to %as[%c0, %c0] [128, 32] : memref<1024x1024xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%k0, %c0] [32, 128] to %bs[%c0, %c0] [32, 128] : memref<1024x1024xf16> to memref<32x128xf16, "shared">
+        tile.copy %as[%c0, %c0] [128, 32] to %af[%c0, %c0] [128, 32] : memref<128x32xf16, "shared"> to memref<128x32xf16, "fragment">
+        tile.gemm %af, %bs, %acc {tile.mma = {a_source = "registers", instr = array<i64: 64, 128, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<128x32xf16, "fragment">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+    }
+    return
+  }
+}
+
+// -----
+
 // Declined, left to lower-gemm-simt: more threads than the decision's warpgroups, A transposed,
-// a gemm without tile.mma; and nothing on sm_80.
+// a gemm without tile.mma, float32 operands (wgmma would round them to tf32); and nothing on
+// sm_80.
 // CHECK-LABEL: func.func @declined
 // CHECK-NOT: tile.wgmma
 // CHECK-NOT: tile.shared_layout
@@ -102,6 +137,13 @@ module attributes {tile.arch = "sm_90a"} {
       tile.gemm %at, %bs, %acc2 {transpose_a = true, tile.mma = {a_source = "shared", instr = array<i64: 64, 64, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<32x64xf16, "shared">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
       %acc3 = tile.alloc : memref<64x64xf32, "fragment">
       tile.gemm %as, %bs, %acc3 : memref<64x32xf16, "shared">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
+    }
+    tile.kernel grid(%g, %g) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %fa = tile.alloc : memref<64x32xf32, "shared">
+      %fb = tile.alloc : memref<64x32xf32, "shared">
+      %acc4 = tile.alloc : memref<64x64xf32, "fragment">
+      tile.gemm %fa, %fb, %acc4 {transpose_b = true, tile.mma = {a_source = "shared", instr = array<i64: 64, 64, 8>, kind = "wgmma", warpgroups = 1 : i64}} : memref<64x32xf32, "shared">, memref<64x32xf32, "shared">, memref<64x64xf32, "fragment">
     }
     return
   }
