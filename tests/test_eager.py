@@ -642,3 +642,32 @@ def test_a_disk_cache_hit_needs_no_compiler(rng: torch.Generator, tmp_path) -> N
                              env=env, cwd=root)
         assert run.returncode == 0, run.stderr
     assert "cache hit without the compiler" in run.stdout
+
+
+class TileConfig:
+    """A plain config object (no __repr__ of its own): its fields are part of the key."""
+
+    def __init__(self, block: int, scale: float):
+        self.block = block
+        self.scale = scale
+
+
+@tilec.jit(target=TARGET)
+def configured(A, config):
+    N = T.const("N")
+    A: T.Tensor((N,), T.float32)
+    block = config.block
+    B = T.empty((N,), T.float32)
+    with T.Kernel(T.ceildiv(N, block), threads=block) as bx:
+        for i in T.Parallel(block):
+            if bx * block + i < N:
+                B[bx * block + i] = A[bx * block + i] * config.scale
+    return B
+
+
+def test_objects_given_as_constants_key_by_their_fields(rng: torch.Generator) -> None:
+    a = randn((20,), torch.float32, rng)
+    assert_close(configured(a, TileConfig(8, 2.0)), a.double() * 2.0, torch.float32)
+    assert_close(configured(a, TileConfig(8, -3.0)), a.double() * -3.0, torch.float32)
+    assert configured.compile(a, TileConfig(8, 2.0)).artifact is configured.compile(
+        a, TileConfig(8, 2.0)).artifact

@@ -382,20 +382,36 @@ def compile_specialization(spec: Specialization) -> JITKernel:
 _KEY_TYPES = (int, float, str, bool, type(None), T.DType, T.Symbol, T.Tensor)
 
 
-def _key_value(value: Any) -> str:
-    """A value's part of a cache key: constants by repr, macros by source, others by type."""
+def _key_value(value: Any, depth: int = 0) -> str:
+    """A value's part of a cache key: constants by repr, macros and functions by source, plain
+    objects (a config) by their fields, tensors by shape and dtype; two values that can build
+    different kernels never share a key part."""
     if isinstance(value, T.Macro):
         from tilec.frontend.source import source_text
 
         return f"macro {source_text(value.fn)}"
     if isinstance(value, (tuple, list)):
-        return "(" + ", ".join(_key_value(v) for v in value) + ")"
+        return "(" + ", ".join(_key_value(v, depth) for v in value) + ")"
     if isinstance(value, dict):
-        items = sorted((_key_value(k), _key_value(v)) for k, v in value.items())
+        items = sorted((_key_value(k, depth), _key_value(v, depth)) for k, v in value.items())
         return "{" + ", ".join(f"{k}: {v}" for k, v in items) + "}"
     if isinstance(value, _KEY_TYPES):
         return repr(value)
-    return f"<{type(value).__name__}>"
+    if _is_tensor(value):
+        return f"<tensor {tuple(value.shape)} {value.dtype}>"
+    code = getattr(value, "__code__", None)
+    if code is not None:  # a function or method: what it computes is its source
+        try:
+            text = inspect.getsource(value)
+        except (OSError, TypeError):
+            text = f"{code.co_filename}:{code.co_firstlineno}"
+        return f"function {getattr(value, '__qualname__', '?')} {text}"
+    if type(value).__repr__ is not object.__repr__:
+        return repr(value)
+    fields = getattr(value, "__dict__", None)
+    if fields is not None and depth < 4:
+        return f"<{type(value).__qualname__} {_key_value(dict(fields), depth + 1)}>"
+    return f"<{type(value).__qualname__}>"
 
 
 def _global_macros(fn: Callable) -> dict[str, str]:
