@@ -210,10 +210,13 @@ def test_unused_configs_are_accepted_and_reported() -> None:
                                    "tl.ptxas_register_usage_level": 10}
     # the CPU has no TMA: disabling it changes nothing there
     assert kernel.ignored_pass_configs == kernel.pass_configs
-    cuda = tilec.compile(row_softmax(8, 64), out_idx=[-1], target="cuda:sm_80",
-                         pass_configs=configs)
-    assert cuda.ignored_pass_configs == {"tl.disable_thread_storage_sync": True,
-                                         "tl.ptxas_register_usage_level": 10}
+    ampere = tilec.compile(row_softmax(8, 64), out_idx=[-1], target="cuda:sm_80",
+                           pass_configs=configs)
+    assert ampere.ignored_pass_configs == kernel.pass_configs  # nor does sm_80
+    hopper = tilec.compile(row_softmax(8, 64), out_idx=[-1], target="cuda:sm_90a",
+                           pass_configs=configs)
+    assert hopper.ignored_pass_configs == {"tl.disable_thread_storage_sync": True,
+                                           "tl.ptxas_register_usage_level": 10}
 
 
 def test_compile_with_a_bad_config_names_the_kernel() -> None:

@@ -7,7 +7,8 @@ call and the backends are:
 
 - "event": a pair of CUDA events around each call;
 - "cudagraph": the calls captured in one CUDA graph, replayed ten times, each replay's time
-  divided by the calls it holds (no launch overhead in the numbers);
+  divided by the calls it holds (no launch overhead in the numbers); calls that cannot be
+  captured are timed with "event" after a warning;
 - "cupti": the kernels' own durations as torch's profiler (Kineto/CUPTI) records them, summed
   without the flushes and divided by the number of calls. Where torch was built without CUPTI
   or records no GPU activity, do_bench warns and times with "event" instead.
@@ -164,7 +165,9 @@ def _bench_cuda(fn: Callable[[], Any], counts: tuple, backend: Backend, device: 
             if measured is not None:
                 return measured
         if backend == "cudagraph":
-            return _bench_cudagraph(fn, flush, repeat)
+            measured = _bench_cudagraph(fn, flush, repeat)
+            if measured is not None:
+                return measured
         return _bench_events(fn, flush, repeat)
 
 
@@ -187,15 +190,23 @@ def _bench_events(fn: Callable[[], Any], flush: Any, repeat: int) -> list[float]
     return [first.elapsed_time(last) for first, last in pairs]
 
 
-def _bench_cudagraph(fn: Callable[[], Any], flush: Any, repeat: int) -> list[float]:
+def _bench_cudagraph(fn: Callable[[], Any], flush: Any, repeat: int) -> list[float] | None:
+    """Per-call times from graph replays; None (after a warning) where `fn` cannot be captured
+    (it synchronizes, or copies from pageable host memory)."""
     import torch
 
     stream = torch.cuda.Stream()
     with torch.cuda.stream(stream):
         graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            for _ in range(repeat):
-                fn()
+        try:
+            with torch.cuda.graph(graph):
+                for _ in range(repeat):
+                    fn()
+        except RuntimeError as error:
+            warnings.warn(f"do_bench(backend='cudagraph'): the calls cannot be captured in a "
+                          f"CUDA graph ({error}); timing with CUDA events instead",
+                          RuntimeWarning, stacklevel=4)
+            return None
         torch.cuda.synchronize()
         pairs = [(_event(), _event()) for _ in range(GRAPH_REPLAYS)]
         for first, last in pairs:

@@ -21,6 +21,7 @@ checks, dumps) or nvcc, which tilec does not run. A key TileLang does not know i
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
@@ -190,10 +191,16 @@ def codegen_settings(configs: Mapping[str, Any]) -> CodegenSettings:
     )
 
 
+def _has_tma(target: str) -> bool:
+    """A CUDA target of sm_90 or later ("cuda:sm_90a"); a bare "cuda" names no arch."""
+    found = re.fullmatch(r"cuda:sm_(\d+)[a-z]?", target)
+    return found is not None and int(found.group(1)) >= 90
+
+
 def ignored_pass_configs(configs: Mapping[str, Any], target: str) -> dict[str, Any]:
     """The configs that do not change a kernel for `target`: TileLang-only knobs everywhere,
-    the TMA ones on the CPU (it has no TMA)."""
+    the TMA ones where the target has no TMA (the CPU, sm_80)."""
     honoured = {key.value for key in HONOURED}
-    if not target.startswith("cuda"):
+    if not _has_tma(target):
         honoured -= {key.value for key in _TMA_OFF}
     return {key: value for key, value in configs.items() if key not in honoured}
