@@ -408,6 +408,9 @@ def test_tirx_outside_a_kernel_and_unknown_names() -> None:
     assert not hasattr(tilec.tvm, "relax")  # an AttributeError too
     with pytest.raises(TilecError, match="tvm.relax is not part of tilec"):
         tilec.tvm.relax  # noqa: B018
+    assert tilec.tvm.testing is tilec.testing
+    with pytest.raises(NotInTilec, match="transform.simplify_prim_func is one of TileLang's"):
+        tilec.transform.simplify_prim_func  # noqa: B018
 
 
 def test_tvm_target_names_a_tilec_target() -> None:
@@ -435,15 +438,15 @@ def test_plain_tvm_imports_find_the_stand_in() -> None:
         import tilec as tilelang
         from tvm import DataType, tirx
         from tvm.tirx import PrimExpr
-        import tvm, tvm.tir
+        import tvm, tvm.tir, tvm.testing
         print(tvm is tilelang.tvm, tirx is tilelang.tvm.tirx, tvm.tir is tirx,
-              DataType("int8").bits, PrimExpr.__name__)
+              DataType("int8").bits, PrimExpr.__name__, tvm.testing is tilelang.testing)
         try:
             import tvm.script
         except ModuleNotFoundError as error:
             print(error)
     """)
-    assert out.splitlines()[0] == "True True True 8 PrimExpr"
+    assert out.splitlines()[0] == "True True True 8 PrimExpr True"
     assert "No module named 'tvm.script': tilec has no TVM" in out
 
 

@@ -2,7 +2,7 @@
 
 TileLang puts its bundled TVM on the path, so its examples write `from tvm import tirx` next to
 `import tilelang`; with `import tilec as tilelang` those imports must find something. A finder
-at the front of sys.meta_path answers for `tvm`, `tvm.tirx`, `tvm.tir` and `tvm.target` only
+at the front of sys.meta_path answers for `tvm` and its `tirx`, `tir`, `target` and `testing` only
 when the ordinary path has no `tvm` (a real TVM always wins), with the tilec.tvm modules
 themselves; other `tvm.*` modules are a ModuleNotFoundError saying what tilec.tvm has.
 """
@@ -18,7 +18,7 @@ import types
 from collections.abc import Sequence
 
 MODULES = {"tvm": "tilec.tvm", "tvm.tirx": "tilec.tvm.tirx", "tvm.tir": "tilec.tvm.tirx",
-           "tvm.target": "tilec.tvm.target"}
+           "tvm.target": "tilec.tvm.target", "tvm.testing": "tilec.testing"}
 
 
 class _ExistingModule(importlib.abc.Loader):
@@ -45,8 +45,8 @@ class TvmAliasFinder(importlib.abc.MetaPathFinder):
             return None
         if fullname not in MODULES:
             raise ModuleNotFoundError(f"No module named '{fullname}': tilec has no TVM, and its "
-                                      "stand-in tilec.tvm has only tvm.tirx (tvm.tir) and "
-                                      "tvm.target", name=fullname)
+                                      "stand-in tilec.tvm has only tvm.tirx (tvm.tir), "
+                                      "tvm.target and tvm.testing", name=fullname)
         return importlib.util.spec_from_loader(fullname, _ExistingModule(MODULES[fullname]))
 
 

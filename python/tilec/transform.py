@@ -204,3 +204,14 @@ def ignored_pass_configs(configs: Mapping[str, Any], target: str) -> dict[str, A
     if not _has_tma(target):
         honoured -= {key.value for key in _TMA_OFF}
     return {key: value for key, value in configs.items() if key not in honoured}
+
+
+def __getattr__(name: str) -> Any:
+    """TileLang's TVM passes (simplify_prim_func, PassContext...) are not tilec's: say so."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from tilec.tvm import NotInTilec
+
+    raise NotInTilec(f"tilelang.transform.{name} is one of TileLang's TVM passes or pass "
+                     "tools; tilec runs its own passes (tilec-opt --list-passes) and takes only "
+                     "PassConfigKey configs here")

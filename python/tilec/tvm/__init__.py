@@ -7,7 +7,8 @@ TVM, so this module gives those with their meaning in tilec:
   ("float16", "uint32", "float8_e4m3fn", "int4", "float16x4"), a tilec dtype or a torch dtype;
 - `tirx` (also `tir`): scalar expressions inside kernels (`const`, `Cast`, `reinterpret`,
   `Select`, `Min`, ...) as the `T` functions they are, and `PrimExpr` for annotations;
-- `target.Target("llvm" | "cuda" | "cuda -arch=sm_90a")`: the tilec target string.
+- `target.Target("llvm" | "cuda" | "cuda -arch=sm_90a")`: the tilec target string;
+- `testing`: tilec.testing (`requires_package`, `requires_cuda`, `assert_allclose`...).
 
 Anything else is a TilecError naming what was asked for. `import tilec` also lets a plain
 `import tvm` / `from tvm import tirx` find this module, when no real TVM is installed
@@ -85,10 +86,14 @@ class DataType:
 
 
 def __getattr__(name: str) -> Any:
+    if name == "testing":  # TVM's test decorators are tilec.testing's
+        import tilec.testing
+
+        return tilec.testing
     if name.startswith("__"):
         raise AttributeError(name)
     raise NotInTilec(f"tvm.{name} is not part of tilec: TileLang's TVM is not there, and "
-                     "tilec.tvm offers only DataType, tirx (tir) and target")
+                     "tilec.tvm offers only DataType, tirx (tir), target and testing")
 
 
-__all__ = ["DataType", "NotInTilec", "target", "tir", "tirx"]
+__all__ = ["DataType", "NotInTilec", "target", "testing", "tir", "tirx"]
