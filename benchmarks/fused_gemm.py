@@ -258,8 +258,8 @@ def run(out: Path) -> None:
         profiler = kernel.get_profiler()
         result = profiler.run_poisoned(*inputs)
         error = _relative_error(result, case.reference(*[t.float() for t in inputs]))
-        tilec_ms = profiler.do_bench(input_tensors=inputs)
-        torch_ms = profiler.do_bench(fn=case.reference, input_tensors=inputs)
+        tilec_ms = profiler.do_bench(input_tensors=inputs, return_mode="median")
+        torch_ms = profiler.do_bench(case.reference, input_tensors=inputs, return_mode="median")
         flops = case.flops(shape)
         row = {
             "kernel": case.name, "shape": list(shape), "config": TILE,
