@@ -202,7 +202,7 @@ def test_allocation_scopes() -> None:
 
     text = tile_ir(main)
     for expected in ('memref<4x8xf16, "shared">', 'memref<4x8xf32, "fragment">',
-                     'memref<2xi8, "local">', 'memref<1xi1, "var">'):
+                     'memref<2xi8, "local">', 'memref<1xi8, "var">'):
         assert f"tile.alloc : {expected}" in text
     assert "arith.constant 2.500000e+00 : f32" in text
 
@@ -210,7 +210,7 @@ def test_allocation_scopes() -> None:
 @pytest.mark.parametrize("name, mlir", [
     ("float16", "f16"), ("bfloat16", "bf16"), ("float32", "f32"), ("float", "f32"),
     ("float64", "f64"), ("int8", "i8"), ("int16", "i16"), ("int32", "i32"), ("int64", "i64"),
-    ("uint8", "i8"), ("bool", "i1"), ("float8_e4m3", "f8E4M3FN"), ("float8_e5m2", "f8E5M2"),
+    ("uint8", "i8"), ("bool", "i8"), ("float8_e4m3", "f8E4M3FN"), ("float8_e5m2", "f8E5M2"),
 ])
 def test_dtypes(name: str, mlir: str) -> None:
     @T.prim_func

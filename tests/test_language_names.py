@@ -451,3 +451,132 @@ def test_cumsum(rng: torch.Generator) -> None:
 @pytest.mark.parametrize("arch", CUDA_ARCHES)
 def test_cumsum_assembles(arch: str) -> None:
     assert tilec.compile(prefix_sums, target=f"cuda:{arch}").artifact.binary_kind == "cubin"
+
+
+# ---------------------------------------------------------------------------------------------
+# bool buffers, references, votes, shifts, evaluate
+
+
+@T.prim_func
+def masks(X: T.Tensor((64,), T.float32), Mask: T.Tensor((64,), T.bool),
+          Y: T.Tensor((64,), T.float32), Out: T.Tensor((64,), "bool"),
+          Seen: T.Tensor((1,), T.int32)):
+    with T.Kernel(1, threads=32) as _:
+        staged = T.alloc_shared((64,), T.bool)
+        keep = T.alloc_fragment((64,), T.bool)
+        seen = T.alloc_var(T.bool, False)
+        T.copy(Mask, staged)
+        for i in T.Parallel(64):
+            keep[i] = staged[i] and X[i] > 0
+        for i in T.Parallel(64):
+            Y[i] = T.if_then_else(keep[i], X[i], 0.0)
+            Out[i] = not keep[i]
+        for i in T.serial(64):
+            if Mask[i]:
+                seen = True
+        Seen[0] = T.if_then_else(seen, 1, 0)
+
+
+def test_bool_tensors_vars_and_buffers(rng: torch.Generator) -> None:
+    """T.bool buffers hold a byte each, as torch's bool tensors: a mask tensor in, through
+    shared memory into a bool fragment, a bool var, a bool tensor out."""
+    x = randn((64,), torch.float32, rng)
+    mask = torch.rand((64,), generator=rng) < 0.5
+    y, out = poisoned((64,), torch.float32), torch.zeros((64,), dtype=torch.bool)
+    seen = poisoned((1,), torch.int32)
+    cpu(masks)(x, mask, y, out, seen)
+    keep = mask & (x > 0)
+    assert torch.equal(y, torch.where(keep, x, 0.0)) and torch.equal(out, ~keep)
+    assert seen.item() == int(mask.any())
+
+
+@needs_ptxas
+@pytest.mark.parametrize("arch", CUDA_ARCHES)
+def test_bool_buffers_assemble(arch: str) -> None:
+    assert tilec.compile(masks, target=f"cuda:{arch}").artifact.binary_kind == "cubin"
+
+
+@T.macro
+def collatz_steps(x, steps: T.Ref):
+    if x % 2 == 0:
+        steps = steps + x // 2
+    else:
+        steps += 3 * x + 1
+
+
+def test_ref_parameters(rng: torch.Generator) -> None:
+    """A T.Ref parameter writes the caller's buffer element or T.alloc_var variable."""
+    n = 16
+
+    @T.prim_func
+    def main(A: T.Tensor((n,), T.int32), B: T.Tensor((n,), T.int32)):
+        with T.Kernel(1, threads=1) as _:
+            total = T.alloc_var(T.int32, 0)
+            for i in T.serial(n):
+                B[i] = 0
+                collatz_steps(A[i], B[i])
+                collatz_steps(A[i], total)
+            B[0] = B[0] + total * 0 + T.shift_left(total, 1) - T.shift_right(total << 1, 1) \
+                - total
+            T.evaluate(0)
+
+    a = torch.randint(1, 100, (n,), generator=rng, dtype=torch.int32)
+    b = poisoned((n,), torch.int32)
+    cpu(main)(a, b)
+    steps = [v // 2 if v % 2 == 0 else 3 * v + 1 for v in a.tolist()]
+    total = sum(steps)
+    assert b.tolist() == [steps[0] + 2 * total - total - total] + steps[1:]
+
+
+def test_ref_needs_a_place() -> None:
+    @T.prim_func
+    def main(A: T.Tensor((4,), T.int32)):
+        with T.Kernel(1, threads=1) as _:
+            collatz_steps(A[0], A[1] + 1)
+
+    with pytest.raises(tilec.TilecError, match="a T.Ref parameter takes a T.alloc_var variable "
+                                               "or a buffer element"):
+        tilec.compile(main, target="cpu")
+
+
+@T.prim_func
+def votes(A: T.Tensor((64,), T.float32), B: T.Tensor((64,), T.int32)):
+    with T.Kernel(1, threads=64) as _:
+        tx = T.get_thread_binding()
+        B[tx] = T.any_sync(A[tx] < 0.0) + 2 * T.all_sync(A[tx] > -10.0)
+
+
+@needs_ptxas
+@pytest.mark.parametrize("arch", CUDA_ARCHES)
+def test_warp_votes_assemble(arch: str) -> None:
+    ptx = tilec.compile(votes, target=f"cuda:{arch}").get_kernel_source()
+    assert "vote.sync.any.pred" in ptx and "vote.sync.all.pred" in ptx
+
+
+def test_unknown_names() -> None:
+    """A name tilec lacks: an AttributeError saying why outside kernels (hasattr works), a
+    TilecError at its line inside one; sm_100-only names name the arch."""
+    assert not hasattr(T, "alloc_tmem") and hasattr(T, "get_thread_binding")
+    with pytest.raises(AttributeError, match="T.tcgen05_gemm needs sm_100"):
+        T.tcgen05_gemm  # noqa: B018
+    with pytest.raises(AttributeError, match="T.no_such_thing is not implemented by tilec"):
+        T.no_such_thing  # noqa: B018
+
+    @T.prim_func
+    def blackwell(A: T.Tensor((128, 128), T.float32)):
+        with T.Kernel(1, threads=128) as _:
+            acc = T.alloc_tmem((128, 128), T.float32)
+            T.copy(acc, A)
+
+    with pytest.raises(tilec.TilecError, match=r"test_language_names.py:\d+: T.alloc_tmem needs "
+                                               "sm_100"):
+        tilec.compile(blackwell, target="cuda:sm_90a")
+
+    @T.prim_func
+    def tvm_allreduce(A: T.Tensor((32,), T.float32)):
+        with T.Kernel(1, threads=32) as _:
+            with T.attr(0, "reduce_scope", 0):
+                T.evaluate(0)
+
+    with pytest.raises(tilec.TilecError, match="T.attr .* reduce across threads with T.reduce_"):
+        tilec.compile(tvm_allreduce, target="cpu")

@@ -10,8 +10,9 @@ One thread runs the whole block (`threads` is ignored), so:
 - tile.parallel becomes a loop nest over its extents, tile.pipelined and tile.for plain
   `scf.for` loops (stages and `unroll` are performance hints the CPU does without);
 - barriers (gpu.barrier, nvvm.barrier: T.sync_threads) are dropped: the block's one thread
-  runs its statements in order. What names one thread of many (gpu.thread_id, nvvm.shfl.sync:
-  T.get_thread_binding, T.shfl_*, T.warp_reduce_*) has no meaning here and is rejected.
+  runs its statements in order. What names one thread of many (gpu.thread_id, nvvm.shfl.sync,
+  nvvm.vote.sync: T.get_thread_binding, T.shfl_*, T.warp_reduce_*, T.any_sync) has no meaning
+  here and is rejected.
 Run lower-tile-ops-to-loops first: the block-level ops must be gone.
 """
 
@@ -30,6 +31,7 @@ BARRIERS = ("gpu.barrier", "nvvm.barrier")
 PER_THREAD = {
     "gpu.thread_id": "a thread index (T.get_thread_binding, T.thread_binding)",
     "nvvm.shfl.sync": "a warp shuffle (T.shfl_*, T.warp_reduce_*)",
+    "nvvm.vote.sync": "a warp vote (T.any_sync, T.all_sync)",
 }
 
 

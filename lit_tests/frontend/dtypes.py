@@ -1,6 +1,7 @@
 # RUN: tilec --emit=tile %s | FileCheck %s
 # ruff: noqa: E501 - CHECK lines match whole IR lines
-# dtype names (T.* and strings such as "float") map to MLIR element types; scalars are args.
+# dtype names (T.* and strings such as "float") map to MLIR element types (a bool tensor holds
+# a byte per element, as torch's); scalars are args.
 import tilec.language as T
 
 
@@ -19,7 +20,7 @@ def dtypes(a: T.Tensor((2,), "float16"), b: T.Tensor((2,), T.bfloat16),
 # CHECK-LABEL: func.func @dtypes(
 # CHECK-SAME: memref<2xf16>, %arg1: memref<2xbf16>, %arg2: memref<2xf32>, %arg3: memref<2xf64>
 # CHECK-SAME: memref<2xi8>, %arg5: memref<2xi16>, %arg6: memref<2xi64>, %arg7: memref<2xi8>
-# CHECK-SAME: memref<2xi1>, %arg9: memref<2xf8E4M3FN>, %arg10: memref<2xf8E5M2>, %arg11: memref<2xi16>
+# CHECK-SAME: memref<2xi8>, %arg9: memref<2xf8E4M3FN>, %arg10: memref<2xf8E5M2>, %arg11: memref<2xi16>
 # CHECK-SAME: %arg12: memref<2xi32>, %arg13: memref<2xi64>, %arg14: memref<2xf8E4M3FN>, %arg15: memref<2xf32>
 # CHECK-SAME: %arg16: i32, %arg17: f32)
 # CHECK: %[[N:.*]] = arith.sitofp %arg16 : i32 to f32

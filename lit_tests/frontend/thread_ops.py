@@ -58,3 +58,17 @@ def integer_math(A: T.Tensor((8,), T.int32), F: T.Tensor((8,), T.float32), B: T.
 # CHECK: arith.remsi
 # CHECK: arith.bitcast %{{.*}} : f32 to i32
 # CHECK: arith.fptosi %{{.*}} : f32 to i32
+
+
+@T.prim_func
+def votes(A: T.Tensor((32,), T.float32), B: T.Tensor((32,), T.int32)):
+    with T.Kernel(1, threads=32) as _:
+        tx = T.get_thread_binding()
+        B[tx] = T.any_sync(A[tx] < 0.0) + T.all_sync(A[tx] > 1.0)
+
+# CHECK-LABEL: func.func @votes
+# CHECK: %[[NEG:.*]] = arith.cmpf olt
+# CHECK: %[[ALL:.*]] = arith.constant -1 : i32
+# CHECK: %[[ANY:.*]] = nvvm.vote.sync  any %[[ALL]], %[[NEG]] -> i1
+# CHECK: arith.extui %[[ANY]] : i1 to i32
+# CHECK: nvvm.vote.sync  all

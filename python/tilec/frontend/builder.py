@@ -33,12 +33,14 @@ from tilec.frontend.thread_ops import ThreadOps
 from tilec.frontend.values import (
     Affine,
     Buffer,
+    ElementRef,
     KernelSpec,
     LoopSpec,
     Method,
     Region,
     Scalar,
     mlir_type,
+    storage_type,
 )
 from tilec.runtime.artifact import Param
 
@@ -101,7 +103,7 @@ class FrontendResult:
 
 
 def _is_py_value(value: Any) -> bool:
-    return not isinstance(value, (Scalar, Buffer, Region, T.Symbol))
+    return not isinstance(value, (Scalar, Buffer, Region, T.Symbol, ElementRef))
 
 
 class KernelBuilder(ThreadOps):
@@ -232,6 +234,9 @@ class KernelBuilder(ThreadOps):
                 value, Buffer
             ):
                 self.store(existing, [0], value, node)
+                return
+            if isinstance(existing, ElementRef):  # a T.Ref parameter: the caller's element
+                self.store(existing.buffer, existing.indices, value, node)
                 return
             if depth != len(self.scopes) - 1 and not isinstance(value, Buffer):
                 self.error(
@@ -782,12 +787,17 @@ class KernelBuilder(ThreadOps):
     def inline_macro(self, macro: T.Macro, node: ast.Call) -> Any:
         """Build a T.macro's body here, its parameters bound to the call's values."""
         source = parse_kernel(macro.fn, macro.env)
-        args = [self.eval(a) for a in node.args]
-        kwargs = {k.arg: self.eval(k.value) for k in node.keywords}
         try:
-            bound = inspect.signature(macro.fn).bind(*args, **kwargs)
+            bound = inspect.signature(macro.fn).bind(
+                *node.args, **{k.arg: k.value for k in node.keywords})
         except TypeError as error:
             self.error(node, f"macro {macro.__name__}: {error}")
+        references = {name for name, annotation in _annotations(source).items()
+                      if annotation is T.Ref}
+        for name, argument in bound.arguments.items():
+            if isinstance(argument, ast.AST):
+                bound.arguments[name] = (self.reference(argument) if name in references
+                                         else self.eval(argument))
         bound.apply_defaults()
         statements = source.tree.body
         for statement in statements[:-1]:
@@ -803,6 +813,18 @@ class KernelBuilder(ThreadOps):
             return self.macro_result
         finally:
             self.source, self.outer, self.scopes, self.macro_depth = saved
+
+    def reference(self, node: ast.expr) -> Buffer | ElementRef:
+        """The argument of a `T.Ref` parameter: a T.alloc_var variable or a buffer element."""
+        if isinstance(node, ast.Subscript):
+            buffer = self.eval(node.value)
+            if isinstance(buffer, Buffer):
+                return ElementRef(buffer, self.element_indices(buffer, node))
+        value = self.eval(node)
+        if isinstance(value, ElementRef) or (isinstance(value, Buffer) and value.scope == "var"):
+            return value
+        self.error(node, "a T.Ref parameter takes a T.alloc_var variable or a buffer element, "
+                         f"got {value!r}")
 
     def call_method(self, method: Method, node: ast.Call) -> Any:
         if method.name == "astype":
@@ -942,7 +964,7 @@ class KernelBuilder(ThreadOps):
     def allocate(self, scope: str, shape: list[int], dtype: T.DType, node: ast.AST) -> Buffer:
         self.require_kernel(node, f"a {scope} allocation")
         space = ir.StringAttr.get(scope)
-        value = tile.alloc(ir.MemRefType.get(shape, mlir_type(dtype), memory_space=space))
+        value = tile.alloc(ir.MemRefType.get(shape, storage_type(dtype), memory_space=space))
         return Buffer(value, "", tuple(shape), dtype, scope)
 
     def block_allocation(self, nodes: dict, node: ast.Call, default_scope: str) -> Buffer:
@@ -997,12 +1019,11 @@ class KernelBuilder(ThreadOps):
 
     def t_clear(self, nodes: dict, node: ast.Call) -> None:
         buffer = self.buffer_arg(nodes, "buffer", node)
-        tile.fill(buffer.value, self.materialize(0, buffer.dtype, node).value)
+        tile.fill(buffer.value, self.stored(0, buffer.dtype, node))
 
     def t_fill(self, nodes: dict, node: ast.Call) -> None:
         buffer = self.buffer_arg(nodes, "buffer", node)
-        value = self.arg(nodes, "value")
-        tile.fill(buffer.value, self.materialize(value, buffer.dtype, node).value)
+        tile.fill(buffer.value, self.stored(self.arg(nodes, "value"), buffer.dtype, node))
 
     def buffer_arg(self, nodes: dict, key: str, node: ast.AST) -> Buffer:
         self.require_kernel(node, f"T.{getattr(node.func, 'attr', key)}")
@@ -1355,6 +1376,16 @@ class KernelBuilder(ThreadOps):
             return Scalar(value.value, target)
         return Scalar(arith.bitcast(mlir_type(target), value.value), target)
 
+    def t_shift_left(self, nodes: dict, node: ast.Call) -> Any:
+        return self.binop("<<", self.arg(nodes, "a"), self.arg(nodes, "b"), node)
+
+    def t_shift_right(self, nodes: dict, node: ast.Call) -> Any:
+        return self.binop(">>", self.arg(nodes, "a"), self.arg(nodes, "b"), node)
+
+    def t_evaluate(self, nodes: dict, node: ast.Call) -> None:
+        """The expression was built (its calls took effect); its value is dropped."""
+        self.arg(nodes, "value")
+
     def t_if_then_else(self, nodes: dict, node: ast.Call) -> Any:
         cond = self.rvalue(self.arg(nodes, "cond"), node)
         then_value, else_value = self.arg(nodes, "then_value"), self.arg(nodes, "else_value")
@@ -1436,6 +1467,8 @@ class KernelBuilder(ThreadOps):
         """The value a name stands for in an expression: vars are read, symbols measured."""
         if isinstance(value, Buffer) and value.scope == "var":
             return self.load(value, [0], node)
+        if isinstance(value, ElementRef):
+            return self.load(value.buffer, value.indices, node)
         if isinstance(value, T.Symbol):
             if value.name not in self.symbols:
                 self.error(node, f"dynamic size '{value.name}' is not the size of any tensor "
@@ -1650,7 +1683,18 @@ class KernelBuilder(ThreadOps):
     def load(self, buffer: Buffer, indices: list[Any], node: ast.AST | None) -> Scalar:
         self.require_kernel(node, f"reading buffer '{buffer.name}'")
         values = [self.index_value(i, node) for i in indices]
-        return Scalar(memref.load(buffer.value, values), buffer.dtype)
+        element = memref.load(buffer.value, values)
+        if buffer.dtype.storage != buffer.dtype.mlir:  # a bool byte
+            element = arith.cmpi(arith.CmpIPredicate.ne, element,
+                                 arith.constant(element.type, 0))
+        return Scalar(element, buffer.dtype)
+
+    def stored(self, value: Any, dtype: T.DType, node: ast.AST | None) -> ir.Value:
+        """`value` as a buffer of `dtype` holds it (a bool as the byte 0 or 1)."""
+        scalar = self.materialize(value, dtype, node).value
+        if dtype.storage != dtype.mlir:
+            return arith.extui(storage_type(dtype), scalar)
+        return scalar
 
     def store(self, buffer: Buffer, indices: list[Any], value: Any, node: ast.AST | None) -> None:
         self.require_kernel(node, f"writing buffer '{buffer.name}'")
@@ -1658,9 +1702,9 @@ class KernelBuilder(ThreadOps):
             isinstance(value, Buffer) and value.scope == "var"
         ):
             self.error(node, "a buffer element is assigned a scalar; copy buffers with T.copy")
-        scalar = self.materialize(value, buffer.dtype, node)
+        element = self.stored(value, buffer.dtype, node)
         values = [self.index_value(i, node) for i in indices]
-        memref.store(scalar.value, buffer.value, values)
+        memref.store(element, buffer.value, values)
 
 
 def floor_mod(x: ir.Value, y: ir.Value, dtype: T.DType) -> ir.Value:
@@ -1681,7 +1725,7 @@ def floor_mod(x: ir.Value, y: ir.Value, dtype: T.DType) -> ir.Value:
 def tensor_type(dims: tuple[Any, ...], dtype: T.DType) -> ir.MemRefType:
     """A global memref: static dims as given, `?` for dynamic symbols."""
     shape = [d if isinstance(d, int) else ir.ShapedType.get_dynamic_size() for d in dims]
-    return ir.MemRefType.get(shape, mlir_type(dtype))
+    return ir.MemRefType.get(shape, storage_type(dtype))
 
 
 def _identity_operand(op: str, a: Any, b: Any) -> Scalar | None:

@@ -2,11 +2,11 @@
 warp shuffles and warp reductions (a mixin of the KernelBuilder).
 
 Kernel-level statements outside T.Parallel run on every thread of the block, as in TileLang, so
-a thread index makes code per-thread. They become upstream ops in the tile IR
-(gpu.thread_id, gpu.barrier; nvvm.barrier for a named barrier, nvvm.shfl.sync for shuffles,
-whose `width` is CUDA's lane-group width, which gpu.shuffle's is not), which the CUDA lowering
-keeps; the CPU target runs each block as one thread, so it drops barriers and rejects thread
-indices and shuffles (compiler/passes/lower_tile_structure_to_scf.py).
+a thread index makes code per-thread. They become upstream ops in the tile IR: gpu.thread_id,
+gpu.barrier, nvvm.barrier (a named barrier), nvvm.shfl.sync (shuffles: its `width` is CUDA's
+lane-group width, which gpu.shuffle's is not) and nvvm.vote.sync, which the CUDA lowering keeps;
+the CPU target runs each block as one thread, so it drops barriers and rejects the others
+(compiler/passes/lower_tile_structure_to_scf.py).
 """
 
 from __future__ import annotations
@@ -184,6 +184,30 @@ class ThreadOps:
 
     def t_shfl_sync(self, nodes: dict, node: ast.Call) -> Scalar:
         return self.shuffle_args("shfl_sync", nodes, node)
+
+    # ----- warp votes ---------------------------------------------------------------------
+    def vote(self, kind: str, nodes: dict, node: ast.Call) -> Scalar:
+        """nvvm.vote.sync over the whole warp, as int32 0 / 1."""
+        self.require_kernel(node, f"T.{kind}_sync")
+        mask = self.arg(nodes, "mask", FULL_MASK)
+        if mask != FULL_MASK:
+            self.error(node, f"T.{kind}_sync: tilec votes over whole warps, so mask must be "
+                             f"0xFFFFFFFF (got {mask!r})")
+        predicate = self.rvalue(self.arg(nodes, "predicate"), node)
+        if isinstance(predicate, Scalar) and predicate.dtype.is_float:
+            self.error(node, f"T.{kind}_sync takes an integer or bool predicate, got "
+                             f"{predicate.dtype}")
+        flag = self.to_bool(predicate, node)
+        i1 = mlir_type(T.bool)
+        result = nvvm.VoteSyncOp(i1, arith.constant(ir.IntegerType.get_signless(32), -1),
+                                 flag.value, getattr(nvvm.VoteSyncKind, kind)).res
+        return self.convert(Scalar(result, T.bool), T.int32, node, False)
+
+    def t_any_sync(self, nodes: dict, node: ast.Call) -> Scalar:
+        return self.vote("any", nodes, node)
+
+    def t_all_sync(self, nodes: dict, node: ast.Call) -> Scalar:
+        return self.vote("all", nodes, node)
 
     # ----- warp reductions --------------------------------------------------------------
     def warp_reduce(self, kind: str, value: Any, node: ast.AST) -> Scalar:

@@ -108,6 +108,15 @@ class Region:
 
 
 @dataclass
+class ElementRef:
+    """What a `T.Ref` parameter of a macro names: one element of a buffer, read where it is used
+    and written where it is assigned."""
+
+    buffer: Buffer
+    indices: list[Any]
+
+
+@dataclass
 class Method:
     """A method looked up on a frontend value (`x.astype`), called later."""
 
@@ -133,4 +142,10 @@ class KernelSpec:
 
 
 def mlir_type(dtype: DType) -> ir.Type:
+    """The type of a scalar of `dtype`."""
     return ir.Type.parse(dtype.mlir)
+
+
+def storage_type(dtype: DType) -> ir.Type:
+    """The element type of a buffer of `dtype` (i8 for bool: memrefs of i1 do not lower)."""
+    return ir.Type.parse(dtype.storage)

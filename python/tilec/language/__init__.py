@@ -34,7 +34,8 @@ class DType(str):
     """
 
     name: str
-    mlir: str
+    mlir: str  # the type of its values
+    storage: str  # the element type of its buffers: i8 for bool (a byte each, as torch's)
     bits: int
     kind: str  # "float" | "int" | "uint" | "bool" | "index"
     torch_name: str | None
@@ -51,11 +52,11 @@ class DType(str):
 
     @classmethod
     def _define(cls, name: str, mlir: str, bits: int, kind: str,
-                torch_name: str | None = None) -> DType:
+                torch_name: str | None = None, storage: str | None = None) -> DType:
         """One of tilec's dtypes (only this module makes them)."""
         made = str.__new__(cls, name)
-        fields = {"name": name, "mlir": mlir, "bits": bits, "kind": kind,
-                  "torch_name": torch_name if torch_name is not None else name}
+        fields = {"name": name, "mlir": mlir, "storage": storage or mlir, "bits": bits,
+                  "kind": kind, "torch_name": torch_name if torch_name is not None else name}
         made.__dict__.update(fields)
         return made
 
@@ -118,7 +119,7 @@ uint8 = DType._define("uint8", "i8", 8, "uint")
 uint16 = DType._define("uint16", "i16", 16, "uint")
 uint32 = DType._define("uint32", "i32", 32, "uint")
 uint64 = DType._define("uint64", "i64", 64, "uint")
-bool = DType._define("bool", "i1", 1, "bool")  # noqa: A001 - TileLang's spelling is T.bool
+bool = DType._define("bool", "i1", 1, "bool", storage="i8")  # noqa: A001 - TileLang's T.bool
 index = DType._define("index", "index", 64, "index")
 # TileLang's C-style names: the same dtypes under a second name (the builtins they shadow here
 # are spelled builtins.int / builtins.float in this module)
@@ -517,6 +518,27 @@ def floormod(a: Any, b: Any) -> Any:
 
 
 @_intrinsic
+def shift_left(a: Any, b: Any) -> Any:
+    """a << b."""
+
+
+@_intrinsic
+def shift_right(a: Any, b: Any) -> Any:
+    """a >> b (arithmetic on signed integers)."""
+
+
+@_intrinsic
+def evaluate(value: Any) -> Any:
+    """A statement made of an expression (TVM's Evaluate): its calls take effect, its value is
+    dropped."""
+
+
+class Ref:
+    """`def helper(x: T.Ref)` in a T.macro: `x` refers to the caller's T.alloc_var variable or
+    buffer element, so assigning it writes there (as a C++ reference)."""
+
+
+@_intrinsic
 def infinity(dtype: Any) -> Any:
     """Positive infinity of a float dtype."""
 
@@ -596,6 +618,16 @@ warp_reduce_bitand = _warp_reduce_marker("bitand")
 warp_reduce_bitor = _warp_reduce_marker("bitor")
 
 
+@_intrinsic
+def any_sync(predicate: Any, mask: Any = 0xFFFFFFFF) -> Any:
+    """1 (int32) on every lane if `predicate` holds on any lane of the warp, else 0."""
+
+
+@_intrinsic
+def all_sync(predicate: Any, mask: Any = 0xFFFFFFFF) -> Any:
+    """1 (int32) on every lane if `predicate` holds on all lanes of the warp, else 0."""
+
+
 # ---------------------------------------------------------------------------------------------
 # names tilec does not have
 
@@ -605,11 +637,19 @@ _SM100_PREFIXES = ("tcgen05_", "clc_")
 _SM100_NAMES = frozenset({"alloc_tmem"})
 
 
+# TVM's statement-level constructs: what to write in tilec instead
+_TVM_ONLY = frozenset({"attr", "comm_reducer", "tvm_thread_allreduce"})
+
+
 def unknown_name_message(name: str) -> str:
     """Why `T.<name>` does not exist: an sm_100-only name, or one tilec does not implement."""
     if name in _SM100_NAMES or name.startswith(_SM100_PREFIXES):
         return (f"T.{name} needs sm_100 (Blackwell: tensor memory, tcgen05, cluster launch "
                 "control); tilec targets sm_80 and sm_90a and the CPU")
+    if name in _TVM_ONLY:
+        return (f"T.{name} (a TVM attribute statement / thread all-reduce) is not implemented "
+                "by tilec; reduce across threads with T.reduce_* on a fragment or "
+                "T.warp_reduce_*")
     return f"T.{name} is not implemented by tilec"
 
 
@@ -635,5 +675,6 @@ __all__ = [
     "thread_binding", "get_block_binding", "get_block_bindings", "sync_threads", "shfl_xor",
     "shfl_down", "shfl_up", "shfl_sync", "warp_reduce_sum", "warp_reduce_max",
     "warp_reduce_min", "warp_reduce_bitand", "warp_reduce_bitor", "Cast", "reinterpret",
-    "floordiv", "floormod", "alloc_global", "cumsum",
+    "floordiv", "floormod", "alloc_global", "cumsum", "any_sync", "all_sync", "shift_left",
+    "shift_right", "evaluate", "Ref",
 ]
