@@ -4,7 +4,9 @@
 // message that names the operands; the frontend reports them at the kernel's source line.
 #include "TileDialect.h"
 
+#include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace tilec::tile;
@@ -12,12 +14,199 @@ using namespace tilec::tile;
 #include "TileOpsDialect.cpp.inc"
 #define GET_OP_CLASSES
 #include "TileOps.cpp.inc"
+#define GET_ATTRDEF_CLASSES
+#include "TileAttrs.cpp.inc"
 
 void TileDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "TileOps.cpp.inc"
       >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "TileAttrs.cpp.inc"
+      >();
+}
+
+// ----- #tile.linear ------------------------------------------------------------------------
+
+static ParseResult parseIntegerList(AsmParser &parser, SmallVectorImpl<int64_t> &values) {
+  return parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&]() -> ParseResult {
+    int64_t value;
+    if (parser.parseInteger(value))
+      return failure();
+    values.push_back(value);
+    return success();
+  });
+}
+
+/// `keyword = [[c0, c1, ...], ...]`: one vector of `rank` coordinates per input bit, flattened.
+static ParseResult parseBases(AsmParser &parser, llvm::StringRef keyword, size_t rank,
+                              SmallVectorImpl<int64_t> &flat) {
+  if (parser.parseKeyword(keyword) || parser.parseEqual())
+    return failure();
+  return parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&]() -> ParseResult {
+    SMLoc where = parser.getCurrentLocation();
+    SmallVector<int64_t> vector;
+    if (parseIntegerList(parser, vector))
+      return failure();
+    if (vector.size() != rank)
+      return parser.emitError(where) << keyword << " basis has " << vector.size()
+                                     << " coordinates for a rank-" << rank << " tile";
+    flat.append(vector.begin(), vector.end());
+    return success();
+  });
+}
+
+Attribute LinearLayoutAttr::parse(AsmParser &parser, Type) {
+  SMLoc where = parser.getCurrentLocation();
+  SmallVector<int64_t> shape, registers, lanes, warps;
+  if (parser.parseLess() || parseIntegerList(parser, shape))
+    return {};
+  if (shape.empty()) {
+    parser.emitError(where) << "a layout needs a tile shape of rank 1 or more";
+    return {};
+  }
+  if (parser.parseComma() || parseBases(parser, "register", shape.size(), registers) ||
+      parser.parseComma() || parseBases(parser, "lane", shape.size(), lanes) ||
+      parser.parseComma() || parseBases(parser, "warp", shape.size(), warps) ||
+      parser.parseGreater())
+    return {};
+  return getChecked([&]() { return parser.emitError(where); }, parser.getContext(), shape,
+                    registers, lanes, warps);
+}
+
+static void printBases(AsmPrinter &printer, ArrayRef<int64_t> flat, size_t rank) {
+  printer << "[";
+  for (size_t i = 0; i < flat.size(); i += rank) {
+    if (i)
+      printer << ", ";
+    printer << "[";
+    llvm::interleaveComma(flat.slice(i, rank), printer);
+    printer << "]";
+  }
+  printer << "]";
+}
+
+void LinearLayoutAttr::print(AsmPrinter &printer) const {
+  size_t rank = getShape().size();
+  printer << "<[";
+  llvm::interleaveComma(getShape(), printer);
+  printer << "], register = ";
+  printBases(printer, getRegisterBases(), rank);
+  printer << ", lane = ";
+  printBases(printer, getLaneBases(), rank);
+  printer << ", warp = ";
+  printBases(printer, getWarpBases(), rank);
+  printer << ">";
+}
+
+static int64_t paddedExtent(int64_t extent) { return int64_t(llvm::PowerOf2Ceil(extent)); }
+
+/// Gaussian elimination over GF(2): false when `vector` depends on the rows already added.
+static bool addIndependent(SmallVectorImpl<uint64_t> &rows, uint64_t vector) {
+  for (uint64_t row : rows)
+    vector = std::min(vector, vector ^ row);
+  if (!vector)
+    return false;
+  rows.push_back(vector);
+  llvm::sort(rows, std::greater<uint64_t>());
+  return true;
+}
+
+LogicalResult LinearLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                       ArrayRef<int64_t> shape, ArrayRef<int64_t> registers,
+                                       ArrayRef<int64_t> lanes, ArrayRef<int64_t> warps) {
+  size_t rank = shape.size();
+  if (rank == 0)
+    return emitError() << "a layout needs a tile shape of rank 1 or more";
+  SmallVector<unsigned> offsets;
+  unsigned bits = 0;
+  for (int64_t extent : shape) {
+    if (extent <= 0)
+      return emitError() << "layout extents must be positive";
+    offsets.push_back(bits);
+    bits += llvm::Log2_64(paddedExtent(extent));
+  }
+  if (bits > 62)
+    return emitError() << "a layout tile has at most 2^62 elements";
+  for (ArrayRef<int64_t> flat : {registers, lanes, warps})
+    if (flat.size() % rank)
+      return emitError() << "basis lists must hold " << rank << " coordinates per bit";
+  if ((lanes.size() + warps.size()) / rank > 10)
+    return emitError() << "a layout spans at most 1024 threads";
+  auto pack = [&](ArrayRef<int64_t> vector, uint64_t &packed) -> LogicalResult {
+    packed = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      if (vector[d] < 0 || vector[d] >= paddedExtent(shape[d]))
+        return emitError() << "basis coordinate " << vector[d] << " of dimension " << d
+                           << " leaves the tile (extent " << shape[d] << ", padded to "
+                           << paddedExtent(shape[d]) << ")";
+      packed |= uint64_t(vector[d]) << offsets[d];
+    }
+    return success();
+  };
+  SmallVector<uint64_t> rows;
+  for (size_t i = 0; i < registers.size(); i += rank) {
+    uint64_t packed;
+    if (failed(pack(registers.slice(i, rank), packed)))
+      return failure();
+    if (!addIndependent(rows, packed))
+      return emitError() << "register " << (uint64_t(1) << (i / rank))
+                         << " repeats an element another register of the thread holds";
+  }
+  for (ArrayRef<int64_t> flat : {lanes, warps})
+    for (size_t i = 0; i < flat.size(); i += rank) {
+      uint64_t packed;
+      if (failed(pack(flat.slice(i, rank), packed)))
+        return failure();
+      addIndependent(rows, packed);
+    }
+  if (rows.size() != bits)
+    return emitError() << "the layout leaves elements of the tile without a holder (its "
+                       << "bases span " << rows.size() << " of " << bits << " coordinate bits)";
+  return success();
+}
+
+// ----- #tile.swizzle -----------------------------------------------------------------------
+
+Attribute SwizzleAttr::parse(AsmParser &parser, Type) {
+  SMLoc where = parser.getCurrentLocation();
+  int64_t bytes = 0, pad = 0;
+  if (parser.parseLess())
+    return {};
+  if (failed(parser.parseOptionalKeyword("none"))) {
+    if (parser.parseInteger(bytes) || parser.parseKeyword("B"))
+      return {};
+  }
+  if (succeeded(parser.parseOptionalComma()) &&
+      (parser.parseKeyword("pad") || parser.parseEqual() || parser.parseInteger(pad)))
+    return {};
+  if (parser.parseGreater())
+    return {};
+  return getChecked([&]() { return parser.emitError(where); }, parser.getContext(), bytes, pad);
+}
+
+void SwizzleAttr::print(AsmPrinter &printer) const {
+  printer << "<";
+  if (getBytes())
+    printer << getBytes() << "B";
+  else
+    printer << "none";
+  if (getPad())
+    printer << ", pad = " << getPad();
+  printer << ">";
+}
+
+LogicalResult SwizzleAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t bytes,
+                                  int64_t pad) {
+  if (!llvm::is_contained({int64_t(0), int64_t(32), int64_t(64), int64_t(128)}, bytes))
+    return emitError() << "a swizzle spans 32, 64 or 128 bytes, not " << bytes;
+  if (pad < 0)
+    return emitError() << "row padding must not be negative";
+  if (bytes && pad)
+    return emitError() << "a swizzled tile is not padded";
+  return success();
 }
 
 llvm::StringRef tilec::tile::scopeOf(MemRefType type) {
@@ -89,6 +278,25 @@ LogicalResult KernelOp::verify() {
   return verifyIndexArguments(*this, getBody(), getGrid().size(), "block indices");
 }
 
+/// A tile.layout must be a #tile.linear over `shape` spanning the kernel's threads.
+static LogicalResult verifyLayout(Operation *op, Attribute attr, ArrayRef<int64_t> shape) {
+  auto layout = llvm::dyn_cast<LinearLayoutAttr>(attr);
+  if (!layout)
+    return op->emitOpError() << "tile.layout must be a #tile.linear layout, not " << attr;
+  if (layout.getShape() != shape)
+    return op->emitOpError() << "layout over " << shapeString(layout.getShape())
+                             << " for a tile of shape " << shapeString(shape);
+  if (auto kernel = op->getParentOfType<KernelOp>()) {
+    int64_t threads = 1;
+    for (int64_t count : kernel.getThreads())
+      threads *= count;
+    if (layout.getNumThreads() != threads)
+      return op->emitOpError() << "layout spans " << layout.getNumThreads()
+                               << " threads but the kernel has " << threads;
+  }
+  return success();
+}
+
 LogicalResult AllocOp::verify() {
   llvm::StringRef scope = scopeOf(getBuffer().getType());
   if (!isBlockScope(scope))
@@ -96,6 +304,12 @@ LogicalResult AllocOp::verify() {
                          << scope << "'";
   if (scope == "var" && getBuffer().getType().getNumElements() != 1)
     return emitOpError() << "a var holds one element";
+  if (Attribute layout = (*this)->getAttr(kLayoutAttrName)) {
+    if (scope != "fragment")
+      return emitOpError() << "only a fragment has a thread layout";
+    if (failed(verifyLayout(*this, layout, getBuffer().getType().getShape())))
+      return failure();
+  }
   return verifyInsideKernel(*this);
 }
 
@@ -176,6 +390,9 @@ LogicalResult ParallelOp::verify() {
       return emitOpError() << "extents must be positive";
   if (failed(verifyIndexArguments(*this, getBody(), getExtents().size(), "indices")))
     return failure();
+  if (Attribute layout = (*this)->getAttr(kLayoutAttrName))
+    if (failed(verifyLayout(*this, layout, getExtents())))
+      return failure();
   return verifyInsideKernel(*this);
 }
 
@@ -229,6 +446,16 @@ LogicalResult AtomicAddOp::verify() {
                          << dst.getElementType();
   if (scopeOf(dst) != "global" && scopeOf(dst) != "shared")
     return emitOpError() << "atomics target global or shared buffers, not " << scopeOf(dst);
+  return verifyInsideKernel(*this);
+}
+
+LogicalResult ConvertLayoutOp::verify() {
+  MemRefType src = memrefOf(getSrc()), dst = memrefOf(getDst());
+  if (scopeOf(src) != "fragment" || scopeOf(dst) != "fragment")
+    return emitOpError() << "converts a fragment into a fragment, not " << scopeOf(src)
+                         << " into " << scopeOf(dst);
+  if (src.getShape() != dst.getShape() || src.getElementType() != dst.getElementType())
+    return emitOpError() << "source and destination differ in shape or element type";
   return verifyInsideKernel(*this);
 }
 

@@ -17,7 +17,10 @@ def Tile_Dialect : Dialect {
   let name = "tile";
   let cppNamespace = "::tilec::tile";
   let summary = "Tile programs: kernels, scoped buffers and block-level data movement and math";
+  let useDefaultAttributePrinterParser = 1;
 }
+
+include "TileAttrs.td"
 
 class Tile_Op<string mnemonic, list<Trait> traits = []> : Op<Tile_Dialect, mnemonic, traits>;
 
@@ -43,6 +46,10 @@ def Tile_KernelOp : Tile_Op<"kernel", [SingleBlockImplicitTerminator<"YieldOp">,
 
 def Tile_AllocOp : Tile_Op<"alloc"> {
   let summary = "a buffer in the shared, fragment, local or var scope of the enclosing kernel";
+  let description = [{
+    A fragment may carry its layout as `tile.layout = #tile.linear<...>` (over the buffer's
+    shape and the kernel's threads), a shared buffer its `#tile.swizzle<...>`.
+  }];
   let results = (outs AnyStaticShapeMemRef:$buffer);
   let assemblyFormat = "attr-dict `:` type($buffer)";
   let hasVerifier = 1;
@@ -146,5 +153,18 @@ def Tile_AtomicAddOp : Tile_Op<"atomic_add"> {
   let summary = "atomically adds a value to one element of a buffer";
   let arguments = (ins AnyMemRef:$dst, Variadic<Index>:$indices, AnyType:$value);
   let assemblyFormat = "$dst `[` $indices `]` `,` $value attr-dict `:` type($dst) `,` type($value)";
+  let hasVerifier = 1;
+}
+
+def Tile_ConvertLayoutOp : Tile_Op<"convert_layout"> {
+  let summary = "copies a fragment into a fragment of the same shape held in another layout";
+  let description = [{
+    The two fragments' tile.alloc ops carry different `tile.layout`s; the GPU lowering moves
+    the elements between registers within a thread where the layouts allow it, else
+    through shared memory. infer-fragment-layout inserts it where a fragment's producer and
+    consumer need different layouts.
+  }];
+  let arguments = (ins AnyMemRef:$src, AnyMemRef:$dst);
+  let assemblyFormat = "$src `to` $dst attr-dict `:` type($src) `to` type($dst)";
   let hasVerifier = 1;
 }

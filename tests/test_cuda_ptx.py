@@ -83,3 +83,20 @@ def test_unknown_arch_is_a_compile_error() -> None:
     spec = all_kernels()[0]
     with pytest.raises(CompileError, match="unsupported CUDA arch 'sm_75'"):
         compile_spec(spec, "sm_75")
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+def test_flash_attention_assembles(arch: str, tmp_path: Path, monkeypatch) -> None:
+    """TileLang's flash-attention forward: a fragment -> fragment cast copy (acc_s to
+    acc_s_cast, converted through shared memory), row reductions of a gemm accumulator
+    (shuffles) and T.Parallel row rescales whose row vectors are converted to the other
+    accumulator's rows; it compiles to a cubin on the CUDA target."""
+    from test_numerics_cpu import flash_attention
+
+    import tilec
+
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    kernel = tilec.compile(flash_attention(1, 2, 128, 64, True, block_M=64, block_N=64),
+                           out_idx=[3], target=f"cuda:{arch}")
+    assert kernel.artifact.binary_kind == "cubin"
+    assert "shfl.sync.bfly" in kernel.get_kernel_source()

@@ -64,17 +64,12 @@ def test_a_layout_gives_wgmma_rows_to_the_blocked_accumulator(warpgroups: int, m
     physical_row = [value // per_row for value in rows]  # column 0 stays in its row's chunk 0
     assert sorted(physical_row) == list(range(block_m))
     layout = accumulator_layout(block_m, block_n, warpgroups)
-    offsets = dict(layout.register_offsets())
-    registers = [regs for regs, _ in layout.register_offsets()]
     for tid in range(layout.threads):
         lane, warp, slab = tid % 32, (tid // 32) % 4, tid // 128
-        t_row, t_col = (tid // 4) % layout.tpb[0], tid % 4
         for atom in range(m_atoms):
             for register in range(block_n // 2):
                 flat = accumulator_register(atom, register, block_n)
-                regs = registers[flat]
-                row = offsets[regs][0] + t_row * layout.spt[0]
-                column = offsets[regs][1] + t_col * layout.spt[1]
+                row, column = layout.apply(flat, tid % layout.lanes, tid // layout.lanes)
                 half, group = (register // 2) % 2, register // 4
                 hardware_row = slab * 64 * m_atoms + atom * 64 + 16 * warp + 8 * half + lane // 4
                 assert physical_row[row] == hardware_row

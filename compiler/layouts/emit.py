@@ -44,24 +44,44 @@ def _span(value: int, count: int) -> int:
 
 def thread_coordinates(layout: LinearLayout, tid: ir.Value) -> list[ir.Value]:
     """Per dimension, the coordinate shift of thread `tid` (an index value)."""
+    return bit_coordinates(layout.thread_bases, layout.rank, tid)
+
+
+def bit_coordinates(bases: tuple[tuple[int, ...], ...], rank: int, value: ir.Value
+                    ) -> list[ir.Value]:
+    """Per dimension, the XOR of the `bases` of the bits set in `value` (an index value: a
+    thread id, or a register number in a loop over registers)."""
     result = []
-    for dim in range(layout.rank):
-        components = [vector[dim] for vector in layout.thread_bases]
-        value, used = None, 0
+    for dim in range(rank):
+        components = [vector[dim] for vector in bases]
+        total, used = None, 0
         for first, count, base in _runs(components):
-            term = arith.remui(arith.divui(tid, _index(1 << first)), _index(1 << count))
+            term = arith.remui(arith.divui(value, _index(1 << first)), _index(1 << count))
             if base != 1:
                 term = arith.muli(term, _index(base))
             span = _span(base, count)
-            if value is None:
-                value = term
+            if total is None:
+                total = term
             elif used & span:
-                value = arith.xori(value, term)
+                total = arith.xori(total, term)
             else:
-                value = arith.addi(value, term)
+                total = arith.addi(total, term)
             used |= span
-        result.append(_index(0) if value is None else value)
+        result.append(_index(0) if total is None else total)
     return result
+
+
+def combine_coordinates(layout: LinearLayout, registers: list[ir.Value], shift: list[ir.Value]
+                        ) -> list[ir.Value]:
+    """A register's coordinates (bit_coordinates of a register number) combined with a
+    thread's shift: added where their bits cannot overlap, else XORed."""
+    span = layout.thread_span()
+    register_span = [0] * layout.rank
+    for vector in layout.register:
+        for dim, component in enumerate(vector):
+            register_span[dim] |= component
+    return [arith.xori(r, t) if register_span[dim] & span[dim] else arith.addi(r, t)
+            for dim, (r, t) in enumerate(zip(registers, shift, strict=True))]
 
 
 def register_coordinates(layout: LinearLayout, register: int, shift: list[ir.Value]

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING
 from mlir import ir
 from mlir.dialects import arith, gpu, llvm, memref, nvvm, vector
 
-from tilec.compiler.passes._fragment_layout import FragmentLayout
+from tilec.compiler.layouts.linear import LinearLayout, blocked, padded
 from tilec.compiler.passes._scalar import constant, index
 from tilec.compiler.passes._scheduling import decision_attr, read_decision
 from tilec.compiler.tensorcore.dtypes import K_STEP_BYTES, accumulator
@@ -85,19 +85,19 @@ class WgmmaPlan:
                    int(fields["k"]), str(fields["dtype"]), bool(fields.get("a_registers")))
 
 
-def accumulator_layout(block_m: int, block_n: int, warpgroups: int) -> FragmentLayout:
+def accumulator_layout(block_m: int, block_n: int, warpgroups: int) -> LinearLayout:
     """The accumulator's blocked layout (module docstring)."""
-    return FragmentLayout((block_m, block_n), (1, 2), (32 * warpgroups, 4), (4, 1),
-                          WARPGROUP_THREADS * warpgroups)
+    return blocked((block_m, block_n), (1, 2), (32 * warpgroups, 4), (4, 1),
+                   WARPGROUP_THREADS * warpgroups)
 
 
 def operand_a_layout(block_m: int, block_k: int, warpgroups: int, element_bytes: int
-                     ) -> FragmentLayout:
+                     ) -> LinearLayout:
     """A from registers: rows as the accumulator's, K in runs of one 32-bit register (4 /
     element_bytes elements) over 4 threads (wgmma's A fragment: a0..a3 at rows g, g + 8 and
     K offsets 0, 16 bytes of each 32-byte step)."""
-    return FragmentLayout((block_m, block_k), (1, 4 // element_bytes), (32 * warpgroups, 4),
-                          (4, 1), WARPGROUP_THREADS * warpgroups)
+    return blocked((block_m, block_k), (1, 4 // element_bytes), (32 * warpgroups, 4), (4, 1),
+                   WARPGROUP_THREADS * warpgroups)
 
 
 def operand_a_registers(atom: int, step: int, block_k: int, element_bytes: int
@@ -105,14 +105,15 @@ def operand_a_registers(atom: int, step: int, block_k: int, element_bytes: int
     """The fragment registers packed into wgmma's a0..a3 for 64-row atom `atom` and K step
     `step` (a_{2q+h}: rows + 8h, K + 16q bytes)."""
     pack = 4 // element_bytes
-    return [[(2 * atom + h) * (block_k // 4) + (2 * step + q) * pack + c for c in range(pack)]
+    return [[(2 * atom + h) * (padded(block_k) // 4) + (2 * step + q) * pack + c
+             for c in range(pack)]
             for q in (0, 1) for h in (0, 1)]
 
 
 def accumulator_register(atom: int, register: int, n: int) -> int:
     """The fragment register that register `register` of atom `atom`'s wgmma result is."""
     group, half, column = register // 4, (register // 2) % 2, register % 2
-    return (2 * atom + half) * (n // 4) + 2 * group + column
+    return (2 * atom + half) * (padded(n) // 4) + 2 * group + column
 
 
 def _log2(value: int) -> int:

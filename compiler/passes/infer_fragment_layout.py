@@ -1,76 +1,116 @@
-"""infer-fragment-layout: give every fragment and every T.Parallel one thread/register mapping.
+"""infer-fragment-layout: give every fragment and every T.Parallel one thread/register layout.
 
 A fragment lives in registers spread over the block's threads, so every op that touches it
 (copy, T.Parallel, reduce, gemm) must agree on which thread holds which element. This pass
-records that agreement as `tile.layout` on each fragment's tile.alloc and on each tile.parallel
-(the mapping of its iteration points onto threads):
+records that agreement as `tile.layout = #tile.linear<...>` on each fragment's tile.alloc and
+on each tile.parallel (the mapping of its iteration points onto threads), in one pass over the
+kernel:
 
-- a gemm accumulator gets a near-square per-thread block (`gemm_layout`); a fragment A or B
-  operand gets the rows (columns) of C its threads own, whole along K;
-- a reduce destination is the source's layout without the reduced dimension (replicated over
-  the threads that held it);
-- a T.Parallel takes the layout of a fragment it indexes with all its loop variables, and lends
+- anchors: a layout already on a tile.alloc (the user's T.annotate_layout) is kept; a gemm
+  accumulator gets its instruction's C fragment where infer-mma-layout chose one
+  (`tile.mma_layout`: wgmma over the decision's warpgroups, mma.sync over its warp grid, when
+  they span the block's threads), else a near-square block per thread (`gemm_layout`); a
+  fragment A or B operand gets the rows (columns) of C its threads hold, whole along K;
+- propagation: a reduce destination is the source's slice (the reduced dimension's threads
+  hold copies); a fragment->fragment copy (a cast) gives its layout to the other side; a
+  T.Parallel takes the layout of a fragment it indexes with all its loop variables, and lends
   its own to fragments it indexes that have none yet;
-- any fragment left is laid out for 16-byte accesses along its last dimension.
+- any fragment left is laid out for 16-byte accesses along its last dimension;
+- conversions: where an op needs a fragment in another layout than the one it has (a
+  T.Parallel whose threads do not hold that fragment's elements, a gemm operand, a reduce
+  into a destination laid out otherwise, a reduction the layout's threads cannot butterfly),
+  the op gets a new fragment in the layout it needs and `tile.convert_layout` copies between
+  the two before it (and back after it, where it writes).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from mlir import ir
 
+from tilec.compiler.layouts.linear import LayoutError, LinearLayout, is_power_of_two
+from tilec.compiler.layouts.nvidia import mma_accumulator, wgmma_accumulator
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._fragment_layout import (
     LAYOUT_ATTR,
-    FragmentLayout,
     default_layout,
-    extend_layout,
+    follows,
     gemm_layout,
+    layout_attr,
     layout_of,
+    op_layout,
+    set_layout,
 )
 from tilec.compiler.passes._ir_walk import (
+    as_operation,
     block_arg_index,
+    constant_index,
+    copy_parts,
     defining_op,
     kernels,
     op_error,
     scope,
     walk,
 )
+from tilec.compiler.passes._scheduling import read_decision
 from tilec.compiler.passes._wgmma import WGMMA_ATTR
+from tilec.dialect import ConvertLayoutOp
 
 
 def kernel_threads(kernel: ir.Operation) -> int:
     return math.prod(ir.DenseI64ArrayAttr(kernel.attributes["threads"]))
 
 
-def fragment_accesses(parallel: ir.Operation) -> list[tuple[ir.Value, list[int | None]]]:
-    """(fragment, loop dimension of each index or None) for each load/store in the body."""
+Access = tuple[ir.Operation, ir.Value, list[int | None], bool]
+
+
+def fragment_accesses(parallel: ir.Operation) -> list[Access]:
+    """(load/store, fragment, loop dimension of each index or None, is_store) in the body."""
     body = parallel.regions[0].blocks[0]
     found = []
     for op in walk(parallel):
         if op.name == "memref.load":
-            buffer, indices = op.operands[0], list(op.operands)[1:]
+            buffer, indices, store = op.operands[0], list(op.operands)[1:], False
         elif op.name == "memref.store":
-            buffer, indices = op.operands[1], list(op.operands)[2:]
+            buffer, indices, store = op.operands[1], list(op.operands)[2:], True
         else:
             continue
         if scope(buffer) == "fragment":
-            found.append((buffer, [block_arg_index(i, body) for i in indices]))
+            found.append((op, buffer, [block_arg_index(i, body) for i in indices], store))
     return found
 
 
-def _describe(layout: FragmentLayout) -> str:
-    return f"spt={list(layout.spt)} tpb={list(layout.tpb)} tstride={list(layout.tstride)}"
+def needed_layout(loop: LinearLayout, dims: list[int | None], shape: tuple[int, ...]
+                  ) -> LinearLayout:
+    """The layout a fragment indexed by `dims` of the loop needs to follow it: the loop's
+    layout on those dimensions, the others (constant indices) whole in registers."""
+    moving = [d for d in dims if d is not None]
+    if len(set(moving)) != len(moving):
+        raise LayoutError("a fragment indexed twice by one loop variable")
+    picked = loop.select(moving)
+    positions = [i for i, d in enumerate(dims) if d is not None]
+    return picked.extend(positions, shape)
 
 
-def set_layout(holder: ir.Operation, layout: FragmentLayout) -> None:
-    holder.attributes[LAYOUT_ATTR] = layout.to_attr()
+@contextmanager
+def reported_at(op: ir.Operation) -> Iterator[None]:
+    """A LayoutError inside becomes a CompileError at `op` (the kernel's source line)."""
+    try:
+        yield
+    except LayoutError as error:
+        raise op_error(op, str(error)) from None
 
 
 def elem_bytes(value: ir.Value) -> int:
     element = ir.MemRefType(value.type).element_type
     return max(1, getattr(element, "width", 32) // 8)
+
+
+def shape_of(value: ir.Value) -> tuple[int, ...]:
+    return tuple(ir.MemRefType(value.type).shape)
 
 
 class _KernelInference:
@@ -83,23 +123,33 @@ class _KernelInference:
         self.gemms = [op for op in ops if op.name == "tile.gemm"]
         self.reduces = [op for op in ops if op.name == "tile.reduce"]
         self.parallels = [op for op in ops if op.name == "tile.parallel"]
+        self.copies = [op for op in ops if op.name == "tile.copy"
+                       and scope(op.operands[0]) == "fragment" and scope(
+                           copy_parts(op)[3]) == "fragment"]
+        if (self.allocs or self.parallels) and not is_power_of_two(self.threads):
+            raise op_error(kernel, f"fragments and T.Parallel need a power-of-two thread "
+                                   f"count on this target, not {self.threads}")
 
-    def assign(self, fragment: ir.Value, layout: FragmentLayout, where: ir.Operation) -> bool:
+    def alloc_of(self, fragment: ir.Value, where: ir.Operation) -> ir.Operation:
         owner = defining_op(fragment)
         if owner is None or owner.name != "tile.alloc":
             raise op_error(where, "fragment is not a tile.alloc result")
-        current = layout_of(fragment)
-        if current is None:
-            set_layout(owner, layout)
-            return True
-        if current != layout:
-            raise op_error(where, "a fragment is used with two different thread layouts ("
-                           f"{_describe(current)} and {_describe(layout)}); give it its own buffer")
-        return False
+        return owner
+
+    def offer(self, fragment: ir.Value, layout: LinearLayout, where: ir.Operation) -> bool:
+        """Give `fragment` this layout if it has none yet (True when it changed)."""
+        owner = self.alloc_of(fragment, where)
+        if op_layout(owner) is not None:
+            return False
+        if layout.shape != shape_of(fragment):
+            raise op_error(where, f"a fragment of shape {list(shape_of(fragment))} cannot take "
+                                  f"a layout over {list(layout.shape)}")
+        set_layout(owner, layout)
+        return True
 
     def run(self) -> None:
         for gemm in self.gemms:
-            self.constrain_gemm(gemm)
+            self.anchor_gemm(gemm)
         while True:
             while self.propagate():
                 pass
@@ -109,40 +159,67 @@ class _KernelInference:
             pending.sort(key=lambda op: any(r.operands[1] == op.results[0]
                                             for r in self.reduces))
             value = pending[0].results[0]
-            shape = tuple(ir.MemRefType(value.type).shape)
-            set_layout(pending[0], default_layout(shape, self.threads, elem_bytes(value)))
+            with reported_at(pending[0]):
+                set_layout(pending[0], default_layout(shape_of(value), self.threads,
+                                                      elem_bytes(value)))
         for parallel in self.parallels:
             if LAYOUT_ATTR not in parallel.attributes:
                 self.fallback_parallel(parallel)
+        for gemm in self.gemms:
+            self.convert_gemm_operands(gemm)
+        for reduce in self.reduces:
+            self.convert_reduce(reduce)
+        for parallel in self.parallels:
+            self.convert_parallel(parallel)
 
-    def constrain_gemm(self, gemm: ir.Operation) -> None:
+    # ----- anchors ------------------------------------------------------------------------
+    def accumulator_layout(self, gemm: ir.Operation, m: int, n: int) -> LinearLayout:
+        """The instruction's C fragment where infer-mma-layout chose one for the whole block,
+        else the SIMT gemm's."""
+        # infer-mma-layout reads kernel_threads from here: import its names when running
+        from tilec.compiler.passes.infer_mma_layout import ACCUMULATOR_LAYOUT_ATTR, MMA_ATTR
+
+        owner = defining_op(gemm.operands[2])
+        mma = read_decision(gemm, MMA_ATTR)
+        if mma is not None and owner is not None and ACCUMULATOR_LAYOUT_ATTR in owner.attributes:
+            try:
+                if mma["kind"] == "wgmma" and 128 * int(mma["warpgroups"]) == self.threads:
+                    return wgmma_accumulator(m, n, int(mma["warpgroups"]))
+                if mma["kind"] == "mma.sync":
+                    warps_m, warps_n = (int(w) for w in mma["warps"])
+                    if 32 * warps_m * warps_n == self.threads:
+                        return mma_accumulator(m, n, warps_m, warps_n)
+            except LayoutError:
+                pass  # a tile the instruction's fragment does not cover: SIMT's layout
+        with reported_at(gemm):
+            return gemm_layout(m, n, self.threads)
+
+    def anchor_gemm(self, gemm: ir.Operation) -> None:
         if WGMMA_ATTR in gemm.attributes:
             return  # plan-wgmma-gemms laid out its accumulator for the instruction
         a, b, c = gemm.operands[0], gemm.operands[1], gemm.operands[2]
         if scope(c) != "fragment":
             raise op_error(gemm, "T.gemm accumulates into a fragment only")
-        m, n = ir.MemRefType(c.type).shape
-        layout = gemm_layout(m, n, self.threads)
-        self.assign(c, layout, gemm)
-        transpose_a = ir.BoolAttr(gemm.attributes["transpose_a"]).value
-        transpose_b = ir.BoolAttr(gemm.attributes["transpose_b"]).value
-        if scope(a) == "fragment":
-            k = ir.MemRefType(a.type).shape[0 if transpose_a else 1]
-            dims = [1, 0] if transpose_a else [0, 1]
-            self.assign(a, self.operand_layout(layout, 0, k, dims), gemm)
-        if scope(b) == "fragment":
-            k = ir.MemRefType(b.type).shape[1 if transpose_b else 0]
-            dims = [0, 1] if transpose_b else [1, 0]
-            self.assign(b, self.operand_layout(layout, 1, k, dims), gemm)
+        m, n = shape_of(c)
+        if layout_of(c) is None:
+            self.offer(c, self.accumulator_layout(gemm, m, n), gemm)
+        for operand in (a, b):
+            if scope(operand) == "fragment":
+                self.offer(operand, self.operand_layout(gemm, operand), gemm)
 
-    def operand_layout(self, c_layout: FragmentLayout, c_dim: int, k: int, dims: list[int]
-                       ) -> FragmentLayout:
+    def operand_layout(self, gemm: ir.Operation, operand: ir.Value) -> LinearLayout:
         """Operand rows (or columns) where C's threads need them, whole along K."""
-        keep = c_layout.keep_dims([c_dim])
-        shape = [0, 0]
-        shape[dims[0]], shape[dims[1]] = keep.shape[0], k
-        return extend_layout(keep, [dims[0]], tuple(shape))
+        c_layout = layout_of(gemm.operands[2])
+        is_a = operand == gemm.operands[0]
+        transpose = ir.BoolAttr(gemm.attributes["transpose_a" if is_a else "transpose_b"]).value
+        c_dim = 0 if is_a else 1
+        # the operand dimension that runs along C's dimension c_dim
+        along = (1 if transpose else 0) if is_a else (0 if transpose else 1)
+        kept = c_layout.select([c_dim])
+        with reported_at(gemm):
+            return kept.extend([along], shape_of(operand))
 
+    # ----- propagation ----------------------------------------------------------------------
     def propagate(self) -> bool:
         changed = False
         for reduce in self.reduces:
@@ -150,54 +227,142 @@ class _KernelInference:
             dim = ir.IntegerAttr(reduce.attributes["dim"]).value
             source = layout_of(src) if scope(src) == "fragment" else None
             if source is not None and scope(dst) == "fragment" and layout_of(dst) is None:
-                keep = [d for d in range(source.rank) if d != dim]
-                changed |= self.assign(dst, source.keep_dims(keep), reduce)
+                changed |= self.offer(dst, self.reduced_layout(reduce, source, dim), reduce)
+        for copy in self.copies:
+            src, dst = copy.operands[0], copy_parts(copy)[3]
+            if shape_of(src) != shape_of(dst):
+                continue
+            for have, want in ((src, dst), (dst, src)):
+                if layout_of(have) is not None and layout_of(want) is None:
+                    changed |= self.offer(want, layout_of(have), copy)
         for parallel in self.parallels:
             changed |= self.propagate_parallel(parallel)
         return changed
+
+    def reduced_layout(self, reduce: ir.Operation, source: LinearLayout, dim: int
+                       ) -> LinearLayout:
+        dst = reduce.operands[1]
+        sliced = source.slice(dim)
+        if sliced.shape != shape_of(dst):
+            raise op_error(reduce, f"a fragment reduce into shape {list(shape_of(dst))} (the "
+                                   f"source's shape without dim {dim} is {list(sliced.shape)})")
+        return sliced
 
     def propagate_parallel(self, parallel: ir.Operation) -> bool:
         extents = tuple(ir.DenseI64ArrayAttr(parallel.attributes["extents"]))
         accesses = fragment_accesses(parallel)
         changed = False
         if LAYOUT_ATTR not in parallel.attributes:
-            for fragment, dims in accesses:
+            for _, fragment, dims, _ in accesses:
                 layout = layout_of(fragment)
                 if layout is None or None in dims or sorted(dims) != list(range(len(extents))):
                     continue
-                set_layout(parallel, extend_layout(layout, dims, extents))
+                with reported_at(parallel):
+                    set_layout(parallel, layout.extend(dims, extents))
                 changed = True
                 break
-        if LAYOUT_ATTR not in parallel.attributes:
+        loop = op_layout(parallel)
+        if loop is None:
             return changed
-        loop = FragmentLayout.from_attr(parallel.attributes[LAYOUT_ATTR], extents)
-        for fragment, dims in accesses:
+        for _, fragment, dims, _ in accesses:
             if layout_of(fragment) is not None or None in dims or len(set(dims)) != len(dims):
                 continue
-            if tuple(loop.shape[d] for d in dims) != tuple(ir.MemRefType(fragment.type).shape):
+            if tuple(loop.shape[d] for d in dims) != shape_of(fragment):
                 continue
-            changed |= self.assign(fragment, loop.keep_dims(dims), parallel)
+            changed |= self.offer(fragment, loop.select(dims), parallel)
         return changed
 
     def fallback_parallel(self, parallel: ir.Operation) -> None:
         """No fragment fixes this loop's mapping: follow a partially indexed fragment if any,
         else spread the points over the threads."""
         extents = tuple(ir.DenseI64ArrayAttr(parallel.attributes["extents"]))
-        for fragment, dims in fragment_accesses(parallel):
+        for _, fragment, dims, _ in fragment_accesses(parallel):
             layout = layout_of(fragment)
             if layout is not None and None not in dims and len(set(dims)) == len(dims):
-                set_layout(parallel, extend_layout(layout, dims, extents))
+                with reported_at(parallel):
+                    set_layout(parallel, layout.extend(dims, extents))
                 return
         # one point per thread per step: scalar accesses of consecutive threads coalesce
-        set_layout(parallel, default_layout(extents, self.threads, 16))
+        with reported_at(parallel):
+            set_layout(parallel, default_layout(extents, self.threads, 16))
+
+    # ----- conversions ----------------------------------------------------------------------
+    def converted(self, fragment: ir.Value, layout: LinearLayout, op: ir.Operation,
+                  read: bool, write: bool) -> ir.Value:
+        """A new fragment in `layout` standing in for `fragment` at `op`: converted from it
+        before op (when op reads it) and back after op (when op writes it)."""
+        owner = self.alloc_of(fragment, op)
+        twin = as_operation(owner.clone(ip=ir.InsertionPoint(owner)))
+        twin.move_after(owner)
+        twin.attributes[LAYOUT_ATTR] = layout_attr(layout)
+        new = twin.results[0]
+        self.allocs.append(twin)
+        with op.location:
+            if read:
+                with ir.InsertionPoint(op):
+                    ConvertLayoutOp(fragment, new)
+            if write:
+                with ir.InsertionPoint(op):
+                    back = as_operation(ConvertLayoutOp(new, fragment))
+                back.move_after(op)
+        return new
+
+    def convert_gemm_operands(self, gemm: ir.Operation) -> None:
+        if WGMMA_ATTR in gemm.attributes:
+            return  # its operands are shared tiles the instruction reads
+        for position in (0, 1):
+            operand = gemm.operands[position]
+            if scope(operand) != "fragment":
+                continue
+            wanted = self.operand_layout(gemm, operand)
+            if layout_of(operand) != wanted:
+                gemm.operands[position] = self.converted(operand, wanted, gemm, True, False)
+
+    def convert_reduce(self, reduce: ir.Operation) -> None:
+        src, dst = reduce.operands[0], reduce.operands[1]
+        if scope(src) != "fragment" or scope(dst) != "fragment":
+            return
+        dim = ir.IntegerAttr(reduce.attributes["dim"]).value
+        source = layout_of(src)
+        try:
+            source.reduction_bits(dim)
+        except LayoutError:
+            source = default_layout(shape_of(src), self.threads, elem_bytes(src))
+            reduce.operands[0] = self.converted(src, source, reduce, True, False)
+        wanted = self.reduced_layout(reduce, source, dim)
+        if layout_of(dst) != wanted:
+            clear = ir.BoolAttr(reduce.attributes["clear"]).value
+            reduce.operands[1] = self.converted(dst, wanted, reduce, not clear, True)
+
+    def convert_parallel(self, parallel: ir.Operation) -> None:
+        loop = op_layout(parallel)
+        twins: dict[tuple, ir.Value] = {}
+        for access, fragment, dims, _ in fragment_accesses(parallel):
+            if layout_of(fragment) is not None and follows(layout_of(fragment), loop, dims):
+                continue
+            if any(d is None and constant_index(index) is None for d, index in zip(
+                    dims, list(access.operands)[2 if access.name == "memref.store" else 1:],
+                    strict=True)):
+                raise op_error(access, "this fragment index does not follow the T.Parallel "
+                                       "loop's thread layout (index fragments by the loop "
+                                       "variables or constants)")
+            key = (fragment, tuple(dims))
+            if key not in twins:
+                stores = [store for op, f, d, store in fragment_accesses(parallel)
+                          if f == fragment and tuple(d) == tuple(dims)]
+                with reported_at(access):
+                    layout = needed_layout(loop, dims, shape_of(fragment))
+                twins[key] = self.converted(fragment, layout, parallel, True, any(stores))
+            access.operands[1 if access.name == "memref.store" else 0] = twins[key]
 
 
 @register
 class InferFragmentLayout(TilePass):
-    """Record a thread/register layout on every fragment alloc and T.Parallel."""
+    """Record a #tile.linear layout on every fragment alloc and T.Parallel; convert where
+    two ops need a fragment in different layouts."""
 
     name = "infer-fragment-layout"
-    summary = "thread/register mapping of fragments and T.Parallel loops (tile.layout)"
+    summary = "thread/register layout of fragments and T.Parallel loops (tile.layout)"
 
     def run(self, module: ir.Module) -> None:
         for kernel in kernels(module):

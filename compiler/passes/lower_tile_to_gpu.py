@@ -33,6 +33,13 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, builtin, gpu, llvm, memref, nvgpu, scf, vector
 
+from tilec.compiler.layouts.emit import (
+    bit_coordinates,
+    combine_coordinates,
+    register_coordinates,
+    thread_coordinates,
+)
+from tilec.compiler.layouts.linear import LayoutError, LinearLayout
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._async_pipeline import (
     SLOT_ALIGN,
@@ -41,7 +48,7 @@ from tilec.compiler.passes._async_pipeline import (
     Ring,
     plan_pipeline,
 )
-from tilec.compiler.passes._fragment_layout import LAYOUT_ATTR, FragmentLayout
+from tilec.compiler.passes._fragment_layout import follows, op_layout, project
 from tilec.compiler.passes._ir_walk import (
     as_operation,
     block_arg_index,
@@ -58,6 +65,7 @@ from tilec.compiler.passes._scalar import (
     constant,
     index,
     is_float,
+    reduce_init,
     reduce_term,
     zero,
 )
@@ -79,7 +87,21 @@ class Fragment:
     """A fragment's register array and its layout."""
 
     registers: ir.Value
-    layout: FragmentLayout
+    layout: LinearLayout
+
+    def register_of(self, coordinate: tuple[int, ...]) -> int | None:
+        """The register holding `coordinate` in the thread whose shift is zero, i.e. the
+        register every thread uses for its own element at that register coordinate."""
+        if not hasattr(self, "_table"):
+            self._table = {self.layout.register_coordinate(r): r
+                           for r in range(self.layout.num_registers)}
+        return self._table.get(coordinate)
+
+    def load(self, slot: int) -> ir.Value:
+        return memref.load(self.registers, [index(slot)])
+
+    def store(self, value: ir.Value, slot: int) -> None:
+        memref.store(value, self.registers, [index(slot)])
 
 
 def fail(op: ir.Operation, message: str) -> CompileError:
@@ -312,12 +334,11 @@ class KernelLowering:
                 elif kind == "shared":
                     new = self.shared_view(list(type_.shape), type_.element_type)
                 elif kind == "fragment":
-                    if LAYOUT_ATTR not in op.attributes:
+                    layout = op_layout(op)
+                    if layout is None:
                         raise fail(op, "fragment without a layout: run infer-fragment-layout")
-                    layout = FragmentLayout.from_attr(op.attributes[LAYOUT_ATTR],
-                                                      tuple(type_.shape))
                     registers = memref.AllocaOp(ir.MemRefType.get(
-                        [layout.num_regs], type_.element_type), [], []).result
+                        [layout.num_registers], type_.element_type), [], []).result
                     self.fragments[old] = Fragment(registers, layout)
                     self.fragment_allocs.append(op)
                     continue
@@ -398,22 +419,31 @@ class KernelLowering:
         return [self.shared_layouts[buffer][0].element_index(*where)]
 
     def reserve_scratch(self) -> None:
+        """Shared memory for the reductions that combine warps and for the conversions
+        between fragment layouts that move elements between threads."""
         for root in self.body_ops:
             for op in [root, *walk(root)]:
-                if op.name != "tile.reduce":
-                    continue
-                src, dim = op.operands[0], ir.IntegerAttr(op.attributes["dim"]).value
-                if src not in self.fragments:
-                    continue
-                layout = self.fragments[src].layout
-                if layout.tpb[dim] > 1 and not self.fits_warp(layout, dim):
-                    elements = math.prod(layout.shape) // layout.shape[dim] * layout.tpb[dim]
-                    self.scratch[op] = self.shared_view([elements], self.reduce_type(src))
-
-    @staticmethod
-    def fits_warp(layout: FragmentLayout, dim: int) -> bool:
-        group = layout.tpb[dim]
-        return group & (group - 1) == 0 and layout.tstride[dim] * group <= 32
+                if op.name == "tile.reduce" and op.operands[0] in self.fragments:
+                    src, dim = op.operands[0], ir.IntegerAttr(op.attributes["dim"]).value
+                    layout = self.fragments[src].layout
+                    try:
+                        _, warps = layout.reduction_bits(dim)
+                    except LayoutError as error:
+                        raise fail(op, str(error)) from None
+                    if warps:
+                        elements = math.prod(layout.slice(dim).padded_shape) << len(warps)
+                        self.scratch[op] = self.shared_view([elements], self.reduce_type(src))
+                elif op.name in ("tile.copy", "tile.convert_layout") and all(
+                        operand in self.fragments for operand in (
+                            op.operands[0], copy_parts(op)[3] if op.name == "tile.copy"
+                            else op.operands[1])):
+                    src = self.fragments[op.operands[0]].layout
+                    dst = op.operands[-1] if op.name == "tile.convert_layout" else copy_parts(
+                        op)[3]
+                    target = self.fragments[dst]
+                    if src.register_permutation(target.layout) is None:
+                        self.scratch[op] = self.shared_view(
+                            [math.prod(src.padded_shape)], memref_type(dst).element_type)
 
     @staticmethod
     def reduce_type(src: ir.Value) -> ir.Type:
@@ -445,6 +475,8 @@ class KernelLowering:
                 return
             elif name == "tile.reduce":
                 self.lower_reduce(op)
+            elif name == "tile.convert_layout":
+                self.convert(op, op.operands[0], op.operands[1])
             elif name == "tile.atomic_add":
                 self.lower_atomic(op)
             elif name == "tile.gemm" and WGMMA_ATTR in op.attributes:
@@ -522,70 +554,76 @@ class KernelLowering:
         self.lower_block_ops(move_body_before(op, [iv], end))
 
     # ----- T.Parallel ------------------------------------------------------------------
-    def thread_offsets(self, layout: FragmentLayout) -> list[ir.Value]:
-        """t_d * spt[d] for this thread, per dimension."""
-        offsets = []
-        for spt, tpb, tstride in zip(layout.spt, layout.tpb, layout.tstride, strict=True):
-            coordinate = arith.remui(arith.divui(self.tid, index(tstride)), index(tpb))
-            offsets.append(arith.muli(coordinate, index(spt)))
-        return offsets
-
-    def canonical_owner(self, layout: FragmentLayout) -> ir.Value | None:
-        """True on one thread of each group owning the same elements (None: no copies)."""
-        if not layout.replicated:
+    def canonical_owner(self, layout: LinearLayout) -> ir.Value | None:
+        """True on one thread of each group holding the same elements (None: no copies):
+        the thread whose replicated thread-id bits are clear."""
+        bits = layout.replicated_thread_bits()
+        if not bits:
             return None
-        owned = index(0)
-        for tpb, tstride in zip(layout.tpb, layout.tstride, strict=True):
-            coordinate = arith.remui(arith.divui(self.tid, index(tstride)), index(tpb))
-            owned = arith.addi(owned, arith.muli(coordinate, index(tstride)))
-        return cmp("eq", owned, self.tid)
+        mask = sum(1 << bit for bit in bits)
+        return cmp("eq", arith.andi(self.tid, index(mask)), index(0))
+
+    def inside_tile(self, layout: LinearLayout, point: list[ir.Value]) -> ir.Value | None:
+        """Whether a coordinate of a padded layout lies inside the tile (None: always)."""
+        return all_of([cmp("ult", x, index(extent)) for x, extent, full in zip(
+            point, layout.shape, layout.padded_shape, strict=True) if extent != full])
 
     def lower_parallel(self, op: ir.Operation) -> None:
-        extents = tuple(ir.DenseI64ArrayAttr(op.attributes["extents"]))
-        if LAYOUT_ATTR not in op.attributes:
+        layout = op_layout(op)
+        if layout is None:
             raise fail(op, "T.Parallel without a layout: run infer-fragment-layout")
-        layout = FragmentLayout.from_attr(op.attributes[LAYOUT_ATTR], extents)
         touches_fragments = any(
             any(operand in self.fragments for operand in inner.operands) for inner in walk(op))
         outer = self.canonical
         with op.location, ir.InsertionPoint(op):
-            offsets = self.thread_offsets(layout)
+            offsets = thread_coordinates(layout, self.tid)
             self.canonical = self.canonical_owner(layout)
-        if not touches_fragments and layout.num_regs > UNROLL_LIMIT:
+        if not touches_fragments and layout.num_registers > UNROLL_LIMIT:
             self.parallel_loop(op, layout, offsets)
         else:
-            for regs, base in layout.register_offsets():
+            for reg in range(layout.num_registers):
+                mask = layout.register_mask(reg)
+                if mask is False:
+                    continue
                 clone = as_operation(op.clone(ip=ir.InsertionPoint(op)))
-                self.bind_fragments(clone, layout, regs)
+                self.bind_fragments(clone, layout, reg)
                 with op.location, ir.InsertionPoint(op):
-                    points = [add_index(offsets[d], base[d]) for d in range(len(extents))]
-                self.lower_block_ops(move_body_before(clone, points, op))
+                    points = register_coordinates(layout, reg, offsets)
+                    guard = None if mask else self.inside_tile(layout, points)
+                    anchor = op
+                    if guard is not None:
+                        branch = scf.IfOp(guard)
+                        with ir.InsertionPoint(branch.then_block):
+                            anchor = as_operation(scf.YieldOp([]))
+                self.lower_block_ops(move_body_before(clone, points, anchor))
         self.canonical = outer
         op.erase()
 
-    def parallel_loop(self, op: ir.Operation, layout: FragmentLayout,
+    def parallel_loop(self, op: ir.Operation, layout: LinearLayout,
                       offsets: list[ir.Value]) -> None:
         with op.location, ir.InsertionPoint(op):
-            loop = scf.ForOp(index(0), index(layout.num_regs), index(1))
+            loop = scf.ForOp(index(0), index(layout.num_registers), index(1))
             with ir.InsertionPoint(loop.body):
-                flat = loop.induction_variable
-                points = []
-                for d in reversed(range(layout.rank)):
-                    count = layout.regs_per_dim[d]
-                    r = arith.remui(flat, index(count))
-                    flat = arith.divui(flat, index(count))
-                    spt, tpb = layout.spt[d], layout.tpb[d]
-                    x = arith.addi(arith.muli(arith.divui(r, index(spt)), index(spt * tpb)),
-                                   arith.remui(r, index(spt)))
-                    points.insert(0, arith.addi(x, offsets[d]))
-                end = as_operation(scf.YieldOp([]))
+                registers = bit_coordinates(layout.register, layout.rank,
+                                            loop.induction_variable)
+                points = combine_coordinates(layout, registers, offsets)
+                guard = self.inside_tile(layout, points)
+                if guard is not None:
+                    branch = scf.IfOp(guard)
+                    with ir.InsertionPoint(branch.then_block):
+                        end = as_operation(scf.YieldOp([]))
+                    scf.YieldOp([])
+                else:
+                    end = as_operation(scf.YieldOp([]))
         clone = as_operation(op.clone(ip=ir.InsertionPoint(op)))
         self.lower_block_ops(move_body_before(clone, points, end))
 
-    def bind_fragments(self, clone: ir.Operation, layout: FragmentLayout,
-                       regs: tuple[int, ...]) -> None:
-        """Turn the body's fragment accesses into accesses of this thread's registers."""
+    def bind_fragments(self, clone: ir.Operation, layout: LinearLayout, reg: int) -> None:
+        """Turn the body's fragment accesses into accesses of this thread's registers: the
+        fragment's layout follows the loop's (infer-fragment-layout converts where not), so
+        the element of loop register `reg` sits at one register in every thread."""
         body = clone.regions[0].blocks[0]
+        point = layout.register_coordinate(reg)
         for inner in list(walk(clone)):
             if inner.name not in ("memref.load", "memref.store"):
                 continue
@@ -595,27 +633,24 @@ class KernelLowering:
                 continue
             fragment = self.fragments[buffer]
             indices = list(inner.operands)[1 if load else 2:]
-            own = fragment.layout
-            register = []
-            for d, value in enumerate(indices):
-                p = block_arg_index(value, body)
-                if p is not None and (own.shape[d], own.spt[d], own.tpb[d], own.tstride[d]) == (
-                        layout.shape[p], layout.spt[p], layout.tpb[p], layout.tstride[p]):
-                    register.append(regs[p])
-                elif constant_index(value) is not None and own.tpb[d] == 1:
-                    register.append(constant_index(value))
-                else:
-                    raise fail(inner, "this fragment index does not follow the T.Parallel "
-                                      "loop's thread layout (index fragments by the loop "
-                                      "variables)")
-            flat = own.flat_register(tuple(register))
+            dims = [block_arg_index(value, body) for value in indices]
+            constants = [constant_index(value) for value in indices]
+            if not follows(fragment.layout, layout, dims) or any(
+                    d is None and c is None for d, c in zip(dims, constants, strict=True)):
+                raise fail(inner, "this fragment index does not follow the T.Parallel "
+                                  "loop's thread layout (index fragments by the loop "
+                                  "variables)")
+            coordinate = tuple(c if d is None else x for d, c, x in zip(
+                dims, constants, project(layout, point, dims), strict=True))
+            slot = fragment.register_of(coordinate)
+            if slot is None:
+                raise fail(inner, f"fragment index {list(coordinate)} lies outside the "
+                                  f"fragment's {list(fragment.layout.shape)} elements")
             with inner.location, ir.InsertionPoint(inner):
-                slot = [index(flat)]
                 if load:
-                    value = memref.load(fragment.registers, slot)
-                    inner.results[0].replace_all_uses_with(value)
+                    inner.results[0].replace_all_uses_with(fragment.load(slot))
                 else:
-                    memref.store(inner.operands[0], fragment.registers, slot)
+                    fragment.store(inner.operands[0], slot)
             inner.erase()
 
     # ----- atomics, fill -----------------------------------------------------------------
@@ -637,9 +672,9 @@ class KernelLowering:
         element = memref_type(buffer).element_type
         value = cast(value, element)
         if buffer in self.fragments:
-            registers = self.fragments[buffer]
-            for slot in range(registers.layout.num_regs):
-                memref.store(value, registers.registers, [index(slot)])
+            fragment = self.fragments[buffer]
+            for slot in range(fragment.layout.num_registers):
+                fragment.store(value, slot)
             return
         shape = list(memref_type(buffer).shape)
         cooperative = self.is_global(buffer) or scope(buffer) == "shared"
@@ -660,6 +695,9 @@ class KernelLowering:
 
     # ----- reduce ------------------------------------------------------------------------
     def lower_reduce(self, op: ir.Operation) -> None:
+        """Each thread combines its registers per destination element, then lanes combine
+        over the layout's lane bits along `dim` (xor shuffles), then warps through shared
+        memory. Elements of a padded layout outside the tile count as the neutral value."""
         src, dst = op.operands[0], op.operands[1]
         kind = ir.StringAttr(op.attributes["kind"]).value
         dim = ir.IntegerAttr(op.attributes["dim"]).value
@@ -667,64 +705,108 @@ class KernelLowering:
         if src not in self.fragments or dst not in self.fragments:
             raise fail(op, "the CUDA target reduces fragments into fragments only")
         source, target = self.fragments[src], self.fragments[dst]
-        keep = [d for d in range(source.layout.rank) if d != dim]
-        if target.layout != source.layout.keep_dims(keep):
-            raise fail(op, "the reduce destination's layout is not the source's without the "
-                           "reduced dimension")
+        layout = source.layout
+        if target.layout != layout.slice(dim):
+            raise fail(op, "the reduce destination's layout is not the source's slice along "
+                           "the reduced dimension (run infer-fragment-layout)")
         acc_type = self.reduce_type(src)
-        partial: dict[tuple[int, ...], ir.Value] = {}
-        for regs, _ in source.layout.register_offsets():
-            term = reduce_term(kind, cast(memref.load(
-                source.registers, [index(source.layout.flat_register(regs))]), acc_type))
-            key = tuple(regs[d] for d in keep)
+        offsets = thread_coordinates(layout, self.tid) if layout.shape != \
+            layout.padded_shape else None
+        partial: dict[int, ir.Value] = {}
+        for reg, key in layout.slice_registers(dim):
+            mask = layout.register_mask(reg)
+            if mask is False:
+                continue
+            term = reduce_term(kind, cast(source.load(reg), acc_type))
+            if mask is None:
+                inside = self.inside_tile(layout, register_coordinates(layout, reg,
+                                                                       offsets))
+                term = arith.select(inside, term, reduce_init(kind, acc_type))
             partial[key] = term if key not in partial else combine(kind, partial[key], term)
-        group, stride = source.layout.tpb[dim], source.layout.tstride[dim]
-        if group > 1 and op not in self.scratch:
-            for key, value in partial.items():
-                offset = stride
-                while offset < stride * group:
-                    i32 = ir.IntegerType.get_signless(32)
-                    other = gpu.ShuffleOp(value, constant(i32, offset), constant(i32, 32),
-                                          gpu.ShuffleMode.XOR).results[0]
-                    value = combine(kind, value, other)
-                    offset *= 2
-                partial[key] = value
-        elif group > 1:
-            partial = self.reduce_through_shared(op, source.layout, dim, kind, partial)
-        element = memref_type(dst).element_type
+        lanes, warps = layout.reduction_bits(dim)
+        i32 = ir.IntegerType.get_signless(32)
         for key, value in partial.items():
-            slot = [index(target.layout.flat_register(key))]
+            for bit in lanes:
+                other = gpu.ShuffleOp(value, constant(i32, 1 << bit), constant(i32, 32),
+                                      gpu.ShuffleMode.XOR).results[0]
+                value = combine(kind, value, other)
+            partial[key] = value
+        if warps:
+            partial = self.reduce_through_shared(op, layout, dim, warps, kind, partial)
+        element = memref_type(dst).element_type
+        for key in range(target.layout.num_registers):
+            value = partial.get(key, reduce_init(kind, acc_type))
             result = cast(value, element)
             if not clear:
-                result = combine(kind, memref.load(target.registers, slot), result)
-            memref.store(result, target.registers, slot)
+                result = combine(kind, target.load(key), result)
+            target.store(result, key)
 
-    def reduce_through_shared(self, op: ir.Operation, layout: FragmentLayout, dim: int,
-                              kind: str, partial: dict) -> dict:
-        """Peers across warps: each writes its partial to scratch[element][peer], all read."""
+    def reduce_through_shared(self, op: ir.Operation, layout: LinearLayout, dim: int,
+                              warps: list[int], kind: str, partial: dict) -> dict:
+        """Warps holding other coordinates along `dim`: each writes its partials to
+        scratch[element][peer] (peer: its index over those warp bits), all read them back."""
         scratch = self.scratch[op]
-        keep = [d for d in range(layout.rank) if d != dim]
-        kept = layout.keep_dims(keep)
-        offsets = self.thread_offsets(kept)
-        group, stride = layout.tpb[dim], layout.tstride[dim]
-        peer = arith.remui(arith.divui(self.tid, index(stride)), index(group))
+        kept = layout.slice(dim)
+        group = 1 << len(warps)
+        warp = arith.divui(self.tid, index(layout.lanes))
+        peer = index(0)
+        for n, bit in enumerate(warps):
+            chosen = arith.remui(arith.divui(warp, index(1 << bit)), index(2))
+            peer = add_index(peer, arith.muli(chosen, index(1 << n)))
+        offsets = thread_coordinates(kept, self.tid)
         slots = {}
-        for regs, base in kept.register_offsets():
-            element = index(0)
-            for d in range(kept.rank):
-                x = add_index(offsets[d], base[d])
-                element = arith.addi(arith.muli(element, index(kept.shape[d])), x)
-            slots[regs] = arith.muli(element, index(group))
-            memref.store(partial[regs], scratch, [arith.addi(slots[regs], peer)])
+        for key, value in partial.items():
+            element = self.flat_index(kept, register_coordinates(kept, key, offsets))
+            slots[key] = arith.muli(element, index(group))
+            memref.store(value, scratch, [arith.addi(slots[key], peer)])
         gpu.BarrierOp()
         result = {}
-        for regs, first in slots.items():
+        for key, first in slots.items():
             value = memref.load(scratch, [first])
             for n in range(1, group):
                 value = combine(kind, value, memref.load(scratch, [add_index(first, n)]))
-            result[regs] = value
+            result[key] = value
         gpu.BarrierOp()
         return result
+
+    @staticmethod
+    def flat_index(layout: LinearLayout, point: list[ir.Value]) -> ir.Value:
+        """Row-major position of a coordinate in the layout's padded tile."""
+        flat = index(0)
+        for x, extent in zip(point, layout.padded_shape, strict=True):
+            flat = add_index(arith.muli(flat, index(extent)) if constant_index(flat) != 0
+                             else flat, x)
+        return flat
+
+    # ----- fragment -> fragment ------------------------------------------------------------
+    def convert(self, op: ir.Operation, src: ir.Value, dst: ir.Value) -> None:
+        """dst's elements from src's (cast to dst's type): register moves when every thread
+        already holds its elements, else through shared memory (each thread writes what it
+        holds at the element's row-major slot of the padded tile, then reads its own)."""
+        source, target = self.fragments[src], self.fragments[dst]
+        element = memref_type(dst).element_type
+        if source.layout.shape != target.layout.shape:
+            raise fail(op, "fragments of different shapes: a fragment copy must cover both "
+                           "fragments whole on the CUDA target")
+        moves = source.layout.register_permutation(target.layout)
+        if moves is not None:
+            values = [cast(source.load(r), element) for r in moves]
+            for reg, value in enumerate(values):
+                target.store(value, reg)
+            return
+        scratch = self.scratch[op]
+        offsets = thread_coordinates(source.layout, self.tid)
+        for reg in source.layout.live_registers():
+            point = register_coordinates(source.layout, reg, offsets)
+            memref.store(cast(source.load(reg), element), scratch,
+                         [self.flat_index(source.layout, point)])
+        gpu.BarrierOp()
+        offsets = thread_coordinates(target.layout, self.tid)
+        for reg in target.layout.live_registers():
+            point = register_coordinates(target.layout, reg, offsets)
+            target.store(memref.load(scratch, [self.flat_index(target.layout, point)]),
+                         reg)
+        gpu.BarrierOp()
 
     # ----- copy --------------------------------------------------------------------------
     @staticmethod
@@ -739,7 +821,13 @@ class KernelLowering:
         src_at = Side(src, src_offsets, src_dims)
         dst_at = Side(dst, dst_offsets, dst_dims)
         if src in self.fragments and dst in self.fragments:
-            raise fail(op, "copies between two fragments are not supported on CUDA yet")
+            if any(constant_index(v) != 0 for v in src_offsets + dst_offsets) or list(
+                    src_shape) != list(memref_type(src).shape) or list(dst_shape) != list(
+                    memref_type(dst).shape):
+                raise fail(op, "a copy between two fragments must cover both whole on the "
+                               "CUDA target")
+            self.convert(op, src, dst)
+            return
         if src in self.fragments or dst in self.fragments:
             self.copy_fragment(op, src_at, dst_at, extents)
         else:
@@ -763,33 +851,45 @@ class KernelLowering:
         vec = 1
         if (frag_side.dims[-1] == layout.rank - 1 and other.dims[-1] == self.rank(other.buffer) - 1
                 and scope(other.buffer) not in ("local", "var") and bit_width(other_element) >= 8):
-            vec = math.gcd(layout.spt[-1], max(1, 16 // element_bytes(other_element)))
-        offsets = self.thread_offsets(layout)
-        for regs, base in layout.register_offsets():
-            if regs[-1] % vec:
+            # registers 0..vec-1 hold consecutive elements and no thread shifts inside them
+            vec = math.gcd(layout.contiguous_registers(), max(1, 16 // element_bytes(
+                other_element)), layout.shape[-1])
+            while layout.thread_span()[-1] & (vec - 1):
+                vec //= 2
+        offsets = thread_coordinates(layout, self.tid)
+        for reg in range(0, layout.num_registers, vec):
+            mask = layout.register_mask(reg)
+            if mask is False:
                 continue
-            x = [add_index(offsets[d], base[d]) for d in range(layout.rank)]
+            x = register_coordinates(layout, reg, offsets)
             point = [x[d] for d in frag_side.dims]
             where = other.index(point)
-            slots = [layout.flat_register(regs[:-1] + (regs[-1] + i,)) for i in range(vec)]
-            if reading:
-                values = [memref.load(fragment.registers, [index(s)]) for s in slots]
-                if vec == 1:
-                    self.write(other, where, cast(values[0], other_element))
-                else:
-                    packed = vector.FromElementsOp(
-                        ir.VectorType.get([vec], frag_element), values).result
-                    self.write(other, where, cast(packed, ir.VectorType.get(
-                        [vec], other_element)))
+            slots = [reg + i for i in range(vec)]
+            guard = None if mask else self.inside_tile(layout, x)
+            guarded(guard, lambda where=where, slots=slots: self.move_fragment(
+                fragment, reading, other, where, slots, frag_element, other_element))
+
+    def move_fragment(self, fragment: Fragment, reading: bool, other: Side,
+                      where: list[ir.Value], slots: list[int], frag_element: ir.Type,
+                      other_element: ir.Type) -> None:
+        """Registers `slots` (consecutive elements) to or from `other` at `where`."""
+        vec = len(slots)
+        if reading:
+            values = [fragment.load(s) for s in slots]
+            if vec == 1:
+                self.write(other, where, cast(values[0], other_element))
             else:
-                value = self.read(other, where, vec)
-                if vec == 1:
-                    memref.store(cast(value, frag_element), fragment.registers,
-                                 [index(slots[0])])
-                    continue
-                value = cast(value, ir.VectorType.get([vec], frag_element))
-                for i, s in enumerate(slots):
-                    memref.store(vector.extract(value, [], [i]), fragment.registers, [index(s)])
+                packed = vector.FromElementsOp(
+                    ir.VectorType.get([vec], frag_element), values).result
+                self.write(other, where, cast(packed, ir.VectorType.get([vec], other_element)))
+            return
+        value = self.read(other, where, vec)
+        if vec == 1:
+            fragment.store(cast(value, frag_element), slots[0])
+            return
+        value = cast(value, ir.VectorType.get([vec], frag_element))
+        for i, s in enumerate(slots):
+            fragment.store(vector.extract(value, [], [i]), s)
 
     def copy_elements(self, src: Side, dst: Side, extents: list[int]) -> None:
         """Global/shared copies are shared out over the block's threads in vectors along the

@@ -28,8 +28,9 @@ from dataclasses import dataclass
 
 from mlir import ir
 
+from tilec.compiler.layouts.linear import LinearLayout
 from tilec.compiler.passes import TilePass, register
-from tilec.compiler.passes._fragment_layout import LAYOUT_ATTR, FragmentLayout, layout_of
+from tilec.compiler.passes._fragment_layout import LAYOUT_ATTR, layout_attr, layout_of
 from tilec.compiler.passes._ir_walk import as_operation, defining_op, kernels, scope, walk
 from tilec.compiler.passes._scheduling import (
     OPERAND_TYPES,
@@ -160,20 +161,20 @@ class PlanWgmmaGemms(TilePass):
                         b_alloc) in (None, layouts[1])):
                     continue
                 if layouts[0] is None:
-                    a_alloc.attributes[LAYOUT_ATTR] = self._a_registers(gemm, plan).to_attr()
+                    a_alloc.attributes[LAYOUT_ATTR] = layout_attr(self._a_registers(gemm, plan))
                 else:
                     _claim(a_alloc, layouts[0], context)
                 _claim(b_alloc, layouts[1], context)
                 block_m, block_n = ir.MemRefType(gemm.operands[2].type).shape
-                _alloc(gemm.operands[2]).attributes[LAYOUT_ATTR] = accumulator_layout(
-                    block_m, block_n, plan.warpgroups).to_attr()
+                _alloc(gemm.operands[2]).attributes[LAYOUT_ATTR] = layout_attr(
+                    accumulator_layout(block_m, block_n, plan.warpgroups))
                 gemm.attributes[WGMMA_ATTR] = plan.to_attr(context)
                 loop = _enclosing_loop(gemm)
                 if loop is not None:
                     self._cp_async_loop(loop, context)
 
     @staticmethod
-    def _a_registers(gemm: ir.Operation, plan: WgmmaPlan) -> FragmentLayout:
+    def _a_registers(gemm: ir.Operation, plan: WgmmaPlan) -> LinearLayout:
         block_m, block_k = ir.MemRefType(gemm.operands[0].type).shape
         return operand_a_layout(block_m, block_k, plan.warpgroups, OPERAND_BYTES[plan.dtype])
 

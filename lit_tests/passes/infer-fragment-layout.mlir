@@ -3,8 +3,8 @@
 // A fragment only copied and used in T.Parallel gets 16-byte runs along its last dimension;
 // the T.Parallel indexing it takes the same mapping.
 // CHECK-LABEL: func.func @copy_parallel
-// CHECK: tile.alloc {tile.layout = {spt = array<i64: 1, 4>, threads = 128 : i64, tpb = array<i64: 8, 16>, tstride = array<i64: 16, 1>}} : memref<64x64xf32, "fragment">
-// CHECK: tile.parallel [64, 64] attributes {tile.layout = {spt = array<i64: 1, 4>, threads = 128 : i64, tpb = array<i64: 8, 16>, tstride = array<i64: 16, 1>}}
+// CHECK: tile.alloc {tile.layout = #tile.linear<[64, 64], register = {{\[\[}}0, 1], [0, 2], [8, 0], [16, 0], [32, 0]], lane = {{\[\[}}0, 4], [0, 8], [0, 16], [0, 32], [1, 0]], warp = {{\[\[}}2, 0], [4, 0]]>} : memref<64x64xf32, "fragment">
+// CHECK: tile.parallel [64, 64] attributes {tile.layout = #tile.linear<[64, 64], register = {{\[\[}}0, 1], [0, 2], [8, 0], [16, 0], [32, 0]], lane = {{\[\[}}0, 4], [0, 8], [0, 16], [0, 32], [1, 0]], warp = {{\[\[}}2, 0], [4, 0]]>}
 func.func @copy_parallel(%A: memref<?x?xf32>, %n: index) attributes {tile.entry} {
   tile.kernel grid(%n) threads [128] {
   ^bb0(%bx: index):
@@ -26,8 +26,8 @@ func.func @copy_parallel(%A: memref<?x?xf32>, %n: index) attributes {tile.entry}
 // A gemm accumulator: each thread owns 4x4 runs of C (8 x 16 threads); a fragment written
 // from it in T.Parallel (the f16 staging buffer) follows.
 // CHECK-LABEL: func.func @accumulator
-// CHECK: tile.alloc {tile.layout = {spt = array<i64: 4, 4>, threads = 128 : i64, tpb = array<i64: 8, 16>, tstride = array<i64: 16, 1>}} : memref<64x64xf32, "fragment">
-// CHECK: tile.alloc {tile.layout = {spt = array<i64: 4, 4>, threads = 128 : i64, tpb = array<i64: 8, 16>, tstride = array<i64: 16, 1>}} : memref<64x64xf16, "fragment">
+// CHECK: tile.alloc {tile.layout = #tile.linear<[64, 64], register = {{\[\[}}0, 1], [0, 2], [1, 0], [2, 0], [32, 0]], lane = {{\[\[}}0, 4], [0, 8], [0, 16], [0, 32], [4, 0]], warp = {{\[\[}}8, 0], [16, 0]]>} : memref<64x64xf32, "fragment">
+// CHECK: tile.alloc {tile.layout = #tile.linear<[64, 64], register = {{\[\[}}0, 1], [0, 2], [1, 0], [2, 0], [32, 0]], lane = {{\[\[}}0, 4], [0, 8], [0, 16], [0, 32], [4, 0]], warp = {{\[\[}}8, 0], [16, 0]]>} : memref<64x64xf16, "fragment">
 func.func @accumulator(%n: index) attributes {tile.entry} {
   tile.kernel grid(%n) threads [128] {
   ^bb0(%bx: index):
@@ -51,8 +51,8 @@ func.func @accumulator(%n: index) attributes {tile.entry} {
 // A reduce destination is its source's layout without the reduced dimension: replicated over
 // the 16 threads that shared a row.
 // CHECK-LABEL: func.func @row_max
-// CHECK: tile.alloc {tile.layout = {spt = array<i64: 1>, threads = 128 : i64, tpb = array<i64: 8>, tstride = array<i64: 16>}} : memref<16xf32, "fragment">
-// CHECK-NEXT: tile.alloc {tile.layout = {spt = array<i64: 1, 4>, threads = 128 : i64, tpb = array<i64: 8, 16>, tstride = array<i64: 16, 1>}} : memref<16x64xf32, "fragment">
+// CHECK: tile.alloc {tile.layout = #tile.linear<[16], register = {{\[\[}}8]], lane = {{\[\[}}0], [0], [0], [0], [1]], warp = {{\[\[}}2], [4]]>} : memref<16xf32, "fragment">
+// CHECK-NEXT: tile.alloc {tile.layout = #tile.linear<[16, 64], register = {{\[\[}}0, 1], [0, 2], [8, 0]], lane = {{\[\[}}0, 4], [0, 8], [0, 16], [0, 32], [1, 0]], warp = {{\[\[}}2, 0], [4, 0]]>} : memref<16x64xf32, "fragment">
 func.func @row_max(%n: index) attributes {tile.entry} {
   tile.kernel grid(%n) threads [128] {
   ^bb0(%bx: index):
@@ -68,7 +68,7 @@ func.func @row_max(%n: index) attributes {tile.entry} {
 // A T.Parallel touching no fragment: one point per thread per step, so consecutive threads
 // read consecutive elements (coalesced scalar accesses).
 // CHECK-LABEL: func.func @global_only
-// CHECK: tile.parallel [32, 64] attributes {tile.layout = {spt = array<i64: 1, 1>, threads = 128 : i64, tpb = array<i64: 2, 64>, tstride = array<i64: 64, 1>}}
+// CHECK: tile.parallel [32, 64] attributes {tile.layout = #tile.linear<[32, 64], register = {{\[\[}}2, 0], [4, 0], [8, 0], [16, 0]], lane = {{\[\[}}0, 1], [0, 2], [0, 4], [0, 8], [0, 16]], warp = {{\[\[}}0, 32], [1, 0]]>}
 func.func @global_only(%A: memref<32x64xf32>, %n: index) attributes {tile.entry} {
   tile.kernel grid(%n) threads [128] {
   ^bb0(%bx: index):
@@ -78,6 +78,122 @@ func.func @global_only(%A: memref<32x64xf32>, %n: index) attributes {tile.entry}
       %y = arith.addf %x, %x : f32
       memref.store %y, %A[%i, %j] : memref<32x64xf32>
     }
+  }
+  return
+}
+
+// -----
+
+// A fragment one gemm accumulates and another reads as its A operand in a different layout
+// (C's rows, whole along K): the second gemm reads a converted copy.
+// CHECK-LABEL: func.func @gemm_chain
+// CHECK: %{{.*}} = tile.alloc {tile.layout = #tile.linear<[64, 64], register = {{\[\[}}0, 1], [0, 2], [1, 0], [2, 0], [32, 0]], lane = {{\[\[}}0, 4], [0, 8], [0, 16], [0, 32], [4, 0]], warp = {{\[\[}}8, 0], [16, 0]]>} : memref<64x64xf32, "fragment">
+// CHECK: %{{.*}} = tile.alloc {tile.layout = #tile.linear<[64, 64], register = {{\[\[}}1, 0], [2, 0], [32, 0], [0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [0, 32]], lane = {{\[\[}}0, 0], [0, 0], [0, 0], [0, 0], [4, 0]], warp = {{\[\[}}8, 0], [16, 0]]>} : memref<64x64xf32, "fragment">
+// CHECK: %{{.*}} = tile.alloc {tile.layout = #tile.linear<[64, 64], register = {{\[\[}}0, 1], [0, 2], [1, 0], [2, 0], [32, 0]], lane = {{\[\[}}0, 4], [0, 8], [0, 16], [0, 32], [4, 0]], warp = {{\[\[}}8, 0], [16, 0]]>} : memref<64x64xf32, "fragment">
+// CHECK: tile.gemm %{{.*}}, %{{.*}}, %{{.*}} : memref<64x32xf32, "shared">, memref<32x64xf32, "shared">, memref<64x64xf32, "fragment">
+// CHECK: tile.convert_layout %{{.*}} to %{{.*}} : memref<64x64xf32, "fragment"> to memref<64x64xf32, "fragment">
+// CHECK: tile.gemm %{{.*}}, %{{.*}}, %{{.*}} : memref<64x64xf32, "fragment">, memref<64x64xf32, "shared">, memref<64x64xf32, "fragment">
+func.func @gemm_chain(%n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [128] {
+  ^bb0(%bx: index):
+    %a = tile.alloc : memref<64x32xf32, "shared">
+    %b = tile.alloc : memref<32x64xf32, "shared">
+    %b2 = tile.alloc : memref<64x64xf32, "shared">
+    %x = tile.alloc : memref<64x64xf32, "fragment">
+    %y = tile.alloc : memref<64x64xf32, "fragment">
+    tile.gemm %a, %b, %x : memref<64x32xf32, "shared">, memref<32x64xf32, "shared">, memref<64x64xf32, "fragment">
+    tile.gemm %x, %b2, %y : memref<64x64xf32, "fragment">, memref<64x64xf32, "shared">, memref<64x64xf32, "fragment">
+  }
+  return
+}
+
+// -----
+
+// Attention's row statistics: the row maximum of a 64x32 score tile is sliced from its layout;
+// a T.Parallel over a 64x128 accumulator (whose threads split rows differently) reads it
+// through a converted copy laid out as that accumulator's rows.
+// CHECK-LABEL: func.func @row_scale
+// CHECK: %{{.*}} = tile.alloc {tile.layout = #tile.linear<[64, 32], register = {{\[\[}}0, 1], [0, 2], [1, 0], [2, 0]], lane = {{\[\[}}0, 4], [0, 8], [0, 16], [4, 0], [8, 0]], warp = {{\[\[}}16, 0], [32, 0]]>} : memref<64x32xf32, "fragment">
+// CHECK: %{{.*}} = tile.alloc {tile.layout = #tile.linear<[64, 128], register = {{\[\[}}0, 1], [0, 2], [0, 64], [1, 0], [2, 0], [32, 0]], lane = {{\[\[}}0, 4], [0, 8], [0, 16], [0, 32], [4, 0]], warp = {{\[\[}}8, 0], [16, 0]]>} : memref<64x128xf32, "fragment">
+// CHECK: %{{.*}} = tile.alloc {tile.layout = #tile.linear<[64], register = {{\[\[}}1], [2]], lane = {{\[\[}}0], [0], [0], [4], [8]], warp = {{\[\[}}16], [32]]>} : memref<64xf32, "fragment">
+// CHECK: %{{.*}} = tile.alloc {tile.layout = #tile.linear<[64], register = {{\[\[}}1], [2], [32]], lane = {{\[\[}}0], [0], [0], [0], [4]], warp = {{\[\[}}8], [16]]>} : memref<64xf32, "fragment">
+// CHECK: tile.reduce "max" %{{.*}} to %{{.*}} dim 1 : memref<64x32xf32, "fragment"> to memref<64xf32, "fragment">
+// CHECK: tile.convert_layout %{{.*}} to %{{.*}} : memref<64xf32, "fragment"> to memref<64xf32, "fragment">
+// CHECK: tile.parallel [64, 128] attributes {tile.layout = #tile.linear<[64, 128], register = {{\[\[}}0, 1], [0, 2], [0, 64], [1, 0], [2, 0], [32, 0]], lane = {{\[\[}}0, 4], [0, 8], [0, 16], [0, 32], [4, 0]], warp = {{\[\[}}8, 0], [16, 0]]>}
+func.func @row_scale(%n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [128] {
+  ^bb0(%bx: index):
+    %q = tile.alloc : memref<64x16xf32, "shared">
+    %k = tile.alloc : memref<16x32xf32, "shared">
+    %v = tile.alloc : memref<16x128xf32, "shared">
+    %s = tile.alloc : memref<64x32xf32, "fragment">
+    %o = tile.alloc : memref<64x128xf32, "fragment">
+    %m = tile.alloc : memref<64xf32, "fragment">
+    tile.gemm %q, %k, %s : memref<64x16xf32, "shared">, memref<16x32xf32, "shared">, memref<64x32xf32, "fragment">
+    tile.gemm %q, %v, %o : memref<64x16xf32, "shared">, memref<16x128xf32, "shared">, memref<64x128xf32, "fragment">
+    tile.reduce "max" %s to %m dim 1 : memref<64x32xf32, "fragment"> to memref<64xf32, "fragment">
+    tile.parallel [64, 128] {
+    ^bb0(%i: index, %j: index):
+      %x = memref.load %o[%i, %j] : memref<64x128xf32, "fragment">
+      %r = memref.load %m[%i] : memref<64xf32, "fragment">
+      %y = arith.mulf %x, %r : f32
+      memref.store %y, %o[%i, %j] : memref<64x128xf32, "fragment">
+    }
+  }
+  return
+}
+
+// -----
+
+// Where infer-mma-layout chose wgmma for the whole block, the accumulator is wgmma's D
+// fragment; a row sum of it keeps lane bits 2-4, the warps and the +8 row register, the
+// column lanes become copies; a fragment copy gives the other fragment the same layout.
+// CHECK-LABEL: func.func @wgmma_accumulator
+// CHECK: %{{.*}} = tile.alloc {tile.layout = #tile.linear<[64, 64], register = {{\[\[}}0, 1], [8, 0], [0, 8], [0, 16], [0, 32]], lane = {{\[\[}}0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = {{\[\[}}16, 0], [32, 0]]>, tile.mma_layout = "wgmma-accumulator"} : memref<64x64xf32, "fragment">
+// CHECK: %{{.*}} = tile.alloc {tile.layout = #tile.linear<[64, 64], register = {{\[\[}}0, 1], [8, 0], [0, 8], [0, 16], [0, 32]], lane = {{\[\[}}0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = {{\[\[}}16, 0], [32, 0]]>} : memref<64x64xf32, "fragment">
+// CHECK: %{{.*}} = tile.alloc {tile.layout = #tile.linear<[64], register = {{\[\[}}8]], lane = {{\[\[}}0], [0], [1], [2], [4]], warp = {{\[\[}}16], [32]]>} : memref<64xf32, "fragment">
+// CHECK: tile.reduce "sum" %{{.*}} to %{{.*}} dim 1 : memref<64x64xf32, "fragment"> to memref<64xf32, "fragment">
+func.func @wgmma_accumulator(%n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [128] {
+  ^bb0(%bx: index):
+    %a = tile.alloc : memref<64x32xf16, "shared">
+    %b = tile.alloc : memref<32x64xf16, "shared">
+    %c = tile.alloc {tile.mma_layout = "wgmma-accumulator"} : memref<64x64xf32, "fragment">
+    %h = tile.alloc : memref<64x64xf32, "fragment">
+    %r = tile.alloc : memref<64xf32, "fragment">
+    tile.gemm %a, %b, %c {tile.mma = {a_source = "shared", instr = array<i64: 64, 64, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<64x32xf16, "shared">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
+    tile.reduce "sum" %c to %r dim 1 : memref<64x64xf32, "fragment"> to memref<64xf32, "fragment">
+    %c0 = arith.constant 0 : index
+    tile.copy %c[%c0, %c0] [64, 64] to %h[%c0, %c0] [64, 64] : memref<64x64xf32, "fragment"> to memref<64x64xf32, "fragment">
+  }
+  return
+}
+
+// -----
+
+// A layout already on a fragment (T.annotate_layout) is kept; the T.Parallel follows it, and
+// a reduce into a destination annotated otherwise goes through a converted copy (read first:
+// clear = false).
+// CHECK-LABEL: func.func @annotated
+// CHECK: %{{.*}} = tile.alloc {tile.layout = #tile.linear<[16, 8], register = {{\[\[}}0, 1], [8, 0]], lane = {{\[\[}}0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = []>} : memref<16x8xf32, "fragment">
+// CHECK: %{{.*}} = tile.alloc {tile.layout = #tile.linear<[16], register = {{\[\[}}1], [2], [4], [8]], lane = {{\[\[}}0], [0], [0], [0], [0]], warp = []>} : memref<16xf32, "fragment">
+// CHECK: %{{.*}} = tile.alloc {tile.layout = #tile.linear<[16], register = {{\[\[}}8]], lane = {{\[\[}}0], [0], [1], [2], [4]], warp = []>} : memref<16xf32, "fragment">
+// CHECK: tile.parallel [16, 8] attributes {tile.layout = #tile.linear<[16, 8], register = {{\[\[}}0, 1], [8, 0]], lane = {{\[\[}}0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = []>}
+// CHECK: tile.convert_layout %{{.*}} to %{{.*}} : memref<16xf32, "fragment"> to memref<16xf32, "fragment">
+// CHECK: tile.reduce "sum" %{{.*}} to %{{.*}} dim 1 {clear = false} : memref<16x8xf32, "fragment"> to memref<16xf32, "fragment">
+// CHECK: tile.convert_layout %{{.*}} to %{{.*}} : memref<16xf32, "fragment"> to memref<16xf32, "fragment">
+func.func @annotated(%n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [32] {
+  ^bb0(%bx: index):
+    %f = tile.alloc {tile.layout = #tile.linear<[16, 8], register = [[0, 1], [8, 0]], lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = []>} : memref<16x8xf32, "fragment">
+    %s = tile.alloc {tile.layout = #tile.linear<[16], register = [[1], [2], [4], [8]], lane = [[0], [0], [0], [0], [0]], warp = []>} : memref<16xf32, "fragment">
+    tile.parallel [16, 8] {
+    ^bb0(%i: index, %j: index):
+      %x = memref.load %f[%i, %j] : memref<16x8xf32, "fragment">
+      %y = arith.addf %x, %x : f32
+      memref.store %y, %f[%i, %j] : memref<16x8xf32, "fragment">
+    }
+    tile.reduce "sum" %f to %s dim 1 {clear = false} : memref<16x8xf32, "fragment"> to memref<16xf32, "fragment">
   }
   return
 }

@@ -8,7 +8,7 @@
 // CHECK: tile.fill %[[C]], %{{.*}} : memref<64x64xf32, "fragment">, f32
 // CHECK: tile.for %{{.*}} to %[[K:.*]] step %{{.*}} {
 // CHECK-NEXT: ^bb0(%[[k:.*]]: index):
-// CHECK-NEXT: tile.parallel [64, 64] attributes {tile.layout = {spt = array<i64: 4, 4>, threads = 128 : i64, tpb = array<i64: 8, 16>, tstride = array<i64: 16, 1>}} {
+// CHECK-NEXT: tile.parallel [64, 64] attributes {tile.layout = #tile.linear<[64, 64], register = {{\[\[}}0, 1], [0, 2], [1, 0], [2, 0], [32, 0]], lane = {{\[\[}}0, 4], [0, 8], [0, 16], [0, 32], [4, 0]], warp = {{\[\[}}8, 0], [16, 0]]>} {
 // CHECK-NEXT: ^bb0(%[[i:.*]]: index, %[[j:.*]]: index):
 // CHECK-NEXT: %[[a:.*]] = memref.load %{{.*}}[%[[i]], %[[k]]] : memref<64x32xf16, "shared">
 // CHECK-NEXT: %[[b:.*]] = memref.load %{{.*}}[%[[j]], %[[k]]] : memref<64x32xf16, "shared">
@@ -22,7 +22,7 @@ func.func @gemm_tb(%n: index) attributes {tile.entry} {
   ^bb0(%bx: index):
     %a = tile.alloc : memref<64x32xf16, "shared">
     %b = tile.alloc : memref<64x32xf16, "shared">
-    %c = tile.alloc {tile.layout = {spt = array<i64: 4, 4>, threads = 128 : i64, tpb = array<i64: 8, 16>, tstride = array<i64: 16, 1>}} : memref<64x64xf32, "fragment">
+    %c = tile.alloc {tile.layout = #tile.linear<[64, 64], register = [[0, 1], [0, 2], [1, 0], [2, 0], [32, 0]], lane = [[0, 4], [0, 8], [0, 16], [0, 32], [4, 0]], warp = [[8, 0], [16, 0]]>} : memref<64x64xf32, "fragment">
     tile.gemm %a, %b, %c {transpose_b = true, clear_accum = true} : memref<64x32xf16, "shared">, memref<64x32xf16, "shared">, memref<64x64xf32, "fragment">
   }
   return

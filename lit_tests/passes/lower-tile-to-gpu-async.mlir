@@ -85,8 +85,8 @@ func.func @rowsum_stages3(%X: memref<?x?xf32>, %out: memref<?xf32>) attributes {
   tile.kernel grid(%g) threads [128] {
   ^bb0(%bx: index):
     %Xs = tile.alloc : memref<16x64xf32, "shared">
-    %F = tile.alloc {tile.layout = {spt = array<i64: 1, 4>, threads = 128 : i64, tpb = array<i64: 8, 16>, tstride = array<i64: 16, 1>}} : memref<16x64xf32, "fragment">
-    %s = tile.alloc {tile.layout = {spt = array<i64: 1>, threads = 128 : i64, tpb = array<i64: 8>, tstride = array<i64: 16>}} : memref<16xf32, "fragment">
+    %F = tile.alloc {tile.layout = #tile.linear<[16, 64], register = [[0, 1], [0, 2], [8, 0]], lane = [[0, 4], [0, 8], [0, 16], [0, 32], [1, 0]], warp = [[2, 0], [4, 0]]>} : memref<16x64xf32, "fragment">
+    %s = tile.alloc {tile.layout = #tile.linear<[16], register = [[8]], lane = [[0], [0], [0], [0], [1]], warp = [[2], [4]]>} : memref<16xf32, "fragment">
     %zero = arith.constant 0.0 : f32
     tile.fill %s, %zero : memref<16xf32, "fragment">, f32
     %row = arith.muli %bx, %c16 : index
@@ -138,9 +138,9 @@ func.func @two_tiles_stages2(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %out: mem
   ^bb0(%bx: index):
     %As = tile.alloc : memref<32x32xf16, "shared">
     %Bs = tile.alloc : memref<32x32xf16, "shared">
-    %Fa = tile.alloc {tile.layout = {spt = array<i64: 1, 8>, threads = 128 : i64, tpb = array<i64: 32, 4>, tstride = array<i64: 4, 1>}} : memref<32x32xf16, "fragment">
-    %Fb = tile.alloc {tile.layout = {spt = array<i64: 1, 8>, threads = 128 : i64, tpb = array<i64: 32, 4>, tstride = array<i64: 4, 1>}} : memref<32x32xf16, "fragment">
-    %acc = tile.alloc {tile.layout = {spt = array<i64: 1, 8>, threads = 128 : i64, tpb = array<i64: 32, 4>, tstride = array<i64: 4, 1>}} : memref<32x32xf32, "fragment">
+    %Fa = tile.alloc {tile.layout = #tile.linear<[32, 32], register = [[0, 1], [0, 2], [0, 4]], lane = [[0, 8], [0, 16], [1, 0], [2, 0], [4, 0]], warp = [[8, 0], [16, 0]]>} : memref<32x32xf16, "fragment">
+    %Fb = tile.alloc {tile.layout = #tile.linear<[32, 32], register = [[0, 1], [0, 2], [0, 4]], lane = [[0, 8], [0, 16], [1, 0], [2, 0], [4, 0]], warp = [[8, 0], [16, 0]]>} : memref<32x32xf16, "fragment">
+    %acc = tile.alloc {tile.layout = #tile.linear<[32, 32], register = [[0, 1], [0, 2], [0, 4]], lane = [[0, 8], [0, 16], [1, 0], [2, 0], [4, 0]], warp = [[8, 0], [16, 0]]>} : memref<32x32xf32, "fragment">
     %zero = arith.constant 0.0 : f32
     tile.fill %acc, %zero : memref<32x32xf32, "fragment">, f32
     tile.pipelined %c2 to %n step %c2 stages 2 attributes {tile.pipeline = {stages = 2 : i64, k_tile = 32 : i64, mechanism = "cp.async"}} {
@@ -151,7 +151,7 @@ func.func @two_tiles_stages2(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %out: mem
       tile.copy %B[%kk, %c0] [32, 32] to %Bs[%c0, %c0] [32, 32] {tile.async = "cp.async"} : memref<?x?xf16> to memref<32x32xf16, "shared">
       tile.copy %As[%c0, %c0] [32, 32] to %Fa[%c0, %c0] [32, 32] : memref<32x32xf16, "shared"> to memref<32x32xf16, "fragment">
       tile.copy %Bs[%c0, %c0] [32, 32] to %Fb[%c0, %c0] [32, 32] : memref<32x32xf16, "shared"> to memref<32x32xf16, "fragment">
-      tile.parallel [32, 32] attributes {tile.layout = {spt = array<i64: 1, 8>, threads = 128 : i64, tpb = array<i64: 32, 4>, tstride = array<i64: 4, 1>}} {
+      tile.parallel [32, 32] attributes {tile.layout = #tile.linear<[32, 32], register = [[0, 1], [0, 2], [0, 4]], lane = [[0, 8], [0, 16], [1, 0], [2, 0], [4, 0]], warp = [[8, 0], [16, 0]]>} {
       ^bb0(%i: index, %j: index):
         %a = memref.load %Fa[%i, %j] : memref<32x32xf16, "fragment">
         %b = memref.load %Fb[%i, %j] : memref<32x32xf16, "fragment">
@@ -197,8 +197,8 @@ func.func @unmarked_copy_stays(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %out: m
   ^bb0(%bx: index):
     %As = tile.alloc : memref<32x32xf16, "shared">
     %Bs = tile.alloc : memref<32x32xf16, "shared">
-    %Fa = tile.alloc {tile.layout = {spt = array<i64: 1, 8>, threads = 128 : i64, tpb = array<i64: 32, 4>, tstride = array<i64: 4, 1>}} : memref<32x32xf16, "fragment">
-    %Fb = tile.alloc {tile.layout = {spt = array<i64: 1, 8>, threads = 128 : i64, tpb = array<i64: 32, 4>, tstride = array<i64: 4, 1>}} : memref<32x32xf16, "fragment">
+    %Fa = tile.alloc {tile.layout = #tile.linear<[32, 32], register = [[0, 1], [0, 2], [0, 4]], lane = [[0, 8], [0, 16], [1, 0], [2, 0], [4, 0]], warp = [[8, 0], [16, 0]]>} : memref<32x32xf16, "fragment">
+    %Fb = tile.alloc {tile.layout = #tile.linear<[32, 32], register = [[0, 1], [0, 2], [0, 4]], lane = [[0, 8], [0, 16], [1, 0], [2, 0], [4, 0]], warp = [[8, 0], [16, 0]]>} : memref<32x32xf16, "fragment">
     tile.pipelined %c0 to %n step %c1 stages 2 attributes {tile.pipeline = {stages = 2 : i64, k_tile = 32 : i64, mechanism = "cp.async"}} {
     ^bb0(%k: index):
       %c32 = arith.constant 32 : index
@@ -227,7 +227,7 @@ func.func @unmarked_loop(%A: memref<?x?xf16>, %n: index) attributes {tile.entry}
   tile.kernel grid(%c1) threads [128] {
   ^bb0(%bx: index):
     %As = tile.alloc : memref<32x32xf16, "shared">
-    %Fa = tile.alloc {tile.layout = {spt = array<i64: 1, 8>, threads = 128 : i64, tpb = array<i64: 32, 4>, tstride = array<i64: 4, 1>}} : memref<32x32xf16, "fragment">
+    %Fa = tile.alloc {tile.layout = #tile.linear<[32, 32], register = [[0, 1], [0, 2], [0, 4]], lane = [[0, 8], [0, 16], [1, 0], [2, 0], [4, 0]], warp = [[8, 0], [16, 0]]>} : memref<32x32xf16, "fragment">
     tile.pipelined %c0 to %n step %c1 stages 3 {
     ^bb0(%k: index):
       tile.copy %A[%c0, %k] [32, 32] to %As[%c0, %c0] [32, 32] {tile.async = "cp.async"} : memref<?x?xf16> to memref<32x32xf16, "shared">
@@ -254,7 +254,7 @@ func.func @meaning_kept(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %n: index) att
   ^bb0(%bx: index):
     %As = tile.alloc : memref<32x32xf16, "shared">
     %Bs = tile.alloc : memref<32x32xf16, "shared">
-    %Fa = tile.alloc {tile.layout = {spt = array<i64: 1, 8>, threads = 128 : i64, tpb = array<i64: 32, 4>, tstride = array<i64: 4, 1>}} : memref<32x32xf16, "fragment">
+    %Fa = tile.alloc {tile.layout = #tile.linear<[32, 32], register = [[0, 1], [0, 2], [0, 4]], lane = [[0, 8], [0, 16], [1, 0], [2, 0], [4, 0]], warp = [[8, 0], [16, 0]]>} : memref<32x32xf16, "fragment">
     tile.pipelined %c0 to %n step %c1 stages 3 attributes {tile.pipeline = {stages = 3 : i64, k_tile = 32 : i64, mechanism = "cp.async"}} {
     ^bb0(%k: index):
       tile.copy %As[%c0, %c0] [32, 32] to %Fa[%c0, %c0] [32, 32] : memref<32x32xf16, "shared"> to memref<32x32xf16, "fragment">

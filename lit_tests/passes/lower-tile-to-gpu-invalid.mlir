@@ -8,7 +8,7 @@ func.func @outside(%n: index) attributes {tile.entry} {
   tile.kernel grid(%n) threads [128] {
   ^bb0(%bx: index):
     %c0 = arith.constant 0 : index
-    %f = tile.alloc {tile.layout = {spt = array<i64: 1>, threads = 128 : i64, tpb = array<i64: 128>, tstride = array<i64: 1>}} : memref<128xf32, "fragment">
+    %f = tile.alloc {tile.layout = #tile.linear<[128], register = [], lane = [[1], [2], [4], [8], [16]], warp = [[32], [64]]>} : memref<128xf32, "fragment">
     %x = memref.load %f[%c0] : memref<128xf32, "fragment">
   }
   return
@@ -20,8 +20,8 @@ func.func @outside(%n: index) attributes {tile.entry} {
 func.func @transposed(%n: index) attributes {tile.entry} {
   tile.kernel grid(%n) threads [128] {
   ^bb0(%bx: index):
-    %f = tile.alloc {tile.layout = {spt = array<i64: 1, 4>, threads = 128 : i64, tpb = array<i64: 8, 16>, tstride = array<i64: 16, 1>}} : memref<64x64xf32, "fragment">
-    tile.parallel [64, 64] attributes {tile.layout = {spt = array<i64: 1, 4>, threads = 128 : i64, tpb = array<i64: 8, 16>, tstride = array<i64: 16, 1>}} {
+    %f = tile.alloc {tile.layout = #tile.linear<[64, 64], register = [[0, 1], [0, 2], [8, 0], [16, 0], [32, 0]], lane = [[0, 4], [0, 8], [0, 16], [0, 32], [1, 0]], warp = [[2, 0], [4, 0]]>} : memref<64x64xf32, "fragment">
+    tile.parallel [64, 64] attributes {tile.layout = #tile.linear<[64, 64], register = [[0, 1], [0, 2], [8, 0], [16, 0], [32, 0]], lane = [[0, 4], [0, 8], [0, 16], [0, 32], [1, 0]], warp = [[2, 0], [4, 0]]>} {
     ^bb0(%i: index, %j: index):
       %x = memref.load %f[%i, %j] : memref<64x64xf32, "fragment">
       memref.store %x, %f[%j, %i] : memref<64x64xf32, "fragment">

@@ -37,12 +37,12 @@ func.func @rowsum(%X: memref<?x64xf32>, %out: memref<?xf32>) attributes {tile.en
   %g = arith.ceildivui %M, %c16 : index
   tile.kernel grid(%g) threads [128] {
   ^bb0(%bx: index):
-    %f = tile.alloc {tile.layout = {spt = array<i64: 1, 4>, threads = 128 : i64, tpb = array<i64: 8, 16>, tstride = array<i64: 16, 1>}} : memref<16x64xf32, "fragment">
-    %s = tile.alloc {tile.layout = {spt = array<i64: 1>, threads = 128 : i64, tpb = array<i64: 8>, tstride = array<i64: 16>}} : memref<16xf32, "fragment">
+    %f = tile.alloc {tile.layout = #tile.linear<[16, 64], register = [[0, 1], [0, 2], [8, 0]], lane = [[0, 4], [0, 8], [0, 16], [0, 32], [1, 0]], warp = [[2, 0], [4, 0]]>} : memref<16x64xf32, "fragment">
+    %s = tile.alloc {tile.layout = #tile.linear<[16], register = [[8]], lane = [[0], [0], [0], [0], [1]], warp = [[2], [4]]>} : memref<16xf32, "fragment">
     %row = arith.muli %bx, %c16 : index
     tile.copy %X[%row, %c0] [16, 64] to %f[%c0, %c0] [16, 64] : memref<?x64xf32> to memref<16x64xf32, "fragment">
     tile.reduce "sum" %f to %s dim 1 : memref<16x64xf32, "fragment"> to memref<16xf32, "fragment">
-    tile.parallel [16] attributes {tile.layout = {spt = array<i64: 1>, threads = 128 : i64, tpb = array<i64: 8>, tstride = array<i64: 16>}} {
+    tile.parallel [16] attributes {tile.layout = #tile.linear<[16], register = [[8]], lane = [[0], [0], [0], [0], [1]], warp = [[2], [4]]>} {
     ^bb0(%i: index):
       %r = arith.addi %row, %i : index
       %v = memref.load %s[%i] : memref<16xf32, "fragment">
@@ -54,18 +54,21 @@ func.func @rowsum(%X: memref<?x64xf32>, %out: memref<?xf32>) attributes {tile.en
 
 // -----
 
-// Shared buffers are views into the dynamic shared memory; a reduction across warps goes
-// through a scratch buffer between two barriers.
+// Shared buffers are views into the dynamic shared memory; a reduction combines the lanes
+// along the reduced dimension (lane bit 4: xor 16) with a shuffle, then the warps along it
+// (warp bits 0, 1: 4 peers) through a scratch buffer between two barriers.
 // CHECK-LABEL: gpu.func @colsum
-// CHECK-SAME: tile.shared_bytes = 10240 : i64
+// CHECK-SAME: tile.shared_bytes = 9216 : i64
 // CHECK: %[[SMEM:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
 // CHECK: %[[TILE:.*]] = memref.view %[[SMEM]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<32x64xf32, #gpu.address_space<workgroup>>
-// CHECK: %[[SCRATCH:.*]] = memref.view %[[SMEM]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<512xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[SCRATCH:.*]] = memref.view %[[SMEM]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<256xf32, #gpu.address_space<workgroup>>
 // cooperative copy: thread t moves vectors t, t + 128, ...
 // CHECK: scf.for %{{.*}} = %thread_id_x to %{{.*}} step %{{.*}} {
 // CHECK: vector.store %{{.*}}, %[[TILE]][%{{.*}}, %{{.*}}] {alignment = 16 : i64}
 // CHECK: gpu.barrier
 // CHECK: vector.load %[[TILE]]
+// CHECK: %[[SIXTEEN:.*]] = arith.constant 16 : i32
+// CHECK: gpu.shuffle  xor %{{.*}}, %[[SIXTEEN]]
 // CHECK: memref.store %{{.*}}, %[[SCRATCH]]
 // CHECK: gpu.barrier
 // CHECK: memref.load %[[SCRATCH]]
@@ -76,13 +79,104 @@ func.func @colsum(%A: memref<32x64xf32>, %out: memref<64xf32>) attributes {tile.
   ^bb0(%bx: index):
     %c0 = arith.constant 0 : index
     %t = tile.alloc : memref<32x64xf32, "shared">
-    %f = tile.alloc {tile.layout = {spt = array<i64: 1, 4>, threads = 128 : i64, tpb = array<i64: 8, 16>, tstride = array<i64: 16, 1>}} : memref<32x64xf32, "fragment">
-    %s = tile.alloc {tile.layout = {spt = array<i64: 4>, threads = 128 : i64, tpb = array<i64: 16>, tstride = array<i64: 1>}} : memref<64xf32, "fragment">
+    %f = tile.alloc {tile.layout = #tile.linear<[32, 64], register = [[0, 1], [0, 2], [8, 0], [16, 0]], lane = [[0, 4], [0, 8], [0, 16], [0, 32], [1, 0]], warp = [[2, 0], [4, 0]]>} : memref<32x64xf32, "fragment">
+    %s = tile.alloc {tile.layout = #tile.linear<[64], register = [[1], [2]], lane = [[4], [8], [16], [32], [0]], warp = [[0], [0]]>} : memref<64xf32, "fragment">
     tile.copy %A[%c0, %c0] [32, 64] to %t[%c0, %c0] [32, 64] : memref<32x64xf32> to memref<32x64xf32, "shared">
     gpu.barrier
     tile.copy %t[%c0, %c0] [32, 64] to %f[%c0, %c0] [32, 64] : memref<32x64xf32, "shared"> to memref<32x64xf32, "fragment">
     tile.reduce "sum" %f to %s dim 0 : memref<32x64xf32, "fragment"> to memref<64xf32, "fragment">
     tile.copy %s[%c0] [64] to %out[%c0] [64] : memref<64xf32, "fragment"> to memref<64xf32>
+  }
+  return
+}
+
+// -----
+
+// tile.convert_layout between layouts that differ only in register order: register moves.
+// CHECK-LABEL: gpu.func @convert_registers
+// CHECK-SAME: tile.shared_bytes = 0 : i64
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.return
+func.func @convert_registers(%out: memref<16x8xf32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [32] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %a = tile.alloc {tile.layout = #tile.linear<[16, 8], register = [[0, 1], [8, 0]], lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = []>} : memref<16x8xf32, "fragment">
+    %b = tile.alloc {tile.layout = #tile.linear<[16, 8], register = [[8, 0], [0, 1]], lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = []>} : memref<16x8xf32, "fragment">
+    tile.convert_layout %a to %b : memref<16x8xf32, "fragment"> to memref<16x8xf32, "fragment">
+    tile.copy %b[%c0, %c0] [16, 8] to %out[%c0, %c0] [16, 8] : memref<16x8xf32, "fragment"> to memref<16x8xf32>
+  }
+  return
+}
+
+// -----
+
+// Elements that change threads go through shared memory: every thread writes what it holds
+// at the element's row-major slot, a barrier, every thread reads its own, a barrier.
+// CHECK-LABEL: gpu.func @convert_shared
+// CHECK-SAME: tile.shared_bytes = 512 : i64
+// CHECK: %[[SCRATCH:.*]] = memref.view %{{.*}}[%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<128xf32, #gpu.address_space<workgroup>>
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[SCRATCH]]
+// CHECK: gpu.barrier
+// CHECK-COUNT-4: memref.load %[[SCRATCH]]
+// CHECK: gpu.barrier
+func.func @convert_shared(%out: memref<16x8xf32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [32] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %a = tile.alloc {tile.layout = #tile.linear<[16, 8], register = [[0, 1], [8, 0]], lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = []>} : memref<16x8xf32, "fragment">
+    %b = tile.alloc {tile.layout = #tile.linear<[16, 8], register = [[0, 1], [0, 2]], lane = [[0, 4], [1, 0], [2, 0], [4, 0], [8, 0]], warp = []>} : memref<16x8xf32, "fragment">
+    tile.convert_layout %a to %b : memref<16x8xf32, "fragment"> to memref<16x8xf32, "fragment">
+    tile.copy %b[%c0, %c0] [16, 8] to %out[%c0, %c0] [16, 8] : memref<16x8xf32, "fragment"> to memref<16x8xf32>
+  }
+  return
+}
+
+// -----
+
+// A row reduction of an mma accumulator layout shuffles over the lanes along the row (lane
+// bits 0 and 1: xor 1, xor 2) and needs no shared memory; a fragment -> fragment copy of the
+// same layout is register moves.
+// CHECK-LABEL: gpu.func @mma_row_sum
+// CHECK-SAME: tile.shared_bytes = 0 : i64
+// CHECK: %[[ONE:.*]] = arith.constant 1 : i32
+// CHECK: gpu.shuffle  xor %{{.*}}, %[[ONE]]
+// CHECK: %[[TWO:.*]] = arith.constant 2 : i32
+// CHECK: gpu.shuffle  xor %{{.*}}, %[[TWO]]
+func.func @mma_row_sum(%A: memref<16x8xf32>, %out: memref<16xf32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [32] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %a = tile.alloc {tile.layout = #tile.linear<[16, 8], register = [[0, 1], [8, 0]], lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = []>} : memref<16x8xf32, "fragment">
+    %b = tile.alloc {tile.layout = #tile.linear<[16, 8], register = [[0, 1], [8, 0]], lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = []>} : memref<16x8xf32, "fragment">
+    %s = tile.alloc {tile.layout = #tile.linear<[16], register = [[8]], lane = [[0], [0], [1], [2], [4]], warp = []>} : memref<16xf32, "fragment">
+    tile.copy %A[%c0, %c0] [16, 8] to %a[%c0, %c0] [16, 8] : memref<16x8xf32> to memref<16x8xf32, "fragment">
+    tile.copy %a[%c0, %c0] [16, 8] to %b[%c0, %c0] [16, 8] : memref<16x8xf32, "fragment"> to memref<16x8xf32, "fragment">
+    tile.reduce "sum" %b to %s dim 1 : memref<16x8xf32, "fragment"> to memref<16xf32, "fragment">
+    tile.copy %s[%c0] [16] to %out[%c0] [16] : memref<16xf32, "fragment"> to memref<16xf32>
+  }
+  return
+}
+
+// -----
+
+// A ragged fragment (48 rows padded to 64): the register of rows 48..63 is skipped.
+// CHECK-LABEL: gpu.func @ragged
+// CHECK-COUNT-3: memref.load %{{.*}} : memref<4xf32>
+// CHECK-NOT: memref.load %{{.*}} : memref<4xf32>
+// CHECK: gpu.return
+func.func @ragged(%out: memref<48xf32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [16] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %f = tile.alloc {tile.layout = #tile.linear<[48], register = [[16], [32]], lane = [[1], [2], [4], [8]], warp = []>} : memref<48xf32, "fragment">
+    %one = arith.constant 1.0 : f32
+    tile.fill %f, %one : memref<48xf32, "fragment">, f32
+    tile.copy %f[%c0] [48] to %out[%c0] [48] : memref<48xf32, "fragment"> to memref<48xf32>
   }
   return
 }

@@ -11,7 +11,7 @@
 // CHECK-LABEL: func.func @bias_relu
 // CHECK: tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 2 : i64, span = 64 : i64, warpgroups = 1 : i64}, tile.swizzle = "128B"} : memref<128x32xf16, "shared">
 // CHECK: tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}, tile.swizzle = "128B"} : memref<32x128xf16, "shared">
-// CHECK: tile.alloc {tile.layout = {spt = array<i64: 1, 2>, threads = 128 : i64, tpb = array<i64: 32, 4>, tstride = array<i64: 4, 1>}, tile.mma_layout = "wgmma-accumulator"}
+// CHECK: tile.alloc {tile.layout = #tile.linear<[128, 128], register = {{\[\[}}0, 1], [0, 8], [0, 16], [0, 32], [0, 64], [32, 0], [64, 0]], lane = {{\[\[}}0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = {{\[\[}}8, 0], [16, 0]]>, tile.mma_layout = "wgmma-accumulator"}
 // CHECK: tile.pipelined {{.*}} attributes {tile.pipeline = {k_tile = 32 : i64, mechanism = "cp.async", stages = 3 : i64}}
 // CHECK: tile.copy {{.*}} {tile.async = "cp.async"}
 // CHECK: tile.copy {{.*}} {tile.async = "cp.async"}
@@ -61,7 +61,7 @@ module attributes {tile.arch = "sm_90a"} {
 // CHECK-LABEL: func.func @two_warpgroups_kmajor_b
 // CHECK: tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 1 : i64, span = 128 : i64, warpgroups = 2 : i64}} : memref<128x64xbf16, "shared">
 // CHECK: tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<256x64xbf16, "shared">
-// CHECK: tile.layout = {spt = array<i64: 1, 2>, threads = 256 : i64, tpb = array<i64: 64, 4>, tstride = array<i64: 4, 1>}
+// CHECK: tile.layout = #tile.linear<[128, 256], register = {{\[\[}}0, 1], [0, 8], [0, 16], [0, 32], [0, 64], [0, 128], [64, 0]], lane = {{\[\[}}0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = {{\[\[}}8, 0], [16, 0], [32, 0]]>
 // CHECK: tile.gemm {{.*}} tile.wgmma = {a_registers = false, dtype = "bf16", k = 16 : i64, m_atoms = 1 : i64, n = 256 : i64, warpgroups = 2 : i64}
 module attributes {tile.arch = "sm_90a"} {
   func.func @two_warpgroups_kmajor_b(%A: memref<4x512x512xbf16>, %B: memref<4x512x512xbf16>) attributes {tile.entry} {
@@ -86,7 +86,7 @@ module attributes {tile.arch = "sm_90a"} {
 // layout (for f16 the accumulator's); the shared tile itself is an ordinary one.
 // CHECK-LABEL: func.func @register_a
 // CHECK: %[[AS:.*]] = tile.alloc : memref<128x32xf16, "shared">
-// CHECK: tile.alloc {tile.layout = {spt = array<i64: 1, 2>, threads = 128 : i64, tpb = array<i64: 32, 4>, tstride = array<i64: 4, 1>}} : memref<128x32xf16, "fragment">
+// CHECK: tile.alloc {tile.layout = #tile.linear<[128, 32], register = {{\[\[}}0, 1], [0, 8], [0, 16], [32, 0], [64, 0]], lane = {{\[\[}}0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = {{\[\[}}8, 0], [16, 0]]>} : memref<128x32xf16, "fragment">
 // CHECK: tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<32x128xf16, "shared">
 // CHECK: tile.gemm {{.*}} tile.wgmma = {a_registers = true, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, warpgroups = 1 : i64}
 module attributes {tile.arch = "sm_90a"} {
