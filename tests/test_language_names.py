@@ -52,6 +52,40 @@ def test_dtypes_are_their_names() -> None:
         T.dtype("float7")
 
 
+def test_tfloat32_and_sub_byte_names(rng: torch.Generator) -> None:
+    """T.tfloat32 operands are float32 tensors; T.int4 / T.float4_e2m1fn exist as names (TileLang
+    code compares and maps them) but no buffer of them can be made."""
+    assert T.tfloat32.as_torch() is torch.float32 and T.tfloat32.interchangeable(T.float32)
+    assert {T.int4: "i4"}["int4"] == "i4" and T.dtype("float4_e2m1fn").bits == 4
+
+    @T.prim_func
+    def tf32_gemm(A: T.Tensor((32, 16), T.tfloat32), B: T.Tensor((16, 32), T.float32),
+                  C: T.Tensor((32, 32), T.float32)):
+        with T.Kernel(1, threads=128) as _:
+            a = T.alloc_shared((32, 16), T.tfloat32)
+            b = T.alloc_shared((16, 32), T.tfloat32)
+            c = T.alloc_fragment((32, 32), T.float32)
+            T.copy(A, a)
+            T.copy(B, b)
+            T.gemm(a, b, c, clear_accum=True)
+            T.copy(c, C)
+
+    a, b = randn((32, 16), torch.float32, rng), randn((16, 32), torch.float32, rng)
+    c = poisoned((32, 32), torch.float32)
+    cpu(tf32_gemm)(a, b, c)
+    assert_close(c, a.double() @ b.double(), torch.float32)
+
+    @T.prim_func
+    def nibbles(A: T.Tensor((8,), T.int8)):
+        with T.Kernel(1, threads=32) as _:
+            x = T.alloc_local((8,), T.int4)
+            T.copy(A, x)
+
+    with pytest.raises(tilec.TilecError, match=r"test_language_names.py:\d+: T.int4 buffers and "
+                                               "values are not supported by tilec"):
+        tilec.compile(nibbles, target="cpu")
+
+
 @pytest.mark.parametrize("dtype", [T.uint16, T.uint32, T.uint64])
 def test_unsigned_dtypes(dtype: T.DType, rng: torch.Generator) -> None:
     """Unsigned division, shift and comparison on values above the signed range."""

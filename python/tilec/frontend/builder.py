@@ -957,9 +957,18 @@ class KernelBuilder(ThreadOps):
 
     def _dtype(self, spec: Any, node: ast.AST) -> T.DType:
         try:
-            return T.dtype(spec)
+            dtype = T.dtype(spec)
         except TilecError as error:
             self.error(node, error.message)
+        return self.supported(dtype, node)
+
+    def supported(self, dtype: T.DType, node: ast.AST) -> T.DType:
+        """`dtype`, unless tilec cannot make buffers or values of it (sub-byte dtypes)."""
+        if dtype.is_sub_byte:
+            self.error(node, f"T.{dtype.name} buffers and values are not supported by tilec "
+                             "(sub-byte dtypes): pack them into int8 / uint8 and unpack with "
+                             "shifts and masks")
+        return dtype
 
     def allocate(self, scope: str, shape: list[int], dtype: T.DType, node: ast.AST) -> Buffer:
         self.require_kernel(node, f"a {scope} allocation")
@@ -1508,6 +1517,7 @@ class KernelBuilder(ThreadOps):
         return self.materialize(value, T.index, node).value
 
     def cast(self, value: Any, dtype: T.DType, node: ast.AST) -> Any:
+        self.supported(dtype, node)
         value = self.rvalue(value, node)
         if _is_py_value(value):
             if not isinstance(value, PyNumber):
@@ -1868,6 +1878,7 @@ def build_prim_func(prim: T.PrimFunc, out_idx: list[int] | None = None) -> Front
                 if not isinstance(dim, (int, T.Symbol)):
                     builder.error(source.tree, f"the shape of '{name}' must hold ints and "
                                                f"T.dynamic sizes, got {dim!r}")
+            builder.supported(annotation.dtype, source.tree)
             specs.append(annotation)
         elif isinstance(annotation, (T.DType, str)):
             specs.append(builder._dtype(annotation, source.tree))

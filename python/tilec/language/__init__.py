@@ -87,12 +87,17 @@ class DType(str):
         same IR type read the same way, so nothing converts between them."""
         return self.mlir == other.mlir and self.kind == other.kind
 
+    @property
+    def is_sub_byte(self) -> bool:
+        """int4, float4_e2m1fn: tilec makes no buffers or values of these."""
+        return self.bits < 8 and self.kind != "bool"
+
     def as_torch(self) -> Any:
         """The torch dtype of tensors of this dtype (imports torch)."""
         import torch
 
-        if self.kind == "index":
-            raise TilecError("T.index has no torch dtype")
+        if not self.torch_name:
+            raise TilecError(f"T.{self.name} has no torch dtype")
         return getattr(torch, self.torch_name)
 
     def __repr__(self) -> str:
@@ -120,7 +125,13 @@ uint16 = DType._define("uint16", "i16", 16, "uint")
 uint32 = DType._define("uint32", "i32", 32, "uint")
 uint64 = DType._define("uint64", "i64", 64, "uint")
 bool = DType._define("bool", "i1", 1, "bool", storage="i8")  # noqa: A001 - TileLang's T.bool
-index = DType._define("index", "index", 64, "index")
+# tf32 operands are float32 values (tilec's float32 gemms run on tf32 tensor cores)
+tfloat32 = DType._define("tfloat32", "f32", 32, "float", "float32")
+# sub-byte dtypes: named (so TileLang code can compare and map them), but no buffer or value of
+# them can be made (the frontend says so; torch has no tensors of them)
+int4 = DType._define("int4", "i4", 4, "int", "")
+float4_e2m1fn = DType._define("float4_e2m1fn", "f4E2M1FN", 4, "float", "")
+index = DType._define("index", "index", 64, "index", "")
 # TileLang's C-style names: the same dtypes under a second name (the builtins they shadow here
 # are spelled builtins.int / builtins.float in this module)
 float = float32  # noqa: A001
@@ -131,7 +142,8 @@ uint = uint32
 DTYPES: dict[str, DType] = {
     d.name: d
     for d in (float16, bfloat16, float32, float64, float8_e4m3, float8_e4m3fn, float8_e5m2,
-              int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool)
+              int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool, tfloat32, int4,
+              float4_e2m1fn)
 }
 _ALIASES = {
     "float": float32, "half": float16, "double": float64, "int": int32, "uint": uint32,
@@ -671,7 +683,8 @@ __all__ = [
     "pow", "clamp", "max_value", "min_value", "vectorized", "cast", "infinity",
     "float16", "bfloat16", "float32", "float64", "float8_e4m3", "float8_e4m3fn", "float8_e5m2",
     "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool", "index",
-    "float", "half", "int", "uint", "get_thread_binding", "get_thread_bindings",
+    "float", "half", "int", "uint", "tfloat32", "int4", "float4_e2m1fn", "get_thread_binding",
+    "get_thread_bindings",
     "thread_binding", "get_block_binding", "get_block_bindings", "sync_threads", "shfl_xor",
     "shfl_down", "shfl_up", "shfl_sync", "warp_reduce_sum", "warp_reduce_max",
     "warp_reduce_min", "warp_reduce_bitand", "warp_reduce_bitor", "Cast", "reinterpret",
