@@ -195,3 +195,63 @@ def test_assert_allclose_reports_the_mismatch_ratio(softmax_kernel) -> None:
                                              r"most 10.0000% allowed"):
         profiler.assert_allclose(one_row_wrong, atol=1e-5, rtol=1e-5, max_mismatched_ratio=0.1)
 
+
+
+# ----- the CUDA timing path, on a fake CUDA clock --------------------------------------------
+
+
+class FakeEvent:
+    """A CUDA event whose timestamp is the host clock when it is recorded."""
+
+    def __init__(self, enable_timing: bool = False):
+        assert enable_timing
+        self.at: float | None = None
+
+    def record(self) -> None:
+        self.at = time.perf_counter()
+
+    def elapsed_time(self, end: FakeEvent) -> float:
+        return (end.at - self.at) * 1e3
+
+
+@pytest.fixture
+def fake_cuda(monkeypatch):
+    """torch.cuda's events and synchronize on the host clock; "cuda" tensors on the CPU."""
+    real_empty = torch.empty
+    flushes = []
+
+    def empty(*shape, device=None, **kwargs):
+        tensor = real_empty(*shape, **kwargs)
+        if device == "cuda":
+            flushes.append(tensor)
+        return tensor
+
+    monkeypatch.setattr(torch.cuda, "Event", FakeEvent)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *args: None)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch, "empty", empty)
+    return flushes
+
+
+def test_cuda_path_times_with_events_and_flushes_l2(fake_cuda) -> None:
+    calls = []
+
+    def counted() -> None:
+        calls.append(1)
+        sleep()
+
+    times = do_bench(counted, _n_warmup=2, _n_repeat=5, return_mode="all", cache_size=1)
+    assert len(times) == 5 and all(t >= SLEEP_MS for t in times)
+    assert len(calls) == 1 + 5 + 2 + 5
+    (flush,) = fake_cuda
+    assert flush.numel() * flush.element_size() == 1024 * 1024 and flush.dtype == torch.int32
+    assert do_bench(counted, warmup=4, rep=10, cache_size=1, fast_flush=False) >= SLEEP_MS
+    assert fake_cuda[1].dtype == torch.int8
+
+
+@pytest.mark.skipif(cupti_available(), reason="checks the fallback without CUPTI")
+def test_cupti_falls_back_to_events_with_a_warning(fake_cuda) -> None:
+    with pytest.warns(RuntimeWarning, match="timing with CUDA events instead"):
+        times = do_bench(sleep, _n_warmup=1, _n_repeat=3, backend="cupti", return_mode="all",
+                         cache_size=1)
+    assert len(times) == 3 and min(times) >= SLEEP_MS
