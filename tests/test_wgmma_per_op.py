@@ -157,6 +157,8 @@ def batched(Bt: int, M: int, N: int, K: int, block_M: int = 128, block_N: int = 
     (lambda *s: bias_relu(*s, block_N=256, threads=256), (1000, 1016, 1000),
      "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16"),
     (batched, (4, 256, 256, 512), "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"),
+    (lambda *s: batched(*s, dtype="float32"), (2, 256, 256, 256),  # float32 as tf32: K-major
+     "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"),
     (lambda *s: bias_relu(*s, register_a=True), (512, 512, 512),
      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"),
 ])
@@ -166,24 +168,18 @@ def test_declined_kernels_run_wgmma_per_op_on_sm90a(factory, args, instructions:
     ptx = kernel.asm["ptx"]
     assert "tile.tensorcore" not in kernel.asm["tile-cuda"]  # not the whole-kernel generator
     assert "tile.wgmma" in kernel.asm["tile-cuda"]
-    # per 32-byte K step of the 32-wide K tile, one instruction per 64-row atom of a warpgroup;
+    # per 32-byte K step of the 32-wide K tile (64 bytes of 16-bit, 128 of float32), one
+    # instruction per 64-row atom of a warpgroup;
     # A from registers as four 32-bit registers ({d}, {a0, a1, a2, a3}, descB), else descA
     atoms = 2 if "n128" in instructions else 1
     lines = [line for line in ptx.splitlines() if instructions in line]
-    assert len(lines) == 2 * atoms
+    assert len(lines) == (4 if "tf32" in instructions else 2) * atoms
     register_a = "a_registers = true" in kernel.asm["tile-cuda"]
     assert all(("}, {%r" in line) == register_a for line in lines)
     for step in ("wgmma.fence.sync.aligned", "wgmma.commit_group.sync.aligned",
                  "wgmma.wait_group.sync.aligned"):
         assert step in ptx
     assert "fence.proxy.async.shared::cta" in ptx and "cp.async.cg.shared.global" in ptx
-
-
-@needs_ptxas
-def test_float32_gemm_keeps_fp32_products_on_sm90a() -> None:
-    kernel = tilec.compile(bias_relu(256, 256, 256, dtype="float32"), out_idx=[-1],
-                           target="cuda:sm_90a")
-    assert "wgmma" not in kernel.asm["ptx"] and "tile.wgmma" not in kernel.asm["tile-cuda"]
 
 
 @needs_ptxas

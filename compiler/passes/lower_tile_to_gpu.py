@@ -664,8 +664,9 @@ class KernelLowering:
         if self.is_global(buffer):
             inside = self.in_bounds(buffer, indices)
             conditions += [inside] if inside is not None else []
+        where = self.shared_where(buffer, indices)
         guarded(all_of(conditions),
-                lambda: memref.AtomicRMWOp(kind, value, buffer, indices))
+                lambda: memref.AtomicRMWOp(kind, value, buffer, where))
 
     def lower_fill(self, op: ir.Operation) -> None:
         buffer, value = op.operands[0], op.operands[1]

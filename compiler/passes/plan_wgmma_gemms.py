@@ -8,10 +8,9 @@ infer-mma-layout gave a wgmma `tile.mma` runs on the tensor cores where it stand
   reads them laid out differently; B is shared, A shared or (tile.mma's a_source =
   "registers") a fragment, which gets wgmma's A-operand layout (`operand_a_layout`: for 16-bit
   types the accumulator's, so the cast accumulator of attention's first gemm is the second's
-  A as it stands); C is a fragment without a layout yet;
+  A as it stands); C is a fragment without a layout yet, or with the one another such gemm
+  accumulating into it gave it;
 - the block has exactly the decision's warpgroups (128 threads each: every thread issues);
-- the operands are 16- or 8-bit (a float32 gemm keeps its fp32 products on CUDA cores, where
-  wgmma would round them to tf32; only the canonical GEMM's generator makes that trade);
 - a K-major tile's rows are a multiple of 32 bytes (the swizzle span is the widest of 128, 64
   and 32 bytes dividing them), an MN-major B's a multiple of 64 elements.
 
@@ -102,15 +101,16 @@ def gemm_plan(gemm: ir.Operation, threads: int) -> WgmmaPlan | None:
     a, b, c = gemm.operands[0], gemm.operands[1], gemm.operands[2]
     if any(_alloc(v) is None for v in (a, b, c)) or a == b or scope(c) != "fragment":
         return None
-    if LAYOUT_ATTR in _alloc(c).attributes or scope(a) != ("fragment" if a_registers else
-                                                           "shared"):
+    if scope(a) != ("fragment" if a_registers else "shared"):
         return None
     warpgroups = int(mma["warpgroups"])
     if threads != WARPGROUP_THREADS * warpgroups:
         return None
     block_m, block_n = ir.MemRefType(c.type).shape
+    if layout_of(c) not in (None, accumulator_layout(block_m, block_n, warpgroups)):
+        return None  # laid out for another use (a wgmma gemm before this one gives this)
     dtype = tensorcore_type(ir.MemRefType(a.type).element_type, OPERAND_TYPES)
-    if dtype in (None, "tf32"):  # float32 products stay exact, as on the CPU target
+    if dtype is None:
         return None
     instr = tuple(mma["instr"])
     return WgmmaPlan(warpgroups, block_m // warpgroups // ATOM_ROWS, block_n, int(instr[2]),

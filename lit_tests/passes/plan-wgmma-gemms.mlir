@@ -116,9 +116,31 @@ module attributes {tile.arch = "sm_90a"} {
 
 // -----
 
+// Two gemms accumulating into one fragment: the second finds the layout the first gave it.
+// CHECK-LABEL: func.func @two_gemms_one_accumulator
+// CHECK: tile.gemm {{.*}} tile.wgmma =
+// CHECK: tile.gemm {{.*}} tile.wgmma =
+module attributes {tile.arch = "sm_90a"} {
+  func.func @two_gemms_one_accumulator(%A: memref<64x64xf16>) attributes {tile.entry} {
+    %g = arith.constant 1 : index
+    tile.kernel grid(%g, %g) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %a1 = tile.alloc : memref<64x32xf16, "shared">
+      %b1 = tile.alloc : memref<32x64xf16, "shared">
+      %a2 = tile.alloc : memref<64x32xf16, "shared">
+      %b2 = tile.alloc : memref<32x64xf16, "shared">
+      %acc = tile.alloc : memref<64x64xf32, "fragment">
+      tile.gemm %a1, %b1, %acc {tile.mma = {a_source = "shared", instr = array<i64: 64, 64, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<64x32xf16, "shared">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
+      tile.gemm %a2, %b2, %acc {tile.mma = {a_source = "shared", instr = array<i64: 64, 64, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<64x32xf16, "shared">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
+    }
+    return
+  }
+}
+
+// -----
+
 // Declined, left to lower-gemm-simt: more threads than the decision's warpgroups, A transposed,
-// a gemm without tile.mma, float32 operands (wgmma would round them to tf32); and nothing on
-// sm_80.
+// a gemm without tile.mma; and nothing on sm_80.
 // CHECK-LABEL: func.func @declined
 // CHECK-NOT: tile.wgmma
 // CHECK-NOT: tile.shared_layout
@@ -137,13 +159,6 @@ module attributes {tile.arch = "sm_90a"} {
       tile.gemm %at, %bs, %acc2 {transpose_a = true, tile.mma = {a_source = "shared", instr = array<i64: 64, 64, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<32x64xf16, "shared">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
       %acc3 = tile.alloc : memref<64x64xf32, "fragment">
       tile.gemm %as, %bs, %acc3 : memref<64x32xf16, "shared">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
-    }
-    tile.kernel grid(%g, %g) threads [128] {
-    ^bb0(%bx: index, %by: index):
-      %fa = tile.alloc : memref<64x32xf32, "shared">
-      %fb = tile.alloc : memref<64x32xf32, "shared">
-      %acc4 = tile.alloc : memref<64x64xf32, "fragment">
-      tile.gemm %fa, %fb, %acc4 {transpose_b = true, tile.mma = {a_source = "shared", instr = array<i64: 64, 64, 8>, kind = "wgmma", warpgroups = 1 : i64}} : memref<64x32xf32, "shared">, memref<64x32xf32, "shared">, memref<64x64xf32, "fragment">
     }
     return
   }
