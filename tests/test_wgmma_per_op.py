@@ -2,9 +2,10 @@
 
 The layouts are checked against wgmma's register contract on the CPU (the index arithmetic the
 lowering emits, folded to constants); kernels the whole-kernel matcher declines (a T.Parallel
-epilogue, a batched grid with transpose_B) compile to wgmma PTX that ptxas assembles for
-sm_90a, stay SIMT on sm_80, and keep their CPU numerics. Numerics of the wgmma kernels on the
-H200: benchmarks/results (the GPU suite's GEMM kernels take this path on sm_90a too).
+epilogue, a batched grid with transpose_B, A from registers, attention's two gemms with the
+softmax between them) compile to wgmma PTX that ptxas assembles for sm_90a, stay SIMT on
+sm_80, and keep their CPU numerics. Numerics of the wgmma kernels on the H200: the GPU suite
+(its sm_90a GEMM kernels take this path) and benchmarks/fused_gemm.py.
 """
 
 from __future__ import annotations
@@ -151,6 +152,71 @@ def batched(Bt: int, M: int, N: int, K: int, block_M: int = 128, block_N: int = 
     return kernel
 
 
+def attention(batch: int, heads: int, seq: int, dim: int, block_M: int = 128,
+              block_N: int = 128):
+    """softmax(Q K^T / sqrt(dim)) V with an online softmax between the two gemms: the second
+    reads the cast scores from registers."""
+    scale = (1.0 / dim) ** 0.5 * 1.44269504  # log2(e): exp2 below
+    shape = [batch, seq, heads, dim]
+
+    @T.prim_func
+    def kernel(Q: T.Tensor(shape, "float16"), K: T.Tensor(shape, "float16"),
+               V: T.Tensor(shape, "float16"), Output: T.Tensor(shape, "float16")):
+        with T.Kernel(T.ceildiv(seq, block_M), heads, batch, threads=128) as (bx, by, bz):
+            q_tile = T.alloc_shared([block_M, dim], "float16")
+            k_tile = T.alloc_shared([block_N, dim], "float16")
+            v_tile = T.alloc_shared([block_N, dim], "float16")
+            scores = T.alloc_fragment([block_M, block_N], "float32")
+            probs = T.alloc_fragment([block_M, block_N], "float16")
+            out = T.alloc_fragment([block_M, dim], "float32")
+            row_max = T.alloc_fragment([block_M], "float32")
+            old_max = T.alloc_fragment([block_M], "float32")
+            rescale = T.alloc_fragment([block_M], "float32")
+            row_sum = T.alloc_fragment([block_M], "float32")
+            total = T.alloc_fragment([block_M], "float32")
+            T.copy(Q[bz, bx * block_M:(bx + 1) * block_M, by, :], q_tile)
+            T.fill(out, 0)
+            T.fill(total, 0)
+            T.fill(row_max, -T.infinity("float32"))
+            for k in T.Pipelined(T.ceildiv(seq, block_N), num_stages=1):
+                T.copy(K[bz, k * block_N:(k + 1) * block_N, by, :], k_tile)
+                for i, j in T.Parallel(block_M, block_N):
+                    scores[i, j] = T.if_then_else(k * block_N + j >= seq, -T.infinity("float32"),
+                                                  0)
+                T.gemm(q_tile, k_tile, scores, transpose_B=True)
+                T.copy(row_max, old_max)
+                T.reduce_max(scores, row_max, dim=1, clear=False)
+                for i in T.Parallel(block_M):
+                    rescale[i] = T.exp2(old_max[i] * scale - row_max[i] * scale)
+                for i, j in T.Parallel(block_M, block_N):
+                    scores[i, j] = T.exp2(scores[i, j] * scale - row_max[i] * scale)
+                T.reduce_sum(scores, row_sum, dim=1)
+                for i in T.Parallel(block_M):
+                    total[i] = total[i] * rescale[i] + row_sum[i]
+                T.copy(scores, probs)
+                for i, j in T.Parallel(block_M, dim):
+                    out[i, j] *= rescale[i]
+                T.copy(V[bz, k * block_N:(k + 1) * block_N, by, :], v_tile)
+                T.gemm(probs, v_tile, out)
+            for i, j in T.Parallel(block_M, dim):
+                out[i, j] /= total[i]
+            T.copy(out, Output[bz, bx * block_M:(bx + 1) * block_M, by, :])
+
+    return kernel
+
+
+@needs_ptxas
+def test_attention_runs_both_gemms_on_wgmma() -> None:
+    """Q K^T from shared tiles, P V with P (the scores' layout, cast) from registers."""
+    kernel = tilec.compile(attention(2, 4, 1000, 128), out_idx=[-1], target="cuda:sm_90a")
+    assert kernel.artifact.binary_kind == "cubin"
+    assert kernel.asm["tile-cuda"].count("tile.wgmma =") == 2
+    lines = [line for line in kernel.asm["ptx"].splitlines()
+             if "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16" in line]
+    # 8 K steps of 16 over dim = 128 and over block_N = 128, two 64-row atoms each
+    assert len(lines) == 32 and sum("}, {%r" in line for line in lines) == 16
+
+
 @needs_ptxas
 @pytest.mark.parametrize("factory,args,instructions", [
     (bias_relu, (512, 512, 512), "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"),
@@ -208,6 +274,12 @@ def test_cpu_numerics_of_the_declined_kernels(rng: torch.Generator) -> None:
     torch.testing.assert_close(out.double(), expected, **TOLERANCES[torch.float16])
     out = tilec.compile(bias_relu(200, 136, 96, block_M=64, block_N=64, register_a=True),
                         out_idx=[-1], target="cpu").get_profiler().run_poisoned(a, b, bias)
+    torch.testing.assert_close(out.double(), expected, **TOLERANCES[torch.float16])
+    q, k, v = (randn((1, 150, 2, 64), torch.float16, rng) for _ in range(3))
+    out = tilec.compile(attention(1, 2, 150, 64, block_M=64, block_N=64), out_idx=[-1],
+                        target="cpu").get_profiler().run_poisoned(q, k, v)
+    expected = torch.nn.functional.scaled_dot_product_attention(
+        *(x.double().transpose(1, 2) for x in (q, k, v))).transpose(1, 2)
     torch.testing.assert_close(out.double(), expected, **TOLERANCES[torch.float16])
     a, b = randn((3, 130, 64), torch.bfloat16, rng), randn((3, 70, 64), torch.bfloat16, rng)
     out = tilec.compile(batched(3, 130, 70, 64, block_M=64, block_N=64), out_idx=[-1],
