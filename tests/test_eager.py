@@ -70,6 +70,19 @@ def test_quickstart_compiled_from_sizes(rng: torch.Generator) -> None:
     assert_close(kernel(a, b), torch.relu(a.double() @ b.double()), torch.float16)
 
 
+def test_get_kernel_source_on_the_function_compiles_those_arguments() -> None:
+    """TileLang's examples print `fn.get_kernel_source(M=..., block_N=...)`: the source of the
+    kernel those arguments compile (the CPU target's LLVM IR here), not of some other one."""
+    source = matmul_relu.get_kernel_source(M=128, N=96, K=64, block_M=64, block_N=32,
+                                           block_K=32)
+    kernel = matmul_relu.compile(M=128, N=96, K=64, block_M=64, block_N=32, block_K=32)
+    assert source == kernel.get_kernel_source()
+    assert "define" in source
+    other = matmul_relu.get_kernel_source(M=128, N=96, K=64, block_M=32, block_N=32,
+                                          block_K=32)
+    assert other != source
+
+
 @pytest.mark.parametrize("shape", [(64, 64, 32), (70, 50, 40)])
 def test_quickstart_called_with_tensors(shape: tuple[int, int, int],
                                         rng: torch.Generator) -> None:

@@ -582,6 +582,11 @@ class JITFunction:
         """The kernel for these arguments (tensors, or sizes as keywords: M=1024)."""
         return compile_specialization(self.specialize(args, kwargs, target, pass_configs))
 
+    def get_kernel_source(self, *args: Any, target: str | None = None, **kwargs: Any) -> str:
+        """The device source (PTX, LLVM IR...) of the kernel these arguments compile, as
+        TileLang's examples print it: `fn.get_kernel_source(M=M, N=N, block_N=64)`."""
+        return self.compile(*args, target=target, **kwargs).get_kernel_source()
+
     def specialize(self, args: tuple, kwargs: dict, target: str | None = None,
                    pass_configs: dict | None = None) -> Specialization:
         """What these arguments compile; `pass_configs` are added to (and override) the
