@@ -459,6 +459,99 @@ LogicalResult ConvertLayoutOp::verify() {
   return verifyInsideKernel(*this);
 }
 
+// ----- mbarriers and warp specialization ---------------------------------------------------
+
+static constexpr int64_t kWarpgroupThreads = 128;
+static constexpr int64_t kMaxArriveCount = (1 << 20) - 1; // PTX's mbarrier count limit
+
+static LogicalResult verifyBarrierBuffer(Operation *op, Value barriers) {
+  if (scopeOf(memrefOf(barriers)) != "barrier")
+    return op->emitOpError() << "takes a barrier buffer (tile.alloc_barrier), not a "
+                             << scopeOf(memrefOf(barriers)) << " buffer";
+  return verifyInsideKernel(op);
+}
+
+LogicalResult AllocBarrierOp::verify() {
+  ArrayRef<int64_t> counts = getArriveCounts();
+  MemRefType type = memrefOf(getBarriers());
+  if (scopeOf(type) != "barrier")
+    return emitOpError() << "allocates in the barrier scope, not '" << scopeOf(type) << "'";
+  if (counts.empty())
+    return emitOpError() << "needs at least one arrive count";
+  if (type.getShape()[0] != static_cast<int64_t>(counts.size()))
+    return emitOpError() << "has " << counts.size() << " arrive counts for "
+                         << type.getShape()[0] << " barriers";
+  for (int64_t count : counts)
+    if (count < 1 || count > kMaxArriveCount)
+      return emitOpError() << "an arrive count is 1 to " << kMaxArriveCount << ", got " << count;
+  if (!llvm::isa_and_nonnull<KernelOp>(getOperation()->getParentOp()))
+    return emitOpError() << "stands directly in a tile.kernel's body (barriers are "
+                            "initialized once per block)";
+  return success();
+}
+
+LogicalResult MbarrierArriveOp::verify() { return verifyBarrierBuffer(*this, getBarriers()); }
+
+LogicalResult MbarrierExpectTxOp::verify() { return verifyBarrierBuffer(*this, getBarriers()); }
+
+LogicalResult MbarrierWaitParityOp::verify() {
+  return verifyBarrierBuffer(*this, getBarriers());
+}
+
+LogicalResult TmaCopyOp::verify() {
+  MemRefType src = memrefOf(getSrc()), dst = memrefOf(getDst());
+  if (scopeOf(src) != "global" || scopeOf(dst) != "shared")
+    return emitOpError() << "copies from a global buffer into a shared one, not from "
+                         << scopeOf(src) << " into " << scopeOf(dst);
+  if (getSrcOffsets().size() != static_cast<size_t>(src.getRank()) ||
+      getDstOffsets().size() != static_cast<size_t>(dst.getRank()))
+    return emitOpError() << "needs one offset per dimension of each buffer";
+  if (getSrcShape().size() != static_cast<size_t>(src.getRank()) ||
+      getDstShape().size() != static_cast<size_t>(dst.getRank()))
+    return emitOpError() << "box ranks must match the buffers' ranks";
+  for (int64_t extent : llvm::concat<const int64_t>(getSrcShape(), getDstShape()))
+    if (extent <= 0)
+      return emitOpError() << "box extents must be positive";
+  if (squeezed(getSrcShape()) != squeezed(getDstShape()))
+    return emitOpError() << "copies a box of shape " << shapeString(getSrcShape())
+                         << " into a box of shape " << shapeString(getDstShape());
+  if (src.getElementType() != dst.getElementType())
+    return emitOpError() << "source element type " << src.getElementType()
+                         << " differs from destination element type " << dst.getElementType();
+  for (auto [extent, size] : llvm::zip(getDstShape(), dst.getShape()))
+    if (extent > size)
+      return emitOpError() << "box " << shapeString(getDstShape())
+                           << " exceeds the shared buffer of shape "
+                           << shapeString(dst.getShape());
+  return verifyBarrierBuffer(*this, getBarriers());
+}
+
+LogicalResult FenceProxyAsyncOp::verify() { return verifyInsideKernel(*this); }
+
+LogicalResult WarpgroupsOp::verify() {
+  ArrayRef<int64_t> groups = getGroups();
+  if (groups.empty())
+    return emitOpError() << "needs at least one warpgroup";
+  auto kernel = getOperation()->getParentOfType<KernelOp>();
+  if (!kernel)
+    return emitOpError() << "must be inside a tile.kernel";
+  int64_t threads = 1;
+  for (int64_t count : kernel.getThreads())
+    threads *= count;
+  for (auto [i, group] : llvm::enumerate(groups)) {
+    if (group < 0 || (group + 1) * kWarpgroupThreads > threads)
+      return emitOpError() << "warpgroup " << group << " is not in a block of " << threads
+                           << " threads (warpgroup g is threads 128g to 128g + 127)";
+    if (llvm::is_contained(groups.take_front(i), group))
+      return emitOpError() << "lists warpgroup " << group << " twice";
+  }
+  if (getOperation()->getParentOfType<WarpgroupsOp>())
+    return emitOpError() << "cannot be nested in another tile.warpgroups";
+  if (getBody().front().getNumArguments() != 0)
+    return emitOpError() << "body takes no arguments";
+  return success();
+}
+
 // C entry point for the Python extension: keeps the nanobind unit free of LLVM's flags.
 #include "mlir/CAPI/IR.h"
 extern "C" void tilecRegisterTileDialect(MlirContext context) {

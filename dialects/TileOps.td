@@ -2,7 +2,8 @@
 //
 // Buffers are builtin memrefs whose memory space names their scope:
 //   (none) = global, "shared", "fragment" (distributed over the block's threads),
-//   "local" (private to one thread), "var" (a scalar variable of one thread).
+//   "local" (private to one thread), "var" (a scalar variable of one thread),
+//   "barrier" (mbarriers in shared memory, made by tile.alloc_barrier only).
 // Element reads and writes use memref.load / memref.store; scalar math uses arith/math.
 // Passes attach layouts (fragment thread mapping, shared swizzle) and pipeline stages
 // as attributes, so each optimization is a small IR change a lit test can pin down.
@@ -25,7 +26,7 @@ include "TileAttrs.td"
 class Tile_Op<string mnemonic, list<Trait> traits = []> : Op<Tile_Dialect, mnemonic, traits>;
 
 def Tile_YieldOp : Tile_Op<"yield", [Pure, Terminator,
-    ParentOneOf<["KernelOp", "ParallelOp", "PipelinedOp", "ForOp"]>]> {
+    ParentOneOf<["KernelOp", "ParallelOp", "PipelinedOp", "ForOp", "WarpgroupsOp"]>]> {
   let summary = "ends the body of a tile region op";
   let assemblyFormat = "attr-dict";
 }
@@ -166,5 +167,92 @@ def Tile_ConvertLayoutOp : Tile_Op<"convert_layout"> {
   }];
   let arguments = (ins AnyMemRef:$src, AnyMemRef:$dst);
   let assemblyFormat = "$src `to` $dst attr-dict `:` type($src) `to` type($dst)";
+  let hasVerifier = 1;
+}
+
+// ----- mbarriers and warp specialization ------------------------------------------------
+// A barrier buffer is memref<N x i64, "barrier">: N mbarriers in shared memory. An op names
+// one of them as `%barriers[%i]`.
+
+def Tile_BarrierBuffer : MemRefRankOf<[I64], [1]>;
+
+def Tile_AllocBarrierOp : Tile_Op<"alloc_barrier"> {
+  let summary = "mbarriers in shared memory, initialized with their arrive counts";
+  let description = [{
+    One mbarrier per entry of `arrive_counts`: its phase completes once that many arrivals
+    have been made (and every transaction byte it expects has landed). They are initialized
+    before any other statement of the block uses them, so the op stands directly in the
+    kernel's body.
+  }];
+  let arguments = (ins DenseI64ArrayAttr:$arrive_counts);
+  let results = (outs Tile_BarrierBuffer:$barriers);
+  let assemblyFormat = "$arrive_counts attr-dict `:` type($barriers)";
+  let hasVerifier = 1;
+}
+
+def Tile_MbarrierArriveOp : Tile_Op<"mbarrier_arrive"> {
+  let summary = "every thread running it arrives once at one mbarrier";
+  let arguments = (ins Tile_BarrierBuffer:$barriers, Index:$index);
+  let assemblyFormat = "$barriers `[` $index `]` attr-dict `:` type($barriers)";
+  let hasVerifier = 1;
+}
+
+def Tile_MbarrierExpectTxOp : Tile_Op<"mbarrier_expect_tx"> {
+  let summary = "one thread adds `bytes` transaction bytes the mbarrier's phase waits for";
+  let description = [{
+    With `arrive`, that thread also arrives (mbarrier.arrive.expect_tx); without, it only
+    raises the expected byte count (mbarrier.expect_tx). Run by the first thread of the
+    threads reaching it, as TileLang does.
+  }];
+  let arguments = (ins Tile_BarrierBuffer:$barriers, Index:$index, I32:$bytes, UnitAttr:$arrive);
+  let assemblyFormat = "$barriers `[` $index `]` `,` $bytes attr-dict `:` type($barriers)";
+  let hasVerifier = 1;
+}
+
+def Tile_MbarrierWaitParityOp : Tile_Op<"mbarrier_wait_parity"> {
+  let summary = "waits until the mbarrier's phase of the given parity has completed";
+  let description = [{
+    `parity` is 0 or 1 (only its lowest bit counts). A fresh barrier is in phase 0, so waiting
+    for parity 1 returns at once: the phase before it counts as completed.
+  }];
+  let arguments = (ins Tile_BarrierBuffer:$barriers, Index:$index, I32:$parity);
+  let assemblyFormat = "$barriers `[` $index `]` `,` $parity attr-dict `:` type($barriers)";
+  let hasVerifier = 1;
+}
+
+def Tile_TmaCopyOp : Tile_Op<"tma_copy", [AttrSizedOperandSegments]> {
+  let summary = "an asynchronous bulk copy of a global box into shared memory";
+  let description = [{
+    Like tile.copy from a global box to a shared one, but asynchronous: one thread of those
+    reaching it issues the copy and raises the mbarrier's expected transaction bytes by the
+    box's size; the data is there once a wait on that barrier's phase returns. Elements of
+    the global box outside the tensor read as zero.
+  }];
+  let arguments = (ins AnyMemRef:$src, Variadic<Index>:$src_offsets, DenseI64ArrayAttr:$src_shape,
+                       AnyMemRef:$dst, Variadic<Index>:$dst_offsets, DenseI64ArrayAttr:$dst_shape,
+                       Tile_BarrierBuffer:$barriers, Index:$index);
+  let assemblyFormat = [{
+    $src `[` $src_offsets `]` $src_shape `to` $dst `[` $dst_offsets `]` $dst_shape
+    `barrier` $barriers `[` $index `]` attr-dict `:` type($src) `to` type($dst) `,` type($barriers)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_FenceProxyAsyncOp : Tile_Op<"fence_proxy_async"> {
+  let summary = "orders this thread's shared-memory accesses with the async proxy's (TMA, wgmma)";
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
+def Tile_WarpgroupsOp : Tile_Op<"warpgroups", [SingleBlockImplicitTerminator<"YieldOp">,
+    RecursiveMemoryEffects]> {
+  let summary = "a body only the threads of the listed warpgroups run";
+  let description = [{
+    Warpgroup g is the threads 128 * g to 128 * g + 127 of the block (linear thread index).
+    The body sees those threads as its block: barriers in it wait for them only.
+  }];
+  let arguments = (ins DenseI64ArrayAttr:$groups);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$groups attr-dict-with-keyword $body";
   let hasVerifier = 1;
 }

@@ -6,7 +6,9 @@ after read, e.g. the next iteration's copy into a tile the gemm is reading), eve
 wait. The pass walks each block's statements in order and tracks, per buffer, whether it was
 written or read since the last barrier; a statement that conflicts gets a barrier before it.
 Loops are walked as if entered from their own end too (the back edge). A T.Parallel, a copy or
-an scf.if is one statement: barriers go between statements, never inside divergent code.
+an scf.if is one statement: barriers go between statements, never inside divergent code. A
+T.ws block (tile.warpgroups) is one statement too, and its body is walked as a block of its own.
+Shared tiles written by tile.tma_copy are synchronized by the mbarriers the kernel waits on.
 
 A loop lower-tile-to-gpu turns into a cp.async pipeline (compiler/passes/_async_pipeline.py,
 whose `plan_pipeline` both passes ask) brings its own barriers: one after the wait at the top of
@@ -100,6 +102,10 @@ def process(block: ir.Block, pending: Pending, insert: bool,
         if op.name == "gpu.barrier":
             pending = Pending()
             continue
+        if op.name == "tile.warpgroups":
+            # its threads alone run the body: barriers there wait for them only (named ones,
+            # lower-tile-to-gpu); towards the rest of the block it is one statement
+            process(op.regions[0].blocks[0], Pending(), insert)
         reads, writes = shared_effects(op)
         conflict = any(_contains(pending.written, v) for v in reads + writes) or any(
             _contains(pending.read, v) for v in writes)

@@ -69,6 +69,7 @@ from tilec.compiler.passes._scalar import (
     reduce_term,
     zero,
 )
+from tilec.compiler.passes._user_sync import USER_SYNC_OPS, lower_user_sync
 from tilec.compiler.passes._wgmma import (
     SWIZZLE_ATOM_BYTES,
     WGMMA_ATTR,
@@ -485,6 +486,9 @@ class KernelLowering:
                 raise fail(op, "tile.gemm must be lowered first (lower-gemm-simt)")
             elif name in ("memref.load", "memref.store"):
                 self.lower_access(op)
+                return
+            elif name in USER_SYNC_OPS:
+                lower_user_sync(self, op)
                 return
             else:
                 for region in op.regions:

@@ -59,12 +59,13 @@ def conversion_target(parallel: ir.Operation, acc: ir.Value) -> ir.Value | None:
 def _after(op: ir.Operation, anchor: ir.Operation) -> bool:
     """Does `op` come after `anchor` (or after the ancestor of `anchor` in op's block)?"""
     block = op.block
-    while anchor.block != block:
+    while True:
         parent = anchor.parent
-        if parent is None:
+        if parent is None:  # the module: op's block holds no ancestor of anchor
             return False
+        if anchor.block == block:
+            return anchor.is_before_in_block(op)
         anchor = as_operation(parent)
-    return anchor.is_before_in_block(op)
 
 
 def accumulator_store(gemm: ir.Operation, kernel: ir.Operation) -> ir.Operation | None:

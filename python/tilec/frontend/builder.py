@@ -27,6 +27,7 @@ from mlir.dialects import math as mmath
 import tilec.dialect as tile
 import tilec.language as T
 from tilec.errors import TilecError
+from tilec.frontend.barrier_ops import BarrierOps, WarpgroupSpec
 from tilec.frontend.prologue import EagerTensor, Prologue, Workspace
 from tilec.frontend.source import KernelSource, parse_kernel
 from tilec.frontend.thread_ops import ThreadOps
@@ -106,7 +107,7 @@ def _is_py_value(value: Any) -> bool:
     return not isinstance(value, (Scalar, Buffer, Region, T.Symbol, ElementRef))
 
 
-class KernelBuilder(ThreadOps):
+class KernelBuilder(ThreadOps, BarrierOps):
     """Builds the tile IR of one kernel from its parsed source."""
 
     def __init__(self, source: KernelSource, name: str):
@@ -516,6 +517,8 @@ class KernelBuilder(ThreadOps):
                 self.scopes[-1][node.target.id] = index
                 self.loop_body(node, exits)
                 tile.yield_()
+        if spec.kind == "pipelined":
+            self.serial_if_user_synchronized(op)
 
     def loop_body(self, node: ast.For | ast.While, exits: LoopExits | None) -> None:
         """A loop's statements; after a break the remaining iterations do nothing."""
@@ -592,6 +595,9 @@ class KernelBuilder(ThreadOps):
             self.error(node, "a kernel's with statement is `with T.Kernel(...) as (bx, by):`")
         item = node.items[0]
         spec = self.eval(item.context_expr)
+        if isinstance(spec, WarpgroupSpec):
+            self.warpgroups_block(spec, node)
+            return
         if not isinstance(spec, KernelSpec):
             self.error(node, "unsupported Python construct in a tilec kernel: with (only "
                              "`with T.Kernel(...)` is allowed)")

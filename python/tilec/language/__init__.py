@@ -640,6 +640,87 @@ def all_sync(predicate: Any, mask: Any = 0xFFFFFFFF) -> Any:
     """1 (int32) on every lane if `predicate` holds on all lanes of the warp, else 0."""
 
 
+# ----- mbarriers, TMA and warp specialization (python/tilec/frontend/barrier_ops.py) -----
+
+@_intrinsic
+def alloc_barrier(arrive_count: Any) -> Any:
+    """mbarriers in shared memory, one per arrive count (an int or a list of ints)."""
+
+
+@_intrinsic
+def mbarrier_arrive(mbarrier: Any, cta_id: Any = None) -> Any:
+    """Every thread running it arrives once at the barrier (`bars[i]`, or `bars`: its first)."""
+
+
+@_intrinsic
+def barrier_arrive(mbarrier: Any) -> Any:
+    """T.mbarrier_arrive."""
+
+
+@_intrinsic
+def mbarrier_wait_parity(mbarrier: Any, parity: Any) -> Any:
+    """Waits until the barrier's phase of this parity (0 or 1) has completed; a fresh barrier
+    counts its phase of parity 1 as completed."""
+
+
+@_intrinsic
+def barrier_wait(mbarrier: Any, parity: Any) -> Any:
+    """T.mbarrier_wait_parity."""
+
+
+@_intrinsic
+def mbarrier_expect_tx(mbarrier: Any, tx: Any) -> Any:
+    """One thread raises the transaction bytes the barrier's current phase waits for."""
+
+
+@_intrinsic
+def mbarrier_arrive_expect_tx(mbarrier: Any, tx: Any) -> Any:
+    """One thread raises the phase's transaction bytes and arrives."""
+
+
+@_intrinsic
+def named_barrier_arrive(barrier_id: Any, thread_count: Any) -> Any:
+    """Arrives at a named barrier of `thread_count` threads without waiting (bar.arrive)."""
+
+
+@_intrinsic
+def fence_proxy_async() -> Any:
+    """Orders this thread's shared-memory accesses with later TMA / wgmma accesses."""
+
+
+@_intrinsic
+def tma_copy(src: Any, dst: Any, *, barrier: Any = None, cluster_mask: Any = None,
+             leader_scope_threads: Any = None, eviction_policy: Any = None,
+             annotations: Any = None) -> Any:
+    """One thread starts an asynchronous copy of a global box into shared memory; its
+    arrival completes on `barrier` (wait there with T.mbarrier_wait_parity)."""
+
+
+@_intrinsic
+def ws(*warp_group_idx: int) -> Any:
+    """`with T.ws(1):` the body runs on warpgroup 1 only (threads 128 to 255)."""
+
+
+@_intrinsic
+def set_max_nreg(reg_count: int, is_inc: int) -> Any:
+    """Raises (is_inc=1) or lowers (0) the warpgroup's registers per thread (sm_90a)."""
+
+
+@_intrinsic
+def inc_max_nreg(reg_count: int) -> Any:
+    """T.set_max_nreg(reg_count, 1)."""
+
+
+@_intrinsic
+def dec_max_nreg(reg_count: int) -> Any:
+    """T.set_max_nreg(reg_count, 0)."""
+
+
+@_intrinsic
+def no_set_max_nreg() -> Any:
+    """Opts out of automatic register reallocation (tilec does none: a no-op)."""
+
+
 # ---------------------------------------------------------------------------------------------
 # names tilec does not have
 
@@ -689,5 +770,8 @@ __all__ = [
     "shfl_down", "shfl_up", "shfl_sync", "warp_reduce_sum", "warp_reduce_max",
     "warp_reduce_min", "warp_reduce_bitand", "warp_reduce_bitor", "Cast", "reinterpret",
     "floordiv", "floormod", "alloc_global", "cumsum", "any_sync", "all_sync", "shift_left",
-    "shift_right", "evaluate", "Ref",
+    "shift_right", "evaluate", "Ref", "alloc_barrier", "mbarrier_arrive", "barrier_arrive",
+    "mbarrier_wait_parity", "barrier_wait", "mbarrier_expect_tx", "mbarrier_arrive_expect_tx",
+    "named_barrier_arrive", "fence_proxy_async", "tma_copy", "ws", "set_max_nreg", "inc_max_nreg",
+    "dec_max_nreg", "no_set_max_nreg",
 ]

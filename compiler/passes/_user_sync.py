@@ -1,0 +1,324 @@
+"""The CUDA lowering of the synchronization a kernel writes itself (lower-tile-to-gpu's part for
+tile.alloc_barrier, tile.mbarrier_*, tile.tma_copy, tile.fence_proxy_async, tile.warpgroups).
+
+- tile.alloc_barrier: 8 bytes of shared memory per mbarrier; thread 0 runs mbarrier.init with
+  each arrive count, then fence.mbarrier_init and a block barrier, before any use.
+- tile.mbarrier_arrive: mbarrier.arrive from every thread reaching it; wait_parity:
+  mbarrier.try_wait.parity in a loop (nvvm's op loops until the phase completed);
+  expect_tx: one thread (the first of those reaching it) raises the phase's byte count.
+- tile.tma_copy: one thread moves the box row by row (the box's last dimension, contiguous in
+  the tensor and in the shared tile) with cp.async.bulk, each row raising the barrier's
+  expected bytes by its size first; a row partly or wholly outside the tensor, or whose
+  addresses are not 16-byte aligned, is copied by that thread element by element (zeros
+  outside), so it never counts as transaction bytes. The bulk copy needs no tensor map.
+- tile.warpgroups: an scf.if on the thread's warpgroup; inside, the block is the listed
+  warpgroups (thread index from 0, their thread count), so copies and T.Parallel loops share
+  their work out among those threads only, and block barriers become the named barrier
+  1 + first warpgroup over those threads. What spreads a fragment over the whole block
+  (fragments, T.gemm, T.reduce) is a CompileError there, as its layout names threads outside.
+
+"One thread of those reaching it" needs every thread to reach it: under a condition on the
+thread index (other than a T.ws) it is a CompileError, since that thread may not be there.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from mlir import ir
+from mlir.dialects import arith, gpu, llvm, memref, nvvm, scf
+
+from tilec.compiler.passes._builders import typed_view
+from tilec.compiler.passes._fragment_layout import default_layout, op_layout, set_layout
+from tilec.compiler.passes._ir_walk import as_operation, op_error, walk
+from tilec.compiler.passes._scalar import bit_width, index, zero
+
+if TYPE_CHECKING:
+    from tilec.compiler.passes.lower_tile_to_gpu import KernelLowering
+
+USER_SYNC_OPS = ("tile.alloc_barrier", "tile.mbarrier_arrive", "tile.mbarrier_expect_tx",
+                 "tile.mbarrier_wait_parity", "tile.tma_copy", "tile.fence_proxy_async",
+                 "tile.warpgroups")
+WARPGROUP_THREADS = 128
+BARRIER_BYTES = 8
+BULK_ALIGN = 16  # cp.async.bulk: addresses and sizes in multiples of 16 bytes
+MAX_TX_BYTES = (1 << 20) - 1
+WAIT_TICKS = 10_000_000  # try_wait's suspend-time hint, as CUTLASS
+GUARD_ATTR = "tile.warpgroups_guard"
+
+
+def lower_user_sync(lowering: KernelLowering, op: ir.Operation) -> None:
+    """Lower one of USER_SYNC_OPS at its place (the op is gone afterwards)."""
+    name = op.name
+    with op.location, ir.InsertionPoint(op):
+        {
+            "tile.alloc_barrier": _alloc_barrier,
+            "tile.mbarrier_arrive": _arrive,
+            "tile.mbarrier_expect_tx": _expect_tx,
+            "tile.mbarrier_wait_parity": _wait_parity,
+            "tile.tma_copy": _tma_copy,
+            "tile.fence_proxy_async": _fence_proxy_async,
+            "tile.warpgroups": _warpgroups,
+        }[name](lowering, op)
+    if name != "tile.warpgroups":  # its body moved out, the op with it
+        op.erase()
+
+
+def _i32(value: int) -> ir.Value:
+    return arith.constant(ir.IntegerType.get_signless(32), value)
+
+
+def _pointer(buffer: ir.Value, byte_offset: ir.Value, space: int) -> ir.Value:
+    """An !llvm.ptr<space> to `byte_offset` bytes past the start of `buffer`."""
+    base = memref.ExtractAlignedPointerAsIndexOp(buffer).result
+    address = arith.index_cast(ir.IntegerType.get_signless(64), arith.addi(base, byte_offset))
+    return llvm.inttoptr(llvm.PointerType.get(space), address)
+
+
+def _barrier(op: ir.Operation) -> ir.Value:
+    """The shared address of the barrier `op` names (its barrier buffer and index operands)."""
+    barriers, position = typed_view(op).barriers, typed_view(op).index
+    return _pointer(barriers, arith.muli(position, index(BARRIER_BYTES)), 3)
+
+
+def _leader(lowering: KernelLowering, op: ir.Operation, what: str) -> ir.Value:
+    """True on the first thread of those running `op`; an error when a condition on the thread
+    index may keep that thread away."""
+    parent = op.parent
+    while parent is not None and parent.name != "gpu.func":
+        if GUARD_ATTR in parent.attributes:
+            break
+        if parent.name == "scf.if" and _depends_on_thread(parent.operands[0]):
+            raise op_error(op, f"{what} is issued by the first thread of those running it, "
+                               "but it stands under a condition on the thread index: put it "
+                               "in a `with T.ws(...)` block or outside the condition")
+        parent = parent.parent
+    return arith.cmpi(arith.CmpIPredicate.eq, lowering.tid, index(0))
+
+
+def _depends_on_thread(value: ir.Value) -> bool:
+    seen: set[int] = set()
+    stack = [value]
+    while stack:
+        current = stack.pop()
+        owner = current.owner
+        if not isinstance(owner, ir.Operation) and not hasattr(owner, "operation"):
+            continue  # a block argument
+        owner = as_operation(owner)
+        if owner.name == "gpu.thread_id":
+            return True
+        key = hash(owner)
+        if key in seen:
+            continue
+        seen.add(key)
+        stack.extend(owner.operands)
+    return False
+
+
+def _alloc_barrier(lowering: KernelLowering, op: ir.Operation) -> None:
+    counts = list(ir.DenseI64ArrayAttr(op.attributes["arrive_counts"]))
+    view = lowering.shared_view([len(counts)], ir.IntegerType.get_signless(64))
+    first = arith.cmpi(arith.CmpIPredicate.eq, lowering.tid, index(0))
+    branch = scf.IfOp(first)
+    with ir.InsertionPoint(branch.then_block):
+        for n, count in enumerate(counts):
+            nvvm.MBarrierInitOp(_pointer(view, index(n * BARRIER_BYTES), 3), _i32(count))
+        scf.YieldOp([])
+    nvvm.FenceMbarrierInitOp()
+    gpu.BarrierOp()
+    op.results[0].replace_all_uses_with(view)
+
+
+def _arrive(lowering: KernelLowering, op: ir.Operation) -> None:
+    nvvm.MBarrierArriveOp(ir.IntegerType.get_signless(64), _barrier(op))
+
+
+def _expect_tx(lowering: KernelLowering, op: ir.Operation) -> None:
+    bytes_ = typed_view(op).bytes
+    arrive = "arrive" in op.attributes
+    branch = scf.IfOp(_leader(lowering, op, "T.mbarrier_expect_tx"))
+    with ir.InsertionPoint(branch.then_block):
+        address = _barrier(op)
+        if arrive:
+            nvvm.MBarrierArriveExpectTxOp(ir.IntegerType.get_signless(64), address, bytes_)
+        else:
+            nvvm.MBarrierExpectTxOp(address, bytes_)
+        scf.YieldOp([])
+
+
+def _wait_parity(lowering: KernelLowering, op: ir.Operation) -> None:
+    parity = arith.andi(typed_view(op).parity, _i32(1))
+    nvvm.MBarrierTryWaitParityOp(_barrier(op), parity, _i32(WAIT_TICKS))
+
+
+def _fence_proxy_async(lowering: KernelLowering, op: ir.Operation) -> None:
+    nvvm.FenceProxyOp(nvvm.ProxyKind.async_shared, space=nvvm.SharedSpace.shared_cta)
+
+
+# ----- tile.tma_copy ---------------------------------------------------------------------------
+def _tma_copy(lowering: KernelLowering, op: ir.Operation) -> None:
+    view = typed_view(op)
+    src, dst = view.src, view.dst
+    src_offsets, dst_offsets = list(view.src_offsets), list(view.dst_offsets)
+    src_shape = list(ir.DenseI64ArrayAttr(op.attributes["src_shape"]))
+    dst_shape = list(ir.DenseI64ArrayAttr(op.attributes["dst_shape"]))
+    if dst in lowering.shared_layouts or dst in lowering.rings:
+        raise op_error(op, "T.tma_copy into a shared tile that tilec lays out itself (a wgmma "
+                           "operand tile or a pipelined ring) is not supported")
+    element = ir.MemRefType(src.type).element_type
+    width = bit_width(element) // 8
+    if bit_width(element) % 8:
+        raise op_error(op, "T.tma_copy needs whole-byte elements")
+    src_dims = [d for d, e in enumerate(src_shape) if e != 1] or [len(src_shape) - 1]
+    dst_dims = [d for d, e in enumerate(dst_shape) if e != 1] or [len(dst_shape) - 1]
+    extents = [src_shape[d] for d in src_dims]
+    if math.prod(extents) * width > MAX_TX_BYTES:
+        raise op_error(op, f"T.tma_copy moves {math.prod(extents) * width} bytes; an mbarrier "
+                           f"phase counts at most {MAX_TX_BYTES}")
+    inner = extents[-1]
+    row_bytes = inner * width
+    # rows run along the last dimension of both buffers, in 16-byte multiples
+    bulk_rows = (src_dims[-1] == len(src_shape) - 1 and dst_dims[-1] == len(dst_shape) - 1
+                 and row_bytes % BULK_ALIGN == 0)
+    rows = math.prod(extents[:-1])
+    branch = scf.IfOp(_leader(lowering, op, "T.tma_copy"))
+    with ir.InsertionPoint(branch.then_block):
+        loop = scf.ForOp(index(0), index(rows), index(1))
+        with ir.InsertionPoint(loop.body):
+            point = _unflatten(loop.induction_variable, extents[:-1]) + [index(0)]
+            src_at = _box_point(src_offsets, src_dims, point)
+            dst_at = _box_point(dst_offsets, dst_dims, point)
+            src_bytes = arith.muli(_linear(src, src_at), index(width))
+            dst_bytes = arith.muli(_linear(dst, dst_at), index(width))
+            if bulk_rows:
+                inside = _row_inside(src, src_at, inner)
+                aligned = arith.andi(_aligned(src, src_bytes), _aligned(dst, dst_bytes))
+                fast = scf.IfOp(arith.andi(inside, aligned), has_else=True)
+                with ir.InsertionPoint(fast.then_block):
+                    barrier = _barrier(op)
+                    nvvm.MBarrierExpectTxOp(barrier, _i32(row_bytes))
+                    shared = llvm.addrspacecast(llvm.PointerType.get(7),
+                                                _pointer(dst, dst_bytes, 3))
+                    nvvm.CpAsyncBulkGlobalToSharedClusterOp(
+                        shared, _pointer(src, src_bytes, 1), barrier, _i32(row_bytes))
+                    scf.YieldOp([])
+                with ir.InsertionPoint(fast.else_block):
+                    _copy_row(src, src_at, dst, dst_at, inner, element)
+                    scf.YieldOp([])
+            else:
+                _copy_row(src, src_at, dst, dst_at, inner, element)
+            scf.YieldOp([])
+        scf.YieldOp([])
+
+
+def _unflatten(flat: ir.Value, shape: list[int]) -> list[ir.Value]:
+    point = []
+    for extent in reversed(shape):
+        point.insert(0, arith.remui(flat, index(extent)))
+        flat = arith.divui(flat, index(extent))
+    return point
+
+
+def _box_point(offsets: list[ir.Value], dims: list[int], point: list[ir.Value]
+               ) -> list[ir.Value]:
+    """The buffer index of the box's squeezed `point`."""
+    at = list(offsets)
+    for d, p in zip(dims, point, strict=True):
+        at[d] = arith.addi(at[d], p)
+    return at
+
+
+def _linear(buffer: ir.Value, at: list[ir.Value]) -> ir.Value:
+    """Row-major element offset of `at` in `buffer`."""
+    flat = index(0)
+    for d, i in enumerate(at):
+        flat = arith.addi(arith.muli(flat, memref.dim(buffer, index(d))), i)
+    return flat
+
+
+def _row_inside(src: ir.Value, at: list[ir.Value], inner: int) -> ir.Value:
+    last = len(at) - 1
+    inside = arith.cmpi(arith.CmpIPredicate.ule, arith.addi(at[last], index(inner)),
+                        memref.dim(src, index(last)))
+    for d in range(last):
+        inside = arith.andi(inside, arith.cmpi(arith.CmpIPredicate.ult, at[d],
+                                               memref.dim(src, index(d))))
+    return inside
+
+
+def _aligned(buffer: ir.Value, byte_offset: ir.Value) -> ir.Value:
+    address = arith.addi(memref.ExtractAlignedPointerAsIndexOp(buffer).result, byte_offset)
+    return arith.cmpi(arith.CmpIPredicate.eq, arith.remui(address, index(BULK_ALIGN)), index(0))
+
+
+def _copy_row(src: ir.Value, src_at: list[ir.Value], dst: ir.Value, dst_at: list[ir.Value],
+              inner: int, element: ir.Type) -> None:
+    """The row element by element on this thread, zeros where it leaves the tensor."""
+    loop = scf.ForOp(index(0), index(inner), index(1))
+    with ir.InsertionPoint(loop.body):
+        step = loop.induction_variable
+        src_index = src_at[:-1] + [arith.addi(src_at[-1], step)]
+        dst_index = dst_at[:-1] + [arith.addi(dst_at[-1], step)]
+        inside = None
+        for d, i in enumerate(src_index):
+            term = arith.cmpi(arith.CmpIPredicate.ult, i, memref.dim(src, index(d)))
+            inside = term if inside is None else arith.andi(inside, term)
+        read = scf.IfOp(inside, [element], has_else=True)
+        with ir.InsertionPoint(read.then_block):
+            scf.YieldOp([memref.load(src, src_index)])
+        with ir.InsertionPoint(read.else_block):
+            scf.YieldOp([zero(element)])
+        memref.store(read.results[0], dst, dst_index)
+        scf.YieldOp([])
+
+
+# ----- tile.warpgroups -------------------------------------------------------------------------
+def _warpgroups(lowering: KernelLowering, op: ir.Operation) -> None:
+    from tilec.compiler.passes.lower_tile_to_gpu import move_body_before
+
+    groups = sorted(ir.DenseI64ArrayAttr(op.attributes["groups"]))
+    if groups != list(range(groups[0], groups[0] + len(groups))):
+        raise op_error(op, f"T.ws over warpgroups {groups} that are not adjacent is not "
+                           "supported by tilec")
+    first, count = groups[0] * WARPGROUP_THREADS, len(groups) * WARPGROUP_THREADS
+    whole = count == lowering.threads
+    if not whole:
+        _check_partial_body(lowering, op, count)
+    tid = lowering.tid
+    inside = arith.andi(arith.cmpi(arith.CmpIPredicate.uge, tid, index(first)),
+                        arith.cmpi(arith.CmpIPredicate.ult, tid, index(first + count)))
+    branch = scf.IfOp(inside)
+    branch.operation.attributes[GUARD_ATTR] = ir.UnitAttr.get()
+    with ir.InsertionPoint(branch.then_block):
+        local = arith.subi(tid, index(first))
+        end = as_operation(scf.YieldOp([]))
+    moved = move_body_before(op, [], end)
+    saved = lowering.tid, lowering.threads
+    lowering.tid, lowering.threads = local, count
+    try:
+        lowering.lower_block_ops(moved)
+    finally:
+        lowering.tid, lowering.threads = saved
+    if whole:
+        return
+    for barrier in [inner for inner in walk(branch.operation) if inner.name == "gpu.barrier"]:
+        with barrier.location, ir.InsertionPoint(barrier):
+            nvvm.BarrierOp(None, barrierId=_i32(1 + groups[0]), numberOfThreads=_i32(count))
+        barrier.erase()
+
+
+def _check_partial_body(lowering: KernelLowering, op: ir.Operation, threads: int) -> None:
+    """Reject what spreads over the whole block; lay fragment-free T.Parallel loops out over
+    the warpgroups' threads."""
+    for inner in walk(op):
+        if inner.name in ("tile.gemm", "tile.reduce") or any(
+                operand in lowering.fragments for operand in inner.operands):
+            raise op_error(inner, "inside a T.ws block over part of the block, tilec's CUDA "
+                                  "target does not lower fragments, T.gemm or T.reduce (their "
+                                  "layouts spread over every thread of the block); use shared "
+                                  "or local buffers there")
+        layout = op_layout(inner) if inner.name == "tile.parallel" else None
+        if layout is not None and layout.threads != threads:
+            extents = tuple(ir.DenseI64ArrayAttr(inner.attributes["extents"]))
+            set_layout(inner, default_layout(extents, threads, 16))

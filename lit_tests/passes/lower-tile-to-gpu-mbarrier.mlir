@@ -1,0 +1,63 @@
+// RUN: tilec-opt --lower-tile-to-gpu %s | FileCheck %s
+// The synchronization a kernel writes itself (compiler/passes/_user_sync.py): mbarriers in
+// shared memory initialized by thread 0 before use, a TMA copy issued row by row with
+// cp.async.bulk by the first thread of its warpgroup (element by element where a row leaves
+// the tensor or is misaligned), T.ws blocks as a guard on the warpgroup whose body sees those
+// threads as its block (the copy spread over 128 threads from index 0, the block barrier a
+// named one).
+
+// CHECK-LABEL: gpu.func @ring
+// CHECK: %[[TID:.*]] = gpu.thread_id x
+// CHECK: %[[BARS:.*]] = memref.view %{{.*}}[%c2048][] : {{.*}} to memref<2xi64, #gpu.address_space<workgroup>>
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[TID]], %{{.*}} : index
+// CHECK-NEXT: scf.if %[[FIRST]] {
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c128_i32 : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32 : !llvm.ptr<3>, i32
+// CHECK: nvvm.fence.mbarrier.init
+// CHECK-NEXT: gpu.barrier
+// warpgroup 1: threads 128 to 255, its first thread issues the copy
+// CHECK: %[[LO:.*]] = arith.cmpi uge, %[[TID]], %c128 : index
+// CHECK: %[[HI:.*]] = arith.cmpi ult, %[[TID]], %c256 : index
+// CHECK: %[[IN1:.*]] = arith.andi %[[LO]], %[[HI]] : i1
+// CHECK-NEXT: scf.if %[[IN1]] {
+// CHECK: %[[LOCAL1:.*]] = arith.subi %[[TID]], %{{.*}} : index
+// CHECK: %[[LEAD:.*]] = arith.cmpi eq, %[[LOCAL1]], %{{.*}} : index
+// CHECK-NEXT: scf.if %[[LEAD]] {
+// CHECK: scf.for
+// CHECK: nvvm.mbarrier.expect_tx %{{.*}}, %c128_i32{{.*}} : !llvm.ptr<3>, i32
+// CHECK: llvm.addrspacecast %{{.*}} : !llvm.ptr<3> to !llvm.ptr<7>
+// CHECK: nvvm.cp.async.bulk.shared.cluster.global
+// CHECK: } else {
+// CHECK: memref.store %{{.*}}, %{{.*}} : memref<16x32xf32, #gpu.address_space<workgroup>>
+// CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3> -> i64
+// CHECK: } {tile.warpgroups_guard}
+// warpgroup 0: waits for parity 0, copies with its 128 threads, syncs them alone
+// CHECK: scf.if %{{.*}} {
+// CHECK: %[[LOCAL0:.*]] = arith.subi %[[TID]], %{{.*}} : index
+// CHECK: nvvm.mbarrier.try_wait.parity %{{.*}}, %{{.*}}, %c10000000_i32 : !llvm.ptr<3>, i32, i32
+// CHECK: scf.for %{{.*}} = %[[LOCAL0]] to %c128{{.*}} step %c128
+// CHECK: nvvm.barrier id = %c1_i32{{.*}} number_of_threads = %c128_i32
+// CHECK-NOT: gpu.barrier
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: } {tile.warpgroups_guard}
+func.func @ring(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [256] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %p = arith.constant 0 : i32
+    %bars = tile.alloc_barrier [128, 1] : memref<2xi64, "barrier">
+    %s = tile.alloc : memref<16x32xf32, "shared">
+    tile.warpgroups [1] {
+      tile.tma_copy %a[%bx, %c0] [16, 32] to %s[%c0, %c0] [16, 32] barrier %bars[%c0]
+          : memref<?x?xf32> to memref<16x32xf32, "shared">, memref<2xi64, "barrier">
+      tile.mbarrier_arrive %bars[%c0] : memref<2xi64, "barrier">
+    }
+    tile.warpgroups [0] {
+      tile.mbarrier_wait_parity %bars[%c0], %p : memref<2xi64, "barrier">
+      tile.copy %s[%c0, %c0] [16, 32] to %b[%bx, %c0] [16, 32] : memref<16x32xf32, "shared"> to memref<?x?xf32>
+      gpu.barrier
+      tile.fence_proxy_async
+    }
+  }
+  return
+}

@@ -1,0 +1,263 @@
+"""The T intrinsics of Hopper's producer/consumer kernels: mbarriers, bulk (TMA) copies into
+shared memory, warp-specialized blocks and register reallocation (a mixin of the KernelBuilder).
+
+They follow TileLang: `T.alloc_barrier(counts)` makes mbarriers in shared memory;
+`T.mbarrier_arrive` (alias `T.barrier_arrive`) arrives from every thread running it,
+`T.mbarrier_wait_parity` (alias `T.barrier_wait`) waits for the phase of a parity,
+`T.mbarrier_expect_tx` / `T.mbarrier_arrive_expect_tx` raise the bytes a phase waits for from
+one thread; `T.tma_copy(src, dst, barrier=b)` is issued by one thread and completes on `b`;
+`with T.ws(g, ...)` runs its body on warpgroups g (threads 128g to 128g + 127) only. A barrier
+is named as `bars[i]`, or `bars` for its first. They become tile ops (tile.alloc_barrier,
+tile.mbarrier_*, tile.tma_copy, tile.warpgroups); the named-barrier arrive and setmaxnreg are
+nvvm ops, as T.sync_threads' named barrier is.
+
+A loop holding any of them is the user's own schedule: a T.Pipelined one becomes a plain
+sequential loop (tile.for), which multi-buffering would otherwise change under the barriers.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+from mlir import ir
+from mlir.dialects import nvvm
+
+import tilec.dialect as tile
+import tilec.language as T
+from tilec.frontend.values import Buffer, Scalar, mlir_type
+
+BARRIER_SCOPE = "barrier"
+MAX_ARRIVE_COUNT = (1 << 20) - 1
+WARPGROUP_THREADS = 128
+# the ops that make a loop the user's schedule
+USER_SYNC_OPS = ("tile.alloc_barrier", "tile.mbarrier_arrive", "tile.mbarrier_expect_tx",
+                 "tile.mbarrier_wait_parity", "tile.tma_copy", "tile.warpgroups",
+                 "nvvm.barrier.arrive")
+
+
+@dataclass
+class WarpgroupSpec:
+    """What `T.ws(0, 1)` evaluates to, entered by `with`."""
+
+    groups: list[int]
+
+
+def _walk(op: ir.Operation):
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                yield inner.operation
+                yield from _walk(inner.operation)
+
+
+class BarrierOps:
+    """t_* handlers of the mbarrier, TMA and warp-specialization intrinsics."""
+
+    # ----- mbarriers ----------------------------------------------------------------------
+    def t_alloc_barrier(self, nodes: dict, node: ast.Call) -> Buffer:
+        self.require_kernel(node, "T.alloc_barrier")
+        counts = self.const_arg(nodes, "arrive_count", node)
+        counts = [counts] if isinstance(counts, int) else counts
+        if (not isinstance(counts, (list, tuple)) or not counts
+                or not all(isinstance(c, int) and not isinstance(c, bool) for c in counts)):
+            self.error(node, f"T.alloc_barrier takes an arrive count or a list of them (ints), "
+                             f"got {counts!r}")
+        for count in counts:
+            if not 1 <= count <= MAX_ARRIVE_COUNT:
+                self.error(node, f"an arrive count is 1 to {MAX_ARRIVE_COUNT}, got {count}")
+        if self.insertion_block_owner() != self.kernel_op.operation:
+            self.error(node, "T.alloc_barrier stands directly in the T.Kernel block (barriers "
+                             "are initialized once per block), not in a loop, branch or T.ws")
+        space = ir.StringAttr.get(BARRIER_SCOPE)
+        value = tile.alloc_barrier(
+            ir.MemRefType.get([len(counts)], mlir_type(T.uint64), memory_space=space),
+            list(counts))
+        return Buffer(value, "", (len(counts),), T.uint64, BARRIER_SCOPE)
+
+    def insertion_block_owner(self) -> ir.Operation:
+        return ir.InsertionPoint.current.block.owner
+
+    def barrier_ref(self, nodes: dict, key: str, node: ast.Call) -> tuple[Buffer, ir.Value]:
+        """`bars[i]` or `bars` (its first): the barrier buffer and the index of one barrier."""
+        self.require_kernel(node, "a barrier")
+        expr = nodes.get(key)
+        if expr is None:
+            self.error(node, f"argument '{key}' (a barrier from T.alloc_barrier) is missing")
+        if isinstance(expr, ast.Subscript):
+            buffer = self.eval(expr.value)
+            position: Any = self.rvalue(self.eval(expr.slice), expr.slice)
+        else:
+            buffer, position = self.eval(expr), 0
+        if not isinstance(buffer, Buffer) or buffer.scope != BARRIER_SCOPE:
+            self.error(node, f"argument '{key}' must be a barrier of T.alloc_barrier (bars[i]), "
+                             f"got {buffer!r}")
+        if isinstance(position, int) and not 0 <= position < buffer.dims[0]:
+            self.error(node, f"barrier index {position} is outside the {buffer.dims[0]} "
+                             "barriers allocated")
+        return buffer, self.index_value(position, expr)
+
+    def t_mbarrier_arrive(self, nodes: dict, node: ast.Call) -> None:
+        buffer, position = self.barrier_ref(nodes, "mbarrier", node)
+        if self.arg(nodes, "cta_id") is not None:
+            self.error(node, "T.mbarrier_arrive(cta_id=...) arrives on a cluster barrier; tilec "
+                             "launches no thread-block clusters")
+        tile.mbarrier_arrive(buffer.value, position)
+
+    def t_barrier_arrive(self, nodes: dict, node: ast.Call) -> None:
+        self.t_mbarrier_arrive(nodes, node)
+
+    def t_mbarrier_wait_parity(self, nodes: dict, node: ast.Call) -> None:
+        buffer, position = self.barrier_ref(nodes, "mbarrier", node)
+        parity = self.i32_arg(nodes, "parity", node)
+        tile.mbarrier_wait_parity(buffer.value, position, parity)
+
+    def t_barrier_wait(self, nodes: dict, node: ast.Call) -> None:
+        self.t_mbarrier_wait_parity(nodes, node)
+
+    def t_mbarrier_expect_tx(self, nodes: dict, node: ast.Call) -> None:
+        buffer, position = self.barrier_ref(nodes, "mbarrier", node)
+        tile.mbarrier_expect_tx(buffer.value, position, self.i32_arg(nodes, "tx", node))
+
+    def t_mbarrier_arrive_expect_tx(self, nodes: dict, node: ast.Call) -> None:
+        buffer, position = self.barrier_ref(nodes, "mbarrier", node)
+        tile.mbarrier_expect_tx(buffer.value, position, self.i32_arg(nodes, "tx", node),
+                                arrive=True)
+
+    def i32_arg(self, nodes: dict, key: str, node: ast.Call) -> ir.Value:
+        value = self.rvalue(self.arg(nodes, key), node)
+        if value is None:
+            self.error(node, f"argument '{key}' is missing")
+        if isinstance(value, bool) or not isinstance(value, (int, Scalar)) or (
+                isinstance(value, Scalar) and not value.dtype.is_integer):
+            self.error(node, f"argument '{key}' must be an integer, got {value!r}")
+        return self.materialize(value, T.int32, node).value
+
+    # ----- named barriers, fences, registers ------------------------------------------------
+    def t_named_barrier_arrive(self, nodes: dict, node: ast.Call) -> None:
+        """bar.arrive: the threads running it arrive at named barrier `barrier_id` of
+        `thread_count` threads without waiting (T.sync_threads(id, count) waits there)."""
+        self.require_kernel(node, "T.named_barrier_arrive")
+        barrier_id = self.rvalue(self.arg(nodes, "barrier_id"), node)
+        count = self.rvalue(self.arg(nodes, "thread_count"), node)
+        if isinstance(barrier_id, int) and not 0 <= barrier_id < 16:
+            self.error(node, f"a named barrier id is 0 to 15, got {barrier_id}")
+        if isinstance(count, int) and (count <= 0 or count % 32):
+            self.error(node, f"a named barrier's thread count is a positive multiple of 32, "
+                             f"got {count}")
+        nvvm.BarrierArriveOp(self.materialize(count, T.int32, node).value,
+                             barrierId=self.materialize(barrier_id, T.int32, node).value)
+
+    def t_fence_proxy_async(self, nodes: dict, node: ast.Call) -> None:
+        self.require_kernel(node, "T.fence_proxy_async")
+        tile.fence_proxy_async()
+
+    def t_set_max_nreg(self, nodes: dict, node: ast.Call) -> None:
+        """setmaxnreg.inc/dec (sm_90a): the warpgroup's register budget per thread."""
+        self.require_kernel(node, "T.set_max_nreg")
+        count = self.const_arg(nodes, "reg_count", node)
+        increase = self.const_arg(nodes, "is_inc", node)
+        if not isinstance(count, int) or not 24 <= count <= 256 or count % 8:
+            self.error(node, f"a register count is a multiple of 8 from 24 to 256, got {count!r}")
+        if increase not in (0, 1, True, False):
+            self.error(node, f"is_inc is 1 (increase) or 0 (decrease), got {increase!r}")
+        actions = nvvm.SetMaxRegisterAction
+        action = actions.increase if increase else actions.decrease
+        nvvm.SetMaxRegisterOp(count, action)
+
+    def t_inc_max_nreg(self, nodes: dict, node: ast.Call) -> None:
+        self.t_set_max_nreg({**nodes, "is_inc": ast.Constant(1)}, node)
+
+    def t_dec_max_nreg(self, nodes: dict, node: ast.Call) -> None:
+        self.t_set_max_nreg({**nodes, "is_inc": ast.Constant(0)}, node)
+
+    def t_no_set_max_nreg(self, nodes: dict, node: ast.Call) -> None:
+        """TileLang's opt-out of its automatic register reallocation, which tilec never does."""
+        self.require_kernel(node, "T.no_set_max_nreg")
+
+    # ----- TMA ------------------------------------------------------------------------------
+    def t_tma_copy(self, nodes: dict, node: ast.Call) -> None:
+        self.require_kernel(node, "T.tma_copy")
+        for option in ("cluster_mask", "leader_scope_threads"):
+            if self.arg(nodes, option) is not None:
+                self.error(node, f"T.tma_copy({option}=...) is not supported by tilec")
+        src, dst = self.region(nodes["src"]), self.region(nodes["dst"])
+        if src.is_corner and dst.is_corner:
+            self.error(node, "T.tma_copy cannot tell the box to copy: give one side as a whole "
+                             "buffer or with slices (A[a:b, c:d])")
+        if src.is_corner:
+            src = self.fill_extents(src, dst.extents, node)
+        if dst.is_corner:
+            dst = self.fill_extents(dst, src.extents, node)
+        if [e for e in src.extents if e != 1] != [e for e in dst.extents if e != 1]:
+            self.error(node, f"T.tma_copy copies a box of shape {tuple(src.extents)} into a box "
+                             f"of shape {tuple(dst.extents)}")
+        if src.buffer.scope != "global" or dst.buffer.scope != "shared":
+            if src.buffer.scope == "shared" and dst.buffer.scope == "global":
+                self.error(node, "T.tma_copy from shared to global (a TMA store) is not "
+                                 "supported by tilec: use T.copy")
+            self.error(node, f"T.tma_copy loads a global box into shared memory, not "
+                             f"{src.buffer.scope} into {dst.buffer.scope}")
+        if src.buffer.dtype != dst.buffer.dtype:
+            self.error(node, f"T.tma_copy does not convert: {src.buffer.dtype} into "
+                             f"{dst.buffer.dtype}")
+        if "barrier" not in nodes or self.arg(nodes, "barrier") is None:
+            self.error(node, "T.tma_copy into shared memory needs barrier= (a barrier of "
+                             "T.alloc_barrier that the data's arrival completes)")
+        buffer, position = self.barrier_ref(nodes, "barrier", node)
+        tile.tma_copy(src.buffer.value, [self.index_value(o) for o in src.offsets], src.extents,
+                      dst.buffer.value, [self.index_value(o) for o in dst.offsets], dst.extents,
+                      buffer.value, position)
+
+    # ----- warp specialization --------------------------------------------------------------
+    def t_ws(self, nodes: dict, node: ast.Call) -> WarpgroupSpec:
+        self.require_kernel(node, "T.ws")
+        groups = self.const_arg(nodes, "warp_group_idx", node)
+        groups = list(groups) if isinstance(groups, (list, tuple)) else [groups]
+        if not groups or not all(isinstance(g, int) and not isinstance(g, bool) for g in groups):
+            self.error(node, f"T.ws takes warpgroup indices (ints), got {groups!r}")
+        threads = 1
+        for extent in self.block_size():
+            threads *= extent
+        for group in groups:
+            if not 0 <= group or (group + 1) * WARPGROUP_THREADS > threads:
+                self.error(node, f"warpgroup {group} is not in a block of {threads} threads "
+                                 f"(warpgroup g is threads {WARPGROUP_THREADS}g to "
+                                 f"{WARPGROUP_THREADS}g + {WARPGROUP_THREADS - 1})")
+        if len(set(groups)) != len(groups):
+            self.error(node, f"T.ws lists a warpgroup twice: {groups}")
+        return WarpgroupSpec(groups)
+
+    def warpgroups_block(self, spec: WarpgroupSpec, node: ast.With) -> None:
+        """`with T.ws(...)`: a tile.warpgroups whose body only those warpgroups run."""
+        if node.items[0].optional_vars is not None:
+            self.error(node, "`with T.ws(...)` binds no names")
+        owner = self.insertion_block_owner()
+        while owner is not None and owner != self.kernel_op.operation:
+            if owner.name == "tile.warpgroups":
+                self.error(node, "T.ws blocks cannot be nested")
+            owner = owner.parent
+        op = tile.WarpgroupsOp(spec.groups)
+        with ir.InsertionPoint(op.body.blocks.append()), self.scope():
+            self.body(node.body)
+            tile.yield_()
+
+    def serial_if_user_synchronized(self, loop: ir.OpView) -> None:
+        """A T.Pipelined loop holding barriers, TMA copies or T.ws becomes a tile.for."""
+        if not any(inner.name in USER_SYNC_OPS for inner in _walk(loop.operation)):
+            return
+        with loop.location, ir.InsertionPoint(loop):
+            serial = tile.ForOp(loop.lower, loop.upper, loop.step)
+        old = loop.body.blocks[0]
+        block = serial.body.blocks.append(ir.IndexType.get(),
+                                          arg_locs=[old.arguments[0].location])
+        old.arguments[0].replace_all_uses_with(block.arguments[0])
+        with loop.location, ir.InsertionPoint(block):
+            end = tile.YieldOp()
+        for inner in [op.operation for op in old.operations]:
+            if inner.name == "tile.yield":
+                inner.erase()
+            else:
+                inner.move_before(end)
+        loop.operation.erase()
