@@ -136,6 +136,13 @@ def test_tma_copy_and_barriers_on_cpu(M: int, K: int, rng: torch.Generator) -> N
     assert "tile.for" in staged_scale.compile(M=M, K=K, target="cpu").asm["tile"]
 
 
+@pytest.mark.parametrize("kernel", [ring_scale, staged_scale], ids=["ws", "plain"])
+def test_mbarrier_waits_and_tma_need_sm90(kernel) -> None:
+    with pytest.raises(tilec.CompileError, match=r"test_barriers.py:\d+: T.(mbarrier_wait_parity|"
+                                                 r"tma_copy) needs sm_90 .* compiled for sm_80"):
+        kernel.compile(M=256, K=256, target="cuda:sm_80")
+
+
 def test_warp_specialization_needs_a_gpu_target() -> None:
     with pytest.raises(tilec.CompileError, match=r"test_barriers.py:\d+: a warp-specialized "
                                                  r"block \(T.ws\) needs a GPU target"):
@@ -206,6 +213,8 @@ def bad(A: T.Tensor((64, 32), T.float32), B: T.Tensor((64, 32), T.float32)):
         "for k in T.serial(2):\n            T.alloc_barrier(32)": "stands directly in the "
                                                                     "T.Kernel block",
         "T.alloc_barrier([0])": "an arrive count is 1 to 1048575",
+        "for i in T.Parallel(4):\n            T.mbarrier_arrive(bars[0])": "cannot stand in "
+                                                                        "T.Parallel",
         "T.set_max_nreg(30, 1)": "a multiple of 8 from 24 to 256",
         "with T.ws(1):\n            T.fence_proxy_async()": "warpgroup 1 is not in a block of "
                                                           "128 threads",

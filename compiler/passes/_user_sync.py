@@ -17,6 +17,10 @@ tile.alloc_barrier, tile.mbarrier_*, tile.tma_copy, tile.fence_proxy_async, tile
   1 + first warpgroup over those threads. What spreads a fragment over the whole block
   (fragments, T.gemm, T.reduce) is a CompileError there, as its layout names threads outside.
 
+The mbarrier waits, transaction bytes, bulk copies and proxy fences need sm_90: on sm_80 they
+are a CompileError at their line (mbarrier.init and arrive alone would assemble, but wait for
+nothing).
+
 "One thread of those reaching it" needs every thread to reach it: under a condition on the
 thread index (other than a T.ws) it is a CompileError, since that thread may not be there.
 """
@@ -33,6 +37,8 @@ from tilec.compiler.passes._builders import typed_view
 from tilec.compiler.passes._fragment_layout import default_layout, op_layout, set_layout
 from tilec.compiler.passes._ir_walk import as_operation, op_error, walk
 from tilec.compiler.passes._scalar import bit_width, index, zero
+from tilec.compiler.passes._scheduling import ARCH_ATTR
+from tilec.compiler.targets.description import DEFAULT_CUDA_ARCH, TargetDescription, describe
 
 if TYPE_CHECKING:
     from tilec.compiler.passes.lower_tile_to_gpu import KernelLowering
@@ -40,6 +46,10 @@ if TYPE_CHECKING:
 USER_SYNC_OPS = ("tile.alloc_barrier", "tile.mbarrier_arrive", "tile.mbarrier_expect_tx",
                  "tile.mbarrier_wait_parity", "tile.tma_copy", "tile.fence_proxy_async",
                  "tile.warpgroups")
+# what sm_80 lacks: mbarrier.try_wait.parity, expect_tx, cp.async.bulk, fence.proxy.async
+NEEDS_TMA = {"tile.mbarrier_wait_parity": "T.mbarrier_wait_parity",
+             "tile.mbarrier_expect_tx": "T.mbarrier_expect_tx", "tile.tma_copy": "T.tma_copy",
+             "tile.fence_proxy_async": "T.fence_proxy_async"}
 WARPGROUP_THREADS = 128
 BARRIER_BYTES = 8
 BULK_ALIGN = 16  # cp.async.bulk: addresses and sizes in multiples of 16 bytes
@@ -51,6 +61,10 @@ GUARD_ATTR = "tile.warpgroups_guard"
 def lower_user_sync(lowering: KernelLowering, op: ir.Operation) -> None:
     """Lower one of USER_SYNC_OPS at its place (the op is gone afterwards)."""
     name = op.name
+    if name in NEEDS_TMA and not _target(op).has_tma:
+        raise op_error(op, f"{NEEDS_TMA[name]} needs sm_90 (Hopper's mbarrier transactions, "
+                           f"bulk copies and proxy fences); this kernel is compiled for "
+                           f"{_target(op).name}")
     with op.location, ir.InsertionPoint(op):
         {
             "tile.alloc_barrier": _alloc_barrier,
@@ -63,6 +77,15 @@ def lower_user_sync(lowering: KernelLowering, op: ir.Operation) -> None:
         }[name](lowering, op)
     if name != "tile.warpgroups":  # its body moved out, the op with it
         op.erase()
+
+
+def _target(op: ir.Operation) -> TargetDescription:
+    """The module's target (its tile.arch attribute, else tilec's default CUDA arch)."""
+    top = op
+    while top.parent is not None:
+        top = as_operation(top.parent)
+    arch = top.attributes[ARCH_ATTR] if ARCH_ATTR in top.attributes else None
+    return describe(ir.StringAttr(arch).value if arch is not None else DEFAULT_CUDA_ARCH)
 
 
 def _i32(value: int) -> ir.Value:

@@ -79,9 +79,19 @@ class BarrierOps:
     def insertion_block_owner(self) -> ir.Operation:
         return ir.InsertionPoint.current.block.owner
 
+    def outside_parallel(self, node: ast.AST, what: str) -> None:
+        """Barriers and TMA copies act per thread, not per point of a T.Parallel loop."""
+        owner = self.insertion_block_owner()
+        while owner is not None and owner != self.kernel_op.operation:
+            if owner.name == "tile.parallel":
+                self.error(node, f"{what} cannot stand in T.Parallel (its points are spread "
+                                 "over the threads; the barrier counts threads)")
+            owner = owner.parent
+
     def barrier_ref(self, nodes: dict, key: str, node: ast.Call) -> tuple[Buffer, ir.Value]:
         """`bars[i]` or `bars` (its first): the barrier buffer and the index of one barrier."""
         self.require_kernel(node, "a barrier")
+        self.outside_parallel(node, "a barrier operation")
         expr = nodes.get(key)
         if expr is None:
             self.error(node, f"argument '{key}' (a barrier from T.alloc_barrier) is missing")
@@ -233,6 +243,7 @@ class BarrierOps:
         """`with T.ws(...)`: a tile.warpgroups whose body only those warpgroups run."""
         if node.items[0].optional_vars is not None:
             self.error(node, "`with T.ws(...)` binds no names")
+        self.outside_parallel(node, "a T.ws block")
         owner = self.insertion_block_owner()
         while owner is not None and owner != self.kernel_op.operation:
             if owner.name == "tile.warpgroups":
