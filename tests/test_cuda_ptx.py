@@ -100,3 +100,40 @@ def test_flash_attention_assembles(arch: str, tmp_path: Path, monkeypatch) -> No
                            out_idx=[3], target=f"cuda:{arch}")
     assert kernel.artifact.binary_kind == "cubin"
     assert "shfl.sync.bfly" in kernel.get_kernel_source()
+
+
+def row_layernorm(M: int, N: int, block_M: int = 4):
+    """Row LayerNorm as TileLang writes it: a shared -> fragment copy, reduce_sum twice."""
+    import tilec.language as T
+
+    @T.prim_func
+    def kernel(X: T.Tensor((M, N), "float32"), Y: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
+            staged = T.alloc_shared((block_M, N), "float32")
+            x = T.alloc_fragment((block_M, N), "float32")
+            squares = T.alloc_fragment((block_M, N), "float32")
+            mean = T.alloc_fragment((block_M,), "float32")
+            variance = T.alloc_fragment((block_M,), "float32")
+            T.copy(X[bx * block_M, 0], staged)
+            T.copy(staged, x)
+            T.reduce_sum(x, mean, dim=1)
+            for i, j in T.Parallel(block_M, N):
+                x[i, j] = x[i, j] - mean[i] / N
+                squares[i, j] = x[i, j] * x[i, j]
+            T.reduce_sum(squares, variance, dim=1)
+            for i, j in T.Parallel(block_M, N):
+                x[i, j] = x[i, j] * T.rsqrt(variance[i] / N + 1e-5)
+            T.copy(x, Y[bx * block_M, 0])
+
+    return kernel
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+@pytest.mark.parametrize("n", [256, 384])  # 384: a ragged row, padded layout, masked registers
+def test_row_layernorm_assembles(arch: str, n: int, tmp_path: Path, monkeypatch) -> None:
+    import tilec
+
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    kernel = tilec.compile(row_layernorm(1000, n), out_idx=[1], target=f"cuda:{arch}")
+    assert kernel.artifact.binary_kind == "cubin"
+    assert "shfl.sync.bfly" in kernel.get_kernel_source()

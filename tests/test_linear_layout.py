@@ -260,3 +260,41 @@ def test_emitted_coordinates_match_apply(layout):
         for tid in (0, 1, 5, 37, layout.threads - 1):
             assert emitted(layout, register, tid) == layout.apply(
                 register, tid % layout.lanes, tid // layout.lanes)
+
+
+def test_from_holders_reads_a_table_back_and_rejects_what_is_not_linear():
+    layout = mma_accumulator(32, 16, 1, 1)
+    table = {(r, t): layout.apply(r, t % 32, t // 32)
+             for r in range(layout.num_registers) for t in range(32)}
+    assert LinearLayout.from_holders((32, 16), table, 32) == layout
+    # a replicated table over more threads than it names: the others hold copies
+    rows = {(r, t): (r,) for r in range(4) for t in range(8)}
+    wide = LinearLayout.from_holders((4,), rows, 64)
+    assert wide.lane == ((0,),) * 5 and wide.warp == ((0,),)
+    rotated = {(0, t): ((t + 1) % 4,) for t in range(4)}
+    with pytest.raises(LayoutError, match="not the origin"):
+        LinearLayout.from_holders((4,), rotated, 4)
+    swapped = {(0, 0): (0,), (0, 1): (1,), (0, 2): (2,), (0, 3): (0,)}  # 1 ^ 2 is not 0
+    with pytest.raises(LayoutError, match="not linear over GF"):
+        LinearLayout.from_holders((4,), swapped, 4)
+
+
+def test_swizzle_text_and_offsets():
+    from tilec.compiler.layouts.shared import Swizzle
+
+    for text in ("#tile.swizzle<128B>", "#tile.swizzle<32B>", "#tile.swizzle<none, pad = 8>"):
+        assert str(Swizzle.parse(text)) == text
+    with pytest.raises(LayoutError, match="32, 64 or 128"):
+        Swizzle(16)
+    with pytest.raises(LayoutError, match="not padded"):
+        Swizzle(64, 8)
+    wide = Swizzle(128)  # f16 rows of 64 elements: 8 chunks, chunk ^= row % 8
+    for row in range(16):
+        chunks = [wide.byte_offset(row, 8 * c, 64, 2) % 128 // 16 for c in range(8)]
+        assert chunks == [c ^ (row % 8) for c in range(8)]
+        offsets = {wide.byte_offset(row, col, 64, 2) for col in range(64)}
+        assert offsets == set(range(128 * row, 128 * row + 128, 2))  # a row stays in its row
+    # a 32-byte swizzle over 32-byte rows: the odd row of each 64-byte pair swaps its chunks
+    narrow = Swizzle(32)
+    assert [narrow.byte_offset(r, 0, 16, 2) for r in range(4)] == [0, 48, 64, 112]
+    assert Swizzle(0, 8).byte_offset(1, 3, 64, 2) == (72 + 3) * 2

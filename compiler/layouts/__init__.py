@@ -3,8 +3,10 @@
 - `linear`: the model every fragment layout is written in, a GF(2)-linear map from
   (register, lane, warp) bits to tile coordinates (`LinearLayout`: apply, locate, inverse,
   slice, reduction_bits, contiguous_registers, register_permutation / conversion, text form
-  of the `#tile.linear` attribute), and `blocked` (runs per thread, threads side by side).
+  of the `#tile.linear` attribute, from_holders for TileLang's T.Fragment tables), and
+  `blocked` (runs per thread, threads side by side).
 - `nvidia`: the mma.sync (m16n8, A/B operands over a warp grid) and wgmma (m64nN accumulator
   over warpgroups, register A) fragments.
+- `shared`: the `#tile.swizzle` shared-memory layouts (XOR swizzles of 16-byte chunks, padding).
 - `emit`: a layout's per-thread coordinates as arith IR.
 """

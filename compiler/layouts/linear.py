@@ -408,6 +408,52 @@ class LinearLayout:
             return "none"
         return "registers" if self.register_permutation(target) is not None else "shared"
 
+    @classmethod
+    def from_holders(cls, shape: tuple[int, ...], holders: dict[tuple[int, int], Basis],
+                     threads: int, warp_size: int = 32) -> LinearLayout:
+        """The linear layout of an explicit table (register, thread) -> coordinate (what a
+        TileLang T.Fragment's functions give), over `threads` threads; LayoutError when the
+        table is not linear: the bases are read at the powers of two and every entry, and
+        every position they predict inside the tile, must agree."""
+        rank = len(shape)
+        registers = max((r for r, _ in holders), default=0) + 1
+        used_threads = max((t for _, t in holders), default=0) + 1
+        if used_threads > threads:
+            raise LayoutError(f"the layout uses {used_threads} threads, the block has {threads}")
+        zero = (0,) * rank
+
+        def basis(register: int, thread: int, what: str) -> Basis:
+            found = holders.get((register, thread), zero if (register, thread) != (0, 0)
+                                else None)
+            if found is None:
+                raise LayoutError(f"{what} holds no element")
+            return found
+
+        origin = basis(0, 0, "register 0 of thread 0")
+        if origin != zero:
+            raise LayoutError(f"register 0 of thread 0 holds {list(origin)}, not the origin: "
+                              "the layout is not linear")
+        register = tuple(basis(1 << i, 0, f"register {1 << i} of thread 0")
+                         for i in range(log2(padded(registers))))
+        thread = tuple(holders.get((0, 1 << j), zero) for j in range(log2(threads)))
+        lanes = min(log2(threads), log2(warp_size))
+        try:
+            layout = cls(tuple(shape), register, thread[:lanes], thread[lanes:])
+        except LayoutError as error:
+            raise LayoutError(f"the layout is not linear ({error})") from None
+        for (r, t), point in holders.items():
+            if layout.apply(r, t % layout.lanes, t // layout.lanes) != tuple(point):
+                raise LayoutError(f"register {r} of thread {t} holds {list(point)}, but the "
+                                  "layout read off its powers of two puts "
+                                  f"{list(layout.apply(r, t % layout.lanes, t // layout.lanes))}"
+                                  " there: it is not linear over GF(2)")
+        for r, t in product(range(layout.num_registers), range(threads)):
+            point = layout.apply(r, t % layout.lanes, t // layout.lanes)
+            if (r, t) not in holders and layout.in_tile(point) and t < used_threads:
+                raise LayoutError(f"register {r} of thread {t} would hold {list(point)}, which "
+                                  "the layout puts elsewhere: it is not linear over GF(2)")
+        return layout
+
     # ----- text -------------------------------------------------------------------------
     def __str__(self) -> str:
         """The dialect attribute's text: #tile.linear<[shape], register = ..., ...>."""

@@ -202,7 +202,6 @@ class KernelLowering:
         self.threads = math.prod(self.block_size)
         self.fragments: dict[ir.Value, Fragment] = {}
         self.pointer_aligned: dict[ir.Value, ir.Value] = {}
-        self.scratch: dict[ir.Operation, ir.Value] = {}
         self.shared_bytes = 0
         self.canonical: ir.Value | None = None
         self.rings: dict[ir.Value, Ring] = {}
@@ -348,8 +347,6 @@ class KernelLowering:
                                                             type_.element_type), [], []).result
             old.replace_all_uses_with(new)
             op.erase()
-        with self.func.location, ir.InsertionPoint(self.ret):
-            self.reserve_scratch()
         # buffers first, then the kernel's statements
         for op in self.body_ops:
             op.move_before(self.ret)
@@ -419,32 +416,11 @@ class KernelLowering:
             return where
         return [self.shared_layouts[buffer][0].element_index(*where)]
 
-    def reserve_scratch(self) -> None:
-        """Shared memory for the reductions that combine warps and for the conversions
-        between fragment layouts that move elements between threads."""
-        for root in self.body_ops:
-            for op in [root, *walk(root)]:
-                if op.name == "tile.reduce" and op.operands[0] in self.fragments:
-                    src, dim = op.operands[0], ir.IntegerAttr(op.attributes["dim"]).value
-                    layout = self.fragments[src].layout
-                    try:
-                        _, warps = layout.reduction_bits(dim)
-                    except LayoutError as error:
-                        raise fail(op, str(error)) from None
-                    if warps:
-                        elements = math.prod(layout.slice(dim).padded_shape) << len(warps)
-                        self.scratch[op] = self.shared_view([elements], self.reduce_type(src))
-                elif op.name in ("tile.copy", "tile.convert_layout") and all(
-                        operand in self.fragments for operand in (
-                            op.operands[0], copy_parts(op)[3] if op.name == "tile.copy"
-                            else op.operands[1])):
-                    src = self.fragments[op.operands[0]].layout
-                    dst = op.operands[-1] if op.name == "tile.convert_layout" else copy_parts(
-                        op)[3]
-                    target = self.fragments[dst]
-                    if src.register_permutation(target.layout) is None:
-                        self.scratch[op] = self.shared_view(
-                            [math.prod(src.padded_shape)], memref_type(dst).element_type)
+    def scratch(self, elements: int, element: ir.Type) -> ir.Value:
+        """Shared memory of its own for one lowered reduction across warps or conversion
+        between fragment layouts (a view made where the op is lowered; an unrolled loop's
+        copies of the op each get one)."""
+        return self.shared_view([elements], element)
 
     @staticmethod
     def reduce_type(src: ir.Value) -> ir.Type:
@@ -728,7 +704,10 @@ class KernelLowering:
                                                                        offsets))
                 term = arith.select(inside, term, reduce_init(kind, acc_type))
             partial[key] = term if key not in partial else combine(kind, partial[key], term)
-        lanes, warps = layout.reduction_bits(dim)
+        try:
+            lanes, warps = layout.reduction_bits(dim)
+        except LayoutError as error:
+            raise fail(op, str(error)) from None
         i32 = ir.IntegerType.get_signless(32)
         for key, value in partial.items():
             for bit in lanes:
@@ -750,9 +729,10 @@ class KernelLowering:
                               warps: list[int], kind: str, partial: dict) -> dict:
         """Warps holding other coordinates along `dim`: each writes its partials to
         scratch[element][peer] (peer: its index over those warp bits), all read them back."""
-        scratch = self.scratch[op]
         kept = layout.slice(dim)
         group = 1 << len(warps)
+        scratch = self.scratch(math.prod(kept.padded_shape) * group,
+                               self.reduce_type(op.operands[0]))
         warp = arith.divui(self.tid, index(layout.lanes))
         peer = index(0)
         for n, bit in enumerate(warps):
@@ -799,7 +779,7 @@ class KernelLowering:
             for reg, value in enumerate(values):
                 target.store(value, reg)
             return
-        scratch = self.scratch[op]
+        scratch = self.scratch(math.prod(source.layout.padded_shape), element)
         offsets = thread_coordinates(source.layout, self.tid)
         for reg in source.layout.live_registers():
             point = register_coordinates(source.layout, reg, offsets)

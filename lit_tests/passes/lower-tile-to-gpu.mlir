@@ -56,12 +56,11 @@ func.func @rowsum(%X: memref<?x64xf32>, %out: memref<?xf32>) attributes {tile.en
 
 // Shared buffers are views into the dynamic shared memory; a reduction combines the lanes
 // along the reduced dimension (lane bit 4: xor 16) with a shuffle, then the warps along it
-// (warp bits 0, 1: 4 peers) through a scratch buffer between two barriers.
+// (warp bits 0, 1: 4 peers) through a scratch buffer of its own between two barriers.
 // CHECK-LABEL: gpu.func @colsum
 // CHECK-SAME: tile.shared_bytes = 9216 : i64
 // CHECK: %[[SMEM:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
 // CHECK: %[[TILE:.*]] = memref.view %[[SMEM]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<32x64xf32, #gpu.address_space<workgroup>>
-// CHECK: %[[SCRATCH:.*]] = memref.view %[[SMEM]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<256xf32, #gpu.address_space<workgroup>>
 // cooperative copy: thread t moves vectors t, t + 128, ...
 // CHECK: scf.for %{{.*}} = %thread_id_x to %{{.*}} step %{{.*}} {
 // CHECK: vector.store %{{.*}}, %[[TILE]][%{{.*}}, %{{.*}}] {alignment = 16 : i64}
@@ -69,6 +68,7 @@ func.func @rowsum(%X: memref<?x64xf32>, %out: memref<?xf32>) attributes {tile.en
 // CHECK: vector.load %[[TILE]]
 // CHECK: %[[SIXTEEN:.*]] = arith.constant 16 : i32
 // CHECK: gpu.shuffle  xor %{{.*}}, %[[SIXTEEN]]
+// CHECK: %[[SCRATCH:.*]] = memref.view %[[SMEM]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<256xf32, #gpu.address_space<workgroup>>
 // CHECK: memref.store %{{.*}}, %[[SCRATCH]]
 // CHECK: gpu.barrier
 // CHECK: memref.load %[[SCRATCH]]
@@ -177,6 +177,30 @@ func.func @ragged(%out: memref<48xf32>) attributes {tile.entry} {
     %one = arith.constant 1.0 : f32
     tile.fill %f, %one : memref<48xf32, "fragment">, f32
     tile.copy %f[%c0] [48] to %out[%c0] [48] : memref<48xf32, "fragment"> to memref<48xf32>
+  }
+  return
+}
+
+// -----
+
+// A reduction across warps inside an unrolled loop: each unrolled copy gets its own scratch.
+// CHECK-LABEL: gpu.func @unrolled_colsum
+// CHECK-SAME: tile.shared_bytes = 256 : i64
+// CHECK-COUNT-2: memref.view %{{.*}} to memref<32xf32, #gpu.address_space<workgroup>>
+func.func @unrolled_colsum(%A: memref<32x16xf32>, %out: memref<16xf32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [64] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c2 = arith.constant 2 : index
+    %f = tile.alloc {tile.layout = #tile.linear<[32, 16], register = [[0, 1], [0, 2], [0, 4], [0, 8]], lane = [[1, 0], [2, 0], [4, 0], [8, 0], [0, 0]], warp = [[16, 0]]>} : memref<32x16xf32, "fragment">
+    %s = tile.alloc {tile.layout = #tile.linear<[16], register = [[1], [2], [4], [8]], lane = [[0], [0], [0], [0], [0]], warp = [[0]]>} : memref<16xf32, "fragment">
+    tile.copy %A[%c0, %c0] [32, 16] to %f[%c0, %c0] [32, 16] : memref<32x16xf32> to memref<32x16xf32, "fragment">
+    tile.for %c0 to %c2 step %c1 attributes {unroll} {
+    ^bb0(%k: index):
+      tile.reduce "sum" %f to %s dim 0 : memref<32x16xf32, "fragment"> to memref<16xf32, "fragment">
+    }
+    tile.copy %s[%c0] [16] to %out[%c0] [16] : memref<16xf32, "fragment"> to memref<16xf32>
   }
   return
 }

@@ -28,6 +28,7 @@ import tilec.dialect as tile
 import tilec.language as T
 from tilec.errors import TilecError
 from tilec.frontend.barrier_ops import BarrierOps, WarpgroupSpec
+from tilec.frontend.layouts import annotate as annotate_layout
 from tilec.frontend.prologue import EagerTensor, Prologue, Workspace
 from tilec.frontend.source import KernelSource, parse_kernel
 from tilec.frontend.thread_ops import ThreadOps
@@ -772,13 +773,23 @@ class KernelBuilder(ThreadOps, BarrierOps):
             return self.inline_macro(callee, node)
         if callee is builtins.range:
             return LoopSpec("serial", [self.rvalue(self.eval(a), a) for a in node.args])
+        if callee in (T.Fragment, T.Layout):
+            args = [self.layout_function(a) if isinstance(a, ast.Lambda) else self.eval(a)
+                    for a in node.args]
+            kwargs = {k.arg: self.layout_function(k.value) if isinstance(k.value, ast.Lambda)
+                      else self.eval(k.value) for k in node.keywords}
+            try:
+                return callee(*args, **kwargs)
+            except TilecError as error:
+                self.error(node, error.message)
         args = [self.eval(a) for a in node.args]
         if callee in (builtins.min, builtins.max) and len(args) >= 2 and not node.keywords:
             return self.reduce_minmax(callee.__name__, args, node)
         if callee is builtins.abs and len(args) == 1 and not node.keywords:
             return self.absolute(args[0], node)
         kwargs = {k.arg: self.eval(k.value) for k in node.keywords}
-        if not all(_is_py_value(v) for v in (*args, *kwargs.values())):
+        reads_buffers = getattr(callee, "__module__", None) == "tilec.layout"  # shape, dtype
+        if not reads_buffers and not all(_is_py_value(v) for v in (*args, *kwargs.values())):
             name = getattr(callee, "__name__", repr(callee))
             self.error(node, f"cannot call {name}() on kernel values; only T functions run on "
                              "the device (Python functions run at compile time on constants)")
@@ -892,6 +903,32 @@ class KernelBuilder(ThreadOps, BarrierOps):
         if total > 1024 or min(threads) <= 0:
             self.error(node, f"a block has 1 to 1024 threads, got {total}")
         return KernelSpec(grid, threads)
+
+    def t_annotate_layout(self, nodes: dict, node: ast.Call) -> None:
+        """Layouts as attributes of the buffers' tile.alloc (tilec/frontend/layouts.py)."""
+        self.require_kernel(node, "T.annotate_layout")
+        mapping = nodes["layout_map"]
+        if not isinstance(mapping, ast.Dict) or None in mapping.keys:
+            self.error(node, "T.annotate_layout takes a dict literal {buffer: layout, ...}")
+        threads = pymath.prod(ir.DenseI64ArrayAttr(self.kernel_op.attributes["threads"]))
+        for key, value in zip(mapping.keys, mapping.values, strict=True):
+            buffer = self.eval(key)
+            if not isinstance(buffer, Buffer):
+                self.error(key, "T.annotate_layout's keys are buffers")
+            try:
+                annotate_layout(buffer, self.eval(value), threads)
+            except TilecError as error:
+                self.error(value, error.message)
+
+    def layout_function(self, node: ast.Lambda) -> Callable:
+        """A T.Fragment / T.Layout lambda: run at compile time on Python ints, seeing the
+        kernel's compile-time names (lambdas are not kernel code elsewhere)."""
+        names = dict(self.outer)
+        for scope in self.scopes:
+            names.update({k: v for k, v in scope.items() if _is_py_value(v)})
+        code = compile(ast.fix_missing_locations(ast.Expression(node)), self.source.filename,
+                       "eval")
+        return eval(code, names)  # noqa: S307 (the kernel's own source)
 
     def t_use_swizzle(self, nodes: dict, node: ast.Call) -> None:
         """Recorded on the kernel as tile.swizzle_panel / tile.swizzle_order for the backend."""

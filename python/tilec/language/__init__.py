@@ -205,6 +205,97 @@ class GemmWarpPolicy:
     FullCol = "full_col"
 
 
+@dataclass(frozen=True)
+class Fragment:
+    """TileLang's fragment layout, for `T.annotate_layout({fragment: T.Fragment(...)})`: which
+    thread holds element (i0, i1, ...) of a fragment of `shape`, and at which index of that
+    thread's registers. Give `forward_fn(i0, ..., [rep]) -> (thread, index)`, or
+    `forward_thread_fn(i0, ..., [rep]) -> thread` and `forward_index_fn(i0, ...) -> index`
+    (an index may be a list: row-major over its extents); with `replicate` > 1 the functions
+    take the copy number `rep` too and each element is held by that many threads. The
+    frontend evaluates the functions at every element and keeps the layout when it is linear
+    (tilec.compiler.layouts.linear), else reports the kernel line."""
+
+    shape: tuple[int, ...]
+    forward_fn: Callable | None = None
+    forward_thread_fn: Callable | None = None
+    replicate: int = 1
+    forward_index_fn: Callable | None = None
+
+    def __init__(self, shape: Any, forward_fn: Callable | None = None,
+                 forward_thread_fn: Callable | None = None, replicate: int = 1,
+                 forward_index_fn: Callable | None = None):
+        if forward_fn is None and (forward_thread_fn is None or forward_index_fn is None):
+            raise TilecError("T.Fragment takes forward_fn, or forward_thread_fn and "
+                             "forward_index_fn")
+        if not isinstance(replicate, builtins.int) or replicate < 1:
+            raise TilecError(f"T.Fragment: replicate must be a positive int, got {replicate!r}")
+        fields = {"shape": tuple(shape), "forward_fn": forward_fn,
+                  "forward_thread_fn": forward_thread_fn, "replicate": replicate,
+                  "forward_index_fn": forward_index_fn}
+        for name, value in fields.items():
+            object.__setattr__(self, name, value)
+
+    def holders(self) -> dict[tuple[int, int], tuple[int, ...]]:
+        """(register, thread) -> element for every element and copy (TileLang's semantics:
+        the functions evaluated on Python ints)."""
+        import itertools
+
+        points = list(itertools.product(*(range(extent) for extent in self.shape)))
+        copies = range(self.replicate)
+
+        def extra(rep: int) -> tuple[int, ...]:
+            return (rep,) if self.replicate > 1 else ()
+
+        placed = []
+        for point in points:
+            for rep in copies:
+                if self.forward_fn is not None:
+                    thread, index = self.forward_fn(*point, *extra(rep))
+                else:
+                    thread = self.forward_thread_fn(*point, *extra(rep))
+                    index = self.forward_index_fn(*point)
+                index = tuple(index) if isinstance(index, (list, tuple)) else (index,)
+                placed.append((builtins.int(thread), tuple(builtins.int(i) for i in index),
+                               point))
+        extents = [builtins.max(index[d] for _, index, _ in placed) + 1
+                   for d in range(len(placed[0][1]))]
+        table: dict[tuple[int, int], tuple[int, ...]] = {}
+        for thread, index, point in placed:
+            register = 0
+            for value, extent in zip(index, extents, strict=True):
+                register = register * extent + value
+            known = table.setdefault((register, thread), point)
+            if known != point:
+                raise TilecError(f"T.Fragment puts elements {list(known)} and {list(point)} in "
+                                 f"register {register} of thread {thread}")
+        return table
+
+
+@dataclass(frozen=True)
+class Layout:
+    """TileLang's index layout of a buffer (`T.Layout(shape, forward_fn)`): tilec lays shared
+    buffers out by swizzle only (tilec.layout.make_swizzled_layout), so T.annotate_layout
+    accepts a T.Layout that keeps every element in place."""
+
+    shape: tuple[int, ...]
+    forward_fn: Callable
+
+    def __init__(self, shape: Any, forward_fn: Callable):
+        object.__setattr__(self, "shape", tuple(shape))
+        object.__setattr__(self, "forward_fn", forward_fn)
+
+    def is_identity(self) -> bool:
+        import itertools
+
+        for point in itertools.product(*(range(extent) for extent in self.shape)):
+            image = self.forward_fn(*point)
+            image = tuple(image) if isinstance(image, (list, tuple)) else (image,)
+            if tuple(builtins.int(i) for i in image) != point:
+                return False
+        return True
+
+
 class PrimFunc:
     """A `@T.prim_func` kernel: its Python function, compiled by `tilec.compile`.
 
@@ -306,6 +397,12 @@ def _outside(name: str) -> TilecError:
 @_intrinsic
 def Kernel(*grid: Any, threads: Any = 128) -> Any:  # noqa: N802
     """`with T.Kernel(gx, gy, threads=128) as (bx, by)`: a grid of thread blocks."""
+
+
+@_intrinsic
+def annotate_layout(layout_map: Any) -> Any:
+    """`T.annotate_layout({buffer: layout, ...})`: a fragment's T.Fragment (or a tilec
+    LinearLayout), a shared buffer's tilec.layout.make_swizzled_layout(buffer)."""
 
 
 @_intrinsic
@@ -755,7 +852,8 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "DType", "DTYPES", "dtype", "Symbol", "dynamic", "symbolic", "Tensor", "Buffer",
-    "GemmWarpPolicy", "PrimFunc", "prim_func", "Macro", "macro", "Kernel", "use_swizzle",
+    "GemmWarpPolicy", "Fragment", "Layout", "PrimFunc", "prim_func", "Macro", "macro", "Kernel",
+    "annotate_layout", "use_swizzle",
     "const", "empty", "alloc_shared",
     "alloc_fragment", "alloc_local", "alloc_var", "copy", "gemm", "clear", "fill", "Pipelined",
     "Parallel", "serial", "unroll", "reduce_max", "reduce_min", "reduce_sum", "reduce_abssum",
