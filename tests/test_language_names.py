@@ -614,3 +614,28 @@ def test_unknown_names() -> None:
 
     with pytest.raises(tilec.TilecError, match="T.attr .* reduce across threads with T.reduce_"):
         tilec.compile(tvm_allreduce, target="cpu")
+
+
+def test_fill_regions_and_copy_hints(rng: torch.Generator) -> None:
+    """T.fill / T.clear of an element or a sliced region; T.copy's TileLang hints accepted."""
+
+    @T.prim_func
+    def main(A: T.Tensor((4, 8), T.float32), B: T.Tensor((4, 8), T.float32),
+             C: T.Tensor((2,), T.int32)):
+        with T.Kernel(1, threads=32) as _:
+            s = T.alloc_shared((4, 8), T.float32)
+            count = T.alloc_shared((2,), T.int32)
+            T.copy(A, s, coalesced_width=4, disable_tma=True, eviction_policy="evict_first")
+            T.fill(s[1, 2:6], -1.0)
+            T.clear(s[3, :])
+            T.fill(count[0], 7)
+            T.clear(count[1])
+            T.copy(s, B)
+            T.copy(count, C)
+
+    a = randn((4, 8), torch.float32, rng)
+    b, c = poisoned((4, 8), torch.float32), poisoned((2,), torch.int32)
+    cpu(main)(a, b, c)
+    expected = a.clone()
+    expected[1, 2:6], expected[3, :] = -1.0, 0.0
+    assert torch.equal(b, expected) and c.tolist() == [7, 0]

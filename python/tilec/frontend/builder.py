@@ -1070,12 +1070,28 @@ class KernelBuilder(ThreadOps, BarrierOps):
         return buffer
 
     def t_clear(self, nodes: dict, node: ast.Call) -> None:
-        buffer = self.buffer_arg(nodes, "buffer", node)
-        tile.fill(buffer.value, self.stored(0, buffer.dtype, node))
+        self.fill_with(nodes, 0, node)
 
     def t_fill(self, nodes: dict, node: ast.Call) -> None:
+        self.fill_with(nodes, self.arg(nodes, "value"), node)
+
+    def fill_with(self, nodes: dict, value: Any, node: ast.Call) -> None:
+        """tile.fill of a whole buffer; a region (A[0:4, j]) or element (A[0]) of one is set
+        point by point."""
+        target = nodes["buffer"]
+        if isinstance(target, ast.Subscript):
+            self.require_kernel(node, "filling a region")
+            region = self.region(target)
+            if _is_element(region):
+                self.store(region.buffer, region.offsets, value, node)
+                return
+            if region.is_corner:
+                self.error(node, "a filled region needs its extents: write it with slices")
+            with self.over_box(region, node) as (point, _):
+                self.store(region.buffer, self.box_indices(region, point), value, node)
+            return
         buffer = self.buffer_arg(nodes, "buffer", node)
-        tile.fill(buffer.value, self.stored(self.arg(nodes, "value"), buffer.dtype, node))
+        tile.fill(buffer.value, self.stored(value, buffer.dtype, node))
 
     def buffer_arg(self, nodes: dict, key: str, node: ast.AST) -> Buffer:
         self.require_kernel(node, f"T.{getattr(node.func, 'attr', key)}")

@@ -337,7 +337,7 @@ class _Run:
             elif self.concrete and not isinstance(size, T.Symbol) and size != value:
                 raise self.error(f"tensor '{name}' has shape {actual}, but its annotation says "
                                  f"{expected} (dimension {axis})")
-        if self.concrete and annotation.dtype != argument.dtype:
+        if self.concrete and not annotation.dtype.interchangeable(argument.dtype):
             raise self.error(f"tensor '{name}' has dtype {argument.dtype.name}, but its "
                              f"annotation says {annotation.dtype.name}")
 

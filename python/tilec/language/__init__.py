@@ -444,12 +444,16 @@ def alloc_var(dtype: Any, *args: Any, scope: str = "local.var", init: Any = None
 
 @_intrinsic
 def alloc_global(shape: Any, dtype: Any, scope: str = "global") -> Any:
-    """A global workspace the kernel allocates (not supported by tilec: pass a tensor)."""
+    """A global workspace of the kernel function, made before or between its T.Kernel blocks:
+    allocated by each call, not returned."""
 
 
 @_intrinsic
-def copy(src: Any, dst: Any) -> Any:
-    """Copies a region between two buffers of any scopes (converting the dtype if needed)."""
+def copy(src: Any, dst: Any, *, coalesced_width: int | None = None, disable_tma: bool = False,
+         eviction_policy: str | None = None) -> Any:
+    """Copies a region between two buffers of any scopes (converting the dtype if needed).
+    TileLang's coalesced_width / disable_tma / eviction_policy are hints; tilec's scheduling
+    passes decide vector widths, TMA and caching themselves."""
 
 
 @_intrinsic
@@ -463,12 +467,12 @@ def gemm(A: Any, B: Any, C: Any, transpose_A: bool = False, transpose_B: bool = 
 
 @_intrinsic
 def clear(buffer: Any) -> Any:
-    """Sets every element of a block-level buffer to zero."""
+    """Sets every element of a block-level buffer (or a region or element of one) to zero."""
 
 
 @_intrinsic
 def fill(buffer: Any, value: Any) -> Any:
-    """Sets every element of a block-level buffer to `value`."""
+    """Sets every element of a block-level buffer (or a region or element of one) to `value`."""
 
 
 @_intrinsic
