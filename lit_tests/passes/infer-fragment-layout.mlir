@@ -197,3 +197,30 @@ func.func @annotated(%n: index) attributes {tile.entry} {
   }
   return
 }
+
+// -----
+
+// mma.sync over a 2 x 2 warp grid (infer-mma-layout's decision): the accumulator is the
+// m16n8 C fragment of each warp's 32 x 32 tile (warp = wm * 2 + wn: warp bit 0 along N); a
+// T.Parallel writing a second fragment from it follows it.
+// CHECK-LABEL: func.func @mma_sync_accumulator
+// CHECK: tile.alloc {tile.layout = #tile.linear<[64, 64], register = {{\[\[}}0, 1], [8, 0], [0, 8], [0, 16], [16, 0]], lane = {{\[\[}}0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = {{\[\[}}0, 32], [32, 0]]>, tile.mma_layout = "mma-accumulator"} : memref<64x64xf32, "fragment">
+// CHECK: tile.alloc {tile.layout = #tile.linear<[64, 64], register = {{\[\[}}0, 1], [8, 0], [0, 8], [0, 16], [16, 0]], lane = {{\[\[}}0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = {{\[\[}}0, 32], [32, 0]]>} : memref<64x64xf16, "fragment">
+// CHECK: tile.parallel [64, 64] attributes {tile.layout = #tile.linear<[64, 64], register = {{\[\[}}0, 1], [8, 0], [0, 8], [0, 16], [16, 0]], lane = {{\[\[}}0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = {{\[\[}}0, 32], [32, 0]]>}
+func.func @mma_sync_accumulator(%n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [128] {
+  ^bb0(%bx: index):
+    %a = tile.alloc : memref<64x32xf16, "shared">
+    %b = tile.alloc : memref<32x64xf16, "shared">
+    %c = tile.alloc {tile.mma_layout = "mma-accumulator"} : memref<64x64xf32, "fragment">
+    %h = tile.alloc : memref<64x64xf16, "fragment">
+    tile.gemm %a, %b, %c {tile.mma = {a_source = "shared", instr = array<i64: 16, 8, 16>, kind = "mma.sync", warps = array<i64: 2, 2>}} : memref<64x32xf16, "shared">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
+    tile.parallel [64, 64] {
+    ^bb0(%i: index, %j: index):
+      %x = memref.load %c[%i, %j] : memref<64x64xf32, "fragment">
+      %y = arith.truncf %x : f32 to f16
+      memref.store %y, %h[%i, %j] : memref<64x64xf16, "fragment">
+    }
+  }
+  return
+}
