@@ -466,11 +466,29 @@ class KernelLowering:
             elif name in USER_SYNC_OPS:
                 lower_user_sync(self, op)
                 return
+            elif name == "memref.reinterpret_cast":
+                self.lower_view(op)
+                return
             else:
                 for region in op.regions:
                     for block in region.blocks:
                         self.lower_block_ops([as_operation(o) for o in block.operations])
                 return
+        op.erase()
+
+    def lower_view(self, op: ir.Operation) -> None:
+        """A reshaped view of a tensor parameter, rebuilt in the parameter's global memory
+        space; it starts where the parameter starts, so it shares the parameter's alignment."""
+        source, old = op.operands[0], op.results[0]
+        view_type = memref_type(old)
+        space = memref_type(source).memory_space
+        new_type = ir.MemRefType.get(view_type.shape, view_type.element_type, view_type.layout,
+                                     memory_space=space)
+        static = [list(ir.DenseI64ArrayAttr(op.attributes[key])) for key in
+                  ("static_offsets", "static_sizes", "static_strides")]
+        view = memref.reinterpret_cast(new_type, source, [], [], [], *static)
+        self.pointer_aligned[view] = self.pointer_aligned[source]
+        old.replace_all_uses_with(view)
         op.erase()
 
     def lower_access(self, op: ir.Operation) -> None:

@@ -104,8 +104,16 @@ class FrontendResult:
     context: ir.Context
 
 
+@dataclass
+class BufferData:
+    """`A.data`: the memory of tensor parameter `A`, which `T.Tensor(shape, dtype, A.data)`
+    views with another shape."""
+
+    buffer: Buffer
+
+
 def _is_py_value(value: Any) -> bool:
-    return not isinstance(value, (Scalar, Buffer, Region, T.Symbol, ElementRef))
+    return not isinstance(value, (Scalar, Buffer, Region, T.Symbol, ElementRef, BufferData))
 
 
 class KernelBuilder(ThreadOps, BarrierOps):
@@ -250,7 +258,8 @@ class KernelBuilder(ThreadOps, BarrierOps):
             break
         if isinstance(value, Buffer) and value.name == "":
             value.name = name
-            if value.scope == "global":  # a T.empty output: its parameter takes the name
+            if value.scope == "global" and isinstance(value.value, ir.BlockArgument):
+                # a T.empty output: its parameter takes the name
                 self.params[self._param_index(value)].name = name
         self.scopes[-1][name] = value
 
@@ -663,6 +672,8 @@ class KernelBuilder(ThreadOps, BarrierOps):
         if isinstance(base, Buffer):
             if node.attr in ("shape", "dtype"):
                 return getattr(base, node.attr)
+            if node.attr == "data":
+                return BufferData(base)
             self.error(node, f"buffer '{base.name}' has no attribute '{node.attr}'")
         if isinstance(base, Scalar):
             if node.attr == "astype":
@@ -788,6 +799,8 @@ class KernelBuilder(ThreadOps, BarrierOps):
         if callee is builtins.abs and len(args) == 1 and not node.keywords:
             return self.absolute(args[0], node)
         kwargs = {k.arg: self.eval(k.value) for k in node.keywords}
+        if callee is T.Tensor and (len(args) > 2 or "data" in kwargs):
+            return self.tensor_view(args, kwargs, node)
         reads_buffers = getattr(callee, "__module__", None) == "tilec.layout"  # shape, dtype
         if not reads_buffers and not all(_is_py_value(v) for v in (*args, *kwargs.values())):
             name = getattr(callee, "__name__", repr(callee))
@@ -1329,6 +1342,121 @@ class KernelBuilder(ThreadOps, BarrierOps):
         if isinstance(value, Scalar):
             return value.affine
         return None
+
+    # ------------------------------------------------------------------ views and im2col
+
+    def tensor_view(self, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Buffer:
+        """`T.Tensor(shape, dtype, A.data)`: parameter A's memory seen with another shape."""
+        try:
+            bound = inspect.signature(T.Tensor).bind(*args, **kwargs)
+        except TypeError as error:
+            self.error(node, f"T.Tensor: {error}")
+        bound.apply_defaults()
+        data = bound.arguments["data"]
+        if not isinstance(data, BufferData):
+            self.error(node, f"T.Tensor's data is a tensor's memory, as `A.data`, got {data!r}")
+        dtype = self._dtype(bound.arguments["dtype"], node)
+        return self.reshaped(data.buffer, bound.arguments["shape"], dtype, node)
+
+    def t_reshape(self, nodes: dict, node: ast.Call) -> Buffer:
+        source = self.buffer_arg(nodes, "src", node)
+        return self.reshaped(source, self.arg(nodes, "shape"), source.dtype, node)
+
+    def t_view(self, nodes: dict, node: ast.Call) -> Buffer:
+        source = self.buffer_arg(nodes, "src", node)
+        shape, dtype = self.arg(nodes, "shape"), self.arg(nodes, "dtype")
+        dtype = source.dtype if dtype is None else self._dtype(dtype, node)
+        return self.reshaped(source, source.dims if shape is None else shape, dtype, node)
+
+    def reshaped(self, source: Buffer, shape: Any, dtype: T.DType, node: ast.AST) -> Buffer:
+        """A row-major reinterpretation of a tensor parameter's memory: no data moves, so
+        copies and element accesses through the view read and write the parameter."""
+        self.require_kernel(node, "a view of a tensor")
+        if source.scope != "global":
+            self.error(node, f"only tensor parameters can be viewed with another shape; "
+                             f"'{source.name}' is a {source.scope} buffer")
+        if not dtype.interchangeable(source.dtype):
+            self.error(node, f"a view of '{source.name}' keeps its dtype {source.dtype}, got "
+                             f"{dtype} (tilec does not reinterpret element types)")
+        shape = list(shape) if isinstance(shape, (tuple, list)) else [shape]
+        if not shape or not all(isinstance(d, int) and not isinstance(d, builtins.bool)
+                                and d > 0 for d in shape):
+            self.error(node, f"a view's shape is a tuple of positive ints known at compile "
+                             f"time, got {tuple(shape)!r}")
+        if not all(isinstance(d, int) for d in source.dims):
+            self.error(node, f"tensor '{source.name}' has dynamic sizes; tilec views tensors "
+                             "of static shape only")
+        count, source_count = pymath.prod(shape), pymath.prod(source.dims)
+        if count != source_count:
+            self.error(node, f"a view of shape {tuple(shape)} has {count} elements, but tensor "
+                             f"'{source.name}' of shape {source.dims} has {source_count}")
+        strides = [pymath.prod(shape[axis + 1:]) for axis in range(len(shape))]
+        value = memref.reinterpret_cast(tensor_type(tuple(shape), source.dtype), source.value,
+                                        [], [], [], [0], shape, strides)
+        return Buffer(value, "", tuple(shape), source.dtype, "global")
+
+    def t_im2col(self, nodes: dict, node: ast.Call) -> None:
+        """A T.Parallel over `col` whose points load their image element, clamped into the
+        image and replaced by zero where the patch reaches into the padding (or past the
+        last output pixel or patch column)."""
+        img, col = self.buffer_arg(nodes, "img", node), self.buffer_arg(nodes, "col", node)
+        kernel, stride, dilation, pad = (self.const_arg(nodes, key, node) for key in
+                                         ("kernel", "stride", "dilation", "pad"))
+        for key, value, least in (("kernel", kernel, 1), ("stride", stride, 1),
+                                  ("dilation", dilation, 1), ("pad", pad, 0)):
+            if not isinstance(value, int) or isinstance(value, builtins.bool) or value < least:
+                self.error(node, f"T.im2col's {key} is an int >= {least}, got {value!r}")
+        if img.scope != "global" or img.rank != 4 or not all(isinstance(d, int)
+                                                             for d in img.dims):
+            self.error(node, f"T.im2col gathers from an NHWC tensor parameter of static shape; "
+                             f"'{img.name}' is a {img.scope} buffer of shape {img.dims}")
+        if col.scope == "global" or col.rank != 2:
+            self.error(node, f"T.im2col gathers into a 2-d block-level tile; '{col.name}' is a "
+                             f"{col.scope} buffer of shape {col.dims}")
+        if col.dtype != img.dtype:
+            self.error(node, f"T.im2col copies {img.dtype} into {col.dtype}: the dtypes must "
+                             "match")
+        batch, height, width, channels = img.dims
+        out_h = (height + 2 * pad - dilation * (kernel - 1) - 1) // stride + 1
+        out_w = (width + 2 * pad - dilation * (kernel - 1) - 1) // stride + 1
+        if out_h <= 0 or out_w <= 0:
+            self.error(node, f"a {kernel}x{kernel} kernel (dilation {dilation}, padding {pad}) "
+                             f"does not fit a {height}x{width} image")
+        nhw_step, c_step = self.arg(nodes, "nhw_step"), self.arg(nodes, "c_step")
+        rows, cols = col.dims
+        op = tile.ParallelOp([rows, cols])
+        block = op.body.blocks.append(ir.IndexType.get(), ir.IndexType.get(),
+                                      arg_locs=[self.location(node)] * 2)
+        with ir.InsertionPoint(block):
+            i, j = (Scalar(arg, T.index, affine=Affine.variable()) for arg in block.arguments)
+            pixel = self.binop("+", self.binop("*", nhw_step, rows, node), i, node)
+            column = self.binop("+", self.binop("*", c_step, cols, node), j, node)
+            image = self.binop("//", pixel, out_h * out_w, node)
+            h_at = self.binop("*", self.binop("%", self.binop("//", pixel, out_w, node), out_h,
+                                              node), stride, node)
+            w_at = self.binop("*", self.binop("%", pixel, out_w, node), stride, node)
+            kh = self.binop("//", column, kernel * channels, node)
+            kw = self.binop("%", self.binop("//", column, channels, node), kernel, node)
+            h = self.binop("-", self.binop("+", h_at, self.binop("*", kh, dilation, node), node),
+                           pad, node)
+            w = self.binop("-", self.binop("+", w_at, self.binop("*", kw, dilation, node), node),
+                           pad, node)
+            checks = [self.compare("lt", image, batch, node), self.compare("lt", kh, kernel, node),
+                      self.compare("ge", h, 0, node), self.compare("lt", h, height, node),
+                      self.compare("ge", w, 0, node), self.compare("lt", w, width, node)]
+            inside = checks[0].value
+            for check in checks[1:]:
+                inside = arith.andi(inside, check.value)
+            indices = [self.min_or_max("min", image, batch - 1, node),
+                       self.clamped(h, height, node), self.clamped(w, width, node),
+                       self.binop("%", column, channels, node)]
+            value = self.load(img, indices, node)
+            self.store(col, [i, j], self.select(Scalar(inside, T.bool), value, 0, node), node)
+            tile.yield_()
+
+    def clamped(self, index: Scalar, size: int, node: ast.AST) -> Any:
+        """`index` moved into [0, size): a load there is safe where its value is not used."""
+        return self.min_or_max("min", self.min_or_max("max", index, 0, node), size - 1, node)
 
     def t_atomic_add(self, nodes: dict, node: ast.Call) -> None:
         self.require_kernel(node, "T.atomic_add")

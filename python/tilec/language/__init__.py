@@ -181,11 +181,17 @@ symbolic = dynamic
 
 
 class Tensor:
-    """`T.Tensor((M, K), dtype)` or `T.Tensor[(M, K), dtype]`: a global tensor parameter."""
+    """`T.Tensor((M, K), dtype)` or `T.Tensor[(M, K), dtype]`: a global tensor parameter.
 
-    def __init__(self, shape: Any, dtype: Any = "float32"):
+    In a kernel, `T.Tensor(shape, dtype, A.data)` is a row-major view of parameter `A`'s
+    memory with another shape of the same element count.
+    """
+
+    def __init__(self, shape: Any, dtype: Any = "float32", data: Any = None):
         self.shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
         self.dtype = DType(dtype)
+        if data is not None:
+            raise _outside("Tensor(shape, dtype, data)")
 
     def __class_getitem__(cls, item: Any) -> Tensor:
         return cls(*item) if isinstance(item, tuple) and len(item) == 2 else cls(item)
@@ -491,6 +497,9 @@ def serial(*bounds: Any) -> Any:
     """A sequential loop: serial(stop), serial(start, stop) or serial(start, stop, step)."""
 
 
+Serial = serial  # TileLang's capitalised name for the same tile-level loop
+
+
 @_intrinsic
 def unroll(*bounds: Any) -> Any:
     """A sequential loop that is fully unrolled."""
@@ -516,6 +525,26 @@ reduce_absmax = _reduce_marker("absmax")
 def cumsum(src: Any, dst: Any = None, dim: int = 0, reverse: bool = False) -> Any:
     """Inclusive prefix sums of `src` along `dim` into `dst` (into `src` when dst is None),
     from the end when `reverse`."""
+
+
+@_intrinsic
+def reshape(src: Any, shape: Any) -> Any:
+    """A row-major view of a tensor parameter with another shape of the same element count."""
+
+
+@_intrinsic
+def view(src: Any, shape: Any = None, dtype: Any = None) -> Any:
+    """T.reshape with the shape defaulting to the source's (tilec keeps the source's dtype)."""
+
+
+@_intrinsic
+def im2col(img: Any, col: Any, nhw_step: Any, c_step: Any, kernel: int, stride: int,
+           dilation: int, pad: int, eviction_policy: str | None = None,
+           annotations: dict | None = None) -> Any:
+    """Gathers 2-D convolution patches of the NHWC tensor `img` into the tile `col`:
+    col[i, j] is img at output pixel nhw_step * rows + i (n, oh, ow over N x OH x OW) and
+    patch column c_step * cols + j (kh, kw, c over kernel x kernel x C), zero in the padding
+    and past the ends."""
 
 
 @_intrinsic
@@ -860,7 +889,8 @@ __all__ = [
     "annotate_layout", "use_swizzle",
     "const", "empty", "alloc_shared",
     "alloc_fragment", "alloc_local", "alloc_var", "copy", "gemm", "clear", "fill", "Pipelined",
-    "Parallel", "serial", "unroll", "reduce_max", "reduce_min", "reduce_sum", "reduce_abssum",
+    "Parallel", "serial", "Serial", "unroll", "reshape", "view", "im2col", "reduce_max",
+    "reduce_min", "reduce_sum", "reduce_abssum",
     "reduce_absmax", "atomic_add", "ceildiv", "if_then_else", "max", "min", "abs", "exp", "exp2",
     "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid", "floor", "ceil", "sin", "cos", "erf",
     "pow", "clamp", "max_value", "min_value", "vectorized", "cast", "infinity",
