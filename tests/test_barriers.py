@@ -6,13 +6,15 @@ A warp-specialized producer/consumer kernel compiles to PTX for sm_90a that ptxa
 holds the mbarrier, bulk-copy and named-barrier instructions; on the CPU target (one thread per
 block) kernels without T.ws run with the barriers dropped and TMA copies done at once, checked
 against torch on fresh random inputs with poisoned outputs, and T.ws is a CompileError at its
-line. Numerics on the H200 are not part of this file (no GPU here).
+line. The warp-specialized kernel's numerics on a GPU: tests/gpu/test_frontend_kernels.py.
 """
 
 from __future__ import annotations
 
 import importlib
 import re
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -22,38 +24,10 @@ import tilec
 import tilec.language as T
 from tilec.compiler.targets.cuda import ptxas_path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent / "gpu"))
+from frontend_kernels import warp_specialized_scale  # noqa: E402 - the GPU suite runs it too
+
 needs_ptxas = pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
-
-
-@tilec.jit
-def ring_scale(A, scale=2.0, block_M=64, block_K=32, num_stages=2):
-    """B = A * scale through a ring of shared tiles: warpgroup 1 fills them by TMA, warpgroup 0
-    scales each tile in place and stores it."""
-    M, K = T.const("M, K")
-    A: T.Tensor((M, K), T.float32)
-    B = T.empty((M, K), T.float32)
-    with T.Kernel(T.ceildiv(M, block_M), threads=256) as bx:
-        ring = T.alloc_shared((num_stages, block_M, block_K), T.float32)
-        full = T.alloc_barrier([128] * num_stages)
-        empty = T.alloc_barrier(arrive_count=[128] * num_stages)
-        with T.ws(1):
-            T.set_max_nreg(40, 0)
-        with T.ws(0):
-            T.set_max_nreg(232, 1)
-        for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
-            slot = k % num_stages
-            with T.ws(1):
-                T.mbarrier_wait_parity(empty[slot], ((k // num_stages) & 1) ^ 1)
-                T.tma_copy(A[bx * block_M, k * block_K], ring[slot, :, :], barrier=full[slot])
-                T.mbarrier_arrive(full[slot])
-            with T.ws(0):
-                T.barrier_wait(full[slot], (k // num_stages) & 1)
-                for i, j in T.Parallel(block_M, block_K):
-                    ring[slot, i, j] = ring[slot, i, j] * scale
-                T.copy(ring[slot, :, :], B[bx * block_M, k * block_K])
-                T.fence_proxy_async()
-                T.barrier_arrive(empty[slot])
-    return B
 
 
 @tilec.jit
@@ -82,7 +56,7 @@ def instructions(ptx: str, pattern: str) -> int:
 
 @needs_ptxas
 def test_warp_specialized_ring_assembles_for_sm90a() -> None:
-    kernel = ring_scale.compile(M=256, K=256, target="cuda:sm_90a")
+    kernel = warp_specialized_scale.compile(M=256, K=256, target="cuda:sm_90a")
     assert kernel.artifact.binary_kind == "cubin"
     ptx = kernel.get_kernel_source()
     assert instructions(ptx, r"mbarrier\.init\.shared\.b64") == 4
@@ -136,17 +110,17 @@ def test_tma_copy_and_barriers_on_cpu(M: int, K: int, rng: torch.Generator) -> N
     assert "tile.for" in staged_scale.compile(M=M, K=K, target="cpu").asm["tile"]
 
 
-@pytest.mark.parametrize("kernel", [ring_scale, staged_scale], ids=["ws", "plain"])
+@pytest.mark.parametrize("kernel", [warp_specialized_scale, staged_scale], ids=["ws", "plain"])
 def test_mbarrier_waits_and_tma_need_sm90(kernel) -> None:
-    with pytest.raises(tilec.CompileError, match=r"test_barriers.py:\d+: T.(mbarrier_wait_parity|"
-                                                 r"tma_copy) needs sm_90 .* compiled for sm_80"):
+    with pytest.raises(tilec.CompileError, match=r"(test_barriers|frontend_kernels).py:\d+: "
+                       r"T.(mbarrier_wait_parity|tma_copy) needs sm_90 .* compiled for sm_80"):
         kernel.compile(M=256, K=256, target="cuda:sm_80")
 
 
 def test_warp_specialization_needs_a_gpu_target() -> None:
-    with pytest.raises(tilec.CompileError, match=r"test_barriers.py:\d+: a warp-specialized "
+    with pytest.raises(tilec.CompileError, match=r"frontend_kernels.py:\d+: a warp-specialized "
                                                  r"block \(T.ws\) needs a GPU target"):
-        ring_scale.compile(M=256, K=256, target="cpu")
+        warp_specialized_scale.compile(M=256, K=256, target="cpu")
 
 
 def test_fragments_in_part_of_the_block_are_rejected() -> None:

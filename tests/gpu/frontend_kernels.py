@@ -271,5 +271,39 @@ def normalize_rows(X, block=128):
     return norms, Y
 
 
+# TMA + mbarriers, warpgroup 1 producing and warpgroup 0 consuming (sm_90a): rows ragged in M
+# and K take the element-by-element path of the bulk copy
+@tilec.jit
+def warp_specialized_scale(A, scale=2.0, block_M=64, block_K=32, num_stages=2):
+    """B = A * scale through a ring of shared tiles: warpgroup 1 fills them by TMA, warpgroup 0
+    scales each tile in place and stores it."""
+    M, K = T.const("M, K")
+    A: T.Tensor((M, K), T.float32)
+    B = T.empty((M, K), T.float32)
+    with T.Kernel(T.ceildiv(M, block_M), threads=256) as bx:
+        ring = T.alloc_shared((num_stages, block_M, block_K), T.float32)
+        full = T.alloc_barrier([128] * num_stages)
+        empty = T.alloc_barrier(arrive_count=[128] * num_stages)
+        with T.ws(1):
+            T.set_max_nreg(40, 0)
+        with T.ws(0):
+            T.set_max_nreg(232, 1)
+        for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+            slot = k % num_stages
+            with T.ws(1):
+                T.mbarrier_wait_parity(empty[slot], ((k // num_stages) & 1) ^ 1)
+                T.tma_copy(A[bx * block_M, k * block_K], ring[slot, :, :], barrier=full[slot])
+                T.mbarrier_arrive(full[slot])
+            with T.ws(0):
+                T.barrier_wait(full[slot], (k // num_stages) & 1)
+                for i, j in T.Parallel(block_M, block_K):
+                    ring[slot, i, j] = ring[slot, i, j] * scale
+                T.copy(ring[slot, :, :], B[bx * block_M, k * block_K])
+                T.fence_proxy_async()
+                T.barrier_arrive(empty[slot])
+    return B
+
+
 MATMUL_RELU_SIZES = (1024, 1024, 1024)
 NORMALIZE_ROWS_SHAPE = (1000, 128)
+WARP_SPECIALIZED_SHAPES = [(1024, 512), (200, 100)]

@@ -28,14 +28,17 @@ def main() -> None:
         NORMALIZE_ROWS_SHAPE,
         QUICKSTART_DTYPES,
         QUICKSTART_SHAPES,
+        WARP_SPECIALIZED_SHAPES,
         cases,
         matmul,
         matmul_relu,
         normalize_rows,
         scaled_copy,
+        warp_specialized_scale,
     )
 
     import tilec
+    from tilec.compiler.targets.description import describe
 
     target = f"cuda:{options.arch}"
     for case in cases():
@@ -67,6 +70,9 @@ def main() -> None:
     M, N, K = MATMUL_RELU_SIZES
     matmul_relu.compile(M=M, N=N, K=K, block_M=128, block_N=128, block_K=32, target=target)
     normalize_rows.compile(torch.empty(*NORMALIZE_ROWS_SHAPE), target=target)
+    if describe(options.arch).has_tma:
+        for M, K in WARP_SPECIALIZED_SHAPES:
+            warp_specialized_scale.compile(M=M, K=K, target=target)
     # what examples/quickstart.py runs on a GPU (the README's main command)
     big = torch.empty(4096, 4096, dtype=torch.float16)
     matmul.compile(big, big, target=target)

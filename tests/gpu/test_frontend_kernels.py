@@ -26,6 +26,7 @@ from frontend_kernels import (  # noqa: E402
     NORMALIZE_ROWS_SHAPE,
     QUICKSTART_DTYPES,
     QUICKSTART_SHAPES,
+    WARP_SPECIALIZED_SHAPES,
     Case,
     cases,
     matmul,
@@ -33,6 +34,7 @@ from frontend_kernels import (  # noqa: E402
     matmul_relu,
     normalize_rows,
     scaled_copy,
+    warp_specialized_scale,
 )
 
 import tilec  # noqa: E402
@@ -156,6 +158,18 @@ def test_kernel_blocks_launch_in_order() -> None:
     _check("kernel_blocks_norms", norms, expected, "float32")
     _check("kernel_blocks_rows", y, x.double().cpu() / expected[:, None]
            + expected.flip(0)[:, None], "float32")
+
+
+@pytest.mark.parametrize("shape", WARP_SPECIALIZED_SHAPES)
+def test_warp_specialized_tma_ring(shape: tuple[int, int]) -> None:
+    """T.ws producer (TMA into a ring of shared tiles, mbarriers) and consumer warpgroups."""
+    if torch.cuda.get_device_capability() < (9, 0):
+        pytest.skip("TMA and mbarrier transactions need sm_90")
+    M, K = shape
+    a = torch.randn(M, K, generator=torch.Generator().manual_seed(13)).cuda()
+    b = warp_specialized_scale.compile(M=M, K=K).get_profiler().run_poisoned(a)
+    torch.cuda.synchronize()
+    _check(f"warp_specialized_{M}x{K}", b, a.double().cpu() * 2.0, "float32")
 
 
 @pytest.mark.parametrize("length", [1, 1000, 1 << 20])
