@@ -7,8 +7,9 @@ around the gemm must agree on; lower-tile-to-gpu then calls `lower_wgmma` for ea
 - `tile.wgmma = {warpgroups = G, m_atoms = A, n = N, k = Kst, dtype}` on the gemm: G
   warpgroups (the block's threads, 128 each) split block_M into G slabs of A 64-row atoms,
   one `wgmma.mma_async m64nNkKst` per atom and 32-byte K step.
-- `tile.layout` on the accumulator: the blocked layout (see `_fragment_layout`)
-  spt = [1, 2], tpb = [32 G, 4], tstride = [4, 1]. wgmma's accumulator gives lane l of warp w
+- `tile.layout` on the accumulator: the #tile.linear of the blocked layout
+  (`compiler/layouts/linear.py`'s `blocked`) with runs [1, 2], threads [32 G, 4] and thread
+  strides [4, 1]. wgmma's accumulator gives lane l of warp w
   rows 16 w + l / 4 (+ 8) of an atom and columns 8 j + 2 (l % 4) + {0, 1}; the columns are
   blocked as they are, and the rows become blocked because A's rows are stored reordered (next
   item): the instruction's row 64 a + 16 w + 8 h + g of slab s holds the user's row
@@ -46,6 +47,7 @@ from mlir import ir
 from mlir.dialects import arith, gpu, llvm, memref, nvvm, vector
 
 from tilec.compiler.layouts.linear import LinearLayout, blocked, padded
+from tilec.compiler.passes._ir_walk import op_error
 from tilec.compiler.passes._scalar import constant, index
 from tilec.compiler.passes._scheduling import decision_attr, read_decision
 from tilec.compiler.tensorcore.dtypes import K_STEP_BYTES, accumulator
@@ -81,6 +83,10 @@ class WgmmaPlan:
     @classmethod
     def of(cls, op: ir.Operation) -> WgmmaPlan:
         fields = read_decision(op, WGMMA_ATTR) or {}
+        needed = ("warpgroups", "m_atoms", "n", "k", "dtype")
+        if any(name not in fields for name in needed):
+            raise op_error(op, f"{WGMMA_ATTR} needs {', '.join(needed)} (plan-wgmma-gemms "
+                               "writes it)")
         return cls(int(fields["warpgroups"]), int(fields["m_atoms"]), int(fields["n"]),
                    int(fields["k"]), str(fields["dtype"]), bool(fields.get("a_registers")))
 
@@ -261,6 +267,10 @@ def lower_wgmma(lowering: KernelLowering, op: ir.Operation) -> None:
     """Emit the gemm at the current insertion point (module docstring)."""
     a, b, c = op.operands[0], op.operands[1], op.operands[2]
     plan = WgmmaPlan.of(op)
+    a_known = a in lowering.fragments if plan.a_registers else a in lowering.shared_layouts
+    if not (a_known and b in lowering.shared_layouts and c in lowering.fragments):
+        raise op_error(op, f"a {WGMMA_ATTR} gemm needs {SHARED_LAYOUT_ATTR} on its shared "
+                           "operand tiles and fragments for the others (plan-wgmma-gemms)")
     a_layout, a_fenced = lowering.shared_layouts.get(a, (None, True))
     b_layout, b_fenced = lowering.shared_layouts[b]
     registers = lowering.fragments[c].registers
