@@ -639,3 +639,26 @@ def test_fill_regions_and_copy_hints(rng: torch.Generator) -> None:
     expected = a.clone()
     expected[1, 2:6], expected[3, :] = -1.0, 0.0
     assert torch.equal(b, expected) and c.tolist() == [7, 0]
+
+
+def test_is_and_is_not(rng: torch.Generator) -> None:
+    """`x is None` / `x is not None` on the kernel's Python values, as TileLang's examples test
+    optional arguments."""
+
+    def make(window: int | None) -> T.PrimFunc:
+        @T.prim_func
+        def main(A: T.Tensor((8,), T.float32), B: T.Tensor((8,), T.float32)):
+            with T.Kernel(1, threads=32) as _:
+                for i in T.Parallel(8):
+                    if window is not None and i >= window:
+                        B[i] = 0.0
+                    else:
+                        B[i] = A[i] if window is None else A[i] * 2.0
+
+        return main
+
+    a = randn((8,), torch.float32, rng)
+    for window, expected in ((None, a), (3, torch.cat([a[:3] * 2, torch.zeros(5)]))):
+        b = poisoned((8,), torch.float32)
+        cpu(make(window))(a, b)
+        assert torch.equal(b, expected)

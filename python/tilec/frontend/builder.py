@@ -732,8 +732,12 @@ class KernelBuilder(ThreadOps, BarrierOps):
         return self.binop("-", 0, operand, node)
 
     def expr_BoolOp(self, node: ast.BoolOp) -> Any:  # noqa: N802
-        values = [self.rvalue(self.eval(v), v) for v in node.values]
         is_and = isinstance(node.op, ast.And)
+        values = []
+        for operand in node.values:  # Python's short circuit on compile-time values
+            values.append(self.rvalue(self.eval(operand), operand))
+            if _is_py_value(values[-1]) and builtins.bool(values[-1]) != is_and:
+                break
         if all(_is_py_value(v) for v in values):
             result = values[0]
             for value in values[1:]:
@@ -751,6 +755,10 @@ class KernelBuilder(ThreadOps, BarrierOps):
         results = []
         for op, right_node in zip(node.ops, node.comparators, strict=True):
             right = self.eval(right_node)
+            if isinstance(op, (ast.Is, ast.IsNot)):  # identity of the names' values (x is None)
+                results.append((left is right) == isinstance(op, ast.Is))
+                left = right
+                continue
             kind = _CMPOPS.get(type(op))
             if kind is None:
                 self.error(node, f"unsupported comparison {type(op).__name__} in a kernel")
