@@ -187,7 +187,7 @@ CASES = [
     Case("plain", plain, _mm_inputs, lambda a, b: a @ b, _gemm_flops),
     Case("bias_relu", bias_relu,
          lambda torch, s, d: _mm_inputs(torch, s, d) + [torch.randn(s[1], device=d).half()],
-         lambda a, b, bias: torch_relu(a @ b + bias), _gemm_flops),
+         lambda a, b, bias: (a @ b + bias).clamp_min(0), _gemm_flops),
     Case("scale_residual", scale_residual,
          lambda torch, s, d: _mm_inputs(torch, s, d) + [torch.randn(s[0], s[1], device=d).half()],
          lambda a, b, r: (a @ b) * 0.5 + r, _gemm_flops),
@@ -205,10 +205,6 @@ SHAPES = {"batched_nt": (16, 2048, 2048, 1024)}
 DEFAULT_SHAPE = (8192, 8192, 8192)
 CHECK_SHAPES = {"batched_nt": (3, 136, 200, 96)}
 DEFAULT_CHECK_SHAPE = (136, 200, 96)  # ragged: partial tiles in M and N
-
-
-def torch_relu(x):
-    return x.clamp_min(0)
 
 
 def _meta(case: Case, shape):
