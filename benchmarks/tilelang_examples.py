@@ -49,6 +49,19 @@ needed no GPU), failed, timeout, crashed. Its output is a triage, not a pass cou
 
 `--regroup JSON` redoes the reasons and their groups in a JSON written earlier, by the rules of
 `failure_reason` as they are now (after refining them), without running anything.
+
+The examples' own dependencies. Some examples check tilec against flash-linear-attention (`fla`:
+pure Python + Triton) and its helpers; a GPU machine without network cannot install them. On a
+machine with network,
+
+    python benchmarks/tilelang_examples.py --stage-deps [DIR]
+
+downloads the wheels of `EXAMPLE_DEPS` (pure Python, without their own dependencies: the examples
+import only these) and unpacks them into DIR, by default `.devbundle/b/example-deps` (git-ignored;
+about 3 MiB beside the bundle's 36 MiB, so it travels with `.devbundle/b` to the H200). A run
+puts `--deps DIR` (by default that folder, when it exists) at the end of each example's sys.path:
+the machine's own packages come first, the staged ones fill what it lacks. The JSON's
+`environment.example_deps` lists what was staged.
 """
 
 from __future__ import annotations
@@ -152,6 +165,14 @@ LEFT_OUT: dict[str, str] = {
     "autodd/tilelang_buggy.py": "input for TileLang's AutoDD bug minimizer: fails by design",
     "autodd/tilelang_minimized_expected.py": "AutoDD's expected minimized output: fails by design",
 }
+
+# The examples' own pure-Python dependencies (see the module docstring), flash-linear-attention at
+# the version TileLang's own tests pin (its requirements-test.txt); fla-core holds the `fla.ops`,
+# `fla.modules` and `fla.utils` the examples import (the flash-linear-attention wheel adds only
+# models and layers, which pull in transformers).
+EXAMPLE_DEPS = ("fla-core==0.3.2", "einops==0.8.2", "packaging==26.0")
+DEPS_DEFAULT = ROOT / ".devbundle" / "b" / "example-deps"
+DEPS_MANIFEST = "example-deps.txt"
 
 STATUSES_RUN = ("passed", "failed", "timeout", "crashed")
 STATUSES_COMPILE = ("passed", "compiled", "needs-gpu", "failed", "timeout", "crashed")
@@ -438,14 +459,18 @@ def _error_record(error: BaseException, scratch: Path) -> dict[str, Any]:
     return record
 
 
-def child_main(mode: str, result_file: str, scratch: str, script: str, argv: list[str]) -> int:
-    """Runs `script` as `python script argv...` would, writing what happened to `result_file`."""
+def child_main(mode: str, result_file: str, scratch: str, deps: str, script: str,
+               argv: list[str]) -> int:
+    """Runs `script` as `python script argv...` would (with the staged `deps` folder, if any,
+    last on sys.path), writing what happened to `result_file`."""
     import runpy
 
     record: dict[str, Any] = {"status": "passed", "error": None}
     root = Path(scratch).resolve()
     sys.argv = [script, *argv]
     sys.path[0] = os.path.dirname(os.path.abspath(script))
+    if deps:
+        sys.path.append(deps)
     exit_code = 0
     try:
         if mode == "compile":
@@ -534,6 +559,53 @@ def triage(files: dict[str, dict[str, Any]], statuses: tuple[str, ...]) -> list[
 
 
 # ---------------------------------------------------------------------------------------------
+# the examples' dependencies, staged for a machine without network
+
+
+def stage_deps(dest: Path, requirements: tuple[str, ...] = EXAMPLE_DEPS) -> list[str]:
+    """The wheels of `requirements` downloaded (pip, without their own dependencies) and unpacked
+    into `dest`; returns what was staged (`name==version` each)."""
+    with tempfile.TemporaryDirectory(prefix="tilec-example-wheels-") as folder:
+        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+                        "--only-binary=:all:", "--dest", folder, *requirements], check=True)
+        return unpack_wheels(Path(folder), dest)
+
+
+def unpack_wheels(wheels: Path, dest: Path) -> list[str]:
+    """Every wheel in `wheels` unpacked into `dest` (an importable folder once on sys.path), its
+    earlier contents replaced; a manifest of `name==version` lines beside them."""
+    import zipfile
+
+    found = sorted(wheels.glob("*.whl"))
+    if not found:
+        raise RuntimeError(f"no wheels in {wheels}")
+    native = [w.name for w in found if not w.name.endswith("-none-any.whl")]
+    if native:
+        raise RuntimeError(f"not pure-Python wheels (they would not run on another machine): "
+                           f"{', '.join(native)}")
+    if dest.exists():
+        if any(dest.iterdir()) and not (dest / DEPS_MANIFEST).exists():
+            raise RuntimeError(f"{dest} holds files that --stage-deps did not put there; "
+                               "name an empty or new folder")
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    staged = []
+    for wheel in found:
+        name, version = wheel.name.split("-")[:2]
+        with zipfile.ZipFile(wheel) as archive:
+            archive.extractall(dest)
+        staged.append(f"{name}=={version}")
+    (dest / DEPS_MANIFEST).write_text("\n".join(staged) + "\n")
+    return staged
+
+
+def staged_deps(deps: Path | None) -> list[str]:
+    """What `stage_deps` put into `deps` (empty when nothing is staged there)."""
+    manifest = deps / DEPS_MANIFEST if deps is not None else None
+    return manifest.read_text().split() if manifest is not None and manifest.exists() else []
+
+
+# ---------------------------------------------------------------------------------------------
 # the suite
 
 
@@ -552,8 +624,10 @@ def _stop_running_examples(signum: int, _frame: Any) -> None:
             pass
 
 
-def run_example(relative: str, scratch: Path, mode: str, timeout: float) -> dict[str, Any]:
-    """`relative` run in its own process in its folder of `scratch`; its record for the JSON."""
+def run_example(relative: str, scratch: Path, mode: str, timeout: float,
+                deps: Path | None = None) -> dict[str, Any]:
+    """`relative` run in its own process in its folder of `scratch`, with `deps` (the staged
+    dependencies) at the end of its sys.path; its record for the JSON."""
     script = scratch / relative
     args = SMALL_SIZES.get(relative, [])
     source = script.read_text(encoding="utf-8", errors="replace")
@@ -565,7 +639,7 @@ def run_example(relative: str, scratch: Path, mode: str, timeout: float) -> dict
     result_file = script.with_name(script.name + ".result.json")
     result_file.unlink(missing_ok=True)
     command = [sys.executable, str(Path(__file__).resolve()), "--child", mode, str(result_file),
-               str(scratch), str(script), *args]
+               str(scratch), str(deps or ""), str(script), *args]
     start = time.perf_counter()
     with open(log, "wb") as output:
         process = subprocess.Popen(command, cwd=script.parent, stdout=output,
@@ -650,13 +724,13 @@ def _tilec_commit() -> str:
     return commit + ("-dirty" if dirty else "")
 
 
-def environment() -> dict[str, Any]:
+def environment(deps: Path | None) -> dict[str, Any]:
     import torch
 
     gpu = torch.cuda.get_device_name() if torch.cuda.is_available() else None
     return {"gpu": gpu, "torch": torch.__version__, "cuda": torch.version.cuda,
             "python": platform.python_version(), "machine": platform.machine(),
-            "tilec_commit": _tilec_commit()}
+            "tilec_commit": _tilec_commit(), "example_deps": staged_deps(deps)}
 
 
 def default_output(mode: str, gpu: str | None) -> Path:
@@ -668,7 +742,7 @@ def default_output(mode: str, gpu: str | None) -> Path:
 
 
 def run_suite(examples: Path, mode: str, timeout: float, only: str | None, jobs: int,
-              budget: float | None) -> dict[str, Any]:
+              budget: float | None, deps: Path | None = None) -> dict[str, Any]:
     selection = select_examples(examples)
     chosen = [f for f in selection.selected if only is None or fnmatch.fnmatch(f, only)
               or only in f]
@@ -684,7 +758,7 @@ def run_suite(examples: Path, mode: str, timeout: float, only: str | None, jobs:
                 why = f"the suite's {budget:g} s were spent" if late else "the runner was stopped"
                 return relative, {"args": SMALL_SIZES.get(relative, []), "seconds": 0.0,
                                   "status": "not-run", "error": None, "reason": f"not run: {why}"}
-            record = run_example(relative, scratch, mode, timeout)
+            record = run_example(relative, scratch, mode, timeout, deps)
             if _STOPPED.is_set() and record["status"] != "passed":
                 record.update(status="not-run", reason="not run: the runner was stopped")
             return relative, record
@@ -718,8 +792,8 @@ def run_suite(examples: Path, mode: str, timeout: float, only: str | None, jobs:
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        mode, result_file, scratch, script, *argv = sys.argv[2:]
-        sys.exit(child_main(mode, result_file, scratch, script, argv))
+        mode, result_file, scratch, deps, script, *argv = sys.argv[2:]
+        sys.exit(child_main(mode, result_file, scratch, deps, script, argv))
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--examples", type=Path, help="a checkout of TileLang's examples/ folder")
@@ -737,7 +811,23 @@ def main() -> None:
                         "suite: files not started by then are recorded as not run")
     parser.add_argument("--examples-commit", default=None,
                         help="the TileLang commit DIR was taken from, for the record")
+    parser.add_argument("--deps", type=Path, default=None, help="the examples' dependencies "
+                        f"staged by --stage-deps (default: {DEPS_DEFAULT.relative_to(ROOT)} "
+                        "when it exists)")
+    parser.add_argument("--stage-deps", type=Path, nargs="?", const=DEPS_DEFAULT, default=None,
+                        metavar="DIR", help="download and unpack EXAMPLE_DEPS into DIR (default: "
+                        f"{DEPS_DEFAULT.relative_to(ROOT)}) and stop (needs network)")
     args = parser.parse_args()
+    if args.stage_deps is not None:
+        staged = stage_deps(args.stage_deps.resolve())
+        size = sum(f.stat().st_size for f in args.stage_deps.rglob("*") if f.is_file())
+        print(f"staged {', '.join(staged)} into {args.stage_deps} ({size / 2**20:.1f} MiB)")
+        return
+    deps = args.deps if args.deps is not None else (DEPS_DEFAULT if DEPS_DEFAULT.is_dir()
+                                                     else None)
+    if deps is not None and not deps.is_dir():
+        parser.error(f"--deps {deps}: not a folder")
+    deps = deps.resolve() if deps is not None else None
     if args.regroup is not None:
         result = regroup(json.loads(args.regroup.read_text()))
         args.regroup.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
@@ -747,10 +837,11 @@ def main() -> None:
         parser.error(f"--examples {args.examples}: not a folder")
     signal.signal(signal.SIGTERM, _stop_running_examples)
     signal.signal(signal.SIGINT, _stop_running_examples)
-    env = environment()
-    print(f"tilec {env['tilec_commit']}, torch {env['torch']}, GPU {env['gpu']}", flush=True)
+    env = environment(deps)
+    print(f"tilec {env['tilec_commit']}, torch {env['torch']}, GPU {env['gpu']}, example deps "
+          f"{', '.join(env['example_deps']) or 'none'}", flush=True)
     result = run_suite(args.examples.resolve(), args.mode, args.timeout, args.only, args.jobs,
-                       args.budget)
+                       args.budget, deps)
     result = {**result, "environment": {**env, "tilelang_examples_commit": args.examples_commit}}
     out = args.out or default_output(args.mode, env["gpu"])
     out.parent.mkdir(parents=True, exist_ok=True)

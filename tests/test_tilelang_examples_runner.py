@@ -283,3 +283,69 @@ def test_compile_mode_reports_a_frontend_error_at_the_example_line(tmp_path: Pat
         ''', mode="compile")
     assert record["status"] == "failed"
     assert record["error"]["where"] == "demo/example.py:8", record
+
+
+# ---------------------------------------------------------------------------------------------
+# the examples' dependencies, staged for a machine without network
+
+
+def _wheel(folder: Path, name: str, version: str, files: dict[str, str],
+           tag: str = "py3-none-any") -> Path:
+    import zipfile
+
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}-{version}-{tag}.whl"
+    with zipfile.ZipFile(path, "w") as archive:
+        for relative, text in files.items():
+            archive.writestr(relative, text)
+        archive.writestr(f"{name}-{version}.dist-info/METADATA", f"Name: {name}\n")
+    return path
+
+
+def test_staged_wheels_are_unpacked_and_listed(tmp_path: Path) -> None:
+    wheels, deps = tmp_path / "wheels", tmp_path / "deps"
+    _wheel(wheels, "fla_core", "0.3.2", {"fla/__init__.py": "__version__ = '0.3.2'\n",
+                                         "fla/ops/utils.py": "def prepare_token_indices(x):\n"
+                                                             "    return x + 1\n"})
+    _wheel(wheels, "einops", "0.8.2", {"einops/__init__.py": ""})
+    assert runner.unpack_wheels(wheels, deps) == ["einops==0.8.2", "fla_core==0.3.2"]
+    assert (deps / "fla" / "ops" / "utils.py").exists()
+    assert runner.staged_deps(deps) == ["einops==0.8.2", "fla_core==0.3.2"]
+    assert runner.staged_deps(tmp_path / "nothing") == [] and runner.staged_deps(None) == []
+
+
+def test_restaging_replaces_what_was_staged(tmp_path: Path) -> None:
+    deps = tmp_path / "deps"
+    runner.unpack_wheels(_wheel(tmp_path / "a", "old", "1.0", {"old.py": ""}).parent, deps)
+    runner.unpack_wheels(_wheel(tmp_path / "b", "new", "2.0", {"new.py": ""}).parent, deps)
+    assert not (deps / "old.py").exists() and runner.staged_deps(deps) == ["new==2.0"]
+
+
+def test_staging_refuses_native_wheels_and_foreign_folders(tmp_path: Path) -> None:
+    native = _wheel(tmp_path / "native", "fast_ext", "1.0", {"fast_ext.so": ""},
+                    tag="cp312-cp312-manylinux_2_28_x86_64")
+    with pytest.raises(RuntimeError, match="not pure-Python wheels.*fast_ext"):
+        runner.unpack_wheels(native.parent, tmp_path / "deps")
+    foreign = tmp_path / "mine"
+    _write(foreign, "notes.txt", "keep me\n")
+    with pytest.raises(RuntimeError, match="did not put there"):
+        runner.unpack_wheels(_wheel(tmp_path / "ok", "ok", "1.0", {"ok.py": ""}).parent, foreign)
+    assert (foreign / "notes.txt").read_text() == "keep me\n"
+
+
+def test_an_example_imports_staged_deps_after_the_machines_own(tmp_path: Path) -> None:
+    deps = tmp_path / "deps"
+    runner.unpack_wheels(_wheel(tmp_path / "wheels", "fla_core", "0.3.2", {
+        "fla/__init__.py": "VALUE = 41\n", "pytest/__init__.py": "raise ImportError('shadowed')\n",
+    }).parent, deps)
+    source = ("import fla\nimport pytest\nimport sys\nassert fla.VALUE == 41\n"
+              "assert sys.path[-1] == sys.argv[1], sys.path\n")
+    _write(tmp_path, "demo/example.py", source)
+    runner.SMALL_SIZES["demo/example.py"] = [str(deps)]
+    try:
+        record = runner.run_example("demo/example.py", tmp_path.resolve(), "run", 60.0, deps)
+        without = runner.run_example("demo/example.py", tmp_path.resolve(), "run", 60.0)
+    finally:
+        del runner.SMALL_SIZES["demo/example.py"]
+    assert record["status"] == "passed", record
+    assert without["status"] == "failed" and without["reason"] == "package not installed: fla"
