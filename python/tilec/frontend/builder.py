@@ -57,7 +57,7 @@ _UNSUPPORTED_EXPRS = {
     ast.DictComp: "dict comprehension", ast.GeneratorExp: "generator expression",
     ast.Await: "await", ast.Yield: "yield", ast.YieldFrom: "yield from",
     ast.NamedExpr: "assignment expression (:=)", ast.Starred: "starred expression",
-    ast.JoinedStr: "f-string", ast.Dict: "dict display", ast.Set: "set display",
+    ast.Dict: "dict display", ast.Set: "set display",
 }
 _UNSUPPORTED_STMTS = {
     ast.Try: "try", ast.Raise: "raise", ast.FunctionDef: "nested def", ast.ClassDef: "class",
@@ -116,6 +116,27 @@ def _is_py_value(value: Any) -> bool:
     return not isinstance(value, (Scalar, Buffer, Region, T.Symbol, ElementRef, BufferData))
 
 
+def _is_variable(value: Any) -> bool:
+    """A T.alloc_var variable or a T.Ref'd element: a name for a value stored in memory."""
+    return isinstance(value, ElementRef) or (isinstance(value, Buffer) and value.scope == "var")
+
+
+def _is_user_function(value: Any) -> bool:
+    """A Python function of the program (not tilec's own), whose body the kernel can build."""
+    return inspect.isfunction(value) and not (value.__module__ or "").startswith("tilec")
+
+
+class _Returned(Exception):  # noqa: N818 (control flow, not an error)
+    """A helper's `return`: leaves its inlined body with the value."""
+
+    def __init__(self, value: Any):
+        super().__init__()
+        self.value = value
+
+
+_MAX_INLINE_DEPTH = 64
+
+
 class KernelBuilder(ThreadOps, BarrierOps):
     """Builds the tile IR of one kernel from its parsed source."""
 
@@ -134,8 +155,8 @@ class KernelBuilder(ThreadOps, BarrierOps):
         self.returned: list[str] | None = None
         self.eager = False
         self.kernel_op: tile.KernelOp | None = None
-        self.macro_depth = 0  # > 0 while a T.macro's body is inlined
-        self.macro_result: Any = None
+        self.macro_depth = 0  # > 0 while a T.macro's or a helper's body is inlined
+        self.helper_sources: dict[Callable, KernelSource] = {}
         self.eager_inputs: list[EagerTensor] = []
         self.loop_exits: list[LoopExits | None] = []  # per enclosing loop, innermost last
         self.thread_affines: dict[int, Affine] = {}  # one index variable per thread axis
@@ -345,7 +366,7 @@ class KernelBuilder(ThreadOps, BarrierOps):
         with self.at(node):
             try:
                 handler(node)
-            except TilecError:
+            except (TilecError, _Returned):
                 raise
             except Exception as error:  # a frontend bug: still point at the user's line
                 self.error(node, f"internal error of the tilec frontend ({type(error).__name__}: "
@@ -447,10 +468,13 @@ class KernelBuilder(ThreadOps, BarrierOps):
             self.error(node, f"cannot update {type(target).__name__} in a kernel")
 
     def stmt_Return(self, node: ast.Return) -> None:  # noqa: N802
-        if self.macro_depth and len(self.scopes) == 1:
-            self.macro_result = self.eval(node.value) if node.value is not None else None
-            return
-        if not self.eager or len(self.scopes) != 1 or self.macro_depth:
+        if self.macro_depth:
+            if len(self.scopes) != 1:
+                self.error(node, "a helper returns outside the kernel loops and data-dependent "
+                                 "branches it builds (choose the value with T.if_then_else, or "
+                                 "store it into a T.alloc_var)")
+            raise _Returned(self.eval(node.value) if node.value is not None else None)
+        if not self.eager or len(self.scopes) != 1:
             self.error(node, "return is only allowed at the end of a @tilec.jit kernel, "
                              "to return its T.empty outputs")
         values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
@@ -702,6 +726,21 @@ class KernelBuilder(ThreadOps, BarrierOps):
         except (IndexError, KeyError, TypeError) as error:
             self.error(node, f"cannot index {base!r} with {key!r}: {error}")
 
+    def expr_JoinedStr(self, node: ast.JoinedStr) -> str:  # noqa: N802
+        """An f-string (an assert's message, say); a kernel value shows as its dtype."""
+        parts = []
+        for part in node.values:
+            if not isinstance(part, ast.FormattedValue):
+                parts.append(self.eval(part))
+                continue
+            value = self.eval(part.value)
+            if not _is_py_value(value):
+                value = f"<{getattr(value, 'dtype', 'kernel')} value>"
+            convert = {ord("r"): repr, ord("s"): str, ord("a"): ascii}.get(part.conversion)
+            spec = self.eval(part.format_spec) if part.format_spec is not None else ""
+            parts.append(format(convert(value) if convert else value, spec))
+        return "".join(parts)
+
     def expr_Slice(self, node: ast.Slice) -> slice:  # noqa: N802
         parts = [self.eval(p) if p is not None else None for p in (node.lower, node.upper,
                                                                    node.step)]
@@ -801,56 +840,125 @@ class KernelBuilder(ThreadOps, BarrierOps):
                 return callee(*args, **kwargs)
             except TilecError as error:
                 self.error(node, error.message)
-        args = [self.eval(a) for a in node.args]
-        if callee in (builtins.min, builtins.max) and len(args) >= 2 and not node.keywords:
+        args, kwargs = self.call_arguments(node)
+        if callee in (builtins.min, builtins.max) and len(args) >= 2 and not kwargs:
             return self.reduce_minmax(callee.__name__, args, node)
-        if callee is builtins.abs and len(args) == 1 and not node.keywords:
+        if callee is builtins.abs and len(args) == 1 and not kwargs:
             return self.absolute(args[0], node)
-        kwargs = {k.arg: self.eval(k.value) for k in node.keywords}
         if callee is T.Tensor and (len(args) > 2 or "data" in kwargs):
             return self.tensor_view(args, kwargs, node)
         reads_buffers = getattr(callee, "__module__", None) == "tilec.layout"  # shape, dtype
-        if not reads_buffers and not all(_is_py_value(v) for v in (*args, *kwargs.values())):
+        on_kernel_values = not all(_is_py_value(v) for v in (*args, *kwargs.values()))
+        if on_kernel_values and _is_user_function(callee):
+            return self.call_helper(callee, args, kwargs, node)
+        if on_kernel_values and not reads_buffers:
             name = getattr(callee, "__name__", repr(callee))
-            self.error(node, f"cannot call {name}() on kernel values; only T functions run on "
-                             "the device (Python functions run at compile time on constants)")
+            self.error(node, f"cannot call {name}() on kernel values: only T functions and "
+                             "Python functions defined with def (whose bodies are built into "
+                             "the kernel) take them")
         try:
             return callee(*args, **kwargs)
+        except T.OutsideKernelError:
+            if not _is_user_function(callee):
+                raise
+            # a helper calling T functions on constants: kernel code, as TileLang traces it
+            return self.call_helper(callee, args, kwargs, node)
         except TilecError:
             raise
         except Exception as error:  # a compile-time helper failed: show where it was called
             self.error(node, f"calling {getattr(callee, '__name__', callee)} at compile time "
                              f"failed: {type(error).__name__}: {error}")
 
+    def call_arguments(self, node: ast.Call) -> tuple[list[Any], dict[str, Any]]:
+        """A call's positional and keyword values; `*xs` and `**kw` spread compile-time
+        sequences and dicts."""
+        args: list[Any] = []
+        for argument in node.args:
+            if not isinstance(argument, ast.Starred):
+                args.append(self.eval(argument))
+                continue
+            spread = self.eval(argument.value)
+            if not isinstance(spread, (tuple, list)):
+                self.error(argument, f"*{ast.unparse(argument.value)} must be a tuple or list")
+            args.extend(spread)
+        kwargs: dict[str, Any] = {}
+        for keyword in node.keywords:
+            if keyword.arg is not None:
+                kwargs[keyword.arg] = self.eval(keyword.value)
+                continue
+            spread = self.eval(keyword.value)
+            if not isinstance(spread, dict):
+                self.error(keyword, f"**{ast.unparse(keyword.value)} must be a dict")
+            kwargs.update(spread)
+        return args, kwargs
+
+    def call_helper(self, fn: Callable, args: list[Any], kwargs: dict[str, Any],
+                    node: ast.Call) -> Any:
+        """A Python function called in a kernel on kernel values: its body is built here, as
+        TileLang's traced kernels run it on their expressions (arithmetic, bit operations, T
+        calls, `if`s on constants and its return value all become kernel code)."""
+        try:
+            bound = inspect.signature(fn).bind(*args, **kwargs)
+        except TypeError as error:
+            self.error(node, f"{fn.__name__}(): {error}")
+        bound.apply_defaults()
+        arguments = {key: self.rvalue(value, node) if _is_variable(value) else value
+                     for key, value in bound.arguments.items()}  # passed by value, as Python's
+        return self.inline(fn, {}, arguments, node)
+
     def inline_macro(self, macro: T.Macro, node: ast.Call) -> Any:
         """Build a T.macro's body here, its parameters bound to the call's values."""
-        source = parse_kernel(macro.fn, macro.env)
         try:
             bound = inspect.signature(macro.fn).bind(
                 *node.args, **{k.arg: k.value for k in node.keywords})
         except TypeError as error:
             self.error(node, f"macro {macro.__name__}: {error}")
-        references = {name for name, annotation in _annotations(source).items()
-                      if annotation is T.Ref}
+        references = {name for name, annotation in _annotations(
+            self.helper_source(macro.fn, macro.env, node)).items() if annotation is T.Ref}
         for name, argument in bound.arguments.items():
             if isinstance(argument, ast.AST):
                 bound.arguments[name] = (self.reference(argument) if name in references
                                          else self.eval(argument))
         bound.apply_defaults()
-        statements = source.tree.body
-        for statement in statements[:-1]:
-            if isinstance(statement, ast.Return):
-                raise TilecError("return must be the last statement of a macro",
-                                 source.filename, statement.lineno)
-        saved = (self.source, self.outer, self.scopes, self.macro_depth)
+        return self.inline(macro.fn, macro.env, dict(bound.arguments), node)
+
+    def helper_source(self, fn: Callable, env: dict[str, Any], node: ast.Call) -> KernelSource:
+        """The parsed source of a helper the kernel calls (parsed once per kernel)."""
+        if fn not in self.helper_sources:
+            if fn.__name__ == "<lambda>":
+                self.error(node, "a lambda called on kernel values cannot be built into the "
+                                 "kernel; define the helper with def")
+            try:
+                self.helper_sources[fn] = parse_kernel(fn, env)
+            except TilecError as error:
+                self.error(node, error.message)
+        return self.helper_sources[fn]
+
+    def inline(self, fn: Callable, env: dict[str, Any], arguments: dict[str, Any],
+               node: ast.Call) -> Any:
+        """Build `fn`'s statements at the call, its parameters bound to `arguments`; its
+        errors name its own lines, then the call's."""
+        if self.macro_depth >= _MAX_INLINE_DEPTH:
+            self.error(node, f"helpers nest more than {_MAX_INLINE_DEPTH} calls deep "
+                             f"(is {fn.__name__} recursive?)")
+        source = self.helper_source(fn, env, node)
+        caller = (self.source.filename, node.lineno)
+        saved = (self.source, self.outer, self.scopes, self.macro_depth, self.loop_exits)
         self.source, self.outer = source, source.outer_names()
-        self.scopes, self.macro_depth = [dict(bound.arguments)], self.macro_depth + 1
-        self.macro_result = None
+        self.scopes, self.macro_depth, self.loop_exits = [arguments], self.macro_depth + 1, []
         try:
-            self.body(statements)
-            return self.macro_result
+            self.body(source.tree.body)
+        except _Returned as returned:
+            return returned.value
+        except TilecError as error:
+            if (error.filename, error.lineno) == caller:
+                raise
+            raise type(error)(f"{error.message} (in {fn.__name__}(), called at "
+                              f"{caller[0]}:{caller[1]})", error.filename,
+                              error.lineno) from None
         finally:
-            self.source, self.outer, self.scopes, self.macro_depth = saved
+            self.source, self.outer, self.scopes, self.macro_depth, self.loop_exits = saved
+        return None
 
     def reference(self, node: ast.expr) -> Buffer | ElementRef:
         """The argument of a `T.Ref` parameter: a T.alloc_var variable or a buffer element."""

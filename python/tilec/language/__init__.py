@@ -393,8 +393,13 @@ def _intrinsic(fn: Callable) -> Callable:
     return outside_a_kernel
 
 
+class OutsideKernelError(TilecError):
+    """A T function Python ran outside a kernel; the frontend then builds the helper that
+    called it as kernel code instead."""
+
+
 def _outside(name: str) -> TilecError:
-    return TilecError(
+    return OutsideKernelError(
         f"T.{name} can only be used inside a tilec kernel (a @tilec.jit function or a "
         "@T.prim_func); it has no meaning when Python runs it"
     )
