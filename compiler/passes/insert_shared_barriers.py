@@ -5,9 +5,13 @@ of one buffer (read after write), and before overwriting a buffer others may sti
 after read, e.g. the next iteration's copy into a tile the gemm is reading), every thread must
 wait. The pass walks each block's statements in order and tracks, per buffer, whether it was
 written or read since the last barrier; a statement that conflicts gets a barrier before it.
-Loops are walked as if entered from their own end too (the back edge). A T.Parallel, a copy or
-an scf.if is one statement: barriers go between statements, never inside divergent code. A
-T.ws block (tile.warpgroups) is one statement too, and its body is walked as a block of its own.
+Loops (tile.for, tile.pipelined, and a `while`'s scf.while: its condition region then its body)
+are walked as if entered from their own end too (the back edge). An scf.if or scf.while whose
+condition is the same on every thread of the block (`varies_by_thread` says it is not) is walked
+into like a block of statements, so a loop under a run-time `if` or inside a `while` gets its
+barriers; one whose condition may differ between threads is one statement, as a T.Parallel or a
+copy is: barriers go between statements, never inside divergent code. A T.ws block
+(tile.warpgroups) is one statement too, and its body is walked as a block of its own.
 Shared tiles written by tile.tma_copy are synchronized by the mbarriers the kernel waits on.
 
 A loop lower-tile-to-gpu turns into a cp.async pipeline (compiler/passes/_async_pipeline.py,
@@ -25,9 +29,14 @@ from mlir.dialects import gpu
 
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._async_pipeline import plan_pipeline
-from tilec.compiler.passes._ir_walk import copy_parts, kernels, scope, walk
+from tilec.compiler.passes._ir_walk import as_operation, copy_parts, kernels, scope, walk
 
 LOOPS = ("tile.for", "tile.pipelined")
+# ops whose block arguments are the same on every thread (kernel parameters, block and loop
+# indices)
+UNIFORM_ARGUMENTS = ("func.func", "tile.kernel", "tile.for", "tile.pipelined")
+# buffers every thread has its own copy of: a load is uniform when every write into them is
+PER_THREAD_SCOPES = ("local", "var")
 
 
 @dataclass
@@ -80,6 +89,118 @@ def shared_effects(op: ir.Operation) -> tuple[list[ir.Value], list[ir.Value]]:
     return keep(reads), keep(writes)
 
 
+def varies_by_thread(value: ir.Value) -> bool:
+    """Whether `value` may differ between the threads of a block: it derives from a thread
+    index, a warp shuffle or vote, an element of a T.Parallel, a fragment element, or a
+    per-thread buffer (T.alloc_local / alloc_var) some thread writes such a value into (or
+    writes under such a condition). Block and sequential loop indices, constants and loads of
+    uniform addresses are uniform. Conservative: what it cannot follow varies."""
+    return _Uniformity().varies(value)
+
+
+class _Uniformity:
+    """One query of `varies_by_thread`: a depth-first search that stops at the first
+    thread-dependent source. A per-thread buffer being examined counts as uniform on the way
+    (its stores are followed from where it is first met, so a dependent one is still found)."""
+
+    def __init__(self) -> None:
+        self.known: list[tuple[ir.Value, bool]] = []
+        self.buffers_seen: list[ir.Value] = []
+
+    def varies(self, value: ir.Value) -> bool:
+        for known, answer in self.known:
+            if known == value:
+                return answer
+        answer = self._varies(value)
+        self.known.append((value, answer))
+        return answer
+
+    def _varies(self, value: ir.Value) -> bool:
+        if isinstance(value, ir.BlockArgument):
+            return as_operation(value.owner.owner).name not in UNIFORM_ARGUMENTS
+        op = as_operation(value.owner)
+        name = op.name
+        if name.startswith("nvvm.") or name in ("gpu.thread_id", "gpu.lane_id", "gpu.shuffle"):
+            return True
+        if op.regions:  # a value an op with regions computes is not followed
+            return True
+        if name == "memref.load":
+            buffer = op.operands[0]
+            if scope(buffer) == "fragment" or any(self.varies(v) for v in op.operands[1:]):
+                return True
+            return scope(buffer) in PER_THREAD_SCOPES and self._buffer_varies(buffer)
+        return any(self.varies(operand) for operand in op.operands)
+
+    def _buffer_varies(self, buffer: ir.Value) -> bool:
+        if _contains(self.buffers_seen, buffer):
+            return False
+        self.buffers_seen.append(buffer)
+        for use in buffer.uses:
+            user = as_operation(use.owner)
+            if user.name == "memref.load":
+                continue
+            if user.name not in ("memref.store", "tile.fill") or self._under_divergence(user):
+                return True
+            if any(self.varies(operand) for operand in user.operands
+                   if not operand == buffer):
+                return True
+        return False
+
+    def _under_divergence(self, op: ir.Operation) -> bool:
+        """Whether `op` runs on some threads only, or per element (inside a T.Parallel)."""
+        parent = as_operation(op.parent)
+        while parent.name != "tile.kernel":
+            if parent.name in ("tile.parallel", "tile.warpgroups"):
+                return True
+            if parent.name == "scf.if" and self.varies(parent.operands[0]):
+                return True
+            if parent.name == "scf.while" and self.varies(_while_condition(parent)):
+                return True
+            parent = as_operation(parent.parent)
+        return False
+
+
+def _while_condition(op: ir.Operation) -> ir.Value:
+    return as_operation(op.regions[0].blocks[0].operations[-1]).operands[0]
+
+
+def _uniform_branches(op: ir.Operation) -> list[ir.Block] | None:
+    """The blocks of a uniform scf.if (then, else) or scf.while (condition, body); None for any
+    other op or a condition that may differ between threads."""
+    if op.name == "scf.if" and not varies_by_thread(op.operands[0]):
+        return [region.blocks[0] for region in op.regions if len(region.blocks)]
+    if op.name == "scf.while" and not varies_by_thread(_while_condition(op)):
+        return [op.regions[0].blocks[0], op.regions[1].blocks[0]]
+    return None
+
+
+def _in_sequence(blocks: list[ir.Block], pending: Pending, insert: bool) -> Pending:
+    for block in blocks:
+        pending = process(block, pending, insert)
+    return pending
+
+
+def _around_loop(blocks: list[ir.Block], pending: Pending, insert: bool) -> Pending:
+    """A loop's blocks run in order, again and again: walked until what the back edge carries
+    is known, inserting on the last walk; what leaves the loop may come from any iteration."""
+    end = _in_sequence(blocks, pending, insert=False)
+    end = _in_sequence(blocks, pending.merged(end), insert=False)
+    after = _in_sequence(blocks, pending.merged(end), insert=insert)
+    return pending.merged(after)
+
+
+def _barrier_before(op: ir.Operation, pending: Pending, insert: bool) -> bool:
+    """Whether `op`, with all it contains, conflicts with what is pending (then a barrier goes
+    before it when inserting)."""
+    reads, writes = shared_effects(op)
+    conflict = any(_contains(pending.written, v) for v in reads + writes) or any(
+        _contains(pending.read, v) for v in writes)
+    if conflict and insert:
+        with op.location, ir.InsertionPoint(op):
+            gpu.BarrierOp()
+    return conflict
+
+
 def process(block: ir.Block, pending: Pending, insert: bool,
             issued_elsewhere: tuple[ir.Operation, ...] = ()) -> Pending:
     for op in list(block.operations):
@@ -92,12 +213,18 @@ def process(block: ir.Block, pending: Pending, insert: bool,
             process(op.regions[0].blocks[0], Pending(), insert, tuple(plan.copies))
             pending = Pending()
             continue
-        if op.name in LOOPS:
-            body = op.regions[0].blocks[0]
-            end = process(body, pending, insert=False)
-            end = process(body, pending.merged(end), insert=False)
-            after = process(body, pending.merged(end), insert=insert)
-            pending = pending.merged(after)
+        branches = [op.regions[0].blocks[0]] if op.name in LOOPS else _uniform_branches(op)
+        if branches is not None:
+            # a barrier before it if it conflicts as a whole, then barriers inside where its
+            # own statements (and, for a loop, its back edge) conflict
+            pending = Pending() if _barrier_before(op, pending, insert) else pending
+            if op.name in LOOPS or op.name == "scf.while":
+                pending = _around_loop(branches, pending, insert)
+                continue
+            ends = [process(branch, pending, insert) for branch in branches]
+            if len(branches) == 1:  # no else: the condition may be false
+                ends.append(pending)
+            pending = ends[0].merged(ends[1])
             continue
         if op.name == "gpu.barrier":
             pending = Pending()
@@ -106,14 +233,9 @@ def process(block: ir.Block, pending: Pending, insert: bool,
             # its threads alone run the body: barriers there wait for them only (named ones,
             # lower-tile-to-gpu); towards the rest of the block it is one statement
             process(op.regions[0].blocks[0], Pending(), insert)
-        reads, writes = shared_effects(op)
-        conflict = any(_contains(pending.written, v) for v in reads + writes) or any(
-            _contains(pending.read, v) for v in writes)
-        if conflict:
-            if insert:
-                with op.location, ir.InsertionPoint(op):
-                    gpu.BarrierOp()
+        if _barrier_before(op, pending, insert):
             pending = Pending()
+        reads, writes = shared_effects(op)
         pending = Pending(_union(pending.written, writes), _union(pending.read, reads))
     return pending
 

@@ -133,3 +133,131 @@ func.func @one_copy_stays(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %kt: index) 
   }
   return
 }
+
+// -----
+
+// A while loop whose condition is the same on every thread (a per-thread variable set from the
+// block index and from itself): its body is walked like a loop's, so the loop inside it gets
+// a barrier before the gemm reads the copied tile and one at the top (the back edge), and the
+// loop a barrier before it (the previous trip's gemm may still read the tile).
+// CHECK-LABEL: func.func @while_uniform
+// CHECK: scf.while
+// CHECK: } do {
+// CHECK: gpu.barrier
+// CHECK-NEXT: tile.for
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.copy
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.gemm
+// CHECK: memref.store
+// CHECK-NEXT: scf.yield
+func.func @while_uniform(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %kt: index) attributes {tile.entry} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  tile.kernel grid(%c4) threads [128] {
+  ^bb0(%bx: index):
+    %as = tile.alloc : memref<64x32xf16, "shared">
+    %bs = tile.alloc : memref<32x64xf16, "shared">
+    %c = tile.alloc : memref<64x64xf32, "fragment">
+    %start = tile.alloc : memref<1xindex, "local">
+    memref.store %bx, %start[%c0] : memref<1xindex, "local">
+    scf.while : () -> () {
+      %s = memref.load %start[%c0] : memref<1xindex, "local">
+      %go = arith.cmpi slt, %s, %kt : index
+      scf.condition(%go)
+    } do {
+      %s = memref.load %start[%c0] : memref<1xindex, "local">
+      tile.for %c0 to %s step %c1 {
+      ^bb0(%k: index):
+        tile.copy %A[%c0, %k] [64, 32] to %as[%c0, %c0] [64, 32] : memref<?x?xf16> to memref<64x32xf16, "shared">
+        tile.gemm %as, %bs, %c : memref<64x32xf16, "shared">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
+      }
+      %next = arith.addi %s, %c4 : index
+      memref.store %next, %start[%c0] : memref<1xindex, "local">
+      scf.yield
+    }
+  }
+  return
+}
+
+// -----
+
+// A run-time if on a block-uniform value (the block index): a barrier between the copy and the
+// gemm inside its branch; the else branch reads the tile after a barrier of its own.
+// CHECK-LABEL: func.func @if_uniform
+// CHECK: scf.if
+// CHECK-NEXT: tile.copy
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.gemm
+// CHECK: } else {
+// CHECK-NEXT: tile.copy
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.copy
+func.func @if_uniform(%A: memref<?x?xf16>, %B: memref<?x?xf16>) attributes {tile.entry} {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  tile.kernel grid(%c4) threads [128] {
+  ^bb0(%bx: index):
+    %as = tile.alloc : memref<64x32xf16, "shared">
+    %bs = tile.alloc : memref<32x64xf16, "shared">
+    %c = tile.alloc : memref<64x64xf32, "fragment">
+    %first = arith.cmpi eq, %bx, %c0 : index
+    scf.if %first {
+      tile.copy %A[%c0, %c0] [64, 32] to %as[%c0, %c0] [64, 32] : memref<?x?xf16> to memref<64x32xf16, "shared">
+      tile.gemm %as, %bs, %c : memref<64x32xf16, "shared">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
+    } else {
+      tile.copy %A[%c0, %c0] [64, 32] to %as[%c0, %c0] [64, 32] : memref<?x?xf16> to memref<64x32xf16, "shared">
+      tile.copy %as[%c0, %c0] [64, 32] to %A[%c0, %bx] [64, 32] : memref<64x32xf16, "shared"> to memref<?x?xf16>
+    }
+  }
+  return
+}
+
+// -----
+
+// Conditions that may differ between threads stay single statements (no barrier inside
+// divergent code): an if on the thread index, and a while over a per-thread variable some
+// thread sets from its index. Between them, towards the rest of the block, barriers as usual.
+// CHECK-LABEL: func.func @divergent
+// CHECK: scf.if
+// CHECK-NEXT: tile.copy
+// CHECK-NEXT: tile.copy
+// CHECK-NEXT: }
+// CHECK: gpu.barrier
+// CHECK-NEXT: scf.while
+// CHECK-NOT: gpu.barrier
+// CHECK: return
+func.func @divergent(%A: memref<?x?xf16>, %kt: index) attributes {tile.entry} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [128] {
+  ^bb0(%bx: index):
+    %as = tile.alloc : memref<64x32xf16, "shared">
+    %t = gpu.thread_id x
+    %low = arith.cmpi ult, %t, %c1 : index
+    scf.if %low {
+      tile.copy %A[%c0, %c0] [64, 32] to %as[%c0, %c0] [64, 32] : memref<?x?xf16> to memref<64x32xf16, "shared">
+      tile.copy %as[%c0, %c0] [64, 32] to %A[%c0, %c1] [64, 32] : memref<64x32xf16, "shared"> to memref<?x?xf16>
+    }
+    %n = tile.alloc : memref<1xindex, "local">
+    memref.store %c0, %n[%c0] : memref<1xindex, "local">
+    scf.if %low {
+      memref.store %t, %n[%c0] : memref<1xindex, "local">
+    }
+    scf.while : () -> () {
+      %s = memref.load %n[%c0] : memref<1xindex, "local">
+      %go = arith.cmpi slt, %s, %kt : index
+      scf.condition(%go)
+    } do {
+      %s = memref.load %n[%c0] : memref<1xindex, "local">
+      tile.copy %A[%c0, %s] [64, 32] to %as[%c0, %c0] [64, 32] : memref<?x?xf16> to memref<64x32xf16, "shared">
+      tile.copy %as[%c0, %c0] [64, 32] to %A[%s, %c0] [64, 32] : memref<64x32xf16, "shared"> to memref<?x?xf16>
+      %next = arith.addi %s, %c1 : index
+      memref.store %next, %n[%c0] : memref<1xindex, "local">
+      scf.yield
+    }
+  }
+  return
+}

@@ -304,6 +304,53 @@ def warp_specialized_scale(A, scale=2.0, block_M=64, block_K=32, num_stages=2):
     return B
 
 
+# stream-K as TileLang's gemm_streamk example writes it: a while loop over runs of k-steps, a
+# T.Pipelined loop of run-time length inside it, atomics for the tiles a run covers in part
+@tilec.jit
+def matmul_stream_k(A, B, C, programs=12, block_M=16, block_N=64, block_K=32, threads=64,
+                    num_stages=2):
+    """C = A @ B^T (C passed in zeroed) by stream-K: each of `programs` blocks takes an equal
+    share of the (tile, k-step) iterations, one run inside one tile per trip of the while loop;
+    a run that covers a whole tile stores it, a part adds into C atomically."""
+    M, N, K = T.const("M, N, K")
+    A: T.Tensor((M, K), T.float16)
+    B: T.Tensor((N, K), T.float16)
+    C: T.Tensor((M, N), T.float32)
+    tiles_n = (N + block_N - 1) // block_N
+    iters_per_tile = (K + block_K - 1) // block_K
+    total_iters = (M + block_M - 1) // block_M * tiles_n * iters_per_tile
+    per_program, extra = total_iters // programs, total_iters % programs
+    with T.Kernel(programs, threads=threads) as pid:
+        A_shared = T.alloc_shared((block_M, block_K), T.float16)
+        B_shared = T.alloc_shared((block_N, block_K), T.float16)
+        C_local = T.alloc_fragment((block_M, block_N), T.float32)
+        start = T.alloc_local((1,), T.int32)
+        end = T.alloc_local((1,), T.int32)
+        start[0] = pid * per_program + T.min(pid, extra)
+        last = (pid + 1) * per_program + T.min(pid + 1, extra)
+        while start[0] < last:
+            end[0] = T.min(start[0] + (iters_per_tile - start[0] % iters_per_tile), last)
+            tile = start[0] // iters_per_tile
+            first_k = start[0] % iters_per_tile
+            pid_m = tile // tiles_n
+            pid_n = tile % tiles_n
+            T.clear(C_local)
+            for k in T.Pipelined(end[0] - start[0], num_stages=num_stages):
+                T.copy(A[pid_m * block_M, (first_k + k) * block_K], A_shared)
+                T.copy(B[pid_n * block_N, (first_k + k) * block_K], B_shared)
+                T.gemm(A_shared, B_shared, C_local, transpose_B=True)
+            if first_k == 0 and end[0] % iters_per_tile == 0:
+                T.copy(C_local, C[pid_m * block_M, pid_n * block_N])
+            else:
+                for i, j in T.Parallel(block_M, block_N):
+                    T.atomic_add(C[pid_m * block_M + i, pid_n * block_N + j], C_local[i, j])
+            start[0] = end[0]
+
+
 MATMUL_RELU_SIZES = (1024, 1024, 1024)
 NORMALIZE_ROWS_SHAPE = (1000, 128)
 WARP_SPECIALIZED_SHAPES = [(1024, 512), (200, 100)]
+# (M, N, K, programs): runs of 42-43 k-steps over 16-step tiles (whole tiles stored, parts
+# added), runs of 4-5 (every tile in parts, as TileLang's example on 108 SMs), a ragged last
+# k-step with 10 programs
+STREAM_K_PROBLEMS = [(128, 256, 512, 12), (128, 256, 512, 108), (96, 192, 200, 10)]

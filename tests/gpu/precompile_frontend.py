@@ -28,10 +28,12 @@ def main() -> None:
         NORMALIZE_ROWS_SHAPE,
         QUICKSTART_DTYPES,
         QUICKSTART_SHAPES,
+        STREAM_K_PROBLEMS,
         WARP_SPECIALIZED_SHAPES,
         cases,
         matmul,
         matmul_relu,
+        matmul_stream_k,
         normalize_rows,
         scaled_copy,
         warp_specialized_scale,
@@ -70,6 +72,8 @@ def main() -> None:
     M, N, K = MATMUL_RELU_SIZES
     matmul_relu.compile(M=M, N=N, K=K, block_M=128, block_N=128, block_K=32, target=target)
     normalize_rows.compile(torch.empty(*NORMALIZE_ROWS_SHAPE), target=target)
+    for M, N, K, programs in STREAM_K_PROBLEMS:
+        matmul_stream_k.compile(M=M, N=N, K=K, programs=programs, target=target)
     if describe(options.arch).has_tma:
         for M, K in WARP_SPECIALIZED_SHAPES:
             warp_specialized_scale.compile(M=M, K=K, target=target)

@@ -26,12 +26,14 @@ from frontend_kernels import (  # noqa: E402
     NORMALIZE_ROWS_SHAPE,
     QUICKSTART_DTYPES,
     QUICKSTART_SHAPES,
+    STREAM_K_PROBLEMS,
     WARP_SPECIALIZED_SHAPES,
     Case,
     cases,
     matmul,
     matmul_register_a,
     matmul_relu,
+    matmul_stream_k,
     normalize_rows,
     scaled_copy,
     warp_specialized_scale,
@@ -170,6 +172,20 @@ def test_warp_specialized_tma_ring(shape: tuple[int, int]) -> None:
     b = warp_specialized_scale.compile(M=M, K=K).get_profiler().run_poisoned(a)
     torch.cuda.synchronize()
     _check(f"warp_specialized_{M}x{K}", b, a.double().cpu() * 2.0, "float32")
+
+
+@pytest.mark.parametrize("problem", STREAM_K_PROBLEMS, ids=lambda p: "x".join(map(str, p)))
+def test_stream_k_gemm(problem: tuple[int, int, int, int]) -> None:
+    """A while loop of pipelined runs, whole tiles stored and parts added atomically."""
+    M, N, K, programs = problem
+    generator = torch.Generator().manual_seed(M + N + K + programs)
+    a = torch.randn(M, K, generator=generator).to("cuda", torch.float16)
+    b = torch.randn(N, K, generator=generator).to("cuda", torch.float16)
+    c = torch.zeros(M, N, device="cuda")  # partial tiles are added into it
+    matmul_stream_k.compile(M=M, N=N, K=K, programs=programs)(a, b, c)
+    torch.cuda.synchronize()
+    expected = a.double().cpu() @ b.double().cpu().T
+    _check(f"stream_k_{'x'.join(map(str, problem))}", c, expected, "float32")
 
 
 @pytest.mark.parametrize("length", [1, 1000, 1 << 20])
