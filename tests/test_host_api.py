@@ -409,8 +409,8 @@ def test_tirx_outside_a_kernel_and_unknown_names() -> None:
     with pytest.raises(TilecError, match="tvm.relax is not part of tilec"):
         tilec.tvm.relax  # noqa: B018
     assert tilec.tvm.testing is tilec.testing
-    with pytest.raises(NotInTilec, match="transform.simplify_prim_func is one of TileLang's"):
-        tilec.transform.simplify_prim_func  # noqa: B018
+    with pytest.raises(NotInTilec, match="transform.LetInline is one of TileLang's"):
+        tilec.transform.LetInline  # noqa: B018
 
 
 def test_tvm_target_names_a_tilec_target() -> None:

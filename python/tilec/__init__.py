@@ -3,9 +3,9 @@
 Importing tilec imports neither MLIR nor torch: the runtime side (cache hits, kernel calls)
 works on machines without the compiler. The host API of TileLang's package is here too:
 `PassConfigKey`, `TensorSupplyType`, `cdiv`, `next_power_of_2`, `set_log_level` and, imported
-on first use, the `carver`, `contrib`, `layout`, `profiler`, `testing`, `tvm` and `utils`
-modules, `Profiler` and `DataType`. A plain `import tvm` finds tilec.tvm where no TVM is
-installed.
+on first use, the `carver`, `contrib`, `cuda`, `engine`, `env`, `layout`, `profiler`, `testing`,
+`tvm` and `utils` modules, `Profiler` and `DataType`. A plain `import tvm` finds tilec.tvm where
+no TVM is installed.
 """
 
 __version__ = "0.1.0"
@@ -23,7 +23,8 @@ from tilec.math import cdiv, next_power_of_2  # noqa: E402
 from tilec.transform import PassConfigKey  # noqa: E402
 from tilec.utils.tensor import TensorSupplyType  # noqa: E402
 
-_LAZY_MODULES = ("carver", "contrib", "layout", "profiler", "testing", "tvm", "utils")
+_LAZY_MODULES = ("carver", "contrib", "cuda", "engine", "env", "layout", "profiler", "testing",
+                 "tvm", "utils")
 _LAZY_NAMES = {"Profiler": "tilec.profiler", "DataType": "tilec.tvm"}
 _tvm_alias.install()
 

@@ -30,3 +30,18 @@ class CompileError(TilecError):
 
 class LaunchError(TilecError):
     """A compiled kernel was called with arguments it cannot take."""
+
+
+def at_caller(message: str) -> TilecError:
+    """A TilecError placed at the first frame outside tilec: the user's line that called the
+    TileLang name which raised it."""
+    import os
+    import sys
+
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame = frame.f_back
+    if frame is None:
+        return TilecError(message)
+    return TilecError(message, frame.f_code.co_filename, frame.f_lineno)

@@ -21,8 +21,9 @@ checks, dumps) or nvcc, which tilec does not run. A key TileLang does not know i
 from __future__ import annotations
 
 import difflib
+import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -206,8 +207,31 @@ def ignored_pass_configs(configs: Mapping[str, Any], target: str) -> dict[str, A
     return {key: value for key, value in configs.items() if key not in honoured}
 
 
+def simplify_prim_func(factory: Callable[..., Any]) -> Callable[..., Any]:
+    """TileLang's decorator of a kernel factory, simplifying the `T.prim_func` it returns. The
+    simplification is no separate step in tilec: every compile canonicalizes the kernel's IR
+    (MLIR's canonicalize and CSE), so the factory's kernel is returned as it is; anything but a
+    `T.prim_func` is an error, as it is in TileLang."""
+    from tilec.language import PrimFunc
+
+    @functools.wraps(factory)
+    def simplified(*args: Any, **kwargs: Any) -> PrimFunc:
+        made = factory(*args, **kwargs)
+        if not isinstance(made, PrimFunc):
+            raise TilecError(f"simplify_prim_func: {factory.__name__}() must return a "
+                             f"T.prim_func, got {type(made).__name__}", *_where(factory))
+        return made
+
+    return simplified
+
+
+def _where(fn: Callable[..., Any]) -> tuple[str | None, int | None]:
+    code = getattr(fn, "__code__", None)
+    return (code.co_filename, code.co_firstlineno) if code is not None else (None, None)
+
+
 def __getattr__(name: str) -> Any:
-    """TileLang's TVM passes (simplify_prim_func, PassContext...) are not tilec's: say so."""
+    """TileLang's other TVM passes (PassContext, Simplify...) are not tilec's: say so."""
     if name.startswith("__"):
         raise AttributeError(name)
     from tilec.tvm import NotInTilec

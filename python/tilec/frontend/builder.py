@@ -92,6 +92,9 @@ _MATH_OPS: dict[str, tuple[Callable[..., Any], Callable[[float], float]]] = {
     "cos": (mmath.cos, pymath.cos), "erf": (mmath.erf, pymath.erf),
 }
 
+# modules of layout makers that read a buffer's shape and dtype (they take kernel buffers)
+_LAYOUT_MAKER_MODULES = frozenset({"tilec.layout", "tilec.cuda.intrinsics.layout.mma_layout"})
+
 
 @dataclass
 class FrontendResult:
@@ -847,7 +850,7 @@ class KernelBuilder(ThreadOps, BarrierOps):
             return self.absolute(args[0], node)
         if callee is T.Tensor and (len(args) > 2 or "data" in kwargs):
             return self.tensor_view(args, kwargs, node)
-        reads_buffers = getattr(callee, "__module__", None) == "tilec.layout"  # shape, dtype
+        reads_buffers = getattr(callee, "__module__", None) in _LAYOUT_MAKER_MODULES
         on_kernel_values = not all(_is_py_value(v) for v in (*args, *kwargs.values()))
         if on_kernel_values and _is_user_function(callee):
             return self.call_helper(callee, args, kwargs, node)
