@@ -42,6 +42,7 @@ setup(
         "tilec.testing",
         "tilec.tvm",
         "tilec.utils",
+        "tilec.tools",
         "tilec.compiler",
         "tilec.compiler.passes",
         "tilec.compiler.targets",

@@ -13,7 +13,7 @@ from typing import Any
 from mlir import ir
 
 from tilec.compiler.passes._builders import entry_function
-from tilec.compiler.pipeline import CompileOptions, Stage, run_stages
+from tilec.compiler.pipeline import CompileOptions, PassObserver, Stage, run_stages
 from tilec.compiler.targets import get_target
 from tilec.errors import CompileError
 from tilec.runtime.artifact import Artifact, Param
@@ -37,20 +37,23 @@ def compile_module(
     print_ir_after_all: bool = False,
     fast_math: bool = False,
     disable_tma: bool = False,
+    observer: PassObserver | None = None,
 ) -> Artifact:
     """Compiles the frontend's module for `target`.
 
     With `stop_after`, stops after that stage: the artifact then holds the texts so far and no
     binary (binary_kind "none"). The module is changed in place. `fast_math` and `disable_tma`
-    are the CompileOptions the user's pass configs ask for (tilec.transform).
+    are the CompileOptions the user's pass configs ask for (tilec.transform); `observer` sees
+    every pass and stage (tilec.tools.trace).
     """
     kernels = _kernel_ops(module)
     if len(kernels) > 1:
         return _compile_kernels(module, params, target, launch or {}, len(kernels),
-                                stop_after=stop_after, print_ir_after_all=print_ir_after_all)
+                                stop_after=stop_after, print_ir_after_all=print_ir_after_all,
+                                fast_math=fast_math, disable_tma=disable_tma, observer=observer)
     target_module = get_target(target)
     options = CompileOptions(target=target, print_ir_after_all=print_ir_after_all,
-                             fast_math=fast_math, disable_tma=disable_tma)
+                             fast_math=fast_math, disable_tma=disable_tma, observer=observer)
     with module.context, ir.Location.unknown():
         kernel_name = ir.StringAttr(entry_function(module).attributes["sym_name"]).value
         stages = [TILE_STAGE, *target_module.stages(options)]

@@ -8,14 +8,27 @@ for the stages past MLIR) and returns its own. The driver keeps every stage's te
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from mlir import ir
 from mlir.passmanager import PassManager
 
 from tilec.errors import CompileError
+
+
+class PassObserver(Protocol):
+    """Sees the module after every pass and every stage's product (`tilec trace` records them).
+
+    `after_pass` gets the module itself (read it, do not change it) and the pass's seconds;
+    `after_stage` the stage's product (a module, text or bytes) and the stage's seconds.
+    """
+
+    def after_pass(self, name: str, module: ir.Module, seconds: float) -> None: ...
+
+    def after_stage(self, name: str, product: Any, seconds: float) -> None: ...
 
 
 @dataclass
@@ -24,10 +37,13 @@ class CompileOptions:
 
     `fast_math` runs apply-fast-math before a target's own passes; `disable_tma` keeps the CUDA
     target's pipelined loops off TMA (both come from the user's pass configs, tilec.transform).
+    With `print_ir_after_all` or an `observer`, upstream pipelines run one pass at a time so
+    that both see the module after each of them.
     """
 
     target: str
     print_ir_after_all: bool = False
+    observer: PassObserver | None = None
     fast_math: bool = False
     disable_tma: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
@@ -62,10 +78,10 @@ def tile_passes(name: str, passes: Sequence[str], doc: str = "") -> Stage:
 
     def run(module: ir.Module, options: CompileOptions) -> None:
         for pass_name in passes:
+            start = time.perf_counter()
             get_pass(pass_name)().run(module)
             verify(module, f"after {pass_name}")
-            if options.print_ir_after_all:
-                print(f"// -----// IR Dump After {pass_name} //----- //\n{module}", file=sys.stderr)
+            after_pass(options, pass_name, module, time.perf_counter() - start)
 
     return Stage(name, run, doc or ", ".join(passes))
 
@@ -78,12 +94,57 @@ def verify(module: ir.Module, where: str) -> None:
         raise CompileError(f"invalid IR {where}: {error}") from None
 
 
+def after_pass(options: CompileOptions, name: str, module: ir.Module, seconds: float) -> None:
+    """What follows every pass, tilec's or upstream's: the IR dump and the observer."""
+    if options.print_ir_after_all:
+        print(f"// -----// IR Dump After {name} //----- //\n{module}", file=sys.stderr)
+    if options.observer is not None:
+        options.observer.after_pass(name, module, seconds)
+
+
+def _split_top_level(text: str) -> list[str]:
+    """`a{x=1,2},b(c,d)` -> ["a{x=1,2}", "b(c,d)"]: commas outside brackets and braces."""
+    parts, depth, start = [], 0, 0
+    for position, char in enumerate(text):
+        if char in "({":
+            depth += 1
+        elif char in ")}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(text[start:position].strip())
+            start = position + 1
+    parts.append(text[start:].strip())
+    return [part for part in parts if part]
+
+
+def _single_passes(element: str) -> Iterator[tuple[str, str]]:
+    """(name, pipeline) of each pass of an expanded pipeline element, nested ones in their
+    anchor: `gpu.module(a,b{o=1})` -> ("gpu.module(a)", "gpu.module(a)"), ("gpu.module(b)",
+    "gpu.module(b{o=1})")."""
+    brace, paren = element.find("{"), element.find("(")
+    if paren != -1 and (brace == -1 or paren < brace):
+        anchor = element[:paren]
+        for name, inner in (p for part in _split_top_level(element[paren + 1:-1])
+                            for p in _single_passes(part)):
+            yield f"{anchor}({name})", f"{anchor}({inner})"
+        return
+    yield (element[:brace] if brace != -1 else element), element
+
+
 def run_pass_pipeline(module: ir.Module, pipeline: str, options: CompileOptions) -> None:
     pm = PassManager.parse(f"builtin.module({pipeline})", context=module.context)
-    if options.print_ir_after_all:
-        pm.enable_ir_printing()
     try:
-        pm.run(module.operation)
+        if not (options.print_ir_after_all or options.observer is not None):
+            pm.run(module.operation)
+            return
+        expanded = str(pm)  # named pipelines expanded, every option spelled out
+        inner = expanded[expanded.index("(") + 1:-1]
+        for part in _split_top_level(inner):
+            for name, single in _single_passes(part):
+                start = time.perf_counter()
+                PassManager.parse(f"builtin.module({single})", context=module.context).run(
+                    module.operation)
+                after_pass(options, name, module, time.perf_counter() - start)
     except ir.MLIRError as error:
         raise CompileError(f"pass pipeline failed: {error}") from None
 
@@ -112,9 +173,12 @@ def run_stages(
         verify_first = isinstance(product, ir.Module)
         if verify_first:
             verify(product, f"before stage '{stage.name}'")
+        start = time.perf_counter()
         result = stage.run(product, options)
         product = product if result is None else result
         texts[stage.name] = product_text(product)
+        if options.observer is not None:
+            options.observer.after_stage(stage.name, product, time.perf_counter() - start)
         if stage.name == stop_after:
             break
     return product, texts

@@ -32,8 +32,8 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from functools import cache
 
@@ -45,6 +45,7 @@ from tilec.compiler.passes.prepare_cpu_entry import ENTRY_PREFIX
 from tilec.compiler.pipeline import (
     CompileOptions,
     Stage,
+    after_pass,
     run_pass_pipeline,
     tile_passes,
     verify,
@@ -91,10 +92,10 @@ TO_LLVM = ",".join(
 def _to_llvm_dialect(module: ir.Module, options: CompileOptions) -> None:
     run_pass_pipeline(module, TO_F32_MATH, options)
     conversions = get_pass("expand-narrow-float-conversions")()
+    start = time.perf_counter()
     conversions.run(module)
     verify(module, f"after {conversions.name}")
-    if options.print_ir_after_all:
-        print(f"// -----// IR Dump After {conversions.name} //----- //\n{module}", file=sys.stderr)
+    after_pass(options, conversions.name, module, time.perf_counter() - start)
     run_pass_pipeline(module, TO_LLVM, options)
 
 

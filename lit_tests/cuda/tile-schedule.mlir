@@ -19,7 +19,7 @@
 // SM80: tile.gemm {{.*}}kind = "mma.sync", warps = array<i64: 2, 2>
 // SM80: tile.copy {{.*}} {tile.store = {kind = "shared-staged", vector_bytes = 16 : i64}}
 
-// DUMPS: IR Dump After {{.*}}anonicalizer
+// DUMPS: IR Dump After canonicalize
 // DUMPS: IR Dump After infer-mma-layout
 // DUMPS: IR Dump After select-shared-swizzle
 // DUMPS: IR Dump After select-epilogue-store

@@ -242,7 +242,8 @@ def _compile_all(specs: list[Specialization], max_workers: int | None,
         if isinstance(result, Artifact):
             cache.store(spec.key, result)
             kernel: JITKernel | str = (compile_specialization(spec) if cache.is_enabled()
-                                       else JITKernel(result, spec.location))
+                                       else JITKernel(result, spec.location, spec.pass_configs,
+                                                      spec))
         else:
             kernel = result
         for index in missing[spec.key]:

@@ -4,6 +4,11 @@ Kernels are the module-level `@tilec.jit` functions, `@T.prim_func` objects and 
 return a `@T.prim_func` (factories). `--const NAME=VALUE` binds T.const sizes and factory or
 kernel arguments. `--cache-dir DIR` fills a cache directory a GPU machine can use as is.
 
+`tilec trace FILE.py [--kernel K] [--const ...] [--target T] -o trace.html` writes the lowering
+trace of the file's kernels (every stage and pass, the IR after each, what each changed) as one
+self-contained HTML page; `tilec diff A.mlir B.mlir [--html OUT]` diffs two IR files, source
+locations left out.
+
 Exit codes: 0 success, 1 a compile error (its text on stderr), 2 a usage error.
 """
 
@@ -141,8 +146,8 @@ def _arguments() -> argparse.ArgumentParser:
     return parser
 
 
-def run(options: argparse.Namespace) -> int:
-    consts = dict(_parse_const(c) for c in options.const)
+def selected_kernels(options: argparse.Namespace) -> dict[str, Any]:
+    """The file's kernels, or those `--kernel` names."""
     module = _load_module(options.file)
     kernels = find_kernels(module)
     if options.kernel:
@@ -153,6 +158,12 @@ def run(options: argparse.Namespace) -> int:
         kernels = {k: kernels[k] for k in options.kernel}
     if not kernels:
         raise UsageError(f"{options.file} defines no tilec kernel at module level")
+    return kernels
+
+
+def run(options: argparse.Namespace) -> int:
+    consts = dict(_parse_const(c) for c in options.const)
+    kernels = selected_kernels(options)
     from tilec.jit import resolve_target
 
     only_tile = options.emit == "tile" and options.cache_dir is None
@@ -182,10 +193,80 @@ def run(options: argparse.Namespace) -> int:
     return 0
 
 
+def _trace_arguments() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tilec trace", description="write the lowering trace of a file's kernels as one "
+        "self-contained HTML page")
+    parser.add_argument("file", type=Path, help="a Python file defining tilec kernels")
+    parser.add_argument("--kernel", action="append", help="trace only this kernel (repeatable)")
+    parser.add_argument("--const", action="append", default=[], metavar="NAME=VALUE",
+                        help="bind a T.const size or a kernel/factory argument (repeatable)")
+    parser.add_argument("--target", default=None, help="as for tilec FILE.py")
+    parser.add_argument("--out-idx", type=int, action="append", default=None,
+                        help="output parameter positions of a plain prim_func (repeatable)")
+    parser.add_argument("-o", "--output", type=Path, default=Path("trace.html"),
+                        help="the page to write (default: trace.html)")
+    return parser
+
+
+def run_trace(options: argparse.Namespace) -> int:
+    from tilec.jit import resolve_target
+    from tilec.tools.trace import trace_specialization
+    from tilec.tools.trace_page import render
+
+    consts = dict(_parse_const(c) for c in options.const)
+    target = resolve_target(options.target)
+    traces = [trace_specialization(specialization(name, kernel, consts, target, options.out_idx))
+              for name, kernel in selected_kernels(options).items()]
+    options.output.write_text(render(traces))
+    steps = sum(len(trace.steps) for trace in traces)
+    print(f"tilec: trace of {len(traces)} kernel(s), {steps} passes, written to {options.output}",
+          file=sys.stderr)
+    return 0
+
+
+def _diff_arguments() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tilec diff", description="diff two MLIR files, source locations left out")
+    parser.add_argument("before", type=Path)
+    parser.add_argument("after", type=Path)
+    parser.add_argument("-U", "--context", type=int, default=3, help="lines of context")
+    parser.add_argument("--html", type=Path, help="also write the side-by-side diff page here")
+    return parser
+
+
+def run_diff(options: argparse.Namespace) -> int:
+    from tilec.tools.trace import IRText, Step, Trace, unified_ir_diff
+    from tilec.tools.trace_page import render
+
+    texts = []
+    for path in (options.before, options.after):
+        if not path.is_file():
+            raise UsageError(f"no such file: {path}")
+        texts.append(path.read_text())
+    sys.stdout.write(unified_ir_diff(*texts, str(options.before), str(options.after),
+                                     options.context))
+    if options.html is not None:
+        pair = Trace(kernel=f"{options.before.name} → {options.after.name}", target="files")
+        for path, text in zip((options.before, options.after), texts, strict=True):
+            pair.steps.append(Step("files", str(path), 0.0, IRText.parse(text)))
+        pair.stage_seconds["files"] = 0.0
+        options.html.write_text(render([pair]))
+    return 0
+
+
+SUBCOMMANDS = {"trace": (_trace_arguments, run_trace), "diff": (_diff_arguments, run_diff)}
+
+
 def main(argv: list[str] | None = None) -> int:
-    options = _arguments().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in SUBCOMMANDS:
+        parser, runner = SUBCOMMANDS[argv[0]]
+        options = parser().parse_args(argv[1:])
+    else:
+        options, runner = _arguments().parse_args(argv), run
     try:
-        return run(options)
+        return runner(options)
     except UsageError as error:
         print(f"tilec: error: {error}", file=sys.stderr)
         return USAGE_ERROR

@@ -117,11 +117,13 @@ class JITKernel:
     """
 
     def __init__(self, artifact: Artifact, location: tuple[str, int],
-                 pass_configs: dict[str, Any] | None = None):
+                 pass_configs: dict[str, Any] | None = None,
+                 specialization: Specialization | None = None):
         self.artifact = artifact
         self.params: list[Param] = list(artifact.params)
         self.location = location
         self.pass_configs = dict(pass_configs or {})
+        self.specialization = specialization  # what it was compiled from (for trace())
         self._launcher: Callable[[list, dict], None] | None = None
         self._plan: _CallPlan | None = None
 
@@ -152,6 +154,20 @@ class JITKernel:
             if stage in self.asm:
                 return self.asm[stage]
         return list(self.asm.values())[-1] if self.asm else ""
+
+    def trace(self, path: str | os.PathLike | None = None) -> Any:
+        """The compile of this kernel pass by pass (a tilec.tools.Trace, compiled again with
+        a recorder); with `path`, also written there as the HTML page `tilec trace` makes."""
+        if self.specialization is None:
+            raise TilecError(f"kernel '{self.name}' was loaded from an artifact: there is "
+                             "nothing to trace (compile it with tilec.jit or tilec.compile)",
+                             *self.location)
+        from tilec.tools.trace import trace_specialization
+
+        found = trace_specialization(self.specialization)
+        if path is not None:
+            found.save(path)
+        return found
 
     def get_profiler(self, *args: Any, **kwargs: Any) -> Any:
         from tilec.profiler import Profiler
@@ -373,7 +389,7 @@ def compile_specialization(spec: Specialization) -> JITKernel:
         cache.store(spec.key, artifact)
     kernel = _kernel_objects.get(spec.key)
     if kernel is None or kernel.artifact is not artifact:
-        kernel = JITKernel(artifact, spec.location, spec.pass_configs)
+        kernel = JITKernel(artifact, spec.location, spec.pass_configs, spec)
         if cache.is_enabled():
             _kernel_objects[spec.key] = kernel
     return kernel
