@@ -296,19 +296,32 @@ def test_parallel_extent_must_be_constant() -> None:
         build(parallel_dynamic_extent)
 
 
-def slice_not_constant():
+def slices_of_runtime_length_both_sides():
     @T.prim_func
-    def main(A: T.Tensor((64, 64), "float32")):
+    def main(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "float32")):
         with T.Kernel(4, threads=64) as bx:
-            tile_a = T.alloc_shared((16, 64), "float32")
-            T.copy(A[bx * 16:bx * 32, 0:64], tile_a)  # error: slice-extent
+            T.copy(A[bx * 16:bx * 32, 0:64], B[bx * 8:bx * 16, 0:64])  # error: slice-extent
 
     return main
 
 
-def test_slice_extent_must_be_constant() -> None:
-    with expect_error("slice-extent", "slice extents must be known at compile time"):
-        build(slice_not_constant)
+def test_slice_extent_known_on_one_side() -> None:
+    with expect_error("slice-extent", "(?, 64) and (?, 64)", "known only at run time"):
+        build(slices_of_runtime_length_both_sides)
+
+
+def filled_slice_of_runtime_length():
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32"), Lengths: T.Tensor((4,), "int32")):
+        with T.Kernel(4, threads=64) as bx:
+            T.fill(A[bx * 16:bx * 16 + Lengths[bx]], 0.0)  # error: fill-runtime
+
+    return main
+
+
+def test_filled_region_needs_constant_extent() -> None:
+    with expect_error("fill-runtime", "a filled region needs the region's extents", "(?)"):
+        build(filled_slice_of_runtime_length)
 
 
 def wrong_index_count():

@@ -192,17 +192,8 @@ class BarrierOps:
         for option in ("cluster_mask", "leader_scope_threads"):
             if self.arg(nodes, option) is not None:
                 self.error(node, f"T.tma_copy({option}=...) is not supported by tilec")
-        src, dst = self.region(nodes["src"]), self.region(nodes["dst"])
-        if src.is_corner and dst.is_corner:
-            self.error(node, "T.tma_copy cannot tell the box to copy: give one side as a whole "
-                             "buffer or with slices (A[a:b, c:d])")
-        if src.is_corner:
-            src = self.fill_extents(src, dst.extents, node)
-        if dst.is_corner:
-            dst = self.fill_extents(dst, src.extents, node)
-        if [e for e in src.extents if e != 1] != [e for e in dst.extents if e != 1]:
-            self.error(node, f"T.tma_copy copies a box of shape {tuple(src.extents)} into a box "
-                             f"of shape {tuple(dst.extents)}")
+        src, dst = self.paired_boxes(self.region(nodes["src"]), self.region(nodes["dst"]),
+                                     "T.tma_copy", node)
         if src.buffer.scope != "global" or dst.buffer.scope != "shared":
             if src.buffer.scope == "shared" and dst.buffer.scope == "global":
                 self.error(node, "T.tma_copy from shared to global (a TMA store) is not "

@@ -40,6 +40,7 @@ from tilec.frontend.values import (
     LoopSpec,
     Method,
     Region,
+    RuntimeExtent,
     Scalar,
     mlir_type,
     storage_type,
@@ -163,6 +164,9 @@ class KernelBuilder(ThreadOps, BarrierOps):
         self.eager_inputs: list[EagerTensor] = []
         self.loop_exits: list[LoopExits | None] = []  # per enclosing loop, innermost last
         self.thread_affines: dict[int, Affine] = {}  # one index variable per thread axis
+        # the var each T.alloc_var stands for while no store can have changed it: a statement's
+        # readings of one var are one value (reset at every statement and store)
+        self.var_readings: dict[int, Affine] = {}
 
     # ------------------------------------------------------------------ errors and locations
 
@@ -366,6 +370,7 @@ class KernelBuilder(ThreadOps, BarrierOps):
 
     def statement(self, node: ast.stmt) -> None:
         handler = self.handler_for(node, "stmt", _UNSUPPORTED_STMTS, "statement")
+        self.var_readings.clear()
         with self.at(node):
             try:
                 handler(node)
@@ -1217,8 +1222,7 @@ class KernelBuilder(ThreadOps, BarrierOps):
             if _is_element(region):
                 self.store(region.buffer, region.offsets, value, node)
                 return
-            if region.is_corner:
-                self.error(node, "a filled region needs its extents: write it with slices")
+            region = self.static_box(region, "a filled region", node)
             with self.over_box(region, node) as (point, _):
                 self.store(region.buffer, self.box_indices(region, point), value, node)
             return
@@ -1334,16 +1338,7 @@ class KernelBuilder(ThreadOps, BarrierOps):
             value = self.load(src.buffer, src.offsets, node)
             self.store(dst.buffer, dst.offsets, self.cast(value, dst.buffer.dtype, node), node)
             return
-        if src.is_corner and dst.is_corner:
-            self.error(node, "T.copy cannot tell the box to copy: give one side as a whole buffer "
-                             "or with slices (A[a:b, c:d])")
-        if src.is_corner:
-            src = self.fill_extents(src, dst.extents, node)
-        if dst.is_corner:
-            dst = self.fill_extents(dst, src.extents, node)
-        if _squeeze(src.extents) != _squeeze(dst.extents):
-            self.error(node, f"T.copy copies a box of shape {tuple(src.extents)} into a box of "
-                             f"shape {tuple(dst.extents)}")
+        src, dst = self.paired_boxes(src, dst, "T.copy", node)
         if src.buffer.dtype.interchangeable(dst.buffer.dtype):
             self.emit_copy(src, dst)
         elif src.buffer.scope == "global":  # load, then convert in registers
@@ -1410,10 +1405,8 @@ class KernelBuilder(ThreadOps, BarrierOps):
             buffer = self.eval(node)
             if not isinstance(buffer, Buffer):
                 self.error(node, f"expected a buffer or a buffer region, got {buffer!r}")
-            if any(d is None for d in buffer.static_shape):
-                self.error(node, f"buffer '{buffer.name}' has a dynamic shape: give the region "
-                                 "with slices or corner indices")
-            return self.whole(buffer)
+            extents = [d if isinstance(d, int) else RuntimeExtent() for d in buffer.dims]
+            return Region(buffer, [0] * buffer.rank, extents)
         buffer = self.eval(node.value)
         if not isinstance(buffer, Buffer):
             self.error(node, f"expected a buffer region, got {buffer!r}")
@@ -1431,17 +1424,19 @@ class KernelBuilder(ThreadOps, BarrierOps):
                 upper = (self.rvalue(self.eval(element.upper), node) if element.upper
                          else buffer.dims[axis])
                 offsets.append(lower)
-                extents.append(self.constant_difference(upper, lower, node))
+                extents.append(self.slice_extent(upper, lower, node))
             else:  # with slices elsewhere a scalar index is a unit extent; alone, a corner
                 offsets.append(self.rvalue(self.eval(element), element))
                 has_slices = any(isinstance(e, ast.Slice) for e in elements)
                 extents.append(1 if has_slices else None)
         for axis in range(len(elements), buffer.rank):
             offsets.append(0)
-            extents.append(self.constant_difference(buffer.dims[axis], 0, node))
+            extents.append(self.slice_extent(buffer.dims[axis], 0, node))
         return Region(buffer, offsets, extents)
 
-    def constant_difference(self, upper: Any, lower: Any, node: ast.AST) -> int:
+    def slice_extent(self, upper: Any, lower: Any, node: ast.AST) -> int | RuntimeExtent:
+        """`upper - lower` where it is a constant (`(i + 1) * 64 - i * 64` is), else a
+        RuntimeExtent that the other operand of the copy resolves."""
         if isinstance(upper, int) and isinstance(lower, int):
             extent = upper - lower
         else:
@@ -1449,16 +1444,65 @@ class KernelBuilder(ThreadOps, BarrierOps):
             difference = (upper_form - lower_form) if upper_form and lower_form else None
             extent = difference.constant if difference is not None else None
         if extent is None:
-            self.error(node, "slice extents must be known at compile time (write the corner "
-                             "form A[y, x] or slices whose length is a constant)")
+            return RuntimeExtent()
         if extent <= 0:
             self.error(node, f"slice extent must be positive, got {extent}")
         return extent
 
+    def paired_boxes(self, src: Region, dst: Region, what: str,
+                     node: ast.AST) -> tuple[Region, Region]:
+        """The boxes of a two-operand region op, as TileLang pairs them: a corner operand
+        (A[y, x]) takes the other's extents; a slice of run-time length takes the extent of
+        the other's matching dimension (their non-unit dimensions paired in order), so a copy
+        of `K[b, s:e, :]` into a (64, 128) tile moves 64 rows from the run-time row s. Loads
+        past the tensor's end read zeros and stores there are skipped, as for any box."""
+        if src.is_corner and dst.is_corner:
+            self.error(node, f"{what} cannot tell the box to copy: give one side as a whole "
+                             "buffer or with slices (A[a:b, c:d])")
+        if src.is_corner:
+            src = self.fill_extents(src, dst.extents, node)
+        if dst.is_corner:
+            dst = self.fill_extents(dst, src.extents, node)
+        if src.has_runtime_extent or dst.has_runtime_extent:
+            src_axes = [axis for axis, e in enumerate(src.extents) if e != 1]
+            dst_axes = [axis for axis, e in enumerate(dst.extents) if e != 1]
+            if len(src_axes) != len(dst_axes):
+                self.error(node, f"{what}: a box of shape {_box_text(src)} does not match a box "
+                                 f"of shape {_box_text(dst)}")
+            src_extents, dst_extents = list(src.extents), list(dst.extents)
+            for src_axis, dst_axis in zip(src_axes, dst_axes, strict=True):
+                src_extent, dst_extent = src_extents[src_axis], dst_extents[dst_axis]
+                if isinstance(src_extent, RuntimeExtent) and isinstance(dst_extent,
+                                                                        RuntimeExtent):
+                    self.error(node, f"{what}: both boxes, {_box_text(src)} and "
+                                     f"{_box_text(dst)}, have a length known only at run time "
+                                     "in the same dimension; one side must give it as a "
+                                     "constant (a block-level tile or a constant-length slice)")
+                if isinstance(src_extent, RuntimeExtent):
+                    src_extents[src_axis] = dst_extent
+                elif isinstance(dst_extent, RuntimeExtent):
+                    dst_extents[dst_axis] = src_extent
+            src = Region(src.buffer, src.offsets, src_extents)
+            dst = Region(dst.buffer, dst.offsets, dst_extents)
+        if _squeeze(src.extents) != _squeeze(dst.extents):
+            self.error(node, f"{what} copies a box of shape {tuple(src.extents)} into a box of "
+                             f"shape {tuple(dst.extents)}")
+        return src, dst
+
+    def static_box(self, region: Region, what: str, node: ast.AST) -> Region:
+        """`region` where its extents must be known without another operand."""
+        if region.is_corner or region.has_runtime_extent:
+            self.error(node, f"{what} needs the region's extents as constants, got "
+                             f"{_box_text(region)}: write it with slices of constant length")
+        return region
+
     def affine_of(self, value: Any) -> Affine | None:
+        """`value`'s affine form; an integer Scalar of unknown make is a var of its own."""
         if isinstance(value, int):
             return Affine((), value)
-        if isinstance(value, Scalar):
+        if isinstance(value, Scalar) and _tracks_affine(value.dtype):
+            if value.affine is None:
+                value.affine = Affine.variable()
             return value.affine
         return None
 
@@ -1598,13 +1642,8 @@ class KernelBuilder(ThreadOps, BarrierOps):
 
     def atomic_add_region(self, dst: Region, src: Region, node: ast.AST) -> None:
         """The region form: one scalar atomic per element, spread over the block's threads."""
-        if src.is_corner:
-            self.error(node, "the value region of T.atomic_add needs known extents")
-        if dst.is_corner:
-            dst = self.fill_extents(dst, src.extents, node)
-        if _squeeze(src.extents) != _squeeze(dst.extents):
-            self.error(node, f"T.atomic_add adds a box of shape {tuple(src.extents)} to a box of "
-                             f"shape {tuple(dst.extents)}")
+        src, dst = self.paired_boxes(self.static_box(src, "the value of T.atomic_add", node),
+                                     dst, "T.atomic_add", node)
         with self.over_box(src, node) as (point, value):
             value = self.materialize(value, dst.buffer.dtype, node)
             indices = [self.index_value(i, node) for i in self.box_indices(dst, point)]
@@ -1781,7 +1820,10 @@ class KernelBuilder(ThreadOps, BarrierOps):
     def rvalue(self, value: Any, node: ast.AST | None) -> Any:
         """The value a name stands for in an expression: vars are read, symbols measured."""
         if isinstance(value, Buffer) and value.scope == "var":
-            return self.load(value, [0], node)
+            reading = self.load(value, [0], node)
+            if _tracks_affine(reading.dtype):
+                reading.affine = self.var_readings.setdefault(id(value), Affine.variable())
+            return reading
         if isinstance(value, ElementRef):
             return self.load(value.buffer, value.indices, node)
         if isinstance(value, T.Symbol):
@@ -1801,7 +1843,7 @@ class KernelBuilder(ThreadOps, BarrierOps):
             elif not -(2 ** (dtype.bits - 1)) <= value < 2**dtype.bits:
                 self.error(node, f"the integer {value} does not fit in {dtype}")
             result = arith.constant(mlir_type(dtype), value)
-        affine = Affine((), int(value)) if dtype is T.index else None
+        affine = Affine((), int(value)) if _tracks_affine(dtype) else None
         return Scalar(result, dtype, affine=affine)
 
     def materialize(self, value: Any, dtype: T.DType, node: ast.AST | None) -> Scalar:
@@ -1862,13 +1904,15 @@ class KernelBuilder(ThreadOps, BarrierOps):
                 value = self.convert(value, T.int64, node, implicit)
             op = arith.uitofp if value.dtype.is_unsigned else arith.sitofp
             return Scalar(op(target, value.value), dtype)
+        # a widening keeps the value, so its affine form; a narrowing wraps it
         if source == T.index or dtype == T.index:
             op = arith.index_castui if source.is_unsigned else arith.index_cast
-            affine = value.affine if dtype == T.index else None
+            affine = self.affine_of(value) if dtype == T.index else None
             return Scalar(op(target, value.value), dtype, expr=value.expr, affine=affine)
         if dtype.bits > source.bits:
             op = arith.extui if source.is_unsigned else arith.extsi
-            return Scalar(op(target, value.value), dtype)
+            affine = self.affine_of(value) if source.is_unsigned == dtype.is_unsigned else None
+            return Scalar(op(target, value.value), dtype, affine=affine)
         if dtype.bits < source.bits:
             return Scalar(arith.trunci(target, value.value), dtype)
         return Scalar(value.value, dtype)  # int8 <-> uint8: same bits, other reading
@@ -1919,8 +1963,8 @@ class KernelBuilder(ThreadOps, BarrierOps):
         x, y = self.materialize(a, dtype, node), self.materialize(b, dtype, node)
         value = self.scalar_op(op, x.value, y.value, dtype, node)
         result = Scalar(value, dtype)
-        if dtype == T.index:
-            result.affine = _affine_op(op, a, b, self)
+        if _tracks_affine(dtype):  # of the operands converted: only a widening keeps a form
+            result.affine = _affine_op(op, x, y, self)
         if not self.in_kernel and _has_expr(a) and _has_expr(b) and op in ("+", "-", "*", "//",
                                                                             "%"):
             result.expr = f"({_expr(a)} {op} {_expr(b)})"
@@ -2021,6 +2065,7 @@ class KernelBuilder(ThreadOps, BarrierOps):
         element = self.stored(value, buffer.dtype, node)
         values = [self.index_value(i, node) for i in indices]
         memref.store(element, buffer.value, values)
+        self.var_readings.clear()
 
 
 def floor_mod(x: ir.Value, y: ir.Value, dtype: T.DType) -> ir.Value:
@@ -2124,12 +2169,24 @@ def _squeeze(extents: list[int | None]) -> list[int | None]:
     return [e for e in extents if e != 1]
 
 
+def _box_text(region: Region) -> str:
+    """A box's shape as an error message shows it (`?` a run-time length, `_` a corner's)."""
+    marks = {True: "?", False: "_"}
+    return "(" + ", ".join(str(e) if isinstance(e, int) else marks[isinstance(e, RuntimeExtent)]
+                           for e in region.extents) + ")"
+
+
 def _has_expr(value: Any) -> bool:
     return isinstance(value, int) or (isinstance(value, Scalar) and value.expr is not None)
 
 
 def _expr(value: Any) -> str:
     return str(value) if isinstance(value, int) else value.expr
+
+
+def _tracks_affine(dtype: T.DType) -> bool:
+    """Integers (not bools) carry affine forms."""
+    return dtype.is_integer and dtype != T.bool
 
 
 def _affine_op(op: str, a: Any, b: Any, builder: KernelBuilder) -> Affine | None:

@@ -19,9 +19,11 @@ _fresh_ids = itertools.count()
 
 @dataclass(frozen=True)
 class Affine:
-    """An index value as `const + sum(coeff * var)` over loop and block indices.
+    """An integer value as `const + sum(coeff * var)`: a var is a loop or block index, or a
+    run-time value the frontend cannot see into (a tensor element, a var's reading).
 
-    Lets the frontend see that `(by + 1) * 64 - by * 64` is the constant 64 (slice extents).
+    Lets the frontend see that `(by + 1) * 64 - by * 64` and `(s + 64) - s` are the constant
+    64 (slice extents).
     """
 
     terms: tuple[tuple[int, int], ...] = ()
@@ -58,8 +60,8 @@ class Scalar:
     """An SSA scalar of the IR.
 
     `expr` is set on sizes computed before the kernel (grid sizes): a Python expression over
-    the dynamic symbols, which the runtime evaluates to launch the grid. `affine` tracks index
-    arithmetic over loop indices.
+    the dynamic symbols, which the runtime evaluates to launch the grid. `affine` tracks
+    integer arithmetic (see `Affine`).
     """
 
     value: ir.Value
@@ -94,17 +96,31 @@ class Buffer:
         return self.dims
 
 
+@dataclass(frozen=True)
+class RuntimeExtent:
+    """The length of a slice known only at run time (`A[s:e]` where `e - s` is no constant).
+
+    As in TileLang, such a box takes its extent from the other operand of the copy (the
+    block-level tile), starting at the run-time `s`; the tensor's bounds guard the accesses.
+    """
+
+
 @dataclass
 class Region:
-    """A box of a buffer: corner offsets and extents (None: taken from the other operand)."""
+    """A box of a buffer: corner offsets and extents (None: taken from the other operand, in
+    the corner form A[y, x]; a RuntimeExtent: a slice whose length is known at run time)."""
 
     buffer: Buffer
     offsets: list[Any]
-    extents: list[int | None]
+    extents: list[int | None | RuntimeExtent]
 
     @property
     def is_corner(self) -> bool:
         return any(e is None for e in self.extents)
+
+    @property
+    def has_runtime_extent(self) -> bool:
+        return any(isinstance(e, RuntimeExtent) for e in self.extents)
 
 
 @dataclass
