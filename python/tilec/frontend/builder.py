@@ -673,12 +673,21 @@ class KernelBuilder(ThreadOps, BarrierOps):
         return [n.id for n in names]
 
     def grid_expr(self, size: Any, node: ast.AST) -> int | str:
+        """A grid size as the launch computes it on the host: an int, or a Python expression
+        over the dynamic sizes and the integer scalar parameters (by name)."""
         if isinstance(size, int):
             return size
         if isinstance(size, Scalar) and size.expr is not None:
+            scalars = {p.name for p in self.params if p.kind == "scalar"}
+            names = {n.id for n in ast.walk(ast.parse(size.expr, mode="eval"))
+                     if isinstance(n, ast.Name)}
+            for name in sorted(names & scalars & set(self.symbols)):
+                self.error(node, f"the grid size {size.expr} names '{name}', both a scalar "
+                                 "parameter and a dynamic size of a tensor: rename one")
             return size.expr
-        self.error(node, "grid sizes must be computed from sizes and constants "
-                         f"(got {size!r})")
+        self.error(node, "grid sizes are computed from tensor sizes, integer scalar parameters "
+                         "and constants (an expression of + - * // % and T.ceildiv over them), "
+                         "not from values the kernel computes")
 
     # ------------------------------------------------------------------ expressions
 
@@ -2260,7 +2269,9 @@ def build_prim_func(prim: T.PrimFunc, out_idx: list[int] | None = None) -> Front
                                                  position in outputs, argument)
             else:
                 builder.params.append(Param(name, "scalar", spec.name))
-                value = Scalar(argument, spec)
+                # an integer argument may size the grid: the launch reads it by its name
+                expr = name if _tracks_affine(spec) else None
+                value = Scalar(argument, spec, expr=expr)
             builder.scopes[0][name] = value
         builder.body(source.tree.body)
     return builder.finish(module, fn, block)

@@ -2,7 +2,8 @@
 
 `load(artifact)` picks the loader of the artifact's target family (runtime/cpu.py,
 runtime/cuda.py); `launch_grid` evaluates the grid the frontend recorded, whose dynamic entries
-are Python expressions over the shape symbols (e.g. "((M + 127) // 128)").
+are Python expressions over the shape symbols and the integer scalar parameters, by name (e.g.
+"((M + 127) // 128)", "((max_seqlen + 63) // 64)").
 """
 
 from __future__ import annotations
@@ -65,6 +66,15 @@ def evaluate_size(size: int | str, symbols: dict[str, int]) -> int:
     return _evaluate(ast.parse(size, mode="eval").body, symbols)
 
 
-def launch_grid(artifact: Artifact, symbols: dict[str, Any]) -> list[int]:
-    """The grid (blocks along x, y, z) of `artifact` for these symbol values."""
-    return [evaluate_size(size, symbols) for size in artifact.launch.get("grid", [1])]
+def scalar_positions(artifact: Artifact) -> dict[str, int]:
+    """Where each scalar parameter a grid expression may name sits among the arguments."""
+    return {p.name: n for n, p in enumerate(artifact.params) if p.kind == "scalar"}
+
+
+def launch_grid(artifact: Artifact, symbols: dict[str, Any],
+                args: list | None = None) -> list[int]:
+    """The grid (blocks along x, y, z) of `artifact` for these symbol values and arguments."""
+    names = dict(symbols)
+    if args is not None:
+        names.update((name, args[n]) for name, n in scalar_positions(artifact).items())
+    return [evaluate_size(size, names) for size in artifact.launch.get("grid", [1])]

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tilec.errors import LaunchError
+from tilec.runtime import scalar_positions
 from tilec.runtime.artifact import Artifact
 
 Launcher = Callable[[list, dict], None]
@@ -54,7 +55,8 @@ def _slot_kind(slot: list) -> int:
 
 
 def _grid_source(size: int | str) -> str:
-    """A checked Python expression for one grid size (symbols are local names)."""
+    """A checked Python expression for one grid size (its symbols and scalar parameters are
+    local names of the packer)."""
     if isinstance(size, int):
         return str(size)
     tree = ast.parse(size, mode="eval")
@@ -92,8 +94,10 @@ def build_packer(artifact: Artifact) -> Callable[[list, dict], tuple[list, tuple
     for expression in grid:
         names |= {node.id for node in ast.walk(ast.parse(expression, mode="eval"))
                   if isinstance(node, ast.Name)}
+    scalars = scalar_positions(artifact)
     lines = ["def pack(args, symbols):"]
-    lines += [f"    {name} = symbols[{name!r}]" for name in sorted(names)]
+    lines += [f"    {name} = int(args[{scalars[name]}])" if name in scalars else
+              f"    {name} = symbols[{name!r}]" for name in sorted(names)]
     lines.append(f"    return [{', '.join(values)}], ({', '.join(grid)},)")
     namespace: dict[str, Any] = {}
     if "tma" in artifact.launch:
