@@ -15,6 +15,7 @@ from conftest import poisoned, randn
 
 import tilec
 import tilec.language as T
+from tilec.compiler.targets.cuda import ptxas_path
 from tilec.tvm import tirx
 
 
@@ -272,3 +273,63 @@ def test_errors_inside_helpers_name_their_lines() -> None:
 
     with pytest.raises(tilec.TilecError, match=r"clipped\(\): too many positional"):
         tilec.compile(wrong_arguments, target="cpu")
+
+
+def make_dq_layout(dQ):
+    """flash_attention's backward: dQ's elements reordered to follow the 8x8 gemm fragment."""
+    return T.Layout(dQ.shape, lambda b, s, h, d: [b, s // 8, h, d // 8, (d % 2),
+                                                  4 * (s % 8) + (d % 8) // 2])
+
+
+def test_tensor_layout_places_elements_as_tilelang(rng: torch.Generator) -> None:
+    """A T.Layout on a tensor parameter: element (b, l, h, d) lives at the layout's image of
+    it in the tensor's memory, row-major over the layout's output shape (TileLang's placement);
+    element writes, atomic adds and T.copy boxes all go through it."""
+    batch, seq, heads, dim, block = 2, 16, 3, 16, 8
+    shape = (batch, seq, heads, dim)
+
+    @T.prim_func
+    def scatter(A: T.Tensor(shape, T.float32), dQ: T.Tensor(shape, T.float32)):
+        with T.Kernel(seq // block, heads, batch, threads=64) as (bx, by, bz):
+            T.annotate_layout({dQ: make_dq_layout(dQ)})
+            for i, j in T.Parallel(block, dim):
+                dQ[bz, bx * block + i, by, j] = A[bz, bx * block + i, by, j]
+            for i, j in T.Parallel(block, dim):
+                T.atomic_add(dQ[bz, bx * block + i, by, j], 1.0)
+
+    @T.prim_func
+    def gather(dQ: T.Tensor(shape, T.float32), out: T.Tensor(shape, T.float16)):
+        with T.Kernel(seq // block, heads, batch, threads=64) as (bx, by, bz):
+            T.annotate_layout({dQ: make_dq_layout(dQ)})
+            T.copy(dQ[bz, bx * block:(bx + 1) * block, by, :],
+                   out[bz, bx * block:(bx + 1) * block, by, :])
+
+    a = randn(shape, torch.float32, rng)
+    placed, out = poisoned(shape, torch.float32), poisoned(shape, torch.float16)
+    cpu(scatter)(a, placed)
+    cpu(gather)(placed, out)
+    torch.testing.assert_close(out.double(), (a + 1).to(torch.float16).double(), rtol=0, atol=0)
+    expected = torch.empty((batch, seq // 8, heads, dim // 8, 2, 32))
+    b, s, h, d = torch.meshgrid(*(torch.arange(n) for n in shape), indexing="ij")
+    expected[b, s // 8, h, d // 8, d % 2, 4 * (s % 8) + (d % 8) // 2] = a + 1
+    assert torch.equal(placed.reshape(expected.shape), expected)  # TileLang's memory, exactly
+    if ptxas_path() is not None:  # the same kernels assemble for the GPU
+        for kernel in (scatter, gather):
+            assert tilec.compile(kernel, target="cuda:sm_90a").artifact.binary_kind == "cubin"
+
+
+@pytest.mark.parametrize(("layout", "message"), [
+    (T.Layout((8, 8), lambda i, j: [i, 2 * j]),
+     r"places its 64 elements in a \[8, 15\] box of 120"),
+    (T.Layout((4, 8), lambda i, j: [i, j]), r"a T.Layout over \[4, 8\] for tensor 'A'"),
+    (T.Layout((8, 8), lambda i, j: [i, j if i else 0]), "cannot be bounded"),
+])
+def test_tensor_layout_rejects(layout: T.Layout, message: str) -> None:
+    @T.prim_func
+    def main(A: T.Tensor((8, 8), T.float32)):
+        with T.Kernel(1, threads=8) as _:
+            T.annotate_layout({A: layout})
+            A[0, 0] = 1.0
+
+    with pytest.raises(tilec.TilecError, match=message):
+        tilec.compile(main, target="cpu")

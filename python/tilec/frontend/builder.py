@@ -29,6 +29,7 @@ import tilec.language as T
 from tilec.errors import TilecError
 from tilec.frontend.barrier_ops import BarrierOps, WarpgroupSpec
 from tilec.frontend.layouts import annotate as annotate_layout
+from tilec.frontend.layouts import output_shape
 from tilec.frontend.prologue import EagerTensor, Prologue, Workspace
 from tilec.frontend.source import KernelSource, parse_kernel
 from tilec.frontend.thread_ops import ThreadOps
@@ -39,6 +40,7 @@ from tilec.frontend.values import (
     KernelSpec,
     LoopSpec,
     Method,
+    Placement,
     Region,
     RuntimeExtent,
     Scalar,
@@ -130,6 +132,33 @@ def _is_user_function(value: Any) -> bool:
     return inspect.isfunction(value) and not (value.__module__ or "").startswith("tilec")
 
 
+class _LayoutIndex:
+    """A kernel index as a T.Layout's Python function computes with it: its arithmetic builds
+    index IR through the builder."""
+
+    def __init__(self, builder: KernelBuilder, value: Any, node: ast.AST | None):
+        self.builder, self.value, self.node = builder, value, node
+
+    def _apply(self, op: str, other: Any, reflected: bool) -> _LayoutIndex:
+        other = other.value if isinstance(other, _LayoutIndex) else other
+        if not isinstance(other, (int, Scalar)) or isinstance(other, bool):
+            raise TypeError(f"a layout function computes with ints, got {other!r}")
+        a, b = (other, self.value) if reflected else (self.value, other)
+        return _LayoutIndex(self.builder, self.builder.binop(op, a, b, self.node), self.node)
+
+    def __bool__(self) -> bool:
+        raise TypeError("a layout function cannot branch on a kernel index")
+
+
+for _op, _name in (("+", "add"), ("-", "sub"), ("*", "mul"), ("//", "floordiv"),
+                   ("%", "mod"), ("&", "and"), ("|", "or"), ("^", "xor"), ("<<", "lshift"),
+                   (">>", "rshift")):
+    setattr(_LayoutIndex, f"__{_name}__",
+            lambda self, other, op=_op: self._apply(op, other, False))
+    setattr(_LayoutIndex, f"__r{_name}__",
+            lambda self, other, op=_op: self._apply(op, other, True))
+
+
 class _Returned(Exception):  # noqa: N818 (control flow, not an error)
     """A helper's `return`: leaves its inlined body with the value."""
 
@@ -167,6 +196,7 @@ class KernelBuilder(ThreadOps, BarrierOps):
         # the var each T.alloc_var stands for while no store can have changed it: a statement's
         # readings of one var are one value (reset at every statement and store)
         self.var_readings: dict[int, Affine] = {}
+        self.placed_tensors: list[Buffer] = []  # tensors a T.Layout places in this T.Kernel
 
     # ------------------------------------------------------------------ errors and locations
 
@@ -660,6 +690,9 @@ class KernelBuilder(ThreadOps, BarrierOps):
             self.body(node.body)
             tile.yield_()
         self.in_kernel = False
+        for buffer in self.placed_tensors:  # a T.Layout holds in its kernel only
+            buffer.placement = None
+        self.placed_tensors.clear()
 
     def kernel_index_names(self, target: ast.expr | None, dims: int, node: ast.AST) -> list[str]:
         if target is None:
@@ -1061,10 +1094,56 @@ class KernelBuilder(ThreadOps, BarrierOps):
             buffer = self.eval(key)
             if not isinstance(buffer, Buffer):
                 self.error(key, "T.annotate_layout's keys are buffers")
+            layout = self.eval(value)
+            if buffer.scope == "global" and isinstance(layout, T.Layout):
+                self.place(buffer, layout, value)
+                continue
             try:
-                annotate_layout(buffer, self.eval(value), threads)
+                annotate_layout(buffer, layout, threads)
             except TilecError as error:
                 self.error(value, error.message)
+
+    def place(self, buffer: Buffer, layout: T.Layout, node: ast.AST) -> None:
+        """A tensor parameter's T.Layout: for the rest of the kernel its element (i, j, ...)
+        is read and written at layout(i, j, ...) of its memory seen with the layout's output
+        shape, as TileLang places it (tilec/frontend/layouts.py)."""
+        if not all(isinstance(d, int) for d in buffer.dims):
+            self.error(node, f"tensor '{buffer.name}' has dynamic sizes; tilec places only "
+                             "tensors of static shape by a T.Layout")
+        if tuple(layout.shape) != tuple(buffer.dims):
+            self.error(node, f"a T.Layout over {list(layout.shape)} for tensor '{buffer.name}' "
+                             f"of shape {list(buffer.dims)}")
+        if buffer.placement is not None:
+            self.error(node, f"tensor '{buffer.name}' already has a T.Layout in this kernel")
+        try:
+            shape = output_shape(layout, buffer.dims)
+        except TilecError as error:
+            self.error(node, f"tensor '{buffer.name}': {error.message}")
+        if pymath.prod(shape) != pymath.prod(buffer.dims):
+            self.error(node, f"the T.Layout of tensor '{buffer.name}' places its "
+                             f"{pymath.prod(buffer.dims)} elements in a {shape} box of "
+                             f"{pymath.prod(shape)}; tilec takes layouts that fill the tensor's "
+                             "memory exactly")
+        storage = self.reshaped(buffer, shape, buffer.dtype, node)
+        storage.name = buffer.name
+        buffer.placement = Placement(storage, layout.forward_fn)
+        self.placed_tensors.append(buffer)
+
+    def placed(self, buffer: Buffer, indices: list[Any], node: ast.AST | None) -> tuple[
+            Buffer, list[Any]]:
+        """Where element `indices` of `buffer` lives: the buffer itself, or for a tensor
+        with a T.Layout its storage at the layout's image of the indices."""
+        if buffer.placement is None:
+            return buffer, indices
+        try:
+            image = buffer.placement.forward(*(_LayoutIndex(self, self.rvalue(i, node), node)
+                                               for i in indices))
+        except TypeError as error:
+            self.error(node, f"the T.Layout of tensor '{buffer.name}' failed on kernel "
+                             f"indices: {error}")
+        image = list(image) if isinstance(image, (list, tuple)) else [image]
+        return buffer.placement.storage, [i.value if isinstance(i, _LayoutIndex) else i
+                                          for i in image]
 
     def layout_function(self, node: ast.Lambda) -> Callable:
         """A T.Fragment / T.Layout lambda: run at compile time on Python ints, seeing the
@@ -1348,7 +1427,9 @@ class KernelBuilder(ThreadOps, BarrierOps):
             self.store(dst.buffer, dst.offsets, self.cast(value, dst.buffer.dtype, node), node)
             return
         src, dst = self.paired_boxes(src, dst, "T.copy", node)
-        if src.buffer.dtype.interchangeable(dst.buffer.dtype):
+        if src.buffer.placement is not None or dst.buffer.placement is not None:
+            self.convert_box(src, dst, node)  # element by element, through the T.Layout
+        elif src.buffer.dtype.interchangeable(dst.buffer.dtype):
             self.emit_copy(src, dst)
         elif src.buffer.scope == "global":  # load, then convert in registers
             staging = self.allocate("fragment", list(dst.extents), src.buffer.dtype, node)
@@ -1645,9 +1726,8 @@ class KernelBuilder(ThreadOps, BarrierOps):
         if dst.buffer.rank != len(dst.offsets) or not all(e is None for e in dst.extents):
             self.error(node, "T.atomic_add(dst, value) adds a scalar to one element: index every "
                              "dimension of dst")
-        indices = [self.index_value(o, node) for o in dst.offsets]
         scalar = self.materialize(self.rvalue(value, node), dst.buffer.dtype, node)
-        tile.atomic_add(dst.buffer.value, indices, scalar.value)
+        self.emit_atomic_add(dst.buffer, dst.offsets, scalar, node)
 
     def atomic_add_region(self, dst: Region, src: Region, node: ast.AST) -> None:
         """The region form: one scalar atomic per element, spread over the block's threads."""
@@ -1655,8 +1735,12 @@ class KernelBuilder(ThreadOps, BarrierOps):
                                      dst, "T.atomic_add", node)
         with self.over_box(src, node) as (point, value):
             value = self.materialize(value, dst.buffer.dtype, node)
-            indices = [self.index_value(i, node) for i in self.box_indices(dst, point)]
-            tile.atomic_add(dst.buffer.value, indices, value.value)
+            self.emit_atomic_add(dst.buffer, self.box_indices(dst, point), value, node)
+
+    def emit_atomic_add(self, buffer: Buffer, indices: list[Any], value: Scalar,
+                        node: ast.AST) -> None:
+        buffer, indices = self.placed(buffer, indices, node)
+        tile.atomic_add(buffer.value, [self.index_value(i, node) for i in indices], value.value)
 
     def t_Pipelined(self, nodes: dict, node: ast.Call) -> LoopSpec:  # noqa: N802
         options = {key: self.const_arg(nodes, key, node) for key in
@@ -2051,6 +2135,7 @@ class KernelBuilder(ThreadOps, BarrierOps):
 
     def load(self, buffer: Buffer, indices: list[Any], node: ast.AST | None) -> Scalar:
         self.require_kernel(node, f"reading buffer '{buffer.name}'")
+        buffer, indices = self.placed(buffer, indices, node)
         values = [self.index_value(i, node) for i in indices]
         element = memref.load(buffer.value, values)
         if buffer.dtype.storage != buffer.dtype.mlir:  # a bool byte
@@ -2072,6 +2157,7 @@ class KernelBuilder(ThreadOps, BarrierOps):
         ):
             self.error(node, "a buffer element is assigned a scalar; copy buffers with T.copy")
         element = self.stored(value, buffer.dtype, node)
+        buffer, indices = self.placed(buffer, indices, node)
         values = [self.index_value(i, node) for i in indices]
         memref.store(element, buffer.value, values)
         self.var_readings.clear()

@@ -7,12 +7,18 @@
   variants) becomes `tile.swizzle_request = #tile.swizzle<...>`: the swizzle the user asked
   for, beside the one select-shared-swizzle decides (`tile.swizzle`);
 - a `T.Layout` is accepted where it keeps every element in place (tilec lays shared memory out
-  by swizzles only).
+  by swizzles only);
+- a tensor parameter's `T.Layout` places its elements as TileLang does: element (i, j, ...) is
+  at `forward(i, j, ...)` of the parameter's memory seen with the layout's output shape (each
+  output index's largest value plus one, `output_shape`), and the frontend sends every access
+  there.
 """
 
 from __future__ import annotations
 
 import math
+import operator
+from collections.abc import Callable
 from typing import Any
 
 from mlir import ir
@@ -97,3 +103,76 @@ def annotate(buffer: Buffer, layout: Any, threads: int) -> None:
                          "place); other index layouts are not supported by tilec")
     raise TilecError(f"T.annotate_layout takes fragment and shared buffers, not the "
                      f"{buffer.scope} buffer '{buffer.name}'")
+
+
+class _Bounds:
+    """The smallest and largest value of an index expression over a tensor's index ranges, as
+    a layout function's arithmetic computes them (integer interval arithmetic)."""
+
+    def __init__(self, low: int, high: int):
+        self.low, self.high = low, high
+
+    @staticmethod
+    def of(value: Any) -> _Bounds:
+        if isinstance(value, _Bounds):
+            return value
+        if isinstance(value, int) and not isinstance(value, bool):
+            return _Bounds(value, value)
+        raise TypeError(f"a layout function computes with ints, got {value!r}")
+
+    def __bool__(self) -> bool:
+        raise TypeError("a layout function cannot branch on an index")
+
+    def _corners(self, other: Any, combine: Callable[[int, int], int]) -> _Bounds:
+        other = _Bounds.of(other)
+        values = [combine(a, b) for a in (self.low, self.high) for b in (other.low, other.high)]
+        return _Bounds(min(values), max(values))
+
+    def __add__(self, other: Any) -> _Bounds:
+        other = _Bounds.of(other)
+        return _Bounds(self.low + other.low, self.high + other.high)
+
+    __radd__ = __add__
+
+    def __sub__(self, other: Any) -> _Bounds:
+        other = _Bounds.of(other)
+        return _Bounds(self.low - other.high, self.high - other.low)
+
+    def __rsub__(self, other: Any) -> _Bounds:
+        return _Bounds.of(other) - self
+
+    def __mul__(self, other: Any) -> _Bounds:
+        return self._corners(other, operator.mul)
+
+    __rmul__ = __mul__
+
+    def _divisor(self, other: Any, what: str) -> int:
+        if not isinstance(other, int) or isinstance(other, bool) or other <= 0:
+            raise TypeError(f"a layout function's {what} takes a positive int, got {other!r}")
+        if self.low < 0:
+            raise TypeError(f"a layout function's {what} of a value that may be negative")
+        return other
+
+    def __floordiv__(self, other: Any) -> _Bounds:
+        divisor = self._divisor(other, "//")
+        return _Bounds(self.low // divisor, self.high // divisor)
+
+    def __mod__(self, other: Any) -> _Bounds:
+        divisor = self._divisor(other, "%")
+        if self.high - self.low < divisor and self.low % divisor <= self.high % divisor:
+            return _Bounds(self.low % divisor, self.high % divisor)
+        return _Bounds(0, divisor - 1)
+
+
+def output_shape(layout: Any, shape: tuple[int, ...]) -> list[int]:
+    """The shape a T.Layout places a tensor of `shape` into: each output index's largest
+    value plus one over the tensor's indices (TileLang's Layout output shape)."""
+    try:
+        image = layout.forward_fn(*(_Bounds(0, extent - 1) for extent in shape))
+    except TypeError as error:
+        raise TilecError(f"the T.Layout's function cannot be bounded: {error}") from None
+    image = list(image) if isinstance(image, (list, tuple)) else [image]
+    bounds = [_Bounds.of(index) for index in image]
+    if any(b.low < 0 for b in bounds):
+        raise TilecError("the T.Layout's function gives negative indices")
+    return [b.high + 1 for b in bounds]

@@ -7,6 +7,7 @@ compile time and only become `arith.constant`s where they meet IR values.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,6 +83,7 @@ class Buffer:
     dims: tuple[Any, ...]
     dtype: DType
     scope: str  # "global" | "shared" | "fragment" | "local" | "var"
+    placement: Placement | None = None  # a global tensor's T.Layout: where elements live
 
     @property
     def rank(self) -> int:
@@ -103,6 +105,16 @@ class RuntimeExtent:
     As in TileLang, such a box takes its extent from the other operand of the copy (the
     block-level tile), starting at the run-time `s`; the tensor's bounds guard the accesses.
     """
+
+
+@dataclass
+class Placement:
+    """A T.Layout annotated on a tensor parameter (TileLang's layout of a global buffer):
+    element (i0, i1, ...) lives at `forward(i0, i1, ...)` of `storage`, the parameter's memory
+    seen with the layout's output shape."""
+
+    storage: Buffer
+    forward: Callable[..., Any]
 
 
 @dataclass

@@ -280,9 +280,11 @@ class Fragment:
 
 @dataclass(frozen=True)
 class Layout:
-    """TileLang's index layout of a buffer (`T.Layout(shape, forward_fn)`): tilec lays shared
-    buffers out by swizzle only (tilec.layout.make_swizzled_layout), so T.annotate_layout
-    accepts a T.Layout that keeps every element in place."""
+    """TileLang's index layout of a buffer (`T.Layout(shape, forward_fn)`). On a tensor
+    parameter it places the elements as TileLang does (element (i, ...) at forward(i, ...) of
+    the memory seen with the layout's output shape); tilec lays shared buffers out by swizzle
+    only (tilec.layout.make_swizzled_layout), so there T.annotate_layout accepts a T.Layout
+    that keeps every element in place."""
 
     shape: tuple[int, ...]
     forward_fn: Callable
