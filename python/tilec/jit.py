@@ -598,6 +598,11 @@ class JITFunction:
         """The kernel for these arguments (tensors, or sizes as keywords: M=1024)."""
         return compile_specialization(self.specialize(args, kwargs, target, pass_configs))
 
+    def get_tir(self, *args: Any, target: str | None = None, **kwargs: Any) -> Any:
+        """The tile IR (an MLIR module of the tile dialect, before any pass) these arguments
+        build: what TileLang's get_tir returns as TIR, e.g. for tilec.tools.Analyzer."""
+        return self.specialize(args, kwargs, target).build().module
+
     def get_kernel_source(self, *args: Any, target: str | None = None, **kwargs: Any) -> str:
         """The device source (PTX, LLVM IR...) of the kernel these arguments compile, as
         TileLang's examples print it: `fn.get_kernel_source(M=M, N=N, block_N=64)`."""

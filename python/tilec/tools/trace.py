@@ -161,7 +161,6 @@ class Decision:
     attributes: dict[str, str]
     location: Location | None
     name: str = ""  # the Python name the source line assigns (A_shared = T.alloc_shared(...))
-    picture: str = ""  # a data: URI of the layout's picture (tilec.tools.plot_layout)
 
 
 def decisions(text: IRText) -> list[Decision]:

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tilec.tools.trace import IRText, Trace, ir_diff
+from tilec.tools.trace import Decision, IRText, Trace, ir_diff
 
 MAX_SOURCE_BYTES = 1 << 20
 
@@ -46,7 +46,32 @@ class _Tables:
         return self.text_index[key]
 
 
+PLOTTED = ("tile.layout", "tile.swizzle", "tile.swizzle_request")
+
+
+def _pictures_available() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _picture(decision: Decision, pictures: dict[tuple, str]) -> str:
+    """The layout picture of a buffer with a #tile.linear layout or a swizzle (drawn once per
+    distinct buffer type and layout), "" for other ops or without matplotlib."""
+    if decision.op != "tile.alloc" or not any(k in decision.attributes for k in PLOTTED):
+        return ""
+    key = (decision.type, tuple(sorted(decision.attributes.items())))
+    if key not in pictures:
+        from tilec.tools.layout_plot import data_uri
+
+        pictures[key] = data_uri(decision) if _pictures_available() else ""
+    return pictures[key]
+
+
 def _kernel_data(trace: Trace, tables: _Tables) -> dict[str, Any]:
+    pictures: dict[tuple, str] = {}
     steps = []
     previous: list[str] = []
     for step in trace.steps:
@@ -62,7 +87,7 @@ def _kernel_data(trace: Trace, tables: _Tables) -> dict[str, Any]:
             "decisions": [{"op": d.op, "value": d.value, "type": d.type,
                            "attributes": d.attributes, "loc": tables.location(d.location),
                            "name": d.name,
-                           "picture": d.picture}
+                           "picture": _picture(d, pictures)}
                           for d in step.decisions],
         })
         previous = step.text.lines
@@ -87,7 +112,7 @@ def page_data(traces: list[Trace]) -> dict[str, Any]:
     """What the page's script reads (also what the tests inspect)."""
     tables = _Tables()
     kernels = [_kernel_data(trace, tables) for trace in traces]
-    return {"kernels": kernels, "texts": tables.texts,
+    return {"kernels": kernels, "texts": tables.texts, "pictures": _pictures_available(),
             "files": [{"path": path, "lines": _source(path)} for path in tables.files]}
 
 
@@ -158,6 +183,7 @@ table.decisions { border-collapse: collapse; margin: 8px; font-size: 12px; }
 table.decisions th, table.decisions td { border: 1px solid #dde; padding: 3px 6px;
   text-align: left; vertical-align: top; }
 table.decisions td code { white-space: pre-wrap; word-break: break-all; }
+table.decisions td:nth-child(4) { min-width: 300px; }
 table.decisions img { max-width: 420px; display: block; }
 aside { grid-area: src; overflow: auto; border-left: 1px solid #ccd; background: #fbfbf8; }
 #source-title { padding: 6px 10px; font-weight: bold; background: #eef1f7; position: sticky;
@@ -370,6 +396,8 @@ function renderDecisions(step) {
       img.src = d.picture;
       img.alt = "layout of " + d.value;
       picture.append(img);
+    } else if (!data.pictures && d.op === "tile.alloc" && Object.keys(d.attributes).length) {
+      picture.append(node("span", "note", "(pip install matplotlib for layout pictures)"));
     }
     const value = d.name ? `${d.value} (${d.name})` : d.value;
     const row = lineRow([node("td", "", d.op), node("td", "", value), node("td", "", d.type),
