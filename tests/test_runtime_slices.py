@@ -235,13 +235,94 @@ def test_dynamic_tensor_whole_copy_takes_tiles_extent(start: int, rng: torch.Gen
     np.testing.assert_array_equal(y.numpy(), expected)
 
 
+def gemm_on_column_parts(M, N, D, D_tail, block_N=16):
+    """S = Q K^T with Q's columns in two parts, as TileLang's sparse MLA kernels split the
+    head dimension: T.gemm(Q_shared[:, :D], K_shared, ...) then T.gemm(Q_shared[:, D:], ...)."""
+
+    @T.prim_func
+    def main(Q: T.Tensor((M, D + D_tail), "float16"), K: T.Tensor((N, D + D_tail), "float16"),
+             S: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block_N), threads=128) as bx:
+            Q_shared = T.alloc_shared((M, D + D_tail), "float16")
+            K_shared = T.alloc_shared((block_N, D), "float16")
+            K_tail_shared = T.alloc_shared((block_N, D_tail), "float16")
+            acc = T.alloc_fragment((M, block_N), "float32")
+            T.copy(Q[0:M, :D], Q_shared[:, :D])
+            T.copy(Q[0:M, D:], Q_shared[:, D:])
+            T.copy(K[bx * block_N:(bx + 1) * block_N, :D], K_shared)
+            T.copy(K[bx * block_N:(bx + 1) * block_N, D:], K_tail_shared)
+            T.clear(acc)
+            T.gemm(Q_shared[:, :D], K_shared, acc, transpose_B=True)
+            T.gemm(Q_shared[:, D:], K_tail_shared, acc, transpose_B=True)
+            T.copy(acc, S[0:M, bx * block_N:(bx + 1) * block_N])
+
+    return main
+
+
+def test_gemm_on_column_parts_of_a_shared_tile(rng: torch.Generator) -> None:
+    M, N, D, D_tail = 16, 40, 32, 16
+    kernel = tilec.compile(gemm_on_column_parts(M, N, D, D_tail), target=TARGET)
+    q, k = randn((M, D + D_tail), torch.float16, rng), randn((N, D + D_tail), torch.float16, rng)
+    s = poisoned((M, N), torch.float32)
+    kernel(q, k, s)
+    torch.testing.assert_close(s.double(), q.double() @ k.double().T, rtol=1e-4, atol=1e-4)
+
+
+def gemm_on_stage_slots(M, N, K, stages=2, block_K=16):
+    """C = A B with both operands staged in a ring of shared tiles, the gemm reading slot
+    `k % stages` (`A_shared[k % stages, :, :]`), as TileLang's hand-pipelined kernels do."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float32"), B: T.Tensor((K, N), "float32"),
+             C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=128) as _:
+            A_shared = T.alloc_shared((stages, M, block_K), "float32")
+            B_shared = T.alloc_shared((stages, block_K, N), "float32")
+            acc = T.alloc_fragment((M, N), "float32")
+            T.clear(acc)
+            for k in T.serial(T.ceildiv(K, block_K)):
+                T.copy(A[0, k * block_K], A_shared[k % stages, :, :])
+                T.copy(B[k * block_K, 0], B_shared[k % stages, :, :])
+                T.gemm(A_shared[k % stages, :, :], B_shared[k % stages, :, :], acc)
+            T.copy(acc, C)
+
+    return main
+
+
+def test_gemm_on_a_stage_slot_of_a_ring(rng: torch.Generator) -> None:
+    M, N, K = 16, 24, 40  # K ragged: the last slot is zero-filled past K
+    kernel = tilec.compile(gemm_on_stage_slots(M, N, K), target=TARGET)
+    a, b = randn((M, K), torch.float32, rng), randn((K, N), torch.float32, rng)
+    c = poisoned((M, N), torch.float32)
+    kernel(a, b, c)
+    torch.testing.assert_close(c.double(), a.double() @ b.double(), rtol=1e-4, atol=1e-4)
+
+
+def test_gemm_on_a_fragment_part_is_an_error() -> None:
+    @T.prim_func
+    def main(A: T.Tensor((16, 32), "float32"), C: T.Tensor((16, 16), "float32")):
+        with T.Kernel(1, threads=128) as _:
+            a_frag = T.alloc_fragment((16, 32), "float32")
+            b_shared = T.alloc_shared((16, 16), "float32")
+            acc = T.alloc_fragment((16, 16), "float32")
+            T.copy(A, a_frag)
+            T.copy(A[:, 0:16], b_shared)
+            T.gemm(a_frag[:, 0:16], b_shared, acc)
+            T.copy(acc, C)
+
+    with pytest.raises(tilec.errors.TilecError, match="operand A is a part of 'a_frag'"):
+        tilec.compile(main, target=TARGET)
+
+
 @pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
 def test_runtime_slices_assemble_for_cuda(arch: str, tmp_path, monkeypatch) -> None:
-    """The copies with run-time starts and lengths lower to guarded CUDA loads and stores."""
+    """The copies with run-time starts and lengths lower to guarded CUDA loads and stores; the
+    gemms on parts of shared tiles to the tensor cores' (or SIMT) code."""
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     for factory in (lambda: grouped_rows_scale(30, 12, 4), lambda: copy_runtime_length(21, 3, 3),
-                    lambda: paged_gather(5, 8, 16, 6)):
+                    lambda: paged_gather(5, 8, 16, 6), lambda: gemm_on_column_parts(64, 64, 64, 32),
+                    lambda: gemm_on_stage_slots(64, 64, 64)):
         kernel = tilec.compile(factory(), target=f"cuda:{arch}")
         assert kernel.artifact.binary_kind == "cubin"
         assert f".target {arch}" in kernel.get_kernel_source()

@@ -201,6 +201,9 @@ def cases() -> list[Case]:
     for kind, reference in REDUCE_REFERENCES.items():
         found.append(Case(f"row_reduce_{kind}", lambda kind=kind: row_reduce(500, 128, kind),
                           [-1], [(500, 128)], "float32", reference))
+    found.append(Case("gemm_on_column_parts_64x200x(256+64)",
+                      lambda: gemm_on_column_parts(64, 200, 256, 64), [-1],
+                      [(64, 320), (200, 320)], "float16", lambda q, k: q @ k.T))
     return found
 
 
@@ -354,3 +357,53 @@ WARP_SPECIALIZED_SHAPES = [(1024, 512), (200, 100)]
 # added), runs of 4-5 (every tile in parts, as TileLang's example on 108 SMs), a ragged last
 # k-step with 10 programs
 STREAM_K_PROBLEMS = [(128, 256, 512, 12), (128, 256, 512, 108), (96, 192, 200, 10)]
+
+
+def varlen_rows(total: int, dim: int, batch: int, block_M: int = 64):
+    """Out = 2 X + 1 over each sequence's rows CuSeqlens[b] : CuSeqlens[b + 1], as TileLang's
+    varlen kernels walk them: the grid's x is ceil(max_seqlen / block_M) for the kernel
+    argument max_seqlen, the tile a run-time slice `X[start + bx * block_M : start + (bx + 1)
+    * block_M, :]` (past the tensor's end it reads zeros), rows past the sequence not stored."""
+
+    @T.prim_func
+    def kernel(X: T.Tensor((total, dim), "float16"), CuSeqlens: T.Tensor((batch + 1,), "int32"),
+               max_seqlen: T.int32, Out: T.Tensor((total, dim), "float16")):
+        with T.Kernel(T.ceildiv(max_seqlen, block_M), batch, threads=128) as (bx, by):
+            start, end = CuSeqlens[by], CuSeqlens[by + 1]
+            tile = T.alloc_shared((block_M, dim), "float16")
+            T.copy(X[start + bx * block_M : start + (bx + 1) * block_M, :], tile)
+            for i, j in T.Parallel(block_M, dim):
+                row = start + bx * block_M + i
+                if row < end:
+                    Out[row, j] = tile[i, j] * 2.0 + 1.0
+
+    return kernel
+
+
+def gemm_on_column_parts(M: int, N: int, D: int, D_tail: int, block_N: int = 64):
+    """S = Q K^T with Q's columns in two parts, as TileLang's sparse MLA kernels split the head
+    dimension: T.gemm(Q_shared[:, :D], ...) and T.gemm(Q_shared[:, D:], ...) into one C."""
+
+    @T.prim_func
+    def kernel(Q: T.Tensor((M, D + D_tail), "float16"), K: T.Tensor((N, D + D_tail), "float16"),
+               S: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block_N), threads=128) as bx:
+            Q_shared = T.alloc_shared((M, D + D_tail), "float16")
+            K_shared = T.alloc_shared((block_N, D), "float16")
+            K_tail_shared = T.alloc_shared((block_N, D_tail), "float16")
+            acc = T.alloc_fragment((M, block_N), "float32")
+            T.copy(Q[0:M, :D], Q_shared[:, :D])
+            T.copy(Q[0:M, D:], Q_shared[:, D:])
+            T.copy(K[bx * block_N:(bx + 1) * block_N, :D], K_shared)
+            T.copy(K[bx * block_N:(bx + 1) * block_N, D:], K_tail_shared)
+            T.clear(acc)
+            T.gemm(Q_shared[:, :D], K_shared, acc, transpose_B=True)
+            T.gemm(Q_shared[:, D:], K_tail_shared, acc, transpose_B=True)
+            T.copy(acc, S[0:M, bx * block_N:(bx + 1) * block_N])
+
+    return kernel
+
+
+# (lengths of the sequences, dim): one short, one over three blocks, one ragged, the last
+# ending at the tensor's end
+VARLEN_ROWS_PROBLEM = ([1, 300, 77, 128], 128)

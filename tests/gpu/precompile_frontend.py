@@ -29,6 +29,7 @@ def main() -> None:
         QUICKSTART_DTYPES,
         QUICKSTART_SHAPES,
         STREAM_K_PROBLEMS,
+        VARLEN_ROWS_PROBLEM,
         WARP_SPECIALIZED_SHAPES,
         cases,
         matmul,
@@ -36,6 +37,7 @@ def main() -> None:
         matmul_stream_k,
         normalize_rows,
         scaled_copy,
+        varlen_rows,
         warp_specialized_scale,
     )
 
@@ -48,6 +50,8 @@ def main() -> None:
         tilec.compile(case.factory(), out_idx=case.out_idx, target=target)
         print(f"{case.name}: {time.perf_counter() - began:.2f} s")
     tilec.compile(scaled_copy(), out_idx=[1], target=target)
+    lengths, dim = VARLEN_ROWS_PROBLEM
+    tilec.compile(varlen_rows(sum(lengths), dim, len(lengths)), target=target)
     for M, N, K in QUICKSTART_SHAPES:
         for dtype in QUICKSTART_DTYPES:
             began = time.perf_counter()

@@ -27,6 +27,7 @@ from frontend_kernels import (  # noqa: E402
     QUICKSTART_DTYPES,
     QUICKSTART_SHAPES,
     STREAM_K_PROBLEMS,
+    VARLEN_ROWS_PROBLEM,
     WARP_SPECIALIZED_SHAPES,
     Case,
     cases,
@@ -36,6 +37,7 @@ from frontend_kernels import (  # noqa: E402
     matmul_stream_k,
     normalize_rows,
     scaled_copy,
+    varlen_rows,
     warp_specialized_scale,
 )
 
@@ -205,3 +207,18 @@ def test_profiler_times_and_checks_a_kernel() -> None:
     milliseconds = profiler.do_bench(warmup=5, rep=20)
     RESULTS.append({"kernel": case.name, "do_bench_ms": milliseconds, "passed": milliseconds > 0})
     assert 0 < milliseconds < 100
+
+
+def test_varlen_rows_grid_from_a_scalar_argument() -> None:
+    """The launch sizes grid x from max_seqlen (a kernel argument); run-time slices start each
+    tile at its sequence's row."""
+    lengths, dim = VARLEN_ROWS_PROBLEM
+    total = sum(lengths)
+    kernel = tilec.compile(varlen_rows(total, dim, len(lengths)), target="cuda")
+    x = torch.randn(total, dim, generator=torch.Generator().manual_seed(17)).to("cuda",
+                                                                                torch.float16)
+    bounds = torch.tensor([0, *torch.tensor(lengths).cumsum(0).tolist()], dtype=torch.int32)
+    out = torch.full((total, dim), float("nan"), dtype=torch.float16, device="cuda")
+    kernel(x, bounds.cuda(), max(lengths), out)
+    torch.cuda.synchronize()
+    _check("varlen_rows", out, x.double().cpu() * 2.0 + 1.0, "float16")

@@ -1325,7 +1325,8 @@ class KernelBuilder(ThreadOps, BarrierOps):
         return value
 
     def t_gemm(self, nodes: dict, node: ast.Call) -> None:
-        a, b, c = (self.buffer_arg(nodes, k, node) for k in ("A", "B", "C"))
+        a, b = self.gemm_operand(nodes, "A", node), self.gemm_operand(nodes, "B", node)
+        c = self.buffer_arg(nodes, "C", node)
         policy = self.const_arg(nodes, "policy", node, T.GemmWarpPolicy.Square)
         if policy not in (T.GemmWarpPolicy.Square, T.GemmWarpPolicy.FullRow,
                           T.GemmWarpPolicy.FullCol):
@@ -1355,6 +1356,31 @@ class KernelBuilder(ThreadOps, BarrierOps):
                                  f"('{b.name}': {k_b})")
         tile.gemm(a.value, b.value, c.value, policy=policy,
                   **{k: v for k, v in flags.items() if v})
+
+    def gemm_operand(self, nodes: dict, key: str, node: ast.Call) -> Buffer:
+        """A or B of T.gemm: a buffer, or a 2-d region of a shared one (`Q_shared[:, :D]`,
+        `A_shared[stage, :, :]`), which is copied into a shared tile of its own first: every
+        gemm lowering then reads a whole tile, laid out and swizzled as its own."""
+        target = nodes.get(key)
+        if not isinstance(target, ast.Subscript) or not any(
+                isinstance(e, ast.Slice) for e in (target.slice.elts if isinstance(
+                    target.slice, ast.Tuple) else [target.slice])):
+            return self.buffer_arg(nodes, key, node)
+        self.require_kernel(node, "T.gemm")
+        region = self.static_box(self.region(target), f"T.gemm's operand {key}", node)
+        buffer = region.buffer
+        shape = _squeeze(region.extents)
+        if buffer.scope != "shared" or len(shape) != 2:
+            self.error(node, f"T.gemm's operand {key} is a part of '{buffer.name}' (a "
+                             f"{buffer.scope} buffer, box {_box_text(region)}); tilec takes a "
+                             "2-d box of a shared buffer there, or a whole buffer")
+        if list(region.extents) == list(buffer.dims) and all(
+                isinstance(o, int) and o == 0 for o in region.offsets):
+            return buffer
+        staging = self.allocate("shared", shape, buffer.dtype, node)
+        staging.name = f"{buffer.name}_{key.lower()}_tile"
+        self.emit_copy(region, self.whole(staging))
+        return staging
 
     def t_reduce(self, kind: str, nodes: dict, node: ast.Call) -> None:
         src, dst = self.buffer_arg(nodes, "src", node), self.buffer_arg(nodes, "dst", node)
