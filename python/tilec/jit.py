@@ -145,6 +145,13 @@ class JITKernel:
         return ignored_pass_configs(self.pass_configs, self.target)
 
     @property
+    def notes(self) -> list[str]:
+        """What the kernel does otherwise than its source asks (file:line: why), such as
+        hints tilec accepts without acting on them."""
+        parts = self.artifact.kernels or [self.artifact]
+        return [note for part in parts for note in part.launch.get("notes", [])]
+
+    @property
     def out_idx(self) -> list[int]:
         return [i for i, p in enumerate(self.params) if p.is_output and not p.is_workspace]
 

@@ -168,6 +168,7 @@ class _Returned(Exception):  # noqa: N818 (control flow, not an error)
 
 
 _MAX_INLINE_DEPTH = 64
+_MEMORY_ORDERS = ("relaxed", "consume", "acquire", "release", "acq_rel", "seq_cst")
 
 
 class KernelBuilder(ThreadOps, BarrierOps):
@@ -640,6 +641,7 @@ class KernelBuilder(ThreadOps, BarrierOps):
         return result
 
     def parallel_loop(self, node: ast.For, spec: LoopSpec) -> None:
+        node, spec = self.fused_parallel(node, spec)
         extents = spec.args
         for extent in extents:
             if not isinstance(extent, int) or extent <= 0:
@@ -657,10 +659,33 @@ class KernelBuilder(ThreadOps, BarrierOps):
         locs = [self.location(n) for n in names]
         block = op.body.blocks.append(*[ir.IndexType.get()] * len(names), arg_locs=locs)
         with ir.InsertionPoint(block), self.scope():
-            for name, arg in zip(names, block.arguments, strict=True):
-                self.scopes[-1][name.id] = Scalar(arg, T.index, affine=Affine.variable())
+            starts = spec.options.get("starts", [0] * len(names))
+            for name, arg, start in zip(names, block.arguments, starts, strict=True):
+                index = Scalar(arg, T.index, affine=Affine.variable())
+                self.scopes[-1][name.id] = self.binop("+", index, start, name) if start else index
             self.body(node.body)
             tile.yield_()
+
+    def fused_parallel(self, node: ast.For, spec: LoopSpec) -> tuple[ast.For, LoopSpec]:
+        """Directly nested `T.parallel` loops as the one T.Parallel TileLang makes of them:
+        a loop over every extent binding every index name, with the innermost body."""
+        if not spec.options.get("fuses"):
+            return node, spec
+        names, extents, starts = [node.target], list(spec.args), list(spec.options["starts"])
+        while len(node.body) == 1 and isinstance(node.body[0], ast.For) and isinstance(
+                node.body[0].iter, ast.Call):
+            inner = node.body[0]
+            inner_spec = self.eval(inner.iter)
+            if not isinstance(inner_spec, LoopSpec) or not inner_spec.options.get("fuses") or \
+                    inner.orelse:
+                break
+            node = inner
+            names.append(inner.target)
+            extents += inner_spec.args
+            starts += inner_spec.options["starts"]
+        fused = ast.For(target=ast.Tuple(names, ast.Store()), iter=node.iter, body=node.body,
+                        orelse=[])
+        return ast.copy_location(fused, node), LoopSpec("parallel", extents, {"starts": starts})
 
     def stmt_With(self, node: ast.With) -> None:  # noqa: N802
         if len(node.items) != 1:
@@ -1103,6 +1128,14 @@ class KernelBuilder(ThreadOps, BarrierOps):
             except TilecError as error:
                 self.error(value, error.message)
 
+    def note(self, node: ast.AST, text: str) -> None:
+        """Something the user asked for that the kernel does differently, for `kernel.notes`
+        (kept in the launch metadata of its T.Kernel block)."""
+        line = f"{self.source.filename}:{node.lineno}: {text}"
+        notes = self.launches[-1].setdefault("notes", [])
+        if line not in notes:
+            notes.append(line)
+
     def place(self, buffer: Buffer, layout: T.Layout, node: ast.AST) -> None:
         """A tensor parameter's T.Layout: for the rest of the kernel its element (i, j, ...)
         is read and written at layout(i, j, ...) of its memory seen with the layout's output
@@ -1388,6 +1421,14 @@ class KernelBuilder(ThreadOps, BarrierOps):
         clear = self.const_arg(nodes, "clear", node, True)
         if not isinstance(dim, int) or not -src.rank <= dim < src.rank:
             self.error(node, f"dim {dim!r} is out of range for a {src.rank}-d buffer")
+        if not src.dtype.interchangeable(dst.dtype):
+            # TileLang accumulates in dst's dtype, each element cast to it as it is combined
+            staged = self.allocate(src.scope, list(src.static_shape), dst.dtype, node)
+            whole = self.whole(staged)
+            with self.over_box(self.whole(src), node) as (point, value):
+                self.store(staged, self.box_indices(whole, point),
+                           self.cast(value, dst.dtype, node), node)
+            src = staged
         tile.reduce(src.value, dst.value, kind, dim % src.rank, clear=bool(clear))
 
     def t_cumsum(self, nodes: dict, node: ast.Call) -> None:
@@ -1739,6 +1780,19 @@ class KernelBuilder(ThreadOps, BarrierOps):
 
     def t_atomic_add(self, nodes: dict, node: ast.Call) -> None:
         self.require_kernel(node, "T.atomic_add")
+        order = self.const_arg(nodes, "memory_order", node)
+        if order not in (None, *_MEMORY_ORDERS):
+            self.error(node, f"memory_order is one of {', '.join(_MEMORY_ORDERS)}, got {order!r}")
+        if order == "seq_cst":
+            self.error(node, "tilec's atomics are acq_rel read-modify-writes; memory_order="
+                             "'seq_cst' is not supported")
+        if self.const_arg(nodes, "return_prev", node, False):
+            self.error(node, "T.atomic_add(return_prev=True) is not supported by tilec yet")
+        if self.const_arg(nodes, "use_tma", node, False):
+            self.note(node, "T.atomic_add(use_tma=True) is lowered as per-element atomics "
+                            "(tilec has no TMA reduce)")
+        if self.const_arg(nodes, "annotations", node):
+            self.note(node, "T.atomic_add's annotations are not used by tilec")
         dst = self.region(nodes["dst"])
         value_node = nodes["value"]
         is_region = isinstance(value_node, ast.Subscript) and any(
@@ -1775,6 +1829,12 @@ class KernelBuilder(ThreadOps, BarrierOps):
 
     def t_Parallel(self, nodes: dict, node: ast.Call) -> LoopSpec:  # noqa: N802
         return LoopSpec("parallel", self.arg(nodes, "extents", []))
+
+    def t_parallel(self, nodes: dict, node: ast.Call) -> LoopSpec:
+        start, stop = self.arg(nodes, "start"), self.arg(nodes, "stop")
+        start, stop = (0, start) if stop is None else (start, stop)
+        extent = self.binop("-", stop, start, node)
+        return LoopSpec("parallel", [extent], {"starts": [start], "fuses": True})
 
     def t_serial(self, nodes: dict, node: ast.Call) -> LoopSpec:
         return LoopSpec("serial", self.arg(nodes, "bounds", []))

@@ -203,6 +203,19 @@ class Tensor:
 Buffer = Tensor
 
 
+class SharedBuffer(Tensor):
+    """`T.SharedBuffer(shape, dtype)`: TileLang's annotation of a macro parameter that is a
+    shared buffer (documentation: the argument is the caller's buffer, checked nowhere)."""
+
+
+class FragmentBuffer(Tensor):
+    """`T.FragmentBuffer(shape, dtype)`: a macro parameter that is a fragment (annotation)."""
+
+
+class LocalBuffer(Tensor):
+    """`T.LocalBuffer(shape, dtype)`: a macro parameter that is a local buffer (annotation)."""
+
+
 class GemmWarpPolicy:
     """How the warps of a block split a gemm's C tile."""
 
@@ -508,6 +521,12 @@ Serial = serial  # TileLang's capitalised name for the same tile-level loop
 
 
 @_intrinsic
+def parallel(start: Any, stop: Any = None, *, annotations: dict | None = None) -> Any:
+    """TIR's parallel loop over [start, stop) (or [0, start)): a T.Parallel of one extent;
+    directly nested ones form one T.Parallel over all their extents, as TileLang fuses them."""
+
+
+@_intrinsic
 def unroll(*bounds: Any) -> Any:
     """A sequential loop that is fully unrolled."""
 
@@ -555,8 +574,13 @@ def im2col(img: Any, col: Any, nhw_step: Any, c_step: Any, kernel: int, stride: 
 
 
 @_intrinsic
-def atomic_add(dst: Any, value: Any) -> Any:
-    """Atomically adds `value` to an element (or a region) of a global or shared buffer."""
+def atomic_add(dst: Any, value: Any, memory_order: str | None = None, return_prev: bool = False,
+               use_tma: bool = False, annotations: dict | None = None) -> Any:
+    """Atomically adds `value` to an element (or a region) of a global or shared buffer.
+
+    tilec's atomics are acq_rel read-modify-writes, which every `memory_order` but "seq_cst"
+    allows; `use_tma` (TileLang's cp.reduce.async.bulk) is lowered as ordinary atomics and
+    listed in `kernel.notes`; `return_prev` gives the element's value before the add."""
 
 
 def ceildiv(a: Any, b: Any) -> Any:
@@ -858,6 +882,9 @@ def no_set_max_nreg() -> Any:
     """Opts out of automatic register reallocation (tilec does none: a no-op)."""
 
 
+disable_warp_group_reg_alloc = no_set_max_nreg  # TileLang's other name for it
+
+
 # ---------------------------------------------------------------------------------------------
 # names tilec does not have
 
@@ -896,7 +923,7 @@ __all__ = [
     "annotate_layout", "use_swizzle",
     "const", "empty", "alloc_shared",
     "alloc_fragment", "alloc_local", "alloc_var", "copy", "gemm", "clear", "fill", "Pipelined",
-    "Parallel", "serial", "Serial", "unroll", "reshape", "view", "im2col", "reduce_max",
+    "Parallel", "parallel", "serial", "Serial", "unroll", "reshape", "view", "im2col", "reduce_max",
     "reduce_min", "reduce_sum", "reduce_abssum",
     "reduce_absmax", "atomic_add", "ceildiv", "if_then_else", "max", "min", "abs", "exp", "exp2",
     "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid", "floor", "ceil", "sin", "cos", "erf",
@@ -912,5 +939,6 @@ __all__ = [
     "shift_right", "evaluate", "Ref", "alloc_barrier", "mbarrier_arrive", "barrier_arrive",
     "mbarrier_wait_parity", "barrier_wait", "mbarrier_expect_tx", "mbarrier_arrive_expect_tx",
     "named_barrier_arrive", "fence_proxy_async", "tma_copy", "ws", "set_max_nreg", "inc_max_nreg",
-    "dec_max_nreg", "no_set_max_nreg",
+    "dec_max_nreg", "no_set_max_nreg", "disable_warp_group_reg_alloc", "SharedBuffer",
+    "FragmentBuffer", "LocalBuffer",
 ]
