@@ -4,7 +4,7 @@ from itertools import product
 
 import pytest
 
-from tilec.compiler.layouts.linear import LayoutError, LinearLayout, blocked
+from tilec.compiler.layouts.linear import LayoutError, LinearLayout, blocked, whole_tile
 from tilec.compiler.layouts.nvidia import (
     mma_accumulator,
     mma_operand_a,
@@ -203,6 +203,20 @@ def test_extend_and_select():
         assert rows.apply(rows.locate((point[0],))[0], thread % 32, thread // 32)[0] == point[0]
     transposed = operand.select([1, 0])
     assert transposed.shape == (32, 64)
+
+
+def test_whole_tile_gives_every_thread_every_element_row_major():
+    layout = whole_tile((3, 5), 64)
+    assert layout.padded_shape == (4, 8) and layout.num_registers == 32
+    for register, thread in product(range(32), range(64)):
+        point = layout.apply(register, thread % 32, thread // 32)
+        assert point == (register // 8, register % 8)
+    assert holders(layout) == {(i, j): set(range(64)) for i in range(3) for j in range(5)}
+    assert layout.holds_whole_tile() and whole_tile((1,), 8).holds_whole_tile()
+    assert not blocked((4, 8), (1, 1), (4, 8), (8, 1), 32).holds_whole_tile()
+    # a register renaming of the whole tile is not the row-major form the lowering indexes
+    renamed = LinearLayout((4, 8), layout.register[::-1], layout.lane, layout.warp)
+    assert not renamed.holds_whole_tile()
 
 
 def test_conversions():

@@ -285,6 +285,12 @@ class LinearLayout:
         """Several threads hold each element (side effects then need one owner)."""
         return bool(self.replicated_thread_bits())
 
+    def holds_whole_tile(self) -> bool:
+        """Every thread holds every element, register r the element at row-major position r
+        of the padded tile (the layout `whole_tile` builds): any element, at an index known
+        only at run time, is in the thread's own registers."""
+        return self == whole_tile(self.shape, self.threads, self.lanes)
+
     # ----- derived layouts ----------------------------------------------------------------
     def slice(self, dim: int) -> LinearLayout:
         """The layout of what a reduction over `dim` leaves: `dim` removed, threads that moved
@@ -523,3 +529,18 @@ def blocked(shape: tuple[int, ...], size_per_thread: tuple[int, ...],
     lanes = min(thread_bits, log2(warp_size))
     return LinearLayout(tuple(shape), tuple(registers), tuple(thread[:lanes]),
                         tuple(thread[lanes:]))
+
+
+def whole_tile(shape: tuple[int, ...], threads: int, warp_size: int = 32) -> LinearLayout:
+    """Every thread holds the whole (padded) tile, register r at its row-major position r:
+    the layout of a fragment read or written outside T.Parallel, where the whole block runs
+    one statement and each thread needs its own copy of every element (TileLang's fully
+    replicated fragment)."""
+    rank = len(shape)
+    registers = [_unit(rank, d, 1 << i) for d in reversed(range(rank))
+                 for i in range(log2(padded(shape[d])))]
+    thread_bits = log2(threads)
+    lanes = min(thread_bits, log2(warp_size))
+    zero = (0,) * rank
+    return LinearLayout(tuple(shape), tuple(registers), (zero,) * lanes,
+                        (zero,) * (thread_bits - lanes))

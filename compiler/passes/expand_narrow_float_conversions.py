@@ -76,16 +76,17 @@ class ExpandNarrowFloatConversions(TilePass):
         for op in ops_named(module.operation, ("arith.extf", "arith.truncf")):
             source, result = op.operands[0], op.results[0]
             with ir.InsertionPoint(op), op.location:
-                value = _expand(module, source, result.type, tables)
+                value = expand_conversion(module.body, source, result.type, tables)
             if value is not None:
                 result.replace_all_uses_with(value)
                 op.operation.erase()
 
 
-def _expand(
-    module: ir.Module, source: ir.Value, result_type: ir.Type, tables: dict[str, str]
+def expand_conversion(
+    symbols: ir.Block, source: ir.Value, result_type: ir.Type, tables: dict[str, str]
 ) -> ir.Value | None:
-    """The conversion of `source` to `result_type` in code LLVM compiles; None: leave it."""
+    """The conversion of `source` to `result_type` in code LLVM compiles; None: leave it.
+    Widening tables go at the start of `symbols` (the module body the code runs in)."""
     f32 = ir.F32Type.get()
     source_f8, result_f8 = _float8_name(source.type), _float8_name(result_type)
     if source_f8 is None and result_f8 is None:
@@ -95,14 +96,14 @@ def _expand(
     value = source
     if source_f8 is not None:
         if source_f8 not in tables:
-            tables[source_f8] = _add_table(module, source_f8)
+            tables[source_f8] = _add_table(symbols, source_f8)
         value = _widen(value, tables[source_f8])
     if result_f8 is not None:
         return _narrow(convert(value, f32), result_f8, result_type)
     return convert(value, result_type)
 
 
-def _add_table(module: ir.Module, format_name: str) -> str:
+def _add_table(symbols: ir.Block, format_name: str) -> str:
     exponent_bits, mantissa_bits, finite_only = FORMATS[format_name]
     values = [_decode(b, exponent_bits, mantissa_bits, finite_only) for b in range(256)]
     symbol = f"__tilec_{format_name.lower()}_to_f32"
@@ -110,7 +111,7 @@ def _add_table(module: ir.Module, format_name: str) -> str:
     data = ir.DenseElementsAttr.get(
         np.array(values, dtype=np.float32), type=ir.RankedTensorType.get([256], ir.F32Type.get())
     )
-    with ir.InsertionPoint.at_block_begin(module.body), ir.Location.unknown():
+    with ir.InsertionPoint.at_block_begin(symbols), ir.Location.unknown():
         memref.GlobalOp(
             sym_name=symbol,
             type_=table_type,

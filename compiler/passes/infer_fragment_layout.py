@@ -15,12 +15,21 @@ kernel:
   hold copies); a fragment->fragment copy (a cast) gives its layout to the other side; a
   T.Parallel takes the layout of a fragment it indexes with all its loop variables, and lends
   its own to fragments it indexes that have none yet;
+- a fragment read or written outside T.Parallel (a statement the whole block runs, such as
+  `if block_mask[k]:` in a pipelined loop) is held whole by every thread (`whole_tile`):
+  each thread then finds any element, at any index, in its own registers; one that another
+  anchor laid out otherwise is converted to that layout around the access;
 - any fragment left is laid out for 16-byte accesses along its last dimension;
 - conversions: where an op needs a fragment in another layout than the one it has (a
   T.Parallel whose threads do not hold that fragment's elements, a gemm operand, a reduce
   into a destination laid out otherwise, a reduction the layout's threads cannot butterfly),
   the op gets a new fragment in the layout it needs and `tile.convert_layout` copies between
-  the two before it (and back after it, where it writes).
+  the two before it (and back after it, where it writes);
+- a T.Parallel indexing a fragment by anything but its loop variables and constants (an
+  offset `jj * 4 + j`, a T.serial variable, a transposed or computed index) reads and writes
+  a shared copy of it instead: any thread reaches any element there. The fragment is copied
+  into it before the loop (before the loops around it that leave both untouched) and back
+  after the loop where the loop writes it.
 """
 
 from __future__ import annotations
@@ -31,7 +40,7 @@ from contextlib import contextmanager
 
 from mlir import ir
 
-from tilec.compiler.layouts.linear import LayoutError, LinearLayout, is_power_of_two
+from tilec.compiler.layouts.linear import LayoutError, LinearLayout, is_power_of_two, whole_tile
 from tilec.compiler.layouts.nvidia import mma_accumulator, wgmma_accumulator
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._fragment_layout import (
@@ -55,9 +64,10 @@ from tilec.compiler.passes._ir_walk import (
     scope,
     walk,
 )
+from tilec.compiler.passes._scalar import index
 from tilec.compiler.passes._scheduling import read_decision
 from tilec.compiler.passes._wgmma import WGMMA_ATTR
-from tilec.dialect import ConvertLayoutOp
+from tilec.dialect import AllocOp, ConvertLayoutOp, CopyOp
 
 
 def kernel_threads(kernel: ir.Operation) -> int:
@@ -81,6 +91,81 @@ def fragment_accesses(parallel: ir.Operation) -> list[Access]:
         if scope(buffer) == "fragment":
             found.append((op, buffer, [block_arg_index(i, body) for i in indices], store))
     return found
+
+
+def floating_accesses(kernel: ir.Operation) -> list[tuple[ir.Operation, ir.Value, bool]]:
+    """(load/store, fragment, is_store) of fragment elements outside every T.Parallel."""
+    found = []
+
+    def visit(op: ir.Operation) -> None:
+        for region in op.regions:
+            for block in region.blocks:
+                for child in block.operations:
+                    child = as_operation(child)
+                    if child.name == "tile.parallel":
+                        continue
+                    store = child.name == "memref.store"
+                    if child.name == "memref.load" or store:
+                        buffer = child.operands[1 if store else 0]
+                        if scope(buffer) == "fragment":
+                            found.append((child, buffer, store))
+                    visit(child)
+
+    visit(kernel)
+    return found
+
+
+def loop_extents(parallel: ir.Operation) -> tuple[int, ...]:
+    return tuple(ir.DenseI64ArrayAttr(parallel.attributes["extents"]))
+
+
+def spans(parallel: ir.Operation, fragment: ir.Value, dims: list[int | None]) -> bool:
+    """Whether the loop variables indexing `fragment` run over its dimensions exactly."""
+    extents = loop_extents(parallel)
+    return all(d is None or extents[d] == extent
+               for d, extent in zip(dims, shape_of(fragment), strict=True))
+
+
+def check_bounds(parallel: ir.Operation) -> None:
+    """A loop variable must not run past the fragment dimension it indexes."""
+    extents = loop_extents(parallel)
+    for access, fragment, dims, _ in fragment_accesses(parallel):
+        for position, (d, extent) in enumerate(zip(dims, shape_of(fragment), strict=True)):
+            if d is not None and extents[d] > extent:
+                raise op_error(access, f"this T.Parallel variable runs over {extents[d]} values "
+                                       f"but indexes dimension {position} of a fragment of "
+                                       f"shape {list(shape_of(fragment))}: the elements past "
+                                       f"{extent - 1} do not exist")
+
+
+def writes(op: ir.Operation, buffer: ir.Value) -> bool:
+    """Whether `op` or an op inside it may write `buffer`."""
+    for inner in [op, *walk(op)]:
+        operands = list(inner.operands)
+        if inner.name == "memref.store" and operands[1] == buffer:
+            return True
+        if inner.name == "tile.copy" and copy_parts(inner)[3] == buffer:
+            return True
+        if inner.name in ("tile.fill", "tile.atomic_add") and operands[0] == buffer:
+            return True
+        if inner.name in ("tile.reduce", "tile.convert_layout") and operands[1] == buffer:
+            return True
+        if inner.name == "tile.gemm" and operands[2] == buffer:
+            return True
+    return False
+
+
+def hoisted(op: ir.Operation, fragment: ir.Value) -> ir.Operation:
+    """The outermost of `op` and the loops around it inside the kernel that leave `fragment`
+    as it is (a copy of it made before that op stays valid through them)."""
+    chosen = op
+    parent = op.parent
+    while parent is not None and as_operation(parent).name in ("tile.for", "scf.for"):
+        parent = as_operation(parent)
+        if writes(parent, fragment):
+            break
+        chosen, parent = parent, parent.parent
+    return chosen
 
 
 def needed_layout(loop: LinearLayout, dims: list[int | None], shape: tuple[int, ...]
@@ -123,6 +208,7 @@ class _KernelInference:
         self.gemms = [op for op in ops if op.name == "tile.gemm"]
         self.reduces = [op for op in ops if op.name == "tile.reduce"]
         self.parallels = [op for op in ops if op.name == "tile.parallel"]
+        self.floating = floating_accesses(kernel)
         self.copies = [op for op in ops if op.name == "tile.copy"
                        and scope(op.operands[0]) == "fragment" and scope(
                            copy_parts(op)[3]) == "fragment"]
@@ -148,8 +234,12 @@ class _KernelInference:
         return True
 
     def run(self) -> None:
+        for parallel in self.parallels:
+            check_bounds(parallel)
         for gemm in self.gemms:
             self.anchor_gemm(gemm)
+        for access, fragment, _ in self.floating:
+            self.offer(fragment, whole_tile(shape_of(fragment), self.threads), access)
         while True:
             while self.propagate():
                 pass
@@ -171,6 +261,8 @@ class _KernelInference:
             self.convert_reduce(reduce)
         for parallel in self.parallels:
             self.convert_parallel(parallel)
+        for access, fragment, store in self.floating:
+            self.convert_floating(access, fragment, store)
 
     # ----- anchors ------------------------------------------------------------------------
     def accumulator_layout(self, gemm: ir.Operation, m: int, n: int) -> LinearLayout:
@@ -249,13 +341,14 @@ class _KernelInference:
         return sliced
 
     def propagate_parallel(self, parallel: ir.Operation) -> bool:
-        extents = tuple(ir.DenseI64ArrayAttr(parallel.attributes["extents"]))
+        extents = loop_extents(parallel)
         accesses = fragment_accesses(parallel)
         changed = False
         if LAYOUT_ATTR not in parallel.attributes:
             for _, fragment, dims, _ in accesses:
                 layout = layout_of(fragment)
-                if layout is None or None in dims or sorted(dims) != list(range(len(extents))):
+                if layout is None or None in dims or sorted(dims) != list(range(len(
+                        extents))) or not spans(parallel, fragment, dims):
                     continue
                 with reported_at(parallel):
                     set_layout(parallel, layout.extend(dims, extents))
@@ -275,10 +368,11 @@ class _KernelInference:
     def fallback_parallel(self, parallel: ir.Operation) -> None:
         """No fragment fixes this loop's mapping: follow a partially indexed fragment if any,
         else spread the points over the threads."""
-        extents = tuple(ir.DenseI64ArrayAttr(parallel.attributes["extents"]))
+        extents = loop_extents(parallel)
         for _, fragment, dims, _ in fragment_accesses(parallel):
             layout = layout_of(fragment)
-            if layout is not None and None not in dims and len(set(dims)) == len(dims):
+            if layout is not None and None not in dims and len(set(dims)) == len(
+                    dims) and spans(parallel, fragment, dims):
                 with reported_at(parallel):
                     set_layout(parallel, layout.extend(dims, extents))
                 return
@@ -334,18 +428,34 @@ class _KernelInference:
             clear = ir.BoolAttr(reduce.attributes["clear"]).value
             reduce.operands[1] = self.converted(dst, wanted, reduce, not clear, True)
 
+    def convert_floating(self, access: ir.Operation, fragment: ir.Value, store: bool) -> None:
+        """An element access the whole block runs reads every thread's own copy: a fragment
+        another anchor laid out otherwise is converted to the whole tile around it."""
+        if layout_of(fragment).holds_whole_tile():
+            return
+        whole = whole_tile(shape_of(fragment), self.threads)
+        access.operands[1 if store else 0] = self.converted(fragment, whole, access, True, store)
+
     def convert_parallel(self, parallel: ir.Operation) -> None:
         loop = op_layout(parallel)
         twins: dict[tuple, ir.Value] = {}
-        for access, fragment, dims, _ in fragment_accesses(parallel):
+        accesses = fragment_accesses(parallel)
+        free = [fragment for access, fragment, dims, _ in accesses if not spans(
+            parallel, fragment, dims) or any(
+            d is None and constant_index(value) is None for d, value in zip(
+                dims, list(access.operands)[2 if access.name == "memref.store" else 1:],
+                strict=True))]
+        staged: dict[ir.Value, ir.Value] = {}
+        for access, fragment, dims, store in accesses:
+            position = 1 if store else 0
+            if any(fragment == known for known in free):
+                if fragment not in staged:
+                    written = any(s for _, f, _, s in accesses if f == fragment)
+                    staged[fragment] = self.staged(fragment, parallel, written)
+                access.operands[position] = staged[fragment]
+                continue
             if layout_of(fragment) is not None and follows(layout_of(fragment), loop, dims):
                 continue
-            if any(d is None and constant_index(index) is None for d, index in zip(
-                    dims, list(access.operands)[2 if access.name == "memref.store" else 1:],
-                    strict=True)):
-                raise op_error(access, "this fragment index does not follow the T.Parallel "
-                                       "loop's thread layout (index fragments by the loop "
-                                       "variables or constants)")
             key = (fragment, tuple(dims))
             if key not in twins:
                 stores = [store for op, f, d, store in fragment_accesses(parallel)
@@ -353,7 +463,30 @@ class _KernelInference:
                 with reported_at(access):
                     layout = needed_layout(loop, dims, shape_of(fragment))
                 twins[key] = self.converted(fragment, layout, parallel, True, any(stores))
-            access.operands[1 if access.name == "memref.store" else 0] = twins[key]
+            access.operands[position] = twins[key]
+
+    def staged(self, fragment: ir.Value, parallel: ir.Operation, written: bool) -> ir.Value:
+        """A shared copy of `fragment` for `parallel` to index freely: filled before it (or
+        before the enclosing loops that neither write the fragment nor are written back in),
+        copied back into the fragment after it when the loop writes it."""
+        owner = self.alloc_of(fragment, parallel)
+        type_ = ir.MemRefType(fragment.type)
+        shape = list(type_.shape)
+        with owner.location, ir.InsertionPoint(owner):
+            shared = as_operation(AllocOp(ir.MemRefType.get(
+                shape, type_.element_type, memory_space=ir.StringAttr.get("shared"))))
+        shared.move_after(owner)
+        copy = shared.results[0]
+        anchor = parallel if written else hoisted(parallel, fragment)
+        with parallel.location:
+            with ir.InsertionPoint(anchor):
+                zeros = [index(0)] * len(shape)
+                CopyOp(fragment, zeros, shape, copy, zeros, shape)
+            if written:
+                with ir.InsertionPoint(parallel):
+                    back = as_operation(CopyOp(copy, zeros, shape, fragment, zeros, shape))
+                back.move_after(parallel)
+        return copy
 
 
 @register

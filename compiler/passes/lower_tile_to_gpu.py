@@ -98,11 +98,11 @@ class Fragment:
                            for r in range(self.layout.num_registers)}
         return self._table.get(coordinate)
 
-    def load(self, slot: int) -> ir.Value:
-        return memref.load(self.registers, [index(slot)])
+    def load(self, slot: int | ir.Value) -> ir.Value:
+        return memref.load(self.registers, [index(slot) if isinstance(slot, int) else slot])
 
-    def store(self, value: ir.Value, slot: int) -> None:
-        memref.store(value, self.registers, [index(slot)])
+    def store(self, value: ir.Value, slot: int | ir.Value) -> None:
+        memref.store(value, self.registers, [index(slot) if isinstance(slot, int) else slot])
 
 
 def fail(op: ir.Operation, message: str) -> CompileError:
@@ -492,13 +492,24 @@ class KernelLowering:
         op.erase()
 
     def lower_access(self, op: ir.Operation) -> None:
-        """A load or store outside T.Parallel: guard global ones; fragments cannot go here."""
+        """A load or store outside T.Parallel: guard global ones; a fragment there is held
+        whole by every thread (infer-fragment-layout), which uses its own copy."""
         load = op.name == "memref.load"
         buffer = op.operands[0 if load else 1]
         indices = list(op.operands)[1 if load else 2:]
         if buffer in self.fragments:
-            raise fail(op, "a fragment element is accessed outside T.Parallel; the CUDA target "
-                           "cannot tell which thread holds it")
+            fragment = self.fragments[buffer]
+            if not fragment.layout.holds_whole_tile():
+                raise fail(op, "a fragment element is accessed outside T.Parallel, but its "
+                               "layout spreads it over the threads (run infer-fragment-layout)")
+            with op.location, ir.InsertionPoint(op):
+                slot = self.flat_index(fragment.layout, indices)
+                if load:
+                    op.results[0].replace_all_uses_with(fragment.load(slot))
+                else:
+                    fragment.store(op.operands[0], slot)
+            op.erase()
+            return
         if buffer in self.shared_layouts:
             with op.location, ir.InsertionPoint(op):
                 where = self.shared_where(buffer, indices)
@@ -796,6 +807,13 @@ class KernelLowering:
             values = [cast(source.load(r), element) for r in moves]
             for reg, value in enumerate(values):
                 target.store(value, reg)
+            return
+        if source.layout.holds_whole_tile():  # every thread picks its elements from its copy
+            offsets = thread_coordinates(target.layout, self.tid)
+            for reg in target.layout.live_registers():
+                point = register_coordinates(target.layout, reg, offsets)
+                slot = self.flat_index(source.layout, point)
+                target.store(cast(source.load(slot), element), reg)
             return
         scratch = self.scratch(math.prod(source.layout.padded_shape), element)
         offsets = thread_coordinates(source.layout, self.tid)

@@ -200,7 +200,7 @@ def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
     kernel = next(op for op in walk(module.operation) if op.name == "tile.kernel")
     options.extra["threads"] = list(ir.DenseI64ArrayAttr(kernel.attributes["threads"]))
     location = op_error(kernel, "")  # the kernel's file:line, for errors found after lowering
-    tile_passes("gpu", ["lower-tile-to-gpu"]).run(module, options)
+    tile_passes("gpu", ["lower-tile-to-gpu", "lower-float8-conversions"]).run(module, options)
     run_pass_pipeline(module, "canonicalize,cse", options)
     found = re.search(r"tile\.shared_bytes = (\d+)", str(module))
     shared_bytes = int(found.group(1)) if found else 0
@@ -219,7 +219,8 @@ def stages(options: CompileOptions) -> list[Stage]:
         Stage("tile-schedule", _tile_schedule,
               "canonicalize, cse, tile.arch, " + ", ".join(SCHEDULE_PASSES)),
         Stage("tile-cuda", _tile_cuda, "lower-gemm-to-tensorcore | " + ", ".join(TILE_PASSES)),
-        Stage("gpu", _lower_to_gpu, "lower-tile-to-gpu, canonicalize, cse"),
+        Stage("gpu", _lower_to_gpu, "lower-tile-to-gpu, lower-float8-conversions, canonicalize, "
+              "cse"),
         mlir_passes("nvvm", nvvm_pipeline(target)),
         Stage("ptx", _emit_ptx, "gpu-module-to-binary{format=isa}"),
         Stage("cubin", _cubin, "ptxas -arch=<chip> (PTX passes through without ptxas)"),

@@ -48,6 +48,11 @@ class TargetDescription:
     def has_wgmma(self) -> bool:
         return self.mma == "wgmma"
 
+    @property
+    def has_float8_conversions(self) -> bool:
+        """cvt between f32 / f16 and e4m3 / e5m2 pairs: sm_89 (Ada) and later."""
+        return self.family == "nvidia" and int(self.chip[3:].rstrip("a")) >= 89
+
 
 def _nvidia(name: str, max_shared_bytes: int, sm_count: int, mma: str,
             async_copies: tuple[str, ...], ptx: str = "+ptx80") -> TargetDescription:

@@ -27,22 +27,16 @@ func.func @reduce_keeps_dim(%n: index) attributes {tile.entry} {
 
 // -----
 
-// A fragment indexed by an expression of the loop variables: no thread can tell statically
-// which of its registers holds the element.
-func.func @shifted_index(%n: index) attributes {tile.entry} {
+// A T.Parallel variable running past the fragment dimension it indexes: those elements do
+// not exist (TileLang sizes a fragment by its loop; here it keeps its declared shape).
+func.func @loop_past_fragment(%n: index, %v: f32) attributes {tile.entry} {
   tile.kernel grid(%n) threads [128] {
   ^bb0(%bx: index):
-    %f = tile.alloc : memref<64x64xf32, "fragment">
-    %g = tile.alloc : memref<64x64xf32, "fragment">
-    %c1 = arith.constant 1 : index
-    tile.parallel [64, 64] {
-    ^bb0(%i: index, %j: index):
-      %x = memref.load %f[%i, %j] : memref<64x64xf32, "fragment">
-      %k = arith.addi %j, %c1 : index
-      // expected-error @+1 {{this fragment index does not follow the T.Parallel loop's thread layout}}
-      %y = memref.load %g[%i, %k] : memref<64x64xf32, "fragment">
-      %z = arith.addf %x, %y : f32
-      memref.store %z, %f[%i, %j] : memref<64x64xf32, "fragment">
+    %f = tile.alloc : memref<4xf32, "fragment">
+    tile.parallel [64] {
+    ^bb0(%i: index):
+      // expected-error @+1 {{this T.Parallel variable runs over 64 values but indexes dimension 0 of a fragment of shape [4]: the elements past 3 do not exist}}
+      memref.store %v, %f[%i] : memref<4xf32, "fragment">
     }
   }
   return

@@ -224,3 +224,120 @@ func.func @mma_sync_accumulator(%n: index) attributes {tile.entry} {
   }
   return
 }
+
+// -----
+
+// A fragment read outside T.Parallel (a block-sparse mask tested by the whole block) is held
+// whole by every thread: its registers walk the tile row-major, no thread basis moves. The
+// copy filling it and the one-element counter stored outside T.Parallel take the same form.
+// CHECK-LABEL: func.func @floating_mask
+// CHECK: tile.alloc {tile.layout = #tile.linear<[4], register = {{\[\[}}1], [2]], lane = {{\[\[}}0], [0], [0], [0], [0]], warp = {{\[\[}}0], [0]]>} : memref<4xi8, "fragment">
+// CHECK: tile.alloc {tile.layout = #tile.linear<[1], register = [], lane = {{\[\[}}0], [0], [0], [0], [0]], warp = {{\[\[}}0], [0]]>} : memref<1xf32, "fragment">
+// CHECK-NOT: tile.convert_layout
+func.func @floating_mask(%M: memref<4xi8>, %n: index, %v: f32) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [128] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c4 = arith.constant 4 : index
+    %c1 = arith.constant 1 : index
+    %zero = arith.constant 0 : i8
+    %mask = tile.alloc : memref<4xi8, "fragment">
+    %count = tile.alloc : memref<1xf32, "fragment">
+    tile.copy %M[%c0] [4] to %mask[%c0] [4] : memref<4xi8> to memref<4xi8, "fragment">
+    tile.for %c0 to %c4 step %c1 {
+    ^bb0(%k: index):
+      %flag = memref.load %mask[%k] : memref<4xi8, "fragment">
+      %set = arith.cmpi ne, %flag, %zero : i8
+      scf.if %set {
+        memref.store %v, %count[%c0] : memref<1xf32, "fragment">
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// A gemm accumulator read outside T.Parallel keeps its instruction's layout; the read goes
+// through a converted copy every thread holds whole.
+// CHECK-LABEL: func.func @floating_accumulator
+// CHECK: %[[WHOLE:.*]] = tile.alloc {tile.layout = #tile.linear<[64, 64], register = {{\[\[}}0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [0, 32], [1, 0], [2, 0], [4, 0], [8, 0], [16, 0], [32, 0]], lane = {{\[\[}}0, 0], [0, 0], [0, 0], [0, 0], [0, 0]], warp = {{\[\[}}0, 0], [0, 0]]>} : memref<64x64xf32, "fragment">
+// CHECK: tile.gemm
+// CHECK: tile.convert_layout %{{.*}} to %[[WHOLE]]
+// CHECK-NEXT: memref.load %[[WHOLE]][%{{.*}}, %{{.*}}] : memref<64x64xf32, "fragment">
+func.func @floating_accumulator(%out: memref<1xf32>, %n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [128] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %a = tile.alloc : memref<64x32xf16, "shared">
+    %b = tile.alloc : memref<32x64xf16, "shared">
+    %c = tile.alloc : memref<64x64xf32, "fragment">
+    tile.gemm %a, %b, %c : memref<64x32xf16, "shared">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
+    %x = memref.load %c[%c0, %c0] : memref<64x64xf32, "fragment">
+    memref.store %x, %out[%c0] : memref<1xf32>
+  }
+  return
+}
+
+// -----
+
+// Indices that are neither loop variables nor constants (a T.serial variable, an offset
+// from it, a transposed read): the loop reads a shared copy of those fragments, made once
+// before the T.serial loop that leaves them untouched; the fragment it writes by its loop
+// variables stays in registers.
+// CHECK-LABEL: func.func @free_indices
+// CHECK: %[[X:.*]] = tile.alloc {tile.layout = {{.*}}} : memref<32x64xf32, "fragment">
+// CHECK-NEXT: %[[XS:.*]] = tile.alloc : memref<32x64xf32, "shared">
+// CHECK: tile.copy %[[X]][%{{.*}}, %{{.*}}] [32, 64] to %[[XS]][%{{.*}}, %{{.*}}] [32, 64] : memref<32x64xf32, "fragment"> to memref<32x64xf32, "shared">
+// CHECK-NEXT: tile.for
+// CHECK: tile.parallel [32, 4]
+// CHECK: memref.load %[[XS]][%{{.*}}, %{{.*}}] : memref<32x64xf32, "shared">
+func.func @free_indices(%X: memref<32x64xf32>, %n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [128] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c16 = arith.constant 16 : index
+    %x = tile.alloc : memref<32x64xf32, "fragment">
+    %part = tile.alloc : memref<32x4xf32, "fragment">
+    tile.copy %X[%c0, %c0] [32, 64] to %x[%c0, %c0] [32, 64] : memref<32x64xf32> to memref<32x64xf32, "fragment">
+    tile.for %c0 to %c16 step %c1 {
+    ^bb0(%jj: index):
+      tile.parallel [32, 4] {
+      ^bb0(%i: index, %j: index):
+        %base = arith.muli %jj, %c4 : index
+        %col = arith.addi %base, %j : index
+        %v = memref.load %x[%i, %col] : memref<32x64xf32, "fragment">
+        %p = memref.load %part[%i, %j] : memref<32x4xf32, "fragment">
+        %s = arith.addf %p, %v : f32
+        memref.store %s, %part[%i, %j] : memref<32x4xf32, "fragment">
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// A T.Parallel writing a fragment at a free index writes the shared copy, copied back after.
+// CHECK-LABEL: func.func @free_store
+// CHECK: %[[F:.*]] = tile.alloc {tile.layout = {{.*}}} : memref<64xf32, "fragment">
+// CHECK-NEXT: %[[FS:.*]] = tile.alloc : memref<64xf32, "shared">
+// CHECK: tile.copy %[[F]][%{{.*}}] [64] to %[[FS]][%{{.*}}] [64]
+// CHECK-NEXT: tile.parallel [32]
+// CHECK: memref.store %{{.*}}, %[[FS]][%{{.*}}] : memref<64xf32, "shared">
+// CHECK: tile.copy %[[FS]][%{{.*}}] [64] to %[[F]][%{{.*}}] [64]
+func.func @free_store(%n: index, %v: f32) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [128] {
+  ^bb0(%bx: index):
+    %c2 = arith.constant 2 : index
+    %f = tile.alloc : memref<64xf32, "fragment">
+    tile.parallel [32] {
+    ^bb0(%i: index):
+      %even = arith.muli %i, %c2 : index
+      memref.store %v, %f[%even] : memref<64xf32, "fragment">
+    }
+  }
+  return
+}

@@ -1,9 +1,10 @@
 // RUN: not tilec-opt --lower-tile-to-gpu %s --split-input-file 2>&1 | FileCheck %s
 // Fragments live in registers spread over threads: outside T.Parallel (or a copy, reduce,
-// gemm) no thread knows it holds the element, and a T.Parallel must index them by its own
-// variables.
+// gemm) only a fragment every thread holds whole can be read (infer-fragment-layout lays
+// those out so), and a T.Parallel must index them by its own variables (infer-fragment-layout
+// gives it a shared copy otherwise).
 
-// CHECK: lower-tile-to-gpu-invalid.mlir:12: error: a fragment element is accessed outside T.Parallel
+// CHECK: lower-tile-to-gpu-invalid.mlir:13: error: a fragment element is accessed outside T.Parallel, but its layout spreads it over the threads
 func.func @outside(%n: index) attributes {tile.entry} {
   tile.kernel grid(%n) threads [128] {
   ^bb0(%bx: index):
@@ -16,7 +17,7 @@ func.func @outside(%n: index) attributes {tile.entry} {
 
 // -----
 
-// CHECK: lower-tile-to-gpu-invalid.mlir:27: error: this fragment index does not follow the T.Parallel loop's thread layout
+// CHECK: lower-tile-to-gpu-invalid.mlir:28: error: this fragment index does not follow the T.Parallel loop's thread layout
 func.func @transposed(%n: index) attributes {tile.entry} {
   tile.kernel grid(%n) threads [128] {
   ^bb0(%bx: index):

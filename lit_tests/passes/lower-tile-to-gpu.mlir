@@ -204,3 +204,30 @@ func.func @unrolled_colsum(%A: memref<32x16xf32>, %out: memref<16xf32>) attribut
   }
   return
 }
+
+// -----
+
+// A fragment every thread holds whole, read outside T.Parallel at an index known at run time:
+// each thread loads its own register array at the row-major position (no shared memory, no
+// barrier); converting it to a spread layout picks each thread's elements from its copy.
+// CHECK-LABEL: gpu.func @whole_tile
+// CHECK-SAME: tile.shared_bytes = 0 : i64
+// CHECK-NOT: gpu.barrier
+// CHECK: %[[WHOLE:.*]] = memref.alloca() : memref<8xf32>
+// CHECK: memref.load %[[WHOLE]][%{{.*}}] : memref<8xf32>
+// CHECK: gpu.return
+func.func @whole_tile(%in: memref<8xf32>, %out: memref<8xf32>, %k: index) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [8] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %w = tile.alloc {tile.layout = #tile.linear<[8], register = [[1], [2], [4]], lane = [[0], [0], [0]], warp = []>} : memref<8xf32, "fragment">
+    %s = tile.alloc {tile.layout = #tile.linear<[8], register = [], lane = [[1], [2], [4]], warp = []>} : memref<8xf32, "fragment">
+    tile.copy %in[%c0] [8] to %w[%c0] [8] : memref<8xf32> to memref<8xf32, "fragment">
+    %x = memref.load %w[%k] : memref<8xf32, "fragment">
+    memref.store %x, %out[%k] : memref<8xf32>
+    tile.convert_layout %w to %s : memref<8xf32, "fragment"> to memref<8xf32, "fragment">
+    tile.copy %s[%c0] [8] to %out[%c0] [8] : memref<8xf32, "fragment"> to memref<8xf32>
+  }
+  return
+}

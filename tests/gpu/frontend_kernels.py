@@ -154,6 +154,94 @@ def wide_row_sum(M: int, N: int, block_M: int = 8, block_N: int = 128):
     return kernel
 
 
+def block_masked_row_sum(M: int, N: int, block_M: int = 32, block_N: int = 64):
+    """out[i] = (sum of X[i, :] over the column blocks whose mask is positive) * (how many
+    there are), as block-sparse attention skips blocks: the mask row is a fragment read by
+    the whole block in an `if` (each thread holds all of it), the count a one-element
+    fragment written outside T.Parallel, both also used inside T.Parallel."""
+    row_blocks, col_blocks = -(-M // block_M), -(-N // block_N)
+
+    @T.prim_func
+    def kernel(X: T.Tensor((M, N), "float32"),
+               mask: T.Tensor((row_blocks, col_blocks), "float32"),
+               out: T.Tensor((M,), "float32")):
+        with T.Kernel(row_blocks, threads=128) as bx:
+            flags = T.alloc_fragment((col_blocks,), "float32")
+            tile = T.alloc_fragment((block_M, block_N), "float32")
+            sums = T.alloc_fragment((block_M,), "float32")
+            kept = T.alloc_fragment((1,), "float32")
+            T.copy(mask[bx, 0], flags)
+            for k in T.Parallel(col_blocks):
+                flags[k] = T.max(flags[k], 0)
+            T.clear(sums)
+            kept[0] = 0
+            for k in T.Pipelined(col_blocks, num_stages=2):
+                if flags[k] > 0:
+                    T.copy(X[bx * block_M, k * block_N], tile)
+                    T.reduce_sum(tile, sums, dim=1, clear=False)
+                    kept[0] = kept[0] + 1
+            for i in T.Parallel(block_M):
+                sums[i] = sums[i] * kept[0]
+            T.copy(sums, out[bx * block_M])
+
+    return kernel
+
+
+def block_masked_row_sum_reference(x, mask, block_M: int = 32, block_N: int = 64):
+    keep = (mask > 0).repeat_interleave(block_M, 0).repeat_interleave(block_N, 1)
+    keep = keep[:x.shape[0], :x.shape[1]]
+    count = (mask > 0).sum(dim=1).repeat_interleave(block_M)[:x.shape[0]]
+    return (x * keep).sum(dim=1) * count
+
+
+def mix_rows(tokens: int, hidden: int, hc: int = 4):
+    """x[n, i, :] = c[n, i] * d[n, :] + sum_k a[n, k, i] * b[n, k, :], as DeepSeek's mHC post
+    block writes it: a read transposed and both a and b indexed by a T.serial variable inside
+    T.Parallel (the loop reads them from a shared copy), c and d broadcast along the loop."""
+
+    @T.prim_func
+    def kernel(a: T.Tensor((tokens, hc, hc), "float32"), b: T.Tensor((tokens, hc, hidden),
+               "float32"), c: T.Tensor((tokens, hc), "float32"),
+               d: T.Tensor((tokens, hidden), "float32"),
+               x: T.Tensor((tokens, hc, hidden), "float32")):
+        with T.Kernel(tokens, threads=128) as n:
+            a_local = T.alloc_fragment((hc, hc), "float32")
+            b_local = T.alloc_fragment((hc, hidden), "float32")
+            c_local = T.alloc_fragment(hc, "float32")
+            d_local = T.alloc_fragment(hidden, "float32")
+            x_local = T.alloc_fragment((hc, hidden), "float32")
+            T.copy(a[n, 0, 0], a_local)
+            T.copy(b[n, 0, 0], b_local)
+            T.copy(c[n, 0], c_local)
+            T.copy(d[n, 0], d_local)
+            for i, j in T.Parallel(hc, hidden):
+                x_local[i, j] = c_local[i] * d_local[j]
+                for k in T.serial(hc):
+                    x_local[i, j] += a_local[k, i] * b_local[k, j]
+            T.copy(x_local, x[n, 0, 0])
+
+    return kernel
+
+
+def strided_partial_sums(M: int, W: int, block_M: int = 32, group: int = 4):
+    """out[i, j] = sum_jj X[i, jj * group + j]: a fragment indexed at an offset that moves with
+    an enclosing T.serial loop (DeepSeek mHC pre's sum of squares)."""
+
+    @T.prim_func
+    def kernel(X: T.Tensor((M, W), "float32"), out: T.Tensor((M, group), "float32")):
+        with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
+            x_frag = T.alloc_fragment((block_M, W), "float32")
+            part = T.alloc_fragment((block_M, group), "float32")
+            T.copy(X[bx * block_M, 0], x_frag)
+            T.clear(part)
+            for jj in T.serial(W // group):
+                for i, j in T.Parallel(block_M, group):
+                    part[i, j] += x_frag[i, jj * group + j]
+            T.copy(part, out[bx * block_M, 0])
+
+    return kernel
+
+
 REDUCE_REFERENCES = {
     "sum": lambda x: x.sum(dim=1), "max": lambda x: x.amax(dim=1),
     "min": lambda x: x.amin(dim=1), "abssum": lambda x: x.abs().sum(dim=1),
@@ -198,6 +286,17 @@ def cases() -> list[Case]:
                           [(M, N)], "float32", lambda a: a.sum(dim=0), zero_outputs=[(N,)]))
     found.append(Case("wide_row_sum_300x1000", lambda: wide_row_sum(300, 1000), None,
                       [(300, 1000)], "float32", lambda x: x.sum(dim=1), zero_outputs=[(300,)]))
+    for M, N in [(256, 512), (100, 300)]:
+        found.append(Case(f"block_masked_row_sum_{M}x{N}",
+                          lambda M=M, N=N: block_masked_row_sum(M, N), [-1],
+                          [(M, N), (-(-M // 32), -(-N // 64))], "float32",
+                          block_masked_row_sum_reference))
+    found.append(Case("mix_rows_3x256", lambda: mix_rows(3, 256), [-1],
+                      [(3, 4, 4), (3, 4, 256), (3, 4), (3, 256)], "float32",
+                      lambda a, b, c, d: c[:, :, None] * d[:, None, :] + a.mT @ b))
+    found.append(Case("strided_partial_sums_100x64", lambda: strided_partial_sums(100, 64),
+                      [-1], [(100, 64)], "float32",
+                      lambda x: x.view(100, 16, 4).sum(dim=1)))
     for kind, reference in REDUCE_REFERENCES.items():
         found.append(Case(f"row_reduce_{kind}", lambda kind=kind: row_reduce(500, 128, kind),
                           [-1], [(500, 128)], "float32", reference))

@@ -1,0 +1,84 @@
+"""Fragment accesses TileLang accepts beyond a T.Parallel's own variables: elements read and
+written outside T.Parallel (every thread holds the fragment whole), indices that are T.serial
+variables, offsets from them or transposed (the loop reads a shared copy), and what stays an
+error (a loop variable running past the fragment). Numerics on the CPU target against float64;
+on CUDA the layouts chosen and the cubin. The GPU suite runs the same kernels
+(tests/gpu/frontend_kernels.py)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import tilec
+import tilec.language as T
+from tilec.compiler.targets.cuda import ptxas_path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "gpu"))
+
+from frontend_kernels import cases  # noqa: E402
+
+NAMES = ("block_masked_row_sum", "mix_rows", "strided_partial_sums")
+CASES = [case for case in cases() if case.name.startswith(NAMES)]
+THIS_FILE = str(Path(__file__).resolve())
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
+def test_cpu_numerics(case) -> None:
+    torch.manual_seed(7)
+    kernel = tilec.compile(case.factory(), out_idx=case.out_idx, target="cpu")
+    inputs = [torch.randn(shape) for shape in case.input_shapes]
+    result = kernel(*inputs)
+    expected = case.reference(*[x.double() for x in inputs])
+    torch.testing.assert_close(result.double(), expected, rtol=1e-5, atol=1e-4)
+
+
+def tile_cuda(case, arch: str = "sm_90a") -> str:
+    kernel = tilec.compile(case.factory(), out_idx=case.out_idx, target=f"cuda:{arch}")
+    assert kernel.artifact.binary_kind == "cubin"
+    return kernel.asm["tile-cuda"]
+
+
+@pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_floating_fragments_are_held_whole(arch: str) -> None:
+    text = tile_cuda(next(c for c in CASES if c.name == "block_masked_row_sum_100x300"), arch)
+    # the mask row (5 flags) and the count: every thread holds all of it, row-major
+    assert ('tile.alloc {tile.layout = #tile.linear<[5], register = [[1], [2], [4]], '
+            'lane = [[0], [0], [0], [0], [0]], warp = [[0], [0]]>}') in text
+    assert ('tile.alloc {tile.layout = #tile.linear<[1], register = [], '
+            'lane = [[0], [0], [0], [0], [0]], warp = [[0], [0]]>}') in text
+
+
+@pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_free_indices_read_a_shared_copy(arch: str) -> None:
+    text = tile_cuda(next(c for c in CASES if c.name == "mix_rows_3x256"), arch)
+    # a (read transposed) and b (by the T.serial variable) get shared copies; c, d and the
+    # result stay fragments the loop indexes by its variables
+    copies = re.findall(r'to memref<(\w+), "shared">', text)
+    assert sorted(copies) == ["4x256xf32", "4x4xf32"]
+    assert '[1, 4, 256] : memref<4x256xf32, "fragment"> to memref<3x4x256xf32>' in text
+
+
+def past_the_fragment():
+    @T.prim_func
+    def kernel(S: T.Tensor((4,), "float32"), out: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=128):
+            sinks = T.alloc_fragment((4,), "float32")
+            for i in T.Parallel(64):
+                sinks[i] = S[0]
+            T.copy(sinks, out[0])
+
+    return kernel
+
+
+def test_a_loop_past_the_fragment_is_an_error_at_its_line() -> None:
+    with pytest.raises(tilec.CompileError, match=re.escape(THIS_FILE) + r":\d+: this "
+                       r"T.Parallel variable runs over 64 values but indexes dimension 0 of a "
+                       r"fragment of shape \[4\]"):
+        tilec.compile(past_the_fragment(), target="cuda:sm_90a")
