@@ -249,6 +249,68 @@ REDUCE_REFERENCES = {
 }
 
 
+def reduce_into_float32(M: int, N: int, block_M: int = 16):
+    """out[i] = sum(X[i, :]) of a float16 tile into float32, accumulated in float32."""
+
+    @T.prim_func
+    def kernel(X: T.Tensor((M, N), "float16"), out: T.Tensor((M,), "float32")):
+        with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
+            tile = T.alloc_fragment((block_M, N), "float16")
+            result = T.alloc_fragment((block_M,), "float32")
+            T.copy(X[bx * block_M, 0], tile)
+            T.reduce_sum(tile, result, dim=1)
+            T.copy(result, out[bx * block_M])
+
+    return kernel
+
+
+def placed_round_trip(batch: int, seq: int, heads: int, dim: int, block: int = 32):
+    """out = A + 1 through a tensor whose T.Layout places its elements as FlashAttention's
+    backward places dQ (written element by element, read back with T.copy)."""
+    shape = (batch, seq, heads, dim)
+
+    def dq_layout(dQ):
+        return T.Layout(dQ.shape, lambda b, s, h, d: [b, s // 8, h, d // 8, d % 2,
+                                                      4 * (s % 8) + (d % 8) // 2])
+
+    @T.prim_func
+    def kernel(A: T.Tensor(shape, "float32"), placed: T.Tensor(shape, "float32"),
+               out: T.Tensor(shape, "float32")):
+        with T.Kernel(seq // block, heads, batch, threads=128) as (bx, by, bz):
+            T.annotate_layout({placed: dq_layout(placed)})
+            for i, j in T.Parallel(block, dim):
+                placed[bz, bx * block + i, by, j] = A[bz, bx * block + i, by, j] + 1.0
+            T.sync_threads()
+            T.copy(placed[bz, bx * block:(bx + 1) * block, by, :],
+                   out[bz, bx * block:(bx + 1) * block, by, :])
+
+    return kernel
+
+
+def uniform_draws(count: int, seed: int):
+    """cuRAND's curand_uniform stream of one thread (TileLang's rand example's shape)."""
+
+    @T.prim_func
+    def kernel(U: T.Tensor((count,), "float32")):
+        with T.Kernel(1, threads=1) as _:
+            T.rng_init(seed, 3, 5)
+            for i in T.Parallel(count):
+                U[i] = T.rng_rand_float()
+
+    return kernel
+
+
+def _curand_uniforms(count: int, seed: int, subsequence: int, offset: int) -> Any:
+    """curand_uniform's first `count` floats after curand_init(seed, subsequence, offset)."""
+    import torch
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from curand_reference import curand_stream
+
+    words = torch.tensor(curand_stream(seed, subsequence, offset, count), dtype=torch.float64)
+    return words * 2.3283064e-10 + 2.3283064e-10 / 2
+
+
 @dataclass
 class Case:
     """One frontend kernel: `factory()` gives the prim_func, inputs are random normals of
@@ -300,6 +362,14 @@ def cases() -> list[Case]:
     for kind, reference in REDUCE_REFERENCES.items():
         found.append(Case(f"row_reduce_{kind}", lambda kind=kind: row_reduce(500, 128, kind),
                           [-1], [(500, 128)], "float32", reference))
+    found.append(Case("reduce_float16_into_float32_500x256",
+                      lambda: reduce_into_float32(500, 256), [-1], [(500, 256)], "float16",
+                      lambda x: x.sum(dim=1)))
+    found.append(Case("placed_round_trip_2x64x3x64", lambda: placed_round_trip(2, 64, 3, 64),
+                      [-1], [(2, 64, 3, 64), (2, 64, 3, 64)], "float32",
+                      lambda a, placed: a + 1))
+    found.append(Case("uniform_draws_1000", lambda: uniform_draws(1000, 1234), [-1], [],
+                      "float32", lambda: _curand_uniforms(1000, 1234, 3, 5)))
     found.append(Case("gemm_on_column_parts_64x200x(256+64)",
                       lambda: gemm_on_column_parts(64, 200, 256, 64), [-1],
                       [(64, 320), (200, 320)], "float16", lambda q, k: q @ k.T))

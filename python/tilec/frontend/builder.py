@@ -31,6 +31,7 @@ from tilec.frontend.barrier_ops import BarrierOps, WarpgroupSpec
 from tilec.frontend.layouts import annotate as annotate_layout
 from tilec.frontend.layouts import output_shape
 from tilec.frontend.prologue import EagerTensor, Prologue, Workspace
+from tilec.frontend.random_ops import RandomOps
 from tilec.frontend.source import KernelSource, parse_kernel
 from tilec.frontend.thread_ops import ThreadOps
 from tilec.frontend.values import (
@@ -171,7 +172,7 @@ _MAX_INLINE_DEPTH = 64
 _MEMORY_ORDERS = ("relaxed", "consume", "acquire", "release", "acq_rel", "seq_cst")
 
 
-class KernelBuilder(ThreadOps, BarrierOps):
+class KernelBuilder(ThreadOps, BarrierOps, RandomOps):
     """Builds the tile IR of one kernel from its parsed source."""
 
     def __init__(self, source: KernelSource, name: str):
@@ -198,6 +199,7 @@ class KernelBuilder(ThreadOps, BarrierOps):
         # readings of one var are one value (reset at every statement and store)
         self.var_readings: dict[int, Affine] = {}
         self.placed_tensors: list[Buffer] = []  # tensors a T.Layout places in this T.Kernel
+        self.rng_state: Buffer | None = None  # this T.Kernel's T.rng_init state
 
     # ------------------------------------------------------------------ errors and locations
 
@@ -715,6 +717,7 @@ class KernelBuilder(ThreadOps, BarrierOps):
             self.body(node.body)
             tile.yield_()
         self.in_kernel = False
+        self.rng_state = None
         for buffer in self.placed_tensors:  # a T.Layout holds in its kernel only
             buffer.placement = None
         self.placed_tensors.clear()

@@ -885,6 +885,23 @@ def no_set_max_nreg() -> Any:
 disable_warp_group_reg_alloc = no_set_max_nreg  # TileLang's other name for it
 
 
+@_intrinsic
+def rng_init(seed: Any, seq: Any = None, off: Any = 0,
+             generator: str = "curandStatePhilox4_32_10_t") -> Any:
+    """Starts this thread's random numbers as cuRAND's curand_init(seed, seq, off) does
+    (Philox4x32-10; seq defaults to the thread's number in the grid)."""
+
+
+@_intrinsic
+def rng_rand() -> Any:
+    """The thread's next random uint32 (cuRAND's curand)."""
+
+
+@_intrinsic
+def rng_rand_float(bit: int = 32, dist: str = "uniform") -> Any:
+    """The thread's next random float32 / float64 in (0, 1] (cuRAND's curand_uniform)."""
+
+
 # ---------------------------------------------------------------------------------------------
 # names tilec does not have
 
@@ -939,6 +956,7 @@ __all__ = [
     "shift_right", "evaluate", "Ref", "alloc_barrier", "mbarrier_arrive", "barrier_arrive",
     "mbarrier_wait_parity", "barrier_wait", "mbarrier_expect_tx", "mbarrier_arrive_expect_tx",
     "named_barrier_arrive", "fence_proxy_async", "tma_copy", "ws", "set_max_nreg", "inc_max_nreg",
-    "dec_max_nreg", "no_set_max_nreg", "disable_warp_group_reg_alloc", "SharedBuffer",
+    "dec_max_nreg", "no_set_max_nreg", "disable_warp_group_reg_alloc", "SharedBuffer", "rng_init",
+    "rng_rand", "rng_rand_float",
     "FragmentBuffer", "LocalBuffer",
 ]
