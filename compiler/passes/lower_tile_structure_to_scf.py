@@ -12,7 +12,7 @@ One thread runs the whole block (`threads` is ignored), so:
 - barriers (gpu.barrier, nvvm.barrier: T.sync_threads) are dropped: the block's one thread
   runs its statements in order. What names one thread of many (gpu.thread_id, nvvm.shfl.sync,
   nvvm.vote.sync: T.get_thread_binding, T.shfl_*, T.warp_reduce_*, T.any_sync) has no meaning
-  here and is rejected.
+  here and is rejected, as is a call of CUDA C code (llvm.call: T.call_extern).
 Run lower-tile-ops-to-loops first: the block-level ops must be gone.
 """
 
@@ -32,6 +32,7 @@ PER_THREAD = {
     "gpu.thread_id": "a thread index (T.get_thread_binding, T.thread_binding)",
     "nvvm.shfl.sync": "a warp shuffle (T.shfl_*, T.warp_reduce_*)",
     "nvvm.vote.sync": "a warp vote (T.any_sync, T.all_sync)",
+    "llvm.call": "a call of CUDA C code (T.call_extern of T.import_source)",
 }
 
 

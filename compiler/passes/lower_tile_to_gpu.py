@@ -48,6 +48,7 @@ from tilec.compiler.passes._async_pipeline import (
     Ring,
     plan_pipeline,
 )
+from tilec.compiler.passes._extern import EXTERN_ATTR
 from tilec.compiler.passes._fragment_layout import follows, op_layout, project
 from tilec.compiler.passes._ir_walk import (
     as_operation,
@@ -1112,3 +1113,7 @@ class LowerTileToGpu(TilePass):
             if len(kernel_ops) != 1:
                 raise fail(func, "an entry function must hold exactly one tile.kernel")
             KernelLowering(func, kernel_ops[0], gpu_block).build()
+        for op in list(module.body.operations):  # T.call_extern's callees go with the kernels
+            op = as_operation(op)
+            if op.name == "llvm.func" and EXTERN_ATTR in op.attributes:
+                op.move_before(gpu_block.operations[0])

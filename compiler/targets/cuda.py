@@ -21,7 +21,8 @@ Stages ("tile" is the frontend's IR, added by the driver):
   ptx        PTX text from the NVPTX backend (gpu-module-to-binary format=isa); libdevice math
              is linked in, so the PTX is self-contained
   cubin      `ptxas -arch=<chip>` when ptxas is on the machine; otherwise the PTX goes on as is
-             and the driver JIT-compiles it at load time
+             and the driver JIT-compiles it at load time. A kernel calling T.call_extern is
+             linked with its T.import_source code (nvcc, ptxas -c, nvlink: cuda_extern.py)
 
 Kernel ABI (python/tilec/runtime/cuda.py builds it; documented in lower_tile_to_gpu.py):
   every parameter in order: a tensor as one device pointer to its first element (contiguous,
@@ -57,6 +58,7 @@ from tilec.compiler.pipeline import (
     run_pass_pipeline,
     tile_passes,
 )
+from tilec.compiler.targets.cuda_extern import compile_extern, extern_unit, link
 from tilec.compiler.targets.description import DEFAULT_CUDA_ARCH, TargetDescription, describe
 from tilec.errors import CompileError
 
@@ -139,9 +141,13 @@ def assemble(ptx: str, arch: str) -> bytes:
 
 
 def _cubin(ptx: str, options: CompileOptions) -> bytes | str:
+    chip = target_of(options).chip
+    unit = options.extra.get("extern")
+    if unit is not None:  # T.call_extern: the kernel links with its T.import_source code
+        return link(ptx, compile_extern(unit, chip), unit, chip)
     if ptxas_path() is None:
         return ptx
-    return assemble(ptx, target_of(options).chip)
+    return assemble(ptx, chip)
 
 
 def kernel_abi(module: ir.Module) -> list[list]:
@@ -194,6 +200,7 @@ def _take_tensorcore_kernel(module: ir.Module, options: CompileOptions) -> bool:
 
 
 def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
+    options.extra["extern"] = extern_unit(module)
     if _take_tensorcore_kernel(module, options):
         return
     options.extra["abi"] = kernel_abi(module)
@@ -223,7 +230,8 @@ def stages(options: CompileOptions) -> list[Stage]:
               "cse"),
         mlir_passes("nvvm", nvvm_pipeline(target)),
         Stage("ptx", _emit_ptx, "gpu-module-to-binary{format=isa}"),
-        Stage("cubin", _cubin, "ptxas -arch=<chip> (PTX passes through without ptxas)"),
+        Stage("cubin", _cubin, "ptxas -arch=<chip> (PTX passes through without ptxas); with "
+              "T.call_extern, nvcc + ptxas -c + nvlink"),
     ]
 
 

@@ -42,3 +42,18 @@ func.func @shuffle(%out: memref<1xf32>, %x: f32) {
   }
   return
 }
+
+// -----
+
+// CHECK: lower-tile-structure-to-scf-invalid.mlir:[[@LINE+6]]: error: a call of CUDA C code (T.call_extern of T.import_source) has no meaning on the CPU target
+llvm.func @tilec_extern_0_f(f32) -> f32 attributes {tile.extern = {args = ["float32"], name = "f", result = "float32"}}
+func.func @extern_call(%out: memref<1xf32>, %x: f32) {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [32] {
+  ^bb0(%bx: index):
+    %y = llvm.call @tilec_extern_0_f(%x) : (f32) -> f32
+    %c0 = arith.constant 0 : index
+    memref.store %y, %out[%c0] : memref<1xf32>
+  }
+  return
+}

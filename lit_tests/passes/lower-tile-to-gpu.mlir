@@ -231,3 +231,31 @@ func.func @whole_tile(%in: memref<8xf32>, %out: memref<8xf32>, %k: index) attrib
   }
   return
 }
+
+// -----
+
+// T.call_extern: the callee's declaration moves into the gpu.module with the kernel; the
+// pointer to the per-thread buffer is taken from its alloca.
+// CHECK-LABEL: gpu.module @kernels
+// CHECK-NEXT: llvm.func @tilec_extern_0_twice(!llvm.ptr) attributes {tile.extern = {args = ["float32*"], name = "twice", result = "void"}}
+// CHECK: gpu.func @extern_call
+// CHECK: %[[BUF:.*]] = memref.alloca() : memref<4xf32>
+// CHECK: %[[ADDR:.*]] = memref.extract_aligned_pointer_as_index %[[BUF]] : memref<4xf32> -> index
+// CHECK: llvm.call @tilec_extern_0_twice(%{{.*}}) : (!llvm.ptr) -> ()
+llvm.func @tilec_extern_0_twice(!llvm.ptr) attributes {tile.extern = {args = ["float32*"], name = "twice", result = "void"}}
+func.func @extern_call(%out: memref<128xf32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [128] {
+  ^bb0(%bx: index):
+    %buf = tile.alloc : memref<4xf32, "local">
+    %address = memref.extract_aligned_pointer_as_index %buf : memref<4xf32, "local"> -> index
+    %word = arith.index_cast %address : index to i64
+    %pointer = llvm.inttoptr %word : i64 to !llvm.ptr
+    llvm.call @tilec_extern_0_twice(%pointer) : (!llvm.ptr) -> ()
+    %c0 = arith.constant 0 : index
+    %x = memref.load %buf[%c0] : memref<4xf32, "local">
+    %tx = gpu.thread_id x
+    memref.store %x, %out[%tx] : memref<128xf32>
+  }
+  return
+}

@@ -311,6 +311,43 @@ def _curand_uniforms(count: int, seed: int, subsequence: int, offset: int) -> An
     return words * 2.3283064e-10 + 2.3283064e-10 / 2
 
 
+# CUDA C device functions for T.call_extern: a template over pointers (instantiated with the
+# buffers' element types, as TileLang's dequantizers are) and two by value, a 16-bit float
+# crossing the call as its bits
+EXTERN_SOURCE = """
+template <typename T1, typename T2>
+__device__ void affine_run(T1 *x, T2 *y, const int n = 8) {
+  for (int i = 0; i < n; ++i) y[i] = static_cast<T2>(static_cast<float>(x[i]) * 3.0f + 1.0f);
+}
+__device__ float quarter(float v) { return v * 0.25f; }
+__device__ half negate(half v) { return __hneg(v); }
+"""
+
+
+def extern_affine(M: int, N: int, threads: int = 128, run: int = 8):
+    """C = -(0.25 * (3 A + 1)), each thread a row in runs of `run` through the C functions."""
+
+    @T.prim_func
+    def kernel(A: T.Tensor((M, N), "float16"), C: T.Tensor((M, N), "float16")):
+        with T.Kernel(T.ceildiv(M, threads), threads=threads) as bx:
+            x = T.alloc_local((run,), "float16")
+            y = T.alloc_local((run,), "float32")
+            tx = T.get_thread_binding(0)
+            row = bx * threads + tx
+            T.import_source(EXTERN_SOURCE)
+            if row < M:
+                for c in T.serial(N // run):
+                    for i in T.serial(run):
+                        x[i] = A[row, c * run + i]
+                    T.call_extern("handle", "affine_run", T.access_ptr(x, "r"),
+                                  T.access_ptr(y, "w"), run)
+                    for i in T.serial(run):
+                        C[row, c * run + i] = T.call_extern(
+                            T.float16, "negate", T.call_extern(T.float32, "quarter", y[i]))
+
+    return kernel
+
+
 @dataclass
 class Case:
     """One frontend kernel: `factory()` gives the prim_func, inputs are random normals of
@@ -359,6 +396,9 @@ def cases() -> list[Case]:
     found.append(Case("strided_partial_sums_100x64", lambda: strided_partial_sums(100, 64),
                       [-1], [(100, 64)], "float32",
                       lambda x: x.view(100, 16, 4).sum(dim=1)))
+    for M, N in [(300, 64), (128, 8)]:
+        found.append(Case(f"extern_affine_{M}x{N}", lambda M=M, N=N: extern_affine(M, N), [-1],
+                          [(M, N)], "float16", lambda a: -(0.25 * (3 * a + 1))))
     for kind, reference in REDUCE_REFERENCES.items():
         found.append(Case(f"row_reduce_{kind}", lambda kind=kind: row_reduce(500, 128, kind),
                           [-1], [(500, 128)], "float32", reference))

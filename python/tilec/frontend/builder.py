@@ -28,6 +28,7 @@ import tilec.dialect as tile
 import tilec.language as T
 from tilec.errors import TilecError
 from tilec.frontend.barrier_ops import BarrierOps, WarpgroupSpec
+from tilec.frontend.extern_ops import ExternOps
 from tilec.frontend.layouts import annotate as annotate_layout
 from tilec.frontend.layouts import output_shape
 from tilec.frontend.prologue import EagerTensor, Prologue, Workspace
@@ -172,7 +173,7 @@ _MAX_INLINE_DEPTH = 64
 _MEMORY_ORDERS = ("relaxed", "consume", "acquire", "release", "acq_rel", "seq_cst")
 
 
-class KernelBuilder(ThreadOps, BarrierOps, RandomOps):
+class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps):
     """Builds the tile IR of one kernel from its parsed source."""
 
     def __init__(self, source: KernelSource, name: str):
@@ -421,6 +422,7 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps):
             return
         if not isinstance(node.value, ast.Call):
             self.error(node, "this expression statement has no effect in a kernel")
+        node.value.tilec_value_used = False  # T.call_extern drops the C function's result
         self.eval(node.value)
 
     def stmt_Assert(self, node: ast.Assert) -> None:  # noqa: N802

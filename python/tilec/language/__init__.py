@@ -747,6 +747,26 @@ def get_block_bindings() -> Any:
 
 
 @_intrinsic
+def import_source(source: str | None = None) -> Any:
+    """Adds CUDA C/C++ source (device functions for T.call_extern) to the kernel; None adds
+    nothing. The CUDA target compiles it and links it with the kernel."""
+
+
+@_intrinsic
+def call_extern(*args: Any, dtype: Any = None) -> Any:
+    """`T.call_extern(dtype, func_name, *args)` (or `(func_name, *args, dtype=...)`): calls the
+    device function `func_name` of a T.import_source; its value has `dtype` when used."""
+
+
+@_intrinsic
+def access_ptr(base: Any, access_type: Any = "r", *extents: Any, offset: Any = 0,
+               extent: Any = None) -> Any:
+    """The address of a per-thread buffer (or of its element `buf[i]`) plus `offset` elements,
+    for T.call_extern; `extents` / `extent` say how far the access reaches (the address does
+    not depend on them)."""
+
+
+@_intrinsic
 def sync_threads(barrier_id: Any = None, arrive_count: Any = None) -> Any:
     """Waits until every thread of the block (or `arrive_count` threads at named barrier
     `barrier_id`) arrives here; shared-memory writes before it are visible after it."""
@@ -958,5 +978,5 @@ __all__ = [
     "named_barrier_arrive", "fence_proxy_async", "tma_copy", "ws", "set_max_nreg", "inc_max_nreg",
     "dec_max_nreg", "no_set_max_nreg", "disable_warp_group_reg_alloc", "SharedBuffer", "rng_init",
     "rng_rand", "rng_rand_float",
-    "FragmentBuffer", "LocalBuffer",
+    "FragmentBuffer", "LocalBuffer", "import_source", "call_extern", "access_ptr",
 ]
