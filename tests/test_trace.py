@@ -16,7 +16,7 @@ import tilec.language as T
 from tilec.compiler.targets import cpu
 from tilec.errors import TilecError
 from tilec.tools import trace_page
-from tilec.tools.trace import IRText, Trace, unified_ir_diff
+from tilec.tools.trace import IRText, Trace, ir_diff, unified_ir_diff
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICKSTART = ROOT / "examples" / "quickstart.py"
@@ -92,6 +92,16 @@ def test_a_pass_diff_shows_what_it_changed(cpu_trace: Trace) -> None:
     assert "tile.gemm" in removed and "tile.gemm" not in added
     assert "scf.for" in added
     assert cpu_trace.changes("lower-affine") == []  # nothing affine is left by then
+
+
+def test_diff_aligns_past_renumbered_values() -> None:
+    before = ["%0 = arith.addf %a, %b : f32", "%1 = arith.mulf %0, %0 : f32", "return %1"]
+    after = ["%0 = arith.constant 2.0 : f32", "%1 = arith.addf %a, %b : f32",
+             "%2 = arith.mulf %1, %1 : f32", "return %2"]
+    assert ir_diff(before, after) == [("insert", 0, 0, 0, 1), ("rename", 0, 3, 1, 4)]
+    # lines that differ in more than value names are a change
+    assert ir_diff(["%1 = arith.mulf %0, %0 : f32"], ["%1 = arith.divf %0, %0 : f32"]) == [
+        ("replace", 0, 1, 0, 1)]
 
 
 def test_ir_lines_link_to_the_python_lines(cpu_trace: Trace) -> None:

@@ -25,6 +25,7 @@ ATTRIBUTE = re.compile(r"\b(tile\.[A-Za-z_][\w.]*) = ")
 VALUE_NAME = re.compile(r"^\s*(%[\w#:]+)(?:, %[\w#:]+)* = ")
 OP_NAME = re.compile(r"^\s*(?:%[\w#:]+(?:, %[\w#:]+)* = )?\"?([A-Za-z_][\w]*\.[\w.]+)")
 ASSIGNED_NAME = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?::[^=]+)?=")
+SSA_NAME = re.compile(r"%[\w$.#-]+|\^bb\d+")
 MEMREF = re.compile(r"memref<[^>]*(?:<[^>]*>[^>]*)*>")
 
 Location = tuple[str, int]  # (file, line)
@@ -122,10 +123,34 @@ class IRText:
         return cls(lines, [None] * len(lines))
 
 
+def _without_names(line: str) -> str:
+    """What a line says besides its value names and indentation."""
+    return SSA_NAME.sub("%", line).strip()
+
+
 def ir_diff(before: list[str], after: list[str]) -> list[tuple[str, int, int, int, int]]:
-    """difflib's opcodes between two line lists, only the changes: (tag, i1, i2, j1, j2)."""
-    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
-    return [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    """The changes between two line lists as (tag, i1, i2, j1, j2): difflib's replace, delete
+    and insert, matched on the lines with SSA names left out (so that a pass renumbering the
+    values after the op it adds does not misalign the rest, nor one flattening regions
+    re-indent it), and "rename" for a matched run whose lines differ in value names or
+    indentation only."""
+    matcher = difflib.SequenceMatcher(None, [_without_names(line) for line in before],
+                                      [_without_names(line) for line in after], autojunk=False)
+    changes: list[tuple[str, int, int, int, int]] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "equal":
+            changes.append((tag, i1, i2, j1, j2))
+            continue
+        for offset in range(i2 - i1):
+            i, j = i1 + offset, j1 + offset
+            if before[i] == after[j]:
+                continue
+            last = changes[-1] if changes else None
+            if last and last[0] == "rename" and last[2] == i and last[4] == j:
+                changes[-1] = ("rename", last[1], i + 1, last[3], j + 1)
+            else:
+                changes.append(("rename", i, i + 1, j, j + 1))
+    return changes
 
 
 def unified_ir_diff(before: str, after: str, before_name: str, after_name: str,
@@ -217,7 +242,7 @@ class Trace:
                        f"{', '.join(s.name for s in self.steps)}")
 
     def changes(self, name: str) -> list[tuple[str, list[str], list[str]]]:
-        """What pass `name` changed: (tag, removed lines, added lines) per change."""
+        """What pass `name` changed: (tag, old lines, new lines) per change (ir_diff's tags)."""
         index = self.steps.index(self.step(name))
         before = self.steps[index - 1].text.lines if index else []
         after = self.steps[index].text.lines

@@ -2,8 +2,9 @@
 
 The page lists every stage and pass with its time and how many lines it changed; the selected
 pass shows side by side what it changed (changed lines highlighted, the changed part of a
-replaced line marked, unchanged runs folded), the whole IR after it, or the `tile.*` layouts
-and decisions per buffer and op. Clicking a line with a source location shows the Python line
+replaced line marked, lines whose value names or indentation alone changed in a paler colour,
+unchanged runs folded), the whole IR after it, or the `tile.*` layouts and decisions per buffer
+and op. Clicking a line with a source location shows the Python line
 it came from. `#pass=NAME` in the address selects a pass (the browser test uses it).
 """
 
@@ -82,8 +83,9 @@ def _kernel_data(trace: Trace, tables: _Tables) -> dict[str, Any]:
             "seconds": step.seconds,
             "text": tables.text(step.text),
             "diff": changes,
-            "added": sum(j2 - j1 for _, _, _, j1, j2 in changes),
-            "removed": sum(i2 - i1 for _, i1, i2, _, _ in changes),
+            "added": sum(j2 - j1 for tag, _, _, j1, j2 in changes if tag != "rename"),
+            "removed": sum(i2 - i1 for tag, i1, i2, _, _ in changes if tag != "rename"),
+            "renamed": sum(i2 - i1 for tag, i1, i2, _, _ in changes if tag == "rename"),
             "decisions": [{"op": d.op, "value": d.value, "type": d.type,
                            "attributes": d.attributes, "loc": tables.location(d.location),
                            "name": d.name,
@@ -176,6 +178,7 @@ table.code col.n { width: 44px; }
 tr.linked { cursor: pointer; }
 td.del { background: #ffe5e5; } td.add { background: #e2f7e2; }
 td.del mark { background: #f5a3a3; } td.add mark { background: #9fdc9f; }
+td.ren { background: #fbf7e6; } td.ren mark { background: #efe0a0; }
 td.empty { background: #f3f3f3; }
 tr.fold td { background: #eef3fb; color: #557; cursor: pointer; text-align: center; }
 tr.hl td { outline: 1px solid #f0c040; background-image: linear-gradient(#fff4c240, #fff4c240); }
@@ -233,10 +236,12 @@ function renderNav() {
     }
     const changed = step.added + step.removed > 0;
     const item = node("li", "pass " + (changed ? "changed" : "unchanged"));
+    const renamed = step.renamed ? ` ~${step.renamed} renamed` : "";
     item.dataset.step = index;
     item.dataset.name = step.name;
     item.append(node("span", "name", step.name), node("span", "time", ms(step.seconds)),
-                node("span", "delta", changed ? `+${step.added} −${step.removed}` : "no change"));
+                node("span", "delta",
+                     (changed ? `+${step.added} −${step.removed}` : "no change") + renamed));
     const bar = node("span", "bar");
     bar.style.width = Math.max(1, 100 * step.seconds / longest) + "%";
     item.append(bar);
@@ -300,7 +305,7 @@ function diffRows(before, after, changes) {
     const left = [], right = [];
     for (let k = i1; k < i2; k++) left.push(k);
     for (let k = j1; k < j2; k++) right.push(k);
-    rows.push(["change", left, right]);
+    rows.push(["change", left, right, tag]);
     i = i2; j = j2;
   });
   same(before.lines.length, changes.length === 0, true);
@@ -340,7 +345,8 @@ function renderDiff(index, step) {
       };
       body.append(fold);
     } else {
-      const [, left, right] = row;
+      const [, left, right, tag] = row;
+      const kinds = tag === "rename" ? ["ren", "ren"] : ["del", "add"];
       for (let k = 0; k < Math.max(left.length, right.length); k++) {
         const a = left[k], b = right[k];
         const cells = [];
@@ -348,18 +354,19 @@ function renderDiff(index, step) {
         const textB = b === undefined ? null : after.lines[b];
         const span = textA !== null && textB !== null ? changedSpan(textA, textB) : null;
         cells.push(node("td", "n", a === undefined ? "" : a + 1));
-        const cellA = node("td", "t " + (textA === null ? "empty" : "del"));
+        const cellA = node("td", "t " + (textA === null ? "empty" : kinds[0]));
         if (textA !== null) marked(cellA, textA, span ? span[0] : 0, span ? span[1] : 0);
         cells.push(cellA, node("td", "n", b === undefined ? "" : b + 1));
-        const cellB = node("td", "t " + (textB === null ? "empty" : "add"));
+        const cellB = node("td", "t " + (textB === null ? "empty" : kinds[1]));
         if (textB !== null) marked(cellB, textB, span ? span[0] : 0, span ? span[2] : 0);
         cells.push(cellB);
         body.append(lineRow(cells, b === undefined ? before.locs[a] : after.locs[b]));
       }
     }
   }
-  if (!step.diff.length) {
-    const note = node("div", "note", "This pass left the IR as it was.");
+  if (!step.added && !step.removed) {
+    const note = node("div", "note", step.renamed ? "This pass only renamed values or re-indented."
+                                                   : "This pass left the IR as it was.");
     return [note, table];
   }
   return [table];
@@ -417,7 +424,8 @@ function select(index) {
   for (const button of document.querySelectorAll(".tabs button"))
     button.classList.toggle("on", button.dataset.view === state.view);
   const title = node("h2", "",
-    `${step.stage} › ${step.name} — ${ms(step.seconds)}, +${step.added} −${step.removed} lines`);
+    `${step.stage} › ${step.name} — ${ms(step.seconds)}, +${step.added} −${step.removed} lines` +
+    (step.renamed ? `, ${step.renamed} renamed or re-indented only` : ""));
   const parts = state.view === "diff" ? renderDiff(index, step)
     : state.view === "ir" ? renderIR(step) : renderDecisions(step);
   const view = $("view");
