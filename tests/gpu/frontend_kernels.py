@@ -348,6 +348,42 @@ def extern_affine(M: int, N: int, threads: int = 128, run: int = 8):
     return kernel
 
 
+def splitk_gemv_allreduce(N: int, K: int, block_N: int = 4, reduce_threads: int = 32,
+                          combine: str = "sum"):
+    """C[n] = reduce_k A[k] * B[n, k]: each of `reduce_threads` threads (axis y) takes a slice
+    of K, then TVM's thread all-reduce (T.attr + T.tvm_thread_allreduce, TileLang's GEMV
+    example) combines them; `combine` "max" takes the largest product instead."""
+    tile_k = 8
+    block_k = reduce_threads * tile_k
+
+    def combiner(x, y):
+        return x + y if combine == "sum" else T.max(x, y)
+
+    identity = 0.0 if combine == "sum" else float("-inf")
+
+    @T.prim_func
+    def kernel(A: T.Tensor((K,), "float16"), B: T.Tensor((N, K), "float16"),
+               C: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, block_N), threads=(block_N, reduce_threads)) as bn:
+            tn = T.get_thread_binding(0)
+            tk = T.get_thread_binding(1)
+            partial = T.alloc_local((1,), "float32")
+            partial[0] = identity
+            for bk in T.serial(T.ceildiv(K, block_k)):
+                for k in T.serial(tile_k):
+                    product = A[bk * block_k + tk * tile_k + k].astype("float32") * \
+                        B[bn * block_N + tn, bk * block_k + tk * tile_k + k].astype("float32")
+                    partial[0] = combiner(partial[0], product)
+            reduced = T.alloc_local((1,), "float32")
+            with T.attr(T.comm_reducer(lambda x, y: combiner(x, y), [identity]),
+                        "reduce_scope", T.reinterpret(T.uint64(0), dtype="handle")):
+                T.evaluate(T.tvm_thread_allreduce(T.uint32(1), partial[0], True, reduced[0], tk,
+                                                  dtype="handle"))
+            C[bn * block_N + tn] = reduced[0]
+
+    return kernel
+
+
 @dataclass
 class Case:
     """One frontend kernel: `factory()` gives the prim_func, inputs are random normals of
@@ -410,6 +446,11 @@ def cases() -> list[Case]:
                       lambda a, placed: a + 1))
     found.append(Case("uniform_draws_1000", lambda: uniform_draws(1000, 1234), [-1], [],
                       "float32", lambda: _curand_uniforms(1000, 1234, 3, 5)))
+    for combine, reference in (("sum", lambda a, b: b @ a), ("max", lambda a, b: (b * a).amax(1))):
+        found.append(Case(f"splitk_gemv_allreduce_{combine}_256x2048",
+                          lambda combine=combine: splitk_gemv_allreduce(256, 2048,
+                                                                        combine=combine),
+                          [-1], [(2048,), (256, 2048)], "float16", reference))
     found.append(Case("gemm_on_column_parts_64x200x(256+64)",
                       lambda: gemm_on_column_parts(64, 200, 256, 64), [-1],
                       [(64, 320), (200, 320)], "float16", lambda q, k: q @ k.T))

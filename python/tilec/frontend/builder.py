@@ -27,6 +27,7 @@ from mlir.dialects import math as mmath
 import tilec.dialect as tile
 import tilec.language as T
 from tilec.errors import TilecError
+from tilec.frontend.allreduce_ops import AllReduceOps, AttrSpec, CommReducer
 from tilec.frontend.barrier_ops import BarrierOps, WarpgroupSpec
 from tilec.frontend.extern_ops import ExternOps
 from tilec.frontend.layouts import annotate as annotate_layout
@@ -173,7 +174,7 @@ _MAX_INLINE_DEPTH = 64
 _MEMORY_ORDERS = ("relaxed", "consume", "acquire", "release", "acq_rel", "seq_cst")
 
 
-class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps):
+class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
     """Builds the tile IR of one kernel from its parsed source."""
 
     def __init__(self, source: KernelSource, name: str):
@@ -201,6 +202,7 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps):
         self.var_readings: dict[int, Affine] = {}
         self.placed_tensors: list[Buffer] = []  # tensors a T.Layout places in this T.Kernel
         self.rng_state: Buffer | None = None  # this T.Kernel's T.rng_init state
+        self.reducers: list[CommReducer] = []  # the enclosing T.attr reduce scopes'
 
     # ------------------------------------------------------------------ errors and locations
 
@@ -698,6 +700,10 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps):
         spec = self.eval(item.context_expr)
         if isinstance(spec, WarpgroupSpec):
             self.warpgroups_block(spec, node)
+            return
+        if isinstance(spec, AttrSpec):
+            self.require_kernel(node, "T.attr")
+            self.attr_block(spec, node)
             return
         if not isinstance(spec, KernelSpec):
             self.error(node, "unsupported Python construct in a tilec kernel: with (only "

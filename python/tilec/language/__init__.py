@@ -906,6 +906,24 @@ disable_warp_group_reg_alloc = no_set_max_nreg  # TileLang's other name for it
 
 
 @_intrinsic
+def attr(node: Any, attr_key: str, value: Any) -> Any:
+    """`with T.attr(T.comm_reducer(...), "reduce_scope", handle):` the scope of a
+    T.tvm_thread_allreduce (the one TVM attribute statement tilec has)."""
+
+
+@_intrinsic
+def comm_reducer(combiner: Any, identity: Any) -> Any:
+    """A commutative reducer: `combiner` a lambda of two values, `identity` its unit ([x])."""
+
+
+@_intrinsic
+def tvm_thread_allreduce(*args: Any, dtype: str = "handle") -> Any:
+    """`(T.uint32(1), value, True, result[i], thread_index, ...)`: every thread gets in
+    result[i] the reducer's combination of `value` over the threads that differ from it only
+    along the given thread axes (inside T.attr's reduce_scope; wrap it in T.evaluate)."""
+
+
+@_intrinsic
 def rng_init(seed: Any, seq: Any = None, off: Any = 0,
              generator: str = "curandStatePhilox4_32_10_t") -> Any:
     """Starts this thread's random numbers as cuRAND's curand_init(seed, seq, off) does
@@ -932,7 +950,7 @@ _SM100_NAMES = frozenset({"alloc_tmem"})
 
 
 # TVM's statement-level constructs: what to write in tilec instead
-_TVM_ONLY = frozenset({"attr", "comm_reducer", "tvm_thread_allreduce"})
+_TVM_ONLY = frozenset({"tvm_storage_sync", "tvm_warp_shuffle"})
 
 
 def unknown_name_message(name: str) -> str:
@@ -941,9 +959,8 @@ def unknown_name_message(name: str) -> str:
         return (f"T.{name} needs sm_100 (Blackwell: tensor memory, tcgen05, cluster launch "
                 "control); tilec targets sm_80 and sm_90a and the CPU")
     if name in _TVM_ONLY:
-        return (f"T.{name} (a TVM attribute statement / thread all-reduce) is not implemented "
-                "by tilec; reduce across threads with T.reduce_* on a fragment or "
-                "T.warp_reduce_*")
+        return (f"T.{name} (a TVM builtin) is not implemented by tilec; synchronize with "
+                "T.sync_threads, exchange values with T.shfl_*")
     return f"T.{name} is not implemented by tilec"
 
 
@@ -976,7 +993,8 @@ __all__ = [
     "shift_right", "evaluate", "Ref", "alloc_barrier", "mbarrier_arrive", "barrier_arrive",
     "mbarrier_wait_parity", "barrier_wait", "mbarrier_expect_tx", "mbarrier_arrive_expect_tx",
     "named_barrier_arrive", "fence_proxy_async", "tma_copy", "ws", "set_max_nreg", "inc_max_nreg",
-    "dec_max_nreg", "no_set_max_nreg", "disable_warp_group_reg_alloc", "SharedBuffer", "rng_init",
+    "dec_max_nreg", "no_set_max_nreg", "disable_warp_group_reg_alloc", "SharedBuffer",
+    "FragmentBuffer", "LocalBuffer", "attr", "comm_reducer", "tvm_thread_allreduce", "rng_init",
     "rng_rand", "rng_rand_float",
-    "FragmentBuffer", "LocalBuffer", "import_source", "call_extern", "access_ptr",
+    "import_source", "call_extern", "access_ptr",
 ]
