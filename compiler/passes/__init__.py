@@ -7,6 +7,7 @@ changes the module in place or raises `CompileError` naming the offending op's l
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 from dataclasses import dataclass
@@ -35,9 +36,16 @@ def register(cls: type[TilePass]) -> type[TilePass]:
     return cls
 
 
-def all_passes() -> dict[str, type[TilePass]]:
+@functools.cache
+def _import_all() -> None:
+    """Import every pass module once (each registers its passes); pipelines look passes up
+    many times per compile, and listing the folder each time shows in compile times."""
     for module in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{module.name}")
+
+
+def all_passes() -> dict[str, type[TilePass]]:
+    _import_all()
     return dict(sorted(_REGISTRY.items()))
 
 

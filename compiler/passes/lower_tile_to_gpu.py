@@ -82,6 +82,7 @@ from tilec.errors import CompileError
 SHARED_ALIGN = 128
 WORKGROUP = "#gpu.address_space<workgroup>"
 UNROLL_LIMIT = 16  # a T.Parallel without fragments loops instead of unrolling past this
+UNROLL_OPS_LIMIT = 4096  # ops a T.unroll may copy out; past this it stays a loop (see lower_loop)
 
 
 @dataclass
@@ -541,7 +542,7 @@ class KernelLowering:
     def lower_loop(self, op: ir.Operation) -> None:
         lower, upper, step = op.operands[0], op.operands[1], op.operands[2]
         bounds = [constant_index(v) for v in (lower, upper, step)]
-        if "unroll" in op.attributes and None not in bounds:
+        if "unroll" in op.attributes and None not in bounds and self.unrolls(op, range(*bounds)):
             for value in range(*bounds):
                 with op.location, ir.InsertionPoint(op):
                     iv = index(value)
@@ -554,6 +555,21 @@ class KernelLowering:
                 end = as_operation(scf.YieldOp([]))
         moved = move_body_before(op, [loop.induction_variable], end)
         self.lower_block_ops(moved)
+
+    def unrolls(self, op: ir.Operation, trips: range) -> bool:
+        """Whether a T.unroll loop is copied out. Past UNROLL_OPS_LIMIT copied ops it stays a
+        loop (the same computation; unrolling is a hint), unless its body reads or writes a
+        fragment: registers need the constant indices only unrolling gives, so that is an
+        error rather than minutes of compiling."""
+        body = list(walk(op))
+        if len(trips) * len(body) <= UNROLL_OPS_LIMIT:
+            return True
+        if any(operand in self.fragments for inner in body for operand in inner.operands):
+            raise fail(op, f"T.unroll({len(trips)}) over fragments would copy its body "
+                           f"{len(trips)} times ({len(trips) * len(body)} ops; at most "
+                           f"{UNROLL_OPS_LIMIT}): unroll a shorter loop, or loop with T.serial "
+                           "over a shared or local buffer")
+        return False
 
     def plan_of(self, op: ir.Operation) -> PipelinePlan | None:
         return next((plan for loop, plan in self.plans if loop == op), None)

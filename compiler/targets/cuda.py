@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import tempfile
@@ -63,6 +62,7 @@ from tilec.compiler.targets.description import DEFAULT_CUDA_ARCH, TargetDescript
 from tilec.errors import CompileError
 
 ABI = "tilec-cuda-bare-v1"
+SHARED_BYTES_ATTR = "tile.shared_bytes"  # on the gpu.func: the dynamic shared memory it needs
 
 SCHEDULE_PASSES = (
     "infer-mma-layout",
@@ -199,6 +199,14 @@ def _take_tensorcore_kernel(module: ir.Module, options: CompileOptions) -> bool:
     return True
 
 
+def _gpu_functions(module: ir.Module) -> list[ir.Operation]:
+    """The gpu.funcs of the module's gpu.modules (their bodies are not walked)."""
+    return [function.operation for op in module.body.operations
+            if op.operation.name == "gpu.module"
+            for function in op.operation.regions[0].blocks[0].operations
+            if function.operation.name == "gpu.func"]
+
+
 def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
     options.extra["extern"] = extern_unit(module)
     if _take_tensorcore_kernel(module, options):
@@ -209,8 +217,9 @@ def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
     location = op_error(kernel, "")  # the kernel's file:line, for errors found after lowering
     tile_passes("gpu", ["lower-tile-to-gpu", "lower-float8-conversions"]).run(module, options)
     run_pass_pipeline(module, "canonicalize,cse", options)
-    found = re.search(r"tile\.shared_bytes = (\d+)", str(module))
-    shared_bytes = int(found.group(1)) if found else 0
+    shared_bytes = max((ir.IntegerAttr(function.attributes[SHARED_BYTES_ATTR]).value
+                        for function in _gpu_functions(module)
+                        if SHARED_BYTES_ATTR in function.attributes), default=0)
     target = target_of(options)
     if shared_bytes > target.max_shared_bytes:
         raise CompileError(

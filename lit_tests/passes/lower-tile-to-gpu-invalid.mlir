@@ -30,3 +30,28 @@ func.func @transposed(%n: index) attributes {tile.entry} {
   }
   return
 }
+
+// -----
+
+// A fragment needs the constant register indices unrolling gives: a T.unroll over one that
+// would copy out more than 4096 ops is an error, not minutes of compiling.
+// CHECK: lower-tile-to-gpu-invalid.mlir:[[# @LINE + 8]]: error: T.unroll(8192) over fragments would copy its body 8192 times
+func.func @long_unroll_over_fragment(%n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [128] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %trips = arith.constant 8192 : index
+    %f = tile.alloc {tile.layout = #tile.linear<[128], register = [], lane = [[1], [2], [4], [8], [16]], warp = [[32], [64]]>} : memref<128xf32, "fragment">
+    tile.for %c0 to %trips step %c1 attributes {unroll} {
+    ^bb0(%k: index):
+      tile.parallel [128] attributes {tile.layout = #tile.linear<[128], register = [], lane = [[1], [2], [4], [8], [16]], warp = [[32], [64]]>} {
+      ^bb0(%i: index):
+        %x = memref.load %f[%i] : memref<128xf32, "fragment">
+        %y = arith.addf %x, %x : f32
+        memref.store %y, %f[%i] : memref<128xf32, "fragment">
+      }
+    }
+  }
+  return
+}

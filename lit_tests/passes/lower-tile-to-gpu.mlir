@@ -259,3 +259,44 @@ func.func @extern_call(%out: memref<128xf32>) attributes {tile.entry} {
   }
   return
 }
+
+// -----
+
+// A T.unroll whose copies would pass 4096 ops stays a loop (the same stores; unrolling is a
+// hint), so a long one compiles in moments; a short one is copied out.
+// CHECK-LABEL: gpu.func @long_unroll
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK: memref.store
+// CHECK-LABEL: gpu.func @short_unroll
+// CHECK-NOT: scf.for
+// CHECK-COUNT-4: memref.store
+// CHECK-NOT: memref.store
+func.func @long_unroll(%A: memref<16384xf32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [1] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %n = arith.constant 16384 : index
+    tile.for %c0 to %n step %c1 attributes {unroll} {
+    ^bb0(%i: index):
+      %x = memref.load %A[%i] : memref<16384xf32>
+      %y = arith.addf %x, %x : f32
+      memref.store %y, %A[%i] : memref<16384xf32>
+    }
+  }
+  return
+}
+func.func @short_unroll(%A: memref<16384xf32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [1] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %n = arith.constant 4 : index
+    tile.for %c0 to %n step %c1 attributes {unroll} {
+    ^bb0(%i: index):
+      %x = memref.load %A[%i] : memref<16384xf32>
+      memref.store %x, %A[%i] : memref<16384xf32>
+    }
+  }
+  return
+}

@@ -3,11 +3,18 @@
 Importing this module imports MLIR; the runtime never does.
 """
 
+import sys
+
 from mlir import ir
 
 from . import _tile
 from ._tile_ops_gen import *  # noqa: F403
 from ._tile_ops_gen import _Dialect  # noqa: F401
+
+# The bindings wrap an op in its dialect's class after importing `mlir.dialects.<namespace>`;
+# a failed import is not remembered, so without this name every tile op they hand out would
+# search sys.path again (thousands of times per compile) and come back as a plain OpView.
+sys.modules.setdefault("mlir.dialects.tile", sys.modules[__name__])
 
 SCOPES = ("shared", "fragment", "local", "var")
 
