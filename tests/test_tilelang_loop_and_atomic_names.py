@@ -157,3 +157,34 @@ def test_reduce_into_another_dtype_accumulates_in_it(rng: torch.Generator, kind:
     wide = a.double()
     expected = {"max": wide.amax(1), "sum": wide.sum(1), "absmax": wide.abs().amax(1)}[kind]
     torch.testing.assert_close(b.double(), expected, rtol=1e-6, atol=1e-4)
+
+
+@pytest.mark.parametrize("target", ["cpu", "cuda:sm_90a"])
+def test_reduce_of_a_vector_into_one_element(rng: torch.Generator, target: str) -> None:
+    """T.reduce_absmax(acc, max_abs, dim=0) of a 1-d fragment into a [1] fragment, as
+    TileLang's block-mean-pooling example writes it."""
+    if target.startswith("cuda") and ptxas_path() is None:
+        pytest.skip("ptxas (CUDA toolkit) not found")
+    n = 128
+
+    @T.prim_func
+    def main(A: T.Tensor((n,), T.float16), B: T.Tensor((2,), T.float32)):
+        with T.Kernel(1, threads=128) as _:
+            acc = T.alloc_fragment((n,), T.float16)
+            largest = T.alloc_fragment((1,), T.float32)
+            total = T.alloc_fragment((1,), T.float32)
+            T.copy(A, acc)
+            T.reduce_absmax(acc, largest, dim=0, clear=True)
+            T.reduce_sum(acc, total, dim=-1)
+            B[0] = largest[0]
+            B[1] = total[0]
+
+    kernel = tilec.compile(main, target=target)
+    if target != "cpu":
+        assert kernel.artifact.binary_kind == "cubin"
+        return
+    a = randn((n,), torch.float32, rng).to(torch.float16)
+    b = poisoned((2,), torch.float32)
+    kernel(a, b)
+    torch.testing.assert_close(b.double(), torch.stack([a.double().abs().max(), a.double().sum()]),
+                               rtol=1e-6, atol=1e-5)

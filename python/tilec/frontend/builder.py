@@ -1432,15 +1432,21 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
         clear = self.const_arg(nodes, "clear", node, True)
         if not isinstance(dim, int) or not -src.rank <= dim < src.rank:
             self.error(node, f"dim {dim!r} is out of range for a {src.rank}-d buffer")
-        if not src.dtype.interchangeable(dst.dtype):
+        dim %= src.rank
+        # a 1-d fragment reduces into a [1] fragment through a [1, N] one (TileLang's reducer
+        # keeps one element where the source had one dimension)
+        to_one = src.rank == 1 and dst.static_shape == (1,) and "fragment" == src.scope == \
+            dst.scope
+        if to_one or not src.dtype.interchangeable(dst.dtype):
             # TileLang accumulates in dst's dtype, each element cast to it as it is combined
-            staged = self.allocate(src.scope, list(src.static_shape), dst.dtype, node)
+            shape = [1, *src.static_shape] if to_one else list(src.static_shape)
+            staged = self.allocate(src.scope, shape, dst.dtype, node)
             whole = self.whole(staged)
             with self.over_box(self.whole(src), node) as (point, value):
                 self.store(staged, self.box_indices(whole, point),
                            self.cast(value, dst.dtype, node), node)
-            src = staged
-        tile.reduce(src.value, dst.value, kind, dim % src.rank, clear=bool(clear))
+            src, dim = staged, dim + 1 if to_one else dim
+        tile.reduce(src.value, dst.value, kind, dim, clear=bool(clear))
 
     def t_cumsum(self, nodes: dict, node: ast.Call) -> None:
         """Each line along `dim` is summed in order by one thread (a T.Parallel over the other
