@@ -17,7 +17,7 @@ import tilec.language as T
 from tilec.compiler.targets.cuda import ptxas_path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "gpu"))
-from frontend_kernels import splitk_gemv_allreduce  # noqa: E402
+from frontend_kernels import gemv_by_reducer, splitk_gemv_allreduce  # noqa: E402
 
 
 @pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
@@ -69,3 +69,50 @@ def test_allreduce_rejects() -> None:
                             (not_a_thread, "reduces over thread indices")):
         with pytest.raises(tilec.TilecError, match=message):
             tilec.compile(kernel, target="cuda:sm_90a")
+
+
+@pytest.mark.parametrize("into", [False, True])
+def test_alloc_reducer_sums_every_point_once(into: bool) -> None:
+    import torch
+
+    M, N = 96, 256
+    generator = torch.Generator().manual_seed(torch.seed() % 2**31)
+    a = torch.randn(M, N, generator=generator).half()
+    x = torch.randn(N, generator=generator).half()
+    o = torch.full((M,), float("nan"))
+    tilec.compile(gemv_by_reducer(M, N, into=into), target="cpu")(a, x, o)
+    products = (a.float() * x.float()).half().double()  # the kernel multiplies in float16
+    torch.testing.assert_close(o.double(), products.sum(1), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
+def test_alloc_reducer_assembles_with_shared_atomics() -> None:
+    kernel = tilec.compile(gemv_by_reducer(256, 512), target="cuda:sm_90a")
+    assert kernel.artifact.binary_kind == "cubin"
+    assert re.search(r"\b(atom|red)\.shared\S*\.add\.f32", kernel.asm["ptx"])
+
+
+def test_alloc_reducer_rejects() -> None:
+    @T.prim_func
+    def maximum(o: T.Tensor((4,), T.float32)):
+        with T.Kernel(1, threads=4) as _:
+            r = T.alloc_reducer(4, T.float32, op="max", replication="all")
+            T.finalize_reducer(r)
+
+    @T.prim_func
+    def scaled(o: T.Tensor((4,), T.float32)):
+        with T.Kernel(1, threads=4) as _:
+            r = T.alloc_reducer(4, T.float32, replication="all")
+            for i in T.Parallel(4):
+                r[i] *= 2.0
+
+    @T.prim_func
+    def not_a_reducer(o: T.Tensor((4,), T.float32)):
+        with T.Kernel(1, threads=4) as _:
+            r = T.alloc_shared((4,), T.float32)
+            T.finalize_reducer(r)
+
+    for kernel, message in ((maximum, "sums; op='max'"), (scaled, "updated with \\+=, not \\*="),
+                            (not_a_reducer, "takes a T.alloc_reducer buffer")):
+        with pytest.raises(tilec.TilecError, match=message):
+            tilec.compile(kernel, target="cpu")

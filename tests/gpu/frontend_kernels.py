@@ -384,6 +384,35 @@ def splitk_gemv_allreduce(N: int, K: int, block_N: int = 4, reduce_threads: int 
     return kernel
 
 
+def gemv_by_reducer(M: int, N: int, block_M: int = 32, block_N: int = 64,
+                    into: bool = False):
+    """TileLang's gemv_alloc_reducer: o[i] = sum_j a[i, j] * x[j], every point adding into a
+    T.alloc_reducer(..., replication="all"), finalized in place (or `into` a fragment)."""
+
+    @T.prim_func
+    def main(a: T.Tensor((M, N), "float16"), x: T.Tensor((N,), "float16"),
+             o: T.Tensor((M,), "float32")):
+        with T.Kernel(T.ceildiv(M, block_M), threads=128) as i0_m:
+            o_reducer = T.alloc_reducer(block_M, "float32", replication="all")
+            T.clear(o_reducer)
+            for i0_n in T.Pipelined(T.ceildiv(N, block_N), num_stages=1):
+                a_frag = T.alloc_fragment((block_M, block_N), "float16")
+                T.copy(a[i0_m * block_M, i0_n * block_N], a_frag)
+                x_frag = T.alloc_fragment(block_N, "float16")
+                T.copy(x[i0_n * block_N], x_frag)
+                for i1_m, i1_n in T.Parallel(block_M, block_N):
+                    o_reducer[i1_m] += a_frag[i1_m, i1_n] * x_frag[i1_n]
+            if into:
+                sums = T.alloc_fragment((block_M,), "float32")
+                T.finalize_reducer(o_reducer, sums)
+                T.copy(sums, o[i0_m * block_M])
+            else:
+                T.finalize_reducer(o_reducer)
+                T.copy(o_reducer, o[i0_m * block_M])
+
+    return main
+
+
 @dataclass
 class Case:
     """One frontend kernel: `factory()` gives the prim_func, inputs are random normals of
@@ -451,6 +480,9 @@ def cases() -> list[Case]:
                           lambda combine=combine: splitk_gemv_allreduce(256, 2048,
                                                                         combine=combine),
                           [-1], [(2048,), (256, 2048)], "float16", reference))
+    found.append(Case("gemv_by_reducer_200x512", lambda: gemv_by_reducer(200, 512), [-1],
+                      [(200, 512), (512,)], "float16",
+                      lambda a, x: (a * x).half().double().sum(1)))
     found.append(Case("gemm_on_column_parts_64x200x(256+64)",
                       lambda: gemm_on_column_parts(64, 200, 256, 64), [-1],
                       [(64, 320), (200, 320)], "float16", lambda q, k: q @ k.T))

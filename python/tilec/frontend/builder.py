@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from mlir import ir
-from mlir.dialects import arith, func, memref, scf
+from mlir.dialects import arith, func, gpu, memref, scf
 from mlir.dialects import math as mmath
 
 import tilec.dialect as tile
@@ -203,6 +203,7 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
         self.placed_tensors: list[Buffer] = []  # tensors a T.Layout places in this T.Kernel
         self.rng_state: Buffer | None = None  # this T.Kernel's T.rng_init state
         self.reducers: list[CommReducer] = []  # the enclosing T.attr reduce scopes'
+        self.reducers_allocated: set[int] = set()  # ids of the T.alloc_reducer buffers
 
     # ------------------------------------------------------------------ errors and locations
 
@@ -503,6 +504,9 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
             if not isinstance(buffer, Buffer):
                 self.error(target, "only buffer elements can be updated with `x[i] += ...`")
             indices = self.element_indices(buffer, target)
+            if id(buffer) in self.reducers_allocated:
+                self.reducer_update(buffer, indices, op, node)
+                return
             current = self.load(buffer, indices, node)
             self.store(buffer, indices, self.binop(op, current, self.eval(node.value), node), node)
         elif isinstance(target, ast.Name):
@@ -1318,6 +1322,45 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
         dtype = self._dtype(self.arg(nodes, "dtype"), node)
         block = ir.InsertionPoint.current.block
         return self.add_tensor_param(block, "", tuple(shape), dtype, False, workspace=True)
+
+    def t_alloc_reducer(self, nodes: dict, node: ast.Call) -> Buffer:
+        """TileLang's (legacy, replication="all") reducer: every thread adds its points'
+        contributions with `reducer[i] += x` and T.finalize_reducer makes the sums whole. tilec
+        keeps it in shared memory, each `+=` an atomic add (one per point, however many
+        threads hold it), so finalizing is a barrier."""
+        self.require_kernel(node, "T.alloc_reducer")
+        op = self.const_arg(nodes, "op", node, "sum")
+        if op != "sum":
+            self.error(node, f"tilec's T.alloc_reducer sums; op={op!r} is not supported")
+        shape = self.const_arg(nodes, "shape", node)
+        shape = list(shape) if isinstance(shape, (list, tuple)) else [shape]
+        if not all(isinstance(d, int) and d > 0 for d in shape):
+            self.error(node, f"a reducer's shape is positive ints, got {shape!r}")
+        buffer = self.allocate("shared", shape, self._dtype(self.arg(nodes, "dtype"), node),
+                               node)
+        self.reducers_allocated.add(id(buffer))
+        return buffer
+
+    def reducer_update(self, buffer: Buffer, indices: list[Any], op: str,
+                       node: ast.AugAssign) -> None:
+        if op != "+":
+            self.error(node, f"a sum reducer is updated with +=, not {op}=")
+        value = self.materialize(self.rvalue(self.eval(node.value), node), buffer.dtype, node)
+        self.emit_atomic_add(buffer, indices, value, node)
+
+    def t_finalize_reducer(self, nodes: dict, node: ast.Call) -> None:
+        """Every contribution has landed once the block meets here; with `dst` the sums are
+        copied there too."""
+        reducer = self.buffer_arg(nodes, "reducer", node)
+        if id(reducer) not in self.reducers_allocated:
+            self.error(node, f"T.finalize_reducer takes a T.alloc_reducer buffer, not "
+                             f"'{reducer.name}'")
+        gpu.BarrierOp()
+        dst = self.arg(nodes, "dst")
+        if dst is not None:
+            if not isinstance(dst, Buffer) or dst.static_shape != reducer.static_shape:
+                self.error(node, "T.finalize_reducer's dst is a buffer of the reducer's shape")
+            self.convert_box(self.whole(reducer), self.whole(dst), node)
 
     def t_alloc_var(self, nodes: dict, node: ast.Call) -> Buffer:
         """alloc_var(dtype[, init][, scope], scope=..., init=...), as TileLang reads them."""

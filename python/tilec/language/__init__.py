@@ -906,6 +906,17 @@ disable_warp_group_reg_alloc = no_set_max_nreg  # TileLang's other name for it
 
 
 @_intrinsic
+def alloc_reducer(shape: Any, dtype: Any, op: str = "sum", replication: Any = None) -> Any:
+    """A sum reducer (TileLang's replication="all" form): threads add their contributions
+    with `reducer[i] += x`; after T.finalize_reducer(reducer) it holds the block's sums."""
+
+
+@_intrinsic
+def finalize_reducer(reducer: Any, dst: Any = None) -> Any:
+    """Completes a T.alloc_reducer's sums (and copies them into `dst`, if given)."""
+
+
+@_intrinsic
 def attr(node: Any, attr_key: str, value: Any) -> Any:
     """`with T.attr(T.comm_reducer(...), "reduce_scope", handle):` the scope of a
     T.tvm_thread_allreduce (the one TVM attribute statement tilec has)."""
@@ -994,7 +1005,7 @@ __all__ = [
     "mbarrier_wait_parity", "barrier_wait", "mbarrier_expect_tx", "mbarrier_arrive_expect_tx",
     "named_barrier_arrive", "fence_proxy_async", "tma_copy", "ws", "set_max_nreg", "inc_max_nreg",
     "dec_max_nreg", "no_set_max_nreg", "disable_warp_group_reg_alloc", "SharedBuffer",
-    "FragmentBuffer", "LocalBuffer", "attr", "comm_reducer", "tvm_thread_allreduce", "rng_init",
-    "rng_rand", "rng_rand_float",
+    "FragmentBuffer", "LocalBuffer", "alloc_reducer", "finalize_reducer", "attr", "comm_reducer",
+    "tvm_thread_allreduce", "rng_init", "rng_rand", "rng_rand_float",
     "import_source", "call_extern", "access_ptr",
 ]
