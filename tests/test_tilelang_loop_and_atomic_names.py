@@ -120,13 +120,14 @@ def test_atomic_add_rejects() -> None:
             T.atomic_add(S[0], 1, memory_order="strong")
 
     @T.prim_func
-    def previous_value(S: T.Tensor((4,), T.int32)):
+    def previous_value_in_parallel(S: T.Tensor((4,), T.int32)):
         with T.Kernel(1, threads=4) as _:
-            S[1] = T.atomic_add(S[0], 1, return_prev=True)
+            for i in T.Parallel(4):
+                S[i] = T.atomic_add(S[0], 1, return_prev=True)
 
     for kernel, message in ((sequentially_consistent, "acq_rel read-modify-writes"),
                             (unknown_order, "memory_order is one of relaxed"),
-                            (previous_value, r"return_prev=True\) is not supported")):
+                            (previous_value_in_parallel, r"return_prev=True\) inside T.Parallel")):
         with pytest.raises(tilec.TilecError, match=message):
             tilec.compile(kernel, target="cpu")
 
@@ -188,3 +189,43 @@ def test_reduce_of_a_vector_into_one_element(rng: torch.Generator, target: str) 
     kernel(a, b)
     torch.testing.assert_close(b.double(), torch.stack([a.double().abs().max(), a.double().sum()]),
                                rtol=1e-6, atol=1e-5)
+
+
+def compaction(n: int, threads: int) -> T.PrimFunc:
+    """topk_selector's pattern: a thread with a hit takes the next slot of a shared counter
+    (T.atomic_add(..., return_prev=True)) and writes its index there."""
+
+    @T.prim_func
+    def main(A: T.Tensor((n,), T.int32), P: T.Tensor((n,), T.int32),
+             C: T.Tensor((1,), T.int32)):
+        with T.Kernel(1, threads=threads) as _:
+            counter = T.alloc_shared((1,), T.int32)
+            T.clear(counter)
+            T.sync_threads()
+            for i in T.serial(n // threads):
+                tx = T.get_thread_binding() if threads > 1 else 0
+                index = i * threads + tx
+                if A[index] > 0:
+                    slot = T.atomic_add(counter[0], 1, return_prev=True)
+                    P[slot] = index
+            T.sync_threads()
+            C[0] = counter[0]
+
+    return main
+
+
+def test_atomic_add_return_prev_hands_out_slots(rng: torch.Generator) -> None:
+    n = 64
+    a = torch.randint(-5, 5, (n,), generator=rng, dtype=torch.int32)
+    slots, count = poisoned((n,), torch.int32), poisoned((1,), torch.int32)
+    tilec.compile(compaction(n, 1), target="cpu")(a, slots, count)
+    hits = torch.nonzero(a > 0).flatten().to(torch.int32)
+    assert count.item() == len(hits)
+    assert torch.equal(slots[:len(hits)], hits)  # one thread: the slots in order
+
+
+@needs_ptxas
+def test_atomic_add_return_prev_assembles() -> None:
+    kernel = tilec.compile(compaction(256, 64), target="cuda:sm_90a")
+    assert kernel.artifact.binary_kind == "cubin"
+    assert "atom.shared" in kernel.asm["ptx"]

@@ -33,7 +33,7 @@ from tilec.frontend.extern_ops import ExternOps
 from tilec.frontend.layouts import annotate as annotate_layout
 from tilec.frontend.layouts import output_shape
 from tilec.frontend.prologue import EagerTensor, Prologue, Workspace
-from tilec.frontend.random_ops import RandomOps
+from tilec.frontend.random_ops import RandomOps, inside_parallel
 from tilec.frontend.source import KernelSource, parse_kernel
 from tilec.frontend.thread_ops import ThreadOps
 from tilec.frontend.values import (
@@ -1838,7 +1838,7 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
         """`index` moved into [0, size): a load there is safe where its value is not used."""
         return self.min_or_max("min", self.min_or_max("max", index, 0, node), size - 1, node)
 
-    def t_atomic_add(self, nodes: dict, node: ast.Call) -> None:
+    def t_atomic_add(self, nodes: dict, node: ast.Call) -> Scalar | None:
         self.require_kernel(node, "T.atomic_add")
         order = self.const_arg(nodes, "memory_order", node)
         if order not in (None, *_MEMORY_ORDERS):
@@ -1847,7 +1847,7 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
             self.error(node, "tilec's atomics are acq_rel read-modify-writes; memory_order="
                              "'seq_cst' is not supported")
         if self.const_arg(nodes, "return_prev", node, False):
-            self.error(node, "T.atomic_add(return_prev=True) is not supported by tilec yet")
+            return self.atomic_add_returning(nodes, node)
         if self.const_arg(nodes, "use_tma", node, False):
             self.note(node, "T.atomic_add(use_tma=True) is lowered as per-element atomics "
                             "(tilec has no TMA reduce)")
@@ -1868,6 +1868,26 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
                              "dimension of dst")
         scalar = self.materialize(self.rvalue(value, node), dst.buffer.dtype, node)
         self.emit_atomic_add(dst.buffer, dst.offsets, scalar, node)
+
+    def atomic_add_returning(self, nodes: dict, node: ast.Call) -> Scalar:
+        """`T.atomic_add(dst[i], v, return_prev=True)`: the element's value before the add,
+        as the thread that ran it saw it (memref.atomic_rmw). Kernel-level code only: in a
+        T.Parallel the threads holding copies of a point would each add."""
+        if inside_parallel():
+            self.error(node, "T.atomic_add(return_prev=True) inside T.Parallel is not supported "
+                             "by tilec; use it in per-thread code (outside T.Parallel)")
+        dst = self.region(nodes["dst"])
+        if not _is_element(dst) or dst.buffer.rank != len(dst.offsets):
+            self.error(node, "T.atomic_add(return_prev=True) adds to one element: index every "
+                             "dimension of dst")
+        value = self.materialize(self.rvalue(self.eval(nodes["value"]), node), dst.buffer.dtype,
+                                 node)
+        buffer, indices = self.placed(dst.buffer, dst.offsets, node)
+        kind = arith.AtomicRMWKind.addf if buffer.dtype.is_float else arith.AtomicRMWKind.addi
+        previous = memref.AtomicRMWOp(kind, value.value, buffer.value,
+                                      [self.index_value(i, node) for i in indices]).result
+        self.var_readings.clear()
+        return Scalar(previous, buffer.dtype)
 
     def atomic_add_region(self, dst: Region, src: Region, node: ast.AST) -> None:
         """The region form: one scalar atomic per element, spread over the block's threads."""

@@ -580,7 +580,8 @@ def atomic_add(dst: Any, value: Any, memory_order: str | None = None, return_pre
 
     tilec's atomics are acq_rel read-modify-writes, which every `memory_order` but "seq_cst"
     allows; `use_tma` (TileLang's cp.reduce.async.bulk) is lowered as ordinary atomics and
-    listed in `kernel.notes`; `return_prev` gives the element's value before the add."""
+    listed in `kernel.notes`; `return_prev` gives the element's value before the add (in
+    per-thread code, outside T.Parallel)."""
 
 
 def ceildiv(a: Any, b: Any) -> Any:
