@@ -6,7 +6,8 @@ T.Parallel epilogue on the accumulator (bias + ReLU; scale + residual add), a ba
 memory into a fragment, then T.gemm(A_frag, B_shared, C)). Each kernel is timed beside the plain
 GEMM of the same tile config and beside the torch expression computing the same result
 (cuBLAS plus elementwise kernels), in one process, after its output is checked against a
-float32 reference with the output poisoned first.
+float32 reference with the output poisoned first, at the timed shape and at smaller ones
+with partial tiles (CHECK_SHAPES).
 
 Two halves, as the GPU machine has no MLIR:
 
@@ -203,8 +204,10 @@ CASES = [
 ]
 SHAPES = {"batched_nt": (16, 2048, 2048, 1024)}
 DEFAULT_SHAPE = (8192, 8192, 8192)
-CHECK_SHAPES = {"batched_nt": (3, 136, 200, 96)}
-DEFAULT_CHECK_SHAPE = (136, 200, 96)  # ragged: partial tiles in M and N
+# checked before timing: partial tiles in M, N and K (the last K tile past the tensor's end),
+# and whole tiles; rows stay 16-byte multiples, as TMA needs
+CHECK_SHAPES = {"batched_nt": [(3, 136, 200, 96), (5, 520, 264, 328), (2, 256, 512, 256)]}
+DEFAULT_CHECK_SHAPES = [(136, 200, 96), (1000, 1016, 520), (512, 768, 1024)]
 
 
 def _meta(case: Case, shape):
@@ -226,14 +229,21 @@ class _MetaTorch:
         return self._torch.empty(*sizes, device="meta")
 
 
+def _shapes(case: Case) -> list[tuple[int, ...]]:
+    """The timed shape, then the checked ones."""
+    return [SHAPES.get(case.name, DEFAULT_SHAPE), *CHECK_SHAPES.get(case.name,
+                                                                    DEFAULT_CHECK_SHAPES)]
+
+
 def build(cache_dir: Path) -> None:
     os.environ["TILEC_CACHE_DIR"] = str(cache_dir.resolve())
     for case in CASES:
-        shape = SHAPES.get(case.name, DEFAULT_SHAPE)
-        kernel = case.kernel.compile(*_meta(case, shape), target="cuda:sm_90a", **TILE)
-        source = kernel.get_kernel_source()
-        print(f"{case.name:15} {shape}: wgmma={'wgmma.mma_async' in source} "
-              f"mma.sync={'mma.sync' in source}")
+        for shape in _shapes(case):
+            kernel = case.kernel.compile(*_meta(case, shape), target="cuda:sm_90a", **TILE)
+            source = kernel.get_kernel_source()
+            print(f"{case.name:15} {shape}: wgmma={'wgmma.mma_async' in source} "
+                  f"mma.sync={'mma.sync' in source} "
+                  f"tma={'cp.async.bulk.tensor' in source}")
 
 
 def _relative_error(result, expected) -> float:
@@ -248,19 +258,28 @@ def run(out: Path) -> None:
     rows = []
     plain_tflops = {}
     for case in CASES:
+        checks = []
+        for shape in _shapes(case)[1:]:
+            inputs = case.inputs(torch, shape, "cuda")
+            result = case.kernel.compile(*inputs, **TILE).get_profiler().run_poisoned(*inputs)
+            error = _relative_error(result, case.reference(*[t.float() for t in inputs]))
+            checks.append({"shape": list(shape), "relative_error": error})
         shape = SHAPES.get(case.name, DEFAULT_SHAPE)
         inputs = case.inputs(torch, shape, "cuda")
         kernel = case.kernel.compile(*inputs, **TILE)
         profiler = kernel.get_profiler()
         result = profiler.run_poisoned(*inputs)
         error = _relative_error(result, case.reference(*[t.float() for t in inputs]))
+        errors = [error] + [check["relative_error"] for check in checks]
         tilec_ms = profiler.do_bench(input_tensors=inputs, return_mode="median")
         torch_ms = profiler.do_bench(case.reference, input_tensors=inputs, return_mode="median")
         flops = case.flops(shape)
         row = {
             "kernel": case.name, "shape": list(shape), "config": TILE,
-            "relative_error": error, "passed": math.isfinite(error) and error < 1e-2,
+            "relative_error": error, "checks": checks,
+            "passed": all(math.isfinite(e) and e < 1e-2 for e in errors),
             "wgmma": "wgmma.mma_async" in kernel.get_kernel_source(),
+            "tma": "cp.async.bulk.tensor" in kernel.get_kernel_source(),
             "tilec_ms": tilec_ms, "torch_ms": torch_ms,
             "tilec_tflops": flops / tilec_ms / 1e9, "torch_tflops": flops / torch_ms / 1e9,
             "ratio_to_torch": torch_ms / tilec_ms,
@@ -270,7 +289,7 @@ def run(out: Path) -> None:
         if tuple(shape) in plain_tflops:
             row["ratio_to_plain"] = row["tilec_tflops"] / plain_tflops[tuple(shape)]
         rows.append(row)
-        print(f"{case.name:15} {shape} err {error:.1e} wgmma={row['wgmma']} tilec "
+        print(f"{case.name:15} {shape} err {max(errors):.1e} wgmma={row['wgmma']} tilec "
               f"{row['tilec_tflops']:6.1f} TF/s torch {row['torch_tflops']:6.1f} "
               f"x{row['ratio_to_torch']:.2f} vs torch"
               + (f", x{row['ratio_to_plain']:.2f} of plain" if "ratio_to_plain" in row else ""))

@@ -17,7 +17,7 @@ import fused_gemm  # noqa: E402
 def test_fused_gemm_kernel_matches_torch(case, tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     torch.manual_seed(1)
-    shape = fused_gemm.CHECK_SHAPES.get(case.name, fused_gemm.DEFAULT_CHECK_SHAPE)
+    shape = fused_gemm.CHECK_SHAPES.get(case.name, fused_gemm.DEFAULT_CHECK_SHAPES)[0]
     inputs = case.inputs(torch, shape, "cpu")
     expected = case.reference(*[t.float() for t in inputs])
     kernel = case.kernel.compile(*inputs, target="cpu", **fused_gemm.SMALL_TILE)

@@ -27,6 +27,8 @@ from tilec.compiler.passes._wgmma import (
     SharedOperandLayout,
     accumulator_layout,
     accumulator_register,
+    operand_a_layout,
+    operand_a_registers,
 )
 from tilec.compiler.targets.cuda import ptxas_path
 
@@ -49,32 +51,66 @@ def element_indices(layout: SharedOperandLayout, points: list[tuple[int, int]]) 
                 for operand in returned.operands]
 
 
+@pytest.mark.parametrize("reordered", [False, True])
 @pytest.mark.parametrize("warpgroups,m_atoms,k,element_bytes", [
     (1, 2, 32, 2), (1, 1, 64, 2), (2, 1, 64, 2), (2, 2, 16, 2), (1, 2, 64, 1), (1, 1, 32, 4),
 ])
-def test_a_layout_gives_wgmma_rows_to_the_blocked_accumulator(warpgroups: int, m_atoms: int,
-                                                              k: int, element_bytes: int) -> None:
+def test_a_layout_gives_wgmma_rows_to_the_accumulator(warpgroups: int, m_atoms: int, k: int,
+                                                      element_bytes: int,
+                                                      reordered: bool) -> None:
     """Thread t's fragment register r holds the accumulator element the hardware writes to
-    t's wgmma register: the row A's layout stores at the instruction's row, the column the
-    instruction gives the lane."""
+    t's wgmma register: the row A's layout stores at the instruction's row (its own row for
+    wgmma's fragment, a reordered one for the blocked accumulator), the column the instruction
+    gives the lane."""
     block_m, block_n = 64 * m_atoms * warpgroups, 64
     span = next(s for s in (128, 64, 32) if (k * element_bytes) % s == 0)
-    a = SharedOperandLayout((block_m, k), element_bytes, True, span, warpgroups, m_atoms)
+    reorder = (warpgroups, m_atoms) if reordered else (0, 0)
+    a = SharedOperandLayout((block_m, k), element_bytes, True, span, *reorder)
     rows = element_indices(a, [(row, 0) for row in range(block_m)])
     per_row = span // element_bytes
     physical_row = [value // per_row for value in rows]  # column 0 stays in its row's chunk 0
     assert sorted(physical_row) == list(range(block_m))
-    layout = accumulator_layout(block_m, block_n, warpgroups)
+    assert reordered or physical_row == list(range(block_m))
+    layout = accumulator_layout(block_m, block_n, warpgroups, reordered)
     for tid in range(layout.threads):
         lane, warp, slab = tid % 32, (tid // 32) % 4, tid // 128
         for atom in range(m_atoms):
             for register in range(block_n // 2):
-                flat = accumulator_register(atom, register, block_n)
+                flat = accumulator_register(atom, register, block_n, reordered)
                 row, column = layout.apply(flat, tid % layout.lanes, tid // layout.lanes)
                 half, group = (register // 2) % 2, register // 4
                 hardware_row = slab * 64 * m_atoms + atom * 64 + 16 * warp + 8 * half + lane // 4
                 assert physical_row[row] == hardware_row
                 assert column == 8 * group + 2 * (lane % 4) + register % 2
+
+
+@pytest.mark.parametrize("reordered", [False, True])
+@pytest.mark.parametrize("warpgroups,m_atoms,k,element_bytes", [
+    (1, 2, 32, 2), (2, 1, 64, 2), (1, 1, 64, 1), (1, 2, 16, 4),
+])
+def test_register_a_packs_wgmma_a_fragment(warpgroups: int, m_atoms: int, k: int,
+                                           element_bytes: int, reordered: bool) -> None:
+    """The fragment registers packed into a0..a3 hold wgmma's A elements: a_{2q+h} of lane l
+    in warp w is row 16 w + 8 h + l / 4 of its atom, K bytes 16 q + 4 (l % 4) of the step
+    (rows as the accumulator's, so reordered A rows match the blocked accumulator's)."""
+    block_m = 64 * m_atoms * warpgroups
+    layout = operand_a_layout(block_m, k, warpgroups, element_bytes, reordered)
+    accumulator = accumulator_layout(block_m, 64, warpgroups, reordered)
+    for tid in range(layout.threads):
+        lane, warp = tid % 32, tid // 32
+        for atom in range(m_atoms):
+            for step in range(k * element_bytes // 32):
+                for a, slots in enumerate(operand_a_registers(atom, step, k, element_bytes,
+                                                              reordered)):
+                    h, q = a % 2, a // 2
+                    # the accumulator's row of the same thread for the instruction's row
+                    expected_row, _ = accumulator.apply(
+                        accumulator_register(atom, 2 * h, 64, reordered), lane, warp)
+                    for c, slot in enumerate(slots):
+                        row, column = layout.apply(slot, lane, warp)
+                        assert row == expected_row
+                        assert column * element_bytes == 32 * step + 16 * q + 4 * (lane % 4) \
+                            + c * element_bytes
 
 
 @pytest.mark.parametrize("shape,element_bytes,k_major,span", [
@@ -237,15 +273,21 @@ def test_declined_kernels_run_wgmma_per_op_on_sm90a(factory, args, instructions:
     # per 32-byte K step of the 32-wide K tile (64 bytes of 16-bit, 128 of float32), one
     # instruction per 64-row atom of a warpgroup;
     # A from registers as four 32-bit registers ({d}, {a0, a1, a2, a3}, descB), else descA
+    # (twice where LLVM peels the first iteration off a TMA ring's loop: it releases no slot)
     atoms = 2 if "n128" in instructions else 1
     lines = [line for line in ptx.splitlines() if instructions in line]
-    assert len(lines) == (4 if "tf32" in instructions else 2) * atoms
+    tma = "tile.tma_ring" in kernel.asm["tile-cuda"]
+    per_loop = (4 if "tf32" in instructions else 2) * atoms
+    assert len(lines) in ((per_loop, 2 * per_loop) if tma else (per_loop,))
     register_a = "a_registers = true" in kernel.asm["tile-cuda"]
     assert all(("}, {%r" in line) == register_a for line in lines)
     for step in ("wgmma.fence.sync.aligned", "wgmma.commit_group.sync.aligned",
                  "wgmma.wait_group.sync.aligned"):
         assert step in ptx
-    assert "fence.proxy.async.shared::cta" in ptx and "cp.async.cg.shared.global" in ptx
+    if tma:  # 128-byte K rows (32 float32): a producer warpgroup fills the tiles by TMA
+        assert "cp.async.bulk.tensor" in ptx and "cp.async.cg.shared.global" not in ptx
+    else:
+        assert "fence.proxy.async.shared::cta" in ptx and "cp.async.cg.shared.global" in ptx
 
 
 @needs_ptxas
@@ -286,3 +328,39 @@ def test_cpu_numerics_of_the_declined_kernels(rng: torch.Generator) -> None:
                         target="cpu").get_profiler().run_poisoned(a, b)
     expected = a.double() @ b.double().transpose(1, 2)
     torch.testing.assert_close(out.double(), expected, **TOLERANCES[torch.bfloat16])
+
+
+@needs_ptxas
+@pytest.mark.parametrize("factory,args,consumers,boxes", [
+    (lambda *s: bias_relu(*s, block_N=256, block_K=64, threads=256), (1000, 1016, 520), 2,
+     {"map0": [64, 128], "map1": [64, 64]}),
+    (lambda *s: batched(*s, block_K=64), (3, 136, 200, 96), 1,
+     {"map0": [64, 128, 1], "map1": [64, 128, 1]}),
+])
+def test_loops_with_128_byte_rows_are_fed_by_a_tma_ring(factory, args, consumers: int,
+                                                        boxes: dict) -> None:
+    """A producer warpgroup beside the kernel's streams the operand tiles by TMA into 128B-
+    swizzled ring slots (one map per copy, a box per 128-byte column), the kernel's warpgroups
+    wait on full barriers and hand slots back on empty ones, registers move from the producer
+    to them, and their block barriers are named ones over them only."""
+    kernel = tilec.compile(factory(*args), out_idx=[-1], target="cuda:sm_90a")
+    assert kernel.artifact.binary_kind == "cubin"
+    assert f"tile.tma_ring = {{consumers = {consumers} : i64, overlap = true" in \
+        kernel.asm["tile-cuda"]
+    launch = kernel.artifact.launch
+    threads = 128 * (consumers + 1)
+    assert launch["threads"][0] == threads
+    assert [slot for slot in launch["abi"] if slot[0] == "tma"] == [["tma", 0, "map0"],
+                                                                     ["tma", 1, "map1"]]
+    assert {role: spec["box"] for role, spec in launch["tma"].items()} == boxes
+    assert all(spec["swizzle"] == 128 for spec in launch["tma"].values())
+    ptx = kernel.asm["ptx"]
+    # A in one box; B in one (N x K) or four (64 x 256 K x N tile: 64-column boxes), per
+    # iteration of the producer's loop as LLVM unrolled it (K = 96: both iterations)
+    loads = ptx.count("cp.async.bulk.tensor")
+    assert loads and loads % (5 if consumers == 2 else 2) == 0
+    for needed in (f".maxntid {threads}, 1, 1", "setmaxnreg.dec.sync.aligned.u32 \t40",
+                   "setmaxnreg.inc.sync.aligned.u32", "mbarrier.try_wait.parity",
+                   "mbarrier.arrive.expect_tx", f"bar.sync \t1, {threads - 128}"):
+        assert needed in ptx
+    assert "cp.async.cg.shared.global" not in ptx

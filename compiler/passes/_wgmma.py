@@ -4,24 +4,26 @@ plan-wgmma-gemms decides which gemms go this way and records, as attributes, wha
 around the gemm must agree on; lower-tile-to-gpu then calls `lower_wgmma` for each such gemm
 (and `SharedOperandLayout.element_index` for every access of an operand tile):
 
-- `tile.wgmma = {warpgroups = G, m_atoms = A, n = N, k = Kst, dtype}` on the gemm: G
-  warpgroups (the block's threads, 128 each) split block_M into G slabs of A 64-row atoms,
-  one `wgmma.mma_async m64nNkKst` per atom and 32-byte K step.
-- `tile.layout` on the accumulator: the #tile.linear of the blocked layout
-  (`compiler/layouts/linear.py`'s `blocked`) with runs [1, 2], threads [32 G, 4] and thread
-  strides [4, 1]. wgmma's accumulator gives lane l of warp w
-  rows 16 w + l / 4 (+ 8) of an atom and columns 8 j + 2 (l % 4) + {0, 1}; the columns are
-  blocked as they are, and the rows become blocked because A's rows are stored reordered (next
-  item): the instruction's row 64 a + 16 w + 8 h + g of slab s holds the user's row
-  32 G (2 a + h) + 32 s + 8 w + g, which is where that blocked layout puts thread
-  (s, w, g)'s register (2 a + h). So T.Parallel epilogues, reductions and copies of the
-  accumulator need nothing special, and register i of atom a's instruction (i = 4 j + 2 h + c)
-  is fragment register (2 a + h) * N / 4 + 2 j + c.
+- `tile.wgmma = {warpgroups = G, m_atoms = A, n = N, k = Kst, dtype, reordered}` on the
+  gemm: G warpgroups (the block's threads, 128 each) split block_M into G slabs of A 64-row
+  atoms, one `wgmma.mma_async m64nNkKst` per atom and 32-byte K step.
+- `tile.layout` on the accumulator: wgmma's own fragment (compiler/layouts/nvidia.py's
+  `wgmma_accumulator`: lane l of warp w holds rows 16 w + l / 4 (+ 8) of an atom and columns
+  8 j + 2 (l % 4) + {0, 1}; register i of atom a's instruction is fragment register
+  a * N / 2 + i), which T.Parallel epilogues, reductions and copies follow as any linear
+  layout. Where that fragment does not cover the tile (`reordered`: an extent that is no
+  power of two), the accumulator is the blocked layout (`compiler/layouts/linear.py`'s
+  `blocked`: runs [1, 2], threads [32 G, 4], thread strides [4, 1], padded) and A's rows are
+  stored reordered (next item): the instruction's row 64 a + 16 w + 8 h + g of slab s holds
+  the user's row 32 G (2 a + h) + 32 s + 8 w + g, which is where that blocked layout puts
+  thread (s, w, g)'s register (2 a + h); register i = 4 j + 2 h + c of atom a is fragment
+  register (2 a + h) * N / 4 + 2 j + c.
 - `tile.shared_layout = {k_major, span, warpgroups, m_atoms}` on each operand's tile.alloc:
   the layout wgmma's descriptors read (compiler/tensorcore/wgmma_ptx.py): rows of `span` bytes
   (the swizzle) in column boxes of `span` bytes, 16-byte chunks XOR-ed with the row's place in
-  the 1 KiB atom; for A (warpgroups > 0) the rows reordered as above. Every copy into or out of
-  the tile, and every load or store of it, goes through `element_index`.
+  the 1 KiB atom (as TMA's 128B swizzle writes a 128-byte-row box: plan-tma-pipelines feeds such
+  tiles by TMA); for a reordered A (warpgroups > 0) the rows reordered as above. Every copy
+  into or out of the tile, and every load or store of it, goes through `element_index`.
 
 A may instead be a fragment (`tile.wgmma`'s a_registers): it is laid out as wgmma's A
 operand (`operand_a_layout`, rows as the accumulator's), and each instruction takes its four
@@ -30,8 +32,9 @@ operand (`operand_a_layout`, rows as the accumulator's), and each instruction ta
 The rule (`lower_wgmma`): wgmma.fence, per K step and atom one descriptor pair and one
 `wgmma.mma_async` (inline PTX over the accumulator registers), commit_group and wait_group 0,
 so the accumulator is final when the next op reads it; a gemm that is the only work of a
-cp.async pipeline leaves its group in flight instead, and the pipeline waits for it one
-iteration later (`_async_pipeline`). Shared memory the generic proxy wrote (cp.async,
+cp.async pipeline or a TMA ring (`_tma_ring`) leaves its group in flight instead, and the
+loop waits for it one iteration later (`_async_pipeline`). Tiles a TMA ring filled need no
+fence (TMA writes through the async proxy). Shared memory the generic proxy wrote (cp.async,
 st.shared) must be fenced for the async proxy that wgmma reads through: a cp.async pipeline
 does it before its per-iteration barrier; other operand tiles get a fence.proxy.async and a
 barrier here.
@@ -46,7 +49,8 @@ from typing import TYPE_CHECKING
 from mlir import ir
 from mlir.dialects import arith, gpu, llvm, memref, nvvm, vector
 
-from tilec.compiler.layouts.linear import LinearLayout, blocked, padded
+from tilec.compiler.layouts.linear import LayoutError, LinearLayout, blocked, padded
+from tilec.compiler.layouts.nvidia import wgmma_accumulator, wgmma_operand_a
 from tilec.compiler.passes._ir_walk import op_error
 from tilec.compiler.passes._scalar import constant, index
 from tilec.compiler.passes._scheduling import decision_attr, read_decision
@@ -74,11 +78,13 @@ class WgmmaPlan:
     k: int  # K elements of one instruction (32 bytes)
     dtype: str  # dtypes' operand type name
     a_registers: bool = False  # A is a fragment in wgmma's A-operand layout
+    reordered: bool = False  # the blocked accumulator, A's rows reordered for it
 
     def to_attr(self, context: ir.Context) -> ir.Attribute:
         return decision_attr({"warpgroups": self.warpgroups, "m_atoms": self.m_atoms,
                               "n": self.n, "k": self.k, "dtype": self.dtype,
-                              "a_registers": self.a_registers}, context)
+                              "a_registers": self.a_registers, "reordered": self.reordered},
+                             context)
 
     @classmethod
     def of(cls, op: ir.Operation) -> WgmmaPlan:
@@ -88,36 +94,62 @@ class WgmmaPlan:
             raise op_error(op, f"{WGMMA_ATTR} needs {', '.join(needed)} (plan-wgmma-gemms "
                                "writes it)")
         return cls(int(fields["warpgroups"]), int(fields["m_atoms"]), int(fields["n"]),
-                   int(fields["k"]), str(fields["dtype"]), bool(fields.get("a_registers")))
+                   int(fields["k"]), str(fields["dtype"]), bool(fields.get("a_registers")),
+                   bool(fields.get("reordered")))
 
 
-def accumulator_layout(block_m: int, block_n: int, warpgroups: int) -> LinearLayout:
-    """The accumulator's blocked layout (module docstring)."""
+def needs_reordering(block_m: int, block_n: int, block_k: int, warpgroups: int,
+                     element_bytes: int, a_registers: bool) -> bool:
+    """Whether the instruction's own fragments do not cover the tiles (an extent that is no
+    power of two): then the accumulator is blocked and A's rows are reordered for it."""
+    try:
+        wgmma_accumulator(block_m, block_n, warpgroups)
+        if a_registers:
+            wgmma_operand_a(block_m, block_k, 8 * element_bytes, warpgroups)
+    except LayoutError:
+        return True
+    return False
+
+
+def accumulator_layout(block_m: int, block_n: int, warpgroups: int, reordered: bool
+                       ) -> LinearLayout:
+    """wgmma's accumulator fragment, or the blocked layout (module docstring)."""
+    if not reordered:
+        return wgmma_accumulator(block_m, block_n, warpgroups)
     return blocked((block_m, block_n), (1, 2), (32 * warpgroups, 4), (4, 1),
                    WARPGROUP_THREADS * warpgroups)
 
 
-def operand_a_layout(block_m: int, block_k: int, warpgroups: int, element_bytes: int
-                     ) -> LinearLayout:
-    """A from registers: rows as the accumulator's, K in runs of one 32-bit register (4 /
-    element_bytes elements) over 4 threads (wgmma's A fragment: a0..a3 at rows g, g + 8 and
-    K offsets 0, 16 bytes of each 32-byte step)."""
+def operand_a_layout(block_m: int, block_k: int, warpgroups: int, element_bytes: int,
+                     reordered: bool) -> LinearLayout:
+    """A from registers: wgmma's A fragment, or (reordered) rows as the blocked
+    accumulator's, K in runs of one 32-bit register (4 / element_bytes elements) over 4
+    threads (a0..a3 at rows g, g + 8 and K offsets 0, 16 bytes of each 32-byte step)."""
+    if not reordered:
+        return wgmma_operand_a(block_m, block_k, 8 * element_bytes, warpgroups)
     return blocked((block_m, block_k), (1, 4 // element_bytes), (32 * warpgroups, 4), (4, 1),
                    WARPGROUP_THREADS * warpgroups)
 
 
-def operand_a_registers(atom: int, step: int, block_k: int, element_bytes: int
-                        ) -> list[list[int]]:
+def operand_a_registers(atom: int, step: int, block_k: int, element_bytes: int,
+                        reordered: bool) -> list[list[int]]:
     """The fragment registers packed into wgmma's a0..a3 for 64-row atom `atom` and K step
-    `step` (a_{2q+h}: rows + 8h, K + 16q bytes)."""
+    `step` (a_{2q+h}: rows + 8h, K + 16q bytes). wgmma's fragment numbers them in that order,
+    a step's 4 registers after the previous step's, an atom's steps after the previous atom's."""
     pack = 4 // element_bytes
+    if not reordered:
+        steps = block_k * element_bytes // K_STEP_BYTES
+        first = 4 * pack * (steps * atom + step)
+        return [[first + pack * a + c for c in range(pack)] for a in range(4)]
     return [[(2 * atom + h) * (padded(block_k) // 4) + (2 * step + q) * pack + c
              for c in range(pack)]
             for q in (0, 1) for h in (0, 1)]
 
 
-def accumulator_register(atom: int, register: int, n: int) -> int:
+def accumulator_register(atom: int, register: int, n: int, reordered: bool) -> int:
     """The fragment register that register `register` of atom `atom`'s wgmma result is."""
+    if not reordered:
+        return atom * (n // 2) + register
     group, half, column = register // 4, (register // 2) % 2, register % 2
     return (2 * atom + half) * (padded(n) // 4) + 2 * group + column
 
@@ -209,11 +241,11 @@ class SharedOperandLayout:
         return arith.xori(linear, arith.shli(phase, index(_log2(CHUNK_BYTES) - shift)))
 
 
-def _warpgroup(lowering: KernelLowering) -> ir.Value:
+def warpgroup_index(tid: ir.Value) -> ir.Value:
     """tid / 128, read from lane 0 so that ptxas sees a warp-uniform value (a divergent one
-    serializes wgmma)."""
+    serializes wgmma, and roles chosen on one as well)."""
     i32 = ir.IntegerType.get_signless(32)
-    raw = arith.index_cast(i32, arith.divui(lowering.tid, index(WARPGROUP_THREADS)))
+    raw = arith.index_cast(i32, arith.divui(tid, index(WARPGROUP_THREADS)))
     uniform = gpu.ShuffleOp(raw, constant(i32, 0), constant(i32, 32), gpu.ShuffleMode.IDX)
     return arith.index_cast(ir.IndexType.get(), uniform.results[0])
 
@@ -233,7 +265,7 @@ def _shared_a(lowering: KernelLowering, a: ir.Value, layout: SharedOperandLayout
     address = memref.ExtractAlignedPointerAsIndexOp(a).result
     if plan.warpgroups > 1:
         slab = plan.m_atoms * ATOM_ROWS * layout.span
-        address = arith.addi(address, arith.muli(_warpgroup(lowering), index(slab)))
+        address = arith.addi(address, arith.muli(warpgroup_index(lowering.tid), index(slab)))
     return lambda atom, step: [_descriptor(address, layout.atom_offset(atom)
                                            + layout.step_offset(step), layout.descriptor_bits())]
 
@@ -250,7 +282,7 @@ def _register_a(lowering: KernelLowering, op: ir.Operation, plan: WgmmaPlan
 
     def pack(atom: int, step: int) -> list[ir.Value]:
         packed = []
-        for slots in operand_a_registers(atom, step, block_k, element_bytes):
+        for slots in operand_a_registers(atom, step, block_k, element_bytes, plan.reordered):
             items = [memref.load(registers, [index(slot)]) for slot in slots]
             if len(items) == 1:
                 packed.append(arith.bitcast(i32, items[0]))
@@ -288,7 +320,8 @@ def lower_wgmma(lowering: KernelLowering, op: ir.Operation) -> None:
     result_type = llvm.StructType.get_literal([element] * count)
     i32 = ir.IntegerType.get_signless(32)
     clear = ir.BoolAttr(op.attributes["clear_accum"]).value
-    values = [[memref.load(registers, [index(accumulator_register(atom, i, plan.n))])
+    values = [[memref.load(registers, [index(accumulator_register(atom, i, plan.n,
+                                                                  plan.reordered))])
                for i in range(count)] for atom in range(plan.m_atoms)]
     text, constraints = mma_async_asm(plan.dtype, plan.n, plan.k,
                                       None if a_layout is None else False, not b_layout.k_major)
@@ -310,4 +343,5 @@ def lower_wgmma(lowering: KernelLowering, op: ir.Operation) -> None:
         nvvm.wgmma_wait_group_sync_aligned(0)
     for atom in range(plan.m_atoms):
         for i, value in enumerate(values[atom]):
-            memref.store(value, registers, [index(accumulator_register(atom, i, plan.n))])
+            memref.store(value, registers,
+                         [index(accumulator_register(atom, i, plan.n, plan.reordered))])

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import arith, builtin, gpu, llvm, memref, nvgpu, scf, vector
+from mlir.dialects import arith, builtin, gpu, llvm, memref, nvgpu, nvvm, scf, vector
 
 from tilec.compiler.layouts.emit import (
     bit_coordinates,
@@ -70,6 +70,17 @@ from tilec.compiler.passes._scalar import (
     reduce_term,
     zero,
 )
+from tilec.compiler.passes._scheduling import read_decision
+from tilec.compiler.passes._tma_ring import (
+    CONSUMER_BARRIER,
+    LOAD_ATTR,
+    MAPS_ATTR,
+    WARPGROUP_THREADS,
+    RingLowering,
+    TmaLoad,
+    TmaRing,
+    grouped_order,
+)
 from tilec.compiler.passes._user_sync import USER_SYNC_OPS, lower_user_sync
 from tilec.compiler.passes._wgmma import (
     SWIZZLE_ATOM_BYTES,
@@ -77,6 +88,7 @@ from tilec.compiler.passes._wgmma import (
     SharedOperandLayout,
     lower_wgmma,
 )
+from tilec.compiler.passes.rasterize_blocks import RASTER_ATTR
 from tilec.errors import CompileError
 
 SHARED_ALIGN = 128
@@ -212,9 +224,21 @@ class KernelLowering:
         self.shared_layouts: dict[ir.Value, tuple[SharedOperandLayout, bool]] = {}
         self.swizzle_base: ir.Value | None = None
         self.overlapped_gemm: ir.Operation | None = None  # its pipeline waits for its wgmma
+        # a T.Pipelined loop fed by a TMA ring and a producer warpgroup (plan-tma-pipelines)
+        self.ring_loop, self.tma_ring = next(
+            ((op, ring) for op in walk(kernel) if op.name == "tile.pipelined"
+             and (ring := TmaRing.of(op)) is not None), (None, None))
+        self.ring_copies = [] if self.ring_loop is None else [
+            op for op in map(as_operation, self.ring_loop.regions[0].blocks[0].operations)
+            if LOAD_ATTR in op.attributes]
+        self.ring_lowering: RingLowering | None = None
         # decided on the tile IR, as insert-shared-barriers did (scopes change on the way)
         self.plans: list[tuple[ir.Operation, PipelinePlan]] = [
-            (op, plan) for op in walk(kernel) if (plan := plan_pipeline(op)) is not None]
+            (op, plan) for op in walk(kernel) if not self.is_ring_loop(op)
+            and (plan := plan_pipeline(op)) is not None]
+
+    def is_ring_loop(self, op: ir.Operation) -> bool:
+        return self.ring_loop is not None and op == self.ring_loop
 
     # ----- the gpu.func and its prelude -------------------------------------------------
     def build(self) -> None:
@@ -225,8 +249,12 @@ class KernelLowering:
         dynamic = [(i, d) for i, t in enumerate(params) if isinstance(t, ir.MemRefType)
                    for d, extent in enumerate(t.shape) if extent == dynamic_size]
         abi += [ir.IntegerType.get_signless(64)] * len(dynamic)
+        maps_at = len(abi)
+        abi += [llvm.PointerType.get()] * len(self.ring_copies)  # their tensor maps
         name = ir.StringAttr(self.func.attributes["sym_name"]).value
         block_size = (self.block_size + [1, 1])[:3]
+        if self.ring_loop is not None:  # the producer warpgroup
+            block_size[0] += WARPGROUP_THREADS
         with self.func.location, ir.InsertionPoint(self.gpu_block):
             gpu_func = gpu.GPUFuncOp(ir.TypeAttr.get(ir.FunctionType.get(abi, [])),
                                      sym_name=name, kernel=True, known_block_size=block_size)
@@ -234,11 +262,16 @@ class KernelLowering:
             with ir.InsertionPoint(entry):
                 self.ret = as_operation(gpu.ReturnOp([]))
         self.gpu_func = as_operation(gpu_func)
+        if self.ring_copies:
+            self.gpu_func.attributes[MAPS_ATTR] = self.tensor_maps_attr()
         with self.func.location, ir.InsertionPoint(self.ret):
             self.prelude(params, entry, dynamic)
         self.move_kernel_body()
         self.hoist_allocs()
-        self.lower_block_ops(self.body_ops)
+        if self.ring_loop is None:
+            self.lower_block_ops(self.body_ops)
+        else:
+            self.lower_with_producer(entry.arguments[maps_at:])
         for old in self.fragment_allocs:
             if list(old.results[0].uses):
                 raise fail(old, "a fragment is used where the CUDA lowering cannot follow it")
@@ -246,6 +279,42 @@ class KernelLowering:
         self.gpu_func.attributes["tile.shared_bytes"] = ir.IntegerAttr.get(
             ir.IntegerType.get_signless(64), self.shared_bytes)
         self.func.erase()
+
+    def tensor_maps_attr(self) -> ir.Attribute:
+        """What the launch encodes for each tensor-map argument: the tensor parameter, the
+        box and the swizzle of the copy that loads through it."""
+        entries = []
+        for copy in self.ring_copies:
+            source = copy.operands[0]
+            if not isinstance(source, ir.BlockArgument) or source.owner != \
+                    self.func.regions[0].blocks[0]:
+                raise fail(copy, f"a {LOAD_ATTR} copy must read a tensor parameter")
+            load = TmaLoad.of(copy)
+            i64 = ir.IntegerType.get_signless(64)
+            entries.append(ir.DictAttr.get({
+                "param": ir.IntegerAttr.get(i64, source.arg_number),
+                "box": ir.DenseI64ArrayAttr.get(list(load.box)),
+                "swizzle": ir.IntegerAttr.get(i64, load.swizzle)}))
+        return ir.ArrayAttr.get(entries)
+
+    def lower_with_producer(self, maps: list[ir.Value]) -> None:
+        """The kernel's statements on its warpgroups, a producer warpgroup beside them
+        feeding the ring loop (compiler/passes/_tma_ring.py); the statements' block barriers
+        become named barriers over the consumers."""
+        self.ring_lowering = RingLowering(self, self.ring_loop, self.tma_ring,
+                                          list(zip(self.ring_copies, maps, strict=True)))
+        with self.ring_loop.location, ir.InsertionPoint(self.ret):
+            self.ring_lowering.init_barriers()
+            branch = self.ring_lowering.split(self.body_ops)
+        self.lower_block_ops(self.body_ops)
+        # the producer's side has no block barrier
+        for barrier in [op for op in walk(as_operation(branch)) if op.name == "gpu.barrier"]:
+            with barrier.location, ir.InsertionPoint(barrier):
+                nvvm.BarrierOp(None, barrierId=constant(ir.IntegerType.get_signless(32),
+                                                        CONSUMER_BARRIER),
+                               numberOfThreads=constant(ir.IntegerType.get_signless(32),
+                                                        self.threads))
+            barrier.erase()
 
     def prelude(self, params: list[ir.Type], entry: ir.Block, dynamic: list) -> None:
         i64 = ir.IntegerType.get_signless(64)
@@ -302,6 +371,9 @@ class KernelLowering:
                 self.mapping[old] = new
         self.block_ids = [gpu.BlockIdOp(getattr(gpu.Dimension, axis)).result
                           for axis in "xyz"[:len(self.kernel.regions[0].blocks[0].arguments)]]
+        raster = read_decision(self.kernel, RASTER_ATTR)
+        if self.ring_loop is not None and raster is not None and len(self.block_ids) == 2:
+            self.block_ids = grouped_order(self.block_ids, int(raster["group_m"]))
 
     def move_kernel_body(self) -> None:
         block = self.kernel.regions[0].blocks[0]
@@ -366,6 +438,8 @@ class KernelLowering:
 
     def ring_stages(self, buffer: ir.Value) -> int:
         """The slots a pipelined loop gives this shared buffer (0: none, a plain buffer)."""
+        if any(buffer == copy_parts(copy)[3] for copy in self.ring_copies):
+            return self.tma_ring.stages
         return next((plan.stages for _, plan in self.plans
                      if any(buffer == known for known in plan.buffers)), 0)
 
@@ -445,6 +519,10 @@ class KernelLowering:
                 self.lower_fill(op)
             elif name == "tile.parallel":
                 self.lower_parallel(op)
+                return
+            elif name == "tile.pipelined" and self.is_ring_loop(op):
+                iv, end = self.ring_lowering.lower_loop()
+                self.lower_block_ops(move_body_before(op, [iv], end))
                 return
             elif name == "tile.pipelined" and self.plan_of(op) is not None:
                 self.lower_pipelined(op)

@@ -7,17 +7,20 @@ infer-mma-layout gave a wgmma `tile.mma` runs on the tensor cores where it stand
 - A and B are tiles of their own (tile.alloc), A not transposed (M x K), and no other gemm
   reads them laid out differently; B is shared, A shared or (tile.mma's a_source =
   "registers") a fragment, which gets wgmma's A-operand layout (`operand_a_layout`: for 16-bit
-  types the accumulator's, so the cast accumulator of attention's first gemm is the second's
-  A as it stands); C is a fragment without a layout yet, or with the one another such gemm
-  accumulating into it gave it;
+  types the accumulator's registers where its K steps are the accumulator's 8-column groups,
+  so the cast accumulator of attention's first gemm is the second's A as it stands); C is a
+  fragment without a layout yet, or with the one another such gemm accumulating into it gave
+  it;
 - the block has exactly the decision's warpgroups (128 threads each: every thread issues);
 - a K-major tile's rows are a multiple of 32 bytes (the swizzle span is the widest of 128, 64
   and 32 bytes dividing them), an MN-major B's a multiple of 64 elements.
 
 It records the decisions of `compiler/passes/_wgmma.py` (tile.wgmma on the gemm, tile.layout on
-the accumulator, tile.shared_layout on A's and B's tiles) and, since the whole-kernel TMA ring
-pipeline-async-copies may have chosen for the loop around the gemm exists only in that
-generator, reschedules such a loop as a cp.async pipeline of the user's depth. Other gemms are
+the accumulator: wgmma's own fragment, or a blocked one with A's rows reordered for it where
+the fragment does not cover the tile; tile.shared_layout on A's and B's tiles) and, since the
+whole-kernel TMA ring pipeline-async-copies may have chosen for the loop around the gemm
+exists only in that generator, reschedules such a loop as a cp.async pipeline of the user's
+depth (which plan-tma-pipelines may then feed by TMA). Other gemms are
 left to lower-gemm-simt. The pass does nothing on targets without wgmma (sm_80).
 """
 
@@ -47,6 +50,7 @@ from tilec.compiler.passes._wgmma import (
     SharedOperandLayout,
     WgmmaPlan,
     accumulator_layout,
+    needs_reordering,
     operand_a_layout,
 )
 from tilec.compiler.passes.infer_fragment_layout import kernel_threads
@@ -76,8 +80,9 @@ def operand_layouts(gemm: ir.Operation, plan: WgmmaPlan
     a_span = _span(block_k * element_bytes)
     if a_span is None or block_m % ATOM_ROWS:
         return None
+    reorder = (plan.warpgroups, plan.m_atoms) if plan.reordered else (0, 0)
     a = None if plan.a_registers else SharedOperandLayout(
-        (block_m, block_k), element_bytes, True, a_span, plan.warpgroups, plan.m_atoms)
+        (block_m, block_k), element_bytes, True, a_span, *reorder)
     if ir.BoolAttr(gemm.attributes["transpose_b"]).value:  # N x K: K-major
         b_span = _span(block_k * element_bytes)
         if b_span is None:
@@ -107,14 +112,17 @@ def gemm_plan(gemm: ir.Operation, threads: int) -> WgmmaPlan | None:
     if threads != WARPGROUP_THREADS * warpgroups:
         return None
     block_m, block_n = ir.MemRefType(c.type).shape
-    if layout_of(c) not in (None, accumulator_layout(block_m, block_n, warpgroups)):
-        return None  # laid out for another use (a wgmma gemm before this one gives this)
     dtype = tensorcore_type(ir.MemRefType(a.type).element_type, OPERAND_TYPES)
     if dtype is None:
         return None
+    block_k = ir.MemRefType(a.type).shape[1]
+    reordered = needs_reordering(block_m, block_n, block_k, warpgroups, OPERAND_BYTES[dtype],
+                                 a_registers)
+    if layout_of(c) not in (None, accumulator_layout(block_m, block_n, warpgroups, reordered)):
+        return None  # laid out for another use (a wgmma gemm before this one gives this)
     instr = tuple(mma["instr"])
     return WgmmaPlan(warpgroups, block_m // warpgroups // ATOM_ROWS, block_n, int(instr[2]),
-                     dtype, a_registers)
+                     dtype, a_registers, reordered)
 
 
 def _claim(alloc: ir.Operation, layout: SharedOperandLayout, context: ir.Context) -> bool:
@@ -167,7 +175,7 @@ class PlanWgmmaGemms(TilePass):
                 _claim(b_alloc, layouts[1], context)
                 block_m, block_n = ir.MemRefType(gemm.operands[2].type).shape
                 _alloc(gemm.operands[2]).attributes[LAYOUT_ATTR] = layout_attr(
-                    accumulator_layout(block_m, block_n, plan.warpgroups))
+                    accumulator_layout(block_m, block_n, plan.warpgroups, plan.reordered))
                 gemm.attributes[WGMMA_ATTR] = plan.to_attr(context)
                 loop = _enclosing_loop(gemm)
                 if loop is not None:
@@ -176,7 +184,8 @@ class PlanWgmmaGemms(TilePass):
     @staticmethod
     def _a_registers(gemm: ir.Operation, plan: WgmmaPlan) -> LinearLayout:
         block_m, block_k = ir.MemRefType(gemm.operands[0].type).shape
-        return operand_a_layout(block_m, block_k, plan.warpgroups, OPERAND_BYTES[plan.dtype])
+        return operand_a_layout(block_m, block_k, plan.warpgroups, OPERAND_BYTES[plan.dtype],
+                                plan.reordered)
 
     def _a_fits(self, gemm: ir.Operation, alloc: ir.Operation,
                 layout: SharedOperandLayout | None, plan: WgmmaPlan) -> bool:

@@ -13,6 +13,8 @@ Stages ("tile" is the frontend's IR, added by the driver):
              becomes a TMA/wgmma (sm_90a) or cp.async/mma.sync (sm_80) kernel); for the other
              kernels the SIMT passes: plan-wgmma-gemms (sm_90a: the gemms lower-tile-to-gpu
              computes with wgmma where they stand, their accumulator and operand layouts),
+             plan-tma-pipelines (sm_90a: loops feeding them through a TMA ring and a
+             producer warpgroup),
              infer-fragment-layout (thread/register mapping of fragments and T.Parallel),
              lower-gemm-simt (the other gemms on CUDA cores), insert-shared-barriers
   gpu        lower-tile-to-gpu: one `gpu.func` in `gpu.module @kernels` (then canonicalize, cse);
@@ -30,7 +32,8 @@ Kernel ABI (python/tilec/runtime/cuda.py builds it; documented in lower_tile_to_
   (in parameter, then dimension order) as int64. launch["abi"] lists the slots:
   ["ptr", param], ["scalar", param, dtype] and ["dim", param, dim]; tensor-core kernels on
   sm_90a also take ["tma", param, role]: a pointer to the TMA map of that tensor, which the
-  runtime encodes from launch["tma"][role] (python/tilec/runtime/tma.py).
+  runtime encodes from launch["tma"][role] (python/tilec/runtime/tma.py); a kernel whose loop
+  plan-tma-pipelines fed by TMA takes those last, one per copy of the loop.
 Launch metadata: grid (from the frontend), threads, shared_bytes (dynamic shared memory; the
 runtime raises the per-kernel limit past 48 KB when it needs more), entry (the symbol name),
 arch.
@@ -49,6 +52,7 @@ from mlir.dialects import gpu
 
 from tilec.compiler.passes._ir_walk import op_error, walk
 from tilec.compiler.passes._scheduling import ARCH_ATTR, DISABLE_TMA_ATTR
+from tilec.compiler.passes._tma_ring import MAPS_ATTR
 from tilec.compiler.passes.lower_gemm_to_tensorcore import LAUNCH_ATTR
 from tilec.compiler.pipeline import (
     CompileOptions,
@@ -73,7 +77,8 @@ SCHEDULE_PASSES = (
     "rasterize-blocks",
 )
 TILE_PASSES = (
-    "plan-wgmma-gemms", "infer-fragment-layout", "lower-gemm-simt", "insert-shared-barriers"
+    "plan-wgmma-gemms", "plan-tma-pipelines", "infer-fragment-layout", "lower-gemm-simt",
+    "insert-shared-barriers",
 )
 
 
@@ -216,6 +221,7 @@ def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
     options.extra["threads"] = list(ir.DenseI64ArrayAttr(kernel.attributes["threads"]))
     location = op_error(kernel, "")  # the kernel's file:line, for errors found after lowering
     tile_passes("gpu", ["lower-tile-to-gpu", "lower-float8-conversions"]).run(module, options)
+    _producer_launch(module, options)
     run_pass_pipeline(module, "canonicalize,cse", options)
     shared_bytes = max((ir.IntegerAttr(function.attributes[SHARED_BYTES_ATTR]).value
                         for function in _gpu_functions(module)
@@ -227,6 +233,23 @@ def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
             f"has at most {target.max_shared_bytes} (use smaller tiles or fewer stages)",
             location.filename, location.lineno)
     options.extra["shared_bytes"] = shared_bytes
+
+
+def _producer_launch(module: ir.Module, options: CompileOptions) -> None:
+    """A kernel with a TMA ring launches its producer warpgroup too (the gpu.func's block
+    size) and takes a tensor map per ring copy after its other arguments."""
+    kernel = next(op for op in walk(module.operation) if op.name == "gpu.func")
+    if MAPS_ATTR not in kernel.attributes:
+        return
+    options.extra["threads"] = list(ir.DenseI32ArrayAttr(kernel.attributes["known_block_size"]))
+    maps = {}
+    for number, entry in enumerate(ir.ArrayAttr(kernel.attributes[MAPS_ATTR])):
+        entry = ir.DictAttr(entry)
+        role = f"map{number}"
+        options.extra["abi"].append(["tma", ir.IntegerAttr(entry["param"]).value, role])
+        maps[role] = {"box": list(ir.DenseI64ArrayAttr(entry["box"])),
+                      "swizzle": ir.IntegerAttr(entry["swizzle"]).value}
+    options.extra["tma"] = maps
 
 
 def stages(options: CompileOptions) -> list[Stage]:
@@ -255,6 +278,8 @@ def finish(product: bytes | str, options: CompileOptions, kernel_name: str
         "entry": kernel_name,
         "arch": target_of(options).name,
     }
+    if "tma" in options.extra:
+        launch["tma"] = options.extra["tma"]
     tensorcore = options.extra.get("tensorcore")
     if tensorcore:
         launch["tma"] = tensorcore.get("tma", {})

@@ -1,21 +1,21 @@
 // RUN: tilec-opt --plan-wgmma-gemms --split-input-file %s | FileCheck %s
 
 // plan-wgmma-gemms (sm_90a): a gemm with a wgmma tile.mma that the per-op rule can read gets
-// tile.wgmma, its accumulator the blocked layout the instruction's registers fill (rows 32 per
-// warpgroup by 4 threads, columns in pairs by 4 threads), and its operand tiles the layout the
-// descriptors read; the loop's TMA ring (the whole-kernel generator's) becomes a cp.async
-// pipeline of the user's depth.
+// tile.wgmma, its accumulator wgmma's own fragment (lanes: column pairs by 4, rows by 8; warps
+// 16 rows apart; registers: the pair, +8 rows, then 8-column groups and 64-row atoms), and its
+// operand tiles the layout the descriptors read; the loop's TMA ring (the whole-kernel
+// generator's) becomes a cp.async pipeline of the user's depth.
 
-// A 128 x 32 f16 (K rows of 64 bytes: 64B swizzle, rows in wgmma order for one warpgroup of
-// two atoms), B 32 x 128 f16 (MN-major, 128B boxes); an epilogue T.Parallel on the accumulator.
+// A 128 x 32 f16 (K rows of 64 bytes: 64B swizzle), B 32 x 128 f16 (MN-major, 128B boxes); an
+// epilogue T.Parallel on the accumulator.
 // CHECK-LABEL: func.func @bias_relu
-// CHECK: tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 2 : i64, span = 64 : i64, warpgroups = 1 : i64}, tile.swizzle = "128B"} : memref<128x32xf16, "shared">
+// CHECK: tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 64 : i64, warpgroups = 0 : i64}, tile.swizzle = "128B"} : memref<128x32xf16, "shared">
 // CHECK: tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}, tile.swizzle = "128B"} : memref<32x128xf16, "shared">
-// CHECK: tile.alloc {tile.layout = #tile.linear<[128, 128], register = {{\[\[}}0, 1], [0, 8], [0, 16], [0, 32], [0, 64], [32, 0], [64, 0]], lane = {{\[\[}}0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = {{\[\[}}8, 0], [16, 0]]>, tile.mma_layout = "wgmma-accumulator"}
+// CHECK: tile.alloc {tile.layout = #tile.linear<[128, 128], register = {{\[\[}}0, 1], [8, 0], [0, 8], [0, 16], [0, 32], [0, 64], [64, 0]], lane = {{\[\[}}0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = {{\[\[}}16, 0], [32, 0]]>, tile.mma_layout = "wgmma-accumulator"}
 // CHECK: tile.pipelined {{.*}} attributes {tile.pipeline = {k_tile = 32 : i64, mechanism = "cp.async", stages = 3 : i64}}
 // CHECK: tile.copy {{.*}} {tile.async = "cp.async"}
 // CHECK: tile.copy {{.*}} {tile.async = "cp.async"}
-// CHECK: tile.gemm {{.*}} tile.wgmma = {a_registers = false, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, warpgroups = 1 : i64}
+// CHECK: tile.gemm {{.*}} tile.wgmma = {a_registers = false, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}
 module attributes {tile.arch = "sm_90a"} {
   func.func @bias_relu(%A: memref<1024x1024xf16>, %B: memref<1024x1024xf16>, %bias: memref<1024xf16>, %C: memref<1024x1024xf32>) attributes {tile.entry} {
     %g = arith.constant 8 : index
@@ -59,10 +59,10 @@ module attributes {tile.arch = "sm_90a"} {
 
 // Two warpgroups of one atom each; B as N x K (transpose_B): K-major, 128-byte rows.
 // CHECK-LABEL: func.func @two_warpgroups_kmajor_b
-// CHECK: tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 1 : i64, span = 128 : i64, warpgroups = 2 : i64}} : memref<128x64xbf16, "shared">
+// CHECK: tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<128x64xbf16, "shared">
 // CHECK: tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<256x64xbf16, "shared">
-// CHECK: tile.layout = #tile.linear<[128, 256], register = {{\[\[}}0, 1], [0, 8], [0, 16], [0, 32], [0, 64], [0, 128], [64, 0]], lane = {{\[\[}}0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = {{\[\[}}8, 0], [16, 0], [32, 0]]>
-// CHECK: tile.gemm {{.*}} tile.wgmma = {a_registers = false, dtype = "bf16", k = 16 : i64, m_atoms = 1 : i64, n = 256 : i64, warpgroups = 2 : i64}
+// CHECK: tile.layout = #tile.linear<[128, 256], register = {{\[\[}}0, 1], [8, 0], [0, 8], [0, 16], [0, 32], [0, 64], [0, 128]], lane = {{\[\[}}0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = {{\[\[}}16, 0], [32, 0], [64, 0]]>
+// CHECK: tile.gemm {{.*}} tile.wgmma = {a_registers = false, dtype = "bf16", k = 16 : i64, m_atoms = 1 : i64, n = 256 : i64, reordered = false, warpgroups = 2 : i64}
 module attributes {tile.arch = "sm_90a"} {
   func.func @two_warpgroups_kmajor_b(%A: memref<4x512x512xbf16>, %B: memref<4x512x512xbf16>) attributes {tile.entry} {
     %g = arith.constant 4 : index
@@ -83,12 +83,13 @@ module attributes {tile.arch = "sm_90a"} {
 // -----
 
 // A from registers: the fragment the loop fills from A's shared tile gets wgmma's A-operand
-// layout (for f16 the accumulator's); the shared tile itself is an ordinary one.
+// layout (for f16 the accumulator's, K steps of 16 where the accumulator has 8-column
+// groups); the shared tile itself is an ordinary one.
 // CHECK-LABEL: func.func @register_a
 // CHECK: %[[AS:.*]] = tile.alloc : memref<128x32xf16, "shared">
-// CHECK: tile.alloc {tile.layout = #tile.linear<[128, 32], register = {{\[\[}}0, 1], [0, 8], [0, 16], [32, 0], [64, 0]], lane = {{\[\[}}0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = {{\[\[}}8, 0], [16, 0]]>} : memref<128x32xf16, "fragment">
+// CHECK: tile.alloc {tile.layout = #tile.linear<[128, 32], register = {{\[\[}}0, 1], [8, 0], [0, 8], [0, 16], [64, 0]], lane = {{\[\[}}0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = {{\[\[}}16, 0], [32, 0]]>} : memref<128x32xf16, "fragment">
 // CHECK: tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<32x128xf16, "shared">
-// CHECK: tile.gemm {{.*}} tile.wgmma = {a_registers = true, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, warpgroups = 1 : i64}
+// CHECK: tile.gemm {{.*}} tile.wgmma = {a_registers = true, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}
 module attributes {tile.arch = "sm_90a"} {
   func.func @register_a(%A: memref<1024x1024xf16>, %B: memref<1024x1024xf16>) attributes {tile.entry} {
     %g = arith.constant 8 : index
@@ -109,6 +110,29 @@ module attributes {tile.arch = "sm_90a"} {
         tile.copy %as[%c0, %c0] [128, 32] to %af[%c0, %c0] [128, 32] : memref<128x32xf16, "shared"> to memref<128x32xf16, "fragment">
         tile.gemm %af, %bs, %acc {tile.mma = {a_source = "registers", instr = array<i64: 64, 128, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<128x32xf16, "fragment">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
       }
+    }
+    return
+  }
+}
+
+// -----
+
+// N = 96 (B as N x K) is no power of two: wgmma's fragment does not cover the tile, so the accumulator is
+// blocked (rows 32 per warpgroup by 4 threads, column pairs by 4 threads, padded to 128
+// columns) and A's rows are stored in the order that gives the instruction's rows to it.
+// CHECK-LABEL: func.func @ragged_n
+// CHECK: tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 2 : i64, span = 64 : i64, warpgroups = 1 : i64}} : memref<128x32xf16, "shared">
+// CHECK: tile.alloc {tile.layout = #tile.linear<[128, 96], register = {{\[\[}}0, 1], [0, 8], [0, 16], [0, 32], [0, 64], [32, 0], [64, 0]], lane = {{\[\[}}0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = {{\[\[}}8, 0], [16, 0]]>} : memref<128x96xf32, "fragment">
+// CHECK: tile.gemm {{.*}} tile.wgmma = {a_registers = false, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 96 : i64, reordered = true, warpgroups = 1 : i64}
+module attributes {tile.arch = "sm_90a"} {
+  func.func @ragged_n(%A: memref<256x256xf16>) attributes {tile.entry} {
+    %g = arith.constant 1 : index
+    tile.kernel grid(%g, %g) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %as = tile.alloc : memref<128x32xf16, "shared">
+      %bs = tile.alloc : memref<96x32xf16, "shared">
+      %acc = tile.alloc : memref<128x96xf32, "fragment">
+      tile.gemm %as, %bs, %acc {transpose_b = true, tile.mma = {a_source = "shared", instr = array<i64: 64, 96, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<128x32xf16, "shared">, memref<96x32xf16, "shared">, memref<128x96xf32, "fragment">
     }
     return
   }

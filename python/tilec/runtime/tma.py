@@ -1,8 +1,10 @@
-"""TMA tensor maps (CUtensorMap) for the tensor-core GEMM kernels, built with the CUDA driver.
+"""TMA tensor maps (CUtensorMap) for the tensor-core kernels, built with the CUDA driver.
 
 No MLIR here: a GPU machine without the compiler imports this. The kernels take each map as a
 pointer to its 128 bytes in global memory; `GemmTensorMaps` encodes the three maps (A, B, C) of
-one call into one small device buffer and keeps it alive.
+one call into one small device buffer and keeps it alive. Kernels whose T.Pipelined loop
+plan-tma-pipelines fed by TMA take one map per copy of the loop (launch["tma"]["mapN"]: the
+box of one 128-byte column of the tile, over the tensor's own rank).
 
 Launch metadata emitted by the lower-gemm-to-tensorcore pass (module attribute
 `tile.tensorcore`, JSON): {"arch", "abi", "threads", "shared_bytes", "block", "persistent",
@@ -14,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+from tilec.errors import LaunchError
 
 _DTYPE_BYTES = {
     "float16": 2,
@@ -47,24 +51,27 @@ def check(result: Any) -> Any:
     return result[1] if len(result) == 2 else result[1:]
 
 
-def encode_2d(
+def encode(
     address: int,
     dtype: str,
-    rows: int,
-    cols: int,
-    row_stride_elems: int,
+    shape: list[int],
+    strides: list[int],
     box: list[int],
     swizzle: int,
 ) -> bytes:
-    """The 128-byte map of a row-major [rows, cols] tensor; box is (inner, outer) elements.
+    """The 128-byte map of a tensor of `shape` (outermost first) whose dimensions lie
+    `strides` elements apart (the last one 1); box is in elements, innermost first.
 
     Out-of-bounds loads are zero-filled and out-of-bounds stores clipped, which is how the
-    kernels handle ragged M, N and K. The row stride must be a multiple of 16 bytes.
+    kernels handle ragged M, N and K. Every stride but the last must be a multiple of 16 bytes.
     """
     driver = _driver()
     elem = _DTYPE_BYTES[dtype]
-    if (row_stride_elems * elem) % 16 or address % 16:
-        raise ValueError("TMA needs 16-byte aligned rows and base address")
+    rank = len(shape)
+    if strides[-1] != 1 or any((stride * elem) % 16 for stride in strides[:-1]) or address % 16:
+        raise LaunchError(f"TMA needs a 16-byte aligned base address and rows of a multiple of "
+                          f"16 bytes; this {dtype} tensor of shape {list(shape)} with strides "
+                          f"{list(strides)} has neither (pad its last dimension)")
     kinds = driver.CUtensorMapDataType
     if elem == 1:  # TMA only moves bytes: fp8 and int8 travel as uint8 (zero fill = +0.0 / 0)
         data_type = kinds.CU_TENSOR_MAP_DATA_TYPE_UINT8
@@ -84,12 +91,12 @@ def encode_2d(
     tensor_map = check(
         driver.cuTensorMapEncodeTiled(
             data_type,
-            2,
+            rank,
             address,
-            [driver.cuuint64_t(cols), driver.cuuint64_t(rows)],
-            [driver.cuuint64_t(row_stride_elems * elem)],
-            [driver.cuuint32_t(box[0]), driver.cuuint32_t(box[1])],
-            [driver.cuuint32_t(1), driver.cuuint32_t(1)],
+            [driver.cuuint64_t(extent) for extent in reversed(shape)],
+            [driver.cuuint64_t(stride * elem) for stride in reversed(strides[:-1])],
+            [driver.cuuint32_t(extent) for extent in box],
+            [driver.cuuint32_t(1)] * rank,
             driver.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
             swizzle_mode,
             driver.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
@@ -106,7 +113,8 @@ _MAX_MAPS = 1024
 
 
 def tensor_map_pointer(tensor: Any, spec: dict) -> int:
-    """Device address of the CUtensorMap of a 2-d row-major torch tensor for one kernel operand.
+    """Device address of the CUtensorMap of a torch tensor (rows contiguous) for one kernel
+    operand; spec["box"] has one extent per dimension, innermost first.
 
     Maps depend only on the address, shape, strides, dtype and box, so they are cached: a launch
     with the same tensors costs a dictionary lookup. The map lives in a 128-byte device buffer
@@ -125,13 +133,12 @@ def tensor_map_pointer(tensor: Any, spec: dict) -> int:
     )
     buffer = _MAPS.get(key)
     if buffer is None:
-        if tensor.dim() != 2 or tensor.stride(1) != 1:
-            raise ValueError("TMA operands must be 2-d with contiguous rows")
+        if len(spec["box"]) != tensor.dim():
+            raise LaunchError(f"a TMA map of a {len(spec['box'])}-d box for a "
+                              f"{tensor.dim()}-d tensor")
         dtype = str(tensor.dtype).removeprefix("torch.")
-        rows, cols = tensor.shape
-        blob = encode_2d(
-            tensor.data_ptr(), dtype, rows, cols, tensor.stride(0), spec["box"], spec["swizzle"]
-        )
+        blob = encode(tensor.data_ptr(), dtype, list(tensor.shape), list(tensor.stride()),
+                      spec["box"], spec["swizzle"])
         buffer = torch.frombuffer(bytearray(blob), dtype=torch.uint8).to(tensor.device)
         if len(_MAPS) >= _MAX_MAPS:
             _MAPS.pop(next(iter(_MAPS)))
@@ -154,14 +161,10 @@ def gemm_tensor_maps(a: Any, b: Any, c: Any, tma: dict) -> GemmTensorMaps:
 
     blobs = []
     for tensor, role in ((a, "A"), (b, "B"), (c, "C")):
-        rows, cols = tensor.shape
         dtype = str(tensor.dtype).removeprefix("torch.")
         spec = tma[role]
-        blobs.append(
-            encode_2d(
-                tensor.data_ptr(), dtype, rows, cols, tensor.stride(0), spec["box"], spec["swizzle"]
-            )
-        )
+        blobs.append(encode(tensor.data_ptr(), dtype, list(tensor.shape), list(tensor.stride()),
+                            spec["box"], spec["swizzle"]))
     host = torch.frombuffer(bytearray(b"".join(blobs)), dtype=torch.uint8)
     buffer = host.to(a.device, non_blocking=False)
     base = buffer.data_ptr()

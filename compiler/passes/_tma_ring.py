@@ -1,0 +1,391 @@
+"""The decisions of plan-tma-pipelines and their CUDA lowering (lower-tile-to-gpu's part).
+
+A `tile.pipelined` loop marked `tile.tma_ring = {stages = S, consumers = G, overlap}` runs as
+a warp-specialized TMA ring; each of its copies carries `tile.tma_load = {box, boxes,
+swizzle}`: the TMA box (innermost dimension first) of one 128-byte column box of the operand
+tile and how many such boxes the tile has (`SharedOperandLayout`'s column boxes, each
+`rows x 128` bytes, 128B-swizzled as wgmma's descriptors read them).
+
+The kernel is launched with one warpgroup more than it was written for; that warpgroup (G) is
+the producer, warpgroups 0..G-1 are the kernel as written (their thread indices unchanged):
+
+    thread 0: mbarrier.init full[s] (1 arrival), empty[s] (one per consumer warp), s < S
+    barrier (all threads)
+    if warpgroup == G (warp-uniform: shuffled from lane 0):
+      its first thread, for each iteration i of the loop (slot s = i mod S, n = i / S):
+        wait empty[s] for phase n - 1 (parity (n & 1) ^ 1: a fresh barrier passes)
+        arrive.expect_tx full[s] (the bytes of every copy), then every copy's boxes with
+        cp.async.bulk.tensor into slot s, completing on full[s]
+    else: the kernel's statements, its block barriers named ones over the G warpgroups; the
+      loop becomes
+        for each iteration i: wait full[s] (parity n & 1); the body on slot s; then
+          overlap: wgmma.wait_group 1 (gemm i-1 has read its slot), lane 0 of each warp
+          arrives on empty[(i-1) mod S] (i > 0); else lane 0 arrives on empty[s]
+        overlap: wgmma.wait_group 0; a barrier over the consumers (the drain)
+
+The producer recomputes the loop bounds and the copies' corners: the pure arithmetic they
+are made of (`recomputable`), cloned with the iteration's index. TMA and wgmma both go
+through the async proxy, so the operand tiles need no proxy fence; zero fill past the
+tensor's edges comes from the tensor map (python/tilec/runtime/tma.py encodes one per copy,
+`tile.tensor_maps` on the gpu.func lists them for the launch). The producer hands its
+registers to the consumers (setmaxnreg), and a 2-d grid runs in rasterize-blocks' grouped
+order (`grouped_order`), as the whole-kernel GEMM does: a ring kernel is a GEMM's main loop.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from mlir import ir
+from mlir.dialects import arith, gpu, llvm, memref, nvvm, scf
+
+from tilec.compiler.passes._ir_walk import as_operation, constant_index, copy_parts, op_error
+from tilec.compiler.passes._scalar import bit_width, constant, index
+from tilec.compiler.passes._scheduling import decision_attr, read_decision
+from tilec.compiler.passes._wgmma import WARPGROUP_THREADS, warpgroup_index
+
+if TYPE_CHECKING:
+    from tilec.compiler.passes.lower_tile_to_gpu import KernelLowering
+
+RING_ATTR = "tile.tma_ring"
+LOAD_ATTR = "tile.tma_load"
+MAPS_ATTR = "tile.tensor_maps"
+SWIZZLE_BYTES = 128  # the column box of a 128B-swizzled operand tile
+BARRIER_BYTES = 8
+WAIT_TICKS = 10_000_000  # try_wait's suspend-time hint, as CUTLASS
+CONSUMER_BARRIER = 1  # the named barrier the consumer warpgroups use for block barriers
+PURE_OPS = ("memref.dim", "affine.apply")
+REGISTER_FILE = 65536  # 32-bit registers of a multiprocessor
+MAX_REGISTERS = 240  # per thread, a multiple of 8 (setmaxnreg's unit) below 256
+PRODUCER_REGISTERS = 40  # what the producer's address arithmetic needs
+
+
+@dataclass(frozen=True)
+class TmaRing:
+    """tile.tma_ring of a loop."""
+
+    stages: int
+    consumers: int  # warpgroups of the kernel as written; the producer is the next one
+    overlap: bool  # the loop's one gemm leaves its wgmma group in flight for an iteration
+
+    def to_attr(self, context: ir.Context) -> ir.Attribute:
+        return decision_attr({"stages": self.stages, "consumers": self.consumers,
+                              "overlap": self.overlap}, context)
+
+    @classmethod
+    def of(cls, loop: ir.Operation) -> TmaRing | None:
+        fields = read_decision(loop, RING_ATTR)
+        if fields is None:
+            return None
+        if any(name not in fields for name in ("stages", "consumers", "overlap")):
+            raise op_error(loop, f"{RING_ATTR} needs stages, consumers and overlap "
+                                 "(plan-tma-pipelines writes it)")
+        return cls(int(fields["stages"]), int(fields["consumers"]), bool(fields["overlap"]))
+
+
+@dataclass(frozen=True)
+class TmaLoad:
+    """tile.tma_load of a copy."""
+
+    box: tuple[int, ...]  # elements per dimension of the source, innermost first
+    boxes: int  # 128-byte column boxes of the destination tile
+    swizzle: int
+
+    def to_attr(self, context: ir.Context) -> ir.Attribute:
+        return decision_attr({"box": self.box, "boxes": self.boxes, "swizzle": self.swizzle},
+                             context)
+
+    @classmethod
+    def of(cls, copy: ir.Operation) -> TmaLoad:
+        fields = read_decision(copy, LOAD_ATTR) or {}
+        if any(name not in fields for name in ("box", "boxes", "swizzle")):
+            raise op_error(copy, f"a copy of a {RING_ATTR} loop needs {LOAD_ATTR} = {{box, "
+                                 "boxes, swizzle}} (plan-tma-pipelines writes it)")
+        return cls(tuple(int(v) for v in fields["box"]), int(fields["boxes"]),
+                   int(fields["swizzle"]))
+
+    def bytes(self, element_bytes: int) -> int:
+        return math.prod(self.box) * self.boxes * element_bytes
+
+
+def _pure(op: ir.Operation) -> bool:
+    return (op.name.split(".")[0] in ("arith", "math", "index") or op.name in PURE_OPS) \
+        and not len(op.regions)
+
+
+def recomputable(values: list[ir.Value], candidates: list[ir.Operation]
+                 ) -> list[ir.Operation] | None:
+    """The ops among `candidates` (in program order) that `values` are computed from, in that
+    order; None when one of them is not pure arithmetic. Values from elsewhere (block
+    arguments, ops that are no candidates) are used as they are."""
+    needed: list[ir.Operation] = []
+    pending = list(values)
+    while pending:
+        owner = pending.pop().owner
+        if isinstance(owner, ir.Block):
+            continue
+        owner = as_operation(owner)
+        if not any(owner == op for op in candidates) or any(owner == op for op in needed):
+            continue
+        if not _pure(owner):
+            return None
+        needed.append(owner)
+        pending += list(owner.operands)
+    return [op for op in candidates if any(op == known for known in needed)]
+
+
+def clone_ops(ops: list[ir.Operation], mapping: dict[ir.Value, ir.Value]) -> None:
+    """Clone `ops` at the current insertion point, operands through (and results into)
+    `mapping`."""
+    for op in ops:
+        clone = as_operation(op.clone())
+        for number, operand in enumerate(clone.operands):
+            if operand in mapping:
+                clone.operands[number] = mapping[operand]
+        for old, new in zip(op.results, clone.results, strict=True):
+            mapping[old] = new
+
+
+def _i32(value: int) -> ir.Value:
+    return constant(ir.IntegerType.get_signless(32), value)
+
+
+def _to_i32(value: ir.Value) -> ir.Value:
+    return arith.index_cast(ir.IntegerType.get_signless(32), value)
+
+
+def _shared_pointer(view: ir.Value, byte_offset: ir.Value | int) -> ir.Value:
+    base = memref.ExtractAlignedPointerAsIndexOp(view).result
+    if isinstance(byte_offset, int):
+        byte_offset = index(byte_offset)
+    address = arith.index_cast(ir.IntegerType.get_signless(64), arith.addi(base, byte_offset))
+    return llvm.inttoptr(llvm.PointerType.get(3), address)
+
+
+def grouped_order(block_ids: list[ir.Value], group_m: int) -> list[ir.Value]:
+    """(x, y) block indices in rasterize-blocks' grouped order: the launch order (x fastest)
+    walks `group_m` rows of tiles down each column before moving right, so the blocks that
+    run together share their A rows and B columns in L2. A bijection of the grid (the last
+    group may have fewer rows)."""
+    width = gpu.GridDimOp(gpu.Dimension.x).result
+    height = gpu.GridDimOp(gpu.Dimension.y).result
+    launched = arith.addi(arith.muli(block_ids[1], width), block_ids[0])
+    per_group = arith.muli(width, index(group_m))
+    first_row = arith.muli(arith.divui(launched, per_group), index(group_m))
+    rows = arith.minui(arith.subi(height, first_row), index(group_m))
+    within = arith.remui(launched, per_group)
+    return [arith.divui(within, rows), arith.addi(first_row, arith.remui(within, rows))]
+
+
+class RingLowering:
+    """Emits one tile.tma_ring loop through the kernel's lowering (module docstring)."""
+
+    def __init__(self, lowering: KernelLowering, loop: ir.Operation, ring: TmaRing,
+                 maps: list[tuple[ir.Operation, ir.Value]]):
+        self.lowering = lowering
+        self.loop = loop
+        self.ring = ring
+        self.maps = maps  # (copy, its tensor map's pointer: a kernel argument)
+        self.body = loop.regions[0].blocks[0]
+        self.copies = [copy for copy, _ in maps]
+        self.buffers: list[ir.Value] = []
+        for copy in self.copies:
+            dst = copy_parts(copy)[3]
+            if not any(dst == known for known in self.buffers):
+                self.buffers.append(dst)
+        self.barriers: ir.Value | None = None
+
+    # ----- set-up and roles ------------------------------------------------------------
+    def barrier(self, full: bool, slot: ir.Value) -> ir.Value:
+        """The shared address of full[slot] or empty[slot]."""
+        first = 0 if full else self.ring.stages
+        return _shared_pointer(self.barriers, arith.muli(arith.addi(slot, index(first)),
+                                                         index(BARRIER_BYTES)))
+
+    def init_barriers(self) -> None:
+        """Thread 0 initializes the ring's mbarriers; every thread waits for it."""
+        stages = self.ring.stages
+        self.barriers = self.lowering.shared_view([2 * stages], ir.IntegerType.get_signless(64))
+        first = arith.cmpi(arith.CmpIPredicate.eq, self.lowering.tid, index(0))
+        branch = scf.IfOp(first)
+        with ir.InsertionPoint(branch.then_block):
+            for slot in range(stages):
+                nvvm.MBarrierInitOp(self.barrier(True, index(slot)), _i32(1))
+                nvvm.MBarrierInitOp(self.barrier(False, index(slot)),
+                                    _i32(4 * self.ring.consumers))
+            scf.YieldOp([])
+        nvvm.FenceMbarrierInitOp()
+        gpu.BarrierOp()
+
+    def registers(self) -> tuple[int, int]:
+        """(the kernel's register cap per thread, the consumers' after setmaxnreg): the
+        producer keeps PRODUCER_REGISTERS, the consumers share what the file has left."""
+        launched = WARPGROUP_THREADS * (self.ring.consumers + 1)
+        cap = min(MAX_REGISTERS, REGISTER_FILE // launched // 8 * 8)
+        left = (REGISTER_FILE - PRODUCER_REGISTERS * WARPGROUP_THREADS) // (
+            WARPGROUP_THREADS * self.ring.consumers)
+        return cap, min(MAX_REGISTERS, left // 8 * 8)
+
+    def split(self, statements: list[ir.Operation]) -> scf.IfOp:
+        """if producer { the producer loop } else { `statements` } (moved there); the
+        producer gives registers back to the consumers (setmaxnreg, which needs the kernel's
+        register cap: nvvm.maxnreg)."""
+        cap, consumer_registers = self.registers()
+        i32 = ir.IntegerType.get_signless(32)
+        self.lowering.gpu_func.attributes["nvvm.maxnreg"] = ir.IntegerAttr.get(i32, cap)
+        role = warpgroup_index(self.lowering.tid)
+        producer = arith.cmpi(arith.CmpIPredicate.eq, role, index(self.ring.consumers))
+        branch = scf.IfOp(producer, has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            nvvm.SetMaxRegisterOp(PRODUCER_REGISTERS, nvvm.SetMaxRegisterAction.decrease)
+            self.producer()
+            scf.YieldOp([])
+        with ir.InsertionPoint(branch.else_block):
+            nvvm.SetMaxRegisterOp(consumer_registers, nvvm.SetMaxRegisterAction.increase)
+            end = as_operation(scf.YieldOp([]))
+        for op in statements:
+            op.move_before(end)
+        return branch
+
+    # ----- the producer -------------------------------------------------------------------
+    def recompute(self, values: list[ir.Value], mapping: dict[ir.Value, ir.Value]) -> None:
+        """Clone what `values` are computed from among the kernel's statements and the loop's
+        body (the consumers' side) here; the rest of the kernel's values dominate the
+        producer."""
+        candidates = list(self.lowering.body_ops) + list(map(as_operation,
+                                                             self.body.operations))
+        ops = recomputable(values, candidates)
+        if ops is None:
+            raise op_error(self.loop, f"a {RING_ATTR} loop's bounds and copy corners must be "
+                                      "pure arithmetic (plan-tma-pipelines checks it)")
+        clone_ops(ops, mapping)
+
+    def producer(self) -> None:
+        lowering = self.lowering
+        leader = arith.cmpi(arith.CmpIPredicate.eq, lowering.tid,
+                            index(WARPGROUP_THREADS * self.ring.consumers))
+        branch = scf.IfOp(leader)
+        with ir.InsertionPoint(branch.then_block):
+            bounds = list(self.loop.operands)[:3]
+            mapping: dict[ir.Value, ir.Value] = {}
+            self.recompute(bounds, mapping)
+            lower, upper, step = (mapping.get(v, v) for v in bounds)
+            loop = scf.ForOp(lower, upper, step)
+            with ir.InsertionPoint(loop.body):
+                iteration, slot, phase = self.position(loop.induction_variable, lower, step)
+                nvvm.MBarrierTryWaitParityOp(self.barrier(False, slot),
+                                             _to_i32(arith.xori(phase, index(1))),
+                                             _i32(WAIT_TICKS))
+                total = sum(TmaLoad.of(copy).bytes(self.element_bytes(copy))
+                            for copy in self.copies)
+                full = self.barrier(True, slot)
+                nvvm.MBarrierArriveExpectTxOp(ir.IntegerType.get_signless(64), full,
+                                              _i32(total))
+                inner = dict(mapping)
+                inner[self.body.arguments[0]] = loop.induction_variable
+                self.recompute([v for copy in self.copies for v in copy_parts(copy)[1]], inner)
+                for copy in self.copies:
+                    self.load(copy, inner, slot, full)
+                scf.YieldOp([])
+            scf.YieldOp([])
+
+    @staticmethod
+    def element_bytes(copy: ir.Operation) -> int:
+        return max(1, bit_width(ir.MemRefType(copy.operands[0].type).element_type) // 8)
+
+    def position(self, iv: ir.Value, lower: ir.Value, step: ir.Value
+                 ) -> tuple[ir.Value, ir.Value, ir.Value]:
+        """(iteration, slot, phase bit) of loop index `iv`."""
+        iteration = iv if constant_index(lower) == 0 else arith.subi(iv, lower)
+        if constant_index(step) != 1:
+            iteration = arith.divui(iteration, step)
+        stages = index(self.ring.stages)
+        slot = arith.remui(iteration, stages)
+        phase = arith.andi(arith.divui(iteration, stages), index(1))
+        return iteration, slot, phase
+
+    def slot_offset(self, buffer: ir.Value, slot: ir.Value) -> ir.Value:
+        """The slot's byte offset in the dynamic shared window."""
+        ring = self.lowering.rings[buffer]
+        offset = arith.addi(arith.muli(slot, index(ring.slot_bytes)), index(ring.offset))
+        return offset if ring.base is None else arith.addi(ring.base, offset)
+
+    def load(self, copy: ir.Operation, mapping: dict[ir.Value, ir.Value], slot: ir.Value,
+             full: ir.Value) -> None:
+        """The copy's column boxes for one iteration: box b at slot + b * rows * 128 bytes,
+        its innermost coordinate 128 bytes further along the tensor's last dimension."""
+        _, src_offsets, _, dst, _, _ = copy_parts(copy)
+        load = TmaLoad.of(copy)
+        corner = [mapping.get(v, v) for v in reversed(src_offsets)]  # innermost first
+        rows = ir.MemRefType(dst.type).shape[0] if dst not in self.lowering.shared_layouts \
+            else self.lowering.shared_layouts[dst][0].rows
+        start = self.slot_offset(dst, slot)
+        for box in range(load.boxes):
+            coordinates = [_to_i32(arith.addi(corner[0], index(box * load.box[0])))] + \
+                [_to_i32(value) for value in corner[1:]]
+            target = _shared_pointer(self.lowering.smem, arith.addi(
+                start, index(box * rows * load.swizzle)))
+            nvvm.CpAsyncBulkTensorGlobalToSharedClusterOp(
+                llvm.addrspacecast(llvm.PointerType.get(7), target),
+                next(pointer for known, pointer in self.maps if known == copy),
+                coordinates, full, [])
+
+    # ----- the consumers ------------------------------------------------------------------
+    def lower_loop(self) -> tuple[ir.Value, ir.Operation]:
+        """The consumers' loop; the caller moves the body in before the returned anchor."""
+        loop = self.loop
+        lower, upper, step = loop.operands[0], loop.operands[1], loop.operands[2]
+        gemm = next((op for op in map(as_operation, self.body.operations)
+                     if op.name == "tile.gemm"), None) if self.ring.overlap else None
+        self.lowering.overlapped_gemm = gemm
+        with loop.location, ir.InsertionPoint(loop):
+            consumer = scf.ForOp(lower, upper, step)
+            with ir.InsertionPoint(consumer.body):
+                iteration, slot, phase = self.position(consumer.induction_variable, lower,
+                                                       step)
+                nvvm.MBarrierTryWaitParityOp(self.barrier(True, slot), _to_i32(phase),
+                                             _i32(WAIT_TICKS))
+                views = {buffer: self.slot_view(buffer, slot) for buffer in self.buffers}
+                anchor = self.release(iteration, slot)
+                scf.YieldOp([])
+            if gemm is not None:
+                nvvm.wgmma_wait_group_sync_aligned(0)
+            gpu.BarrierOp()
+        for copy in self.copies:
+            copy.erase()
+        for buffer, view in views.items():
+            placeholder = as_operation(buffer.owner)
+            buffer.replace_all_uses_with(view)
+            placeholder.erase()
+        return consumer.induction_variable, anchor
+
+    def release(self, iteration: ir.Value, slot: ir.Value) -> ir.Operation:
+        """Lane 0 of each warp hands the slot its warp's wgmmas finished reading back; returns
+        the first op emitted (the body goes before it)."""
+        warp_size = index(32)
+        lane_zero = arith.cmpi(arith.CmpIPredicate.eq,
+                               arith.remui(self.lowering.tid, warp_size), index(0))
+        if self.ring.overlap:
+            nvvm.wgmma_wait_group_sync_aligned(1)
+            stages = index(self.ring.stages)
+            previous = arith.remui(arith.addi(iteration, arith.subi(stages, index(1))), stages)
+            started = arith.cmpi(arith.CmpIPredicate.ugt, iteration, index(0))
+            condition, slot = arith.andi(lane_zero, started), previous
+        else:
+            condition = lane_zero
+        branch = scf.IfOp(condition)
+        with ir.InsertionPoint(branch.then_block):
+            nvvm.MBarrierArriveOp(ir.IntegerType.get_signless(64), self.barrier(False, slot))
+            scf.YieldOp([])
+        return as_operation(warp_size.owner)
+
+    def slot_view(self, buffer: ir.Value, slot: ir.Value) -> ir.Value:
+        ring = self.lowering.rings[buffer]
+        view = memref.ViewOp(ring.type_, self.lowering.smem, self.slot_offset(buffer, slot),
+                             []).result
+        layouts = self.lowering.shared_layouts
+        if buffer in layouts:  # filled through the async proxy, as wgmma reads it
+            layouts[view] = (layouts[buffer][0], True)
+        return view

@@ -1,0 +1,171 @@
+"""plan-tma-pipelines: T.Pipelined loops that feed per-op wgmma gemms, fed by TMA instead.
+
+On sm_90a, after plan-wgmma-gemms, a cp.async-scheduled `tile.pipelined` loop whose copies all
+fill 128B-swizzled wgmma operand tiles becomes a warp-specialized TMA ring: the loop gets
+`tile.tma_ring = {stages = S, consumers = G, overlap}` and each copy `tile.tma_load = {box,
+boxes, swizzle = 128}` (compiler/passes/_tma_ring.py lowers both: a producer warpgroup beside
+the kernel's G streams the tiles with cp.async.bulk.tensor through S slots and two mbarriers
+per slot, the kernel's warpgroups wait on them and hand slots back). S is the loop's cp.async
+depth; `overlap` when the loop's work is one gemm, whose wgmma group then stays in flight
+until the next iteration's.
+
+The loop qualifies when
+- it stands directly in the kernel (not nested), the kernel's threads are one dimension of
+  G warpgroups, the kernel has no other ring and writes no mbarriers or T.ws of its own;
+- its statements are the pipelined copies (pipeline-async-copies' cp.async ones), wgmma
+  gemms (tile.wgmma) and pure index arithmetic, so no other shared memory is touched between
+  the barriers the ring replaces;
+- every copy reads a tensor parameter (rank <= 5, whose rows are 16-byte multiples when the
+  shape is known) in a box of two non-unit dimensions, the destination tile's rows (at most
+  256) and its columns (the tensor's last dimension), into the whole of an operand tile laid
+  out with a 128-byte span and
+  wgmma's own row order (tile.shared_layout: k_major either way, warpgroups = 0);
+- the loop bounds and the copies' corners are pure arithmetic of values the kernel has
+  before the loop (the producer recomputes them).
+Any other loop keeps its cp.async pipeline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+from tilec.compiler.passes import TilePass, register
+from tilec.compiler.passes._async_pipeline import plan_pipeline
+from tilec.compiler.passes._ir_walk import (
+    as_operation,
+    constant_index,
+    copy_parts,
+    defining_op,
+    kernels,
+    walk,
+)
+from tilec.compiler.passes._scalar import bit_width
+from tilec.compiler.passes._scheduling import DISABLE_TMA_ATTR, target_description
+from tilec.compiler.passes._tma_ring import (
+    LOAD_ATTR,
+    RING_ATTR,
+    SWIZZLE_BYTES,
+    WARPGROUP_THREADS,
+    TmaLoad,
+    TmaRing,
+    recomputable,
+)
+from tilec.compiler.passes._wgmma import WGMMA_ATTR, SharedOperandLayout
+
+MAX_TENSOR_RANK = 5  # cuTensorMapEncodeTiled's
+MAX_BOX = 256  # elements per box dimension
+OWN_SYNC_OPS = ("tile.alloc_barrier", "tile.warpgroups", "tile.tma_copy")
+
+
+def _is_pure(op: ir.Operation) -> bool:
+    return op.name.split(".")[0] in ("arith", "math", "index") or op.name in (
+        "memref.dim", "affine.apply")
+
+
+def tma_load(copy: ir.Operation) -> TmaLoad | None:
+    """The TMA box of a pipelined copy into a 128B-swizzled operand tile, None when TMA
+    cannot fill the tile as wgmma reads it."""
+    src, _, src_shape, dst, dst_offsets, dst_shape = copy_parts(copy)
+    alloc = defining_op(dst)
+    layout = SharedOperandLayout.of(alloc) if alloc is not None and \
+        alloc.name == "tile.alloc" else None
+    if layout is None or layout.span != SWIZZLE_BYTES or layout.warpgroups:
+        return None
+    if not isinstance(src, ir.BlockArgument):
+        return None  # a view of a parameter, or a buffer of the kernel
+    src_type = ir.MemRefType(src.type)
+    if src_type.rank > MAX_TENSOR_RANK or src_type.element_type != ir.MemRefType(
+            dst.type).element_type:
+        return None
+    element_bytes = bit_width(src_type.element_type) // 8
+    row_elements = src_type.shape[-1]
+    if row_elements != ir.ShapedType.get_dynamic_size() and (row_elements * element_bytes) % 16:
+        return None  # TMA needs 16-byte row pitches
+    rows, columns = layout.shape
+    if list(dst_shape) != [rows, columns] or any(constant_index(v) != 0 for v in dst_offsets):
+        return None
+    dims = [d for d, extent in enumerate(src_shape) if extent != 1]
+    if len(dims) != 2 or dims[1] != len(src_shape) - 1:
+        return None  # the tile's rows along one dimension, its columns along the last
+    if [src_shape[d] for d in dims] != [rows, columns] or rows > MAX_BOX:
+        return None
+    per_box = SWIZZLE_BYTES // element_bytes
+    box = (per_box, *reversed(src_shape[:-1]))
+    return TmaLoad(box, columns // per_box, SWIZZLE_BYTES)
+
+
+def _threads(kernel: ir.Operation) -> int | None:
+    threads = list(ir.DenseI64ArrayAttr(kernel.attributes["threads"]))
+    return threads[0] if len(threads) == 1 else None
+
+
+@dataclass(frozen=True)
+class RingPlan:
+    ring: TmaRing
+    loads: list[tuple[ir.Operation, TmaLoad]]
+
+
+def plan_ring(loop: ir.Operation, kernel: ir.Operation) -> RingPlan | None:
+    """The TMA ring of a loop, None when it does not qualify (module docstring)."""
+    if loop.parent is None or as_operation(loop.parent) != kernel:
+        return None
+    plan = plan_pipeline(loop)
+    threads = _threads(kernel)
+    if plan is None or threads is None or threads % WARPGROUP_THREADS:
+        return None
+    body = loop.regions[0].blocks[0]
+    statements = [as_operation(op) for op in body.operations]
+    copies = [op for op in statements if op.name == "tile.copy"]
+    if len(copies) != len(plan.copies):
+        return None
+    gemms = []
+    for op in statements:
+        if op.name == "tile.gemm" and WGMMA_ATTR in op.attributes:
+            gemms.append(op)
+        elif op.name not in ("tile.copy", "tile.yield") and not (_is_pure(op)
+                                                                  and not len(op.regions)):
+            return None
+    if not gemms:
+        return None
+    loads = [(copy, tma_load(copy)) for copy in copies]
+    if any(load is None for _, load in loads):
+        return None
+    corners = [v for copy in copies for v in copy_parts(copy)[1]]
+    candidates = [as_operation(op) for block in (kernel.regions[0].blocks[0], body)
+                  for op in block.operations]
+    if recomputable(list(loop.operands)[:3] + corners, candidates) is None:
+        return None
+    ring = TmaRing(plan.stages - (plan.overlapped is not None), threads // WARPGROUP_THREADS,
+                   len(gemms) == 1)
+    return RingPlan(ring, loads)
+
+
+@register
+@dataclass
+class PlanTmaPipelines(TilePass):
+    """Mark the T.Pipelined loops whose operand tiles a producer warpgroup fills by TMA."""
+
+    name = "plan-tma-pipelines"
+    summary = "cp.async loops feeding wgmma gemms -> tile.tma_ring + tile.tma_load (sm_90a)"
+    arch: str = ""
+
+    def run(self, module: ir.Module) -> None:
+        target = target_description(module, self.arch, self.name)
+        if not (target.has_wgmma and target.has_tma) or \
+                DISABLE_TMA_ATTR in module.operation.attributes:
+            return
+        context = module.context
+        for kernel in kernels(module):
+            if any(op.name in OWN_SYNC_OPS or RING_ATTR in op.attributes
+                   for op in walk(kernel)):
+                continue
+            plans = [plan for op in walk(kernel) if op.name == "tile.pipelined"
+                     and (plan := plan_ring(op, kernel)) is not None]
+            if len(plans) != 1:
+                continue  # one producer warpgroup serves one loop
+            loop = as_operation(plans[0].loads[0][0].parent)
+            loop.attributes[RING_ATTR] = plans[0].ring.to_attr(context)
+            for copy, load in plans[0].loads:
+                copy.attributes[LOAD_ATTR] = load.to_attr(context)

@@ -1,0 +1,206 @@
+// RUN: tilec-opt --plan-tma-pipelines --split-input-file %s | FileCheck %s
+
+// plan-tma-pipelines (sm_90a): a cp.async loop whose copies fill 128B-swizzled wgmma operand
+// tiles becomes a TMA ring fed by a producer warpgroup: tile.tma_ring on the loop (the user's
+// depth, the kernel's warpgroups as consumers, overlap when one gemm is the loop's work) and
+// tile.tma_load on each copy (the box of one 128-byte column, innermost first, and how many
+// columns the tile has).
+
+// A 128 x 64 f16 (K-major: one 64 x 128 box), B 64 x 256 f16 (MN-major: four 64 x 64 boxes).
+// CHECK-LABEL: func.func @bias_relu
+// CHECK: tile.pipelined {{.*}} tile.tma_ring = {consumers = 2 : i64, overlap = true, stages = 4 : i64}
+// CHECK: tile.copy {{.*}} tile.tma_load = {box = array<i64: 64, 128>, boxes = 1 : i64, swizzle = 128 : i64}
+// CHECK: tile.copy {{.*}} tile.tma_load = {box = array<i64: 64, 64>, boxes = 4 : i64, swizzle = 128 : i64}
+module attributes {tile.arch = "sm_90a"} {
+  func.func @bias_relu(%A: memref<1000x520xf16>, %B: memref<520x1016xf16>, %C: memref<1000x1016xf32>) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c9 = arith.constant 9 : index
+    %c64 = arith.constant 64 : index
+    %c128 = arith.constant 128 : index
+    %c256 = arith.constant 256 : index
+    %gx = arith.constant 4 : index
+    %gy = arith.constant 8 : index
+    tile.kernel grid(%gx, %gy) threads [256] {
+    ^bb0(%bx: index, %by: index):
+      %as = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<128x64xf16, "shared">
+      %bs = tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<64x256xf16, "shared">
+      %acc = tile.alloc : memref<128x256xf32, "fragment">
+      %row = arith.muli %by, %c128 : index
+      tile.pipelined %c0 to %c9 step %c1 stages 4 attributes {tile.pipeline = {k_tile = 64 : i64, mechanism = "cp.async", stages = 4 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c64 : index
+        tile.copy %A[%row, %k0] [128, 64] to %as[%c0, %c0] [128, 64] {tile.async = "cp.async"} : memref<1000x520xf16> to memref<128x64xf16, "shared">
+        %col = arith.muli %bx, %c256 : index
+        tile.copy %B[%k0, %col] [64, 256] to %bs[%c0, %c0] [64, 256] {tile.async = "cp.async"} : memref<520x1016xf16> to memref<64x256xf16, "shared">
+        tile.gemm %as, %bs, %acc {tile.wgmma = {a_registers = false, dtype = "f16", k = 16 : i64, m_atoms = 1 : i64, n = 256 : i64, reordered = false, warpgroups = 2 : i64}} : memref<128x64xf16, "shared">, memref<64x256xf16, "shared">, memref<128x256xf32, "fragment">
+      }
+      %col = arith.muli %bx, %c256 : index
+      tile.copy %acc[%c0, %c0] [128, 256] to %C[%row, %col] [128, 256] : memref<128x256xf32, "fragment"> to memref<1000x1016xf32>
+    }
+    return
+  }
+}
+
+// -----
+
+// A batched GEMM on a 3-d grid, B as N x K (K-major): boxes over the tensors' three dimensions.
+// CHECK-LABEL: func.func @batched
+// CHECK: tile.pipelined {{.*}} tile.tma_ring = {consumers = 1 : i64, overlap = true, stages = 3 : i64}
+// CHECK: tile.copy {{.*}} tile.tma_load = {box = array<i64: 64, 128, 1>, boxes = 1 : i64, swizzle = 128 : i64}
+// CHECK: tile.copy {{.*}} tile.tma_load = {box = array<i64: 64, 128, 1>, boxes = 1 : i64, swizzle = 128 : i64}
+module attributes {tile.arch = "sm_90a"} {
+  func.func @batched(%A: memref<4x256x512xbf16>, %B: memref<4x256x512xbf16>) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %c64 = arith.constant 64 : index
+    %c128 = arith.constant 128 : index
+    %g = arith.constant 2 : index
+    %b = arith.constant 4 : index
+    tile.kernel grid(%g, %g, %b) threads [128] {
+    ^bb0(%bx: index, %by: index, %bz: index):
+      %as = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<128x64xbf16, "shared">
+      %bs = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<128x64xbf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      tile.pipelined %c0 to %c8 step %c1 stages 3 attributes {tile.pipeline = {k_tile = 64 : i64, mechanism = "cp.async", stages = 3 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c64 : index
+        %m0 = arith.muli %by, %c128 : index
+        %n0 = arith.muli %bx, %c128 : index
+        tile.copy %A[%bz, %m0, %k0] [1, 128, 64] to %as[%c0, %c0] [128, 64] {tile.async = "cp.async"} : memref<4x256x512xbf16> to memref<128x64xbf16, "shared">
+        tile.copy %B[%bz, %n0, %k0] [1, 128, 64] to %bs[%c0, %c0] [128, 64] {tile.async = "cp.async"} : memref<4x256x512xbf16> to memref<128x64xbf16, "shared">
+        tile.gemm %as, %bs, %acc {transpose_b = true, tile.wgmma = {a_registers = false, dtype = "bf16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}} : memref<128x64xbf16, "shared">, memref<128x64xbf16, "shared">, memref<128x128xf32, "fragment">
+      }
+    }
+    return
+  }
+}
+
+// -----
+
+// Declined (the cp.async pipeline stays): A's rows span 64 bytes (a 64B swizzle, not TMA's
+// 128B column boxes); a loop that also runs a T.Parallel on shared memory; a loop nested in
+// another; A's tile in the blocked accumulator's reordered rows; a kernel of its own mbarriers.
+// CHECK-LABEL: func.func @declined
+// CHECK-NOT: tile.tma_ring
+// CHECK-NOT: tile.tma_load
+// CHECK: return
+module attributes {tile.arch = "sm_90a"} {
+  func.func @declined(%A: memref<512x512xf16>, %B: memref<512x512xf16>) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c32 = arith.constant 32 : index
+    %c64 = arith.constant 64 : index
+    tile.kernel grid(%c4, %c4) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %as = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 64 : i64, warpgroups = 0 : i64}} : memref<128x32xf16, "shared">
+      %bs = tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      tile.pipelined %c0 to %c4 step %c1 stages 3 attributes {tile.pipeline = {k_tile = 32 : i64, mechanism = "cp.async", stages = 3 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c32 : index
+        tile.copy %A[%c0, %k0] [128, 32] to %as[%c0, %c0] [128, 32] {tile.async = "cp.async"} : memref<512x512xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%k0, %c0] [32, 128] to %bs[%c0, %c0] [32, 128] {tile.async = "cp.async"} : memref<512x512xf16> to memref<32x128xf16, "shared">
+        tile.gemm %as, %bs, %acc {tile.wgmma = {a_registers = false, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}} : memref<128x32xf16, "shared">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      %as2 = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<128x64xf16, "shared">
+      %bs2 = tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<64x128xf16, "shared">
+      %extra = tile.alloc : memref<128xf16, "shared">
+      tile.pipelined %c0 to %c4 step %c1 stages 3 attributes {tile.pipeline = {k_tile = 64 : i64, mechanism = "cp.async", stages = 3 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c64 : index
+        tile.copy %A[%c0, %k0] [128, 64] to %as2[%c0, %c0] [128, 64] {tile.async = "cp.async"} : memref<512x512xf16> to memref<128x64xf16, "shared">
+        tile.copy %B[%k0, %c0] [64, 128] to %bs2[%c0, %c0] [64, 128] {tile.async = "cp.async"} : memref<512x512xf16> to memref<64x128xf16, "shared">
+        tile.parallel [128] {
+        ^bb0(%i: index):
+          %zero = arith.constant 0.0 : f16
+          memref.store %zero, %extra[%i] : memref<128xf16, "shared">
+        }
+        tile.gemm %as2, %bs2, %acc {tile.wgmma = {a_registers = false, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}} : memref<128x64xf16, "shared">, memref<64x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      tile.for %c0 to %c4 step %c1 {
+      ^bb0(%outer: index):
+        %as3 = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<128x64xf16, "shared">
+        %bs3 = tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<64x128xf16, "shared">
+        tile.pipelined %c0 to %c4 step %c1 stages 3 attributes {tile.pipeline = {k_tile = 64 : i64, mechanism = "cp.async", stages = 3 : i64}} {
+        ^bb0(%k: index):
+          %k0 = arith.muli %k, %c64 : index
+          tile.copy %A[%c0, %k0] [128, 64] to %as3[%c0, %c0] [128, 64] {tile.async = "cp.async"} : memref<512x512xf16> to memref<128x64xf16, "shared">
+          tile.copy %B[%k0, %c0] [64, 128] to %bs3[%c0, %c0] [64, 128] {tile.async = "cp.async"} : memref<512x512xf16> to memref<64x128xf16, "shared">
+          tile.gemm %as3, %bs3, %acc {tile.wgmma = {a_registers = false, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}} : memref<128x64xf16, "shared">, memref<64x128xf16, "shared">, memref<128x128xf32, "fragment">
+        }
+      }
+      %as4 = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 2 : i64, span = 128 : i64, warpgroups = 1 : i64}} : memref<128x64xf16, "shared">
+      %bs4 = tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<64x128xf16, "shared">
+      tile.pipelined %c0 to %c4 step %c1 stages 3 attributes {tile.pipeline = {k_tile = 64 : i64, mechanism = "cp.async", stages = 3 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c64 : index
+        tile.copy %A[%c0, %k0] [128, 64] to %as4[%c0, %c0] [128, 64] {tile.async = "cp.async"} : memref<512x512xf16> to memref<128x64xf16, "shared">
+        tile.copy %B[%k0, %c0] [64, 128] to %bs4[%c0, %c0] [64, 128] {tile.async = "cp.async"} : memref<512x512xf16> to memref<64x128xf16, "shared">
+        tile.gemm %as4, %bs4, %acc {tile.wgmma = {a_registers = false, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = true, warpgroups = 1 : i64}} : memref<128x64xf16, "shared">, memref<64x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+    }
+    return
+  }
+}
+
+// -----
+
+// A kernel that waits on mbarriers of its own keeps its loops as they are.
+// CHECK-LABEL: func.func @own_barriers
+// CHECK-NOT: tile.tma_ring
+// CHECK: return
+module attributes {tile.arch = "sm_90a"} {
+  func.func @own_barriers(%A: memref<512x512xf16>, %B: memref<512x512xf16>) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c64 = arith.constant 64 : index
+    tile.kernel grid(%c4, %c4) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %bar = tile.alloc_barrier [1] : memref<1xi64, "barrier">
+      %as = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<128x64xf16, "shared">
+      %bs = tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<64x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      tile.pipelined %c0 to %c4 step %c1 stages 3 attributes {tile.pipeline = {k_tile = 64 : i64, mechanism = "cp.async", stages = 3 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c64 : index
+        tile.copy %A[%c0, %k0] [128, 64] to %as[%c0, %c0] [128, 64] {tile.async = "cp.async"} : memref<512x512xf16> to memref<128x64xf16, "shared">
+        tile.copy %B[%k0, %c0] [64, 128] to %bs[%c0, %c0] [64, 128] {tile.async = "cp.async"} : memref<512x512xf16> to memref<64x128xf16, "shared">
+        tile.gemm %as, %bs, %acc {tile.wgmma = {a_registers = false, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}} : memref<128x64xf16, "shared">, memref<64x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+    }
+    return
+  }
+}
+
+// -----
+
+// sm_80 has no TMA: nothing changes.
+// CHECK-LABEL: func.func @ampere
+// CHECK-NOT: tile.tma_ring
+// CHECK: return
+module attributes {tile.arch = "sm_80"} {
+  func.func @ampere(%A: memref<512x512xf16>, %B: memref<512x512xf16>) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c64 = arith.constant 64 : index
+    tile.kernel grid(%c4, %c4) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %as = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<128x64xf16, "shared">
+      %bs = tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<64x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      tile.pipelined %c0 to %c4 step %c1 stages 3 attributes {tile.pipeline = {k_tile = 64 : i64, mechanism = "cp.async", stages = 3 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c64 : index
+        tile.copy %A[%c0, %k0] [128, 64] to %as[%c0, %c0] [128, 64] {tile.async = "cp.async"} : memref<512x512xf16> to memref<128x64xf16, "shared">
+        tile.copy %B[%k0, %c0] [64, 128] to %bs[%c0, %c0] [64, 128] {tile.async = "cp.async"} : memref<512x512xf16> to memref<64x128xf16, "shared">
+        tile.gemm %as, %bs, %acc {tile.wgmma = {a_registers = false, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}} : memref<128x64xf16, "shared">, memref<64x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+    }
+    return
+  }
+}
