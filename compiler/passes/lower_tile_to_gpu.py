@@ -11,11 +11,13 @@ Kernel ABI (what the runtime passes, in this order):
   2. then, for every tensor parameter in order, each of its dynamic dimensions as i64.
 Tensors are contiguous row-major; the kernel rebuilds their memref descriptors from these.
 
-Buffers: shared ones are views into the dynamic shared memory (offsets aligned to 128 bytes,
-the total goes to the kernel's `tile.shared_bytes` attribute for the launch); a fragment is a
-per-thread register array (`memref.alloca`, every access at a constant index so LLVM keeps it
-in registers) holding the elements its `tile.layout` gives the thread; local and var buffers
-are per-thread arrays.
+Buffers: shared ones are views into the dynamic shared memory at the offsets plan-shared-memory
+gave them in its arena (planned here when it did not run), reductions' and conversions' scratch
+and mbarriers after it; the total goes to the kernel's `tile.shared_bytes` attribute for the
+launch; a fragment is a per-thread register array (`memref.alloca`, every access at a
+constant index so LLVM keeps it in registers, but for fragments every thread holds whole)
+holding the elements its `tile.layout` gives the thread; local and var buffers are per-thread
+arrays.
 
 Ops: T.Parallel runs each thread over the points its layout gives it (unrolled when it touches
 fragments); copies are cooperative, vectorized up to 16 bytes along the contiguous dimension and
@@ -88,10 +90,15 @@ from tilec.compiler.passes._wgmma import (
     SharedOperandLayout,
     lower_wgmma,
 )
+from tilec.compiler.passes.plan_shared_memory import (
+    ARENA_ATTR,
+    OFFSET_ATTR,
+    SHARED_ALIGN,
+    plan_kernel,
+)
 from tilec.compiler.passes.rasterize_blocks import RASTER_ATTR
 from tilec.errors import CompileError
 
-SHARED_ALIGN = 128
 WORKGROUP = "#gpu.address_space<workgroup>"
 UNROLL_LIMIT = 16  # a T.Parallel without fragments loops instead of unrolling past this
 UNROLL_OPS_LIMIT = 4096  # ops a T.unroll may copy out; past this it stays a loop (see lower_loop)
@@ -242,6 +249,9 @@ class KernelLowering:
 
     # ----- the gpu.func and its prelude -------------------------------------------------
     def build(self) -> None:
+        if ARENA_ATTR not in self.kernel.attributes:
+            with self.kernel.location:
+                plan_kernel(self.kernel)
         func_type = ir.FunctionType(ir.TypeAttr(self.func.attributes["function_type"]).value)
         params = list(func_type.inputs)
         abi = [llvm.PointerType.get(1) if isinstance(t, ir.MemRefType) else t for t in params]
@@ -267,6 +277,8 @@ class KernelLowering:
         with self.func.location, ir.InsertionPoint(self.ret):
             self.prelude(params, entry, dynamic)
         self.move_kernel_body()
+        with self.func.location, ir.InsertionPoint(self.ret):
+            self.open_arena()
         self.hoist_allocs()
         if self.ring_loop is None:
             self.lower_block_ops(self.body_ops)
@@ -401,12 +413,17 @@ class KernelLowering:
             with op.location, ir.InsertionPoint(self.ret):
                 stages = self.ring_stages(old) if kind == "shared" else 0
                 operand = SharedOperandLayout.of(op) if kind == "shared" else None
+                offset = ir.IntegerAttr(op.attributes[OFFSET_ATTR]).value if (
+                    kind == "shared") else 0
                 if operand is not None:
-                    new = self.operand_tile(old, operand, type_, stages)
+                    new = self.operand_tile(old, operand, type_, stages, offset)
                 elif stages:
-                    new = self.ring(old, type_, stages)
+                    new = self.ring(old, type_, stages, offset)
                 elif kind == "shared":
-                    new = self.shared_view(list(type_.shape), type_.element_type)
+                    view_type = ir.MemRefType.get(list(type_.shape), type_.element_type,
+                                                  memory_space=ir.Attribute.parse(WORKGROUP))
+                    new = memref.ViewOp(view_type, self.smem, self.arena_position(offset),
+                                        []).result
                 elif kind == "fragment":
                     layout = op_layout(op)
                     if layout is None:
@@ -425,8 +442,27 @@ class KernelLowering:
         for op in self.body_ops:
             op.move_before(self.ret)
 
+    def open_arena(self) -> None:
+        """The shared buffers' arena (plan-shared-memory's, planned here when the kernel has
+        none) at the window's start, or at its first 1 KiB boundary (found at run time) where
+        a wgmma operand tile needs its swizzle atoms aligned; what the lowering reserves later
+        (scratch, mbarriers) follows it."""
+        arena = ir.DictAttr(self.kernel.attributes[ARENA_ATTR])
+        size, align = (ir.IntegerAttr(arena[key]).value for key in ("bytes", "align"))
+        if align >= SWIZZLE_ATOM_BYTES:
+            start = memref.ExtractAlignedPointerAsIndexOp(self.smem).result
+            atom = index(SWIZZLE_ATOM_BYTES)
+            self.swizzle_base = arith.remui(arith.subi(atom, arith.remui(start, atom)), atom)
+            size += SWIZZLE_ATOM_BYTES
+        self.shared_bytes = size
+
+    def arena_position(self, offset: int) -> ir.Value:
+        """Where the arena's byte `offset` lies in the dynamic shared window."""
+        return index(offset) if self.swizzle_base is None else add_index(self.swizzle_base,
+                                                                           offset)
+
     def reserve_shared(self, size: int) -> int:
-        """The offset of `size` new bytes of shared memory."""
+        """The offset of `size` new bytes of shared memory (past the arena)."""
         offset = -(-self.shared_bytes // SHARED_ALIGN) * SHARED_ALIGN
         self.shared_bytes = offset + size
         return offset
@@ -443,32 +479,27 @@ class KernelLowering:
         return next((plan.stages for _, plan in self.plans
                      if any(buffer == known for known in plan.buffers)), 0)
 
-    def ring(self, old: ir.Value, type_: ir.MemRefType, stages: int) -> ir.Value:
-        """S slots for a pipelined copy's destination; the returned view (slot 0) stands in
-        for the buffer until its loop gives every use the slot of the iteration."""
+    def ring(self, old: ir.Value, type_: ir.MemRefType, stages: int, offset: int) -> ir.Value:
+        """S slots for a pipelined copy's destination (at the arena's `offset`); the returned
+        view (slot 0) stands in for the buffer until its loop gives every use the slot of the
+        iteration."""
         size = math.prod(type_.shape) * element_bytes(type_.element_type)
         slot_bytes = -(-size // SLOT_ALIGN) * SLOT_ALIGN
-        offset = self.reserve_shared(stages * slot_bytes)
         view_type = ir.MemRefType.get(list(type_.shape), type_.element_type,
                                       memory_space=ir.Attribute.parse(WORKGROUP))
-        placeholder = memref.ViewOp(view_type, self.smem, index(offset), []).result
-        self.rings[placeholder] = Ring(offset, slot_bytes, view_type)
+        placeholder = memref.ViewOp(view_type, self.smem, self.arena_position(offset),
+                                    []).result
+        self.rings[placeholder] = Ring(offset, slot_bytes, view_type, self.swizzle_base)
         for _, plan in self.plans:
             plan.buffers = [placeholder if buffer == old else buffer for buffer in plan.buffers]
         return placeholder
 
     def operand_tile(self, old: ir.Value, layout: SharedOperandLayout, type_: ir.MemRefType,
-                     stages: int) -> ir.Value:
-        """A wgmma operand tile: a flat view (or ring of them) on a 1 KiB boundary of the
-        shared window, where its swizzle pattern starts; accesses go through its layout."""
-        if self.swizzle_base is None:  # the dynamic window's first 1 KiB boundary
-            start = memref.ExtractAlignedPointerAsIndexOp(self.smem).result
-            atom = index(SWIZZLE_ATOM_BYTES)
-            self.swizzle_base = arith.remui(arith.subi(atom, arith.remui(start, atom)), atom)
-            self.reserve_shared(SWIZZLE_ATOM_BYTES)
+                     stages: int, offset: int) -> ir.Value:
+        """A wgmma operand tile: a flat view (or ring of them) at the arena's `offset`, a 1 KiB
+        boundary of the shared window, where its swizzle pattern starts; accesses go through
+        its layout."""
         slot_bytes = -(-layout.bytes // SWIZZLE_ATOM_BYTES) * SWIZZLE_ATOM_BYTES
-        offset = -(-self.shared_bytes // SWIZZLE_ATOM_BYTES) * SWIZZLE_ATOM_BYTES
-        self.shared_bytes = offset + max(stages, 1) * slot_bytes
         view_type = ir.MemRefType.get([math.prod(type_.shape)], type_.element_type,
                                       memory_space=ir.Attribute.parse(WORKGROUP))
         view = memref.ViewOp(view_type, self.smem, add_index(self.swizzle_base, offset),

@@ -78,7 +78,7 @@ SCHEDULE_PASSES = (
 )
 TILE_PASSES = (
     "plan-wgmma-gemms", "plan-tma-pipelines", "infer-fragment-layout", "lower-gemm-simt",
-    "insert-shared-barriers",
+    "insert-shared-barriers", "plan-shared-memory",
 )
 
 

@@ -8,16 +8,16 @@
 // wait for the group before the accumulator is read.
 
 // CHECK-LABEL: gpu.func @gemm_then_store
-// 1 KiB to find the window's first 1 KiB boundary, then the two 4 KiB tiles
+// the two 4 KiB tiles from the window's first 1 KiB boundary (found at run time: up to 1 KiB
+// in)
 // CHECK-SAME: tile.shared_bytes = 9216 : i64
 // CHECK: %[[SMEM:.*]] = gpu.dynamic_shared_memory
 // CHECK: %[[START:.*]] = memref.extract_aligned_pointer_as_index %[[SMEM]]
 // CHECK: %[[FROM:.*]] = arith.remui %[[START]], %c1024
 // CHECK: %[[GAP:.*]] = arith.subi %c1024{{.*}}, %[[FROM]]
 // CHECK: %[[BASE:.*]] = arith.remui %[[GAP]], %c1024
-// CHECK: %[[AOFF:.*]] = arith.addi %[[BASE]], %c1024
-// CHECK: %[[AS:.*]] = memref.view %[[SMEM]][%[[AOFF]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2048xf16, #gpu.address_space<workgroup>>
-// CHECK: %[[BOFF:.*]] = arith.addi %[[BASE]], %c5120
+// CHECK: %[[AS:.*]] = memref.view %[[SMEM]][%[[BASE]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2048xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[BOFF:.*]] = arith.addi %[[BASE]], %c4096
 // CHECK: %[[BS:.*]] = memref.view %[[SMEM]][%[[BOFF]]][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2048xf16, #gpu.address_space<workgroup>>
 // the copy into A: 16-byte vectors at swizzled offsets
 // CHECK: arith.xori

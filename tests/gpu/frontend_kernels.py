@@ -242,6 +242,29 @@ def strided_partial_sums(M: int, W: int, block_M: int = 32, group: int = 4):
     return kernel
 
 
+def reused_shared_tiles(M: int, N: int = 1024, block_M: int = 32):
+    """Y = 2 * X + Z through two 128 KiB shared tiles used one after the other: together
+    more than a block holds, so the second takes the first's bytes (plan-shared-memory) after
+    a barrier (threads may still read the first when others fill the second)."""
+
+    @T.prim_func
+    def kernel(X: T.Tensor((M, N), "float32"), Z: T.Tensor((M, N), "float32"),
+               Y: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(M, block_M), threads=256) as bx:
+            first = T.alloc_shared((block_M, N), "float32")
+            second = T.alloc_shared((block_M, N), "float32")
+            acc = T.alloc_fragment((block_M, N), "float32")
+            T.copy(X[bx * block_M, 0], first)
+            for i, j in T.Parallel(block_M, N):
+                acc[i, j] = first[i, j] * 2
+            T.copy(Z[bx * block_M, 0], second)
+            for i, j in T.Parallel(block_M, N):
+                acc[i, j] += second[i, j]
+            T.copy(acc, Y[bx * block_M, 0])
+
+    return kernel
+
+
 REDUCE_REFERENCES = {
     "sum": lambda x: x.sum(dim=1), "max": lambda x: x.amax(dim=1),
     "min": lambda x: x.amin(dim=1), "abssum": lambda x: x.abs().sum(dim=1),
@@ -464,6 +487,8 @@ def cases() -> list[Case]:
     for M, N in [(300, 64), (128, 8)]:
         found.append(Case(f"extern_affine_{M}x{N}", lambda M=M, N=N: extern_affine(M, N), [-1],
                           [(M, N)], "float16", lambda a: -(0.25 * (3 * a + 1))))
+    found.append(Case("reused_shared_tiles_100x1024", lambda: reused_shared_tiles(100), [-1],
+                      [(100, 1024), (100, 1024)], "float32", lambda x, z: 2 * x + z))
     for kind, reference in REDUCE_REFERENCES.items():
         found.append(Case(f"row_reduce_{kind}", lambda kind=kind: row_reduce(500, 128, kind),
                           [-1], [(500, 128)], "float32", reference))

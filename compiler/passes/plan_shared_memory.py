@@ -1,0 +1,243 @@
+"""plan-shared-memory: one arena of shared memory per kernel, reused by buffers that are never
+live at once.
+
+Every shared tile.alloc of a kernel gets `tile.shared_offset` (bytes from the arena's start)
+and the kernel `tile.shared_arena = {bytes, align}`; lower-tile-to-gpu places each buffer's
+view there (reductions' and layout conversions' scratch, and mbarriers, follow the arena).
+
+Footprints are what the lowering gives each buffer: a wgmma operand tile (plan-wgmma-gemms'
+`tile.shared_layout`) whole 1 KiB swizzle atoms on a 1 KiB boundary, one per pipeline stage
+(the arena then starts at the shared window's first 1 KiB boundary, found at run time); a
+cp.async pipeline's or TMA ring's destination one 16-byte aligned slot per stage (1 KiB ones
+for an operand tile); any other buffer its
+bytes; all on 128-byte boundaries at least.
+
+Lifetimes are counted in the kernel's top-level statements: a buffer lives from the first
+statement that touches it (or a view of it) to the last one, a loop or T.Pipelined being one
+statement. Buffers a TMA copy fills or a warp-specialized (T.ws) block touches live through
+the whole kernel (their writes land asynchronously, or their threads run apart), and so does
+every buffer of a kernel whose loop a TMA ring and a producer warpgroup feed
+(plan-tma-pipelines: the producer runs apart from the statements' order). Buffers are
+placed largest first, each at the lowest aligned offset where it overlaps no placed buffer
+alive at the same time (TileLang's MergeSharedMemoryAllocations does the same). Where a buffer
+takes bytes another one used earlier, a gpu.barrier goes before its first statement unless one
+stands between them at the top level: no thread writes there while another still reads the
+old contents.
+
+Rejected (CompileError at the kernel): an arena larger than a block's shared memory on the
+target (the `arch` option, else the module's `tile.arch`), and shared buffers of run-time
+shape.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import gpu
+
+from tilec.compiler.passes import TilePass, register
+from tilec.compiler.passes._async_pipeline import SLOT_ALIGN, plan_pipeline
+from tilec.compiler.passes._ir_walk import (
+    as_operation,
+    copy_parts,
+    kernels,
+    op_error,
+    scope,
+    walk,
+)
+from tilec.compiler.passes._scheduling import target_description
+from tilec.compiler.passes._tma_ring import LOAD_ATTR, TmaRing
+from tilec.compiler.passes._wgmma import SWIZZLE_ATOM_BYTES, SharedOperandLayout
+
+OFFSET_ATTR = "tile.shared_offset"
+ARENA_ATTR = "tile.shared_arena"
+SHARED_ALIGN = 128
+WHOLE_KERNEL_OPS = ("tile.tma_copy", "tile.warpgroups")
+
+
+def round_up(value: int, align: int) -> int:
+    return -(-value // align) * align
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """The bytes the lowering gives one shared buffer: `stages` slots of `slot_bytes` (one
+    slot for a buffer outside any pipeline), on an `align`-byte boundary."""
+
+    slot_bytes: int
+    stages: int
+    align: int
+
+    @property
+    def bytes(self) -> int:
+        return self.slot_bytes * max(self.stages, 1)
+
+
+def tma_ring_loop(kernel: ir.Operation) -> tuple[ir.Operation, TmaRing] | None:
+    """The T.Pipelined loop a TMA ring and a producer warpgroup feed (plan-tma-pipelines)."""
+    return next(((op, ring) for op in walk(kernel) if op.name == "tile.pipelined"
+                 and (ring := TmaRing.of(op)) is not None), None)
+
+
+def pipeline_stages(kernel: ir.Operation) -> list[tuple[ir.Value, int]]:
+    """(shared buffer, stages) of the destinations of every cp.async pipeline and TMA ring
+    in the kernel."""
+    found = []
+    fed = tma_ring_loop(kernel)
+    if fed is not None:
+        loop, ring = fed
+        found += [(copy_parts(op)[3], ring.stages) for op in map(
+            as_operation, loop.regions[0].blocks[0].operations) if LOAD_ATTR in op.attributes]
+    for op in walk(kernel):
+        plan = None if fed is not None and op == fed[0] else plan_pipeline(op)
+        if plan is not None:
+            found += [(buffer, plan.stages) for buffer in plan.buffers]
+    return found
+
+
+def footprint(alloc: ir.Operation, rings: list[tuple[ir.Value, int]]) -> Footprint:
+    buffer = alloc.results[0]
+    type_ = ir.MemRefType(buffer.type)
+    if not type_.has_static_shape:
+        raise op_error(alloc, "a shared buffer needs a shape known at compile time")
+    stages = next((count for known, count in rings if known == buffer), 0)
+    operand = SharedOperandLayout.of(alloc)
+    if operand is not None:
+        return Footprint(round_up(operand.bytes, SWIZZLE_ATOM_BYTES), stages, SWIZZLE_ATOM_BYTES)
+    size = math.prod(type_.shape) * max(1, getattr(type_.element_type, "width", 8) // 8)
+    if stages:
+        return Footprint(round_up(size, SLOT_ALIGN), stages, SHARED_ALIGN)
+    return Footprint(size, 0, SHARED_ALIGN)
+
+
+def top_level(op: ir.Operation, kernel: ir.Operation) -> ir.Operation:
+    """The statement of the kernel's body holding `op`."""
+    while as_operation(op.parent) != kernel:
+        op = as_operation(op.parent)
+    return op
+
+
+def users(value: ir.Value) -> list[ir.Operation]:
+    """Ops using `value` or a memref view made from it."""
+    found, pending = [], [value]
+    while pending:
+        for use in list(pending.pop().uses):
+            owner = as_operation(use.owner)
+            found.append(owner)
+            pending += [r for r in owner.results if isinstance(r.type, ir.MemRefType)]
+    return found
+
+
+@dataclass
+class Buffer:
+    alloc: ir.Operation
+    footprint: Footprint
+    first: int
+    last: int
+    offset: int = -1
+
+    def lives_with(self, other: Buffer) -> bool:
+        return self.first <= other.last and other.first <= self.last
+
+    def shares_bytes(self, other: Buffer) -> bool:
+        return self.offset < other.offset + other.footprint.bytes and \
+            other.offset < self.offset + self.footprint.bytes
+
+
+def lifetimes(kernel: ir.Operation, statements: list[ir.Operation],
+              rings: list[tuple[ir.Value, int]]) -> list[Buffer]:
+    position = {op: n for n, op in enumerate(statements)}
+    # a producer warpgroup runs apart from the statements' order: nothing is reused there
+    specialized = tma_ring_loop(kernel) is not None
+    found = []
+    for alloc in [op for op in walk(kernel) if op.name == "tile.alloc"
+                  and scope(op.results[0]) == "shared"]:
+        touched = users(alloc.results[0])
+        spots = [position[top_level(op, kernel)] for op in touched]
+        whole = any(op.name in WHOLE_KERNEL_OPS or any(
+            parent.name in WHOLE_KERNEL_OPS for parent in ancestors(op)) for op in touched)
+        whole = whole or specialized or any(LOAD_ATTR in op.attributes for op in touched)
+        first, last = (0, len(statements)) if whole or not spots else (min(spots), max(spots))
+        found.append(Buffer(alloc, footprint(alloc, rings), first, last))
+    return found
+
+
+def ancestors(op: ir.Operation) -> list[ir.Operation]:
+    found = []
+    while op.parent is not None:
+        op = as_operation(op.parent)
+        found.append(op)
+    return found
+
+
+def place(buffers: list[Buffer]) -> int:
+    """Offsets, largest buffer first, each as low as its live neighbours allow; the arena's
+    size."""
+    placed: list[Buffer] = []
+    for buffer in sorted(buffers, key=lambda b: (-b.footprint.bytes, b.first)):
+        align = buffer.footprint.align
+        rivals = sorted((p for p in placed if p.lives_with(buffer)), key=lambda p: p.offset)
+        offset = 0
+        for rival in rivals:
+            if offset + buffer.footprint.bytes <= rival.offset:
+                break
+            offset = max(offset, round_up(rival.offset + rival.footprint.bytes, align))
+        buffer.offset = offset
+        placed.append(buffer)
+    return max((b.offset + b.footprint.bytes for b in buffers), default=0)
+
+
+def separate_reuses(buffers: list[Buffer], statements: list[ir.Operation]) -> None:
+    """A barrier before the first statement of a buffer taking bytes an earlier one used,
+    unless one stands at the top level between the two."""
+    needed: set[int] = set()
+    for later in buffers:
+        for earlier in buffers:
+            if earlier.last < later.first and earlier.shares_bytes(later) and not any(
+                    op.name == "gpu.barrier" for op in statements[earlier.last + 1:later.first]):
+                needed.add(later.first)
+    for first in sorted(needed):
+        statement = statements[first]
+        with statement.location, ir.InsertionPoint(statement):
+            gpu.BarrierOp()
+
+
+def plan_kernel(kernel: ir.Operation) -> int:
+    """Offsets for the kernel's shared buffers, barriers where bytes are reused; the arena's
+    size (recorded on the kernel)."""
+    body = kernel.regions[0].blocks[0]
+    statements = [as_operation(op) for op in body.operations]
+    buffers = lifetimes(kernel, statements, pipeline_stages(kernel))
+    size = place(buffers)
+    separate_reuses(buffers, statements)
+    i64 = ir.IntegerType.get_signless(64)
+    for buffer in buffers:
+        buffer.alloc.attributes[OFFSET_ATTR] = ir.IntegerAttr.get(i64, buffer.offset)
+    align = max((b.footprint.align for b in buffers), default=SHARED_ALIGN)
+    kernel.attributes[ARENA_ATTR] = ir.DictAttr.get({
+        "bytes": ir.IntegerAttr.get(i64, size), "align": ir.IntegerAttr.get(i64, align)})
+    return size
+
+
+@register
+@dataclass
+class PlanSharedMemory(TilePass):
+    """Give every shared buffer an offset in one arena, reusing bytes across lifetimes."""
+
+    name = "plan-shared-memory"
+    summary = "tile.shared_offset per shared buffer in one arena, reused where lifetimes allow"
+    arch: str = ""
+
+    def run(self, module: ir.Module) -> None:
+        limit = target_description(module, self.arch, self.name).max_shared_bytes
+        for kernel in kernels(module):
+            with kernel.context:
+                size = plan_kernel(kernel)
+            if size > limit:
+                raise op_error(kernel, f"the kernel needs {size} bytes of shared memory (its "
+                                       f"buffers planned with reuse); a block on "
+                                       f"{target_description(module, self.arch, self.name).name}"
+                                       f" has at most {limit} (use smaller tiles or fewer "
+                                       "stages)")

@@ -1,0 +1,81 @@
+// RUN: tilec-opt --plan-shared-memory --split-input-file %s | FileCheck %s
+
+// Q is used before and in the loop, O only after it: O takes Q's bytes (offset 0), S lives
+// with Q and goes past it (128-byte aligned); a barrier goes before O's first statement, as
+// threads may still read Q when others write O.
+// CHECK-LABEL: func.func @reuse_after_loop
+// CHECK: tile.kernel grid(%{{.*}}) threads [128] attributes {tile.shared_arena = {align = 128 : i64, bytes = 8272 : i64}}
+// CHECK: tile.alloc {tile.shared_offset = 0 : i64} : memref<64x32xf32, "shared">
+// CHECK: tile.alloc {tile.shared_offset = 8192 : i64} : memref<2x10xf32, "shared">
+// CHECK: tile.alloc {tile.shared_offset = 0 : i64} : memref<64x32xf32, "shared">
+// CHECK: tile.for
+// CHECK: }
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.copy %{{.*}} to %{{.*}} : memref<64x32xf32, "fragment"> to memref<64x32xf32, "shared">
+func.func @reuse_after_loop(%A: memref<64x32xf32>, %out: memref<64x32xf32>, %n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [128] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %q = tile.alloc : memref<64x32xf32, "shared">
+    %s = tile.alloc : memref<2x10xf32, "shared">
+    %o = tile.alloc : memref<64x32xf32, "shared">
+    %f = tile.alloc : memref<64x32xf32, "fragment">
+    tile.copy %A[%c0, %c0] [64, 32] to %q[%c0, %c0] [64, 32] : memref<64x32xf32> to memref<64x32xf32, "shared">
+    tile.for %c0 to %c4 step %c1 {
+    ^bb0(%k: index):
+      tile.copy %q[%c0, %c0] [64, 32] to %f[%c0, %c0] [64, 32] : memref<64x32xf32, "shared"> to memref<64x32xf32, "fragment">
+      tile.copy %q[%c0, %c0] [2, 10] to %s[%c0, %c0] [2, 10] : memref<64x32xf32, "shared"> to memref<2x10xf32, "shared">
+    }
+    tile.copy %f[%c0, %c0] [64, 32] to %o[%c0, %c0] [64, 32] : memref<64x32xf32, "fragment"> to memref<64x32xf32, "shared">
+    tile.copy %o[%c0, %c0] [64, 32] to %out[%c0, %c0] [64, 32] : memref<64x32xf32, "shared"> to memref<64x32xf32>
+  }
+  return
+}
+
+// -----
+
+// A barrier already between the two lifetimes: none added.
+// CHECK-LABEL: func.func @barrier_between
+// CHECK: tile.alloc {tile.shared_offset = 0 : i64} : memref<256xf32, "shared">
+// CHECK: tile.alloc {tile.shared_offset = 0 : i64} : memref<128xf16, "shared">
+// CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
+func.func @barrier_between(%A: memref<256xf32>, %B: memref<128xf16>, %n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [128] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %a = tile.alloc : memref<256xf32, "shared">
+    %b = tile.alloc : memref<128xf16, "shared">
+    tile.copy %A[%c0] [256] to %a[%c0] [256] : memref<256xf32> to memref<256xf32, "shared">
+    tile.copy %a[%c0] [256] to %A[%c0] [256] : memref<256xf32, "shared"> to memref<256xf32>
+    gpu.barrier
+    tile.copy %B[%c0] [128] to %b[%c0] [128] : memref<128xf16> to memref<128xf16, "shared">
+    tile.copy %b[%c0] [128] to %B[%c0] [128] : memref<128xf16, "shared"> to memref<128xf16>
+  }
+  return
+}
+
+// -----
+
+// A wgmma operand tile (plan-wgmma-gemms' tile.shared_layout) takes whole 1 KiB swizzle
+// atoms on a 1 KiB boundary, and the arena is aligned for it; a plain buffer alive at the
+// same time goes after it.
+// CHECK-LABEL: func.func @operand_alignment
+// CHECK: tile.shared_arena = {align = 1024 : i64, bytes = 4136 : i64}
+// CHECK: tile.alloc {tile.shared_offset = 4096 : i64} : memref<10xf32, "shared">
+// CHECK: tile.alloc {tile.shared_layout = {{.*}}, tile.shared_offset = 0 : i64{{.*}}} : memref<64x32xf16, "shared">
+func.func @operand_alignment(%A: memref<64x32xf16>, %X: memref<10xf32>, %n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [128] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %x = tile.alloc : memref<10xf32, "shared">
+    %a = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 1 : i64, span = 64 : i64, warpgroups = 1 : i64}, tile.swizzle = "64B"} : memref<64x32xf16, "shared">
+    tile.copy %X[%c0] [10] to %x[%c0] [10] : memref<10xf32> to memref<10xf32, "shared">
+    tile.copy %A[%c0, %c0] [64, 32] to %a[%c0, %c0] [64, 32] : memref<64x32xf16> to memref<64x32xf16, "shared">
+    tile.copy %a[%c0, %c0] [64, 32] to %A[%c0, %c0] [64, 32] : memref<64x32xf16, "shared"> to memref<64x32xf16>
+    tile.copy %x[%c0] [10] to %X[%c0] [10] : memref<10xf32, "shared"> to memref<10xf32>
+  }
+  return
+}
