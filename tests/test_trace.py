@@ -115,8 +115,11 @@ def test_ir_lines_link_to_the_python_lines(cpu_trace: Trace) -> None:
 
 
 def test_buffers_show_their_decisions_on_cuda() -> None:
-    kernel_trace = scaled_gemm.compile(M=32, N=48, K=64, target="cuda:sm_80").trace()
+    kernel = scaled_gemm.compile(M=32, N=48, K=64, target="cuda:sm_80")
+    kernel_trace = kernel.trace()
     assert kernel_trace.stages[:3] == ["tile", "tile-schedule", "tile-cuda"]
+    # upstream pipelines run pass by pass while traced: the same PTX comes out
+    assert "\n".join(kernel_trace.step("ptx").text.lines) == kernel.asm["ptx"].rstrip("\n")
     swizzled = kernel_trace.step("select-shared-swizzle")
     buffers = {d.name: d for d in swizzled.decisions if d.op == "tile.alloc"}
     assert set(buffers) >= {"A_shared", "B_shared", "C_local"}
@@ -185,6 +188,32 @@ def test_ir_text_resolves_aliased_and_inline_locations() -> None:
     assert text.lines == ['%0 = tile.alloc : memref<4xf32, "shared">', "^bb0(%arg0: index):",
                           "tile.fill %0, %c : memref<4xf32>"]
     assert text.locations == [("k.py", 7), ("k.py", 5), None]
+
+
+@tilec.jit(target="cpu")
+def two_kernels(A, block=32):
+    M = T.const("M")
+    A: T.Tensor((M,), T.float32)
+    W = T.alloc_global((M,), T.float32)
+    B = T.empty((M,), T.float32)
+    with T.Kernel(T.ceildiv(M, block), threads=32) as bx:
+        for i in T.Parallel(block):
+            W[bx * block + i] = A[bx * block + i] * 2.0
+    with T.Kernel(T.ceildiv(M, block), threads=32) as bx:
+        for i in T.Parallel(block):
+            B[bx * block + i] = W[bx * block + i] + 1.0
+    return B
+
+
+def test_each_kernel_of_a_function_has_its_own_stages() -> None:
+    found = two_kernels.compile(M=64).trace()
+    assert found.stages == ["tile", "loops", "llvm", "llvmir", "asm",
+                            "tile #1", "loops #1", "llvm #1", "llvmir #1", "asm #1"]
+    first = "\n".join(found.step("lower-tile-ops-to-loops").text.lines)
+    second = next(s for s in found.steps if s.stage == "loops #1"
+                  and s.name == "lower-tile-ops-to-loops")
+    assert "arith.mulf" in first and "arith.addf" not in first
+    assert "arith.addf" in "\n".join(second.text.lines)
 
 
 def test_trace_of_an_artifact_without_its_source_is_an_error() -> None:
