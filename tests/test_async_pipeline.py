@@ -66,3 +66,51 @@ def test_unmarked_loop_is_unchanged() -> None:
     artifact = compile_spec(spec, "sm_90a")
     assert artifact.launch["shared_bytes"] == 16 * 64 * 4
     assert "cp.async" not in artifact.asm["ptx"]
+
+
+def _two_loops_one_tile(rows: int = 256, cols: int = 64, block: int = 64):
+    """Two T.Pipelined loops filling the same shared tile (as TileLang's linear attention
+    backward does with its k/v tiles): the tile is used outside each loop, so neither loop may
+    ring it; finding that walks up from the other loop's uses to the module."""
+    import tilec.language as T
+
+    @T.prim_func
+    def two_loops_one_tile(A: T.Tensor((rows, cols), "float32"),
+                           B: T.Tensor((block, cols), "float32")):
+        with T.Kernel(1, threads=128):
+            tile = T.alloc_shared((block, cols), "float32")
+            acc = T.alloc_fragment((block, cols), "float32")
+            T.clear(acc)
+            for i in T.Pipelined(rows // block, num_stages=2):
+                T.copy(A[i * block:(i + 1) * block, 0:cols], tile)
+                for r, c in T.Parallel(block, cols):
+                    acc[r, c] += tile[r, c]
+            for i in T.Pipelined(rows // block, num_stages=2):
+                T.copy(A[i * block:(i + 1) * block, 0:cols], tile)
+                for r, c in T.Parallel(block, cols):
+                    acc[r, c] += tile[r, c] * 2.0
+            T.copy(acc, B)
+
+    return two_loops_one_tile
+
+
+def test_tile_shared_by_two_pipelined_loops_on_cpu() -> None:
+    import torch
+
+    import tilec
+
+    kernel = tilec.compile(_two_loops_one_tile(), out_idx=[1], target="cpu")
+    a = torch.randn(256, 64)
+    expected = 3 * a.double().view(4, 64, 64).sum(0)
+    torch.testing.assert_close(kernel(a).double(), expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
+@pytest.mark.parametrize("arch", ARCHES)
+def test_tile_shared_by_two_pipelined_loops_compiles(arch: str) -> None:
+    """Neither loop rings the shared tile: it keeps one slot and is copied synchronously."""
+    import tilec
+
+    kernel = tilec.compile(_two_loops_one_tile(), out_idx=[1], target=f"cuda:{arch}")
+    assert kernel.artifact.binary.startswith(b"\x7fELF")
+    assert kernel.artifact.launch["shared_bytes"] == 64 * 64 * 4

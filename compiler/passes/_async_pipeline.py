@@ -149,9 +149,12 @@ def async_vector(copy: ir.Operation) -> int | None:
 
 
 def _statement(op: ir.Operation, body: ir.Block) -> ir.Operation | None:
-    """The statement of `body` that holds `op` (None when op is outside the body)."""
+    """The statement of `body` that holds `op` (None when op is outside the body). The walk
+    stops at the module: the bindings assert (abort) on the block of an op that has none."""
     while op is not None:
         parent = _parent(op)
+        if parent is None:
+            return None
         if op.block == body:
             return op
         op = parent
