@@ -14,7 +14,8 @@ Stages ("tile" is the frontend's IR, added by the driver):
              kernels the SIMT passes: plan-wgmma-gemms (sm_90a: the gemms lower-tile-to-gpu
              computes with wgmma where they stand, their accumulator and operand layouts),
              plan-tma-pipelines (sm_90a: loops feeding them through a TMA ring and a
-             producer warpgroup),
+             producer warpgroup), stage-reduce-operands (reductions over or into shared
+             buffers through fragments),
              infer-fragment-layout (thread/register mapping of fragments and T.Parallel),
              lower-gemm-simt (the other gemms on CUDA cores), insert-shared-barriers
   gpu        lower-tile-to-gpu: one `gpu.func` in `gpu.module @kernels` (then canonicalize, cse);
@@ -77,8 +78,8 @@ SCHEDULE_PASSES = (
     "rasterize-blocks",
 )
 TILE_PASSES = (
-    "plan-wgmma-gemms", "plan-tma-pipelines", "infer-fragment-layout", "lower-gemm-simt",
-    "insert-shared-barriers", "plan-shared-memory",
+    "plan-wgmma-gemms", "plan-tma-pipelines", "stage-reduce-operands", "infer-fragment-layout",
+    "lower-gemm-simt", "insert-shared-barriers", "plan-shared-memory",
 )
 
 

@@ -103,6 +103,22 @@ def column_sum(M: int, N: int, block_M: int = 32, block_N: int = 64):
     return kernel
 
 
+def shared_row_sum(M: int, N: int, block_M: int = 16):
+    """out[i] = sum(X[i, :]) reduced from a shared tile into a shared buffer, as TileLang's
+    kda examples reduce (stage-reduce-operands routes both through fragments on CUDA)."""
+
+    @T.prim_func
+    def kernel(X: T.Tensor((M, N), "float32"), out: T.Tensor((M,), "float32")):
+        with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
+            tile = T.alloc_shared((block_M, N), "float32")
+            sums = T.alloc_shared((block_M,), "float32")
+            T.copy(X[bx * block_M, 0], tile)
+            T.reduce_sum(tile, sums, dim=1)
+            T.copy(sums, out[bx * block_M])
+
+    return kernel
+
+
 def row_reduce(M: int, N: int, kind: str, block_M: int = 16):
     """out[i] = reduce(X[i, :]) with one of T.reduce_sum/max/min/abssum/absmax."""
     reducer = getattr(T, f"reduce_{kind}")
@@ -492,6 +508,8 @@ def cases() -> list[Case]:
     for kind, reference in REDUCE_REFERENCES.items():
         found.append(Case(f"row_reduce_{kind}", lambda kind=kind: row_reduce(500, 128, kind),
                           [-1], [(500, 128)], "float32", reference))
+    found.append(Case("shared_row_sum_500x128", lambda: shared_row_sum(500, 128), [-1],
+                      [(500, 128)], "float32", lambda a: a.sum(1)))
     found.append(Case("reduce_float16_into_float32_500x256",
                       lambda: reduce_into_float32(500, 256), [-1], [(500, 256)], "float16",
                       lambda x: x.sum(dim=1)))
