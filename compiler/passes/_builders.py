@@ -123,8 +123,9 @@ def _tile_op_classes() -> dict[str, type[ir.OpView]]:
 def typed_view(op: ir.Operation) -> ir.OpView:
     """The op's generated Python class (with named accessors), for tile ops too.
 
-    `op.opview` finds a dialect's classes only for dialects under `mlir.dialects`; the tile
-    dialect lives in `tilec.dialect`, so its classes are looked up here.
+    `op.opview` finds a dialect's classes under `mlir.dialects`, where tilec.dialect also
+    registers itself as `mlir.dialects.tile`; a plain OpView (a lookup made before that
+    import) gets its tile class here.
     """
     view = op.opview
     tile_class = _tile_op_classes().get(op.name)
