@@ -1,9 +1,9 @@
 """Fragment accesses TileLang accepts beyond a T.Parallel's own variables: elements read and
 written outside T.Parallel (every thread holds the fragment whole), indices that are T.serial
-variables, offsets from them or transposed (the loop reads a shared copy), and what stays an
-error (a loop variable running past the fragment). Numerics on the CPU target against float64;
-on CUDA the layouts chosen and the cubin. The GPU suite runs the same kernels
-(tests/gpu/frontend_kernels.py)."""
+variables, offsets from them or transposed (the loop reads a shared copy), reduces from and
+into shared buffers (staged through fragments), and what stays an error (a loop variable
+running past the fragment). Numerics on the CPU target against float64; on CUDA the layouts
+chosen and the cubin. The GPU suite runs the same kernels (tests/gpu/frontend_kernels.py)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "gpu"))
 
 from frontend_kernels import cases  # noqa: E402
 
-NAMES = ("block_masked_row_sum", "mix_rows", "strided_partial_sums")
+NAMES = ("block_masked_row_sum", "mix_rows", "strided_partial_sums", "reduce_into_shared")
 CASES = [case for case in cases() if case.name.startswith(NAMES)]
 THIS_FILE = str(Path(__file__).resolve())
 
@@ -63,6 +63,15 @@ def test_free_indices_read_a_shared_copy(arch: str) -> None:
     copies = re.findall(r'to memref<(\w+), "shared">', text)
     assert sorted(copies) == ["4x256xf32", "4x4xf32"]
     assert '[1, 4, 256] : memref<4x256xf32, "fragment"> to memref<3x4x256xf32>' in text
+
+
+@pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_shared_reduce_operands_go_through_fragments(arch: str) -> None:
+    text = tile_cuda(next(c for c in CASES if c.name == "reduce_into_shared_100x64"), arch)
+    reduces = re.findall(r'tile\.reduce "(\w+)" .* : memref<16x64xf32, "(\w+)"> to '
+                         r'memref<16xf32, "(\w+)">', text)
+    assert reduces == [("sum", "fragment", "fragment"), ("max", "fragment", "fragment")]
 
 
 def past_the_fragment():

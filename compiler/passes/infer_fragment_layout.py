@@ -12,9 +12,10 @@ kernel:
   they span the block's threads), else a near-square block per thread (`gemm_layout`); a
   fragment A or B operand gets the rows (columns) of C its threads hold, whole along K;
 - propagation: a reduce destination is the source's slice (the reduced dimension's threads
-  hold copies); a fragment->fragment copy (a cast) gives its layout to the other side; a
-  T.Parallel takes the layout of a fragment it indexes with all its loop variables, and lends
-  its own to fragments it indexes that have none yet;
+  hold copies; a shared source or destination is staged through a fragment of its own); a
+  fragment->fragment copy (a cast) gives its layout to the other side; a T.Parallel takes
+  the layout of a fragment it indexes with all its loop variables, and lends its own to
+  fragments it indexes that have none yet;
 - a fragment read or written outside T.Parallel (a statement the whole block runs, such as
   `if block_mask[k]:` in a pipelined loop) is held whole by every thread (`whole_tile`):
   each thread then finds any element, at any index, in its own registers; one that another
@@ -138,6 +139,37 @@ def check_bounds(parallel: ir.Operation) -> None:
                                        f"{extent - 1} do not exist")
 
 
+def stage_reduce_in_fragments(kernel: ir.Operation, reduce: ir.Operation) -> None:
+    """A reduce from or into a shared buffer (TileLang allows both) works on a fragment of its
+    own: the source copied into one before it, the destination copied out of one after it
+    (and into it first when the reduce accumulates: clear = false)."""
+    body = kernel.regions[0].blocks[0]
+
+    def fragment_like(buffer: ir.Value) -> ir.Value:
+        type_ = ir.MemRefType(buffer.type)
+        with reduce.location, ir.InsertionPoint.at_block_begin(body):
+            return AllocOp(ir.MemRefType.get(list(type_.shape), type_.element_type,
+                                             memory_space=ir.StringAttr.get("fragment"))).result
+
+    def copy(src: ir.Value, dst: ir.Value) -> ir.Operation:
+        shape = list(ir.MemRefType(src.type).shape)
+        with reduce.location, ir.InsertionPoint(reduce):
+            zeros = [index(0)] * len(shape)
+            return as_operation(CopyOp(src, zeros, shape, dst, zeros, shape))
+
+    src, dst = reduce.operands[0], reduce.operands[1]
+    if scope(src) == "shared":
+        staged = fragment_like(src)
+        copy(src, staged)
+        reduce.operands[0] = staged
+    if scope(dst) == "shared":
+        staged = fragment_like(dst)
+        if not ir.BoolAttr(reduce.attributes["clear"]).value:
+            copy(dst, staged)
+        copy(staged, dst).move_after(reduce)
+        reduce.operands[1] = staged
+
+
 def writes(op: ir.Operation, buffer: ir.Value) -> bool:
     """Whether `op` or an op inside it may write `buffer`."""
     for inner in [op, *walk(op)]:
@@ -202,6 +234,8 @@ class _KernelInference:
     def __init__(self, kernel: ir.Operation):
         self.kernel = kernel
         self.threads = kernel_threads(kernel)
+        for reduce in [op for op in walk(kernel) if op.name == "tile.reduce"]:
+            stage_reduce_in_fragments(kernel, reduce)
         ops = list(walk(kernel))
         self.allocs = [op for op in ops if op.name == "tile.alloc"
                        and scope(op.results[0]) == "fragment"]

@@ -341,3 +341,25 @@ func.func @free_store(%n: index, %v: f32) attributes {tile.entry} {
   }
   return
 }
+
+// -----
+
+// A reduce into a shared buffer reduces into a fragment of its own (the source's slice),
+// copied into the shared buffer after it; accumulating (clear = false), the shared values are
+// copied in first. A shared source is copied into a fragment before.
+// CHECK-LABEL: func.func @reduce_shared
+// CHECK-DAG: %[[SRC:.*]] = tile.alloc {tile.layout = {{.*}}} : memref<16x64xf32, "fragment">
+// CHECK-DAG: %[[DST:.*]] = tile.alloc {tile.layout = #tile.linear<[16], {{.*}}>} : memref<16xf32, "fragment">
+// CHECK: tile.copy %[[S:.*]][%{{.*}}, %{{.*}}] [16, 64] to %[[SRC]][%{{.*}}, %{{.*}}] [16, 64] : memref<16x64xf32, "shared"> to memref<16x64xf32, "fragment">
+// CHECK: tile.copy %[[B:.*]][%{{.*}}] [16] to %[[DST]][%{{.*}}] [16] : memref<16xf32, "shared"> to memref<16xf32, "fragment">
+// CHECK: tile.reduce "sum" %[[SRC]] to %[[DST]] dim 1 {clear = false}
+// CHECK-NEXT: tile.copy %[[DST]][%{{.*}}] [16] to %[[B]][%{{.*}}] [16] : memref<16xf32, "fragment"> to memref<16xf32, "shared">
+func.func @reduce_shared(%n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [128] {
+  ^bb0(%bx: index):
+    %s = tile.alloc : memref<16x64xf32, "shared">
+    %b = tile.alloc : memref<16xf32, "shared">
+    tile.reduce "sum" %s to %b dim 1 {clear = false} : memref<16x64xf32, "shared"> to memref<16xf32, "shared">
+  }
+  return
+}

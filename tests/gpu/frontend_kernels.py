@@ -258,6 +258,26 @@ def strided_partial_sums(M: int, W: int, block_M: int = 32, group: int = 4):
     return kernel
 
 
+def reduce_into_shared(M: int, N: int = 64, block_M: int = 16):
+    """out[i] = max(sum_j X[i, j], max_j X[i, j]): a reduce from a fragment into a shared
+    buffer, then one from a shared tile accumulating into it (clear = False), as DeepSeek
+    mHC's backward reduces into shared memory."""
+
+    @T.prim_func
+    def kernel(X: T.Tensor((M, N), "float32"), out: T.Tensor((M,), "float32")):
+        with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:
+            tile = T.alloc_fragment((block_M, N), "float32")
+            staged = T.alloc_shared((block_M, N), "float32")
+            rows = T.alloc_shared((block_M,), "float32")
+            T.copy(X[bx * block_M, 0], tile)
+            T.copy(X[bx * block_M, 0], staged)
+            T.reduce_sum(tile, rows, dim=1)
+            T.reduce_max(staged, rows, dim=1, clear=False)
+            T.copy(rows, out[bx * block_M])
+
+    return kernel
+
+
 def reused_shared_tiles(M: int, N: int = 1024, block_M: int = 32):
     """Y = 2 * X + Z through two 128 KiB shared tiles used one after the other: together
     more than a block holds, so the second takes the first's bytes (plan-shared-memory) after
@@ -503,6 +523,9 @@ def cases() -> list[Case]:
     for M, N in [(300, 64), (128, 8)]:
         found.append(Case(f"extern_affine_{M}x{N}", lambda M=M, N=N: extern_affine(M, N), [-1],
                           [(M, N)], "float16", lambda a: -(0.25 * (3 * a + 1))))
+    found.append(Case("reduce_into_shared_100x64", lambda: reduce_into_shared(100), [-1],
+                      [(100, 64)], "float32",
+                      lambda x: x.sum(dim=1).maximum(x.amax(dim=1))))
     found.append(Case("reused_shared_tiles_100x1024", lambda: reused_shared_tiles(100), [-1],
                       [(100, 1024), (100, 1024)], "float32", lambda x, z: 2 * x + z))
     for kind, reference in REDUCE_REFERENCES.items():
