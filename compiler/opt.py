@@ -135,6 +135,9 @@ def _run_pipeline(module: ir.Module, pipeline: str, options: CompileOptions) -> 
     """Runs an upstream pipeline; MLIR's own diagnostics (with locations) propagate."""
     from mlir.passmanager import PassManager
 
+    from tilec.compiler.pipeline import check_llvm_memory_spaces
+
+    check_llvm_memory_spaces(module, pipeline)
     manager = PassManager.parse(
         f"builtin.module({_strip_module(pipeline)})", context=module.context
     )

@@ -7,6 +7,7 @@ for the stages past MLIR) and returns its own. The driver keeps every stage's te
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -16,6 +17,7 @@ from typing import Any, Protocol
 from mlir import ir
 from mlir.passmanager import PassManager
 
+from tilec.compiler.passes._ir_walk import op_error, walk
 from tilec.errors import CompileError
 
 
@@ -131,7 +133,31 @@ def _single_passes(element: str) -> Iterator[tuple[str, str]]:
     yield (element[:brace] if brace != -1 else element), element
 
 
+_TO_LLVM_PASS = re.compile(r"to-(llvm|nvvm)\b")
+
+
+def check_llvm_memory_spaces(module: ir.Module, pipeline: str) -> None:
+    """Before a pipeline that lowers memrefs to LLVM: no memref may still be in one of tile's
+    memory spaces ("fragment", "shared", ...: string attributes). The upstream type converter
+    reports them with an error it does not fail on, and the bindings then abort the process."""
+    if not _TO_LLVM_PASS.search(pipeline):
+        return
+    for op in walk(module.operation):
+        types = [result.type for result in op.results] + [
+            argument.type for region in op.regions for block in region.blocks
+            for argument in block.arguments]
+        for value_type in types:
+            if not isinstance(value_type, ir.MemRefType):
+                continue
+            space = ir.MemRefType(value_type).memory_space
+            if isinstance(space, ir.StringAttr):
+                raise op_error(op, f"{op.name} has a memref in tile's memory space "
+                                   f"{space} ({value_type}) where the pipeline lowers memrefs "
+                                   "to LLVM: tile's lowering passes place buffers first")
+
+
 def run_pass_pipeline(module: ir.Module, pipeline: str, options: CompileOptions) -> None:
+    check_llvm_memory_spaces(module, pipeline)
     pm = PassManager.parse(f"builtin.module({pipeline})", context=module.context)
     try:
         if not (options.print_ir_after_all or options.observer is not None):

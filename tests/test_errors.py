@@ -187,6 +187,46 @@ def test_integer_literal_out_of_range() -> None:
         build(literal_out_of_range)
 
 
+HUGE = 2**31  # (HUGE, HUGE) float32: 2**62 elements, 2**64 bytes, past 64-bit byte offsets
+
+
+def huge_tensor():
+    @T.prim_func
+    def main(
+        A: T.Tensor((HUGE, HUGE), "float32"),  # error: huge-tensor
+        B: T.Tensor((64,), "float32"),
+    ):
+        with T.Kernel(1, threads=128) as _:
+            B[0] = A[0, 0]
+
+    return main
+
+
+def test_tensor_past_64_bit_offsets() -> None:
+    with expect_error("huge-tensor", "tensor 'A'", "(2147483648, 2147483648)",
+                      "18446744073709551616 bytes", "2**63 - 1"):
+        build(huge_tensor)
+
+
+def huge_buffer(allocate):
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=128) as _:
+            buffer = allocate((HUGE, HUGE), "float32")  # error: huge-buffer
+            buffer[0, 0] = A[1]
+            A[0] = buffer[0, 0]
+
+    return main
+
+
+@pytest.mark.parametrize("allocate, scope", [(T.alloc_shared, "shared"),
+                                             (T.alloc_fragment, "fragment")])
+@pytest.mark.parametrize("target", ["cpu", "cuda:sm_90a"])
+def test_buffer_past_64_bit_offsets(allocate, scope: str, target: str) -> None:
+    with expect_error("huge-buffer", f"a {scope} buffer", "18446744073709551616 bytes"):
+        tilec.compile(huge_buffer(allocate), target=target)
+
+
 # ------------------------------------------------------------------ scopes and structure
 
 

@@ -171,6 +171,7 @@ class _Returned(Exception):  # noqa: N818 (control flow, not an error)
 
 
 _MAX_INLINE_DEPTH = 64
+_MAX_BUFFER_BYTES = 2**63 - 1  # the largest byte offset of 64-bit index arithmetic
 _MEMORY_ORDERS = ("relaxed", "consume", "acquire", "release", "acq_rel", "seq_cst")
 
 
@@ -262,10 +263,21 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
                 message += f" ({note.message})"
         raise TilecError(message, filename, line) from None
 
+    def check_addressable(self, what: str, dims: tuple[Any, ...] | list[Any], dtype: T.DType,
+                          node: ast.AST | None) -> None:
+        """A buffer's static sizes must fit the 64-bit byte offsets its code computes: MLIR's
+        layout and size arithmetic asserts (aborting the process) past them."""
+        static = [d for d in dims if isinstance(d, int)]
+        size = pymath.prod(static) * dtype.bytes
+        if size > _MAX_BUFFER_BYTES:
+            self.error(node, f"{what} of shape {tuple(dims)} and dtype {dtype.name} spans "
+                             f"{size} bytes, more than 64-bit offsets reach (2**63 - 1)")
+
     def add_tensor_param(self, block: ir.Block, name: str, dims: tuple[Any, ...], dtype: T.DType,
                          is_output: bool, value: ir.Value | None = None,
-                         workspace: bool = False) -> Buffer:
+                         workspace: bool = False, node: ast.AST | None = None) -> Buffer:
         """A tensor parameter: the function's argument `value`, or a new one appended."""
+        self.check_addressable(f"tensor '{name}'" if name else "a tensor", dims, dtype, node)
         if value is None:
             value = block.add_argument(tensor_type(dims, dtype), self.location(self.source.tree))
         param_shape = [d if isinstance(d, int) else d.name for d in dims]
@@ -1251,7 +1263,8 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
         shape = self.shape_arg(nodes, node, dynamic=True)
         dtype = self._dtype(self.arg(nodes, "dtype"), node)
         block = ir.InsertionPoint.current.block
-        buffer = self.add_tensor_param(block, "", tuple(shape), dtype, is_output=True)
+        buffer = self.add_tensor_param(block, "", tuple(shape), dtype, is_output=True,
+                                       node=node)
         self.outputs.append(buffer)
         return buffer
 
@@ -1288,6 +1301,7 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
 
     def allocate(self, scope: str, shape: list[int], dtype: T.DType, node: ast.AST) -> Buffer:
         self.require_kernel(node, f"a {scope} allocation")
+        self.check_addressable(f"a {scope} buffer", shape, dtype, node)
         space = ir.StringAttr.get(scope)
         value = tile.alloc(ir.MemRefType.get(shape, storage_type(dtype), memory_space=space))
         return Buffer(value, "", tuple(shape), dtype, scope)
@@ -1321,7 +1335,8 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
         shape = self.shape_arg(nodes, node, dynamic=True)
         dtype = self._dtype(self.arg(nodes, "dtype"), node)
         block = ir.InsertionPoint.current.block
-        return self.add_tensor_param(block, "", tuple(shape), dtype, False, workspace=True)
+        return self.add_tensor_param(block, "", tuple(shape), dtype, False, workspace=True,
+                                     node=node)
 
     def t_alloc_reducer(self, nodes: dict, node: ast.Call) -> Buffer:
         """TileLang's (legacy, replication="all") reducer: every thread adds its points'
@@ -2518,7 +2533,8 @@ def build_prim_func(prim: T.PrimFunc, out_idx: list[int] | None = None) -> Front
             argument = block.arguments[position]
             if isinstance(spec, T.Tensor):
                 value = builder.add_tensor_param(block, name, spec.shape, spec.dtype,
-                                                 position in outputs, argument)
+                                                 position in outputs, argument,
+                                                 node=source.tree.args.args[position])
             else:
                 builder.params.append(Param(name, "scalar", spec.name))
                 # an integer argument may size the grid: the launch reads it by its name
