@@ -86,6 +86,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -393,6 +394,25 @@ def _is_cuda_device(value: Any) -> bool:
     return text == "cuda" or text.startswith("cuda:")
 
 
+def _h200_properties() -> SimpleNamespace:
+    """What torch.cuda.get_device_properties reports of an H200 SXM, from the figures the
+    compiler and carver hold for sm_90a (carver's CUDA("cuda") and examples sizing persistent
+    grids read them)."""
+    from tilec.carver.arch import SM_FIGURES
+    from tilec.compiler.targets.description import describe
+
+    chip, sm = describe("sm_90a"), SM_FIGURES["sm_90a"]
+    return SimpleNamespace(
+        name="NVIDIA H200 (tilec compile mode)", major=9, minor=0,
+        multi_processor_count=chip.sm_count, warp_size=chip.warp_size,
+        max_threads_per_block=chip.max_threads_per_block,
+        max_threads_per_multi_processor=sm.max_threads_per_sm,
+        shared_memory_per_block=48 * 1024, shared_memory_per_block_optin=chip.max_shared_bytes,
+        shared_memory_per_multiprocessor=sm.shared_memory_per_sm,
+        regs_per_multiprocessor=chip.registers_per_block, L2_cache_size=sm.l2_cache_bytes,
+        total_memory=141 * 10**9)
+
+
 def _install_compile_mode() -> None:
     """Compile for CUDA without a GPU: CUDA tensors live on the CPU, a kernel call stops."""
     os.environ["TILEC_TARGET"] = "cuda"
@@ -419,7 +439,9 @@ def _install_compile_mode() -> None:
     torch.cuda.device_count = lambda: 1
     torch.cuda.current_device = lambda: 0
     torch.cuda.get_device_capability = lambda *args, **kwargs: (9, 0)
-    torch.cuda.get_device_name = lambda *args, **kwargs: "NVIDIA H200 (tilec compile mode)"
+    properties = _h200_properties()
+    torch.cuda.get_device_name = lambda *args, **kwargs: properties.name
+    torch.cuda.get_device_properties = lambda *args, **kwargs: properties
 
     from tilec.jit import JITKernel
 

@@ -268,6 +268,26 @@ def test_compile_mode_compiles_for_cuda_and_stops_at_the_launch(tmp_path: Path) 
     assert "compiled for cuda" in record["launch"] and record["where"] == "demo/example.py:16"
 
 
+def test_compile_mode_answers_device_queries_as_an_h200(tmp_path: Path) -> None:
+    """carver's CUDA("cuda") and examples sizing persistent grids read the device's properties;
+    compile mode reports an H200's (132 SMs, 227 KiB of shared memory per block, 50 MiB L2)."""
+    record = _run(tmp_path, '''\
+        import torch
+        from tilec.carver.arch import CUDA
+
+        device = CUDA("cuda")
+        assert device.arch == "sm_90a", device.arch
+        assert "H200" in device.name, device.name
+        assert device.compute_max_core == 132, device.compute_max_core
+        assert device.smem_cap == 232448, device.smem_cap
+        assert device.l2_cache_size_bytes == 50 * 2**20, device.l2_cache_size_bytes
+        properties = torch.cuda.get_device_properties(torch.device("cuda:0"))
+        assert properties.multi_processor_count == 132
+        assert (properties.major, properties.minor) == (9, 0)
+        ''', mode="compile")
+    assert record["status"] == "passed", record
+
+
 def test_compile_mode_reports_a_frontend_error_at_the_example_line(tmp_path: Path) -> None:
     record = _run(tmp_path, '''\
         import torch
