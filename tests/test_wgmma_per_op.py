@@ -331,25 +331,26 @@ def test_cpu_numerics_of_the_declined_kernels(rng: torch.Generator) -> None:
 
 
 @needs_ptxas
-@pytest.mark.parametrize("factory,args,consumers,boxes", [
+@pytest.mark.parametrize("factory,args,consumers,boxes,tiles", [
     (lambda *s: bias_relu(*s, block_N=256, block_K=64, threads=256), (1000, 1016, 520), 2,
-     {"map0": [64, 128], "map1": [64, 64]}),
+     {"map0": [64, 128], "map1": [64, 64]}, 8 * 4),
     (lambda *s: batched(*s, block_K=64), (3, 136, 200, 96), 1,
-     {"map0": [64, 128, 1], "map1": [64, 128, 1]}),
+     {"map0": [64, 128, 1], "map1": [64, 128, 1]}, 2 * 2 * 3),
 ])
 def test_loops_with_128_byte_rows_are_fed_by_a_tma_ring(factory, args, consumers: int,
-                                                        boxes: dict) -> None:
+                                                        boxes: dict, tiles: int) -> None:
     """A producer warpgroup beside the kernel's streams the operand tiles by TMA into 128B-
     swizzled ring slots (one map per copy, a box per 128-byte column), the kernel's warpgroups
     wait on full barriers and hand slots back on empty ones, registers move from the producer
-    to them, and their block barriers are named ones over them only."""
+    to them, and their block barriers are named ones over them only; the grid is persistent
+    (one block per multiprocessor, here one per tile: fewer tiles than the H200's 132)."""
     kernel = tilec.compile(factory(*args), out_idx=[-1], target="cuda:sm_90a")
     assert kernel.artifact.binary_kind == "cubin"
-    assert f"tile.tma_ring = {{consumers = {consumers} : i64, overlap = true" in \
-        kernel.asm["tile-cuda"]
+    assert f"tile.tma_ring = {{consumers = {consumers} : i64, overlap = true, persistent = " \
+        "true" in kernel.asm["tile-cuda"]
     launch = kernel.artifact.launch
     threads = 128 * (consumers + 1)
-    assert launch["threads"][0] == threads
+    assert launch["threads"][0] == threads and launch["grid"] == [tiles]
     assert [slot for slot in launch["abi"] if slot[0] == "tma"] == [["tma", 0, "map0"],
                                                                      ["tma", 1, "map1"]]
     assert {role: spec["box"] for role, spec in launch["tma"].items()} == boxes

@@ -1,9 +1,9 @@
 """The decisions of plan-tma-pipelines and their CUDA lowering (lower-tile-to-gpu's part).
 
-A `tile.pipelined` loop marked `tile.tma_ring = {stages = S, consumers = G, overlap}` runs as
-a warp-specialized TMA ring; each of its copies carries `tile.tma_load = {box, boxes,
-swizzle}`: the TMA box (innermost dimension first) of one 128-byte column box of the operand
-tile and how many such boxes the tile has (`SharedOperandLayout`'s column boxes, each
+A `tile.pipelined` loop marked `tile.tma_ring = {stages = S, consumers = G, overlap,
+persistent}` runs as a warp-specialized TMA ring; each of its copies carries `tile.tma_load =
+{box, boxes, swizzle}`: the TMA box (innermost dimension first) of one 128-byte column box of
+the operand tile and how many such boxes the tile has (`SharedOperandLayout`'s column boxes, each
 `rows x 128` bytes, 128B-swizzled as wgmma's descriptors read them).
 
 The kernel is launched with one warpgroup more than it was written for; that warpgroup (G) is
@@ -21,7 +21,13 @@ the producer, warpgroups 0..G-1 are the kernel as written (their thread indices 
         for each iteration i: wait full[s] (parity n & 1); the body on slot s; then
           overlap: wgmma.wait_group 1 (gemm i-1 has read its slot), lane 0 of each warp
           arrives on empty[(i-1) mod S] (i > 0); else lane 0 arrives on empty[s]
-        overlap: wgmma.wait_group 0; a barrier over the consumers (the drain)
+        overlap: wgmma.wait_group 0, lane 0 of each warp hands the last slot back; a
+        barrier over the consumers (the drain)
+
+Persistent: the launch has min(tiles, multiprocessors) blocks; both roles loop over tiles
+block index, + blocks launched, ... (`tile_ids`: z outermost, x and y in grouped order), the
+slot and phase of an iteration counted from the ring iterations of the block's earlier tiles,
+and the consumers meet at a barrier after each tile (its shared memory is free then).
 
 The producer recomputes the loop bounds and the copies' corners: the pure arithmetic they
 are made of (`recomputable`), cloned with the iteration's index. TMA and wgmma both go
@@ -52,6 +58,7 @@ if TYPE_CHECKING:
 RING_ATTR = "tile.tma_ring"
 LOAD_ATTR = "tile.tma_load"
 MAPS_ATTR = "tile.tensor_maps"
+TILES_ATTR = "tile.persistent_tiles"  # on the gpu.func: the grid's blocks a persistent one runs
 SWIZZLE_BYTES = 128  # the column box of a 128B-swizzled operand tile
 BARRIER_BYTES = 8
 WAIT_TICKS = 10_000_000  # try_wait's suspend-time hint, as CUTLASS
@@ -69,10 +76,11 @@ class TmaRing:
     stages: int
     consumers: int  # warpgroups of the kernel as written; the producer is the next one
     overlap: bool  # the loop's one gemm leaves its wgmma group in flight for an iteration
+    persistent: bool = False  # one block per multiprocessor runs the grid's blocks in turn
 
     def to_attr(self, context: ir.Context) -> ir.Attribute:
         return decision_attr({"stages": self.stages, "consumers": self.consumers,
-                              "overlap": self.overlap}, context)
+                              "overlap": self.overlap, "persistent": self.persistent}, context)
 
     @classmethod
     def of(cls, loop: ir.Operation) -> TmaRing | None:
@@ -82,7 +90,8 @@ class TmaRing:
         if any(name not in fields for name in ("stages", "consumers", "overlap")):
             raise op_error(loop, f"{RING_ATTR} needs stages, consumers and overlap "
                                  "(plan-tma-pipelines writes it)")
-        return cls(int(fields["stages"]), int(fields["consumers"]), bool(fields["overlap"]))
+        return cls(int(fields["stages"]), int(fields["consumers"]), bool(fields["overlap"]),
+                   bool(fields.get("persistent")))
 
 
 @dataclass(frozen=True)
@@ -102,7 +111,7 @@ class TmaLoad:
         fields = read_decision(copy, LOAD_ATTR) or {}
         if any(name not in fields for name in ("box", "boxes", "swizzle")):
             raise op_error(copy, f"a copy of a {RING_ATTR} loop needs {LOAD_ATTR} = {{box, "
-                                 "boxes, swizzle}} (plan-tma-pipelines writes it)")
+                                 "boxes, swizzle} (plan-tma-pipelines writes it)")
         return cls(tuple(int(v) for v in fields["box"]), int(fields["boxes"]),
                    int(fields["swizzle"]))
 
@@ -164,14 +173,12 @@ def _shared_pointer(view: ir.Value, byte_offset: ir.Value | int) -> ir.Value:
     return llvm.inttoptr(llvm.PointerType.get(3), address)
 
 
-def grouped_order(block_ids: list[ir.Value], group_m: int) -> list[ir.Value]:
-    """(x, y) block indices in rasterize-blocks' grouped order: the launch order (x fastest)
-    walks `group_m` rows of tiles down each column before moving right, so the blocks that
-    run together share their A rows and B columns in L2. A bijection of the grid (the last
-    group may have fewer rows)."""
-    width = gpu.GridDimOp(gpu.Dimension.x).result
-    height = gpu.GridDimOp(gpu.Dimension.y).result
-    launched = arith.addi(arith.muli(block_ids[1], width), block_ids[0])
+def grouped_order(launched: ir.Value, width: ir.Value, height: ir.Value, group_m: int
+                  ) -> list[ir.Value]:
+    """(x, y) block indices of the `launched`-th block of a width x height grid in
+    rasterize-blocks' grouped order: the launch order walks `group_m` rows of tiles down each
+    column before moving right, so the blocks that run together share their A rows and B
+    columns in L2. A bijection of the grid (the last group may have fewer rows)."""
     per_group = arith.muli(width, index(group_m))
     first_row = arith.muli(arith.divui(launched, per_group), index(group_m))
     rows = arith.minui(arith.subi(height, first_row), index(group_m))
@@ -196,6 +203,8 @@ class RingLowering:
             if not any(dst == known for known in self.buffers):
                 self.buffers.append(dst)
         self.barriers: ir.Value | None = None
+        self.done: ir.Value | None = None  # the consumers' ring iterations of earlier tiles
+        self.tile_yield: ir.Operation | None = None  # their tile loop's, given the new count
 
     # ----- set-up and roles ------------------------------------------------------------
     def barrier(self, full: bool, slot: ir.Value) -> ir.Value:
@@ -228,11 +237,16 @@ class RingLowering:
             WARPGROUP_THREADS * self.ring.consumers)
         return cap, min(MAX_REGISTERS, left // 8 * 8)
 
-    def split(self, statements: list[ir.Operation]) -> scf.IfOp:
+    def split(self, statements: list[ir.Operation], block_ids: list[ir.Value],
+              grid: list[int] | None, group_m: int) -> scf.IfOp:
         """if producer { the producer loop } else { `statements` } (moved there); the
         producer gives registers back to the consumers (setmaxnreg, which needs the kernel's
-        register cap: nvvm.maxnreg)."""
+        register cap: nvvm.maxnreg). With a persistent `grid` (its extents) both sides loop
+        over the grid's tiles from the block's index in steps of the launched blocks, the
+        ring's slots and phases counted on across tiles; `block_ids` (the values the kernel
+        reads as its block indices) become the tile's."""
         cap, consumer_registers = self.registers()
+        self.group_m = group_m
         i32 = ir.IntegerType.get_signless(32)
         self.lowering.gpu_func.attributes["nvvm.maxnreg"] = ir.IntegerAttr.get(i32, cap)
         role = warpgroup_index(self.lowering.tid)
@@ -240,14 +254,44 @@ class RingLowering:
         branch = scf.IfOp(producer, has_else=True)
         with ir.InsertionPoint(branch.then_block):
             nvvm.SetMaxRegisterOp(PRODUCER_REGISTERS, nvvm.SetMaxRegisterAction.decrease)
-            self.producer()
+            self.producer(block_ids, grid)
             scf.YieldOp([])
         with ir.InsertionPoint(branch.else_block):
             nvvm.SetMaxRegisterOp(consumer_registers, nvvm.SetMaxRegisterAction.increase)
-            end = as_operation(scf.YieldOp([]))
+            if grid is None:
+                self.done = index(0)
+                end = as_operation(scf.YieldOp([]))
+            else:
+                tiles = self.tile_loop(grid)
+                with ir.InsertionPoint(tiles.body):
+                    for old, new in zip(block_ids, self.tile_ids(tiles.induction_variable,
+                                                                 grid), strict=True):
+                        old.replace_all_uses_with(new)
+                    # the statements go here; then the tile's shared memory is free
+                    end = as_operation(gpu.BarrierOp())
+                    self.tile_yield = as_operation(scf.YieldOp([tiles.inner_iter_args[0]]))
+                self.done = tiles.inner_iter_args[0]
+                scf.YieldOp([])
         for op in statements:
             op.move_before(end)
         return branch
+
+    def tile_loop(self, grid: list[int]) -> scf.ForOp:
+        """for tile = block index; tile < tiles; tile += launched blocks, counting the
+        ring's iterations."""
+        start = gpu.BlockIdOp(gpu.Dimension.x).result
+        launched = gpu.GridDimOp(gpu.Dimension.x).result
+        return scf.ForOp(start, index(math.prod(grid)), launched, [index(0)])
+
+    def tile_ids(self, tile: ir.Value, grid: list[int]) -> list[ir.Value]:
+        """The block indices of tile number `tile`: a 3-d grid's z outermost, its x and y in
+        grouped order."""
+        plane = grid[0] * grid[1] if len(grid) > 1 else grid[0]
+        within = arith.remui(tile, index(plane)) if len(grid) > 2 else tile
+        if len(grid) == 1:
+            return [tile]
+        ids = grouped_order(within, index(grid[0]), index(grid[1]), self.group_m)
+        return ids + ([arith.divui(tile, index(plane))] if len(grid) > 2 else [])
 
     # ----- the producer -------------------------------------------------------------------
     def recompute(self, values: list[ir.Value], mapping: dict[ir.Value, ir.Value]) -> None:
@@ -262,48 +306,71 @@ class RingLowering:
                                       "pure arithmetic (plan-tma-pipelines checks it)")
         clone_ops(ops, mapping)
 
-    def producer(self) -> None:
+    def producer(self, block_ids: list[ir.Value], grid: list[int] | None) -> None:
         lowering = self.lowering
         leader = arith.cmpi(arith.CmpIPredicate.eq, lowering.tid,
                             index(WARPGROUP_THREADS * self.ring.consumers))
         branch = scf.IfOp(leader)
         with ir.InsertionPoint(branch.then_block):
-            bounds = list(self.loop.operands)[:3]
-            mapping: dict[ir.Value, ir.Value] = {}
-            self.recompute(bounds, mapping)
-            lower, upper, step = (mapping.get(v, v) for v in bounds)
-            loop = scf.ForOp(lower, upper, step)
-            with ir.InsertionPoint(loop.body):
-                iteration, slot, phase = self.position(loop.induction_variable, lower, step)
-                nvvm.MBarrierTryWaitParityOp(self.barrier(False, slot),
-                                             _to_i32(arith.xori(phase, index(1))),
-                                             _i32(WAIT_TICKS))
-                total = sum(TmaLoad.of(copy).bytes(self.element_bytes(copy))
-                            for copy in self.copies)
-                full = self.barrier(True, slot)
-                nvvm.MBarrierArriveExpectTxOp(ir.IntegerType.get_signless(64), full,
-                                              _i32(total))
-                inner = dict(mapping)
-                inner[self.body.arguments[0]] = loop.induction_variable
-                self.recompute([v for copy in self.copies for v in copy_parts(copy)[1]], inner)
-                for copy in self.copies:
-                    self.load(copy, inner, slot, full)
-                scf.YieldOp([])
+            if grid is None:
+                self.produce_tile({}, index(0))
+            else:
+                tiles = self.tile_loop(grid)
+                with ir.InsertionPoint(tiles.body):
+                    ids = self.tile_ids(tiles.induction_variable, grid)
+                    done = self.produce_tile(dict(zip(block_ids, ids, strict=True)),
+                                             tiles.inner_iter_args[0])
+                    scf.YieldOp([done])
             scf.YieldOp([])
+
+    def trip_count(self, lower: ir.Value, upper: ir.Value, step: ir.Value) -> ir.Value:
+        """The iterations of a loop from lower to upper by step (0 when upper <= lower)."""
+        span = arith.subi(upper, lower)
+        count = arith.divui(arith.addi(span, arith.subi(step, index(1))), step)
+        return arith.select(arith.cmpi(arith.CmpIPredicate.sgt, upper, lower), count,
+                            index(0))
+
+    def produce_tile(self, mapping: dict[ir.Value, ir.Value], done: ir.Value) -> ir.Value:
+        """The producer's loop for one tile (`mapping`: the tile's block indices), its ring
+        iterations counted from `done`; returns the count after it."""
+        bounds = list(self.loop.operands)[:3]
+        self.recompute(bounds, mapping)
+        lower, upper, step = (mapping.get(v, v) for v in bounds)
+        loop = scf.ForOp(lower, upper, step)
+        with ir.InsertionPoint(loop.body):
+            iteration, slot, phase = self.position(loop.induction_variable, lower, step,
+                                                   done)
+            nvvm.MBarrierTryWaitParityOp(self.barrier(False, slot),
+                                         _to_i32(arith.xori(phase, index(1))),
+                                         _i32(WAIT_TICKS))
+            total = sum(TmaLoad.of(copy).bytes(self.element_bytes(copy))
+                        for copy in self.copies)
+            full = self.barrier(True, slot)
+            nvvm.MBarrierArriveExpectTxOp(ir.IntegerType.get_signless(64), full,
+                                          _i32(total))
+            inner = dict(mapping)
+            inner[self.body.arguments[0]] = loop.induction_variable
+            self.recompute([v for copy in self.copies for v in copy_parts(copy)[1]], inner)
+            for copy in self.copies:
+                self.load(copy, inner, slot, full)
+            scf.YieldOp([])
+        return arith.addi(done, self.trip_count(lower, upper, step))
 
     @staticmethod
     def element_bytes(copy: ir.Operation) -> int:
         return max(1, bit_width(ir.MemRefType(copy.operands[0].type).element_type) // 8)
 
-    def position(self, iv: ir.Value, lower: ir.Value, step: ir.Value
+    def position(self, iv: ir.Value, lower: ir.Value, step: ir.Value, done: ir.Value
                  ) -> tuple[ir.Value, ir.Value, ir.Value]:
-        """(iteration, slot, phase bit) of loop index `iv`."""
+        """(iteration of the tile, slot, phase bit) of loop index `iv`, after `done` ring
+        iterations of earlier tiles."""
         iteration = iv if constant_index(lower) == 0 else arith.subi(iv, lower)
         if constant_index(step) != 1:
             iteration = arith.divui(iteration, step)
         stages = index(self.ring.stages)
-        slot = arith.remui(iteration, stages)
-        phase = arith.andi(arith.divui(iteration, stages), index(1))
+        running = iteration if constant_index(done) == 0 else arith.addi(done, iteration)
+        slot = arith.remui(running, stages)
+        phase = arith.andi(arith.divui(running, stages), index(1))
         return iteration, slot, phase
 
     def slot_offset(self, buffer: ir.Value, slot: ir.Value) -> ir.Value:
@@ -344,15 +411,27 @@ class RingLowering:
             consumer = scf.ForOp(lower, upper, step)
             with ir.InsertionPoint(consumer.body):
                 iteration, slot, phase = self.position(consumer.induction_variable, lower,
-                                                       step)
+                                                       step, self.done)
                 nvvm.MBarrierTryWaitParityOp(self.barrier(True, slot), _to_i32(phase),
                                              _i32(WAIT_TICKS))
                 views = {buffer: self.slot_view(buffer, slot) for buffer in self.buffers}
                 anchor = self.release(iteration, slot)
                 scf.YieldOp([])
-            if gemm is not None:
+            trips = self.trip_count(lower, upper, step)
+            done = arith.addi(self.done, trips)
+            if gemm is not None:  # the last gemm has read its slot: hand it back too
                 nvvm.wgmma_wait_group_sync_aligned(0)
+                stages = index(self.ring.stages)
+                last = arith.remui(arith.addi(done, arith.subi(stages, index(1))), stages)
+                ran = arith.cmpi(arith.CmpIPredicate.ugt, trips, index(0))
+                branch = scf.IfOp(arith.andi(self.lane_zero()[0], ran))
+                with ir.InsertionPoint(branch.then_block):
+                    nvvm.MBarrierArriveOp(ir.IntegerType.get_signless(64),
+                                          self.barrier(False, last))
+                    scf.YieldOp([])
             gpu.BarrierOp()
+        if self.tile_yield is not None:
+            self.tile_yield.operands[0] = done
         for copy in self.copies:
             copy.erase()
         for buffer, view in views.items():
@@ -364,13 +443,11 @@ class RingLowering:
     def release(self, iteration: ir.Value, slot: ir.Value) -> ir.Operation:
         """Lane 0 of each warp hands the slot its warp's wgmmas finished reading back; returns
         the first op emitted (the body goes before it)."""
-        warp_size = index(32)
-        lane_zero = arith.cmpi(arith.CmpIPredicate.eq,
-                               arith.remui(self.lowering.tid, warp_size), index(0))
+        lane_zero, first = self.lane_zero()
         if self.ring.overlap:
             nvvm.wgmma_wait_group_sync_aligned(1)
             stages = index(self.ring.stages)
-            previous = arith.remui(arith.addi(iteration, arith.subi(stages, index(1))), stages)
+            previous = arith.remui(arith.addi(slot, arith.subi(stages, index(1))), stages)
             started = arith.cmpi(arith.CmpIPredicate.ugt, iteration, index(0))
             condition, slot = arith.andi(lane_zero, started), previous
         else:
@@ -379,7 +456,13 @@ class RingLowering:
         with ir.InsertionPoint(branch.then_block):
             nvvm.MBarrierArriveOp(ir.IntegerType.get_signless(64), self.barrier(False, slot))
             scf.YieldOp([])
-        return as_operation(warp_size.owner)
+        return first
+
+    def lane_zero(self) -> tuple[ir.Value, ir.Operation]:
+        """Whether this thread is lane 0 of its warp, and the first op that asks it."""
+        warp_size = index(32)
+        return arith.cmpi(arith.CmpIPredicate.eq, arith.remui(self.lowering.tid, warp_size),
+                          index(0)), as_operation(warp_size.owner)
 
     def slot_view(self, buffer: ir.Value, slot: ir.Value) -> ir.Value:
         ring = self.lowering.rings[buffer]

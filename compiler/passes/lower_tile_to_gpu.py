@@ -77,6 +77,7 @@ from tilec.compiler.passes._tma_ring import (
     CONSUMER_BARRIER,
     LOAD_ATTR,
     MAPS_ATTR,
+    TILES_ATTR,
     WARPGROUP_THREADS,
     RingLowering,
     TmaLoad,
@@ -96,7 +97,7 @@ from tilec.compiler.passes.plan_shared_memory import (
     SHARED_ALIGN,
     plan_kernel,
 )
-from tilec.compiler.passes.rasterize_blocks import RASTER_ATTR
+from tilec.compiler.passes.rasterize_blocks import DEFAULT_GROUP_M, RASTER_ATTR
 from tilec.errors import CompileError
 
 WORKGROUP = "#gpu.address_space<workgroup>"
@@ -244,6 +245,11 @@ class KernelLowering:
             (op, plan) for op in walk(kernel) if not self.is_ring_loop(op)
             and (plan := plan_pipeline(op)) is not None]
 
+    def group_m(self) -> int:
+        """The grouped block order's rows (rasterize-blocks' decision, else its default)."""
+        raster = read_decision(self.kernel, RASTER_ATTR)
+        return int(raster["group_m"]) if raster is not None else DEFAULT_GROUP_M
+
     def is_ring_loop(self, op: ir.Operation) -> bool:
         return self.ring_loop is not None and op == self.ring_loop
 
@@ -317,7 +323,13 @@ class KernelLowering:
                                           list(zip(self.ring_copies, maps, strict=True)))
         with self.ring_loop.location, ir.InsertionPoint(self.ret):
             self.ring_lowering.init_barriers()
-            branch = self.ring_lowering.split(self.body_ops)
+            grid = None
+            if self.tma_ring.persistent:
+                grid = [constant_index(size) for size in self.kernel.operands]
+                self.gpu_func.attributes[TILES_ATTR] = ir.IntegerAttr.get(
+                    ir.IntegerType.get_signless(64), math.prod(grid))
+            branch = self.ring_lowering.split(self.body_ops, self.block_ids, grid,
+                                              self.group_m())
         self.lower_block_ops(self.body_ops)
         # the producer's side has no block barrier
         for barrier in [op for op in walk(as_operation(branch)) if op.name == "gpu.barrier"]:
@@ -383,9 +395,12 @@ class KernelLowering:
                 self.mapping[old] = new
         self.block_ids = [gpu.BlockIdOp(getattr(gpu.Dimension, axis)).result
                           for axis in "xyz"[:len(self.kernel.regions[0].blocks[0].arguments)]]
-        raster = read_decision(self.kernel, RASTER_ATTR)
-        if self.ring_loop is not None and raster is not None and len(self.block_ids) == 2:
-            self.block_ids = grouped_order(self.block_ids, int(raster["group_m"]))
+        if self.ring_loop is not None and not self.tma_ring.persistent and len(
+                self.block_ids) == 2:
+            width = gpu.GridDimOp(gpu.Dimension.x).result
+            launched = arith.addi(arith.muli(self.block_ids[1], width), self.block_ids[0])
+            self.block_ids = grouped_order(launched, width, gpu.GridDimOp(gpu.Dimension.y).result,
+                                           self.group_m())
 
     def move_kernel_body(self) -> None:
         block = self.kernel.regions[0].blocks[0]

@@ -2,12 +2,14 @@
 
 On sm_90a, after plan-wgmma-gemms, a cp.async-scheduled `tile.pipelined` loop whose copies all
 fill 128B-swizzled wgmma operand tiles becomes a warp-specialized TMA ring: the loop gets
-`tile.tma_ring = {stages = S, consumers = G, overlap}` and each copy `tile.tma_load = {box,
-boxes, swizzle = 128}` (compiler/passes/_tma_ring.py lowers both: a producer warpgroup beside
-the kernel's G streams the tiles with cp.async.bulk.tensor through S slots and two mbarriers
-per slot, the kernel's warpgroups wait on them and hand slots back). S is the loop's cp.async
-depth; `overlap` when the loop's work is one gemm, whose wgmma group then stays in flight
-until the next iteration's.
+`tile.tma_ring = {stages = S, consumers = G, overlap, persistent}` and each copy
+`tile.tma_load = {box, boxes, swizzle = 128}` (compiler/passes/_tma_ring.py lowers both: a
+producer warpgroup beside the kernel's G streams the tiles with cp.async.bulk.tensor through S
+slots and two mbarriers per slot, the kernel's warpgroups wait on them and hand slots back).
+S is the loop's cp.async depth; `overlap` when the loop's work is one gemm, whose wgmma group
+then stays in flight until the next iteration's; `persistent` when the grid's extents are
+constants: one block per multiprocessor runs the grid's tiles in turn, the producer streaming
+the next tile's operands while the consumers run the epilogue.
 
 The loop qualifies when
 - it stands directly in the kernel (not nested), the kernel's threads are one dimension of
@@ -138,7 +140,8 @@ def plan_ring(loop: ir.Operation, kernel: ir.Operation) -> RingPlan | None:
     if recomputable(list(loop.operands)[:3] + corners, candidates) is None:
         return None
     ring = TmaRing(plan.stages - (plan.overlapped is not None), threads // WARPGROUP_THREADS,
-                   len(gemms) == 1)
+                   len(gemms) == 1, all(constant_index(size) is not None
+                                        for size in kernel.operands))
     return RingPlan(ring, loads)
 
 

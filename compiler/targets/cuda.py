@@ -53,7 +53,7 @@ from mlir.dialects import gpu
 
 from tilec.compiler.passes._ir_walk import op_error, walk
 from tilec.compiler.passes._scheduling import ARCH_ATTR, DISABLE_TMA_ATTR
-from tilec.compiler.passes._tma_ring import MAPS_ATTR
+from tilec.compiler.passes._tma_ring import MAPS_ATTR, TILES_ATTR
 from tilec.compiler.passes.lower_gemm_to_tensorcore import LAUNCH_ATTR
 from tilec.compiler.pipeline import (
     CompileOptions,
@@ -251,6 +251,9 @@ def _producer_launch(module: ir.Module, options: CompileOptions) -> None:
         maps[role] = {"box": list(ir.DenseI64ArrayAttr(entry["box"])),
                       "swizzle": ir.IntegerAttr(entry["swizzle"]).value}
     options.extra["tma"] = maps
+    if TILES_ATTR in kernel.attributes:  # persistent: one block per multiprocessor at most
+        tiles = ir.IntegerAttr(kernel.attributes[TILES_ATTR]).value
+        options.extra["grid"] = [min(tiles, target_of(options).sm_count)]
 
 
 def stages(options: CompileOptions) -> list[Stage]:
@@ -281,6 +284,8 @@ def finish(product: bytes | str, options: CompileOptions, kernel_name: str
     }
     if "tma" in options.extra:
         launch["tma"] = options.extra["tma"]
+    if "grid" in options.extra:  # a persistent grid: replaces the frontend's
+        launch["grid"] = options.extra["grid"]
     tensorcore = options.extra.get("tensorcore")
     if tensorcore:
         launch["tma"] = tensorcore.get("tma", {})

@@ -4,11 +4,12 @@
 // tiles becomes a TMA ring fed by a producer warpgroup: tile.tma_ring on the loop (the user's
 // depth, the kernel's warpgroups as consumers, overlap when one gemm is the loop's work) and
 // tile.tma_load on each copy (the box of one 128-byte column, innermost first, and how many
-// columns the tile has).
+// columns the tile has); persistent when the grid is known: one block per multiprocessor runs
+// the tiles in turn.
 
 // A 128 x 64 f16 (K-major: one 64 x 128 box), B 64 x 256 f16 (MN-major: four 64 x 64 boxes).
 // CHECK-LABEL: func.func @bias_relu
-// CHECK: tile.pipelined {{.*}} tile.tma_ring = {consumers = 2 : i64, overlap = true, stages = 4 : i64}
+// CHECK: tile.pipelined {{.*}} tile.tma_ring = {consumers = 2 : i64, overlap = true, persistent = true, stages = 4 : i64}
 // CHECK: tile.copy {{.*}} tile.tma_load = {box = array<i64: 64, 128>, boxes = 1 : i64, swizzle = 128 : i64}
 // CHECK: tile.copy {{.*}} tile.tma_load = {box = array<i64: 64, 64>, boxes = 4 : i64, swizzle = 128 : i64}
 module attributes {tile.arch = "sm_90a"} {
@@ -46,7 +47,7 @@ module attributes {tile.arch = "sm_90a"} {
 
 // A batched GEMM on a 3-d grid, B as N x K (K-major): boxes over the tensors' three dimensions.
 // CHECK-LABEL: func.func @batched
-// CHECK: tile.pipelined {{.*}} tile.tma_ring = {consumers = 1 : i64, overlap = true, stages = 3 : i64}
+// CHECK: tile.pipelined {{.*}} tile.tma_ring = {consumers = 1 : i64, overlap = true, persistent = true, stages = 3 : i64}
 // CHECK: tile.copy {{.*}} tile.tma_load = {box = array<i64: 64, 128, 1>, boxes = 1 : i64, swizzle = 128 : i64}
 // CHECK: tile.copy {{.*}} tile.tma_load = {box = array<i64: 64, 128, 1>, boxes = 1 : i64, swizzle = 128 : i64}
 module attributes {tile.arch = "sm_90a"} {
