@@ -278,7 +278,26 @@ LogicalResult KernelOp::verify() {
   return verifyIndexArguments(*this, getBody(), getGrid().size(), "block indices");
 }
 
-/// A tile.layout must be a #tile.linear over `shape` spanning the kernel's threads.
+static constexpr int64_t kWarpgroupThreads = 128;
+
+static int64_t kernelThreads(KernelOp kernel) {
+  int64_t threads = 1;
+  for (int64_t count : kernel.getThreads())
+    threads *= count;
+  return threads;
+}
+
+/// The threads that run `op`: those of the tile.warpgroups (a T.ws block) around it, else the
+/// kernel's.
+static int64_t threadsRunning(Operation *op, KernelOp kernel) {
+  if (auto groups = op->getParentOfType<WarpgroupsOp>())
+    return kWarpgroupThreads * static_cast<int64_t>(groups.getGroups().size());
+  return kernelThreads(kernel);
+}
+
+/// A tile.layout must be a #tile.linear over `shape` spanning the threads that run the op: the
+/// kernel's, or those of the T.ws block around it; a fragment's allocation may span those of
+/// the T.ws blocks using it, when every use is in one of them.
 static LogicalResult verifyLayout(Operation *op, Attribute attr, ArrayRef<int64_t> shape) {
   auto layout = llvm::dyn_cast<LinearLayoutAttr>(attr);
   if (!layout)
@@ -286,15 +305,22 @@ static LogicalResult verifyLayout(Operation *op, Attribute attr, ArrayRef<int64_
   if (layout.getShape() != shape)
     return op->emitOpError() << "layout over " << shapeString(layout.getShape())
                              << " for a tile of shape " << shapeString(shape);
-  if (auto kernel = op->getParentOfType<KernelOp>()) {
-    int64_t threads = 1;
-    for (int64_t count : kernel.getThreads())
-      threads *= count;
-    if (layout.getNumThreads() != threads)
-      return op->emitOpError() << "layout spans " << layout.getNumThreads()
-                               << " threads but the kernel has " << threads;
-  }
-  return success();
+  auto kernel = op->getParentOfType<KernelOp>();
+  if (!kernel)
+    return success();
+  int64_t threads = threadsRunning(op, kernel);
+  if (layout.getNumThreads() == threads)
+    return success();
+  bool usedByThoseThreads = isa<AllocOp>(op) && !op->getResult(0).use_empty() &&
+                            llvm::all_of(op->getResult(0).getUsers(), [&](Operation *user) {
+                              return threadsRunning(user, kernel) == layout.getNumThreads();
+                            });
+  if (usedByThoseThreads)
+    return success();
+  bool inWarpgroups = static_cast<bool>(op->getParentOfType<WarpgroupsOp>());
+  return op->emitOpError() << "layout spans " << layout.getNumThreads() << " threads but the "
+                           << (inWarpgroups ? "T.ws block running it" : "kernel") << " has "
+                           << threads;
 }
 
 LogicalResult AllocOp::verify() {
@@ -461,7 +487,6 @@ LogicalResult ConvertLayoutOp::verify() {
 
 // ----- mbarriers and warp specialization ---------------------------------------------------
 
-static constexpr int64_t kWarpgroupThreads = 128;
 static constexpr int64_t kMaxArriveCount = (1 << 20) - 1; // PTX's mbarrier count limit
 
 static LogicalResult verifyBarrierBuffer(Operation *op, Value barriers) {
@@ -535,9 +560,7 @@ LogicalResult WarpgroupsOp::verify() {
   auto kernel = getOperation()->getParentOfType<KernelOp>();
   if (!kernel)
     return emitOpError() << "must be inside a tile.kernel";
-  int64_t threads = 1;
-  for (int64_t count : kernel.getThreads())
-    threads *= count;
+  int64_t threads = kernelThreads(kernel);
   for (auto [i, group] : llvm::enumerate(groups)) {
     if (group < 0 || (group + 1) * kWarpgroupThreads > threads)
       return emitOpError() << "warpgroup " << group << " is not in a block of " << threads

@@ -123,7 +123,9 @@ def test_warp_specialization_needs_a_gpu_target() -> None:
         warp_specialized_scale.compile(M=256, K=256, target="cpu")
 
 
-def test_fragments_in_part_of_the_block_are_rejected() -> None:
+def test_a_gemm_in_part_of_the_block_runs_on_its_warpgroup() -> None:
+    """Its accumulator is laid out over warpgroup 1's threads, its wgmma issued by them (more
+    in tests/test_ws_gemm.py)."""
     @T.prim_func
     def gemm_in_ws(A: T.Tensor((128, 64), T.float16), B: T.Tensor((64, 128), T.float16),
                    C: T.Tensor((128, 128), T.float32)):
@@ -138,9 +140,10 @@ def test_fragments_in_part_of_the_block_are_rejected() -> None:
                 T.gemm(a, b, c)
                 T.copy(c, C)
 
-    with pytest.raises(tilec.CompileError, match=r"test_barriers.py:\d+: inside a T.ws block "
-                                                 r"over part of the block"):
-        tilec.compile(gemm_in_ws, target="cuda:sm_90a")
+    ptx = tilec.compile(gemm_in_ws, target="cuda:sm_90a").get_kernel_source()
+    # one warpgroup's 128 rows: two m64 atoms, four k16 steps
+    assert ptx.count("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") == 8
+    assert re.search(r"bar\.sync\s+2, 128;", ptx)
 
 
 def test_tma_copy_under_a_thread_condition_is_rejected() -> None:

@@ -14,8 +14,9 @@ tile.alloc_barrier, tile.mbarrier_*, tile.tma_copy, tile.fence_proxy_async, tile
 - tile.warpgroups: an scf.if on the thread's warpgroup; inside, the block is the listed
   warpgroups (thread index from 0, their thread count), so copies and T.Parallel loops share
   their work out among those threads only, and block barriers become the named barrier
-  1 + first warpgroup over those threads. What spreads a fragment over the whole block
-  (fragments, T.gemm, T.reduce) is a CompileError there, as its layout names threads outside.
+  1 + first warpgroup over those threads. Fragments, T.gemm and T.reduce work there as in the
+  whole block: infer-mma-layout, plan-wgmma-gemms and infer-fragment-layout lay them out over
+  the warpgroups' threads (a consumer warpgroup's wgmma, its accumulator in its registers).
 
 The mbarrier waits, transaction bytes, bulk copies and proxy fences need sm_90: on sm_80 they
 are a CompileError at their line (mbarrier.init and arrive alone would assemble, but wait for
@@ -35,9 +36,10 @@ from mlir.dialects import arith, gpu, llvm, memref, nvvm, scf
 
 from tilec.compiler.passes._builders import typed_view
 from tilec.compiler.passes._fragment_layout import default_layout, op_layout, set_layout
-from tilec.compiler.passes._ir_walk import as_operation, op_error, walk
+from tilec.compiler.passes._ir_walk import as_operation, constant_index, op_error, scope, walk
 from tilec.compiler.passes._scalar import bit_width, index, zero
 from tilec.compiler.passes._scheduling import ARCH_ATTR
+from tilec.compiler.passes._wgmma import SharedOperandLayout
 from tilec.compiler.targets.description import DEFAULT_CUDA_ARCH, TargetDescription, describe
 
 if TYPE_CHECKING:
@@ -186,9 +188,9 @@ def _tma_copy(lowering: KernelLowering, op: ir.Operation) -> None:
     src_offsets, dst_offsets = list(view.src_offsets), list(view.dst_offsets)
     src_shape = list(ir.DenseI64ArrayAttr(op.attributes["src_shape"]))
     dst_shape = list(ir.DenseI64ArrayAttr(op.attributes["dst_shape"]))
-    if dst in lowering.shared_layouts or dst in lowering.rings:
-        raise op_error(op, "T.tma_copy into a shared tile that tilec lays out itself (a wgmma "
-                           "operand tile or a pipelined ring) is not supported")
+    if dst in lowering.rings:
+        raise op_error(op, "T.tma_copy into a shared ring tilec pipelines itself is not "
+                           "supported")
     element = ir.MemRefType(src.type).element_type
     width = bit_width(element) // 8
     if bit_width(element) % 8:
@@ -205,6 +207,10 @@ def _tma_copy(lowering: KernelLowering, op: ir.Operation) -> None:
     bulk_rows = (src_dims[-1] == len(src_shape) - 1 and dst_dims[-1] == len(dst_shape) - 1
                  and row_bytes % BULK_ALIGN == 0)
     rows = math.prod(extents[:-1])
+    if dst in lowering.shared_layouts:
+        _tma_copy_to_operand_tile(lowering, op, lowering.shared_layouts[dst][0], src_dims,
+                                  dst_dims, extents, element)
+        return
     branch = scf.IfOp(_leader(lowering, op, "T.tma_copy"))
     with ir.InsertionPoint(branch.then_block):
         loop = scf.ForOp(index(0), index(rows), index(1))
@@ -233,6 +239,70 @@ def _tma_copy(lowering: KernelLowering, op: ir.Operation) -> None:
                 _copy_row(src, src_at, dst, dst_at, inner, element)
             scf.YieldOp([])
         scf.YieldOp([])
+
+
+def _tma_copy_to_operand_tile(lowering: KernelLowering, op: ir.Operation,
+                              layout: SharedOperandLayout, src_dims: list[int],
+                              dst_dims: list[int], extents: list[int], element: ir.Type) -> None:
+    """T.tma_copy into a wgmma operand tile (swizzled, A's rows reordered: compiler/passes/
+    _wgmma.py): its 16-byte chunks stay whole, so each is one bulk copy to where the layout
+    puts it (element by element where it leaves the tensor or is misaligned, then fenced for
+    the async proxy wgmma reads through)."""
+    view = typed_view(op)
+    src, dst = view.src, view.dst
+    src_offsets, dst_offsets = list(view.src_offsets), list(view.dst_offsets)
+    width = bit_width(element) // 8
+    chunk = BULK_ALIGN // width  # elements of one 16-byte chunk
+    column = constant_index(dst_offsets[1]) if len(dst_offsets) == 2 else None
+    if len(dst_dims) != 2 or dst_dims != [0, 1] or extents[-1] % chunk or column is None \
+            or column % chunk:
+        raise op_error(op, "T.tma_copy into a wgmma operand tile copies a 2-d box whose "
+                           "columns start and end on 16-byte boundaries")
+    rows, chunks = extents[0], extents[1] // chunk
+    branch = scf.IfOp(_leader(lowering, op, "T.tma_copy"))
+    with ir.InsertionPoint(branch.then_block):
+        loop = scf.ForOp(index(0), index(rows * chunks), index(1))
+        with ir.InsertionPoint(loop.body):
+            flat = loop.induction_variable
+            point = [arith.divui(flat, index(chunks)),
+                     arith.muli(arith.remui(flat, index(chunks)), index(chunk))]
+            src_at = _box_point(src_offsets, src_dims, point)
+            dst_at = _box_point(dst_offsets, dst_dims, point)
+            src_bytes = arith.muli(_linear(src, src_at), index(width))
+            dst_bytes = arith.muli(layout.element_index(*dst_at), index(width))
+            fast = scf.IfOp(arith.andi(_row_inside(src, src_at, chunk), _aligned(src, src_bytes)),
+                            has_else=True)
+            with ir.InsertionPoint(fast.then_block):
+                barrier = _barrier(op)
+                nvvm.MBarrierExpectTxOp(barrier, _i32(BULK_ALIGN))
+                shared = llvm.addrspacecast(llvm.PointerType.get(7), _pointer(dst, dst_bytes, 3))
+                nvvm.CpAsyncBulkGlobalToSharedClusterOp(
+                    shared, _pointer(src, src_bytes, 1), barrier, _i32(BULK_ALIGN))
+                scf.YieldOp([])
+            with ir.InsertionPoint(fast.else_block):
+                for step in range(chunk):
+                    src_index = src_at[:-1] + [arith.addi(src_at[-1], index(step))]
+                    value = _load_or_zero(src, src_index, element)
+                    target = layout.element_index(dst_at[0], arith.addi(dst_at[1], index(step)))
+                    memref.store(value, dst, [target])
+                nvvm.FenceProxyOp(nvvm.ProxyKind.async_shared, space=nvvm.SharedSpace.shared_cta)
+                scf.YieldOp([])
+            scf.YieldOp([])
+        scf.YieldOp([])
+
+
+def _load_or_zero(src: ir.Value, at: list[ir.Value], element: ir.Type) -> ir.Value:
+    """src[at], zero where `at` leaves the tensor."""
+    inside = None
+    for d, i in enumerate(at):
+        term = arith.cmpi(arith.CmpIPredicate.ult, i, memref.dim(src, index(d)))
+        inside = term if inside is None else arith.andi(inside, term)
+    read = scf.IfOp(inside, [element], has_else=True)
+    with ir.InsertionPoint(read.then_block):
+        scf.YieldOp([memref.load(src, at)])
+    with ir.InsertionPoint(read.else_block):
+        scf.YieldOp([zero(element)])
+    return read.results[0]
 
 
 def _unflatten(flat: ir.Value, shape: list[int]) -> list[ir.Value]:
@@ -283,16 +353,7 @@ def _copy_row(src: ir.Value, src_at: list[ir.Value], dst: ir.Value, dst_at: list
         step = loop.induction_variable
         src_index = src_at[:-1] + [arith.addi(src_at[-1], step)]
         dst_index = dst_at[:-1] + [arith.addi(dst_at[-1], step)]
-        inside = None
-        for d, i in enumerate(src_index):
-            term = arith.cmpi(arith.CmpIPredicate.ult, i, memref.dim(src, index(d)))
-            inside = term if inside is None else arith.andi(inside, term)
-        read = scf.IfOp(inside, [element], has_else=True)
-        with ir.InsertionPoint(read.then_block):
-            scf.YieldOp([memref.load(src, src_index)])
-        with ir.InsertionPoint(read.else_block):
-            scf.YieldOp([zero(element)])
-        memref.store(read.results[0], dst, dst_index)
+        memref.store(_load_or_zero(src, src_index, element), dst, dst_index)
         scf.YieldOp([])
 
 
@@ -332,16 +393,25 @@ def _warpgroups(lowering: KernelLowering, op: ir.Operation) -> None:
 
 
 def _check_partial_body(lowering: KernelLowering, op: ir.Operation, threads: int) -> None:
-    """Reject what spreads over the whole block; lay fragment-free T.Parallel loops out over
-    the warpgroups' threads."""
+    """Lay fragment-free T.Parallel loops out over the warpgroups' threads; a fragment the body
+    touches must be laid out over them too (infer-fragment-layout lays out a fragment its T.ws
+    blocks use over their threads; one laid out over the whole block cannot be followed)."""
     for inner in walk(op):
-        if inner.name in ("tile.gemm", "tile.reduce") or any(
-                operand in lowering.fragments for operand in inner.operands):
-            raise op_error(inner, "inside a T.ws block over part of the block, tilec's CUDA "
-                                  "target does not lower fragments, T.gemm or T.reduce (their "
-                                  "layouts spread over every thread of the block); use shared "
-                                  "or local buffers there")
+        for operand in inner.operands:
+            fragment = lowering.fragments.get(operand)
+            if fragment is not None and fragment.layout.threads != threads:
+                raise op_error(inner, f"this fragment is laid out over {fragment.layout.threads} "
+                                      f"threads, but the T.ws block using it runs on {threads}")
         layout = op_layout(inner) if inner.name == "tile.parallel" else None
         if layout is not None and layout.threads != threads:
+            if any(scope(v) == "fragment" for v in _loaded_buffers(inner)):
+                raise op_error(inner, f"this T.Parallel is laid out over {layout.threads} "
+                                      f"threads, but the T.ws block around it runs on {threads}")
             extents = tuple(ir.DenseI64ArrayAttr(inner.attributes["extents"]))
             set_layout(inner, default_layout(extents, threads, 16))
+
+
+def _loaded_buffers(parallel: ir.Operation) -> list[ir.Value]:
+    """The buffers a T.Parallel loads from or stores into."""
+    return [inner.operands[0] if inner.name == "memref.load" else inner.operands[1]
+            for inner in walk(parallel) if inner.name in ("memref.load", "memref.store")]

@@ -21,6 +21,10 @@ kernel:
   each thread then finds any element, at any index, in its own registers; one that another
   anchor laid out otherwise is converted to that layout around the access;
 - any fragment left is laid out for 16-byte accesses along its last dimension;
+- threads: an op in a T.ws block over part of the block (tile.warpgroups) runs on that block's
+  warpgroups, their thread index from 0 (`threads_at`), so its layouts span those threads; a
+  fragment is laid out over the threads of the T.ws blocks that use it, and one used by two
+  sets of threads (two warpgroups, or a T.ws block and the whole block) is an error;
 - conversions: where an op needs a fragment in another layout than the one it has (a
   T.Parallel whose threads do not hold that fragment's elements, a gemm operand, a reduce
   into a destination laid out otherwise, a reduction the layout's threads cannot butterfly),
@@ -60,6 +64,7 @@ from tilec.compiler.passes._ir_walk import (
     constant_index,
     copy_parts,
     defining_op,
+    is_memref,
     kernels,
     op_error,
     scope,
@@ -67,12 +72,56 @@ from tilec.compiler.passes._ir_walk import (
 )
 from tilec.compiler.passes._scalar import index
 from tilec.compiler.passes._scheduling import read_decision
-from tilec.compiler.passes._wgmma import WGMMA_ATTR
+from tilec.compiler.passes._wgmma import WARPGROUP_THREADS, WGMMA_ATTR
 from tilec.dialect import AllocOp, ConvertLayoutOp, CopyOp
 
 
 def kernel_threads(kernel: ir.Operation) -> int:
     return math.prod(ir.DenseI64ArrayAttr(kernel.attributes["threads"]))
+
+
+def warpgroups_at(op: ir.Operation, kernel: ir.Operation) -> tuple[int, ...] | None:
+    """The warpgroups of the innermost `T.ws` block (tile.warpgroups) around `op` that runs on
+    part of the block, None where every thread of the block runs it."""
+    parent = as_operation(op.parent)
+    while parent.name != "tile.kernel":
+        if parent.name == "tile.warpgroups":
+            groups = tuple(sorted(ir.DenseI64ArrayAttr(parent.attributes["groups"])))
+            if WARPGROUP_THREADS * len(groups) != kernel_threads(kernel):
+                return groups
+        parent = as_operation(parent.parent)
+    return None
+
+
+def threads_at(op: ir.Operation, kernel: ir.Operation) -> int:
+    """How many threads run `op`: its T.ws block's warpgroups (their thread index starts at 0
+    there, so layouts are over them alone), else the whole block."""
+    groups = warpgroups_at(op, kernel)
+    return kernel_threads(kernel) if groups is None else WARPGROUP_THREADS * len(groups)
+
+
+def fragment_warpgroups(kernel: ir.Operation) -> dict[ir.Value, tuple[int, ...] | None]:
+    """The warpgroups whose T.ws blocks use each fragment (None: the whole block). Its
+    registers belong to those threads, so a fragment used by two sets of threads is an error
+    at the second use."""
+    found: dict[ir.Value, tuple[int, ...] | None] = {}
+    for op in walk(kernel):
+        for operand in op.operands:
+            if not is_memref(operand) or scope(operand) != "fragment":
+                continue
+            groups = warpgroups_at(op, kernel)
+            if operand not in found:
+                found[operand] = groups
+            elif found[operand] != groups:
+                raise op_error(op, f"a fragment used by {_threads_name(found[operand])} is "
+                                   f"used here by {_threads_name(groups)}: its registers "
+                                   f"belong to the threads of one of them (copy it through "
+                                   f"shared memory)")
+    return found
+
+
+def _threads_name(groups: tuple[int, ...] | None) -> str:
+    return "the whole block" if groups is None else f"T.ws({', '.join(map(str, groups))})"
 
 
 Access = tuple[ir.Operation, ir.Value, list[int | None], bool]
@@ -239,6 +288,8 @@ class _KernelInference:
         ops = list(walk(kernel))
         self.allocs = [op for op in ops if op.name == "tile.alloc"
                        and scope(op.results[0]) == "fragment"]
+        # the threads each fragment is laid out over (those of the T.ws blocks using it)
+        self.fragment_groups = fragment_warpgroups(kernel)
         self.gemms = [op for op in ops if op.name == "tile.gemm"]
         self.reduces = [op for op in ops if op.name == "tile.reduce"]
         self.parallels = [op for op in ops if op.name == "tile.parallel"]
@@ -249,6 +300,10 @@ class _KernelInference:
         if (self.allocs or self.parallels) and not is_power_of_two(self.threads):
             raise op_error(kernel, f"fragments and T.Parallel need a power-of-two thread "
                                    f"count on this target, not {self.threads}")
+
+    def fragment_threads(self, fragment: ir.Value) -> int:
+        groups = self.fragment_groups.get(fragment)
+        return self.threads if groups is None else WARPGROUP_THREADS * len(groups)
 
     def alloc_of(self, fragment: ir.Value, where: ir.Operation) -> ir.Operation:
         owner = defining_op(fragment)
@@ -273,7 +328,8 @@ class _KernelInference:
         for gemm in self.gemms:
             self.anchor_gemm(gemm)
         for access, fragment, _ in self.floating:
-            self.offer(fragment, whole_tile(shape_of(fragment), self.threads), access)
+            self.offer(fragment, whole_tile(shape_of(fragment), self.fragment_threads(fragment)),
+                       access)
         while True:
             while self.propagate():
                 pass
@@ -284,8 +340,8 @@ class _KernelInference:
                                             for r in self.reduces))
             value = pending[0].results[0]
             with reported_at(pending[0]):
-                set_layout(pending[0], default_layout(shape_of(value), self.threads,
-                                                      elem_bytes(value)))
+                set_layout(pending[0], default_layout(shape_of(value), self.fragment_threads(
+                    value), elem_bytes(value)))
         for parallel in self.parallels:
             if LAYOUT_ATTR not in parallel.attributes:
                 self.fallback_parallel(parallel)
@@ -307,18 +363,19 @@ class _KernelInference:
 
         owner = defining_op(gemm.operands[2])
         mma = read_decision(gemm, MMA_ATTR)
+        threads = threads_at(gemm, self.kernel)
         if mma is not None and owner is not None and ACCUMULATOR_LAYOUT_ATTR in owner.attributes:
             try:
-                if mma["kind"] == "wgmma" and 128 * int(mma["warpgroups"]) == self.threads:
+                if mma["kind"] == "wgmma" and 128 * int(mma["warpgroups"]) == threads:
                     return wgmma_accumulator(m, n, int(mma["warpgroups"]))
                 if mma["kind"] == "mma.sync":
                     warps_m, warps_n = (int(w) for w in mma["warps"])
-                    if 32 * warps_m * warps_n == self.threads:
+                    if 32 * warps_m * warps_n == threads:
                         return mma_accumulator(m, n, warps_m, warps_n)
             except LayoutError:
                 pass  # a tile the instruction's fragment does not cover: SIMT's layout
         with reported_at(gemm):
-            return gemm_layout(m, n, self.threads)
+            return gemm_layout(m, n, threads)
 
     def anchor_gemm(self, gemm: ir.Operation) -> None:
         if WGMMA_ATTR in gemm.attributes:
@@ -412,7 +469,7 @@ class _KernelInference:
                 return
         # one point per thread per step: scalar accesses of consecutive threads coalesce
         with reported_at(parallel):
-            set_layout(parallel, default_layout(extents, self.threads, 16))
+            set_layout(parallel, default_layout(extents, threads_at(parallel, self.kernel), 16))
 
     # ----- conversions ----------------------------------------------------------------------
     def converted(self, fragment: ir.Value, layout: LinearLayout, op: ir.Operation,
@@ -455,7 +512,7 @@ class _KernelInference:
         try:
             source.reduction_bits(dim)
         except LayoutError:
-            source = default_layout(shape_of(src), self.threads, elem_bytes(src))
+            source = default_layout(shape_of(src), self.fragment_threads(src), elem_bytes(src))
             reduce.operands[0] = self.converted(src, source, reduce, True, False)
         wanted = self.reduced_layout(reduce, source, dim)
         if layout_of(dst) != wanted:
@@ -467,7 +524,7 @@ class _KernelInference:
         another anchor laid out otherwise is converted to the whole tile around it."""
         if layout_of(fragment).holds_whole_tile():
             return
-        whole = whole_tile(shape_of(fragment), self.threads)
+        whole = whole_tile(shape_of(fragment), self.fragment_threads(fragment))
         access.operands[1 if store else 0] = self.converted(fragment, whole, access, True, store)
 
     def convert_parallel(self, parallel: ir.Operation) -> None:

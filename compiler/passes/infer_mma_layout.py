@@ -53,7 +53,7 @@ from tilec.compiler.passes._scheduling import (
     target_description,
     tensorcore_type,
 )
-from tilec.compiler.passes.infer_fragment_layout import kernel_threads
+from tilec.compiler.passes.infer_fragment_layout import threads_at
 from tilec.compiler.tensorcore.ampere import AmpereGemmConfig
 from tilec.compiler.tensorcore.dtypes import K_STEP_BYTES, OPERAND_BYTES, accumulator, check_types
 
@@ -255,9 +255,10 @@ class InferMmaLayout(TilePass):
         accumulator_layout = "wgmma-accumulator" if target.has_wgmma else "mma-accumulator"
         context = module.context
         for kernel in kernels(module):
-            threads = kernel_threads(kernel)
             for gemm in (op for op in walk(kernel) if op.name == "tile.gemm"):
                 problem = gemm_problem(gemm, kernel)
+                # a gemm in a T.ws block is computed by that block's warpgroups
+                threads = threads_at(gemm, kernel)
                 decision = None if problem is None else decide(problem, threads)
                 if decision is None:
                     continue

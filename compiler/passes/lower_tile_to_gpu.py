@@ -994,6 +994,10 @@ class KernelLowering:
             self.copy_fragment(op, src_at, dst_at, extents)
         else:
             self.copy_elements(src_at, dst_at, extents)
+        if dst in self.shared_layouts and not self.shared_layouts[dst][1]:
+            # a wgmma operand tile, read through the async proxy: each writer fences its
+            # stores (the gemm may run on other threads, in a T.ws block)
+            nvvm.fence_proxy(nvvm.ProxyKind.async_shared, space=nvvm.SharedSpace.shared_cta)
 
     def copy_fragment(self, op: ir.Operation, src: Side, dst: Side, extents: list[int]) -> None:
         """Each thread moves the elements its fragment layout gives it, vectors where the

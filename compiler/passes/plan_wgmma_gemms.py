@@ -11,7 +11,8 @@ infer-mma-layout gave a wgmma `tile.mma` runs on the tensor cores where it stand
   so the cast accumulator of attention's first gemm is the second's A as it stands); C is a
   fragment without a layout yet, or with the one another such gemm accumulating into it gave
   it;
-- the block has exactly the decision's warpgroups (128 threads each: every thread issues);
+- the threads running it (the block, or its T.ws block's warpgroups) are exactly the
+  decision's warpgroups (128 threads each: every thread issues);
 - a K-major tile's rows are a multiple of 32 bytes (the swizzle span is the widest of 128, 64
   and 32 bytes dividing them), an MN-major B's a multiple of 64 elements.
 
@@ -53,7 +54,7 @@ from tilec.compiler.passes._wgmma import (
     needs_reordering,
     operand_a_layout,
 )
-from tilec.compiler.passes.infer_fragment_layout import kernel_threads
+from tilec.compiler.passes.infer_fragment_layout import threads_at
 from tilec.compiler.passes.infer_mma_layout import MMA_ATTR
 from tilec.compiler.passes.pipeline_async_copies import ASYNC_ATTR, schedule_cp_async
 from tilec.compiler.tensorcore.dtypes import OPERAND_BYTES
@@ -158,9 +159,8 @@ class PlanWgmmaGemms(TilePass):
             return
         context = module.context
         for kernel in kernels(module):
-            threads = kernel_threads(kernel)
             for gemm in [op for op in walk(kernel) if op.name == "tile.gemm"]:
-                plan = gemm_plan(gemm, threads)
+                plan = gemm_plan(gemm, threads_at(gemm, kernel))
                 layouts = None if plan is None else operand_layouts(gemm, plan)
                 if layouts is None:
                     continue

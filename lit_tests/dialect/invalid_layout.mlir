@@ -67,6 +67,39 @@ func.func @wrong_threads(%n: index) {
 
 // -----
 
+// A fragment laid out over one warpgroup's threads must be used by T.ws blocks of that size
+// only; a T.Parallel in a T.ws block is laid out over its threads.
+func.func @warpgroup_layout_used_by_the_block(%n: index) {
+  tile.kernel grid(%n) threads [256] {
+  ^bb0(%bx: index):
+    %zero = arith.constant 0.0 : f32
+    // expected-error @+1 {{layout spans 128 threads but the kernel has 256}}
+    %f = tile.alloc {tile.layout = #tile.linear<[128], register = [], lane = [[1], [2], [4], [8], [16]], warp = [[32], [64]]>} : memref<128xf32, "fragment">
+    tile.warpgroups [1] {
+      tile.fill %f, %zero : memref<128xf32, "fragment">, f32
+    }
+    tile.fill %f, %zero : memref<128xf32, "fragment">, f32
+  }
+  return
+}
+
+// -----
+
+func.func @parallel_in_warpgroup_over_the_block(%n: index) {
+  tile.kernel grid(%n) threads [256] {
+  ^bb0(%bx: index):
+    tile.warpgroups [0] {
+      // expected-error @+1 {{layout spans 256 threads but the T.ws block running it has 128}}
+      tile.parallel [256] attributes {tile.layout = #tile.linear<[256], register = [], lane = [[1], [2], [4], [8], [16]], warp = [[32], [64], [128]]>} {
+      ^bb0(%i: index):
+      }
+    }
+  }
+  return
+}
+
+// -----
+
 func.func @not_linear(%n: index) {
   tile.kernel grid(%n) threads [2] {
   ^bb0(%bx: index):

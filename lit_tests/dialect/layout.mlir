@@ -44,3 +44,25 @@ func.func @swizzles(%n: index) {
   }
   return
 }
+
+// A fragment used only inside T.ws blocks over one warpgroup of a 256-thread block is laid out
+// over that warpgroup's 128 threads, as a T.Parallel there is.
+// CHECK-LABEL: func.func @warpgroup_layouts
+// CHECK: tile.alloc {tile.layout = #tile.linear<[128], register = [], lane = {{\[\[}}1], [2], [4], [8], [16]], warp = {{\[\[}}32], [64]]>}
+// CHECK: tile.warpgroups [1]
+// CHECK: tile.parallel [128] attributes {tile.layout = #tile.linear<[128], register = [], lane = {{\[\[}}1], [2], [4], [8], [16]], warp = {{\[\[}}32], [64]]>}
+func.func @warpgroup_layouts(%n: index) {
+  tile.kernel grid(%n) threads [256] {
+  ^bb0(%bx: index):
+    %zero = arith.constant 0.0 : f32
+    %f = tile.alloc {tile.layout = #tile.linear<[128], register = [], lane = [[1], [2], [4], [8], [16]], warp = [[32], [64]]>} : memref<128xf32, "fragment">
+    tile.warpgroups [1] {
+      tile.fill %f, %zero : memref<128xf32, "fragment">, f32
+      tile.parallel [128] attributes {tile.layout = #tile.linear<[128], register = [], lane = [[1], [2], [4], [8], [16]], warp = [[32], [64]]>} {
+      ^bb0(%i: index):
+        memref.store %zero, %f[%i] : memref<128xf32, "fragment">
+      }
+    }
+  }
+  return
+}

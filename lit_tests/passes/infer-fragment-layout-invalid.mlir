@@ -41,3 +41,25 @@ func.func @loop_past_fragment(%n: index, %v: f32) attributes {tile.entry} {
   }
   return
 }
+
+// -----
+
+// A fragment's registers belong to the threads that use it: two T.ws blocks over different
+// warpgroups cannot share one.
+func.func @fragment_of_two_warpgroups(%A: memref<256x64xf32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [256] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %zero = arith.constant 0.0 : f32
+    %f = tile.alloc : memref<64x64xf32, "fragment">
+    tile.warpgroups [0] {
+      tile.fill %f, %zero : memref<64x64xf32, "fragment">, f32
+    }
+    tile.warpgroups [1] {
+      // expected-error @+1 {{a fragment used by T.ws(0) is used here by T.ws(1): its registers belong to the threads of one of them (copy it through shared memory)}}
+      tile.copy %f[%c0, %c0] [64, 64] to %A[%c0, %c0] [64, 64] : memref<64x64xf32, "fragment"> to memref<256x64xf32>
+    }
+  }
+  return
+}

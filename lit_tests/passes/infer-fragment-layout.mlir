@@ -363,3 +363,38 @@ func.func @reduce_shared(%n: index) attributes {tile.entry} {
   }
   return
 }
+
+// -----
+
+// Inside a T.ws block over one warpgroup of a 256-thread block, fragments and T.Parallel loops
+// are laid out over that warpgroup's 128 threads (thread index from 0 in the block): the
+// fragment its blocks use, the loop reading it, and a loop touching no fragment.
+// CHECK-LABEL: func.func @warpgroup_fragments
+// CHECK: tile.alloc {tile.layout = #tile.linear<[64, 64], register = {{\[\[}}0, 1], [0, 2], [8, 0], [16, 0], [32, 0]], lane = {{\[\[}}0, 4], [0, 8], [0, 16], [0, 32], [1, 0]], warp = {{\[\[}}2, 0], [4, 0]]>} : memref<64x64xf32, "fragment">
+// CHECK: tile.warpgroups [1]
+// CHECK: tile.parallel [64, 64] attributes {tile.layout = #tile.linear<[64, 64], register = {{\[\[}}0, 1], [0, 2], [8, 0], [16, 0], [32, 0]], lane = {{\[\[}}0, 4], [0, 8], [0, 16], [0, 32], [1, 0]], warp = {{\[\[}}2, 0], [4, 0]]>}
+// CHECK: tile.parallel [128] attributes {tile.layout = #tile.linear<[128], register = [], lane = {{\[\[}}1], [2], [4], [8], [16]], warp = {{\[\[}}32], [64]]>}
+func.func @warpgroup_fragments(%A: memref<64x64xf32>, %B: memref<128xf32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [256] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %f = tile.alloc : memref<64x64xf32, "fragment">
+    tile.warpgroups [1] {
+      tile.copy %A[%c0, %c0] [64, 64] to %f[%c0, %c0] [64, 64] : memref<64x64xf32> to memref<64x64xf32, "fragment">
+      tile.parallel [64, 64] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %f[%i, %j] : memref<64x64xf32, "fragment">
+        %w = arith.addf %v, %v : f32
+        memref.store %w, %f[%i, %j] : memref<64x64xf32, "fragment">
+      }
+      tile.parallel [128] {
+      ^bb0(%i: index):
+        %one = arith.constant 1.0 : f32
+        memref.store %one, %B[%i] : memref<128xf32>
+      }
+      tile.copy %f[%c0, %c0] [64, 64] to %A[%c0, %c0] [64, 64] : memref<64x64xf32, "fragment"> to memref<64x64xf32>
+    }
+  }
+  return
+}

@@ -1115,3 +1115,28 @@ module attributes {tile.arch = "sm_80"} {
     return
   }
 }
+
+// -----
+
+// Inside a T.ws block over one warpgroup of a 256-thread block, that warpgroup alone computes
+// the gemm: one warpgroup (the whole block would split the 128 rows between two).
+// CHECK-LABEL: func.func @consumer_warpgroup
+// CHECK: tile.warpgroups [1]
+// CHECK: tile.gemm %{{.*}} {tile.mma = {a_source = "shared", instr = array<i64: 64, 128, 16>, kind = "wgmma", warpgroups = 1 : i64}}
+module {
+  func.func @consumer_warpgroup(%A: memref<1024x1024xf16>, %B: memref<1024x1024xf16>, %C: memref<1024x1024xf32>) attributes {tile.entry} {
+    %g = arith.constant 8 : index
+    tile.kernel grid(%g, %g) threads [256] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %as = tile.alloc : memref<128x64xf16, "shared">
+      %bs = tile.alloc : memref<64x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      tile.warpgroups [1] {
+        tile.gemm %as, %bs, %acc : memref<128x64xf16, "shared">, memref<64x128xf16, "shared">, memref<128x128xf32, "fragment">
+        tile.copy %acc[%c0, %c0] [128, 128] to %C[%c0, %c0] [128, 128] : memref<128x128xf32, "fragment"> to memref<1024x1024xf32>
+      }
+    }
+    return
+  }
+}

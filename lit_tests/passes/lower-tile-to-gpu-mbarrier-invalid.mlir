@@ -1,9 +1,11 @@
 // RUN: not tilec-opt --lower-tile-to-gpu %s --split-input-file 2>&1 | FileCheck %s
-// What the CUDA lowering of user synchronization refuses: fragments in a T.ws block over part
-// of the block (their layouts name the other threads), warpgroups that are not adjacent, and a
-// one-thread op (tma_copy, expect_tx) under a condition on the thread index.
+// What the CUDA lowering of user synchronization refuses: a fragment in a T.ws block over part
+// of the block laid out over the whole block (its layout names the other threads;
+// infer-fragment-layout lays such fragments out over the block's warpgroups), warpgroups that
+// are not adjacent, and a one-thread op (tma_copy, expect_tx) under a condition on the thread
+// index.
 
-// CHECK: lower-tile-to-gpu-mbarrier-invalid.mlir:13: error: inside a T.ws block over part of the block, tilec's CUDA target does not lower fragments
+// CHECK: lower-tile-to-gpu-mbarrier-invalid.mlir:15: error: this fragment is laid out over 256 threads, but the T.ws block using it runs on 128
 func.func @fragment_in_half(%n: index) attributes {tile.entry} {
   tile.kernel grid(%n) threads [256] {
   ^bb0(%bx: index):
@@ -18,7 +20,7 @@ func.func @fragment_in_half(%n: index) attributes {tile.entry} {
 
 // -----
 
-// CHECK: lower-tile-to-gpu-mbarrier-invalid.mlir:25: error: T.ws over warpgroups [0, 2] that are not adjacent
+// CHECK: lower-tile-to-gpu-mbarrier-invalid.mlir:27: error: T.ws over warpgroups [0, 2] that are not adjacent
 func.func @gap(%n: index) attributes {tile.entry} {
   tile.kernel grid(%n) threads [384] {
   ^bb0(%bx: index):
@@ -30,7 +32,7 @@ func.func @gap(%n: index) attributes {tile.entry} {
 
 // -----
 
-// CHECK: lower-tile-to-gpu-mbarrier-invalid.mlir:44: error: T.mbarrier_expect_tx is issued by the first thread of those running it, but it stands under a condition on the thread index
+// CHECK: lower-tile-to-gpu-mbarrier-invalid.mlir:46: error: T.mbarrier_expect_tx is issued by the first thread of those running it, but it stands under a condition on the thread index
 func.func @divergent(%n: index) attributes {tile.entry} {
   tile.kernel grid(%n) threads [256] {
   ^bb0(%bx: index):

@@ -206,3 +206,30 @@ module attributes {tile.arch = "sm_80"} {
     return
   }
 }
+
+// -----
+
+// A gemm inside a T.ws block over warpgroup 1 of a 256-thread block (the consumer; warpgroup 0
+// fills the tiles): planned for that one warpgroup, its accumulator laid out over its 128
+// threads.
+// CHECK-LABEL: func.func @consumer_warpgroup
+// CHECK: tile.alloc {tile.layout = #tile.linear<[128, 128], register = {{\[\[}}0, 1], [8, 0], [0, 8], [0, 16], [0, 32], [0, 64], [64, 0]], lane = {{\[\[}}0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = {{\[\[}}16, 0], [32, 0]]>, tile.mma_layout = "wgmma-accumulator"}
+// CHECK: tile.warpgroups [1]
+// CHECK: tile.gemm {{.*}} tile.wgmma = {a_registers = false, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}
+module attributes {tile.arch = "sm_90a"} {
+  func.func @consumer_warpgroup(%A: memref<1024x1024xf16>, %B: memref<1024x1024xf16>, %C: memref<1024x1024xf32>) attributes {tile.entry} {
+    %g = arith.constant 8 : index
+    tile.kernel grid(%g, %g) threads [256] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %as = tile.alloc {tile.swizzle = "128B"} : memref<128x64xf16, "shared">
+      %bs = tile.alloc {tile.swizzle = "128B"} : memref<64x128xf16, "shared">
+      %acc = tile.alloc {tile.mma_layout = "wgmma-accumulator"} : memref<128x128xf32, "fragment">
+      tile.warpgroups [1] {
+        tile.gemm %as, %bs, %acc {tile.mma = {a_source = "shared", instr = array<i64: 64, 128, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<128x64xf16, "shared">, memref<64x128xf16, "shared">, memref<128x128xf32, "fragment">
+        tile.copy %acc[%c0, %c0] [128, 128] to %C[%c0, %c0] [128, 128] : memref<128x128xf32, "fragment"> to memref<1024x1024xf32>
+      }
+    }
+    return
+  }
+}

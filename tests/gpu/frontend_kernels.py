@@ -698,12 +698,81 @@ def matmul_stream_k(A, B, C, programs=12, block_M=16, block_N=64, block_K=32, th
             start[0] = end[0]
 
 
+# T.gemm inside T.ws blocks, as TileLang's warp_specialize examples write them: warpgroup 1
+# fills the tiles by T.tma_copy (bulk copies into the swizzled wgmma operand tiles) and
+# mbarriers, warpgroup 0 runs the gemm on its own accumulator (wgmma over its 128 threads)
+@tilec.jit
+def matmul_producer_consumer(A, B, block_M=128, block_N=128, block_K=64):
+    """C = A @ B with a producer and a consumer warpgroup."""
+    M, N, K = T.const("M, N, K")
+    A: T.Tensor((M, K), T.float16)
+    B: T.Tensor((K, N), T.float16)
+    C = T.empty((M, N), T.float16)
+    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=256) as (bx, by):
+        A_shared = T.alloc_shared((block_M, block_K), T.float16)
+        B_shared = T.alloc_shared((block_K, block_N), T.float16)
+        C_local = T.alloc_fragment((block_M, block_N), T.float32)
+        data_is_ready = T.alloc_barrier(arrive_count=128)
+        compute_is_done = T.alloc_barrier(arrive_count=128)
+        with T.ws(0):
+            T.clear(C_local)
+        for ko in T.Pipelined(T.ceildiv(K, block_K), num_stages=2):
+            with T.ws(1):
+                T.barrier_wait(compute_is_done, (ko + 1) % 2)
+                T.tma_copy(A[by * block_M, ko * block_K], A_shared, barrier=data_is_ready)
+                T.tma_copy(B[ko * block_K, bx * block_N], B_shared, barrier=data_is_ready)
+                T.barrier_arrive(data_is_ready)
+            with T.ws(0):
+                T.barrier_wait(data_is_ready, ko % 2)
+                T.gemm(A_shared, B_shared, C_local)
+                T.barrier_arrive(compute_is_done)
+        with T.ws(0):
+            T.copy(C_local, C[by * block_M, bx * block_N])
+    return C
+
+
+# each warpgroup copies its half of B's columns and multiplies it into its own accumulator
+@tilec.jit
+def matmul_split_warpgroups(A, B, block_M=128, block_N=128, block_K=32):
+    """C = A @ B, the block's columns split between two warpgroups."""
+    M, N, K = T.const("M, N, K")
+    A: T.Tensor((M, K), T.float16)
+    B: T.Tensor((K, N), T.float16)
+    C = T.empty((M, N), T.float16)
+    half = block_N // 2
+    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=256) as (bx, by):
+        A_shared = T.alloc_shared((block_M, block_K), T.float16)
+        B_left = T.alloc_shared((block_K, half), T.float16)
+        B_right = T.alloc_shared((block_K, half), T.float16)
+        C_left = T.alloc_fragment((block_M, half), T.float32)
+        C_right = T.alloc_fragment((block_M, half), T.float32)
+        with T.ws(0):
+            T.clear(C_left)
+        with T.ws(1):
+            T.clear(C_right)
+        for ko in T.Pipelined(T.ceildiv(K, block_K), num_stages=0):
+            T.copy(A[by * block_M, ko * block_K], A_shared)
+            with T.ws(0):
+                T.copy(B[ko * block_K, bx * block_N], B_left)
+                T.gemm(A_shared, B_left, C_left)
+            with T.ws(1):
+                T.copy(B[ko * block_K, bx * block_N + half], B_right)
+                T.gemm(A_shared, B_right, C_right)
+        with T.ws(0):
+            T.copy(C_left, C[by * block_M, bx * block_N])
+        with T.ws(1):
+            T.copy(C_right, C[by * block_M, bx * block_N + half])
+    return C
+
+
 MATMUL_RELU_SIZES = (1024, 1024, 1024)
 NORMALIZE_ROWS_SHAPE = (1000, 128)
 WARP_SPECIALIZED_SHAPES = [(1024, 512), (200, 100)]
 # (M, N, K, programs): runs of 42-43 k-steps over 16-step tiles (whole tiles stored, parts
 # added), runs of 4-5 (every tile in parts, as TileLang's example on 108 SMs), a ragged last
 # k-step with 10 programs
+# (M, N, K): whole tiles; ragged rows, columns and a partial last k-step
+WS_GEMM_SHAPES = [(1024, 1024, 1024), (200, 136, 100)]
 STREAM_K_PROBLEMS = [(128, 256, 512, 12), (128, 256, 512, 108), (96, 192, 200, 10)]
 
 

@@ -31,9 +31,12 @@ def main() -> None:
         STREAM_K_PROBLEMS,
         VARLEN_ROWS_PROBLEM,
         WARP_SPECIALIZED_SHAPES,
+        WS_GEMM_SHAPES,
         cases,
         matmul,
+        matmul_producer_consumer,
         matmul_relu,
+        matmul_split_warpgroups,
         matmul_stream_k,
         normalize_rows,
         scaled_copy,
@@ -81,6 +84,9 @@ def main() -> None:
     if describe(options.arch).has_tma:
         for M, K in WARP_SPECIALIZED_SHAPES:
             warp_specialized_scale.compile(M=M, K=K, target=target)
+        for M, N, K in WS_GEMM_SHAPES:
+            matmul_producer_consumer.compile(M=M, N=N, K=K, target=target)
+            matmul_split_warpgroups.compile(M=M, N=N, K=K, target=target)
     # what examples/quickstart.py runs on a GPU (the README's main command)
     big = torch.empty(4096, 4096, dtype=torch.float16)
     matmul.compile(big, big, target=target)

@@ -29,11 +29,14 @@ from frontend_kernels import (  # noqa: E402
     STREAM_K_PROBLEMS,
     VARLEN_ROWS_PROBLEM,
     WARP_SPECIALIZED_SHAPES,
+    WS_GEMM_SHAPES,
     Case,
     cases,
     matmul,
+    matmul_producer_consumer,
     matmul_register_a,
     matmul_relu,
+    matmul_split_warpgroups,
     matmul_stream_k,
     normalize_rows,
     scaled_copy,
@@ -188,6 +191,24 @@ def test_stream_k_gemm(problem: tuple[int, int, int, int]) -> None:
     torch.cuda.synchronize()
     expected = a.double().cpu() @ b.double().cpu().T
     _check(f"stream_k_{'x'.join(map(str, problem))}", c, expected, "float32")
+
+
+@pytest.mark.parametrize("kernel", ["producer_consumer", "split_warpgroups"])
+@pytest.mark.parametrize("shape", WS_GEMM_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_gemm_in_warpgroup_blocks(shape: tuple[int, int, int], kernel: str) -> None:
+    """T.gemm inside T.ws blocks: a consumer warpgroup's wgmma fed by a producer's
+    T.tma_copy, or each warpgroup multiplying its half of the columns."""
+    if torch.cuda.get_device_capability() < (9, 0):
+        pytest.skip("wgmma, TMA and mbarrier transactions need sm_90")
+    M, N, K = shape
+    generator = torch.Generator().manual_seed(M + N + K)
+    a = torch.randn(M, K, generator=generator).to("cuda", torch.float16)
+    b = torch.randn(K, N, generator=generator).to("cuda", torch.float16)
+    jit = matmul_producer_consumer if kernel == "producer_consumer" else matmul_split_warpgroups
+    c = jit.compile(M=M, N=N, K=K).get_profiler().run_poisoned(a, b)
+    torch.cuda.synchronize()
+    _check(f"ws_{kernel}_{'x'.join(map(str, shape))}", c, a.double().cpu() @ b.double().cpu(),
+           "float16")
 
 
 @pytest.mark.parametrize("length", [1, 1000, 1 << 20])
