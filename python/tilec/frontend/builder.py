@@ -596,6 +596,9 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
         if spec.kind == "parallel":
             self.parallel_loop(node, spec)
             return
+        if spec.kind == "persistent":
+            self.persistent_loop(node, spec)
+            return
         if not isinstance(node.target, ast.Name):
             self.error(node.target, "a sequential loop binds a single index name")
         lower, upper, step = self.loop_bounds(spec, node)
@@ -614,6 +617,41 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
                 tile.yield_()
         if spec.kind == "pipelined":
             self.serial_if_user_synchronized(op)
+
+    def persistent_loop(self, node: ast.For, spec: LoopSpec) -> None:
+        """T.Persistent as TileLang builds it: the domain's last dimension split into groups
+        (the last index runs fastest inside a group, the groups slowest), padded to whole
+        groups; wave w visits padded tile w * wave_size + index, skipped past the domain."""
+        sizes, wave, block, group = spec.args
+        targets = node.target.elts if isinstance(node.target, ast.Tuple) else [node.target]
+        if len(targets) != len(sizes) or not all(isinstance(t, ast.Name) for t in targets):
+            self.error(node.target, f"T.Persistent over {len(sizes)} dimensions binds "
+                                    f"{len(sizes)} names")
+        group = max(1, min(group, sizes[-1]))
+        grouped = [-(-sizes[-1] // group), *sizes[:-1], group]
+        waves = -(-pymath.prod(grouped) // wave)
+        with self.loop_context(node, exits_allowed=True) as exits:
+            op = tile.ForOp(self.index_value(0, node), self.index_value(waves, node),
+                            self.index_value(1, node))
+            block_ = op.body.blocks.append(ir.IndexType.get(), arg_locs=[self.location(node)])
+            with ir.InsertionPoint(block_), self.scope():
+                w = Scalar(block_.arguments[0], T.index, affine=Affine.variable())
+                rest = self.binop("+", self.binop("*", w, wave, node), block, node)
+                digits: list[Any] = [None] * len(grouped)
+                for position in range(len(grouped) - 1, 0, -1):
+                    digits[position] = self.binop("%", rest, grouped[position], node)
+                    rest = self.binop("//", rest, grouped[position], node)
+                digits[0] = rest
+                last = self.binop("+", self.binop("*", digits[0], group, node), digits[-1],
+                                  node)
+                inside = self.to_bool(self.compare("lt", last, sizes[-1], node), node)
+                branch = scf.IfOp(inside.value)
+                with ir.InsertionPoint(branch.then_block):
+                    for target, value in zip(targets, [*digits[1:-1], last], strict=True):
+                        self.scopes[-1][target.id] = value
+                    self.loop_body(node, exits)
+                    scf.YieldOp([])
+                tile.yield_()
 
     def loop_body(self, node: ast.For | ast.While, exits: LoopExits | None) -> None:
         """A loop's statements; after a break the remaining iterations do nothing."""
@@ -1933,6 +1971,17 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
 
     def t_serial(self, nodes: dict, node: ast.Call) -> LoopSpec:
         return LoopSpec("serial", self.arg(nodes, "bounds", []))
+
+    def t_Persistent(self, nodes: dict, node: ast.Call) -> LoopSpec:  # noqa: N802
+        domain = self.const_arg(nodes, "domain", node)
+        wave = self.const_arg(nodes, "wave_size", node)
+        group = self.const_arg(nodes, "group_size", node, 8)
+        sizes = list(domain) if isinstance(domain, (list, tuple)) else [domain]
+        if not sizes or not all(isinstance(v, int) and not isinstance(v, builtins.bool)
+                                and v > 0 for v in [*sizes, wave, group]):
+            self.error(node, "T.Persistent takes a domain of positive compile-time sizes, a "
+                             "wave size and a group size (positive ints)")
+        return LoopSpec("persistent", [sizes, wave, self.arg(nodes, "index"), group])
 
     def t_unroll(self, nodes: dict, node: ast.Call) -> LoopSpec:
         return LoopSpec("unroll", self.arg(nodes, "bounds", []))

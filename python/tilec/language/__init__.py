@@ -521,6 +521,14 @@ Serial = serial  # TileLang's capitalised name for the same tile-level loop
 
 
 @_intrinsic
+def Persistent(domain: Any, wave_size: Any, index: Any, group_size: Any = 8) -> Any:  # noqa: N802
+    """`for bx, by in T.Persistent([tiles_m, tiles_n], wave_size, block_id)`: the tiles of
+    `domain` a persistent block `index` of `wave_size` takes, one per wave (a serial loop):
+    tile `w * wave_size + index` of the domain walked in groups of `group_size` along its last
+    dimension; a tile past the domain's end is skipped."""
+
+
+@_intrinsic
 def parallel(start: Any, stop: Any = None, *, annotations: dict | None = None) -> Any:
     """TIR's parallel loop over [start, stop) (or [0, start)): a T.Parallel of one extent;
     directly nested ones form one T.Parallel over all their extents, as TileLang fuses them."""
