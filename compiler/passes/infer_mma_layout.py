@@ -41,6 +41,7 @@ from tilec.compiler.passes._ir_walk import (
     copy_parts,
     defining_op,
     kernels,
+    op_error,
     scope,
     walk,
 )
@@ -54,6 +55,7 @@ from tilec.compiler.passes._scheduling import (
     tensorcore_type,
 )
 from tilec.compiler.passes.infer_fragment_layout import threads_at
+from tilec.compiler.passes.lower_gemm_simt import WGMMA_REQUIRED_ATTR
 from tilec.compiler.tensorcore.ampere import AmpereGemmConfig
 from tilec.compiler.tensorcore.dtypes import K_STEP_BYTES, OPERAND_BYTES, accumulator, check_types
 
@@ -247,15 +249,26 @@ class InferMmaLayout(TilePass):
     summary = "tile.gemm -> tile.mma (wgmma warpgroups / mma.sync warp grid, instruction shape)"
     arch: str = ""
 
+    @staticmethod
+    def reject_wgmma_required(module: ir.Module, arch: str) -> None:
+        for gemm in walk(module.operation):
+            if gemm.name == "tile.gemm" and WGMMA_REQUIRED_ATTR in gemm.attributes:
+                raise op_error(gemm, f"T.wgmma_gemm needs wgmma (sm_90a); this kernel is "
+                                     f"compiled for {arch}")
+
     def run(self, module: ir.Module) -> None:
         target = target_description(module, self.arch, self.name)
         if not target.mma:
+            self.reject_wgmma_required(module, target.name)
             return
         decide = wgmma_decision if target.has_wgmma else mma_sync_decision
         accumulator_layout = "wgmma-accumulator" if target.has_wgmma else "mma-accumulator"
         context = module.context
         for kernel in kernels(module):
             for gemm in (op for op in walk(kernel) if op.name == "tile.gemm"):
+                if WGMMA_REQUIRED_ATTR in gemm.attributes and not target.has_wgmma:
+                    raise op_error(gemm, f"T.wgmma_gemm needs wgmma (sm_90a); this kernel is "
+                                         f"compiled for {target.name}")
                 problem = gemm_problem(gemm, kernel)
                 # a gemm in a T.ws block is computed by that block's warpgroups
                 threads = threads_at(gemm, kernel)

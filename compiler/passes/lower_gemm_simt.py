@@ -5,7 +5,8 @@ reading A and B from shared memory (or from fragments laid out along C's rows an
 It rewrites tile.gemm into tile ops (a tile.for over K, unrolled when an operand is a fragment,
 around a tile.parallel that carries C's layout, one fma per step), so the rest of the lowering
 treats it as any other T.Parallel. A tensor-core gemm pass runs before this one and leaves
-nothing for it on the archs it serves.
+nothing for it on the archs it serves. A gemm the kernel asked to run on wgmma
+(T.wgmma_gemm: `tile.wgmma_required`) that reaches it is an error: it would fall back silently.
 Needs infer-fragment-layout first.
 """
 
@@ -20,6 +21,8 @@ from tilec.compiler.passes._ir_walk import defining_op, kernels, op_error, scope
 from tilec.compiler.passes._scalar import cast, index, is_float, zero
 from tilec.compiler.passes._wgmma import WGMMA_ATTR
 from tilec.dialect import FillOp, ForOp, ParallelOp, YieldOp
+
+WGMMA_REQUIRED_ATTR = "tile.wgmma_required"  # T.wgmma_gemm: wgmma or an error
 
 
 def lower_gemm(gemm: ir.Operation) -> None:
@@ -72,4 +75,9 @@ class LowerGemmSimt(TilePass):
         for kernel in kernels(module):
             for op in [op for op in walk(kernel)
                        if op.name == "tile.gemm" and WGMMA_ATTR not in op.attributes]:
+                if WGMMA_REQUIRED_ATTR in op.attributes:
+                    raise op_error(op, "T.wgmma_gemm runs on wgmma, which tilec cannot use for "
+                                       "this gemm (its operands, dtypes or tile shape: "
+                                       "infer-mma-layout's rule); write T.gemm to let it run "
+                                       "on CUDA cores")
                 lower_gemm(op)

@@ -1464,7 +1464,7 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
             self.error(node, f"argument '{key}' must be a buffer, got {value!r}")
         return value
 
-    def t_gemm(self, nodes: dict, node: ast.Call) -> None:
+    def t_gemm(self, nodes: dict, node: ast.Call, wgmma: bool = False) -> None:
         a, b = self.gemm_operand(nodes, "A", node), self.gemm_operand(nodes, "B", node)
         c = self.buffer_arg(nodes, "C", node)
         policy = self.const_arg(nodes, "policy", node, T.GemmWarpPolicy.Square)
@@ -1494,8 +1494,24 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
             if k_a != k_b:
                 self.error(node, f"T.gemm: K of A ('{a.name}': {k_a}) differs from K of B "
                                  f"('{b.name}': {k_b})")
-        tile.gemm(a.value, b.value, c.value, policy=policy,
-                  **{k: v for k, v in flags.items() if v})
+        gemm = tile.gemm(a.value, b.value, c.value, policy=policy,
+                         **{k: v for k, v in flags.items() if v})
+        if wgmma:  # lower-gemm-simt rejects it where it would run on CUDA cores
+            getattr(gemm, "operation", gemm).attributes["tile.wgmma_required"] = ir.UnitAttr.get()
+
+    def t_wgmma_gemm(self, nodes: dict, node: ast.Call) -> None:
+        """T.gemm that must run on wgmma. tilec's wgmma gemm waits for its own result, so
+        the T.wait_wgmma after it finds nothing in flight."""
+        annotations = self.const_arg(nodes, "annotations", node, None)
+        if annotations is not None and not isinstance(annotations, dict):
+            self.error(node, f"T.wgmma_gemm's annotations are a dict, got {annotations!r}")
+        self.t_gemm(nodes, node, wgmma=True)
+
+    def t_wait_wgmma(self, nodes: dict, node: ast.Call) -> None:
+        count = self.const_arg(nodes, "id", node)
+        if not isinstance(count, int) or isinstance(count, builtins.bool) or count < 0:
+            self.error(node, f"T.wait_wgmma takes how many wgmma groups may stay in flight (an "
+                             f"int >= 0), got {count!r}")
 
     def gemm_operand(self, nodes: dict, key: str, node: ast.Call) -> Buffer:
         """A or B of T.gemm: a buffer, or a 2-d region of a shared one (`Q_shared[:, :D]`,

@@ -492,6 +492,21 @@ def gemm(A: Any, B: Any, C: Any, transpose_A: bool = False, transpose_B: bool = 
 
 
 @_intrinsic
+def wgmma_gemm(A: Any, B: Any, C: Any, transpose_A: bool = False,  # noqa: N803
+               transpose_B: bool = False, policy: str = GemmWarpPolicy.Square,  # noqa: N803
+               clear_accum: Any = False, annotations: Any = None) -> Any:
+    """T.gemm on Hopper's wgmma, or a CompileError where it cannot run there (TileLang's
+    explicit WGMMA gemm). tilec's wgmma gemm waits for its own result, so a T.wait_wgmma after
+    it has nothing left to wait for; the CPU target runs it as T.gemm."""
+
+
+@_intrinsic
+def wait_wgmma(id: int) -> Any:  # noqa: A002 - TileLang's parameter name
+    """Wait until at most `id` wgmma groups are in flight; tilec's gemms wait for their own
+    results, so there is nothing left to wait for."""
+
+
+@_intrinsic
 def clear(buffer: Any) -> Any:
     """Sets every element of a block-level buffer (or a region or element of one) to zero."""
 
