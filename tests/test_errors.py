@@ -208,6 +208,22 @@ def test_tensor_past_64_bit_offsets() -> None:
         build(huge_tensor)
 
 
+def negative_tensor_size():
+    @T.prim_func
+    def main(
+        A: T.Tensor((-4, 4), "float32"),  # error: negative-size
+    ):
+        with T.Kernel(1, threads=128) as _:
+            A[0, 0] = 1.0
+
+    return main
+
+
+def test_tensor_with_a_negative_size() -> None:
+    with expect_error("negative-size", "shape of 'A' has a negative size", "(-4, 4)"):
+        build(negative_tensor_size)
+
+
 def huge_buffer(allocate):
     @T.prim_func
     def main(A: T.Tensor((64,), "float32")):

@@ -2575,13 +2575,17 @@ def build_prim_func(prim: T.PrimFunc, out_idx: list[int] | None = None) -> Front
     names = [a.arg for a in source.tree.args.args]
     outputs = {i % len(names) for i in (out_idx or [])} if names else set()
     specs: list[Any] = []
-    for name in names:
+    for position, name in enumerate(names):
         annotation = annotations.get(name)
         if isinstance(annotation, T.Tensor):
             for dim in annotation.shape:
                 if not isinstance(dim, (int, T.Symbol)):
                     builder.error(source.tree, f"the shape of '{name}' must hold ints and "
                                                f"T.dynamic sizes, got {dim!r}")
+                if isinstance(dim, int) and dim < 0:
+                    builder.error(source.tree.args.args[position],
+                                  f"the shape of '{name}' has a negative size: "
+                                  f"{tuple(annotation.shape)}")
             builder.supported(annotation.dtype, source.tree)
             specs.append(annotation)
         elif isinstance(annotation, (T.DType, str)):
