@@ -490,3 +490,26 @@ def test_eager_dynamic_size_compiles_once(rng: torch.Generator) -> None:
     assert len(kernels) == 1
     kernel = row_scale.compile(randn((5, 16), torch.float32, rng), w)
     assert kernel.params[0].shape == ["M", 16] and kernel.params[2].shape == ["M", 16]
+
+
+@tilec.jit(target=TARGET)
+def ragged_scale(N: int, block: int = 16):
+    @T.prim_func
+    def main(A: T.Tensor((N,), T.float32), B: T.Tensor((N,), T.float32)):
+        with T.Kernel(T.ceildiv(N, block)) as bx:
+            for i in T.Parallel(block):
+                B[bx * block + i] = A[bx * block + i] * 2.0 + 1.0
+
+    return main
+
+
+def test_ragged_last_block_stays_inside_its_tensors(rng):
+    """The last block's elements past N are skipped (stores) and read as 0 (loads) on the CPU
+    as on CUDA: the memory right after B keeps its contents."""
+    a = randn((100,), torch.float32, rng)
+    storage = torch.full((112,), 7.0)
+    b = storage[:100]
+    b.fill_(float("nan"))
+    ragged_scale(100)(a, b)
+    assert_close(b, a.double() * 2 + 1, torch.float32)
+    assert torch.equal(storage[100:], torch.full((12,), 7.0))

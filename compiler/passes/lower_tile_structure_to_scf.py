@@ -12,7 +12,10 @@ One thread runs the whole block (`threads` is ignored), so:
 - barriers (gpu.barrier, nvvm.barrier: T.sync_threads) are dropped: the block's one thread
   runs its statements in order. What names one thread of many (gpu.thread_id, nvvm.shfl.sync,
   nvvm.vote.sync: T.get_thread_binding, T.shfl_*, T.warp_reduce_*, T.any_sync) has no meaning
-  here and is rejected, as is a call of CUDA C code (llvm.call: T.call_extern).
+  here and is rejected, as is a call of CUDA C code (llvm.call: T.call_extern);
+- an element load or store of a global buffer whose index is not provably inside is guarded
+  as the CUDA target guards it: out of bounds, a load gives 0 and a store is skipped (a ragged
+  last block must not write past a tensor on one target and not the other).
 Run lower-tile-ops-to-loops first: the block-level ops must be gone.
 """
 
@@ -24,6 +27,8 @@ from mlir.dialects import memref, scf
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._builders import loop_nest, move_body, ops_named
 from tilec.compiler.passes._ir_walk import op_error
+from tilec.compiler.passes._scalar import constant
+from tilec.compiler.passes.lower_tile_ops_to_loops import _Guard
 from tilec.errors import CompileError
 
 LOOP_OPS = ("tile.parallel", "tile.pipelined", "tile.for")
@@ -57,6 +62,8 @@ class LowerTileStructureToScf(TilePass):
             raise op_error(op.operation, f"{PER_THREAD[op.operation.name]} has no meaning on "
                                          "the CPU target, which runs each block as one thread; "
                                          "compile this kernel for CUDA")
+        for kernel in ops_named(module.operation, ("tile.kernel",)):
+            _guard_global_elements(kernel)
         for op in ops_named(module.operation, BARRIERS):
             op.operation.erase()
         for op in ops_named(module.operation, LOOP_OPS):
@@ -69,6 +76,33 @@ class LowerTileStructureToScf(TilePass):
         for kernel in ops_named(module.operation, ("tile.kernel",)):
             _lower_kernel(kernel)
             kernel.operation.erase()
+
+
+def _guard_global_elements(kernel: ir.OpView) -> None:
+    """Each global memref.load / memref.store of the kernel runs only where its index is inside
+    the buffer; an outside load yields 0."""
+    for op in ops_named(kernel.operation, ("memref.load", "memref.store")):
+        element = ir.MemRefType(op.memref.type).element_type
+        if not isinstance(element, (ir.FloatType, ir.IntegerType, ir.IndexType)):
+            continue
+        indices = list(op.indices)
+        with ir.InsertionPoint(op), op.location:
+            inside = _Guard(op.memref, indices, [1] * len(indices)).condition(indices)
+            if inside is None:
+                continue
+            if op.operation.name == "memref.store":
+                guarded = scf.IfOp(inside)
+                with ir.InsertionPoint(guarded.then_block):
+                    memref.store(op.value, op.memref, indices)
+                    scf.YieldOp([])
+            else:
+                guarded = scf.IfOp(inside, [element], has_else=True)
+                with ir.InsertionPoint(guarded.then_block):
+                    scf.YieldOp([memref.load(op.memref, indices)])
+                with ir.InsertionPoint(guarded.else_block):
+                    scf.YieldOp([constant(element, 0)])
+                op.result.replace_all_uses_with(guarded.result)
+        op.operation.erase()
 
 
 def _lower_parallel(op: ir.OpView) -> None:
