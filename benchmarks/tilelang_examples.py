@@ -39,13 +39,14 @@ run. For a failure the JSON keeps the exception's type and message, the place in
 it arose (file:line, the innermost frame inside the example folder, or the place a tilec error
 names) and a short reason that groups failures alike ("T.annotate_layout missing").
 
-`--mode compile` is for a machine without a GPU: the examples compile for CUDA (`TILEC_TARGET=cuda`,
-sm_90a) and stop at the first kernel launch. To get there, tensors the example puts on "cuda" are
-made on the CPU, `torch.cuda.synchronize`/`manual_seed`/`empty_cache` do nothing and `torch.cuda`
-reports one H200 (`is_available`, `device_count`, `current_device`, `get_device_capability` 9.0,
-`get_device_name`); a kernel call raises instead of launching. Statuses then: compiled (reached a
-kernel launch), needs-gpu (stopped by something else that needs the GPU), passed (ran to the end: it
-needed no GPU), failed, timeout, crashed. Its output is a triage, not a pass count.
+`--mode compile` is for a machine without a GPU: the examples compile for CUDA
+(`TILEC_TARGET=cuda`, sm_90a) and stop at the first kernel launch. To get there, tensors the
+example puts on "cuda" are made on the CPU, CUDA generators are CPU ones,
+`torch.cuda.synchronize`/`manual_seed`/`empty_cache` do nothing and `torch.cuda` reports one
+H200 (`is_available`, `device_count`, `current_device`, `get_device_capability` 9.0,
+`get_device_name`); a kernel call raises instead of launching. Statuses then: compiled (reached
+a kernel launch), needs-gpu (stopped by something else that needs the GPU), passed (ran to the
+end: it needed no GPU), failed, timeout, crashed. Its output is a triage, not a pass count.
 
 `--regroup JSON` redoes the reasons and their groups in a JSON written earlier, by the rules of
 `failure_reason` as they are now (after refining them), without running anything.
@@ -433,6 +434,12 @@ def _install_compile_mode() -> None:
             return func(*args, **kwargs)
 
     CudaTensorsOnCpu().__enter__()
+    cpu_generator = torch.Generator
+
+    def generator(device: Any = "cpu") -> Any:  # torch.Generator(device="cuda") seeds on the CPU
+        return cpu_generator("cpu" if _is_cuda_device(device) else device)
+
+    torch.Generator = generator
     for name in ("synchronize", "manual_seed", "manual_seed_all", "empty_cache"):
         setattr(torch.cuda, name, lambda *args, **kwargs: None)
     torch.cuda.is_available = lambda: True

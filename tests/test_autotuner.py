@@ -114,6 +114,10 @@ def test_tuning_times_every_config_and_keeps_the_fastest(tmp_path, monkeypatch, 
     assert all(latency is not None and latency > 0 for latency in latencies)
     assert result.latency == min(latencies) and result.ref_latency is None
     assert result.config == result.trials[latencies.index(result.latency)].config
+    kernel = double_plus_one.compile(x)  # TileLang's tuned kernel carries its tuning
+    assert kernel.config == result.config and kernel.latency == result.latency
+    assert kernel.get_tuner_result() == {"latency": result.latency, "config": result.config,
+                                         "ref_latency": None}
     assert len(_entries(cache_dir)) == 3  # each configuration compiled into the cache
     double_plus_one(randn((40, 56), torch.float32, rng))  # same problem: the winner, reused
     assert len(double_plus_one.results) == 1

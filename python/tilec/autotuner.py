@@ -458,8 +458,9 @@ def tune_configs(name: str, location: tuple[str, int], configs: list[Config],
                       f"failed and were skipped:\n{report}", AutotuneWarning,
                       stacklevel=_caller_stacklevel())
     latency, index, winner = best
-    return AutotuneResult(dict(trials[index].config), winner, latency, bench.ref_latency(winner),
-                          trials)
+    ref_latency = bench.ref_latency(winner)
+    winner.update_tuner_result(latency, dict(trials[index].config), ref_latency)
+    return AutotuneResult(dict(trials[index].config), winner, latency, ref_latency, trials)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -581,6 +582,8 @@ class AutotunedFunction:
                                   lambda config: self._specialize(args, kwargs, target, config),
                                   self.profile, self.max_workers)
             result.config = {**given, **result.config}
+        result.kernel.update_tuner_result(result.latency, dict(result.config),
+                                          result.ref_latency)
         if key is not None:
             self.results[key] = result
         return result

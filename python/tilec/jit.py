@@ -113,7 +113,9 @@ class JITKernel:
     """A compiled kernel: call it with the inputs, get the outputs back.
 
     `asm[stage]` holds every stage's text; `get_kernel_source()` the final device source.
-    `pass_configs` are the configs it was compiled with (TileLang's string keys).
+    `pass_configs` are the configs it was compiled with (TileLang's string keys). A kernel
+    the autotuner chose carries its tuning's `config`, `latency` and `ref_latency` (ms), as
+    TileLang's does; they are None on a kernel compiled directly.
     """
 
     def __init__(self, artifact: Artifact, location: tuple[str, int],
@@ -126,6 +128,23 @@ class JITKernel:
         self.specialization = specialization  # what it was compiled from (for trace())
         self._launcher: Callable[[list, dict], None] | None = None
         self._plan: _CallPlan | None = None
+        self.config: dict[str, Any] | None = None
+        self.latency: float | None = None
+        self.ref_latency: float | None = None
+
+    def update_tuner_result(self, latency: float | None, config: dict[str, Any] | None,
+                            ref_latency: float | None) -> JITKernel:
+        """Records what the autotuner measured of this kernel (TileLang's method)."""
+        self.latency, self.config, self.ref_latency = latency, config, ref_latency
+        return self
+
+    def get_tuner_result(self) -> dict[str, Any]:
+        """The tuning's latency, config and ref_latency (an error before any tuning)."""
+        if self.config is None:
+            raise TilecError(f"kernel '{self.name}' was not chosen by the autotuner: it has no "
+                             "tuning results", *self.location)
+        return {"latency": self.latency, "config": self.config,
+                "ref_latency": self.ref_latency}
 
     @property
     def name(self) -> str:
