@@ -220,6 +220,7 @@ def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
     options.extra["abi"] = kernel_abi(module)
     kernel = next(op for op in walk(module.operation) if op.name == "tile.kernel")
     options.extra["threads"] = list(ir.DenseI64ArrayAttr(kernel.attributes["threads"]))
+    _check_grid(kernel)
     location = op_error(kernel, "")  # the kernel's file:line, for errors found after lowering
     tile_passes("gpu", ["lower-tile-to-gpu", "lower-float8-conversions"]).run(module, options)
     _producer_launch(module, options)
@@ -234,6 +235,23 @@ def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
             f"has at most {target.max_shared_bytes} (use smaller tiles or fewer stages)",
             location.filename, location.lineno)
     options.extra["shared_bytes"] = shared_bytes
+
+
+MAX_GRID = (2**31 - 1, 65535, 65535)  # blocks along x, y, z on every NVIDIA chip
+
+
+def _check_grid(kernel: ir.Operation) -> None:
+    """A constant grid size past the chip's limit is an error at the kernel (the launch would
+    fail on every run); sizes known at run time are the driver's to reject."""
+    for axis, (size, limit) in enumerate(zip(kernel.operands, MAX_GRID, strict=False)):
+        owner = getattr(size.owner, "operation", None)  # None for a block argument
+        if owner is None or owner.name != "arith.constant":
+            continue
+        blocks = ir.IntegerAttr(owner.attributes["value"]).value
+        if blocks > limit:
+            raise op_error(kernel, f"the grid has {blocks} blocks along {'xyz'[axis]}; CUDA "
+                                   f"launches at most {limit} (fold the excess into another "
+                                   "axis or loop over it in the kernel)")
 
 
 def _producer_launch(module: ir.Module, options: CompileOptions) -> None:

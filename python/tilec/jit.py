@@ -15,6 +15,7 @@ import functools
 import inspect
 import linecache
 import os
+import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -456,11 +457,18 @@ def _key_value(value: Any, depth: int = 0) -> str:
     return f"<{type(value).__qualname__}>"
 
 
-def _global_macros(fn: Callable) -> dict[str, str]:
-    """The T.macros a kernel calls through its globals: their source is part of its key."""
-    names = fn.__code__.co_names
-    return {name: _key_value(fn.__globals__[name]) for name in names
-            if isinstance(fn.__globals__.get(name), T.Macro)}
+def _global_values(fn: Callable) -> dict[str, str]:
+    """The module globals a kernel names (sizes, dtypes, T.macros, helpers) are part of its
+    key: a kernel whose global `BLOCK = 64` became 128 is compiled again, not taken from the
+    cache. Modules (T, tilec) count by name."""
+    names: set[str] = set()
+    codes = [fn.__code__]
+    while codes:  # the function's own names and those of its lambdas and comprehensions
+        code = codes.pop()
+        names.update(code.co_names)
+        codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+    return {name: _key_value(fn.__globals__[name]) for name in sorted(names)
+            if name in fn.__globals__ and not isinstance(fn.__globals__[name], types.ModuleType)}
 
 
 def _environment_values(prim: T.PrimFunc) -> dict[str, str]:
@@ -484,8 +492,8 @@ def prim_func_specialization(prim: T.PrimFunc, out_idx: Sequence[int] | int | No
                              _code_location(prim.fn))
     resolved = resolve_target(target)
     annotations = {k: repr(v) for k, v in getattr(prim.fn, "__annotations__", {}).items()}
-    parts = {"kind": "prim_func", "source": source_text(prim.fn), "macros":
-             _global_macros(prim.fn), "environment":
+    parts = {"kind": "prim_func", "source": source_text(prim.fn), "globals":
+             _global_values(prim.fn), "environment":
              _environment_values(prim), "annotations": annotations, "out_idx": out,
              "target": resolved, **(extra_key or {})}
 
@@ -710,7 +718,7 @@ class JITFunction:
             return call.args, call.kwargs
 
         prologue = run_prologue(compiled, call_arguments, values, given, tensor_names, sizes)
-        parts = {"kind": "eager", "source": self.source, "macros": _global_macros(self.fn),
+        parts = {"kind": "eager", "source": self.source, "globals": _global_values(self.fn),
                  "tensors": {t.name: [[d.name if isinstance(d, T.Symbol) else d
                                        for d in t.shape], t.dtype.name]
                              for t in prologue.inputs},

@@ -1164,6 +1164,10 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
         grid = self.arg(nodes, "grid", [])
         if not 1 <= len(grid) <= 3:
             self.error(node, f"T.Kernel takes one to three grid sizes, got {len(grid)}")
+        for size in grid:
+            constant = _constant_index(self.rvalue(size, node))
+            if constant is not None and constant <= 0:
+                self.error(node, f"a grid size must be positive, got {constant}")
         threads = self.const_arg(nodes, "threads", node, 128)
         threads = list(threads) if isinstance(threads, (tuple, list)) else [threads]
         if not all(isinstance(t, int) for t in threads) or not 1 <= len(threads) <= 3:
@@ -1709,6 +1713,7 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
                 lower = self.rvalue(self.eval(element.lower), node) if element.lower else 0
                 upper = (self.rvalue(self.eval(element.upper), node) if element.upper
                          else buffer.dims[axis])
+                self.check_slice_bounds(buffer, axis, lower, upper, node)
                 offsets.append(lower)
                 extents.append(self.slice_extent(upper, lower, node))
             else:  # with slices elsewhere a scalar index is a unit extent; alone, a corner
@@ -1773,7 +1778,46 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
         if _squeeze(src.extents) != _squeeze(dst.extents):
             self.error(node, f"{what} copies a box of shape {tuple(src.extents)} into a box of "
                              f"shape {tuple(dst.extents)}")
+        self.check_box_bounds(src, what, node)
+        self.check_box_bounds(dst, what, node)
         return src, dst
+
+    def check_slice_bounds(self, buffer: Buffer, axis: int, lower: Any, upper: Any,
+                           node: ast.AST) -> None:
+        """A slice whose constant bounds leave its dimension is an error (it would copy
+        zeros or another buffer's memory); Python's clamping of slices is not TileLang's."""
+        size = buffer.dims[axis]
+        for bound in (lower, upper):
+            value = _constant_index(bound)
+            if value is not None and isinstance(size, int) and not 0 <= value <= size:
+                self.error(node, f"slice {_slice_text(lower, upper)} is out of bounds for "
+                                 f"dimension {axis} of {_buffer_text(buffer)}")
+
+    def check_box_bounds(self, region: Region, what: str, node: ast.AST) -> None:
+        """A box at a constant offset must start inside its buffer; one in a block-level
+        buffer must also end inside it. A box of a global tensor may run past the tensor's
+        end (a ragged last tile): loads there read zeros and stores are skipped."""
+        buffer = region.buffer
+        for axis, (offset, extent, size) in enumerate(
+                zip(region.offsets, region.extents, buffer.dims, strict=True)):
+            start = _constant_index(offset)
+            if start is None or not isinstance(size, int) or not isinstance(extent, int):
+                continue
+            inside = 0 <= start < size and (buffer.scope == "global" or start + extent <= size)
+            if not inside:
+                self.error(node, f"{what}: the box {_box_text(region)} at offset {start} is "
+                                 f"out of bounds for dimension {axis} of {_buffer_text(buffer)}")
+
+    def check_index_bounds(self, buffer: Buffer, indices: list[Any],
+                           node: ast.AST | None) -> None:
+        """A constant index outside its dimension is an error at the line: the kernel would
+        read or write the memory next to the buffer (negative indices do not count from the
+        end, as they do not in TileLang)."""
+        for axis, (index, size) in enumerate(zip(indices, buffer.dims, strict=True)):
+            value = _constant_index(index)
+            if value is not None and isinstance(size, int) and not 0 <= value < size:
+                self.error(node, f"index {value} is out of bounds for dimension {axis} of "
+                                 f"{_buffer_text(buffer)}")
 
     def static_box(self, region: Region, what: str, node: ast.AST) -> Region:
         """`region` where its extents must be known without another operand."""
@@ -2381,6 +2425,7 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
 
     def load(self, buffer: Buffer, indices: list[Any], node: ast.AST | None) -> Scalar:
         self.require_kernel(node, f"reading buffer '{buffer.name}'")
+        self.check_index_bounds(buffer, indices, node)
         buffer, indices = self.placed(buffer, indices, node)
         values = [self.index_value(i, node) for i in indices]
         element = memref.load(buffer.value, values)
@@ -2403,6 +2448,7 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
         ):
             self.error(node, "a buffer element is assigned a scalar; copy buffers with T.copy")
         element = self.stored(value, buffer.dtype, node)
+        self.check_index_bounds(buffer, indices, node)
         buffer, indices = self.placed(buffer, indices, node)
         values = [self.index_value(i, node) for i in indices]
         memref.store(element, buffer.value, values)
@@ -2510,6 +2556,30 @@ def _squeeze(extents: list[int | None]) -> list[int | None]:
     return [e for e in extents if e != 1]
 
 
+def _constant_index(value: Any) -> int | None:
+    """`value` as an int where the frontend knows it at compile time."""
+    if isinstance(value, int) and not isinstance(value, builtins.bool):
+        return value
+    if isinstance(value, Scalar) and value.affine is not None:
+        return value.affine.constant
+    return None
+
+
+def _slice_text(lower: Any, upper: Any) -> str:
+    def bound(value: Any) -> str:
+        constant = _constant_index(value)
+        return "?" if constant is None else str(constant)
+
+    return f"{bound(lower)}:{bound(upper)}"
+
+
+def _buffer_text(buffer: Buffer) -> str:
+    """'tensor 'A' of shape (64, 64)' / 'shared buffer 's' of shape (16,)'."""
+    kind = "tensor" if buffer.scope == "global" else f"{buffer.scope} buffer"
+    shape = tuple(d if isinstance(d, int) else "?" for d in buffer.dims)
+    return f"{kind} '{buffer.name}' of shape {shape}"
+
+
 def _box_text(region: Region) -> str:
     """A box's shape as an error message shows it (`?` a run-time length, `_` a corner's)."""
     marks = {True: "?", False: "_"}
@@ -2582,9 +2652,10 @@ def build_prim_func(prim: T.PrimFunc, out_idx: list[int] | None = None) -> Front
                 if not isinstance(dim, (int, T.Symbol)):
                     builder.error(source.tree, f"the shape of '{name}' must hold ints and "
                                                f"T.dynamic sizes, got {dim!r}")
-                if isinstance(dim, int) and dim < 0:
+                if isinstance(dim, int) and dim <= 0:
                     builder.error(source.tree.args.args[position],
-                                  f"the shape of '{name}' has a negative size: "
+                                  f"the shape of '{name}' has a "
+                                  f"{'negative' if dim < 0 else 'zero'} size: "
                                   f"{tuple(annotation.shape)}")
             builder.supported(annotation.dtype, source.tree)
             specs.append(annotation)

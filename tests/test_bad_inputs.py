@@ -1,0 +1,395 @@
+"""Bad input, family by family: each case is one exact tilec error class, raised at the kernel's
+file and line (marked `# error: TAG`), with a message naming the problem.
+
+A bad kernel never compiles to a silent wrong result, an MLIR abort or a Python traceback from
+inside tilec. Frontend errors come before any target code, so most families run for the CPU
+target and one CUDA target; families whose checks live in a target's lowering run for each.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+import tilec
+import tilec.language as T
+from tilec.errors import CompileError, TilecError
+
+THIS_FILE = Path(__file__).resolve()
+_SOURCE = THIS_FILE.read_text().splitlines()
+TARGETS = ["cpu", "cuda:sm_90a"]
+
+
+def line_of(tag: str) -> int:
+    """The one line of this file carrying `# error: tag`."""
+    pattern = re.compile(rf"#\s*error:\s*{re.escape(tag)}(\s|$)")
+    matches = [n for n, text in enumerate(_SOURCE, start=1) if pattern.search(text)]
+    assert len(matches) == 1, f"tag {tag} is on lines {matches}"
+    return matches[0]
+
+
+def check_error(error: TilecError, kind: type[TilecError], tag: str, *fragments: str) -> None:
+    """`error` is exactly `kind`, placed at the tagged line, and says every fragment."""
+    assert type(error) is kind, f"{type(error).__name__} instead of {kind.__name__}: {error}"
+    assert error.filename is not None and Path(error.filename).resolve() == THIS_FILE, str(error)
+    assert error.lineno == line_of(tag), str(error)
+    for fragment in fragments:
+        assert fragment in error.message, f"{fragment!r} not in {error.message!r}"
+    assert str(error).startswith(f"{error.filename}:{error.lineno}: "), str(error)
+
+
+def compile_error(kernel, target: str = "cpu", **options) -> TilecError:
+    with pytest.raises(TilecError) as info:
+        tilec.compile(kernel, target=target, **options)
+    return info.value
+
+
+ALLOCATORS = {"shared": T.alloc_shared, "fragment": T.alloc_fragment, "local": T.alloc_local}
+
+
+# ------------------------------------------------------------------ constant indices out of bounds
+
+
+def read_tensor_element(index):
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32"), B: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=1) as _:
+            B[0] = A[index]  # error: read-tensor
+
+    return main
+
+
+def write_tensor_element(index):
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=1) as _:
+            A[index] = 123.0  # error: write-tensor
+
+    return main
+
+
+def read_tensor_element_2d(row, column):
+    @T.prim_func
+    def main(A: T.Tensor((16, 32), "float16"), B: T.Tensor((16, 32), "float16")):
+        with T.Kernel(1, threads=1) as _:
+            B[0, 0] = A[row, column]  # error: read-tensor-2d
+
+    return main
+
+
+def index_through_arithmetic():
+    base = 60
+
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32")):
+        with T.Kernel(4, threads=1) as bx:
+            A[bx - bx + base + 4] = 1.0  # error: folded-index
+
+    return main
+
+
+def read_buffer_element(scope, index):
+    allocate = ALLOCATORS[scope]
+
+    @T.prim_func
+    def main(A: T.Tensor((16,), "float32")):
+        with T.Kernel(1, threads=1) as _:
+            buffer = allocate((16,), "float32")
+            for i in T.serial(16):
+                buffer[i] = A[i]
+            A[0] = buffer[index]  # error: read-buffer
+
+    return main
+
+
+def write_buffer_element(scope, index):
+    allocate = ALLOCATORS[scope]
+
+    @T.prim_func
+    def main(A: T.Tensor((16,), "float32")):
+        with T.Kernel(1, threads=1) as _:
+            buffer = allocate((4, 4), "float32")
+            buffer[index, 1] = 2.0  # error: write-buffer
+            A[0] = buffer[0, 0]
+
+    return main
+
+
+OUTSIDE_64 = [64, 65, 100, 2**40, -1, -64]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("index", OUTSIDE_64)
+def test_constant_tensor_read_outside(index: int, target: str) -> None:
+    error = compile_error(read_tensor_element(index), target)
+    check_error(error, TilecError, "read-tensor", f"index {index} is out of bounds",
+                "dimension 0 of tensor 'A' of shape (64,)")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("index", OUTSIDE_64)
+def test_constant_tensor_write_outside(index: int, target: str) -> None:
+    error = compile_error(write_tensor_element(index), target)
+    check_error(error, TilecError, "write-tensor", f"index {index} is out of bounds",
+                "tensor 'A' of shape (64,)")
+
+
+@pytest.mark.parametrize("row, column, axis", [(16, 0, 0), (0, 32, 1), (-1, 0, 0), (3, 40, 1)])
+def test_constant_index_outside_one_dimension(row: int, column: int, axis: int) -> None:
+    error = compile_error(read_tensor_element_2d(row, column))
+    check_error(error, TilecError, "read-tensor-2d", f"dimension {axis} of tensor 'A'",
+                "(16, 32)")
+
+
+def test_index_folded_to_a_constant_outside() -> None:
+    check_error(compile_error(index_through_arithmetic()), TilecError, "folded-index",
+                "index 64 is out of bounds")
+
+
+@pytest.mark.parametrize("scope", list(ALLOCATORS))
+@pytest.mark.parametrize("index", [16, 17, -1])
+def test_constant_buffer_read_outside(scope: str, index: int) -> None:
+    error = compile_error(read_buffer_element(scope, index))
+    check_error(error, TilecError, "read-buffer", f"index {index} is out of bounds",
+                f"{scope} buffer 'buffer' of shape (16,)")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("scope", list(ALLOCATORS))
+@pytest.mark.parametrize("index", [4, -2])
+def test_constant_buffer_write_outside(scope: str, index: int, target: str) -> None:
+    error = compile_error(write_buffer_element(scope, index), target)
+    check_error(error, TilecError, "write-buffer", f"index {index} is out of bounds",
+                f"dimension 0 of {scope} buffer 'buffer' of shape (4, 4)")
+
+
+@pytest.mark.parametrize("index", [0, 63])
+def test_constant_index_inside_compiles_and_runs(index: int) -> None:
+    kernel = tilec.compile(read_tensor_element(index), target="cpu")
+    a, b = torch.randn(64), torch.full((64,), float("nan"))
+    kernel(a, b)
+    assert b[0] == a[index]
+
+
+# ------------------------------------------------------------------ constant slices out of bounds
+
+
+def copy_box_at_corner(row, column):
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, threads=128) as _:
+            tile = T.alloc_shared((32, 32), "float32")
+            T.copy(A[row, column], tile)  # error: corner
+            T.copy(tile, B[0:32, 0:32])
+
+    return main
+
+
+def copy_fragment_box(row):
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, threads=128) as _:
+            tile = T.alloc_fragment((64, 64), "float32")
+            T.fill(tile, 1.0)
+            T.copy(tile[row, 0], B[0:32, 0:64])  # error: fragment-corner
+
+    return main
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("rows, columns, text, axis", [
+    (slice(64, 128), slice(0, 64), "64:128", 0),
+    (slice(0, 64), slice(64, 128), "64:128", 1),
+    (slice(32, 96), slice(0, 64), "32:96", 0),
+    (slice(-64, 0), slice(0, 64), "-64:0", 0),
+])
+def test_constant_slice_of_a_tensor_outside(rows: slice, columns: slice, text: str, axis: int,
+                                            target: str) -> None:
+    kernel = copy_slice_into_shared_text(rows, columns)
+    error = compile_error(kernel, target)
+    check_error(error, TilecError, "slice-src", f"slice {text} is out of bounds",
+                f"dimension {axis} of tensor 'A' of shape (64, 64)")
+
+
+def copy_slice_into_shared_text(rows: slice, columns: slice):
+    """copy_slice_into_shared with the slices' bounds as kernel constants."""
+    r0, r1, c0, c1 = rows.start, rows.stop, columns.start, columns.stop
+
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, threads=128) as _:
+            tile = T.alloc_shared((64, 64), "float32")
+            T.copy(A[r0:r1, c0:c1], tile)  # error: slice-src
+            T.copy(tile, B)
+
+    return main
+
+
+@pytest.mark.parametrize("rows, text", [((128, 192), "128:192"), ((100, 164), "100:164"),
+                                        ((-1, 63), "-1:63")])
+def test_constant_slice_of_a_destination_outside(rows: tuple[int, int], text: str) -> None:
+    start, stop = rows
+    error = compile_error(copy_shared_into_slice_text(start, stop))
+    check_error(error, TilecError, "slice-dst-text", f"slice {text} is out of bounds",
+                "tensor 'B' of shape (128, 64)")
+
+
+def copy_shared_into_slice_text(start: int, stop: int):
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "float32"), B: T.Tensor((128, 64), "float32")):
+        with T.Kernel(1, threads=128) as _:
+            tile = T.alloc_shared((64, 64), "float32")
+            T.copy(A, tile)
+            T.copy(tile, B[start:stop, 0:64])  # error: slice-dst-text
+
+    return main
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("row, column, axis, offset", [(64, 0, 0, 64), (0, 64, 1, 64),
+                                                       (-32, 0, 0, -32), (0, 100, 1, 100)])
+def test_corner_box_starting_outside_a_tensor(row: int, column: int, axis: int, offset: int,
+                                              target: str) -> None:
+    error = compile_error(copy_box_at_corner(row, column), target)
+    check_error(error, TilecError, "corner", f"at offset {offset} is out of bounds",
+                f"dimension {axis} of tensor 'A'")
+
+
+def test_corner_box_running_past_a_tensor_is_a_ragged_tile() -> None:
+    """A box that starts inside and runs past the end reads zeros there (as TileLang's
+    bounds-checked copies do): the last tile of a ragged tensor."""
+    kernel = tilec.compile(copy_box_at_corner(48, 40), target="cpu")
+    a, b = torch.randn(64, 64), torch.full((64, 64), float("nan"))
+    kernel(a, b)
+    expected = torch.zeros(32, 32)
+    expected[:16, :24] = a[48:, 40:]
+    torch.testing.assert_close(b[:32, :32], expected)
+
+
+@pytest.mark.parametrize("rows, text", [((48, 80), "48:80"), ((64, 96), "64:96")])
+def test_slice_of_a_shared_buffer_outside(rows: tuple[int, int], text: str) -> None:
+    error = compile_error(copy_into_part_of_shared_text(*rows))
+    check_error(error, TilecError, "shared-slice-text", f"slice {text} is out of bounds",
+                "shared buffer 'tile' of shape (64, 64)")
+
+
+def copy_into_part_of_shared_text(start: int, stop: int):
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), "float32"), B: T.Tensor((64, 64), "float32")):
+        with T.Kernel(1, threads=128) as _:
+            tile = T.alloc_shared((64, 64), "float32")
+            T.copy(A[0:32, 0:64], tile[start:stop, 0:64])  # error: shared-slice-text
+            T.copy(tile, B)
+
+    return main
+
+
+@pytest.mark.parametrize("row", [40, 64])
+def test_box_past_the_end_of_a_fragment(row: int) -> None:
+    error = compile_error(copy_fragment_box(row))
+    check_error(error, TilecError, "fragment-corner", f"at offset {row} is out of bounds",
+                "fragment buffer 'tile' of shape (64, 64)")
+
+
+# ------------------------------------------------------------------ grids and sizes
+
+
+def kernel_on_grid(x, y, z):
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32")):
+        with T.Kernel(x, y, z, threads=1) as (bx, by, bz):  # error: grid
+            A[0] = 1.0
+
+    return main
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("grid, size", [((0, 1, 1), 0), ((1, 0, 1), 0), ((1, 1, -3), -3),
+                                        ((-1, 4, 4), -1)])
+def test_grid_size_not_positive(grid: tuple[int, int, int], size: int, target: str) -> None:
+    error = compile_error(kernel_on_grid(*grid), target)
+    check_error(error, TilecError, "grid", f"a grid size must be positive, got {size}")
+
+
+@pytest.mark.parametrize("target", ["cuda:sm_80", "cuda:sm_90a"])
+@pytest.mark.parametrize("grid, blocks, axis, limit", [
+    ((1, 65536, 1), 65536, "y", 65535), ((1, 1, 70000), 70000, "z", 65535),
+    ((2**31, 1, 1), 2**31, "x", 2**31 - 1)])
+def test_grid_past_the_cuda_limit(grid: tuple[int, int, int], blocks: int, axis: str,
+                                  limit: int, target: str) -> None:
+    error = compile_error(kernel_on_grid(*grid), target)
+    check_error(error, CompileError, "grid", f"the grid has {blocks} blocks along {axis}",
+                f"at most {limit}")
+
+
+def test_grid_at_the_cuda_limit_compiles() -> None:
+    tilec.compile(kernel_on_grid(2, 65535, 65535), target="cuda:sm_90a")
+
+
+def zero_size_tensor():
+    @T.prim_func
+    def main(
+        A: T.Tensor((0, 4), "float32"),  # error: zero-tensor
+        B: T.Tensor((4,), "float32"),
+    ):
+        with T.Kernel(1, threads=1) as _:
+            B[0] = 1.0
+
+    return main
+
+
+def test_tensor_with_a_zero_size() -> None:
+    check_error(compile_error(zero_size_tensor()), TilecError, "zero-tensor",
+                "the shape of 'A' has a zero size: (0, 4)")
+
+
+def zero_size_buffer(scope, shape):
+    allocate = ALLOCATORS[scope]
+
+    @T.prim_func
+    def main(A: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=1) as _:
+            buffer = allocate(shape, "float32")  # error: zero-buffer
+            A[0] = buffer[0]
+
+    return main
+
+
+@pytest.mark.parametrize("scope", list(ALLOCATORS))
+@pytest.mark.parametrize("shape", [(0,), (4, 0), (-2, 4)])
+def test_buffer_with_a_size_not_positive(scope: str, shape: tuple[int, ...]) -> None:
+    check_error(compile_error(zero_size_buffer(scope, shape)), TilecError, "zero-buffer",
+                "a shape is a tuple of positive ints")
+
+
+# ------------------------------------------------------------------ the cache key
+
+
+FILL_VALUE = 1.0
+
+
+def fill_with_a_global():
+    @T.prim_func
+    def main(A: T.Tensor((8,), "float32")):
+        with T.Kernel(1, threads=8) as _:
+            for i in T.Parallel(8):
+                A[i] = FILL_VALUE
+
+    return main
+
+
+def test_a_changed_global_compiles_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two kernels of the same source that read a module global of different values are two
+    cache entries: the second never runs the first one's code."""
+    results = []
+    for value in (1.0, 2.5):
+        monkeypatch.setitem(globals(), "FILL_VALUE", value)
+        kernel = tilec.compile(fill_with_a_global(), target="cpu")
+        out = torch.full((8,), float("nan"))
+        kernel(out)
+        results.append(out)
+    torch.testing.assert_close(results[0], torch.full((8,), 1.0))
+    torch.testing.assert_close(results[1], torch.full((8,), 2.5))
