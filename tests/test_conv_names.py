@@ -242,11 +242,12 @@ def _error_kernel(body: str, tmp_path: Path, name: str):
 
 
 @pytest.mark.parametrize(("body", "message"), [
-    ("V = T.Tensor((5, 8), 'float32', A.data)", "has 40 elements, but tensor 'A'"),
+    ("V = T.Tensor((5, 8), 'float32', A.data)", "has 40 elements, but buffer 'A'"),
     ("V = T.reshape(A, (8, 8))", "has 64 elements"),
     ("V = T.view(A, (32,), 'float16')", "keeps its dtype float32"),
     ("V = T.Tensor((32,), 'float32', 3)", "tensor's memory, as `A.data`"),
-    ("S = T.alloc_shared((4, 8), 'float32'); V = T.reshape(S, (32,))", "only tensor parameters"),
+    ("S = T.alloc_shared((4, 8), 'float32'); V = T.reshape(S, (32,)); T.gemm(V, S, S)",
+     "T.gemm does not take"),
     ("S = T.alloc_shared((4, 8), 'float32'); T.im2col(A, S, 0, 0, 3, 1, 1, 1)", "NHWC tensor"),
 ])
 def test_bad_views_and_im2col_name_the_line(body: str, message: str, tmp_path: Path) -> None:

@@ -47,7 +47,10 @@ from tilec.frontend.values import (
     Region,
     RuntimeExtent,
     Scalar,
+    aliased,
+    is_alias,
     mlir_type,
+    row_major_map,
     storage_type,
 )
 from tilec.runtime.artifact import Param
@@ -202,6 +205,8 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
         # readings of one var are one value (reset at every statement and store)
         self.var_readings: dict[int, Affine] = {}
         self.placed_tensors: list[Buffer] = []  # tensors a T.Layout places in this T.Kernel
+        # T.Parallel loops run over a fragment view's source: (view, its point, the source's)
+        self.view_points: list[tuple[Buffer, list[Any], list[Scalar]]] = []
         self.rng_state: Buffer | None = None  # this T.Kernel's T.rng_init state
         self.reducers: list[CommReducer] = []  # the enclosing T.attr reduce scopes'
         self.reducers_allocated: set[int] = set()  # ids of the T.alloc_reducer buffers
@@ -715,15 +720,60 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
         if leaves:
             self.error(leaves[0], f"{_leave_word(leaves[0])} is not allowed in T.Parallel (its "
                                   "points are independent)")
+        starts = spec.options.get("starts", [0] * len(names))
+        view = None if any(starts) else self.parallel_view(node, names, extents)
+        if view is not None:
+            self.parallel_over_source(node, names, view)
+            return
         op = tile.ParallelOp(list(extents))
         locs = [self.location(n) for n in names]
         block = op.body.blocks.append(*[ir.IndexType.get()] * len(names), arg_locs=locs)
         with ir.InsertionPoint(block), self.scope():
-            starts = spec.options.get("starts", [0] * len(names))
             for name, arg, start in zip(names, block.arguments, starts, strict=True):
                 index = Scalar(arg, T.index, affine=Affine.variable())
                 self.scopes[-1][name.id] = self.binop("+", index, start, name) if start else index
             self.body(node.body)
+            tile.yield_()
+
+    def parallel_view(self, node: ast.For, names: list[ast.Name],
+                      extents: list[int]) -> Buffer | None:
+        """A fragment view that the loop indexes with exactly its index names, in order, over
+        the view's whole shape (`s_reshaped[n, q, h]` in T.Parallel(N, Q, H))."""
+        wanted = [name.id for name in names]
+        for sub in ast.walk(ast.Module(body=node.body, type_ignores=[])):
+            if not isinstance(sub, ast.Subscript) or not isinstance(sub.value, ast.Name):
+                continue
+            elements = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
+            if [getattr(e, "id", None) for e in elements] != wanted:
+                continue
+            value = next((scope[sub.value.id] for scope in reversed(self.scopes)
+                          if sub.value.id in scope), None)
+            if (isinstance(value, Buffer) and is_alias(value) and value.scope == "fragment"
+                    and list(value.dims) == list(extents)):
+                return value
+        return None
+
+    def parallel_over_source(self, node: ast.For, names: list[ast.Name], view: Buffer) -> None:
+        """The T.Parallel over `view`'s source fragment instead, its index names computed from
+        the source's point: the loop then indexes the fragment by its loop variables, so it
+        keeps the fragment's registers (a view's index mapped onto the source would send it
+        through a shared copy), while the view's accesses at the names go straight there."""
+        storage = view.placement.storage
+        op = tile.ParallelOp(list(storage.dims))
+        block = op.body.blocks.append(*[ir.IndexType.get()] * storage.rank,
+                                      arg_locs=[self.location(node.target)] * storage.rank)
+        with ir.InsertionPoint(block), self.scope():
+            points = [Scalar(arg, T.index, affine=Affine.variable()) for arg in block.arguments]
+            named = row_major_map(tuple(storage.dims), tuple(view.dims))(
+                *(_LayoutIndex(self, point, node) for point in points))
+            named = [n.value if isinstance(n, _LayoutIndex) else n for n in named]
+            for name, value in zip(names, named, strict=True):
+                self.scopes[-1][name.id] = value
+            self.view_points.append((view, named, points))
+            try:
+                self.body(node.body)
+            finally:
+                self.view_points.pop()
             tile.yield_()
 
     def fused_parallel(self, node: ast.For, spec: LoopSpec) -> tuple[ast.For, LoopSpec]:
@@ -1237,6 +1287,12 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
         with a T.Layout its storage at the layout's image of the indices."""
         if buffer.placement is None:
             return buffer, indices
+        for view, named, points in reversed(self.view_points):
+            if (buffer.placement.storage is view.placement.storage and buffer.dims == view.dims
+                    and len(indices) == len(named) and all(
+                        isinstance(i, Scalar) and isinstance(n, Scalar) and i.value == n.value
+                        for i, n in zip(indices, named, strict=True))):
+                return view.placement.storage, list(points)
         try:
             image = buffer.placement.forward(*(_LayoutIndex(self, self.rvalue(i, node), node)
                                                for i in indices))
@@ -1458,14 +1514,24 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
             with self.over_box(region, node) as (point, _):
                 self.store(region.buffer, self.box_indices(region, point), value, node)
             return
-        buffer = self.buffer_arg(nodes, "buffer", node)
+        buffer = self.buffer_arg(nodes, "buffer", node, views=True)
+        if is_alias(buffer):  # a view holds every element of its source
+            buffer = buffer.placement.storage
         tile.fill(buffer.value, self.stored(value, buffer.dtype, node))
 
-    def buffer_arg(self, nodes: dict, key: str, node: ast.AST) -> Buffer:
-        self.require_kernel(node, f"T.{getattr(node.func, 'attr', key)}")
+    def buffer_arg(self, nodes: dict, key: str, node: ast.AST, views: bool = False) -> Buffer:
+        """Argument `key` as a buffer; an op that cannot read through an alias (a reshaped
+        shared or fragment buffer) rejects one unless it takes `views`."""
+        what = f"T.{getattr(node.func, 'attr', key)}"
+        self.require_kernel(node, what)
         value = self.arg(nodes, key)
         if not isinstance(value, Buffer):
             self.error(node, f"argument '{key}' must be a buffer, got {value!r}")
+        if not views and is_alias(value):
+            self.error(node, f"{what} does not take '{value.name}', a view of the "
+                             f"{value.scope} buffer '{value.placement.storage.name}' with "
+                             f"another shape, in tilec: index the view element by element "
+                             f"(in T.Parallel), or pass '{value.placement.storage.name}'")
         return value
 
     def t_gemm(self, nodes: dict, node: ast.Call, wgmma: bool = False) -> None:
@@ -1543,12 +1609,28 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
         return staging
 
     def t_reduce(self, kind: str, nodes: dict, node: ast.Call) -> None:
-        src, dst = self.buffer_arg(nodes, "src", node), self.buffer_arg(nodes, "dst", node)
+        src = self.buffer_arg(nodes, "src", node, views=True)
+        dst = self.buffer_arg(nodes, "dst", node, views=True)
         dim = self.const_arg(nodes, "dim", node, -1)
         clear = self.const_arg(nodes, "clear", node, True)
         if not isinstance(dim, int) or not -src.rank <= dim < src.rank:
             self.error(node, f"dim {dim!r} is out of range for a {src.rank}-d buffer")
         dim %= src.rank
+        if is_alias(src):  # reduced from a copy of the view's elements
+            staged = self.allocate(src.scope, list(src.static_shape), src.dtype, node)
+            self.convert_box(self.whole(src), self.whole(staged), node)
+            src = staged
+        if is_alias(dst):  # reduced into a copy, written back through the view
+            staged = self.allocate(dst.scope, list(dst.static_shape), dst.dtype, node)
+            if not clear:
+                self.convert_box(self.whole(dst), self.whole(staged), node)
+            self.reduce_into(kind, src, staged, dim, bool(clear), node)
+            self.convert_box(self.whole(staged), self.whole(dst), node)
+            return
+        self.reduce_into(kind, src, dst, dim, bool(clear), node)
+
+    def reduce_into(self, kind: str, src: Buffer, dst: Buffer, dim: int, clear: bool,
+                    node: ast.Call) -> None:
         # a 1-d fragment reduces into a [1] fragment through a [1, N] one (TileLang's reducer
         # keeps one element where the source had one dimension)
         to_one = src.rank == 1 and dst.static_shape == (1,) and "fragment" == src.scope == \
@@ -1562,7 +1644,7 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
                 self.store(staged, self.box_indices(whole, point),
                            self.cast(value, dst.dtype, node), node)
             src, dim = staged, dim + 1 if to_one else dim
-        tile.reduce(src.value, dst.value, kind, dim, clear=bool(clear))
+        tile.reduce(src.value, dst.value, kind, dim, clear=clear)
 
     def t_cumsum(self, nodes: dict, node: ast.Call) -> None:
         """Each line along `dim` is summed in order by one thread (a T.Parallel over the other
@@ -1862,12 +1944,13 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
         return self.reshaped(source, source.dims if shape is None else shape, dtype, node)
 
     def reshaped(self, source: Buffer, shape: Any, dtype: T.DType, node: ast.AST) -> Buffer:
-        """A row-major reinterpretation of a tensor parameter's memory: no data moves, so
-        copies and element accesses through the view read and write the parameter."""
-        self.require_kernel(node, "a view of a tensor")
-        if source.scope != "global":
-            self.error(node, f"only tensor parameters can be viewed with another shape; "
-                             f"'{source.name}' is a {source.scope} buffer")
+        """A row-major reinterpretation of a buffer's memory: no data moves, so copies and
+        element accesses through the view read and write the source. A tensor parameter's view
+        is a memref of its own; a shared, fragment or local buffer's is an alias (`aliased`)."""
+        self.require_kernel(node, "a view of a buffer")
+        if source.scope not in ("global", "shared", "fragment", "local"):
+            self.error(node, f"a {source.scope} buffer ('{source.name}') cannot be viewed with "
+                             "another shape")
         if not dtype.interchangeable(source.dtype):
             self.error(node, f"a view of '{source.name}' keeps its dtype {source.dtype}, got "
                              f"{dtype} (tilec does not reinterpret element types)")
@@ -1877,12 +1960,14 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
             self.error(node, f"a view's shape is a tuple of positive ints known at compile "
                              f"time, got {tuple(shape)!r}")
         if not all(isinstance(d, int) for d in source.dims):
-            self.error(node, f"tensor '{source.name}' has dynamic sizes; tilec views tensors "
+            self.error(node, f"buffer '{source.name}' has dynamic sizes; tilec views buffers "
                              "of static shape only")
         count, source_count = pymath.prod(shape), pymath.prod(source.dims)
         if count != source_count:
-            self.error(node, f"a view of shape {tuple(shape)} has {count} elements, but tensor "
+            self.error(node, f"a view of shape {tuple(shape)} has {count} elements, but buffer "
                              f"'{source.name}' of shape {source.dims} has {source_count}")
+        if source.scope != "global":
+            return aliased(source, tuple(shape))
         strides = [pymath.prod(shape[axis + 1:]) for axis in range(len(shape))]
         value = memref.reinterpret_cast(tensor_type(tuple(shape), source.dtype), source.value,
                                         [], [], [], [0], shape, strides)

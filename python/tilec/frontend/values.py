@@ -7,6 +7,7 @@ compile time and only become `arith.constant`s where they meet IR values.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -115,6 +116,76 @@ class Placement:
 
     storage: Buffer
     forward: Callable[..., Any]
+
+
+def is_alias(buffer: Buffer) -> bool:
+    """A view of a shared, fragment or local buffer with another shape (`aliased`)."""
+    return buffer.scope != "global" and buffer.placement is not None
+
+
+def aliased(source: Buffer, shape: tuple[int, ...]) -> Buffer:
+    """`source` seen row-major with `shape` (as many elements, both static): an alias whose
+    element (i, j, ...) is read and written at the source's element of the same row-major
+    position, so no data moves and the source sees every write (TileLang's T.reshape /
+    T.view of a shared or fragment buffer). A view of a view maps through both."""
+    storage, inner = source, None
+    if source.placement is not None:
+        storage, inner = source.placement.storage, source.placement.forward
+    mapping = row_major_map(shape, tuple(source.dims))
+
+    def forward(*indices: Any) -> list[Any]:
+        image = mapping(*indices)
+        return list(inner(*image)) if inner is not None else image
+
+    return Buffer(storage.value, "", shape, source.dtype, source.scope,
+                  Placement(storage, forward))
+
+
+def row_major_map(shape: tuple[int, ...], other: tuple[int, ...]) -> Callable[..., list[Any]]:
+    """The index of `other` at the row-major position of an index of `shape` (as many
+    elements). Works on ints and on anything with their arithmetic (the frontend's index
+    values); a split or merge of neighbouring dimensions maps each run on its own, without
+    dividing the rest."""
+    groups = _reshape_groups(other, shape)
+
+    def mapping(*indices: Any) -> list[Any]:
+        image: list[Any] = []
+        position = 0
+        for dims, other_dims in groups:
+            part = indices[position:position + len(dims)]
+            position += len(dims)
+            linear = part[0]
+            for size, index in zip(dims[1:], part[1:], strict=True):
+                linear = linear * size + index
+            for axis in range(len(other_dims)):
+                inner_count = math.prod(other_dims[axis + 1:])
+                digit = linear // inner_count if inner_count > 1 else linear
+                image.append(digit % other_dims[axis] if axis else digit)
+        return image
+
+    return mapping
+
+
+def _reshape_groups(source: tuple[int, ...], view: tuple[int, ...]) -> list[
+        tuple[tuple[int, ...], tuple[int, ...]]]:
+    """The reshape as runs of view dimensions and source dimensions of equal element counts
+    (a split or merge of neighbours maps each run on its own, without dividing the rest)."""
+    groups: list[tuple[list[int], list[int]]] = []
+    i = j = 0
+    while i < len(view) and j < len(source):
+        mine, theirs = [view[i]], [source[j]]
+        i, j = i + 1, j + 1
+        while math.prod(mine) != math.prod(theirs):
+            if math.prod(mine) < math.prod(theirs):
+                mine.append(view[i])
+                i += 1
+            else:
+                theirs.append(source[j])
+                j += 1
+        groups.append((mine, theirs))
+    groups[-1][0].extend(view[i:])  # what is left is dimensions of size 1
+    groups[-1][1].extend(source[j:])
+    return [(tuple(mine), tuple(theirs)) for mine, theirs in groups]
 
 
 @dataclass

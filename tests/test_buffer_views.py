@@ -1,0 +1,159 @@
+"""T.reshape / T.view of fragment, shared and local buffers (TileLang's DeepSeek indexer and
+HISA kernels reshape a gemm's accumulator to reduce over heads): CPU numerics against float64
+torch references, writes through a view seen by its source and back, clear errors at the
+kernel's line for what a view cannot be, PTX for sm_90a assembled."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import assert_close, randn
+
+import tilec
+import tilec.language as T
+from tilec.compiler.targets.cuda import ptxas_path
+from tilec.errors import TilecError
+
+
+@tilec.jit
+def head_logits(X, W, block_N=8, Q=4, H=4):
+    """The indexer's pattern: scale a [rows, Q * H] fragment through its [rows, Q, H] view,
+    then sum each query's heads (T.reduce_sum over the view's last dimension)."""
+    N = T.const("N")
+    X: T.Tensor((N, Q * H), T.float32)
+    W: T.Tensor((Q, H), T.float32)
+    logits = T.empty((N, Q), T.float32)
+    scaled = T.empty((N, Q * H), T.float32)
+    with T.Kernel(T.ceildiv(N, block_N), threads=64) as bx:
+        s = T.alloc_fragment((block_N, Q * H), T.float32)
+        s_reshaped = T.reshape(s, (block_N, Q, H))
+        weights = T.alloc_fragment((Q, H), T.float32)
+        out = T.alloc_fragment((block_N, Q), T.float32)
+        T.copy(X[bx * block_N, 0], s)
+        T.copy(W, weights)
+        for n, q, h in T.Parallel(block_N, Q, H):
+            s_reshaped[n, q, h] = T.max(s_reshaped[n, q, h], 0) * weights[q, h]
+        T.reduce_sum(s_reshaped, out, dim=-1, clear=True)
+        T.copy(out, logits[bx * block_N, 0])
+        T.copy(s, scaled[bx * block_N, 0])
+    return logits, scaled
+
+
+def test_fragment_view_is_the_fragment_reshaped(rng: torch.Generator) -> None:
+    x = randn((24, 16), torch.float32, rng)
+    w = randn((4, 4), torch.float32, rng)
+    logits, scaled = head_logits(x, w)
+    expected = x.double().clamp(min=0).reshape(24, 4, 4) * w.double()
+    assert_close(scaled, expected.reshape(24, 16), torch.float32)
+    assert_close(logits, expected.sum(-1), torch.float32)
+
+
+@tilec.jit
+def shared_views(X, rows=4, cols=8):
+    """A shared tile written through a merged 1-d view and a split 3-d view, read through the
+    tile itself; a local buffer's view accumulates into the local buffer; T.clear of a view
+    clears its source; a reduce writes its result through a view of the destination."""
+    X: T.Tensor((rows, cols), T.float32)
+    Y = T.empty((rows, cols), T.float32)
+    totals = T.empty((rows,), T.float32)
+    acc_out = T.empty((2,), T.float32)
+    with T.Kernel(1, threads=32):
+        tile = T.alloc_shared((rows, cols), T.float32)
+        flat = T.view(tile, shape=(rows * cols,))
+        split = T.reshape(tile, (rows, 2, cols // 2))
+        acc = T.alloc_local((2,), T.float32)
+        acc_pairs = T.reshape(acc, (1, 2))
+        sums = T.alloc_fragment((rows,), T.float32)
+        sums_2d = T.reshape(sums, (2, rows // 2))
+        T.clear(split)
+        T.clear(acc_pairs)
+        for i, j in T.Parallel(rows, cols):
+            flat[i * cols + j] = flat[i * cols + j] + X[i, j] * 2.0
+        for i, h, k in T.Parallel(rows, 2, cols // 2):
+            split[i, h, k] += h * 100.0
+        for k in T.serial(rows * cols):
+            acc_pairs[0, k % 2] += flat[k]
+        T.copy(tile, Y)
+        T.reduce_sum(tile, sums, dim=1)
+        for a, b in T.Parallel(2, rows // 2):
+            sums_2d[a, b] = sums_2d[a, b] + 0.5
+        T.copy(sums, totals)
+        T.copy(acc, acc_out)
+    return Y, totals, acc_out
+
+
+def test_shared_and_local_views_alias_their_buffers(rng: torch.Generator) -> None:
+    x = randn((4, 8), torch.float32, rng)
+    y, totals, acc = shared_views(x)
+    expected = x.double() * 2
+    expected[:, 4:] += 100.0
+    assert_close(y, expected, torch.float32)
+    assert_close(totals, expected.sum(1) + 0.5, torch.float32)
+    flat = expected.reshape(-1)
+    assert_close(acc, torch.stack([flat[0::2].sum(), flat[1::2].sum()]), torch.float32)
+
+
+@tilec.jit
+def reduce_into_view(X, rows=8, cols=16):
+    """T.reduce_max into a [2, rows // 2] view of a [rows] fragment, accumulating (clear=False)
+    onto what the fragment held."""
+    X: T.Tensor((rows, cols), T.float32)
+    Y = T.empty((rows,), T.float32)
+    with T.Kernel(1, threads=32):
+        data = T.alloc_fragment((2, rows // 2, cols), T.float32)
+        data_rows = T.reshape(data, (rows, cols))
+        best = T.alloc_fragment((rows,), T.float32)
+        best_2d = T.view(best, shape=(2, rows // 2))
+        T.copy(X, data_rows)
+        T.fill(best, 1.5)
+        T.reduce_max(data, best_2d, dim=2, clear=False)
+        T.copy(best, Y)
+    return Y
+
+
+def test_reduce_into_a_view_keeps_clear_false(rng: torch.Generator) -> None:
+    x = randn((8, 16), torch.float32, rng)
+    y = reduce_into_view(x)
+    assert_close(y, x.double().amax(1).clamp(min=1.5), torch.float32)
+
+
+def _error_kernel(body: str, tmp_path: Path):
+    path = tmp_path / "bad_view.py"
+    path.write_text(
+        "import tilec.language as T\n\n"
+        "@T.prim_func\n"
+        "def main(A: T.Tensor((16, 16), 'float16'), C: T.Tensor((16, 16), 'float32')):\n"
+        "    with T.Kernel(1, threads=128):\n"
+        "        S = T.alloc_shared((16, 16), 'float16')\n"
+        "        F = T.alloc_fragment((16, 16), 'float32')\n"
+        f"        {body}\n"
+        "        T.copy(F, C)\n")
+    namespace: dict = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    return namespace["main"], str(path)
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("V = T.view(S, shape=(8, 16), dtype='float32')", "keeps its dtype float16"),
+    ("V = T.reshape(F, (16, 8))", "has 128 elements, but buffer 'F'"),
+    ("V = T.reshape(S, (256,)); T.gemm(V, S, F)", "T.gemm does not take"),
+    ("V = T.reshape(F, (256,)); T.cumsum(V)", "T.cumsum does not take"),
+])
+def test_bad_buffer_views_name_the_line(body: str, message: str, tmp_path: Path) -> None:
+    kernel, path = _error_kernel(body, tmp_path)
+    with pytest.raises(TilecError, match=message) as caught:
+        tilec.compile(kernel, target="cpu")
+    assert caught.value.filename == path and caught.value.lineno == 8
+
+
+@pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
+def test_fragment_views_assemble_for_sm90a(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    logits = head_logits.compile(N=64, target="cuda:sm_90a")
+    # the T.Parallel over the view runs over the fragment's own [8, 16] points, indexing it
+    # with its loop variables (its registers, not a shared copy)
+    assert "tile.parallel [8, 16]" in logits.asm["tile"]
+    for kernel in (logits, reduce_into_view.compile(target="cuda:sm_90a")):
+        assert kernel.artifact.binary.startswith(b"\x7fELF")
