@@ -15,7 +15,7 @@ import math
 
 from mlir import ir
 
-from tilec.compiler.layouts.linear import LinearLayout, blocked, is_power_of_two
+from tilec.compiler.layouts.linear import LinearLayout, blocked, is_power_of_two, padded
 
 LAYOUT_ATTR = "tile.layout"
 
@@ -65,7 +65,10 @@ def follows(fragment: LinearLayout, loop: LinearLayout, dims: list[int | None]) 
 
 
 def default_layout(shape: tuple[int, ...], threads: int, elem_bytes: int) -> LinearLayout:
-    """Threads side by side along the last dimension, each owning up to 16 bytes there."""
+    """Threads side by side along the last dimension, each owning up to 16 bytes there (a
+    run that divides the extent, so no vector straddles the tile's edge). Threads are spread
+    over the padded extents: a ragged row (3000 of 4096) keeps every thread on its own part of
+    it, the registers past the edge masked, instead of every thread holding the whole row."""
     rank = len(shape)
     spt = [1] * rank
     if rank:
@@ -77,7 +80,7 @@ def default_layout(shape: tuple[int, ...], threads: int, elem_bytes: int) -> Lin
     tstride = [1] * rank
     remaining, stride = threads, 1
     for d in reversed(range(rank)):
-        used = math.gcd(remaining, shape[d] // spt[d])
+        used = math.gcd(remaining, padded(shape[d]) // spt[d])
         tpb[d], tstride[d] = used, stride
         stride *= used
         remaining //= used
