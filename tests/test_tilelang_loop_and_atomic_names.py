@@ -44,6 +44,38 @@ def test_lowercase_parallel_nests_fuse_and_take_a_start(rng: torch.Generator) ->
     assert torch.equal(c, a[4:, 0] * 2)
 
 
+def test_pipelined_takes_start_and_stop_keywords(rng: torch.Generator) -> None:
+    """TileLang's `T.Pipelined(start=..., stop=..., num_stages=0)` (its NSA backward walks
+    the blocks from the query's own): the sum of A's rows from `first` on, per column."""
+    rows, cols, block = 24, 16, 4
+
+    @tilec.jit
+    def tail_sums(A, first: int):
+        A: T.Tensor((rows, cols), T.float32)
+        B = T.empty((cols,), T.float32)
+        with T.Kernel(1, threads=32) as _:
+            total = T.alloc_fragment((cols,), T.float32)
+            tile = T.alloc_fragment((block, cols), T.float32)
+            part = T.alloc_fragment((cols,), T.float32)
+            T.clear(total)
+            for k in T.Pipelined(start=first // block, stop=rows // block, num_stages=0):
+                T.copy(A[k * block, 0], tile)
+                T.reduce_sum(tile, part, dim=0)
+                for j in T.Parallel(cols):
+                    total[j] += part[j]
+            for k in T.Pipelined(first // block, num_stages=1):  # range(stop), positional
+                T.copy(A[k * block, 0], tile)
+                T.reduce_sum(tile, part, dim=0)
+                for j in T.Parallel(cols):
+                    total[j] -= part[j] * 0.5
+            T.copy(total, B)
+        return B
+
+    a = randn((rows, cols), torch.float32, rng)
+    expected = a[8:].double().sum(0) - 0.5 * a[:8].double().sum(0)
+    torch.testing.assert_close(tail_sums(a, 8).double(), expected, rtol=1e-5, atol=1e-5)
+
+
 @T.macro
 def reverse_into(src: T.SharedBuffer([16], dtype=T.float32),
                  dst: T.FragmentBuffer([16], T.float32)):

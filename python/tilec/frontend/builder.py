@@ -2103,7 +2103,8 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
     def t_Pipelined(self, nodes: dict, node: ast.Call) -> LoopSpec:  # noqa: N802
         options = {key: self.const_arg(nodes, key, node) for key in
                    ("num_stages", "order", "stage", "group") if key in nodes}
-        return LoopSpec("pipelined", self.arg(nodes, "bounds", []), options)
+        start, stop = self.arg(nodes, "start"), self.arg(nodes, "stop")
+        return LoopSpec("pipelined", [start] if stop is None else [start, stop], options)
 
     def t_Parallel(self, nodes: dict, node: ast.Call) -> LoopSpec:  # noqa: N802
         return LoopSpec("parallel", self.arg(nodes, "extents", []))

@@ -517,9 +517,10 @@ def fill(buffer: Any, value: Any) -> Any:
 
 
 @_intrinsic
-def Pipelined(*bounds: Any, num_stages: int = 0, order: Any = None, stage: Any = None,  # noqa: N802
-              group: Any = None) -> Any:
-    """A sequential loop whose copies and compute overlap in `num_stages` stages."""
+def Pipelined(start: Any, stop: Any = None, num_stages: int = 0, order: Any = None,  # noqa: N802
+              stage: Any = None, group: Any = None) -> Any:
+    """A sequential loop over range(start) or range(start, stop) whose copies and compute
+    overlap in `num_stages` stages."""
 
 
 @_intrinsic
