@@ -8,7 +8,10 @@ target and one CUDA target; families whose checks live in a target's lowering ru
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -393,3 +396,169 @@ def test_a_changed_global_compiles_again(monkeypatch: pytest.MonkeyPatch) -> Non
         results.append(out)
     torch.testing.assert_close(results[0], torch.full((8,), 1.0))
     torch.testing.assert_close(results[1], torch.full((8,), 2.5))
+
+
+# ------------------------------------------------------------------ a damaged disk cache
+
+
+def doubler():
+    @T.prim_func
+    def main(A: T.Tensor((16,), "float32"), B: T.Tensor((16,), "float32")):
+        with T.Kernel(1, threads=16) as _:
+            for i in T.Parallel(16):
+                B[i] = A[i] * 2.0
+
+    return main
+
+
+def tripler():
+    @T.prim_func
+    def main(A: T.Tensor((16,), "float32"), B: T.Tensor((16,), "float32")):
+        with T.Kernel(1, threads=16) as _:
+            for i in T.Parallel(16):
+                B[i] = A[i] * 3.0
+
+    return main
+
+
+@pytest.fixture
+def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "cache"))
+    tilec.cache.clear_memory()
+    monkeypatch.setattr(tilec.cache, "_reported", set())
+    yield tmp_path / "cache"
+    tilec.cache.clear_memory()
+
+
+def compiled_entry(factory, cache_root: Path) -> Path:
+    """Compile `factory`'s kernel into the cache; its entry's folder."""
+    before = set(cache_root.iterdir()) if cache_root.exists() else set()
+    tilec.compile(factory(), target="cpu")
+    tilec.cache.clear_memory()
+    (entry,) = set(cache_root.iterdir()) - before
+    return entry
+
+
+def runs_right(factory, scale: float) -> None:
+    kernel = tilec.compile(factory(), target="cpu")
+    a, b = torch.randn(16), torch.full((16,), float("nan"))
+    kernel(a, b)
+    torch.testing.assert_close(b, a * scale)
+
+
+def truncate(entry: Path) -> None:
+    binary = entry / "kernel.bin"
+    binary.write_bytes(binary.read_bytes()[: binary.stat().st_size // 3])
+
+
+def random_bytes(entry: Path) -> None:
+    binary = entry / "kernel.bin"
+    binary.write_bytes(bytes(torch.randint(0, 256, (binary.stat().st_size,),
+                                           dtype=torch.uint8).tolist()))
+
+
+def garbage_metadata(entry: Path) -> None:
+    (entry / "kernel.json").write_text("{not json")
+
+
+def missing_binary(entry: Path) -> None:
+    (entry / "kernel.bin").unlink()
+
+
+def empty_folder(entry: Path) -> None:
+    for path in entry.iterdir():
+        path.unlink()
+
+
+@pytest.mark.parametrize("damage", [truncate, random_bytes, garbage_metadata, missing_binary,
+                                    empty_folder])
+def test_a_damaged_entry_is_reported_once_and_compiled_again(damage, private_cache: Path
+                                                             ) -> None:
+    entry = compiled_entry(doubler, private_cache)
+    damage(entry)
+    with pytest.warns(RuntimeWarning, match="is damaged"):
+        runs_right(doubler, 2.0)
+    tilec.cache.clear_memory()
+    tilec.cache.lookup(entry.name)  # repaired: read again without a warning
+    assert tilec.cache.lookup(entry.name) is not None
+    assert sorted(p.name for p in private_cache.iterdir()) == [entry.name], "no staging left"
+
+
+def test_swapped_binaries_are_found(private_cache: Path) -> None:
+    """Two entries' binaries exchanged: each entry's checksum catches the other's binary, so
+    neither runs the other kernel."""
+    double, triple = compiled_entry(doubler, private_cache), compiled_entry(tripler,
+                                                                            private_cache)
+    first, second = (double / "kernel.bin").read_bytes(), (triple / "kernel.bin").read_bytes()
+    (double / "kernel.bin").write_bytes(second)
+    (triple / "kernel.bin").write_bytes(first)
+    with pytest.warns(RuntimeWarning, match="does not match the checksum"):
+        runs_right(doubler, 2.0)
+        runs_right(tripler, 3.0)
+
+
+def test_swapped_entries_are_found(private_cache: Path) -> None:
+    """Two entry folders exchanged whole: each records its own key."""
+    double, triple = compiled_entry(doubler, private_cache), compiled_entry(tripler,
+                                                                            private_cache)
+    double.rename(private_cache / "swap")
+    triple.rename(double)
+    (private_cache / "swap").rename(triple)
+    with pytest.warns(RuntimeWarning, match="holds the entry of key"):
+        runs_right(doubler, 2.0)
+        runs_right(tripler, 3.0)
+
+
+def test_a_damaged_entry_without_a_compiler_is_an_error(private_cache: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    entry = compiled_entry(doubler, private_cache)
+    truncate(entry)
+    monkeypatch.setattr(tilec.cache, "compiler_fingerprint", lambda: None)
+    with pytest.raises(TilecError, match="is damaged .* no compiler is installed here"):
+        tilec.cache.lookup(entry.name)
+
+
+def test_an_unwritable_cache_directory_still_runs(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "a file"
+    blocker.write_text("")
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(blocker / "cache"))
+    monkeypatch.setattr(tilec.cache, "_reported", set())
+    tilec.cache.clear_memory()
+    with pytest.warns(RuntimeWarning, match="cannot write the kernel cache .* in memory only"):
+        runs_right(doubler, 2.0)
+    tilec.cache.clear_memory()
+
+
+def test_entries_take_the_umask(private_cache: Path) -> None:
+    """Folders readable by the group and others as the umask allows (mkdtemp makes 0o700)."""
+    umask = os.umask(0o027)
+    tilec.cache._folder_mode.cache_clear()
+    try:
+        entry = compiled_entry(doubler, private_cache)
+    finally:
+        os.umask(umask)
+        tilec.cache._folder_mode.cache_clear()
+    assert entry.stat().st_mode & 0o777 == 0o750
+
+
+CONCURRENT = """
+import sys, torch, tilec
+sys.path.insert(0, {tests!r})
+from test_bad_inputs import doubler
+kernel = tilec.compile(doubler(), target="cpu")
+a, b = torch.randn(16), torch.zeros(16)
+kernel(a, b)
+assert torch.equal(b, a * 2)
+"""
+
+
+def test_concurrent_compiles_leave_one_whole_entry(private_cache: Path) -> None:
+    script = CONCURRENT.format(tests=str(THIS_FILE.parent))
+    runs = [subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True)
+            for _ in range(3)]
+    for run in runs:
+        assert run.wait(timeout=300) == 0, run.stderr.read()
+    (entry,) = private_cache.iterdir()
+    assert not entry.name.startswith(".")
+    assert tilec.cache.lookup(entry.name) is not None

@@ -7,6 +7,13 @@ another compiler is stale and is compiled again; where it is not, entries are ta
 A hit reads `<cache dir>/<key>/` with `Artifact.load`: no MLIR and
 no compiler are imported, so a GPU machine without them runs kernels a compiler machine put
 there (`tilec FILE.py --cache-dir DIR`, or `kernel.compile(...)` with TILEC_CACHE_DIR set).
+
+The directory defends itself: an entry records its key and its binaries' checksums, so a
+truncated, overwritten or moved entry is reported once and compiled again (an error where no
+compiler is installed); entries appear by one atomic rename, so concurrent compiles of one
+kernel leave one whole entry and no staging folders; folders take the user's umask (a cache
+shared by a group works); an unwritable directory leaves the memory cache working, with a
+warning.
 """
 
 from __future__ import annotations
@@ -18,13 +25,17 @@ import json
 import os
 import shutil
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
+from tilec.errors import TilecError
 from tilec.runtime.artifact import Artifact
 
 _state = {"enabled": True}
 _memory: dict[str, Artifact] = {}
+_reported: set[str] = set()  # warnings already given (one per damaged entry or directory)
+KEY_FILE = "key"  # an entry's own key: a folder moved under another key is found
 
 
 def cache_dir() -> Path:
@@ -85,39 +96,98 @@ def compiler_fingerprint() -> str | None:
     return digest.hexdigest()[:16]
 
 
+def _warn_once(message: str) -> None:
+    if message not in _reported:
+        _reported.add(message)
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+
+def _read_entry(directory: Path, key: str) -> Artifact:
+    """The artifact of the entry in `directory`; ValueError naming what is wrong with it."""
+    try:
+        artifact = Artifact.load(directory)
+        stored_key = (directory / KEY_FILE).read_text().strip()
+    except (OSError, ValueError, TypeError, KeyError) as error:
+        raise ValueError(str(error)) from None
+    if stored_key != key:
+        raise ValueError(f"it holds the entry of key {stored_key[:40]!r}")
+    return artifact
+
+
 def lookup(key: str) -> Artifact | None:
+    """The artifact cached under `key`, or None to compile it (absent, made by another
+    compiler, or damaged: reported once, then replaced by the compile's store)."""
     if not is_enabled():
         return None
     if key in _memory:
         return _memory[key]
     directory = cache_dir() / key
-    if not (directory / "kernel.json").is_file():
-        return None
-    try:
-        artifact = Artifact.load(directory)
-    except (OSError, ValueError, TypeError, KeyError):  # a partial or foreign entry: recompile
+    if not directory.exists():
         return None
     fingerprint = compiler_fingerprint()
+    try:
+        artifact = _read_entry(directory, key)
+    except ValueError as error:
+        if fingerprint is None:
+            raise TilecError(f"the kernel cache entry {directory} is damaged ({error}) and no "
+                             "compiler is installed here to build it again; copy the entry "
+                             "again from the machine that compiled it") from None
+        _warn_once(f"tilec: the kernel cache entry {directory} is damaged ({error}); "
+                   "compiling it again")
+        return None
     if fingerprint is not None and artifact.compiler != fingerprint:
         return None  # made by another version of the compiler
     _memory[key] = artifact
     return artifact
 
 
+@functools.cache
+def _folder_mode() -> int:
+    """rwx as the umask allows (mkdtemp's folders are the owner's alone)."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o777 & ~umask
+
+
+def _is_current(directory: Path, key: str) -> bool:
+    try:
+        artifact = _read_entry(directory, key)
+    except ValueError:
+        return False
+    return artifact.compiler == (compiler_fingerprint() or "")
+
+
 def store(key: str, artifact: Artifact) -> None:
-    """Keep `artifact` in memory and write it under the cache directory (atomically)."""
+    """Keep `artifact` in memory and write it under the cache directory: saved in a staging
+    folder, which one rename makes the entry (another process's whole copy of the same entry
+    is kept; a stale or damaged one is moved aside first, then removed)."""
     if not is_enabled():
         return
     artifact.compiler = compiler_fingerprint() or ""
     _memory[key] = artifact
     root = cache_dir()
+    staging: Path | None = None
     try:
         root.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=root))
+        staging.chmod(_folder_mode())
         artifact.save(staging)
+        (staging / KEY_FILE).write_text(key)
         final = root / key
-        if final.exists():  # a stale entry (or another process's copy of this one)
-            shutil.rmtree(final, ignore_errors=True)
-        staging.rename(final)
-    except OSError:  # a read-only cache directory still leaves the memory cache working
-        return
+        try:
+            staging.rename(final)
+            staging = None
+        except OSError:  # the entry exists (rename does not replace a folder with files)
+            if not _is_current(final, key):
+                aside = Path(tempfile.mkdtemp(prefix=f".{key}-stale-", dir=root))
+                final.rename(aside / "entry")
+                staging.rename(final)
+                staging = None
+                shutil.rmtree(aside, ignore_errors=True)
+    except OSError as error:  # an unwritable cache directory leaves the memory cache working
+        _warn_once(f"tilec: cannot write the kernel cache at {root} ({error.strerror or error});"
+                   " compiled kernels are kept in memory only (set TILEC_CACHE_DIR to a "
+                   "writable directory)")
+    finally:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)

@@ -6,6 +6,7 @@ directory that a compiler machine filled.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -46,18 +47,28 @@ class Artifact:
     kernels: list[Artifact] = field(default_factory=list)  # one per T.Kernel block, if several
 
     def save(self, directory: Path) -> None:
+        """kernel.bin and kernel.json, which records the binary's checksum: a truncated or
+        overwritten binary is found at load, never run."""
         directory.mkdir(parents=True, exist_ok=True)
         (directory / "kernel.bin").write_bytes(self.binary)
         meta = {k: v for k, v in asdict(self).items() if k not in ("binary", "kernels")}
         meta["kernels"] = len(self.kernels)
+        meta["binary_sha256"] = hashlib.sha256(self.binary).hexdigest()
         for number, kernel in enumerate(self.kernels):
             kernel.save(directory / f"kernel{number}")
         (directory / "kernel.json").write_text(json.dumps(meta, indent=1))
 
     @classmethod
     def load(cls, directory: Path) -> Artifact:
+        """The artifact saved in `directory`; ValueError where its binary does not match the
+        recorded checksum (entries written before checksums load as they are)."""
         meta = json.loads((directory / "kernel.json").read_text())
+        checksum = meta.pop("binary_sha256", None)
+        binary = (directory / "kernel.bin").read_bytes()
+        if checksum is not None and hashlib.sha256(binary).hexdigest() != checksum:
+            raise ValueError(f"{directory / 'kernel.bin'} ({len(binary)} bytes) does not match "
+                             "the checksum its kernel.json records (truncated or overwritten)")
         meta["params"] = [Param(**p) for p in meta["params"]]
         meta["kernels"] = [cls.load(directory / f"kernel{n}")
                            for n in range(meta.get("kernels", 0))]
-        return cls(**meta, binary=(directory / "kernel.bin").read_bytes())
+        return cls(**meta, binary=binary)
