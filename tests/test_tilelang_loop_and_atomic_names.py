@@ -261,3 +261,45 @@ def test_atomic_add_return_prev_assembles() -> None:
     kernel = tilec.compile(compaction(256, 64), target="cuda:sm_90a")
     assert kernel.artifact.binary_kind == "cubin"
     assert "atom.shared" in kernel.asm["ptx"]
+
+
+def test_vector_atomic_adds_add_each_element(rng: torch.Generator) -> None:
+    """T.atomic_addx4 / T.atomic_addx2 (TileLang's DeepSeek-V3.2 sparse MLA backward adds a
+    shared tile into dKV four floats at a time): every block adds its tile, so dst gets
+    the sum over blocks, on top of what it held."""
+    blocks, rows, cols = 3, 8, 16
+
+    @T.prim_func
+    def main(A: T.Tensor((blocks, rows, cols), T.float32), B: T.Tensor((rows, cols), T.float32),
+             C: T.Tensor((rows, 2), T.float32)):
+        with T.Kernel(blocks, threads=64) as bx:
+            tile = T.alloc_shared((rows, cols), T.float32)
+            T.copy(A[bx, 0, 0], tile)
+            for i, j in T.Parallel(rows, cols // 4):
+                T.atomic_addx4(B[i, j * 4], tile[i, j * 4])
+            for i in T.Parallel(rows):
+                T.atomic_addx2(C[i, 0], tile[i, 2])
+
+    kernel = tilec.compile(main, target="cpu")
+    a = randn((blocks, rows, cols), torch.float32, rng)
+    b, c = randn((rows, cols), torch.float32, rng), randn((rows, 2), torch.float32, rng)
+    expected_b = b.double() + a.double().sum(0)
+    expected_c = c.double() + a[:, :, 2:4].double().sum(0)
+    kernel(a, b, c)
+    torch.testing.assert_close(b.double(), expected_b, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(c.double(), expected_c, rtol=1e-5, atol=1e-5)
+
+
+@needs_ptxas
+def test_vector_atomic_adds_assemble_for_sm90a() -> None:
+    @T.prim_func
+    def main(A: T.Tensor((64, 64), T.float32), B: T.Tensor((64, 64), T.float32)):
+        with T.Kernel(1, threads=128) as _:
+            tile = T.alloc_shared((64, 64), T.float32)
+            T.copy(A, tile)
+            for i, j in T.Parallel(64, 16):
+                T.atomic_addx4(B[i, j * 4], tile[i, j * 4])
+
+    kernel = tilec.compile(main, target="cuda:sm_90a")
+    assert kernel.artifact.binary.startswith(b"\x7fELF")
+    assert "atom.global.add.f32" in kernel.asm["ptx"] or "red.global.add.f32" in kernel.asm["ptx"]

@@ -2067,6 +2067,36 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
         scalar = self.materialize(self.rvalue(value, node), dst.buffer.dtype, node)
         self.emit_atomic_add(dst.buffer, dst.offsets, scalar, node)
 
+    def t_atomic_addx2(self, nodes: dict, node: ast.Call) -> None:
+        self.atomic_add_vector(2, nodes, node)
+
+    def t_atomic_addx4(self, nodes: dict, node: ast.Call) -> None:
+        self.atomic_add_vector(4, nodes, node)
+
+    def atomic_add_vector(self, width: int, nodes: dict, node: ast.Call) -> None:
+        """`T.atomic_addx4(dst[..., j], value[..., k])`: dst[..., j + e] += value[..., k + e]
+        for e < width, each element's add atomic (TileLang's vector atomics promise no more:
+        another thread may see some of the elements added and not the others)."""
+        what = f"T.atomic_addx{width}"
+        self.require_kernel(node, what)
+        if self.const_arg(nodes, "return_prev", node, False):
+            self.error(node, f"{what}(return_prev=True) is not supported by tilec: use "
+                             "T.atomic_add(dst[i], v, return_prev=True) per element")
+        dst, value = self.region(nodes["dst"]), self.region(nodes["value"])
+        for region, key in ((dst, "dst"), (value, "value")):
+            if not _is_element(region) or region.buffer.rank != len(region.offsets):
+                self.error(node, f"{what}'s {key} names the first of {width} elements: index "
+                                 f"every dimension of '{region.buffer.name}'")
+        if dst.buffer.scope not in ("global", "shared"):
+            self.error(node, f"{what} adds into a global or shared buffer, not the "
+                             f"{dst.buffer.scope} buffer '{dst.buffer.name}'")
+        for element in range(width):
+            at = [*dst.offsets[:-1], self.binop("+", dst.offsets[-1], element, node)]
+            source = [*value.offsets[:-1], self.binop("+", value.offsets[-1], element, node)]
+            scalar = self.materialize(self.load(value.buffer, source, node), dst.buffer.dtype,
+                                      node)
+            self.emit_atomic_add(dst.buffer, at, scalar, node)
+
     def atomic_add_returning(self, nodes: dict, node: ast.Call) -> Scalar:
         """`T.atomic_add(dst[i], v, return_prev=True)`: the element's value before the add,
         as the thread that ran it saw it (memref.atomic_rmw). Kernel-level code only: in a

@@ -608,6 +608,17 @@ def atomic_add(dst: Any, value: Any, memory_order: str | None = None, return_pre
     per-thread code, outside T.Parallel)."""
 
 
+@_intrinsic
+def atomic_addx2(dst: Any, value: Any, return_prev: bool = False) -> Any:
+    """Atomically adds the 2 elements of `value` from the one it names to the 2 of `dst` from
+    the one it names (along the last dimension); each element's add is atomic."""
+
+
+@_intrinsic
+def atomic_addx4(dst: Any, value: Any, return_prev: bool = False) -> Any:
+    """T.atomic_addx2 over 4 consecutive elements (TileLang's float4 atomic add)."""
+
+
 def ceildiv(a: Any, b: Any) -> Any:
     """(a + b - 1) // b; plain Python ints are folded right away."""
     if isinstance(a, builtins.int) and isinstance(b, builtins.int):
@@ -1015,7 +1026,8 @@ __all__ = [
     "alloc_fragment", "alloc_local", "alloc_var", "copy", "gemm", "clear", "fill", "Pipelined",
     "Parallel", "parallel", "serial", "Serial", "unroll", "reshape", "view", "im2col", "reduce_max",
     "reduce_min", "reduce_sum", "reduce_abssum",
-    "reduce_absmax", "atomic_add", "ceildiv", "if_then_else", "max", "min", "abs", "exp", "exp2",
+    "reduce_absmax", "atomic_add", "atomic_addx2", "atomic_addx4", "ceildiv", "if_then_else",
+    "max", "min", "abs", "exp", "exp2",
     "log", "log2", "sqrt", "rsqrt", "tanh", "sigmoid", "floor", "ceil", "sin", "cos", "erf",
     "pow", "clamp", "max_value", "min_value", "vectorized", "cast", "infinity",
     "float16", "bfloat16", "float32", "float64", "float8_e4m3", "float8_e4m3fn", "float8_e5m2",
