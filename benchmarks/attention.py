@@ -10,7 +10,13 @@ tutorial: online softmax in base 2, the causal diagonal tile masked apart from t
 Every implementation runs in the same process, each output checked first (poisoned for the
 tilec kernels) against a float32 reference on two (batch, head) slices; times are the median
 of CUDA-event timings after warm-up with the L2 flushed (tilec.profiler.do_bench). TFLOP/s
-counts 4 * B * H * S^2 * D (half of it causal); ratios are to cuDNN SDPA of the same row.
+counts 4 * B * H * S^2 * D (half of it causal); ratios are to cuDNN SDPA of the same shape.
+`--ablations` adds tilec's forward at other tile configurations and with its loop's two gemms
+alone (no softmax) at S 4096: what the configuration and the softmax cost.
+
+Decode: one query token per sequence against a KV cache (examples/attention/flash_decode.py:
+split-KV, then the combine), 32 query heads on 8 KV heads, d 128, beside SDPA (GQA), in
+microseconds and GB/s of the cache read against the 4.27 TB/s a device copy reaches.
 
 Two halves, as the GPU machine has no MLIR:
 
@@ -42,6 +48,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from tilelang_examples import rewrite_imports  # noqa: E402
+
+import tilec  # noqa: E402
+import tilec.language as T  # noqa: E402
+from tilec.errors import TilecError  # noqa: E402
 
 DEFAULT_EXAMPLES = Path("/work/main/.tlex/examples")
 TILELANG_EXAMPLE = "flash_attention/example_mha_fwd_bshd.py"
@@ -92,6 +102,7 @@ class TilecForward:
     name: str
     compile: Callable[[int, bool], Any]  # (seq_len, causal) -> kernel
     config: dict[str, int] = field(default_factory=dict)
+    dim: int = DIM
 
 
 def tilec_forwards() -> list[TilecForward]:
@@ -122,10 +133,65 @@ ABLATIONS = (
 ABLATION_SEQ = 4096
 
 
+GEMMS_ONLY = "ablation: the loop's two gemms alone"
+
+
+@tilec.jit(out_idx=[3])
+def gemms_only(batch, heads, seq_len, dim, is_causal, block_M=128, block_N=128, num_stages=2,
+               threads=256):
+    """flash_fwd's loop without its softmax (P = S cast to fp16): what the gemms, copies and
+    their pipeline cost alone. Not attention; its output is not checked."""
+    shape = [batch, seq_len, heads, dim]
+
+    @T.prim_func
+    def main(Q: T.Tensor(shape, "float16"), K: T.Tensor(shape, "float16"),
+             V: T.Tensor(shape, "float16"), Output: T.Tensor(shape, "float16")):
+        with T.Kernel(T.ceildiv(seq_len, block_M), heads, batch, threads=threads) as (bx, by, bz):
+            Q_shared = T.alloc_shared([block_M, dim], "float16")
+            K_shared = T.alloc_shared([block_N, dim], "float16")
+            V_shared = T.alloc_shared([block_N, dim], "float16")
+            O_shared = T.alloc_shared([block_M, dim], "float16")
+            scores = T.alloc_fragment([block_M, block_N], "float32")
+            probs = T.alloc_fragment([block_M, block_N], "float16")
+            acc_o = T.alloc_fragment([block_M, dim], "float32")
+            T.copy(Q[bz, bx * block_M:(bx + 1) * block_M, by, :], Q_shared)
+            T.fill(acc_o, 0)
+            key_tiles = T.ceildiv(seq_len, block_N)
+            if is_causal:
+                key_tiles = T.min(key_tiles, T.ceildiv((bx + 1) * block_M, block_N))
+            for k in T.Pipelined(key_tiles, num_stages=num_stages):
+                T.copy(K[bz, k * block_N:(k + 1) * block_N, by, :], K_shared)
+                T.clear(scores)
+                T.gemm(Q_shared, K_shared, scores, transpose_B=True)
+                T.copy(scores, probs)
+                T.copy(V[bz, k * block_N:(k + 1) * block_N, by, :], V_shared)
+                T.gemm(probs, V_shared, acc_o)
+            T.copy(acc_o, O_shared)
+            T.copy(O_shared, Output[bz, bx * block_M:(bx + 1) * block_M, by, :])
+
+    return main
+
+
 def ablation_forwards() -> list[TilecForward]:
     own = _own_forward().flash_fwd
     return [TilecForward(f"{OWN_FORWARD} ablation", lambda s, c, cfg=config: own(
-        BATCH, HEADS, s, DIM, c, **cfg), config) for config in ABLATIONS]
+        BATCH, HEADS, s, DIM, c, **cfg), config) for config in ABLATIONS] + [
+        TilecForward(GEMMS_ONLY, lambda s, c: gemms_only(BATCH, HEADS, s, DIM, c))]
+
+
+# tilec's own forward at the other head dimensions (S 4096), against the peers at the same
+# dimension: d 256 takes 64-key tiles (its output accumulator alone is 128 registers a thread)
+HEAD_DIM_CONFIGS = {
+    64: {"block_M": 128, "block_N": 128, "num_stages": 2, "threads": 256},
+    256: {"block_M": 128, "block_N": 64, "num_stages": 2, "threads": 256},
+}
+HEAD_DIM_SEQ = 4096
+
+
+def head_dim_forwards() -> list[TilecForward]:
+    own = _own_forward().flash_fwd
+    return [TilecForward(OWN_FORWARD, lambda s, c, d=dim, cfg=config: own(
+        BATCH, HEADS, s, d, c, **cfg), config, dim) for dim, config in HEAD_DIM_CONFIGS.items()]
 
 
 def build(cache_dir: Path, examples: Path, seq_lens: tuple[int, ...]) -> None:
@@ -137,14 +203,23 @@ def build(cache_dir: Path, examples: Path, seq_lens: tuple[int, ...]) -> None:
     copy.write_text(rewrite_imports(source.read_text()))
     jobs = [(forward, seq_len) for forward in tilec_forwards() for seq_len in seq_lens]
     jobs += [(forward, ABLATION_SEQ) for forward in ablation_forwards()]
+    jobs += [(forward, HEAD_DIM_SEQ) for forward in head_dim_forwards()]
+    for shape in DECODE_SHAPES:
+        ptx = _decode_kernel(shape).get_kernel_source()
+        print(f"{OWN_DECODE} {shape}: wgmma={ptx.count('wgmma.mma_async')} "
+              f"tma={'cp.async.bulk.tensor' in ptx}", flush=True)
     for forward, seq_len in jobs:
         for causal in (False, True):
             began = time.perf_counter()
-            ptx = forward.compile(seq_len, causal).get_kernel_source()
-            print(f"{forward.name:32} {forward.config} S={seq_len:5} causal={causal!s:5} "
-                  f"{time.perf_counter() - began:5.1f} s: "
-                  f"wgmma={ptx.count('wgmma.mma_async')} "
-                  f"tma={'cp.async.bulk.tensor' in ptx} "
+            label = (f"{forward.name:32} {forward.config} d={forward.dim} S={seq_len:5} "
+                     f"causal={causal!s:5}")
+            try:
+                ptx = forward.compile(seq_len, causal).get_kernel_source()
+            except TilecError as exc:  # the run reports the missing kernel as its row's error
+                print(f"{label} not built: {exc}", flush=True)
+                continue
+            print(f"{label} {time.perf_counter() - began:5.1f} s: "
+                  f"wgmma={ptx.count('wgmma.mma_async')} tma={'cp.async.bulk.tensor' in ptx} "
                   f"setmaxnreg={'setmaxnreg' in ptx}", flush=True)
 
 
@@ -174,6 +249,79 @@ def _sdpa(backend_name: str) -> Callable:
 
 
 # ---------------------------------------------------------------------------------------------
+# decode
+
+COPY_TBPS = 4.27  # device-to-device copy on the H200, read + write (/work/shared/baselines)
+DECODE_SHAPES = ({"batch": 16, "heads": 32, "heads_kv": 8, "seqlen_kv": 8192, "dim": 128},
+                 {"batch": 4, "heads": 32, "heads_kv": 8, "seqlen_kv": 32768, "dim": 128})
+DECODE_CONFIG = {"num_split": 8, "block_N": 64, "num_stages": 2}
+OWN_DECODE = "tilec flash_decode"
+
+
+def _own_decode() -> ModuleType:
+    return _load(ROOT / "examples" / "attention" / "flash_decode.py", "tilec_flash_decode")
+
+
+def _decode_kernel(shape: dict[str, int]) -> Any:
+    return _own_decode().flash_decode(shape["batch"], shape["heads"], shape["heads_kv"],
+                                      shape["seqlen_kv"], shape["dim"], **DECODE_CONFIG)
+
+
+def _decode_bytes(shape: dict[str, int]) -> int:
+    """What a decode step must read and write: the whole K and V cache, Q and O."""
+    cache = 2 * shape["batch"] * shape["seqlen_kv"] * shape["heads_kv"] * shape["dim"]
+    return 2 * (cache + 2 * shape["batch"] * shape["heads"] * shape["dim"])
+
+
+def decode_rows(shape: dict[str, int], peers: bool) -> list[dict[str, Any]]:
+    """tilec's split-KV decode (full caches, the lengths still read from cache_seqlens) and
+    SDPA on the same step, checked against float32 (tilec's output poisoned first)."""
+    import torch
+
+    decode = _own_decode()
+    batch, heads, heads_kv, seqlen, dim = (shape[k] for k in (
+        "batch", "heads", "heads_kv", "seqlen_kv", "dim"))
+    q = torch.randn(batch, heads, dim, device="cuda", dtype=torch.float16)
+    k = torch.randn(batch, seqlen, heads_kv, dim, device="cuda", dtype=torch.float16)
+    v = torch.randn(batch, seqlen, heads_kv, dim, device="cuda", dtype=torch.float16)
+    lengths = torch.full((batch,), seqlen, dtype=torch.int32, device="cuda")
+    expected = decode.reference(q, k, v, lengths)
+    calls = {}
+    if peers:
+        qt = q.unsqueeze(2)  # [batch, heads, 1, dim]
+        kt, vt = (t.transpose(1, 2).contiguous() for t in (k, v))
+
+        def sdpa():
+            return torch.nn.functional.scaled_dot_product_attention(
+                qt, kt, vt, enable_gqa=True).squeeze(2)
+        calls["sdpa"] = (sdpa, None)
+    try:
+        kernel = _decode_kernel(shape)
+        calls[OWN_DECODE] = (partial(kernel, q, k, v, lengths),
+                             kernel.get_profiler().run_poisoned(q, k, v, lengths))
+    except Exception as exc:  # a kernel that fails to load is a row saying why
+        calls[OWN_DECODE] = (None, exc)
+    rows = []
+    for name, (call, first) in calls.items():
+        row: dict[str, Any] = {"impl": name, **shape}
+        if name == OWN_DECODE:
+            row["config"] = DECODE_CONFIG
+        try:
+            if isinstance(first, Exception):
+                raise first
+            result = call() if first is None else first
+            error = (result.float() - expected).abs().max().item()
+            row.update(max_abs_error=error, passed=math.isfinite(error) and error < TOLERANCE)
+            ms = _bench(call)
+            gbps = _decode_bytes(shape) / ms / 1e6
+            row.update(us=ms * 1e3, gb_per_s=gbps, fraction_of_copy=gbps / (COPY_TBPS * 1e3))
+        except Exception as exc:  # a peer that cannot run this is a row saying why
+            row["error"] = f"{type(exc).__name__}: {exc}"[:500]
+        rows.append(row)
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
 # run
 
 
@@ -195,8 +343,8 @@ def _max_error(out_bshd, q, k, v, causal: bool) -> float:
     return max(errors)
 
 
-def _flops(seq_len: int, causal: bool) -> float:
-    return 4.0 * BATCH * HEADS * seq_len * seq_len * DIM * (0.5 if causal else 1.0)
+def _flops(seq_len: int, causal: bool, dim: int = DIM) -> float:
+    return 4.0 * BATCH * HEADS * seq_len * seq_len * dim * (0.5 if causal else 1.0)
 
 
 def _bench(fn: Callable[[], Any]) -> float:
@@ -222,28 +370,32 @@ class Recorder:
 
 
 def _time_row(name: str, kind: str, call: Callable[[], Any], check: Callable[[Any], float],
-              seq_len: int, causal: bool, config: dict | None = None) -> dict[str, Any]:
+              seq_len: int, causal: bool, config: dict | None = None, dim: int = DIM
+              ) -> dict[str, Any]:
     row: dict[str, Any] = {"impl": name, "kind": kind, "seq_len": seq_len, "causal": causal,
-                           "batch": BATCH, "heads": HEADS, "dim": DIM, "dtype": "float16"}
+                           "batch": BATCH, "heads": HEADS, "dim": dim, "dtype": "float16"}
     if config:
         row["config"] = config
     try:
-        error = check(call())
-        row["max_abs_error"] = error
-        row["passed"] = math.isfinite(error) and error < TOLERANCE
+        if name == GEMMS_ONLY:
+            call()
+        else:
+            error = check(call())
+            row["max_abs_error"] = error
+            row["passed"] = math.isfinite(error) and error < TOLERANCE
         ms = _bench(call)
-        row.update(ms=ms, tflops=_flops(seq_len, causal) / ms / 1e9)
+        row.update(ms=ms, tflops=_flops(seq_len, causal, dim) / ms / 1e9)
     except Exception as exc:  # a peer or kernel that fails here is a row saying why
         row["error"] = f"{type(exc).__name__}: {exc}"[:500]
     return row
 
 
 def _shape_rows(seq_len: int, causal: bool, forwards: list[TilecForward],
-                peers: dict[str, Callable]) -> list[dict[str, Any]]:
+                peers: dict[str, Callable], dim: int = DIM) -> list[dict[str, Any]]:
     """Every implementation at one shape, on the same random inputs."""
     import torch
 
-    shape = (BATCH, seq_len, HEADS, DIM)
+    shape = (BATCH, seq_len, HEADS, dim)
     q, k, v = (torch.randn(shape, device="cuda", dtype=torch.float16) for _ in range(3))
     qt, kt, vt = (t.transpose(1, 2).contiguous() for t in (q, k, v))  # bhsd for SDPA
 
@@ -254,29 +406,27 @@ def _shape_rows(seq_len: int, causal: bool, forwards: list[TilecForward],
     for name, forward in peers.items():
         if name.startswith("sdpa"):
             rows.append(_time_row(name, "peer", partial(forward, qt, kt, vt, causal),
-                                  lambda out: check(out.transpose(1, 2)), seq_len, causal))
+                                  lambda out: check(out.transpose(1, 2)), seq_len, causal,
+                                  dim=dim))
         else:
             rows.append(_time_row(name, "peer", partial(forward, q, k, v, causal), check,
-                                  seq_len, causal))
+                                  seq_len, causal, dim=dim))
     for forward in forwards:
         try:
             kernel = forward.compile(seq_len, causal)
             poisoned = kernel.get_profiler().run_poisoned(q, k, v)
             rows.append(_time_row(forward.name, "tilec", partial(kernel, q, k, v),
                                   lambda _, p=poisoned: check(p), seq_len, causal,
-                                  forward.config))
+                                  forward.config, dim))
         except Exception as exc:  # a kernel that fails to load is a row saying why
             rows.append({"impl": forward.name, "kind": "tilec", "seq_len": seq_len,
-                         "causal": causal, "error": f"{type(exc).__name__}: {exc}"[:500]})
-    cudnn = next((r for r in rows if r["impl"] == "sdpa cudnn" and "ms" in r), None)
-    for row in rows:
-        if cudnn is not None and "ms" in row:
-            row["ratio_to_cudnn"] = cudnn["ms"] / row["ms"]
+                         "causal": causal, "dim": dim, "config": forward.config,
+                         "error": f"{type(exc).__name__}: {exc}"[:500]})
     return rows
 
 
 def run(out: Path, seq_lens: tuple[int, ...], budget_s: float, peers: tuple[str, ...],
-        ablations: bool) -> None:
+        ablations: bool, decode: bool, head_dims: bool) -> None:
     import torch
 
     began = time.perf_counter()
@@ -290,26 +440,51 @@ def run(out: Path, seq_lens: tuple[int, ...], budget_s: float, peers: tuple[str,
                   "TFLOP/s = 4*B*H*S^2*D (x0.5 causal); ratio = cuDNN SDPA ms / ms",
     })
     forwards = tilec_forwards()
-    peer_calls = {"sdpa cudnn": _sdpa("CUDNN_ATTENTION"), "sdpa flash": _sdpa("FLASH_ATTENTION")}
+    peer_calls = {"sdpa cudnn": _sdpa("CUDNN_ATTENTION"),
+                  "sdpa flash": _sdpa("FLASH_ATTENTION")} if "sdpa" in peers else {}
     if "triton" in peers:
         try:
             peer_calls["triton"] = _triton_forward()
         except ImportError as exc:
             recorder.record["triton_error"] = str(exc)
-    shapes = [(seq_len, causal, forwards, peer_calls) for seq_len in seq_lens
-              for causal in (False, True)]
-    if ablations:
-        shapes += [(ABLATION_SEQ, causal, ablation_forwards(), {}) for causal in (False, True)]
-    for seq_len, causal, kernels, peers in shapes:
+    shapes = []
+    for seq_len in seq_lens:
+        shapes += [(seq_len, causal, forwards, peer_calls, DIM) for causal in (False, True)]
+        if ablations and seq_len == ABLATION_SEQ:
+            shapes += [(seq_len, causal, ablation_forwards(), {}, DIM)
+                       for causal in (False, True)]
+        if head_dims and seq_len == HEAD_DIM_SEQ:
+            shapes += [(seq_len, causal, [forward], peer_calls, forward.dim)
+                       for forward in head_dim_forwards() for causal in (False, True)]
+    cudnn_ms: dict[tuple[int, bool, int], float] = {}
+    for seq_len, causal, kernels, peers, dim in shapes:
         if time.perf_counter() - began > budget_s:
             recorder.record["stopped"] = f"budget of {budget_s} s spent before S={seq_len}"
             break
-        for row in _shape_rows(seq_len, causal, kernels, peers):
+        for row in _shape_rows(seq_len, causal, kernels, peers, dim):
+            if row["impl"] == "sdpa cudnn" and "ms" in row:
+                cudnn_ms[seq_len, causal, dim] = row["ms"]
+            if "ms" in row and (seq_len, causal, dim) in cudnn_ms:
+                row["ratio_to_cudnn"] = cudnn_ms[seq_len, causal, dim] / row["ms"]
             recorder.add(row)
-            print(f"S={seq_len:5} causal={causal!s:5} {row['impl']:32} "
+            print(f"S={seq_len:5} d={dim} causal={causal!s:5} {row['impl']:32} "
+                  f"{row.get('config', '')} "
                   + (f"{row['tflops']:6.1f} TF/s x{row.get('ratio_to_cudnn', 0):.2f} "
-                     f"err {row['max_abs_error']:.1e}" if "tflops" in row
+                     f"err {row.get('max_abs_error', float('nan')):.1e}" if "tflops" in row
                      else row.get("error", "?")), flush=True)
+        torch.cuda.empty_cache()
+    recorder.record["decode"] = []
+    for shape in DECODE_SHAPES if decode else ():
+        if time.perf_counter() - began > budget_s:
+            recorder.record["stopped"] = f"budget of {budget_s} s spent before decode {shape}"
+            break
+        for row in decode_rows(shape, "sdpa" in peers):
+            recorder.record["decode"].append(row)
+            recorder.write()
+            print(f"decode {shape} {row['impl']:20} " + (
+                f"{row['us']:8.1f} us {row['gb_per_s']:7.1f} GB/s "
+                f"({row['fraction_of_copy']:.0%} of copy) err {row['max_abs_error']:.1e}"
+                if "us" in row else row.get("error", "?")), flush=True)
         torch.cuda.empty_cache()
     recorder.record["summary"] = summary(recorder.record["forward"])
     recorder.record["seconds"] = time.perf_counter() - began
@@ -321,12 +496,16 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     causal and not; tilelang_example_vs_tilelang: TileLang's example through tilec at its
     main() configuration over TileLang 0.1.15's own time for it (S 4096, the lower of causal
     and not; TileLang's numbers from TILELANG_BASELINE, not this run)."""
-    own = [r["ratio_to_cudnn"] for r in rows if r["impl"] == OWN_FORWARD
+    own = [r["ratio_to_cudnn"] for r in rows if r["impl"] == OWN_FORWARD and r["dim"] == DIM
            and r["seq_len"] >= 4096 and "ratio_to_cudnn" in r and r.get("passed")]
+    other_dims = {f"fwd_d{dim}_vs_cudnn": min((r["ratio_to_cudnn"] for r in rows
+                                               if r["impl"] == OWN_FORWARD and r["dim"] == dim
+                                               and "ratio_to_cudnn" in r and r.get("passed")),
+                                              default=None) for dim in HEAD_DIM_CONFIGS}
     example = {r["causal"]: r["tflops"] / TILELANG_MAIN_CONFIG_TFLOPS[r["causal"]]
                for r in rows if r["impl"] == EXAMPLE_MAIN and r["seq_len"] == 4096
                and r.get("passed")}
-    return {"fwd_d128_vs_cudnn": min(own) if own else None,
+    return {"fwd_d128_vs_cudnn": min(own) if own else None, **other_dims,
             "tilelang_example_vs_tilelang": min(example.values()) if len(example) == 2 else None,
             "tilelang_baseline": TILELANG_BASELINE}
 
@@ -344,6 +523,11 @@ def main() -> None:
     run_parser.add_argument("--budget", type=float, default=float("inf"),
                             help="seconds after which no new shape is started")
     run_parser.add_argument("--no-triton", action="store_true")
+    run_parser.add_argument("--no-peers", action="store_true",
+                            help="tilec's kernels only (no SDPA, no Triton)")
+    run_parser.add_argument("--no-decode", action="store_true")
+    run_parser.add_argument("--no-head-dims", action="store_true",
+                            help=f"leave out d {sorted(HEAD_DIM_CONFIGS)} (S {HEAD_DIM_SEQ})")
     run_parser.add_argument("--ablations", action="store_true",
                             help=f"also tilec's forward at ABLATIONS (S {ABLATION_SEQ})")
     for p in (build_parser, run_parser):
@@ -353,8 +537,9 @@ def main() -> None:
     if args.command == "build":
         build(args.cache_dir, args.examples, args.seq_lens)
     else:
-        run(args.out, args.seq_lens, args.budget, () if args.no_triton else ("triton",),
-            args.ablations)
+        peers = () if args.no_peers else ("sdpa",) if args.no_triton else ("sdpa", "triton")
+        run(args.out, args.seq_lens, args.budget, peers, args.ablations, not args.no_decode,
+            not args.no_head_dims)
 
 
 if __name__ == "__main__":

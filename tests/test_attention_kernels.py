@@ -5,6 +5,7 @@ benchmarks/attention.py is of a right answer."""
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -24,6 +25,8 @@ def _example(name: str):
 
 
 flash_fwd = _example("flash_fwd")
+flash_decode = _example("flash_decode")
+flash_fwd_varlen = _example("flash_fwd_varlen")
 
 
 @pytest.mark.parametrize(("dtype", "dim", "causal", "heads_kv", "seq"), [
@@ -53,12 +56,73 @@ def test_benchmark_summary_takes_the_lowest_ratio() -> None:
     import attention
 
     rows = [{"impl": attention.OWN_FORWARD, "seq_len": s, "causal": c, "ratio_to_cudnn": r,
-             "passed": True} for s, c, r in [(1024, False, 0.1), (4096, False, 0.9),
+             "dim": 128, "passed": True} for s, c, r in [(1024, False, 0.1), (4096, False, 0.9),
                                              (4096, True, 0.7), (16384, True, 0.8)]]
     rows.append({"impl": attention.EXAMPLE_MAIN, "seq_len": 4096, "causal": False,
                  "tflops": 477.2, "passed": True})
     rows.append({"impl": attention.EXAMPLE_MAIN, "seq_len": 4096, "causal": True,
                  "tflops": 624.3, "passed": True})
+    rows.append({"impl": attention.OWN_FORWARD, "seq_len": 4096, "causal": True,
+                 "ratio_to_cudnn": 0.5, "dim": 64, "passed": True})
     summary = attention.summary(rows)
     assert summary["fwd_d128_vs_cudnn"] == 0.7
+    assert summary["fwd_d64_vs_cudnn"] == 0.5 and summary["fwd_d256_vs_cudnn"] is None
     assert summary["tilelang_example_vs_tilelang"] == pytest.approx(2.0, rel=1e-3)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_flash_fwd_varlen_matches_float32(causal, tmp_path, monkeypatch) -> None:
+    """Packed sequences: one longer than a tile, one shorter than a tile, one with fewer keys
+    than queries (causal: its first queries see no key and get zeros), one without keys."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    torch.manual_seed(7)
+    q_lens, k_lens = [81, 7, 40, 5], [90, 30, 20, 0]
+    heads, heads_kv, dim = 4, 2, 64
+    cu_q = torch.tensor([0, *torch.tensor(q_lens).cumsum(0).tolist()], dtype=torch.int32)
+    cu_k = torch.tensor([0, *torch.tensor(k_lens).cumsum(0).tolist()], dtype=torch.int32)
+    q = torch.randn(int(cu_q[-1]), heads, dim).half()
+    k = torch.randn(int(cu_k[-1]), heads_kv, dim).half()
+    v = torch.randn(int(cu_k[-1]), heads_kv, dim).half()
+    kernel = flash_fwd_varlen.flash_fwd_varlen(len(q_lens), q.shape[0], k.shape[0], max(q_lens),
+                                               heads, dim, causal, heads_kv, **SMALL_TILE)
+    out = kernel.get_profiler().run_poisoned(q, k, v, cu_q, cu_k)
+    expected = flash_fwd_varlen.reference(q, k, v, cu_q, cu_k, causal)
+    assert (out.float() - expected).abs().max().item() < 4e-3
+
+
+def test_flash_decode_matches_float32_with_ragged_caches(tmp_path, monkeypatch) -> None:
+    """Lengths that leave splits empty (3 of 4 for the first sequence), end inside a tile, and
+    fill the cache; grouped heads 4:1 in 64-row tiles."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    torch.manual_seed(5)
+    batch, heads, heads_kv, seqlen, dim = 3, 8, 2, 160, 64
+    q = torch.randn(batch, heads, dim).half()
+    k = torch.randn(batch, seqlen, heads_kv, dim).half()
+    v = torch.randn(batch, seqlen, heads_kv, dim).half()
+    lengths = torch.tensor([17, 101, 160], dtype=torch.int32)
+    kernel = flash_decode.flash_decode(batch, heads, heads_kv, seqlen, dim, num_split=4,
+                                       block_N=32)
+    out = kernel.get_profiler().run_poisoned(q, k, v, lengths)
+    expected = flash_decode.reference(q, k, v, lengths)
+    assert (out.float() - expected).abs().max().item() < 4e-3
+
+
+def test_flash_fwd_loop_is_fed_by_a_tma_ring_on_sm90a(tmp_path, monkeypatch) -> None:
+    """The attention loop (two wgmma gemms, the online softmax between them in registers)
+    runs on a producer warpgroup's TMA ring: K and V by cp.async.bulk.tensor, P as wgmma's
+    register A operand, and no block barrier between a slot's mbarrier wait and its gemms."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TILEC_TARGET", "cuda:sm_90a")
+    kernel = flash_fwd.flash_fwd(2, 4, 512, 128, True)
+    assert "tile.tma_ring = {consumers = 2 : i64, overlap = false" in kernel.asm["tile-cuda"]
+    ptx = kernel.get_kernel_source()
+    assert "cp.async.bulk.tensor" in ptx and "setmaxnreg.inc" in ptx
+    assert re.search(r"wgmma\.mma_async\S*\s*\{[^}]*\},\s*\{", ptx), "P not from registers"
+    waits = [m.start() for m in re.finditer(r"mbarrier\.try_wait", ptx)]
+    consumer_waits = 0
+    for start, end in zip(waits, [*waits[1:], len(ptx)], strict=True):
+        gemm = ptx.find("wgmma.fence", start, end)
+        if gemm >= 0:
+            consumer_waits += 1
+            assert "bar.sync" not in ptx[start:gemm]
+    assert consumer_waits == 1

@@ -17,7 +17,8 @@ the producer, warpgroups 0..G-1 are the kernel as written (their thread indices 
         arrive.expect_tx full[s] (the bytes of every copy), then every copy's boxes with
         cp.async.bulk.tensor into slot s, completing on full[s]
     else: the kernel's statements, its block barriers named ones over the G warpgroups; the
-      loop becomes
+      loop becomes (after a barrier over the consumers: the statements before it may have
+      filled shared tiles its gemms read)
         for each iteration i: wait full[s] (parity n & 1); the body on slot s; then
           overlap: wgmma.wait_group 1 (gemm i-1 has read its slot), lane 0 of each warp
           arrives on empty[(i-1) mod S] (i > 0); else lane 0 arrives on empty[s]
@@ -40,7 +41,9 @@ order (`grouped_order`), as the whole-kernel GEMM does: a ring kernel is a GEMM'
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -408,6 +411,10 @@ class RingLowering:
                      if op.name == "tile.gemm"), None) if self.ring.overlap else None
         self.lowering.overlapped_gemm = gemm
         with loop.location, ir.InsertionPoint(loop):
+            # what the statements before the loop wrote to shared memory (attention's Q tile)
+            # is read in it: insert-shared-barriers leaves that to the barrier a cp.async
+            # pipeline has atop its loop, which the ring's mbarrier waits do not replace
+            gpu.BarrierOp()
             consumer = scf.ForOp(lower, upper, step)
             with ir.InsertionPoint(consumer.body):
                 iteration, slot, phase = self.position(consumer.induction_variable, lower,
@@ -439,6 +446,26 @@ class RingLowering:
             buffer.replace_all_uses_with(view)
             placeholder.erase()
         return consumer.induction_variable, anchor
+
+    @contextlib.contextmanager
+    def operands_fenced(self) -> Iterator[None]:
+        """While the body is lowered: its gemms' shared operand tiles outside the ring (filled
+        before the loop, each writer fencing for the async proxy) count as fenced, as the
+        barrier ahead of the loop made their writes visible; each wgmma would else fence and
+        barrier again in every iteration."""
+        layouts = self.lowering.shared_layouts
+        saved = {}
+        for gemm in (as_operation(op) for op in self.body.operations):
+            if gemm.name != "tile.gemm":
+                continue
+            for operand in list(gemm.operands)[:2]:
+                if operand in layouts and not any(operand == known for known in saved):
+                    saved[operand] = layouts[operand]
+                    layouts[operand] = (layouts[operand][0], True)
+        try:
+            yield
+        finally:
+            layouts.update(saved)
 
     def release(self, iteration: ir.Value, slot: ir.Value) -> ir.Operation:
         """Lane 0 of each warp hands the slot its warp's wgmmas finished reading back; returns

@@ -568,7 +568,8 @@ class KernelLowering:
                 return
             elif name == "tile.pipelined" and self.is_ring_loop(op):
                 iv, end = self.ring_lowering.lower_loop()
-                self.lower_block_ops(move_body_before(op, [iv], end))
+                with self.ring_lowering.operands_fenced():
+                    self.lower_block_ops(move_body_before(op, [iv], end))
                 return
             elif name == "tile.pipelined" and self.plan_of(op) is not None:
                 self.lower_pipelined(op)

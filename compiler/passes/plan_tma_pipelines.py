@@ -6,7 +6,10 @@ fill 128B-swizzled wgmma operand tiles becomes a warp-specialized TMA ring: the 
 `tile.tma_load = {box, boxes, swizzle = 128}` (compiler/passes/_tma_ring.py lowers both: a
 producer warpgroup beside the kernel's G streams the tiles with cp.async.bulk.tensor through S
 slots and two mbarriers per slot, the kernel's warpgroups wait on them and hand slots back).
-S is the loop's cp.async depth; `overlap` when the loop's work is one gemm, whose wgmma group
+S is the loop's cp.async depth, or fewer (down to 2) where the kernel's shared memory would
+not fit its slots: beside a producer warpgroup no buffer shares bytes with another, so a ring
+needs more than the cp.async pipeline it replaces, and a loop whose ring fits at no depth keeps
+its pipeline; `overlap` when the loop's work is one gemm, whose wgmma group
 then stays in flight until the next iteration's; `persistent` when the grid's extents are
 constants: one block per multiprocessor runs the grid's tiles in turn, the producer streaming
 the next tile's operands while the consumers run the epilogue.
@@ -15,8 +18,11 @@ The loop qualifies when
 - it stands directly in the kernel (not nested), the kernel's threads are one dimension of
   G warpgroups, the kernel has no other ring and writes no mbarriers or T.ws of its own;
 - its statements are the pipelined copies (pipeline-async-copies' cp.async ones), wgmma
-  gemms (tile.wgmma) and pure index arithmetic, so no other shared memory is touched between
-  the barriers the ring replaces;
+  gemms (tile.wgmma), pure index arithmetic and work in registers (tile ops and T.Parallel
+  loops whose buffers are all fragments, locals or global tensors: attention's online
+  softmax between its two gemms), so no other shared memory is touched between the barriers
+  the ring replaces (a reduction or layout conversion that goes through shared scratch
+  brings its own barriers, named ones over the consumers);
 - every copy reads a tensor parameter (rank <= 5, whose rows are 16-byte multiples when the
   shape is known) in a box of two non-unit dimensions, the destination tile's rows (at most
   256) and its columns (the tensor's last dimension), into the whole of an operand tile laid
@@ -40,12 +46,15 @@ from tilec.compiler.passes._ir_walk import (
     constant_index,
     copy_parts,
     defining_op,
+    is_memref,
     kernels,
+    scope,
     walk,
 )
 from tilec.compiler.passes._scalar import bit_width
 from tilec.compiler.passes._scheduling import DISABLE_TMA_ATTR, target_description
 from tilec.compiler.passes._tma_ring import (
+    BARRIER_BYTES,
     LOAD_ATTR,
     RING_ATTR,
     SWIZZLE_BYTES,
@@ -54,16 +63,30 @@ from tilec.compiler.passes._tma_ring import (
     TmaRing,
     recomputable,
 )
-from tilec.compiler.passes._wgmma import WGMMA_ATTR, SharedOperandLayout
+from tilec.compiler.passes._wgmma import SWIZZLE_ATOM_BYTES, WGMMA_ATTR, SharedOperandLayout
+from tilec.compiler.passes.plan_shared_memory import footprint, round_up
 
 MAX_TENSOR_RANK = 5  # cuTensorMapEncodeTiled's
 MAX_BOX = 256  # elements per box dimension
 OWN_SYNC_OPS = ("tile.alloc_barrier", "tile.warpgroups", "tile.tma_copy")
+MIN_RING_STAGES = 2  # a ring is made shallower to fit, down to this (or the loop's own depth)
 
 
 def _is_pure(op: ir.Operation) -> bool:
     return op.name.split(".")[0] in ("arith", "math", "index") or op.name in (
         "memref.dim", "affine.apply")
+
+
+def _in_registers(op: ir.Operation) -> bool:
+    """A tile op (a T.Parallel with its body) touching no shared memory: every memref it or
+    a nested op reads, writes or makes is a fragment, a local or a global tensor."""
+    if op.name.split(".")[0] != "tile" or op.name == "tile.gemm":
+        return False
+    for inner in (op, *walk(op)):
+        values = [*inner.operands, *inner.results]
+        if any(is_memref(value) and scope(value) == "shared" for value in values):
+            return False
+    return True
 
 
 def tma_load(copy: ir.Operation) -> TmaLoad | None:
@@ -109,8 +132,9 @@ class RingPlan:
     loads: list[tuple[ir.Operation, TmaLoad]]
 
 
-def plan_ring(loop: ir.Operation, kernel: ir.Operation) -> RingPlan | None:
-    """The TMA ring of a loop, None when it does not qualify (module docstring)."""
+def plan_ring(loop: ir.Operation, kernel: ir.Operation, limit: int) -> RingPlan | None:
+    """The TMA ring of a loop, None when it does not qualify (module docstring); `limit`: the
+    block's shared memory."""
     if loop.parent is None or as_operation(loop.parent) != kernel:
         return None
     plan = plan_pipeline(loop)
@@ -119,15 +143,14 @@ def plan_ring(loop: ir.Operation, kernel: ir.Operation) -> RingPlan | None:
         return None
     body = loop.regions[0].blocks[0]
     statements = [as_operation(op) for op in body.operations]
-    copies = [op for op in statements if op.name == "tile.copy"]
-    if len(copies) != len(plan.copies):
-        return None
+    copies = [op for op in statements if any(op == copy for copy in plan.copies)]
     gemms = []
     for op in statements:
+        if op.name == "tile.yield" or any(op == copy for copy in copies):
+            continue
         if op.name == "tile.gemm" and WGMMA_ATTR in op.attributes:
             gemms.append(op)
-        elif op.name not in ("tile.copy", "tile.yield") and not (_is_pure(op)
-                                                                  and not len(op.regions)):
+        elif not (_is_pure(op) and not len(op.regions)) and not _in_registers(op):
             return None
     if not gemms:
         return None
@@ -139,10 +162,29 @@ def plan_ring(loop: ir.Operation, kernel: ir.Operation) -> RingPlan | None:
                   for op in block.operations]
     if recomputable(list(loop.operands)[:3] + corners, candidates) is None:
         return None
-    ring = TmaRing(plan.stages - (plan.overlapped is not None), threads // WARPGROUP_THREADS,
-                   len(gemms) == 1, all(constant_index(size) is not None
-                                        for size in kernel.operands))
+    stages = plan.stages - (plan.overlapped is not None)
+    fewest = min(stages, MIN_RING_STAGES)
+    while stages > fewest and ring_bytes(kernel, plan.buffers, stages) > limit:
+        stages -= 1
+    if ring_bytes(kernel, plan.buffers, stages) > limit:
+        return None
+    ring = TmaRing(stages, threads // WARPGROUP_THREADS, len(gemms) == 1,
+                   all(constant_index(size) is not None for size in kernel.operands))
     return RingPlan(ring, loads)
+
+
+def ring_bytes(kernel: ir.Operation, ring_buffers: list[ir.Value], stages: int) -> int:
+    """The shared memory of the kernel with its loop fed by a ring of `stages` slots: every
+    buffer then lives through the kernel (plan-shared-memory reuses no bytes beside a producer
+    warpgroup), the ring's tiles once per slot, two mbarriers per slot, and the 1 KiB the
+    arena's start may be moved by to align operand tiles."""
+    rings = [(buffer, stages) for buffer in ring_buffers]
+    total = 0
+    for alloc in (op for op in walk(kernel) if op.name == "tile.alloc"
+                  and scope(op.results[0]) == "shared"):
+        space = footprint(alloc, rings)
+        total = round_up(total, space.align) + space.bytes
+    return total + 2 * stages * BARRIER_BYTES + SWIZZLE_ATOM_BYTES
 
 
 @register
@@ -165,7 +207,8 @@ class PlanTmaPipelines(TilePass):
                    for op in walk(kernel)):
                 continue
             plans = [plan for op in walk(kernel) if op.name == "tile.pipelined"
-                     and (plan := plan_ring(op, kernel)) is not None]
+                     and (plan := plan_ring(op, kernel, target.max_shared_bytes))
+                     is not None]
             if len(plans) != 1:
                 continue  # one producer warpgroup serves one loop
             loop = as_operation(plans[0].loads[0][0].parent)

@@ -2,8 +2,9 @@
 // A tile.tma_ring loop (plan-tma-pipelines) lowers to a producer warpgroup beside the kernel's:
 // mbarriers full/empty per slot, the producer's first thread streaming each copy's boxes with
 // cp.async.bulk.tensor through a tensor map argument, the consumers waiting on full and handing
-// slots back on empty, setmaxnreg between them, block barriers named over the consumers, and a
-// persistent loop over the grid's tiles on both sides.
+// slots back on empty, setmaxnreg between them, block barriers named over the consumers (one
+// ahead of the loop: what the statements before it wrote to shared memory is read in it), and
+// a persistent loop over the grid's tiles on both sides.
 
 // CHECK-LABEL: gpu.func @ring
 // CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) kernel attributes {known_block_size = array<i32: 256, 1, 1>, nvvm.maxnreg = 240 : i32, tile.persistent_tiles = 16 : i64
@@ -23,7 +24,8 @@
 // CHECK: } else {
 // CHECK: nvvm.setmaxregister increase 240
 // CHECK: scf.for
-// CHECK: scf.for
+// CHECK: nvvm.barrier id = {{.*}} number_of_threads = %c128_i32
+// CHECK-NEXT: scf.for
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: wgmma.mma_async
 // CHECK: nvvm.wgmma.commit.group.sync.aligned

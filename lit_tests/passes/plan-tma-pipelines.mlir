@@ -205,3 +205,107 @@ module attributes {tile.arch = "sm_80"} {
     return
   }
 }
+
+// -----
+
+// Attention's loop: two wgmma gemms (S = Q K^T, then O += P V with P in registers) and the
+// online softmax between them on fragments only (a fill, a reduction, a T.Parallel): the loop
+// touches no shared memory but the ring's tiles and Q's, so a producer warpgroup feeds K and V
+// by TMA; two gemms, so neither stays in flight.
+// CHECK-LABEL: func.func @attention
+// CHECK: tile.pipelined {{.*}} tile.tma_ring = {consumers = 1 : i64, overlap = false, persistent = true, stages = 2 : i64}
+// CHECK: tile.copy %arg1{{.*}} tile.tma_load = {box = array<i64: 64, 1, 64, 1>, boxes = 1 : i64, swizzle = 128 : i64}
+// CHECK: tile.copy %arg2{{.*}} tile.tma_load = {box = array<i64: 64, 1, 64, 1>, boxes = 1 : i64, swizzle = 128 : i64}
+module attributes {tile.arch = "sm_90a"} {
+  func.func @attention(%Q: memref<2x256x4x64xf16>, %K: memref<2x256x4x64xf16>, %V: memref<2x256x4x64xf16>) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c4 = arith.constant 4 : index
+    %c64 = arith.constant 64 : index
+    %zero = arith.constant 0.0 : f32
+    tile.kernel grid(%c4, %c4, %c2) threads [128] {
+    ^bb0(%bx: index, %by: index, %bz: index):
+      %qs = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<64x64xf16, "shared">
+      %ks = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<64x64xf16, "shared">
+      %vs = tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<64x64xf16, "shared">
+      %s = tile.alloc : memref<64x64xf32, "fragment">
+      %p = tile.alloc : memref<64x64xf16, "fragment">
+      %o = tile.alloc : memref<64x64xf32, "fragment">
+      %m = tile.alloc : memref<64xf32, "fragment">
+      %row = arith.muli %bx, %c64 : index
+      tile.copy %Q[%bz, %row, %by, %c0] [1, 64, 1, 64] to %qs[%c0, %c0] [64, 64] : memref<2x256x4x64xf16> to memref<64x64xf16, "shared">
+      tile.pipelined %c0 to %c4 step %c1 stages 2 attributes {tile.pipeline = {k_tile = 64 : i64, mechanism = "cp.async", stages = 2 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c64 : index
+        tile.copy %K[%bz, %k0, %by, %c0] [1, 64, 1, 64] to %ks[%c0, %c0] [64, 64] {tile.async = "cp.async"} : memref<2x256x4x64xf16> to memref<64x64xf16, "shared">
+        tile.fill %s, %zero : memref<64x64xf32, "fragment">, f32
+        tile.gemm %qs, %ks, %s {transpose_b = true, tile.wgmma = {a_registers = false, dtype = "f16", k = 16 : i64, m_atoms = 1 : i64, n = 64 : i64, reordered = false, warpgroups = 1 : i64}} : memref<64x64xf16, "shared">, memref<64x64xf16, "shared">, memref<64x64xf32, "fragment">
+        tile.reduce "max" %s to %m dim 1 {clear = false} : memref<64x64xf32, "fragment"> to memref<64xf32, "fragment">
+        tile.parallel [64, 64] {
+        ^bb0(%i: index, %j: index):
+          %x = memref.load %s[%i, %j] : memref<64x64xf32, "fragment">
+          %mi = memref.load %m[%i] : memref<64xf32, "fragment">
+          %d = arith.subf %x, %mi : f32
+          %e = math.exp2 %d : f32
+          %h = arith.truncf %e : f32 to f16
+          memref.store %h, %p[%i, %j] : memref<64x64xf16, "fragment">
+        }
+        tile.copy %V[%bz, %k0, %by, %c0] [1, 64, 1, 64] to %vs[%c0, %c0] [64, 64] {tile.async = "cp.async"} : memref<2x256x4x64xf16> to memref<64x64xf16, "shared">
+        tile.gemm %p, %vs, %o {tile.wgmma = {a_registers = true, dtype = "f16", k = 16 : i64, m_atoms = 1 : i64, n = 64 : i64, reordered = false, warpgroups = 1 : i64}} : memref<64x64xf16, "fragment">, memref<64x64xf16, "shared">, memref<64x64xf32, "fragment">
+      }
+    }
+    return
+  }
+}
+
+// -----
+
+// The same loop at 128 x 128 tiles, three stages deep, beside a 32 KiB output tile: beside a
+// producer warpgroup no tile shares bytes, and three slots of K and V (192 KiB) with Q and O
+// pass the 227 KiB of a block, so the ring gets two.
+// CHECK-LABEL: func.func @attention_shallower
+// CHECK: tile.pipelined {{.*}} tile.tma_ring = {consumers = 1 : i64, overlap = false, persistent = true, stages = 2 : i64}
+module attributes {tile.arch = "sm_90a"} {
+  func.func @attention_shallower(%Q: memref<2x512x4x128xf16>, %K: memref<2x512x4x128xf16>, %V: memref<2x512x4x128xf16>) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c4 = arith.constant 4 : index
+    %c128 = arith.constant 128 : index
+    %zero = arith.constant 0.0 : f32
+    tile.kernel grid(%c4, %c4, %c2) threads [128] {
+    ^bb0(%bx: index, %by: index, %bz: index):
+      %qs = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<128x128xf16, "shared">
+      %ks = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<128x128xf16, "shared">
+      %vs = tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<128x128xf16, "shared">
+      %os = tile.alloc : memref<128x128xf16, "shared">
+      %s = tile.alloc : memref<128x128xf32, "fragment">
+      %p = tile.alloc : memref<128x128xf16, "fragment">
+      %o = tile.alloc : memref<128x128xf32, "fragment">
+      %m = tile.alloc : memref<128xf32, "fragment">
+      %row = arith.muli %bx, %c128 : index
+      tile.copy %Q[%bz, %row, %by, %c0] [1, 128, 1, 128] to %qs[%c0, %c0] [128, 128] : memref<2x512x4x128xf16> to memref<128x128xf16, "shared">
+      tile.pipelined %c0 to %c4 step %c1 stages 3 attributes {tile.pipeline = {k_tile = 128 : i64, mechanism = "cp.async", stages = 3 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c128 : index
+        tile.copy %K[%bz, %k0, %by, %c0] [1, 128, 1, 128] to %ks[%c0, %c0] [128, 128] {tile.async = "cp.async"} : memref<2x512x4x128xf16> to memref<128x128xf16, "shared">
+        tile.fill %s, %zero : memref<128x128xf32, "fragment">, f32
+        tile.gemm %qs, %ks, %s {transpose_b = true, tile.wgmma = {a_registers = false, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}} : memref<128x128xf16, "shared">, memref<128x128xf16, "shared">, memref<128x128xf32, "fragment">
+        tile.reduce "max" %s to %m dim 1 {clear = false} : memref<128x128xf32, "fragment"> to memref<128xf32, "fragment">
+        tile.parallel [128, 128] {
+        ^bb0(%i: index, %j: index):
+          %x = memref.load %s[%i, %j] : memref<128x128xf32, "fragment">
+          %mi = memref.load %m[%i] : memref<128xf32, "fragment">
+          %d = arith.subf %x, %mi : f32
+          %e = math.exp2 %d : f32
+          %h = arith.truncf %e : f32 to f16
+          memref.store %h, %p[%i, %j] : memref<128x128xf16, "fragment">
+        }
+        tile.copy %V[%bz, %k0, %by, %c0] [1, 128, 1, 128] to %vs[%c0, %c0] [128, 128] {tile.async = "cp.async"} : memref<2x512x4x128xf16> to memref<128x128xf16, "shared">
+        tile.gemm %p, %vs, %o {tile.wgmma = {a_registers = true, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}} : memref<128x128xf16, "fragment">, memref<128x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+    }
+    return
+  }
+}
