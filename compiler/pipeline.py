@@ -133,7 +133,7 @@ def _single_passes(element: str) -> Iterator[tuple[str, str]]:
     yield (element[:brace] if brace != -1 else element), element
 
 
-_TO_LLVM_PASS = re.compile(r"to-(llvm|nvvm)\b")
+_TO_LLVM_PASS = re.compile(r"to-(llvm|nvvm|rocdl)\b")
 
 
 def check_llvm_memory_spaces(module: ir.Module, pipeline: str) -> None:

@@ -64,7 +64,8 @@ def follows(fragment: LinearLayout, loop: LinearLayout, dims: list[int | None]) 
         for theirs, ours in zip(loop.thread_bases, fragment.thread_bases, strict=True))
 
 
-def default_layout(shape: tuple[int, ...], threads: int, elem_bytes: int) -> LinearLayout:
+def default_layout(shape: tuple[int, ...], threads: int, elem_bytes: int,
+                   warp_size: int = 32) -> LinearLayout:
     """Threads side by side along the last dimension, each owning up to 16 bytes there (a
     run that divides the extent, so no vector straddles the tile's edge). Threads are spread
     over the padded extents: a ragged row (3000 of 4096) keeps every thread on its own part of
@@ -84,10 +85,10 @@ def default_layout(shape: tuple[int, ...], threads: int, elem_bytes: int) -> Lin
         tpb[d], tstride[d] = used, stride
         stride *= used
         remaining //= used
-    return blocked(tuple(shape), tuple(spt), tuple(tpb), tuple(tstride), threads)
+    return blocked(tuple(shape), tuple(spt), tuple(tpb), tuple(tstride), threads, warp_size)
 
 
-def gemm_layout(m: int, n: int, threads: int) -> LinearLayout:
+def gemm_layout(m: int, n: int, threads: int, warp_size: int = 32) -> LinearLayout:
     """An accumulator layout for the SIMT gemm: each thread owns a near-square block of C."""
     best = None
     for tpb_n in range(1, threads + 1):
@@ -99,8 +100,8 @@ def gemm_layout(m: int, n: int, threads: int) -> LinearLayout:
         if best is None or key < best[0]:
             best = (key, tpb_m, tpb_n)
     if best is None:
-        return default_layout((m, n), threads, 4)
+        return default_layout((m, n), threads, 4, warp_size)
     _, tpb_m, tpb_n = best
     spt_m = next(s for s in (4, 2, 1) if (m // tpb_m) % s == 0)
     spt_n = next(s for s in (4, 2, 1) if (n // tpb_n) % s == 0)
-    return blocked((m, n), (spt_m, spt_n), (tpb_m, tpb_n), (tpb_n, 1), threads)
+    return blocked((m, n), (spt_m, spt_n), (tpb_m, tpb_n), (tpb_n, 1), threads, warp_size)

@@ -42,6 +42,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from mlir import ir
 
@@ -71,7 +72,7 @@ from tilec.compiler.passes._ir_walk import (
     walk,
 )
 from tilec.compiler.passes._scalar import index
-from tilec.compiler.passes._scheduling import read_decision
+from tilec.compiler.passes._scheduling import read_decision, target_description
 from tilec.compiler.passes._wgmma import WARPGROUP_THREADS, WGMMA_ATTR
 from tilec.dialect import AllocOp, ConvertLayoutOp, CopyOp
 
@@ -280,8 +281,9 @@ def shape_of(value: ir.Value) -> tuple[int, ...]:
 
 
 class _KernelInference:
-    def __init__(self, kernel: ir.Operation):
+    def __init__(self, kernel: ir.Operation, warp_size: int):
         self.kernel = kernel
+        self.warp_size = warp_size  # lanes of a warp (wavefront): where lane bits end
         self.threads = kernel_threads(kernel)
         for reduce in [op for op in walk(kernel) if op.name == "tile.reduce"]:
             stage_reduce_in_fragments(kernel, reduce)
@@ -328,7 +330,8 @@ class _KernelInference:
         for gemm in self.gemms:
             self.anchor_gemm(gemm)
         for access, fragment, _ in self.floating:
-            self.offer(fragment, whole_tile(shape_of(fragment), self.fragment_threads(fragment)),
+            self.offer(fragment, whole_tile(shape_of(fragment), self.fragment_threads(fragment),
+                                         self.warp_size),
                        access)
         while True:
             while self.propagate():
@@ -341,7 +344,7 @@ class _KernelInference:
             value = pending[0].results[0]
             with reported_at(pending[0]):
                 set_layout(pending[0], default_layout(shape_of(value), self.fragment_threads(
-                    value), elem_bytes(value)))
+                    value), elem_bytes(value), self.warp_size))
         for parallel in self.parallels:
             if LAYOUT_ATTR not in parallel.attributes:
                 self.fallback_parallel(parallel)
@@ -375,7 +378,7 @@ class _KernelInference:
             except LayoutError:
                 pass  # a tile the instruction's fragment does not cover: SIMT's layout
         with reported_at(gemm):
-            return gemm_layout(m, n, threads)
+            return gemm_layout(m, n, threads, self.warp_size)
 
     def anchor_gemm(self, gemm: ir.Operation) -> None:
         if WGMMA_ATTR in gemm.attributes:
@@ -469,7 +472,8 @@ class _KernelInference:
                 return
         # one point per thread per step: scalar accesses of consecutive threads coalesce
         with reported_at(parallel):
-            set_layout(parallel, default_layout(extents, threads_at(parallel, self.kernel), 16))
+            set_layout(parallel, default_layout(extents, threads_at(parallel, self.kernel), 16,
+                                                  self.warp_size))
 
     # ----- conversions ----------------------------------------------------------------------
     def converted(self, fragment: ir.Value, layout: LinearLayout, op: ir.Operation,
@@ -512,7 +516,8 @@ class _KernelInference:
         try:
             source.reduction_bits(dim)
         except LayoutError:
-            source = default_layout(shape_of(src), self.fragment_threads(src), elem_bytes(src))
+            source = default_layout(shape_of(src), self.fragment_threads(src), elem_bytes(src),
+                                    self.warp_size)
             reduce.operands[0] = self.converted(src, source, reduce, True, False)
         wanted = self.reduced_layout(reduce, source, dim)
         if layout_of(dst) != wanted:
@@ -524,7 +529,7 @@ class _KernelInference:
         another anchor laid out otherwise is converted to the whole tile around it."""
         if layout_of(fragment).holds_whole_tile():
             return
-        whole = whole_tile(shape_of(fragment), self.fragment_threads(fragment))
+        whole = whole_tile(shape_of(fragment), self.fragment_threads(fragment), self.warp_size)
         access.operands[1 if store else 0] = self.converted(fragment, whole, access, True, store)
 
     def convert_parallel(self, parallel: ir.Operation) -> None:
@@ -581,13 +586,16 @@ class _KernelInference:
 
 
 @register
+@dataclass
 class InferFragmentLayout(TilePass):
     """Record a #tile.linear layout on every fragment alloc and T.Parallel; convert where
     two ops need a fragment in different layouts."""
 
     name = "infer-fragment-layout"
     summary = "thread/register layout of fragments and T.Parallel loops (tile.layout)"
+    arch: str = ""
 
     def run(self, module: ir.Module) -> None:
+        warp_size = target_description(module, self.arch, self.name).warp_size
         for kernel in kernels(module):
-            _KernelInference(kernel).run()
+            _KernelInference(kernel, warp_size).run()

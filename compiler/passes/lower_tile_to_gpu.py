@@ -72,7 +72,7 @@ from tilec.compiler.passes._scalar import (
     reduce_term,
     zero,
 )
-from tilec.compiler.passes._scheduling import read_decision
+from tilec.compiler.passes._scheduling import read_decision, target_description
 from tilec.compiler.passes._tma_ring import (
     CONSUMER_BARRIER,
     LOAD_ATTR,
@@ -216,10 +216,12 @@ def move_body_before(holder: ir.Operation, values: list[ir.Value], anchor: ir.Op
 class KernelLowering:
     """Lowers one entry function (its tile.kernel) into a gpu.func inside `gpu_block`."""
 
-    def __init__(self, func: ir.Operation, kernel: ir.Operation, gpu_block: ir.Block):
+    def __init__(self, func: ir.Operation, kernel: ir.Operation, gpu_block: ir.Block,
+                 warp_size: int):
         self.func = func
         self.kernel = kernel
         self.gpu_block = gpu_block
+        self.warp_size = warp_size  # a shuffle's width: the target's warp (wavefront)
         self.block_size = list(ir.DenseI64ArrayAttr(kernel.attributes["threads"]))
         self.threads = math.prod(self.block_size)
         self.fragments: dict[ir.Value, Fragment] = {}
@@ -882,7 +884,8 @@ class KernelLowering:
         i32 = ir.IntegerType.get_signless(32)
         for key, value in partial.items():
             for bit in lanes:
-                other = gpu.ShuffleOp(value, constant(i32, 1 << bit), constant(i32, 32),
+                other = gpu.ShuffleOp(value, constant(i32, 1 << bit),
+                                      constant(i32, self.warp_size),
                                       gpu.ShuffleMode.XOR).results[0]
                 value = combine(kind, value, other)
             partial[key] = value
@@ -1236,11 +1239,13 @@ class Side:
 
 
 @register
+@dataclass
 class LowerTileToGpu(TilePass):
     """Turn the tile kernel into a gpu.func: threads, registers, shared memory, guards."""
 
     name = "lower-tile-to-gpu"
     summary = "tile kernel -> gpu.module/gpu.func (SIMT: layouts, vector copies, shuffles)"
+    arch: str = ""
 
     def run(self, module: ir.Module) -> None:
         entries = [as_operation(op) for op in module.body.operations
@@ -1248,6 +1253,7 @@ class LowerTileToGpu(TilePass):
                    as_operation(op).attributes]
         if not entries:
             return
+        warp_size = target_description(module, self.arch, self.name).warp_size
         with module.context, ir.Location.unknown():
             module.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
             with ir.InsertionPoint(module.body):
@@ -1257,7 +1263,7 @@ class LowerTileToGpu(TilePass):
             kernel_ops = [op for op in walk(func) if op.name == "tile.kernel"]
             if len(kernel_ops) != 1:
                 raise fail(func, "an entry function must hold exactly one tile.kernel")
-            KernelLowering(func, kernel_ops[0], gpu_block).build()
+            KernelLowering(func, kernel_ops[0], gpu_block, warp_size).build()
         for op in list(module.body.operations):  # T.call_extern's callees go with the kernels
             op = as_operation(op)
             if op.name == "llvm.func" and EXTERN_ATTR in op.attributes:

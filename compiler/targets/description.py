@@ -26,6 +26,12 @@ class TargetDescription:
     grids size themselves by it; on a smaller part the extra blocks run as a second wave);
     `ptx_features` the PTX ISA the chip needs (+ptx80 for sm_90a, 8.6 for sm_100a, 8.7 for
     sm_120a).
+
+    AMD chips (family "amd") call a warp a wavefront (64 lanes on CDNA), shared memory the LDS
+    (`shared_banks` banks of 4 bytes) and multiprocessors compute units; `mma` is "mfma" and
+    `mma_elements` the operand types its matrix cores take. `max_vgprs` is the registers one
+    thread may hold (255 on NVIDIA; on CDNA2/3 the unified file of 512 per lane, VGPRs and
+    AGPRs together).
     """
 
     name: str
@@ -39,6 +45,13 @@ class TargetDescription:
     mma: str
     async_copies: tuple[str, ...]
     ptx_features: str
+    mma_elements: tuple[str, ...] = ()
+    shared_banks: int = 32
+    max_vgprs: int = 255
+
+    @property
+    def is_amd(self) -> bool:
+        return self.family == "amd"
 
     @property
     def has_tma(self) -> bool:
@@ -84,10 +97,34 @@ DESCRIPTIONS: dict[str, TargetDescription] = {
 DEFAULT_CUDA_ARCH = "sm_90a"  # the project's GPU (H200)
 
 
+def _amd(name: str, compute_units: int, mma_elements: tuple[str, ...]) -> TargetDescription:
+    return TargetDescription(
+        name=name, family="amd", chip=name, warp_size=64, max_threads_per_block=1024,
+        max_shared_bytes=65536, registers_per_block=131072, sm_count=compute_units,
+        mma="mfma", async_copies=(), ptx_features="", mma_elements=mma_elements,
+        shared_banks=32, max_vgprs=512,
+    )
+
+
+# CDNA2 (gfx90a: MI210 / MI250X, 110 compute units per die) and CDNA3 (gfx942: MI300X, 304):
+# 64-lane wavefronts, 64 KiB of LDS per workgroup in 32 banks, 512 registers per lane split
+# between VGPRs and AGPRs (AMD Instinct ISA guides). fp8 MFMAs are CDNA3's.
+AMD_DESCRIPTIONS: dict[str, TargetDescription] = {
+    description.name: description
+    for description in (
+        _amd("gfx90a", 110, ("f16", "bf16", "i8", "f32")),
+        _amd("gfx942", 304, ("f16", "bf16", "i8", "f32", "e4m3", "e5m2")),
+    )
+}
+DEFAULT_HIP_ARCH = "gfx942"  # MI300X
+
+
 def describe(arch: str) -> TargetDescription:
-    """The description of `arch`; an unknown one is a CompileError listing the known ones."""
-    found = DESCRIPTIONS.get(arch)
+    """The description of `arch`; an unknown one is a CompileError listing the known ones of
+    its family (AMD names start with "gfx")."""
+    found = DESCRIPTIONS.get(arch) or AMD_DESCRIPTIONS.get(arch)
     if found is None:
-        known = ", ".join(DESCRIPTIONS)
-        raise CompileError(f"unsupported CUDA arch '{arch}' (supported: {known})")
+        family, known = ("AMD", AMD_DESCRIPTIONS) if arch.startswith("gfx") else (
+            "CUDA", DESCRIPTIONS)
+        raise CompileError(f"unsupported {family} arch '{arch}' (supported: {', '.join(known)})")
     return found

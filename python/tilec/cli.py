@@ -128,8 +128,9 @@ def _arguments() -> argparse.ArgumentParser:
     parser.add_argument("--const", action="append", default=[], metavar="NAME=VALUE",
                         help="bind a T.const size or a kernel/factory argument (repeatable)")
     parser.add_argument("--target", default=None,
-                        help="cpu | cuda | cuda:ARCH (sm_80, sm_89, sm_90a, ...: compiler/targets/"
-                             "description.py; default: TILEC_TARGET, "
+                        help="cpu | cuda | cuda:ARCH (sm_80, sm_89, sm_90a, ...) | hip | hip:ARCH "
+                             "(gfx942, gfx90a; compiler/targets/description.py; default: "
+                             "TILEC_TARGET, "
                              "else cuda with a GPU, else cpu)")
     parser.add_argument("--emit", default=None, metavar="STAGE",
                         help="print this stage's text (tile, loops, llvm, ...; default: the "

@@ -97,6 +97,8 @@ def _code_location(fn: Callable) -> tuple[str, int]:
 
 
 _SLOW_PATH = object()  # the fast call declined: take the fully checked one
+# targets whose kernels take torch's "cuda" tensors (ROCm's torch calls its devices so too)
+GPU_TARGETS = ("cuda", "hip")
 
 
 @dataclass
@@ -176,8 +178,9 @@ class JITKernel:
         return [i for i, p in enumerate(self.params) if p.is_output and not p.is_workspace]
 
     def get_kernel_source(self) -> str:
-        """The final device source: PTX for cuda, LLVM IR for the CPU."""
-        for stage in ("ptx", "llvmir"):
+        """The final device source: PTX for cuda, AMDGPU assembly for hip, LLVM IR for the
+        CPU."""
+        for stage in ("ptx", "amdgcn", "llvmir"):
             if stage in self.asm:
                 return self.asm[stage]
         return list(self.asm.values())[-1] if self.asm else ""
@@ -222,7 +225,7 @@ class JITKernel:
             dtype = torch_dtype(param.dtype) if param.kind == "tensor" else None
             static = tuple(param.shape) if all(isinstance(d, int) for d in param.shape) else None
             (outputs if param.is_output else inputs).append((position, param, dtype, static))
-        device_type = "cuda" if self.target.startswith("cuda") else "cpu"
+        device_type = "cuda" if self.target.startswith(GPU_TARGETS) else "cpu"
         return _CallPlan(torch, device_type, inputs, outputs, len(self.params))
 
     def _fast_call(self, plan: _CallPlan, args: tuple) -> Any:
@@ -320,7 +323,7 @@ class JITKernel:
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def _default_device(self) -> str:
-        return "cuda" if self.target.startswith("cuda") else "cpu"
+        return "cuda" if self.target.startswith(GPU_TARGETS) else "cpu"
 
     def _size(self, dim: int | str, symbols: dict[str, int], param: Param) -> int:
         if isinstance(dim, int):
@@ -357,7 +360,7 @@ class JITKernel:
                     raise self._error(f"argument '{param.name}' has {dim} = {size} in dimension "
                                       f"{axis}, but an earlier argument has {dim} = "
                                       f"{symbols[dim]}")
-        wanted = "cuda" if self.target.startswith("cuda") else "cpu"
+        wanted = "cuda" if self.target.startswith(GPU_TARGETS) else "cpu"
         if arg.device.type != wanted:
             raise self._error(f"argument '{param.name}' is on {arg.device}, but a {self.target} "
                               f"kernel needs {wanted} tensors")

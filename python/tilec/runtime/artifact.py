@@ -30,7 +30,8 @@ class Param:
 
 @dataclass
 class Artifact:
-    """What the runtime loads: `binary` is a shared library (cpu), cubin or PTX (cuda).
+    """What the runtime loads: `binary` is a shared library (cpu), cubin or PTX (cuda), HSACO
+    (hip).
 
     A function with several `with T.Kernel` blocks is one artifact per block in `kernels`
     (launched in order with the same arguments); it then has no binary of its own.
@@ -38,7 +39,7 @@ class Artifact:
 
     name: str
     target: str
-    binary_kind: str  # "so" | "cubin" | "ptx"
+    binary_kind: str  # "so" | "cubin" | "ptx" | "hsaco"
     params: list[Param]
     launch: dict = field(default_factory=dict)  # grid/block/shared bytes, target specific
     asm: dict[str, str] = field(default_factory=dict)  # stage name -> text of that stage
