@@ -7,6 +7,8 @@
   `blocked` (runs per thread, threads side by side).
 - `nvidia`: the mma.sync (m16n8, A/B operands over a warp grid) and wgmma (m64nN accumulator
   over warpgroups, register A) fragments.
+- `amd`: the MFMA fragments of 64-lane waves (accumulator, A and B operands over a wave
+  grid) and the instructions of each CDNA chip.
 - `shared`: the `#tile.swizzle` shared-memory layouts (XOR swizzles of 16-byte chunks, padding).
 - `emit`: a layout's per-thread coordinates as arith IR.
 """
