@@ -331,19 +331,22 @@ def test_cpu_numerics_of_the_declined_kernels(rng: torch.Generator) -> None:
 
 
 @needs_ptxas
-@pytest.mark.parametrize("factory,args,consumers,boxes,tiles", [
+@pytest.mark.parametrize("factory,args,consumers,boxes,tiles,c_param", [
     (lambda *s: bias_relu(*s, block_N=256, block_K=64, threads=256), (1000, 1016, 520), 2,
-     {"map0": [64, 128], "map1": [64, 64]}, 8 * 4),
+     {"map0": [64, 128], "map1": [64, 64], "map2": [64, 128]}, 8 * 4, 3),
     (lambda *s: batched(*s, block_K=64), (3, 136, 200, 96), 1,
-     {"map0": [64, 128, 1], "map1": [64, 128, 1]}, 2 * 2 * 3),
+     {"map0": [64, 128, 1], "map1": [64, 128, 1], "map2": [64, 128, 1]}, 2 * 2 * 3, 2),
 ])
 def test_loops_with_128_byte_rows_are_fed_by_a_tma_ring(factory, args, consumers: int,
-                                                        boxes: dict, tiles: int) -> None:
+                                                        boxes: dict, tiles: int,
+                                                        c_param: int) -> None:
     """A producer warpgroup beside the kernel's streams the operand tiles by TMA into 128B-
     swizzled ring slots (one map per copy, a box per 128-byte column), the kernel's warpgroups
     wait on full barriers and hand slots back on empty ones, registers move from the producer
     to them, and their block barriers are named ones over them only; the grid is persistent
-    (one block per multiprocessor, here one per tile: fewer tiles than the H200's 132)."""
+    (one block per multiprocessor, here one per tile: fewer tiles than the H200's 132). The
+    accumulator goes out through a swizzled staging tile and TMA stores (a third map, C's),
+    issued without waiting for them but before the staging tile is written again."""
     kernel = tilec.compile(factory(*args), out_idx=[-1], target="cuda:sm_90a")
     assert kernel.artifact.binary_kind == "cubin"
     assert f"tile.tma_ring = {{consumers = {consumers} : i64, overlap = true, persistent = " \
@@ -351,15 +354,17 @@ def test_loops_with_128_byte_rows_are_fed_by_a_tma_ring(factory, args, consumers
     launch = kernel.artifact.launch
     threads = 128 * (consumers + 1)
     assert launch["threads"][0] == threads and launch["grid"] == [tiles]
-    assert [slot for slot in launch["abi"] if slot[0] == "tma"] == [["tma", 0, "map0"],
-                                                                     ["tma", 1, "map1"]]
+    assert [slot for slot in launch["abi"] if slot[0] == "tma"] == [
+        ["tma", 0, "map0"], ["tma", 1, "map1"], ["tma", c_param, "map2"]]
     assert {role: spec["box"] for role, spec in launch["tma"].items()} == boxes
     assert all(spec["swizzle"] == 128 for spec in launch["tma"].values())
     ptx = kernel.asm["ptx"]
     # A in one box; B in one (N x K) or four (64 x 256 K x N tile: 64-column boxes), per
     # iteration of the producer's loop as LLVM unrolled it (K = 96: both iterations)
-    loads = ptx.count("cp.async.bulk.tensor")
+    stores = ptx.count(".global.shared::cta.tile.bulk_group")
+    loads = ptx.count("cp.async.bulk.tensor") - stores
     assert loads and loads % (5 if consumers == 2 else 2) == 0
+    assert stores == 2 * consumers and "cp.async.bulk.wait_group.read" in ptx
     for needed in (f".maxntid {threads}, 1, 1", "setmaxnreg.dec.sync.aligned.u32 \t40",
                    "setmaxnreg.inc.sync.aligned.u32", "mbarrier.try_wait.parity",
                    "mbarrier.arrive.expect_tx", f"bar.sync \t1, {threads - 128}"):

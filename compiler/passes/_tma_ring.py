@@ -43,23 +43,32 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mlir import ir
-from mlir.dialects import arith, gpu, llvm, memref, nvvm, scf
+from mlir.dialects import arith, gpu, llvm, memref, nvvm, scf, vector
 
+from tilec.compiler.layouts.emit import register_coordinates, thread_coordinates
+from tilec.compiler.layouts.linear import LinearLayout, log2
 from tilec.compiler.passes._ir_walk import as_operation, constant_index, copy_parts, op_error
-from tilec.compiler.passes._scalar import bit_width, constant, index
+from tilec.compiler.passes._scalar import bit_width, cast, constant, index
 from tilec.compiler.passes._scheduling import decision_attr, read_decision
-from tilec.compiler.passes._wgmma import WARPGROUP_THREADS, warpgroup_index
+from tilec.compiler.passes._wgmma import (
+    CHUNK_BYTES,
+    SWIZZLE_ATOM_BYTES,
+    WARPGROUP_THREADS,
+    SharedOperandLayout,
+    warpgroup_index,
+)
 
 if TYPE_CHECKING:
-    from tilec.compiler.passes.lower_tile_to_gpu import KernelLowering
+    from tilec.compiler.passes.lower_tile_to_gpu import Fragment, KernelLowering
 
 RING_ATTR = "tile.tma_ring"
 LOAD_ATTR = "tile.tma_load"
+STORE_ATTR = "tile.tma_store"
 MAPS_ATTR = "tile.tensor_maps"
 TILES_ATTR = "tile.persistent_tiles"  # on the gpu.func: the grid's blocks a persistent one runs
 SWIZZLE_BYTES = 128  # the column box of a 128B-swizzled operand tile
@@ -120,6 +129,28 @@ class TmaLoad:
 
     def bytes(self, element_bytes: int) -> int:
         return math.prod(self.box) * self.boxes * element_bytes
+
+
+@dataclass(frozen=True)
+class TmaStore:
+    """tile.tma_store of the accumulator's fragment -> global copy after a ring loop."""
+
+    box: tuple[int, ...]  # one 128-byte column box of the global tile, innermost first
+    columns: int  # columns of the tile staged in shared memory at a time
+    swizzle: int
+
+    def to_attr(self, context: ir.Context) -> ir.Attribute:
+        return decision_attr({"box": self.box, "columns": self.columns,
+                              "swizzle": self.swizzle}, context)
+
+    @classmethod
+    def of(cls, copy: ir.Operation) -> TmaStore:
+        fields = read_decision(copy, STORE_ATTR) or {}
+        if any(name not in fields for name in ("box", "columns", "swizzle")):
+            raise op_error(copy, f"{STORE_ATTR} needs box, columns and swizzle "
+                                 "(plan-tma-pipelines writes it)")
+        return cls(tuple(int(v) for v in fields["box"]), int(fields["columns"]),
+                   int(fields["swizzle"]))
 
 
 def _pure(op: ir.Operation) -> bool:
@@ -193,11 +224,15 @@ class RingLowering:
     """Emits one tile.tma_ring loop through the kernel's lowering (module docstring)."""
 
     def __init__(self, lowering: KernelLowering, loop: ir.Operation, ring: TmaRing,
-                 maps: list[tuple[ir.Operation, ir.Value]]):
+                 maps: list[tuple[ir.Operation, ir.Value]],
+                 store_maps: list[tuple[ir.Operation, ir.Value]]):
         self.lowering = lowering
         self.loop = loop
         self.ring = ring
         self.maps = maps  # (copy, its tensor map's pointer: a kernel argument)
+        self.store_maps = store_maps  # the same for the tile.tma_store copies
+        self.staging: list[tuple[ir.Operation, ir.Value, int]] = []  # (copy, view, columns)
+        self.stored = False  # a TMA store was issued: the kernel waits for it before exiting
         self.body = loop.regions[0].blocks[0]
         self.copies = [copy for copy, _ in maps]
         self.buffers: list[ir.Value] = []
@@ -499,3 +534,134 @@ class RingLowering:
         if buffer in layouts:  # filled through the async proxy, as wgmma reads it
             layouts[view] = (layouts[buffer][0], True)
         return view
+
+    # ----- the epilogue: a TMA store of the accumulator -----------------------------------
+    def reserve_staging(self, fragments: dict[ir.Value, Fragment], limit: int) -> None:
+        """Shared memory for each tile.tma_store copy's staging tile, right after the arena
+        (1 KiB-aligned, as TMA's swizzle needs; before anything else is reserved) while the
+        block stays within `limit` bytes: `columns` of the tile, halved until it fits. A copy
+        whose fragment layout spreads a register over passes (a thread's column bits past
+        the pass), or that does not fit, gets none and takes the plain lowering."""
+        lowering = self.lowering
+        if lowering.swizzle_base is None:
+            return
+        for copy, _ in self.store_maps:
+            src, _, _, dst, _, _ = copy_parts(copy)
+            layout = fragments[src].layout if src in fragments else None
+            element_bytes = max(1, bit_width(ir.MemRefType(dst.type).element_type) // 8)
+            if layout is None or store_vector(layout, element_bytes) is None:
+                continue
+            store = TmaStore.of(copy)
+            per_box = store.swizzle // element_bytes
+            rows, columns = layout.shape
+            # the arena's end, relative to its aligned start (open_arena adds 1 KiB of slack)
+            start = -(-(lowering.shared_bytes - SWIZZLE_ATOM_BYTES) // SWIZZLE_ATOM_BYTES) * \
+                SWIZZLE_ATOM_BYTES
+            staged = store.columns
+            while staged > per_box and start + rows * staged * element_bytes + \
+                    SWIZZLE_ATOM_BYTES > limit:
+                staged //= 2  # a narrower staging tile, more passes
+            size = rows * staged * element_bytes
+            if columns % staged or staged % per_box or layout.thread_span()[-1] >= staged or \
+                    start + size + SWIZZLE_ATOM_BYTES > limit:
+                continue
+            view_type = ir.MemRefType.get([rows * staged], ir.MemRefType(dst.type).element_type,
+                                          memory_space=ir.Attribute.parse(SHARED_SPACE))
+            view = memref.ViewOp(view_type, lowering.smem,
+                                 arith.addi(lowering.swizzle_base, index(start)), []).result
+            self.staging.append((copy, view, staged))
+            lowering.shared_bytes = start + size + SWIZZLE_ATOM_BYTES
+
+    def store(self, copy: ir.Operation, fragment: Fragment) -> bool:
+        """The fragment -> global copy through its staging tile (128B-swizzled), `columns` of
+        the tile at a time: each thread writes its registers of the pass there (converted, in
+        vectors of consecutive registers), a barrier, thread 0 stores the pass's column boxes
+        by TMA (clipped at the tensor's edges) and goes on without waiting: the stores
+        overlap what follows (a persistent grid's next tile). Before the staging tile is
+        written again, thread 0 waits until the stores issued have read it. False, with
+        nothing emitted, when the copy has no staging tile (`reserve_staging`)."""
+        found = [(view, staged) for known, view, staged in self.staging if known == copy]
+        if not found:
+            return False
+        lowering = self.lowering
+        layout = fragment.layout
+        view, staged = found[0]
+        store = TmaStore.of(copy)
+        _, _, _, dst, dst_offsets, _ = copy_parts(copy)
+        element = ir.MemRefType(dst.type).element_type
+        element_bytes = max(1, bit_width(element) // 8)
+        per_box = store.swizzle // element_bytes
+        vec = store_vector(layout, element_bytes)
+        rows, columns = layout.shape
+        staging = SharedOperandLayout((rows, staged), element_bytes, True, store.swizzle)
+        pointer = next(pointer for known, pointer in self.store_maps if known == copy)
+        shift = thread_coordinates(layout, lowering.tid)
+        corner = list(reversed(dst_offsets))  # innermost first
+        leader = arith.cmpi(arith.CmpIPredicate.eq, lowering.tid, index(0))
+        for part in range(columns // staged):
+            _guarded(leader, lambda: nvvm.CpAsyncBulkWaitGroupOp(0, read=True))
+            gpu.BarrierOp()
+            for register in range(0, layout.num_registers, vec):
+                mask = layout.register_mask(register)
+                if mask is False or layout.register_coordinate(register)[-1] // staged != part:
+                    continue
+                point = register_coordinates(layout, register, shift)
+                column = point[1] if part == 0 else arith.subi(point[1], index(part * staged))
+                where = staging.element_index(point[0], column)
+                values = [fragment.load(register + i) for i in range(vec)]
+                packed = vector.FromElementsOp(ir.VectorType.get([vec], values[0].type),
+                                               values).result
+                value = cast(packed, ir.VectorType.get([vec], element))
+                guard = None if mask else lowering.inside_tile(layout, point)
+                _guarded(guard, lambda value=value, where=where: vector.StoreOp(
+                    value, view, [where], alignment=vec * element_bytes))
+            nvvm.fence_proxy(nvvm.ProxyKind.async_shared, space=nvvm.SharedSpace.shared_cta)
+            gpu.BarrierOp()
+
+            def issue(part: int = part) -> None:
+                for box in range(staged // per_box):
+                    column = arith.addi(corner[0], index(part * staged + box * per_box))
+                    nvvm.CpAsyncBulkTensorSharedCTAToGlobalOp(
+                        pointer, _shared_pointer(view, box * rows * store.swizzle),
+                        [_to_i32(column)] + [_to_i32(value) for value in corner[1:]])
+                nvvm.CpAsyncBulkCommitGroupOp()
+
+            _guarded(leader, issue)
+        self.stored = True
+        return True
+
+    def drain_stores(self) -> None:
+        """Before the kernel exits: the TMA stores have read their staging tiles (only the
+        thread that issued them has any to wait for)."""
+        if self.stored:
+            nvvm.CpAsyncBulkWaitGroupOp(0, read=True)
+
+
+
+def _guarded(condition: ir.Value | None, body: Callable[[], object]) -> None:
+    """`body` under `condition` (always when None)."""
+    if condition is None:
+        body()
+        return
+    branch = scf.IfOp(condition)
+    with ir.InsertionPoint(branch.then_block):
+        body()
+        scf.YieldOp([])
+
+
+SHARED_SPACE = "#gpu.address_space<workgroup>"
+
+
+def store_vector(layout: LinearLayout, element_bytes: int) -> int | None:
+    """Consecutive registers a thread writes to the staging tile as one vector (within one
+    16-byte chunk, so the swizzle keeps them together), None when a register's column is not
+    a multiple of it (the vector would straddle chunks)."""
+    if layout.rank != 2:
+        return None
+    vec = math.gcd(layout.contiguous_registers(), CHUNK_BYTES // element_bytes,
+                   layout.shape[-1])
+    while layout.thread_span()[-1] & (vec - 1):
+        vec //= 2
+    if any(basis[-1] % vec for basis in layout.register[log2(vec):]):
+        return None
+    return vec

@@ -77,11 +77,13 @@ from tilec.compiler.passes._tma_ring import (
     CONSUMER_BARRIER,
     LOAD_ATTR,
     MAPS_ATTR,
+    STORE_ATTR,
     TILES_ATTR,
     WARPGROUP_THREADS,
     RingLowering,
     TmaLoad,
     TmaRing,
+    TmaStore,
     grouped_order,
 )
 from tilec.compiler.passes._user_sync import USER_SYNC_OPS, lower_user_sync
@@ -217,11 +219,12 @@ class KernelLowering:
     """Lowers one entry function (its tile.kernel) into a gpu.func inside `gpu_block`."""
 
     def __init__(self, func: ir.Operation, kernel: ir.Operation, gpu_block: ir.Block,
-                 warp_size: int):
+                 warp_size: int, max_shared_bytes: int):
         self.func = func
         self.kernel = kernel
         self.gpu_block = gpu_block
         self.warp_size = warp_size  # a shuffle's width: the target's warp (wavefront)
+        self.max_shared_bytes = max_shared_bytes  # a block's, on the target
         self.block_size = list(ir.DenseI64ArrayAttr(kernel.attributes["threads"]))
         self.threads = math.prod(self.block_size)
         self.fragments: dict[ir.Value, Fragment] = {}
@@ -241,6 +244,9 @@ class KernelLowering:
         self.ring_copies = [] if self.ring_loop is None else [
             op for op in map(as_operation, self.ring_loop.regions[0].blocks[0].operations)
             if LOAD_ATTR in op.attributes]
+        # the accumulator stores after it, by TMA from a staging tile (plan-tma-pipelines)
+        self.store_copies = [] if self.ring_loop is None else [
+            op for op in walk(kernel) if op.name == "tile.copy" and STORE_ATTR in op.attributes]
         self.ring_lowering: RingLowering | None = None
         # decided on the tile IR, as insert-shared-barriers did (scopes change on the way)
         self.plans: list[tuple[ir.Operation, PipelinePlan]] = [
@@ -268,7 +274,7 @@ class KernelLowering:
                    for d, extent in enumerate(t.shape) if extent == dynamic_size]
         abi += [ir.IntegerType.get_signless(64)] * len(dynamic)
         maps_at = len(abi)
-        abi += [llvm.PointerType.get()] * len(self.ring_copies)  # their tensor maps
+        abi += [llvm.PointerType.get()] * len(self.ring_copies + self.store_copies)  # TMA maps
         name = ir.StringAttr(self.func.attributes["sym_name"]).value
         block_size = (self.block_size + [1, 1])[:3]
         if self.ring_loop is not None:  # the producer warpgroup
@@ -280,7 +286,7 @@ class KernelLowering:
             with ir.InsertionPoint(entry):
                 self.ret = as_operation(gpu.ReturnOp([]))
         self.gpu_func = as_operation(gpu_func)
-        if self.ring_copies:
+        if self.ring_copies or self.store_copies:
             self.gpu_func.attributes[MAPS_ATTR] = self.tensor_maps_attr()
         with self.func.location, ir.InsertionPoint(self.ret):
             self.prelude(params, entry, dynamic)
@@ -302,28 +308,34 @@ class KernelLowering:
 
     def tensor_maps_attr(self) -> ir.Attribute:
         """What the launch encodes for each tensor-map argument: the tensor parameter, the
-        box and the swizzle of the copy that loads through it."""
+        box and the swizzle of the copy that loads (stores) through it."""
         entries = []
-        for copy in self.ring_copies:
-            source = copy.operands[0]
-            if not isinstance(source, ir.BlockArgument) or source.owner != \
+        for copy in self.ring_copies + self.store_copies:
+            loads = copy in self.ring_copies
+            tensor = copy_parts(copy)[0 if loads else 3]
+            if not isinstance(tensor, ir.BlockArgument) or tensor.owner != \
                     self.func.regions[0].blocks[0]:
-                raise fail(copy, f"a {LOAD_ATTR} copy must read a tensor parameter")
-            load = TmaLoad.of(copy)
+                raise fail(copy, f"a {LOAD_ATTR if loads else STORE_ATTR} copy must "
+                                 f"{'read' if loads else 'write'} a tensor parameter")
+            spec = TmaLoad.of(copy) if loads else TmaStore.of(copy)
             i64 = ir.IntegerType.get_signless(64)
             entries.append(ir.DictAttr.get({
-                "param": ir.IntegerAttr.get(i64, source.arg_number),
-                "box": ir.DenseI64ArrayAttr.get(list(load.box)),
-                "swizzle": ir.IntegerAttr.get(i64, load.swizzle)}))
+                "param": ir.IntegerAttr.get(i64, tensor.arg_number),
+                "box": ir.DenseI64ArrayAttr.get(list(spec.box)),
+                "swizzle": ir.IntegerAttr.get(i64, spec.swizzle)}))
         return ir.ArrayAttr.get(entries)
 
     def lower_with_producer(self, maps: list[ir.Value]) -> None:
         """The kernel's statements on its warpgroups, a producer warpgroup beside them
         feeding the ring loop (compiler/passes/_tma_ring.py); the statements' block barriers
         become named barriers over the consumers."""
-        self.ring_lowering = RingLowering(self, self.ring_loop, self.tma_ring,
-                                          list(zip(self.ring_copies, maps, strict=True)))
+        loads = len(self.ring_copies)
+        self.ring_lowering = RingLowering(
+            self, self.ring_loop, self.tma_ring,
+            list(zip(self.ring_copies, maps[:loads], strict=True)),
+            list(zip(self.store_copies, maps[loads:], strict=True)))
         with self.ring_loop.location, ir.InsertionPoint(self.ret):
+            self.ring_lowering.reserve_staging(self.fragments, self.max_shared_bytes)
             self.ring_lowering.init_barriers()
             grid = None
             if self.tma_ring.persistent:
@@ -333,6 +345,8 @@ class KernelLowering:
             branch = self.ring_lowering.split(self.body_ops, self.block_ids, grid,
                                               self.group_m())
         self.lower_block_ops(self.body_ops)
+        with self.func.location, ir.InsertionPoint(self.ret):
+            self.ring_lowering.drain_stores()
         # the producer's side has no block barrier
         for barrier in [op for op in walk(as_operation(branch)) if op.name == "gpu.barrier"]:
             with barrier.location, ir.InsertionPoint(barrier):
@@ -994,6 +1008,9 @@ class KernelLowering:
                                "CUDA target")
             self.convert(op, src, dst)
             return
+        if STORE_ATTR in op.attributes and src in self.fragments and self.ring_lowering \
+                is not None and self.ring_lowering.store(op, self.fragments[src]):
+            return
         if src in self.fragments or dst in self.fragments:
             self.copy_fragment(op, src_at, dst_at, extents)
         else:
@@ -1253,7 +1270,7 @@ class LowerTileToGpu(TilePass):
                    as_operation(op).attributes]
         if not entries:
             return
-        warp_size = target_description(module, self.arch, self.name).warp_size
+        target = target_description(module, self.arch, self.name)
         with module.context, ir.Location.unknown():
             module.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
             with ir.InsertionPoint(module.body):
@@ -1263,7 +1280,8 @@ class LowerTileToGpu(TilePass):
             kernel_ops = [op for op in walk(func) if op.name == "tile.kernel"]
             if len(kernel_ops) != 1:
                 raise fail(func, "an entry function must hold exactly one tile.kernel")
-            KernelLowering(func, kernel_ops[0], gpu_block, warp_size).build()
+            KernelLowering(func, kernel_ops[0], gpu_block, target.warp_size,
+                           target.max_shared_bytes).build()
         for op in list(module.body.operations):  # T.call_extern's callees go with the kernels
             op = as_operation(op)
             if op.name == "llvm.func" and EXTERN_ATTR in op.attributes:

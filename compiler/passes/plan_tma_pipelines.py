@@ -31,10 +31,18 @@ The loop qualifies when
 - the loop bounds and the copies' corners are pure arithmetic of values the kernel has
   before the loop (the producer recomputes them).
 Any other loop keeps its cp.async pipeline.
+
+The accumulator's store after such a loop (select-epilogue-store's `tile.store = {kind =
+"tma", columns = E}`: a copy of a whole fragment, directly in the kernel, into a box of a
+tensor parameter with the fragment's rows (at most 256) along one dimension and its columns
+along the last) gets `tile.tma_store = {box, columns = E, swizzle = 128}`: the consumers stage
+E columns at a time in a 128B-swizzled shared tile and one thread stores its 128-byte column
+boxes by TMA, overlapping the next tile's main loop (`_tma_ring`'s `store`).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from mlir import ir
@@ -52,19 +60,26 @@ from tilec.compiler.passes._ir_walk import (
     walk,
 )
 from tilec.compiler.passes._scalar import bit_width
-from tilec.compiler.passes._scheduling import DISABLE_TMA_ATTR, target_description
+from tilec.compiler.passes._scheduling import (
+    DISABLE_TMA_ATTR,
+    read_decision,
+    target_description,
+)
 from tilec.compiler.passes._tma_ring import (
     BARRIER_BYTES,
     LOAD_ATTR,
     RING_ATTR,
+    STORE_ATTR,
     SWIZZLE_BYTES,
     WARPGROUP_THREADS,
     TmaLoad,
     TmaRing,
+    TmaStore,
     recomputable,
 )
 from tilec.compiler.passes._wgmma import SWIZZLE_ATOM_BYTES, WGMMA_ATTR, SharedOperandLayout
 from tilec.compiler.passes.plan_shared_memory import footprint, round_up
+from tilec.compiler.passes.select_epilogue_store import STORE_ATTR as EPILOGUE_ATTR
 
 MAX_TENSOR_RANK = 5  # cuTensorMapEncodeTiled's
 MAX_BOX = 256  # elements per box dimension
@@ -119,6 +134,35 @@ def tma_load(copy: ir.Operation) -> TmaLoad | None:
     per_box = SWIZZLE_BYTES // element_bytes
     box = (per_box, *reversed(src_shape[:-1]))
     return TmaLoad(box, columns // per_box, SWIZZLE_BYTES)
+
+
+def tma_store(copy: ir.Operation, loop: ir.Operation) -> TmaStore | None:
+    """The staged TMA store of an accumulator copy after the ring `loop`, None when the
+    copy does not qualify (module docstring)."""
+    decision = read_decision(copy, EPILOGUE_ATTR)
+    if decision is None or decision.get("kind") != "tma" or copy.block != loop.block or \
+            not loop.is_before_in_block(copy):
+        return None
+    src, src_offsets, src_shape, dst, _, dst_shape = copy_parts(copy)
+    if scope(src) != "fragment" or not isinstance(dst, ir.BlockArgument):
+        return None
+    src_type, dst_type = ir.MemRefType(src.type), ir.MemRefType(dst.type)
+    if src_type.rank != 2 or list(src_shape) != list(src_type.shape) or any(
+            constant_index(v) != 0 for v in src_offsets) or dst_type.rank > MAX_TENSOR_RANK:
+        return None
+    element_bits = bit_width(dst_type.element_type)
+    if element_bits < 8:
+        return None
+    rows, columns = src_shape
+    per_box = SWIZZLE_BYTES // (element_bits // 8)
+    dims = [d for d, extent in enumerate(dst_shape) if extent != 1]
+    if len(dims) != 2 or dims[1] != len(dst_shape) - 1 or [dst_shape[d] for d in dims] != [
+            rows, columns] or rows > MAX_BOX or columns % per_box:
+        return None
+    staged = math.gcd(int(decision["columns"]), columns)
+    if staged % per_box:
+        return None
+    return TmaStore((per_box, *reversed(dst_shape[:-1])), staged, SWIZZLE_BYTES)
 
 
 def _threads(kernel: ir.Operation) -> int | None:
@@ -215,3 +259,7 @@ class PlanTmaPipelines(TilePass):
             loop.attributes[RING_ATTR] = plans[0].ring.to_attr(context)
             for copy, load in plans[0].loads:
                 copy.attributes[LOAD_ATTR] = load.to_attr(context)
+            for copy in (op for op in walk(kernel) if op.name == "tile.copy"):
+                store = tma_store(copy, loop)
+                if store is not None:
+                    copy.attributes[STORE_ATTR] = store.to_attr(context)

@@ -1,4 +1,4 @@
-// RUN: tilec-opt --lower-tile-to-gpu %s | FileCheck %s
+// RUN: tilec-opt --lower-tile-to-gpu --split-input-file %s | FileCheck %s
 // A tile.tma_ring loop (plan-tma-pipelines) lowers to a producer warpgroup beside the kernel's:
 // mbarriers full/empty per slot, the producer's first thread streaming each copy's boxes with
 // cp.async.bulk.tensor through a tensor map argument, the consumers waiting on full and handing
@@ -59,6 +59,61 @@ module attributes {tile.arch = "sm_90a"} {
         tile.gemm %as, %bs, %acc {tile.wgmma = {a_registers = false, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}} : memref<128x64xf16, "shared">, memref<64x128xf16, "shared">, memref<128x128xf32, "fragment">
       }
       tile.copy %acc[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] : memref<128x128xf32, "fragment"> to memref<512x512xf32>
+    }
+    return
+  }
+}
+
+// -----
+
+// The accumulator's store with tile.tma_store: a third tensor map (C's, for storing); per pass
+// of 64 columns the consumers' first thread waits until the previous stores have read the
+// staging tile, everyone writes its registers there (128B-swizzled, 2-element vectors), fences
+// them for the async proxy, and after a barrier the first thread stores the pass's two
+// 32-column boxes by TMA and goes on; the kernel waits for its stores' reads before it exits.
+// CHECK-LABEL: gpu.func @ring_tma_store
+// CHECK-SAME: tile.tensor_maps = [{{.*}}, {{.*}}, {box = array<i64: 32, 128>, param = 2 : i64, swizzle = 128 : i64}]
+// CHECK: } else {
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: nvvm.barrier id
+// CHECK: vector.store {{.*}} {alignment = 8 : i64} : memref<8192xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: nvvm.barrier id
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK: nvvm.cp.async.bulk.commit.group
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK: nvvm.cp.async.bulk.commit.group
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK-NEXT: gpu.return
+module attributes {tile.arch = "sm_90a"} {
+  func.func @ring_tma_store(%A: memref<512x512xf16>, %B: memref<512x512xf16>, %C: memref<512x512xf32>) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %c64 = arith.constant 64 : index
+    %c128 = arith.constant 128 : index
+    %g = arith.constant 4 : index
+    %zero = arith.constant 0.0 : f32
+    tile.kernel grid(%g, %g) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %as = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<128x64xf16, "shared">
+      %bs = tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<64x128xf16, "shared">
+      %acc = tile.alloc {tile.layout = #tile.linear<[128, 128], register = [[0, 1], [8, 0], [0, 8], [0, 16], [0, 32], [0, 64], [64, 0]], lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = [[16, 0], [32, 0]]>} : memref<128x128xf32, "fragment">
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %c128 : index
+      %col = arith.muli %bx, %c128 : index
+      tile.pipelined %c0 to %c8 step %c1 stages 3 attributes {tile.pipeline = {k_tile = 64 : i64, mechanism = "cp.async", stages = 3 : i64}, tile.tma_ring = {consumers = 1 : i64, overlap = true, persistent = true, stages = 3 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c64 : index
+        tile.copy %A[%row, %k0] [128, 64] to %as[%c0, %c0] [128, 64] {tile.async = "cp.async", tile.tma_load = {box = array<i64: 64, 128>, boxes = 1 : i64, swizzle = 128 : i64}} : memref<512x512xf16> to memref<128x64xf16, "shared">
+        tile.copy %B[%k0, %col] [64, 128] to %bs[%c0, %c0] [64, 128] {tile.async = "cp.async", tile.tma_load = {box = array<i64: 64, 64>, boxes = 2 : i64, swizzle = 128 : i64}} : memref<512x512xf16> to memref<64x128xf16, "shared">
+        tile.gemm %as, %bs, %acc {tile.wgmma = {a_registers = false, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}} : memref<128x64xf16, "shared">, memref<64x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      tile.copy %acc[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] {tile.store = {columns = 64 : i64, kind = "tma", swizzle = "128B"}, tile.tma_store = {box = array<i64: 32, 128>, columns = 64 : i64, swizzle = 128 : i64}} : memref<128x128xf32, "fragment"> to memref<512x512xf32>
     }
     return
   }

@@ -5,13 +5,16 @@
 // depth, the kernel's warpgroups as consumers, overlap when one gemm is the loop's work) and
 // tile.tma_load on each copy (the box of one 128-byte column, innermost first, and how many
 // columns the tile has); persistent when the grid is known: one block per multiprocessor runs
-// the tiles in turn.
+// the tiles in turn. The accumulator's store after the loop (select-epilogue-store's TMA
+// store) gets tile.tma_store: the box of one 128-byte column of C and the columns staged at a
+// time.
 
 // A 128 x 64 f16 (K-major: one 64 x 128 box), B 64 x 256 f16 (MN-major: four 64 x 64 boxes).
 // CHECK-LABEL: func.func @bias_relu
 // CHECK: tile.pipelined {{.*}} tile.tma_ring = {consumers = 2 : i64, overlap = true, persistent = true, stages = 4 : i64}
 // CHECK: tile.copy {{.*}} tile.tma_load = {box = array<i64: 64, 128>, boxes = 1 : i64, swizzle = 128 : i64}
 // CHECK: tile.copy {{.*}} tile.tma_load = {box = array<i64: 64, 64>, boxes = 4 : i64, swizzle = 128 : i64}
+// CHECK: tile.copy %{{.*}} to %arg2{{.*}} tile.tma_store = {box = array<i64: 32, 128>, columns = 128 : i64, swizzle = 128 : i64}
 module attributes {tile.arch = "sm_90a"} {
   func.func @bias_relu(%A: memref<1000x520xf16>, %B: memref<520x1016xf16>, %C: memref<1000x1016xf32>) attributes {tile.entry} {
     %c0 = arith.constant 0 : index
@@ -37,7 +40,7 @@ module attributes {tile.arch = "sm_90a"} {
         tile.gemm %as, %bs, %acc {tile.wgmma = {a_registers = false, dtype = "f16", k = 16 : i64, m_atoms = 1 : i64, n = 256 : i64, reordered = false, warpgroups = 2 : i64}} : memref<128x64xf16, "shared">, memref<64x256xf16, "shared">, memref<128x256xf32, "fragment">
       }
       %col = arith.muli %bx, %c256 : index
-      tile.copy %acc[%c0, %c0] [128, 256] to %C[%row, %col] [128, 256] : memref<128x256xf32, "fragment"> to memref<1000x1016xf32>
+      tile.copy %acc[%c0, %c0] [128, 256] to %C[%row, %col] [128, 256] {tile.store = {columns = 128 : i64, kind = "tma", swizzle = "128B"}} : memref<128x256xf32, "fragment"> to memref<1000x1016xf32>
     }
     return
   }
@@ -50,8 +53,9 @@ module attributes {tile.arch = "sm_90a"} {
 // CHECK: tile.pipelined {{.*}} tile.tma_ring = {consumers = 1 : i64, overlap = true, persistent = true, stages = 3 : i64}
 // CHECK: tile.copy {{.*}} tile.tma_load = {box = array<i64: 64, 128, 1>, boxes = 1 : i64, swizzle = 128 : i64}
 // CHECK: tile.copy {{.*}} tile.tma_load = {box = array<i64: 64, 128, 1>, boxes = 1 : i64, swizzle = 128 : i64}
+// CHECK: tile.copy %{{.*}} to %arg2{{.*}} tile.tma_store = {box = array<i64: 32, 128, 1>, columns = 64 : i64, swizzle = 128 : i64}
 module attributes {tile.arch = "sm_90a"} {
-  func.func @batched(%A: memref<4x256x512xbf16>, %B: memref<4x256x512xbf16>) attributes {tile.entry} {
+  func.func @batched(%A: memref<4x256x512xbf16>, %B: memref<4x256x512xbf16>, %C: memref<4x256x256xf32>) attributes {tile.entry} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c8 = arith.constant 8 : index
@@ -73,6 +77,9 @@ module attributes {tile.arch = "sm_90a"} {
         tile.copy %B[%bz, %n0, %k0] [1, 128, 64] to %bs[%c0, %c0] [128, 64] {tile.async = "cp.async"} : memref<4x256x512xbf16> to memref<128x64xbf16, "shared">
         tile.gemm %as, %bs, %acc {transpose_b = true, tile.wgmma = {a_registers = false, dtype = "bf16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}} : memref<128x64xbf16, "shared">, memref<128x64xbf16, "shared">, memref<128x128xf32, "fragment">
       }
+      %m1 = arith.muli %by, %c128 : index
+      %n1 = arith.muli %bx, %c128 : index
+      tile.copy %acc[%c0, %c0] [128, 128] to %C[%bz, %m1, %n1] [1, 128, 128] {tile.store = {columns = 64 : i64, kind = "tma", swizzle = "128B"}} : memref<128x128xf32, "fragment"> to memref<4x256x256xf32>
     }
     return
   }
