@@ -20,6 +20,7 @@ import torch
 import tilec
 import tilec.language as T
 from tilec.errors import CompileError, TilecError
+from tilec.runtime.artifact import Artifact
 
 THIS_FILE = Path(__file__).resolve()
 _SOURCE = THIS_FILE.read_text().splitlines()
@@ -561,4 +562,35 @@ def test_concurrent_compiles_leave_one_whole_entry(private_cache: Path) -> None:
         assert run.wait(timeout=300) == 0, run.stderr.read()
     (entry,) = private_cache.iterdir()
     assert not entry.name.startswith(".")
-    assert tilec.cache.lookup(entry.name) is not None
+    assert Artifact.load(entry).binary  # whole: its checksum holds
+    assert (entry / tilec.cache.KEY_FILE).read_text() == entry.name
+
+
+# ------------------------------------------------------------------ buffers past the registers
+
+
+def large_fragment(size, threads):
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=threads) as _:
+            buffer = T.alloc_fragment((size, size), "float32")  # error: large-fragment
+            T.fill(buffer, 1.5)
+            A[0] = buffer[5, 7]
+
+    return main
+
+
+def test_a_fragment_past_the_stack_runs_on_the_cpu() -> None:
+    """16 MB of fragment lives on the heap on the CPU target (on the stack it segfaulted)."""
+    kernel = tilec.compile(large_fragment(2048, 1), target="cpu")
+    a = torch.full((64,), float("nan"))
+    kernel(a)
+    assert a[0] == 1.5
+
+
+@pytest.mark.parametrize("target", ["cuda:sm_80", "cuda:sm_90a"])
+def test_a_fragment_past_the_registers_is_an_error_on_cuda(target: str) -> None:
+    """On CUDA a fragment lives in registers; 16 MB per thread took minutes to build."""
+    error = compile_error(large_fragment(2048, 1), target)
+    check_error(error, CompileError, "large-fragment", "the fragment holds 4194304 elements "
+                "per thread", "at most 255 per thread")

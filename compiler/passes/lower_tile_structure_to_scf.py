@@ -6,7 +6,9 @@ One thread runs the whole block (`threads` is ignored), so:
 - tile.alloc (any scope, wherever it sits in the kernel) becomes a `memref.alloca` without a
   memory space at the start of the function: one set of buffers that every block reuses. A
   block's buffers start uninitialized, as on a GPU, and the stack does not grow with the grid
-  (an alloca inside a loop would: lowered scf loops free nothing per iteration);
+  (an alloca inside a loop would: lowered scf loops free nothing per iteration); a buffer
+  past HEAP_BYTES is a `memref.alloc` freed before the function returns instead (a 16 MB
+  fragment on the stack overflowed it: a segfault);
 - tile.parallel becomes a loop nest over its extents, tile.pipelined and tile.for plain
   `scf.for` loops (stages and `unroll` are performance hints the CPU does without);
 - barriers (gpu.barrier, nvvm.barrier: T.sync_threads) are dropped: the block's one thread
@@ -21,13 +23,15 @@ Run lower-tile-ops-to-loops first: the block-level ops must be gone.
 
 from __future__ import annotations
 
+import math
+
 from mlir import ir
 from mlir.dialects import memref, scf
 
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._builders import loop_nest, move_body, ops_named
 from tilec.compiler.passes._ir_walk import op_error
-from tilec.compiler.passes._scalar import constant
+from tilec.compiler.passes._scalar import bit_width, constant
 from tilec.compiler.passes.lower_tile_ops_to_loops import _Guard
 from tilec.errors import CompileError
 
@@ -137,8 +141,12 @@ def _move_region_into(
     move_body(body, innermost_terminator.operation)
 
 
+HEAP_BYTES = 64 * 1024  # a block buffer larger than this lives on the heap, not the stack
+
+
 def _allocs_to_allocas(kernel: ir.OpView) -> None:
-    """Every tile.alloc of the kernel becomes a memref.alloca at the start of the function."""
+    """Every tile.alloc of the kernel becomes a memref.alloca at the start of the function, or
+    past HEAP_BYTES a memref.alloc there with its memref.dealloc before the return."""
     function = kernel.operation.parent
     while function.name != "func.func":
         function = function.parent
@@ -149,6 +157,15 @@ def _allocs_to_allocas(kernel: ir.OpView) -> None:
         with ir.InsertionPoint.at_block_begin(function_body), alloc.location:
             buffer_type = ir.MemRefType(alloc.buffer.type)
             plain_type = ir.MemRefType.get(list(buffer_type.shape), buffer_type.element_type)
-            alloca = memref.AllocaOp(plain_type, [], [], alignment=64)
-        alloc.buffer.replace_all_uses_with(alloca.result)
+            on_heap = _bytes(plain_type) > HEAP_BYTES
+            allocate = memref.AllocOp if on_heap else memref.AllocaOp
+            buffer = allocate(plain_type, [], [], alignment=64).result
+        if on_heap:
+            with ir.InsertionPoint(list(function_body.operations)[-1]), alloc.location:
+                memref.DeallocOp(buffer)
+        alloc.buffer.replace_all_uses_with(buffer)
         alloc.operation.erase()
+
+
+def _bytes(type_: ir.MemRefType) -> int:
+    return math.prod(type_.shape) * max(1, bit_width(type_.element_type) // 8)

@@ -104,6 +104,7 @@ from tilec.errors import CompileError
 
 WORKGROUP = "#gpu.address_space<workgroup>"
 UNROLL_LIMIT = 16  # a T.Parallel without fragments loops instead of unrolling past this
+MAX_FRAGMENT_REGISTERS = 4096  # 16x the register file a thread can have; code per register
 UNROLL_OPS_LIMIT = 4096  # ops a T.unroll may copy out; past this it stays a loop (see lower_loop)
 
 
@@ -459,6 +460,12 @@ class KernelLowering:
                     layout = op_layout(op)
                     if layout is None:
                         raise fail(op, "fragment without a layout: run infer-fragment-layout")
+                    if layout.num_registers > MAX_FRAGMENT_REGISTERS:
+                        raise fail(op, f"the fragment holds {layout.num_registers} elements per "
+                                       f"thread; a fragment lives in registers (at most 255 "
+                                       f"per thread) and tilec builds at most "
+                                       f"{MAX_FRAGMENT_REGISTERS}: use more threads, smaller "
+                                       "tiles or T.alloc_shared")
                     registers = memref.AllocaOp(ir.MemRefType.get(
                         [layout.num_registers], type_.element_type), [], []).result
                     self.fragments[old] = Fragment(registers, layout)

@@ -67,6 +67,31 @@ func.func @allocs(%n: index) {
 
 // -----
 
+// A buffer past 64 KiB lives on the heap (a large fragment overflowed the stack): allocated at
+// the function's start, freed before its return; small ones stay on the stack.
+// CHECK-LABEL: func.func @large_alloc
+// CHECK-NEXT: %[[BIG:.*]] = memref.alloc() {alignment = 64 : i64} : memref<256x128xf32>
+// CHECK-NEXT: %[[SMALL:.*]] = memref.alloca() {alignment = 64 : i64} : memref<128x128xf32>
+// CHECK: scf.for
+// CHECK: memref.store %{{.*}}, %[[BIG]]
+// CHECK: memref.store %{{.*}}, %[[SMALL]]
+// CHECK: memref.dealloc %[[BIG]]
+// CHECK-NEXT: return
+func.func @large_alloc(%n: index) {
+  tile.kernel grid(%n) threads [32] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %one = arith.constant 1.0 : f32
+    %big = tile.alloc : memref<256x128xf32, "fragment">
+    %small = tile.alloc : memref<128x128xf32, "fragment">
+    memref.store %one, %big[%c0, %c0] : memref<256x128xf32, "fragment">
+    memref.store %one, %small[%c0, %c0] : memref<128x128xf32, "fragment">
+  }
+  return
+}
+
+// -----
+
 // tile.parallel becomes a loop nest over its extents.
 // CHECK-LABEL: func.func @parallel
 // CHECK: %[[C4:.*]] = arith.constant 4 : index

@@ -55,3 +55,14 @@ func.func @long_unroll_over_fragment(%n: index) attributes {tile.entry} {
   }
   return
 }
+
+// -----
+
+// CHECK: lower-tile-to-gpu-invalid.mlir:65: error: the fragment holds 8192 elements per thread; a fragment lives in registers (at most 255 per thread) and tilec builds at most 4096
+func.func @too_many_registers(%n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [32] {
+  ^bb0(%bx: index):
+    %f = tile.alloc {tile.layout = #tile.linear<[262144], register = [[32], [64], [128], [256], [512], [1024], [2048], [4096], [8192], [16384], [32768], [65536], [131072]], lane = [[1], [2], [4], [8], [16]], warp = []>} : memref<262144xf32, "fragment">
+  }
+  return
+}

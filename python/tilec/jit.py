@@ -14,6 +14,7 @@ import ast
 import functools
 import inspect
 import linecache
+import numbers
 import os
 import types
 from collections.abc import Callable, Sequence
@@ -370,12 +371,23 @@ class JITKernel:
         return arg, was_numpy
 
     def _check_scalar(self, param: Param, arg: Any) -> Any:
+        """A Python or numpy number of the parameter's kind, as a Python number; an integer
+        outside the dtype's range is an error (it would arrive wrapped: 2**33 + 5 as 5)."""
         dtype = T.dtype(param.dtype)
-        ok = isinstance(arg, (int, float)) if dtype.is_float else isinstance(arg, int)
-        if not ok or _is_tensor(arg):
+        kind = numbers.Real if dtype.is_float else numbers.Integral
+        if not isinstance(arg, kind):  # numpy's scalars are numbers, torch's tensors not
             raise self._error(f"argument '{param.name}' must be a {param.dtype} scalar, got "
                               f"{type(arg).__name__}")
-        return arg
+        if dtype.is_float:
+            return float(arg)
+        value = int(arg)
+        if dtype.name != "bool":
+            low, high = ((0, 2**dtype.bits - 1) if dtype.is_unsigned
+                         else (-(2 ** (dtype.bits - 1)), 2 ** (dtype.bits - 1) - 1))
+            if not low <= value <= high:
+                raise self._error(f"argument '{param.name}' = {value} does not fit in "
+                                  f"{param.dtype} ({low} to {high})")
+        return value
 
     def __repr__(self) -> str:
         return f"<tilec kernel {self.name} for {self.target}>"

@@ -1564,10 +1564,23 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
             if k_a != k_b:
                 self.error(node, f"T.gemm: K of A ('{a.name}': {k_a}) differs from K of B "
                                  f"('{b.name}': {k_b})")
+        self.check_accumulator(a, b, c, node)
         gemm = tile.gemm(a.value, b.value, c.value, policy=policy,
                          **{k: v for k, v in flags.items() if v})
         if wgmma:  # lower-gemm-simt rejects it where it would run on CUDA cores
             getattr(gemm, "operation", gemm).attributes["tile.wgmma_required"] = ir.UnitAttr.get()
+
+    def check_accumulator(self, a: Buffer, b: Buffer, c: Buffer, node: ast.AST) -> None:
+        """C must hold the products: a float product in an integer C (fp16 into int32 gave
+        zeros) or integer products in fewer than 32 bits are errors at the line."""
+        operands = f"{a.dtype} x {b.dtype}"
+        if (a.dtype.is_float or b.dtype.is_float) and not c.dtype.is_float:
+            self.error(node, f"T.gemm accumulates {operands} products into '{c.name}' of "
+                             f"{c.dtype}, which cannot hold them: use a float accumulator "
+                             "(float32)")
+        if not c.dtype.is_float and c.dtype.bits < 32:
+            self.error(node, f"T.gemm accumulates {operands} products into '{c.name}' of "
+                             f"{c.dtype}, which overflows: use an int32 accumulator")
 
     def t_wgmma_gemm(self, nodes: dict, node: ast.Call) -> None:
         """T.gemm that must run on wgmma. tilec's wgmma gemm waits for its own result, so
@@ -2339,8 +2352,10 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
             value = int(value)
             if dtype == T.bool:
                 value = int(builtins.bool(value))
-            elif not -(2 ** (dtype.bits - 1)) <= value < 2**dtype.bits:
-                self.error(node, f"the integer {value} does not fit in {dtype}")
+            elif not _fits(value, dtype):
+                low, high = _int_range(dtype)
+                self.error(node, f"the integer {value} does not fit in {dtype} ({low} to "
+                                 f"{high})")
             result = arith.constant(mlir_type(dtype), value)
         affine = Affine((), int(value)) if _tracks_affine(dtype) else None
         return Scalar(result, dtype, affine=affine)
@@ -2459,8 +2474,18 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
         if identity is not None:
             return identity
         dtype = self.result_dtype(a, b, node)
+        if op in ("&", "|", "^", "<<", ">>", "/", "//", "%") and dtype.is_integer:
+            a, b = (_bit_pattern(v, dtype) if op in ("&", "|", "^") else v for v in (a, b))
+            self.check_constant_operand(op, b, dtype, node)
         x, y = self.materialize(a, dtype, node), self.materialize(b, dtype, node)
-        value = self.scalar_op(op, x.value, y.value, dtype, node)
+        run_time = dtype.is_integer and _constant_index(b) is None
+        if op in ("/", "//", "%") and run_time:
+            guard = DivisorGuard(x.value, y.value, dtype)
+            value = guard.result(op, self.scalar_op(op, x.value, guard.divisor, dtype, node))
+        else:
+            value = self.scalar_op(op, x.value, y.value, dtype, node)
+        if op in ("<<", ">>") and run_time:
+            value = clamped_shift(op, x.value, y.value, value, dtype)
         result = Scalar(value, dtype)
         if _tracks_affine(dtype):  # of the operands converted: only a widening keeps a form
             result.affine = _affine_op(op, x, y, self)
@@ -2468,6 +2493,19 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
                                                                             "%"):
             result.expr = f"({_expr(a)} {op} {_expr(b)})"
         return result
+
+    def check_constant_operand(self, op: str, b: Any, dtype: T.DType, node: ast.AST | None
+                               ) -> None:
+        """A constant divisor of 0 or a constant shift outside the dtype's bits is an error at
+        the line (Python raises; the hardware gives garbage or, on the CPU, SIGFPE)."""
+        amount = _constant_index(b)
+        if amount is None:
+            return
+        if op in ("/", "//", "%") and amount == 0:
+            self.error(node, f"integer division by zero ({op} 0)")
+        if op in ("<<", ">>") and not 0 <= amount < dtype.bits:
+            self.error(node, f"a shift by {amount} is outside the {dtype.bits} bits of {dtype} "
+                             f"(shift by 0 to {dtype.bits - 1})")
 
     def scalar_op(self, op: str, x: ir.Value, y: ir.Value, dtype: T.DType,
                   node: ast.AST | None) -> ir.Value:
@@ -2569,6 +2607,66 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
         values = [self.index_value(i, node) for i in indices]
         memref.store(element, buffer.value, values)
         self.var_readings.clear()
+
+
+class DivisorGuard:
+    """An integer `/`, `//` or `%` by a run-time divisor made total and the same on every
+    target: by 0 it gives 0 (numpy's answer; x86's idiv would kill the process with SIGFPE,
+    a GPU gives garbage), and the most negative value divided by -1 wraps. The division
+    itself runs on a divisor of 1 in those cases."""
+
+    def __init__(self, x: ir.Value, y: ir.Value, dtype: T.DType):
+        self.x, self.unsigned = x, dtype.is_unsigned
+        self.zero = arith.constant(x.type, 0)
+        self.by_zero = arith.cmpi(arith.CmpIPredicate.eq, y, self.zero)
+        self.bad = self.by_zero
+        if not self.unsigned:
+            minus_one = arith.cmpi(arith.CmpIPredicate.eq, y, arith.constant(x.type, -1))
+            self.bad = arith.ori(self.by_zero, minus_one)
+        self.divisor = arith.select(self.bad, arith.constant(x.type, 1), y)
+
+    def result(self, op: str, computed: ir.Value) -> ir.Value:
+        if self.unsigned:
+            return arith.select(self.by_zero, self.zero, computed)
+        by_minus_one = self.zero if op == "%" else arith.subi(self.zero, self.x)
+        special = arith.select(self.by_zero, self.zero, by_minus_one)
+        return arith.select(self.bad, special, computed)
+
+
+def clamped_shift(op: str, x: ir.Value, y: ir.Value, shifted: ir.Value,
+                  dtype: T.DType) -> ir.Value:
+    """A shift by a run-time amount outside 0..bits-1 (LLVM's poison) gives what PTX's
+    clamped shifts give: 0, or the sign for an arithmetic right shift."""
+    bits = arith.constant(x.type, dtype.bits)
+    outside = arith.cmpi(arith.CmpIPredicate.uge, y, bits)
+    if op == ">>" and not dtype.is_unsigned:
+        fill = arith.shrsi(x, arith.constant(x.type, dtype.bits - 1))
+    else:
+        fill = arith.constant(x.type, 0)
+    return arith.select(outside, fill, shifted)
+
+
+def _int_range(dtype: T.DType) -> tuple[int, int]:
+    if dtype.is_unsigned:
+        return 0, 2**dtype.bits - 1
+    return -(2 ** (dtype.bits - 1)), 2 ** (dtype.bits - 1) - 1
+
+
+def _fits(value: int, dtype: T.DType) -> bool:
+    low, high = _int_range(dtype)
+    return low <= value <= high
+
+
+def _bit_pattern(value: Any, dtype: T.DType) -> Any:
+    """A literal operand of & | ^ as the bits it spells: 0xFFFF0000 with an int32 is the
+    int32 of those bits, -1 with a uint32 all ones."""
+    if not isinstance(value, int) or isinstance(value, builtins.bool) or dtype == T.bool:
+        return value
+    if dtype.is_unsigned and -(2 ** (dtype.bits - 1)) <= value < 0:
+        return value + 2**dtype.bits
+    if not dtype.is_unsigned and 2 ** (dtype.bits - 1) <= value < 2**dtype.bits:
+        return value - 2**dtype.bits
+    return value
 
 
 def floor_mod(x: ir.Value, y: ir.Value, dtype: T.DType) -> ir.Value:

@@ -1,0 +1,283 @@
+"""Integer semantics as Python and numpy define them, the same on the CPU and CUDA targets:
+floor `//` and `%`, a run-time divisor of 0 gives 0 (never SIGFPE), the most negative value by
+-1 wraps, run-time shifts past the bit width clamp as PTX's do; constant divisors of 0, constant
+shifts outside the width, literals outside their dtype and scalar arguments outside their
+dtype are errors naming the line or the argument."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+import tilec
+import tilec.language as T
+from tilec.errors import LaunchError, TilecError
+
+THIS_FILE = Path(__file__).resolve()
+_SOURCE = THIS_FILE.read_text().splitlines()
+N = 64
+
+
+def line_of(tag: str) -> int:
+    pattern = re.compile(rf"#\s*error:\s*{re.escape(tag)}(\s|$)")
+    matches = [n for n, text in enumerate(_SOURCE, start=1) if pattern.search(text)]
+    assert len(matches) == 1, f"tag {tag} is on lines {matches}"
+    return matches[0]
+
+
+def check_error(error: TilecError, kind: type[TilecError], tag: str, *fragments: str) -> None:
+    assert type(error) is kind, f"{type(error).__name__} instead of {kind.__name__}: {error}"
+    assert error.filename is not None and Path(error.filename).resolve() == THIS_FILE, str(error)
+    assert error.lineno == line_of(tag), str(error)
+    for fragment in fragments:
+        assert fragment in error.message, f"{fragment!r} not in {error.message!r}"
+
+
+def compile_error(kernel, target: str = "cpu") -> TilecError:
+    with pytest.raises(TilecError) as info:
+        tilec.compile(kernel, target=target)
+    return info.value
+
+
+def elementwise(op: str, dtype: str):
+    @T.prim_func
+    def main(A: T.Tensor((N,), dtype), B: T.Tensor((N,), dtype), C: T.Tensor((N,), dtype)):
+        with T.Kernel(1, threads=64) as _:
+            for i in T.Parallel(N):
+                if op == "//":
+                    C[i] = A[i] // B[i]
+                elif op == "%":
+                    C[i] = A[i] % B[i]
+                elif op == "<<":
+                    C[i] = A[i] << B[i]
+                else:
+                    C[i] = A[i] >> B[i]
+
+    return main
+
+
+def wrapped(value: int, dtype: torch.dtype) -> int:
+    info = torch.iinfo(dtype)
+    return (value - info.min) % (info.max - info.min + 1) + info.min
+
+
+def expected(op: str, x: int, y: int, dtype: torch.dtype) -> int:
+    """Python's answer in the dtype's width; 0 for a zero divisor, clamped shifts."""
+    bits = torch.iinfo(dtype).bits
+    signed = torch.iinfo(dtype).min < 0
+    if op in ("//", "%"):
+        return 0 if y == 0 else wrapped(x // y if op == "//" else x % y, dtype)
+    inside = 0 <= y < bits
+    if op == "<<":
+        return wrapped(x << y, dtype) if inside else 0
+    if not inside:
+        return (-1 if x < 0 else 0) if signed else 0
+    return x >> y
+
+
+@pytest.mark.parametrize("op", ["//", "%", "<<", ">>"])
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8", "uint32"])
+def test_integer_ops_match_python(op: str, dtype: str, rng: torch.Generator) -> None:
+    torch_dtype = getattr(torch, dtype)
+    info = torch.iinfo(torch_dtype)
+    signed = info.min < 0
+    a = torch.randint(max(info.min, -1000), min(info.max, 1000), (N,), generator=rng)
+    if op in ("//", "%"):
+        b = torch.randint(-9 if signed else 0, 10, (N,), generator=rng)
+        b[:4] = torch.tensor([0, -1 if signed else 0, 3, 0])
+        a[1] = info.min  # the most negative value by -1
+    else:
+        b = torch.randint(0, info.bits + 8, (N,), generator=rng)
+        b[:3] = torch.tensor([info.bits, info.bits - 1, 0])
+        if signed:
+            b[3] = -1
+    a, b = a.to(torch_dtype), b.to(torch_dtype)
+    c = torch.full((N,), info.max, dtype=torch_dtype)
+    tilec.compile(elementwise(op, dtype), target="cpu")(a, b, c)
+    want = [expected(op, x, y, torch_dtype) for x, y in zip(a.tolist(), b.tolist(), strict=True)]
+    assert c.tolist() == want
+
+
+@pytest.mark.parametrize("op", ["//", "%"])
+def test_run_time_division_is_guarded_on_cuda(op: str) -> None:
+    """The CUDA target divides by the guarded divisor too (PTX's div by 0 is garbage)."""
+    ptx = tilec.compile(elementwise(op, "int32"), target="cuda:sm_90a").get_kernel_source()
+    safe = re.search(r"selp\.b32\s+(%r\d+), 1, %r\d+", ptx)  # divisor 1 where it was 0 or -1
+    assert safe, ptx
+    assert re.search(rf"(div|rem)\.s32\s+%r\d+, %r\d+, {safe.group(1)};", ptx), ptx
+
+
+def floor_semantics():
+    @T.prim_func
+    def main(A: T.Tensor((4,), "int32")):
+        with T.Kernel(1, threads=1) as _:
+            x = A[0]
+            A[0] = x // 3
+            A[1] = x % 3
+            A[2] = x // -3
+            A[3] = x % -3
+
+    return main
+
+
+def test_floor_division_and_modulo_of_negative_values() -> None:
+    a = torch.tensor([-7, 0, 0, 0], dtype=torch.int32)
+    tilec.compile(floor_semantics(), target="cpu")(a)
+    assert a.tolist() == [-7 // 3, -7 % 3, -7 // -3, -7 % -3] == [-3, 2, 2, -1]
+
+
+def divide_by_constant(op):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "int32")):
+        with T.Kernel(1, threads=64) as _:
+            for i in T.Parallel(N):
+                if op == "//":
+                    A[i] = A[i] // 0  # error: by-zero-floordiv
+                else:
+                    A[i] = A[i] % 0  # error: by-zero-mod
+
+    return main
+
+
+@pytest.mark.parametrize("target", ["cpu", "cuda:sm_90a"])
+@pytest.mark.parametrize("op, tag", [("//", "by-zero-floordiv"), ("%", "by-zero-mod")])
+def test_constant_division_by_zero(op: str, tag: str, target: str) -> None:
+    check_error(compile_error(divide_by_constant(op), target), TilecError, tag,
+                f"integer division by zero ({op} 0)")
+
+
+def shift_by_constant(dtype, amount):
+    @T.prim_func
+    def main(A: T.Tensor((N,), dtype)):
+        with T.Kernel(1, threads=64) as _:
+            for i in T.Parallel(N):
+                A[i] = A[i] << amount  # error: shift
+
+    return main
+
+
+@pytest.mark.parametrize("dtype, amount, bits", [("int32", 32, 32), ("int32", 40, 32),
+                                                 ("int8", 8, 8), ("uint16", 16, 16),
+                                                 ("int64", 64, 64), ("int32", -1, 32)])
+def test_constant_shift_outside_the_width(dtype: str, amount: int, bits: int) -> None:
+    check_error(compile_error(shift_by_constant(dtype, amount)), TilecError, "shift",
+                f"a shift by {amount} is outside the {bits} bits of {dtype}")
+
+
+def store_literal(dtype, value):
+    @T.prim_func
+    def main(A: T.Tensor((4,), dtype)):
+        with T.Kernel(1, threads=1) as _:
+            A[0] = value  # error: literal
+
+    return main
+
+
+@pytest.mark.parametrize("dtype, value, bounds", [
+    ("int8", 200, "-128 to 127"), ("int8", -129, "-128 to 127"), ("uint8", 256, "0 to 255"),
+    ("uint8", -1, "0 to 255"), ("int16", 40000, "-32768 to 32767"),
+    ("int32", 2**31, "-2147483648 to 2147483647"), ("uint32", 2**32, "0 to 4294967295"),
+    ("int64", 2**63, "to 9223372036854775807")])
+def test_literal_outside_its_dtype(dtype: str, value: int, bounds: str) -> None:
+    check_error(compile_error(store_literal(dtype, value)), TilecError, "literal",
+                f"the integer {value} does not fit in {dtype}", bounds)
+
+
+@pytest.mark.parametrize("dtype, value", [("int8", 127), ("int8", -128), ("uint8", 255),
+                                          ("int32", -(2**31))])
+def test_literal_at_the_edge_of_its_dtype(dtype: str, value: int) -> None:
+    a = torch.zeros(4, dtype=getattr(torch, dtype))
+    tilec.compile(store_literal(dtype, value), target="cpu")(a)
+    assert a[0].item() == value
+
+
+def mask_bits():
+    @T.prim_func
+    def main(A: T.Tensor((N,), "int32"), B: T.Tensor((N,), "int32"),
+             C: T.Tensor((N,), "uint32")):
+        with T.Kernel(1, threads=64) as _:
+            for i in T.Parallel(N):
+                B[i] = (A[i] & 0xFFFF0000) ^ 0x80000001
+                C[i] = T.reinterpret("uint32", A[i]) & -2
+
+    return main
+
+
+def test_bit_patterns_in_bitwise_ops(rng: torch.Generator) -> None:
+    """A literal of & | ^ spells bits: 0xFFFF0000 with an int32 is that int32's bits."""
+    a = torch.randint(-(2**31), 2**31 - 1, (N,), generator=rng, dtype=torch.int64)
+    b = torch.zeros(N, dtype=torch.int32)
+    c = torch.zeros(N, dtype=torch.uint32)
+    tilec.compile(mask_bits(), target="cpu")(a.to(torch.int32), b, c)
+    assert b.tolist() == [wrapped((x & 0xFFFF0000) ^ 0x80000001, torch.int32) for x in a.tolist()]
+    assert [v % 2**32 for v in c.tolist()] == [(x % 2**32) & (2**32 - 2) for x in a.tolist()]
+
+
+def add_scalar(dtype):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "int64"), s: dtype):  # error: scalar-kernel
+        with T.Kernel(1, threads=64) as _:
+            for i in T.Parallel(N):
+                A[i] = A[i] + T.cast(s, "int64")
+
+    return main
+
+
+@pytest.mark.parametrize("dtype, value", [("int32", 2**33 + 5), ("int32", -(2**31) - 1),
+                                          ("uint8", 256), ("uint32", -1), ("int8", 128),
+                                          ("int64", 2**63)])
+def test_scalar_argument_outside_its_dtype(dtype: str, value: int) -> None:
+    kernel = tilec.compile(add_scalar(dtype), target="cpu")
+    with pytest.raises(LaunchError) as info:
+        kernel(torch.zeros(N, dtype=torch.int64), value)
+    check_error(info.value, LaunchError, "scalar-kernel", f"argument 's' = {value} does not fit "
+                f"in {dtype}")
+
+
+@pytest.mark.parametrize("value", [7, -3])
+def test_numpy_integer_scalar_arguments(value: int) -> None:
+    import numpy as np
+
+    kernel = tilec.compile(add_scalar("int32"), target="cpu")
+    a = torch.arange(N, dtype=torch.int64)
+    kernel(a, np.int32(value))
+    assert a.tolist() == [i + value for i in range(N)]
+
+
+@pytest.mark.parametrize("value", [1.5, "3", None])
+def test_scalar_argument_of_the_wrong_kind(value) -> None:
+    kernel = tilec.compile(add_scalar("int32"), target="cpu")
+    with pytest.raises(LaunchError) as info:
+        kernel(torch.zeros(N, dtype=torch.int64), value)
+    check_error(info.value, LaunchError, "scalar-kernel", "argument 's' must be a int32 scalar",
+                type(value).__name__)
+
+
+def gemm_into(operand, accumulator):
+    @T.prim_func
+    def main(A: T.Tensor((32, 32), operand), C: T.Tensor((32, 32), accumulator)):
+        with T.Kernel(1, threads=128) as _:
+            a = T.alloc_shared((32, 32), operand)
+            b = T.alloc_shared((32, 32), operand)
+            c = T.alloc_fragment((32, 32), accumulator)
+            T.copy(A, a)
+            T.copy(A, b)
+            T.clear(c)
+            T.gemm(a, b, c)  # error: gemm-accumulator
+            T.copy(c, C)
+
+    return main
+
+
+@pytest.mark.parametrize("target", ["cpu", "cuda:sm_90a"])
+@pytest.mark.parametrize("operand, accumulator, what", [
+    ("float16", "int32", "cannot hold them"), ("bfloat16", "int16", "cannot hold them"),
+    ("float32", "int64", "cannot hold them"), ("int8", "int8", "overflows"),
+    ("int8", "int16", "overflows")])
+def test_gemm_accumulator_that_cannot_hold_the_products(operand: str, accumulator: str,
+                                                        what: str, target: str) -> None:
+    check_error(compile_error(gemm_into(operand, accumulator), target), TilecError,
+                "gemm-accumulator", f"{operand} x {operand} products", f"of {accumulator}", what)
