@@ -472,6 +472,37 @@ def gemv_by_reducer(M: int, N: int, block_M: int = 32, block_N: int = 64,
     return main
 
 
+def head_weighted_logits(N: int, Q: int = 4, H: int = 16, D: int = 64, block_N: int = 64):
+    """TileLang's DeepSeek indexer pattern: a gemm accumulator s = K_block @ Qm^T of shape
+    [block_N, Q * H], seen through T.reshape as [block_N, Q, H], relu times a weight per
+    (query, head), summed over each query's heads."""
+
+    @T.prim_func
+    def main(K: T.Tensor((N, D), "float16"), Qm: T.Tensor((Q * H, D), "float16"),
+             W: T.Tensor((Q, H), "float16"), L: T.Tensor((N, Q), "float32")):
+        with T.Kernel(T.ceildiv(N, block_N), threads=128) as bx:
+            k_shared = T.alloc_shared((block_N, D), "float16")
+            q_shared = T.alloc_shared((Q * H, D), "float16")
+            s = T.alloc_fragment((block_N, Q * H), "float32")
+            s_reshaped = T.reshape(s, (block_N, Q, H))
+            weights = T.alloc_fragment((Q, H), "float32")
+            logits = T.alloc_fragment((block_N, Q), "float32")
+            T.copy(K[bx * block_N, 0], k_shared)
+            T.copy(Qm, q_shared)
+            T.copy(W, weights)
+            T.gemm(k_shared, q_shared, s, transpose_B=True, clear_accum=True)
+            for n, q, h in T.Parallel(block_N, Q, H):
+                s_reshaped[n, q, h] = T.max(s_reshaped[n, q, h], 0) * weights[q, h]
+            T.reduce_sum(s_reshaped, logits, dim=-1)
+            T.copy(logits, L[bx * block_N, 0])
+
+    return main
+
+
+def head_weighted_logits_reference(k, qm, w, Q: int = 4, H: int = 16):
+    return ((k @ qm.T).clamp_min(0).view(-1, Q, H) * w).sum(-1)
+
+
 @dataclass
 class Case:
     """One frontend kernel: `factory()` gives the prim_func, inputs are random normals of
@@ -552,6 +583,9 @@ def cases() -> list[Case]:
     found.append(Case("gemm_on_column_parts_64x200x(256+64)",
                       lambda: gemm_on_column_parts(64, 200, 256, 64), [-1],
                       [(64, 320), (200, 320)], "float16", lambda q, k: q @ k.T))
+    found.append(Case("head_weighted_logits_200x64x64", lambda: head_weighted_logits(200),
+                      [-1], [(200, 64), (64, 64), (4, 16)], "float16",
+                      head_weighted_logits_reference))
     return found
 
 
