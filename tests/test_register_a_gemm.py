@@ -2,9 +2,10 @@
 T.gemm(A_frag, B_shared, C)), compiled through tilec.jit / tilec.compile (CPU only).
 
 On sm_90a it becomes the wgmma kernel with HopperGemmConfig.a_registers (ldmatrix from the TMA
-slot, RS wgmma); on sm_80, and for tiles wgmma cannot cover, it stays on the SIMT path. The
-numbers themselves are checked on the H200 by tests/gpu/test_frontend_kernels.py; here the
-chosen config, the PTX's instructions, and the CPU target's result.
+slot, RS wgmma); on sm_80 the gemm runs per op on mma.sync (plan-mma-sync-gemms); tiles wgmma
+cannot cover stay on the SIMT path on sm_90a. The numbers themselves are checked on the H200
+by tests/gpu/test_frontend_kernels.py; here the chosen config, the PTX's instructions, and the
+CPU target's result.
 """
 
 from __future__ import annotations
@@ -115,12 +116,12 @@ def test_prim_func_through_tilec_compile() -> None:
     assert LDMATRIX in kernel.artifact.asm["ptx"]
 
 
-def test_sm80_register_a_stays_simt() -> None:
+def test_sm80_register_a_runs_mma_sync_per_op() -> None:
     kernel = compile_jit((1024, 1024, 1024), torch.float16, "cuda:sm_80")
-    assert tensorcore_config(kernel) is None
+    assert tensorcore_config(kernel) is None  # not the whole-kernel generator
     ptx = kernel.artifact.asm["ptx"]
-    assert "mma.sync" not in ptx and "wgmma" not in ptx
-    assert "cp.async" in ptx  # the SIMT path's pipelined loop
+    assert "mma.sync.aligned.m16n8k16" in ptx and "wgmma" not in ptx
+    assert "cp.async" in ptx  # the per-op path's pipelined loop
 
 
 def test_tile_wgmma_cannot_cover_stays_simt_on_sm90a() -> None:

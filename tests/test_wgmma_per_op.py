@@ -3,9 +3,9 @@
 The layouts are checked against wgmma's register contract on the CPU (the index arithmetic the
 lowering emits, folded to constants); kernels the whole-kernel matcher declines (a T.Parallel
 epilogue, a batched grid with transpose_B, A from registers, attention's two gemms with the
-softmax between them) compile to wgmma PTX that ptxas assembles for sm_90a, stay SIMT on
-sm_80, and keep their CPU numerics. Numerics of the wgmma kernels on the H200: the GPU suite
-(its sm_90a GEMM kernels take this path) and benchmarks/fused_gemm.py.
+softmax between them) compile to wgmma PTX that ptxas assembles for sm_90a (to mma.sync on
+sm_80: plan-mma-sync-gemms), and keep their CPU numerics. Numerics of the wgmma kernels on the
+H200: the GPU suite (its sm_90a GEMM kernels take this path) and benchmarks/fused_gemm.py.
 """
 
 from __future__ import annotations
@@ -291,10 +291,11 @@ def test_declined_kernels_run_wgmma_per_op_on_sm90a(factory, args, instructions:
 
 
 @needs_ptxas
-def test_same_kernel_stays_simt_on_sm80() -> None:
+def test_same_kernel_runs_mma_sync_on_sm80() -> None:
     kernel = tilec.compile(bias_relu(256, 256, 256), out_idx=[-1], target="cuda:sm_80")
     assert kernel.artifact.binary_kind == "cubin"
     assert "wgmma" not in kernel.asm["ptx"] and "tile.wgmma" not in kernel.asm["tile-cuda"]
+    assert "tile.mma_sync" in kernel.asm["tile-cuda"] and "mma.sync.aligned" in kernel.asm["ptx"]
 
 
 @needs_ptxas

@@ -368,8 +368,8 @@ class PipelinedLoop:
             offset = arith.addi(ring.base, offset)
         view = memref.ViewOp(ring.type_, self.lowering.smem, offset, []).result
         layouts = self.lowering.shared_layouts
-        if buffer in layouts:  # a wgmma operand tile, fenced by the loop for wgmma
-            layouts[view] = (layouts[buffer][0], self.feeds_wgmma)
+        if buffer in layouts:  # an operand tile, fenced by the loop for wgmma
+            layouts[view] = (layouts[buffer][0], self.feeds_wgmma or layouts[buffer][1])
         return view
 
     def issue(self, at: ir.Value, slot: ir.Value, upper: ir.Value) -> None:

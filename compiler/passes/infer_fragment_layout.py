@@ -71,6 +71,7 @@ from tilec.compiler.passes._ir_walk import (
     scope,
     walk,
 )
+from tilec.compiler.passes._mma_sync import MMA_SYNC_ATTR
 from tilec.compiler.passes._scalar import index
 from tilec.compiler.passes._scheduling import read_decision, target_description
 from tilec.compiler.passes._wgmma import WARPGROUP_THREADS, WGMMA_ATTR
@@ -381,8 +382,8 @@ class _KernelInference:
             return gemm_layout(m, n, threads, self.warp_size)
 
     def anchor_gemm(self, gemm: ir.Operation) -> None:
-        if WGMMA_ATTR in gemm.attributes:
-            return  # plan-wgmma-gemms laid out its accumulator for the instruction
+        if WGMMA_ATTR in gemm.attributes or MMA_SYNC_ATTR in gemm.attributes:
+            return  # plan-wgmma-gemms / plan-mma-sync-gemms laid it out for the instruction
         a, b, c = gemm.operands[0], gemm.operands[1], gemm.operands[2]
         if scope(c) != "fragment":
             raise op_error(gemm, "T.gemm accumulates into a fragment only")
@@ -497,8 +498,8 @@ class _KernelInference:
         return new
 
     def convert_gemm_operands(self, gemm: ir.Operation) -> None:
-        if WGMMA_ATTR in gemm.attributes:
-            return  # its operands are shared tiles the instruction reads
+        if WGMMA_ATTR in gemm.attributes or MMA_SYNC_ATTR in gemm.attributes:
+            return  # its operands are laid out as the instruction reads them
         for position in (0, 1):
             operand = gemm.operands[position]
             if scope(operand) != "fragment":

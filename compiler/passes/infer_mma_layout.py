@@ -13,7 +13,11 @@ tensor-core lowering follow from this one, so it is made first and recorded on t
 - sm_80: `tile.mma = {kind = "mma.sync", warps = array<i64: wm, wn>, instr = array<i64: 16, 8,
   Kst>, a_source}`: the warps (threads / 32) as the most square grid over the block's tile
   that the mma.sync kernel accepts (AmpereGemmConfig: warp tiles of 16 x 16 multiples, at most
-  128 accumulator registers per thread, copies and stores divided evenly among threads).
+  128 accumulator registers per thread, copies and stores divided evenly among threads),
+  T.gemm's policy first (full_row: warps x 1, full_col: 1 x warps), full_row also where the
+  gemm's rows chain through registers (`chained_rows`: the accumulator becoming another
+  gemm's A, or A being such an accumulator), so each row stays in one warp and no
+  conversion lies between the two.
 
 A and B must be shared memory, except that A may be a fragment (M x K, not transposed): then
 wgmma / mma.sync read it from registers (`a_source = "registers"`: the second gemm of
@@ -201,13 +205,63 @@ def wgmma_decision(problem: GemmProblem, threads: int) -> dict[str, DecisionValu
     }
 
 
-def warp_grid(problem: GemmProblem, threads: int) -> tuple[int, int] | None:
-    """The most square (warps_m, warps_n) over the tile that the mma.sync kernel accepts."""
+def _filled_from(value: ir.Value, kernel: ir.Operation) -> list[ir.Value]:
+    """The fragments a tile.copy of `value` or a T.Parallel reading it writes."""
+    targets = []
+    for op in walk(kernel):
+        if op.name == "tile.copy" and copy_parts(op)[0] == value:
+            targets.append(copy_parts(op)[3])
+        elif op.name == "tile.parallel" and _reads(op, value):
+            targets += [inner.operands[1] for inner in walk(op) if inner.name == "memref.store"
+                        and scope(inner.operands[1]) == "fragment"]
+    return targets
+
+
+def _derived(value: ir.Value, kernel: ir.Operation) -> list[ir.Value]:
+    """The fragments filled from `value` through copies and T.Parallel casts, transitively."""
+    found: list[ir.Value] = []
+    pending = [value]
+    while pending:
+        for target in _filled_from(pending.pop(), kernel):
+            if not any(target == known for known in [value, *found]):
+                found.append(target)
+                pending.append(target)
+    return found
+
+
+def chained_rows(gemm: ir.Operation, kernel: ir.Operation) -> bool:
+    """Whether the gemm's rows should each stay in one warp: its accumulator (copied, or cast
+    by a T.Parallel) is another gemm's A from registers, or its own A is such a copy, as in
+    attention; over a warps x 1 grid mma.sync's accumulator is that A operand's layout."""
+    gemms = [op for op in walk(kernel) if op.name == "tile.gemm"]
+    if any(a == other.operands[0] for a in _derived(gemm.operands[2], kernel)
+           for other in gemms):
+        return True
+    return scope(gemm.operands[0]) == "fragment" and any(
+        gemm.operands[0] == target for other in gemms
+        for target in _derived(other.operands[2], kernel))
+
+
+def warp_policy(gemm: ir.Operation, kernel: ir.Operation) -> str:
+    """How the gemm's warps split its tile: T.gemm's policy, "full_row" (warps x 1) where
+    its rows chain through registers (chained_rows)."""
+    if chained_rows(gemm, kernel):
+        return "full_row"
+    policy = gemm.attributes["policy"] if "policy" in gemm.attributes else None
+    return ir.StringAttr(policy).value if isinstance(policy, ir.StringAttr) else "square"
+
+
+def warp_grid(problem: GemmProblem, threads: int, policy: str = "square"
+              ) -> tuple[int, int] | None:
+    """The (warps_m, warps_n) over the tile that the mma.sync kernel accepts: the most square
+    one, warps x 1 first for "full_row", 1 x warps first for "full_col"."""
     warps = threads // WARP_THREADS
     if warps < 1 or threads % WARP_THREADS:
         return None
     grids = [(wm, warps // wm) for wm in range(1, warps + 1) if warps % wm == 0]
     grids.sort(key=lambda grid: abs(problem.block_m / grid[0] - problem.block_n / grid[1]))
+    if policy in ("full_row", "full_col"):
+        grids.sort(key=lambda grid: grid[1 if policy == "full_row" else 0] != 1)
     for warps_m, warps_n in grids:
         try:
             AmpereGemmConfig(
@@ -227,9 +281,10 @@ def warp_grid(problem: GemmProblem, threads: int) -> tuple[int, int] | None:
     return None
 
 
-def mma_sync_decision(problem: GemmProblem, threads: int) -> dict[str, DecisionValue] | None:
+def mma_sync_decision(problem: GemmProblem, threads: int, policy: str = "square"
+                      ) -> dict[str, DecisionValue] | None:
     """sm_80: the warp grid and mma.sync shape, or None when no warp grid fits."""
-    grid = warp_grid(problem, threads)
+    grid = warp_grid(problem, threads, policy)
     if grid is None:
         return None
     return {
@@ -261,7 +316,6 @@ class InferMmaLayout(TilePass):
         if not target.mma:
             self.reject_wgmma_required(module, target.name)
             return
-        decide = wgmma_decision if target.has_wgmma else mma_sync_decision
         accumulator_layout = "wgmma-accumulator" if target.has_wgmma else "mma-accumulator"
         context = module.context
         for kernel in kernels(module):
@@ -272,7 +326,10 @@ class InferMmaLayout(TilePass):
                 problem = gemm_problem(gemm, kernel)
                 # a gemm in a T.ws block is computed by that block's warpgroups
                 threads = threads_at(gemm, kernel)
-                decision = None if problem is None else decide(problem, threads)
+                if problem is None:
+                    continue
+                decision = wgmma_decision(problem, threads) if target.has_wgmma else \
+                    mma_sync_decision(problem, threads, warp_policy(gemm, kernel))
                 if decision is None:
                     continue
                 gemm.attributes[MMA_ATTR] = decision_attr(decision, context)

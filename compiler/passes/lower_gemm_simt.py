@@ -4,10 +4,10 @@ The portable gemm: each thread updates the accumulator elements its fragment lay
 reading A and B from shared memory (or from fragments laid out along C's rows and columns).
 It rewrites tile.gemm into tile ops (a tile.for over K, unrolled when an operand is a fragment,
 around a tile.parallel that carries C's layout, one fma per step), so the rest of the lowering
-treats it as any other T.Parallel. A tensor-core gemm pass runs before this one and leaves
-nothing for it on the archs it serves. A gemm the kernel asked to run on wgmma
-(T.wgmma_gemm: `tile.wgmma_required`) that reaches it is an error: it would fall back silently.
-Needs infer-fragment-layout first.
+treats it as any other T.Parallel. The tensor-core planning passes run before this one: the
+gemms they marked (tile.wgmma, tile.mma_sync) are lower-tile-to-gpu's. A gemm the kernel
+asked to run on wgmma (T.wgmma_gemm: `tile.wgmma_required`) that reaches it is an error: it
+would fall back silently. Needs infer-fragment-layout first.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from mlir.dialects import arith, math, memref
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._fragment_layout import LAYOUT_ATTR
 from tilec.compiler.passes._ir_walk import defining_op, kernels, op_error, scope, walk
+from tilec.compiler.passes._mma_sync import MMA_SYNC_ATTR
 from tilec.compiler.passes._scalar import cast, index, is_float, zero
 from tilec.compiler.passes._wgmma import WGMMA_ATTR
 from tilec.dialect import FillOp, ForOp, ParallelOp, YieldOp
@@ -74,7 +75,8 @@ class LowerGemmSimt(TilePass):
     def run(self, module: ir.Module) -> None:
         for kernel in kernels(module):
             for op in [op for op in walk(kernel)
-                       if op.name == "tile.gemm" and WGMMA_ATTR not in op.attributes]:
+                       if op.name == "tile.gemm" and WGMMA_ATTR not in op.attributes
+                       and MMA_SYNC_ATTR not in op.attributes]:
                 if WGMMA_REQUIRED_ATTR in op.attributes:
                     raise op_error(op, "T.wgmma_gemm runs on wgmma, which tilec cannot use for "
                                        "this gemm (its operands, dtypes or tile shape: "

@@ -61,6 +61,7 @@ from tilec.compiler.passes._ir_walk import (
     scope,
     walk,
 )
+from tilec.compiler.passes._mma_sync import MMA_SYNC_ATTR, lower_mma_sync
 from tilec.compiler.passes._scalar import (
     bit_width,
     cast,
@@ -259,6 +260,15 @@ class KernelLowering:
         raster = read_decision(self.kernel, RASTER_ATTR)
         return int(raster["group_m"]) if raster is not None else DEFAULT_GROUP_M
 
+    def grouped_blocks(self) -> bool:
+        """Whether the blocks run in rasterize-blocks' grouped order: a TMA ring's kernel that
+        is not persistent, or one whose gemms run on mma.sync (the L2 reuse the whole-kernel
+        sm_80 GEMM has)."""
+        if self.ring_loop is not None:
+            return not self.tma_ring.persistent
+        return RASTER_ATTR in self.kernel.attributes and any(
+            op.name == "tile.gemm" and MMA_SYNC_ATTR in op.attributes for op in walk(self.kernel))
+
     def is_ring_loop(self, op: ir.Operation) -> bool:
         return self.ring_loop is not None and op == self.ring_loop
 
@@ -412,8 +422,7 @@ class KernelLowering:
                 self.mapping[old] = new
         self.block_ids = [gpu.BlockIdOp(getattr(gpu.Dimension, axis)).result
                           for axis in "xyz"[:len(self.kernel.regions[0].blocks[0].arguments)]]
-        if self.ring_loop is not None and not self.tma_ring.persistent and len(
-                self.block_ids) == 2:
+        if self.grouped_blocks() and len(self.block_ids) == 2:
             width = gpu.GridDimOp(gpu.Dimension.x).result
             launched = arith.addi(arith.muli(self.block_ids[1], width), self.block_ids[0])
             self.block_ids = grouped_order(launched, width, gpu.GridDimOp(gpu.Dimension.y).result,
@@ -542,7 +551,10 @@ class KernelLowering:
                                       memory_space=ir.Attribute.parse(WORKGROUP))
         view = memref.ViewOp(view_type, self.smem, add_index(self.swizzle_base, offset),
                              []).result
-        self.shared_layouts[view] = (layout, False)
+        # wgmma reads through the async proxy, so writers fence; ldmatrix reads as they wrote
+        read_by_wgmma = any(as_operation(use.owner).name == "tile.gemm" and WGMMA_ATTR in
+                            as_operation(use.owner).attributes for use in old.uses)
+        self.shared_layouts[view] = (layout, not read_by_wgmma)
         if stages:
             self.rings[view] = Ring(offset, slot_bytes, view_type, self.swizzle_base)
             for _, plan in self.plans:
@@ -608,6 +620,8 @@ class KernelLowering:
                 self.lower_atomic(op)
             elif name == "tile.gemm" and WGMMA_ATTR in op.attributes:
                 lower_wgmma(self, op)
+            elif name == "tile.gemm" and MMA_SYNC_ATTR in op.attributes:
+                lower_mma_sync(self, op)
             elif name == "tile.gemm":
                 raise fail(op, "tile.gemm must be lowered first (lower-gemm-simt)")
             elif name in ("memref.load", "memref.store"):

@@ -13,6 +13,7 @@ Stages ("tile" is the frontend's IR, added by the driver):
              becomes a TMA/wgmma (sm_90a) or cp.async/mma.sync (sm_80) kernel); for the other
              kernels the SIMT passes: plan-wgmma-gemms (sm_90a: the gemms lower-tile-to-gpu
              computes with wgmma where they stand, their accumulator and operand layouts),
+             plan-mma-sync-gemms (sm_80: the same with ldmatrix + mma.sync),
              plan-tma-pipelines (sm_90a: loops feeding them through a TMA ring and a
              producer warpgroup), stage-reduce-operands (reductions over or into shared
              buffers through fragments),
@@ -78,8 +79,8 @@ SCHEDULE_PASSES = (
     "rasterize-blocks",
 )
 TILE_PASSES = (
-    "plan-wgmma-gemms", "plan-tma-pipelines", "stage-reduce-operands", "infer-fragment-layout",
-    "lower-gemm-simt", "insert-shared-barriers", "plan-shared-memory",
+    "plan-wgmma-gemms", "plan-mma-sync-gemms", "plan-tma-pipelines", "stage-reduce-operands",
+    "infer-fragment-layout", "lower-gemm-simt", "insert-shared-barriers", "plan-shared-memory",
 )
 
 

@@ -531,10 +531,11 @@ module {
 
 // -----
 
-// The same attention on sm_80: mma.sync, 2 x 2 warps, P from registers.
+// The same attention on sm_80: mma.sync, P from registers; 4 x 1 warps (full_row: the first
+// gemm's accumulator, cast, is the second's A, and each warp keeps whole rows).
 // CHECK-LABEL: func.func @attention_sm80
-// CHECK: tile.gemm %{{.*}} {clear_accum = true, policy = "full_row", tile.mma = {a_source = "shared", instr = array<i64: 16, 8, 16>, kind = "mma.sync", warps = array<i64: 2, 2>}, transpose_b = true}
-// CHECK: tile.gemm %{{.*}} {policy = "full_row", tile.mma = {a_source = "registers", instr = array<i64: 16, 8, 16>, kind = "mma.sync", warps = array<i64: 2, 2>}}
+// CHECK: tile.gemm %{{.*}} {clear_accum = true, policy = "full_row", tile.mma = {a_source = "shared", instr = array<i64: 16, 8, 16>, kind = "mma.sync", warps = array<i64: 4, 1>}, transpose_b = true}
+// CHECK: tile.gemm %{{.*}} {policy = "full_row", tile.mma = {a_source = "registers", instr = array<i64: 16, 8, 16>, kind = "mma.sync", warps = array<i64: 4, 1>}}
 module attributes {tile.arch = "sm_80"} {
   func.func @attention_sm80(%Q: memref<1x256x4x64xf16>, %K: memref<1x256x4x64xf16>, %V: memref<1x256x4x64xf16>, %Out: memref<1x256x4x64xf16>) attributes {tile.entry} {
     %c4 = arith.constant 4 : index

@@ -87,6 +87,11 @@ def main() -> None:
         for M, N, K in WS_GEMM_SHAPES:
             matmul_producer_consumer.compile(M=M, N=N, K=K, target=target)
             matmul_split_warpgroups.compile(M=M, N=N, K=K, target=target)
+    from mma_sync_kernels import CASES as MMA_SYNC_CASES
+    from mma_sync_kernels import TARGET as MMA_SYNC_TARGET
+
+    for mma_sync_case in MMA_SYNC_CASES:  # sm_80 whatever the suite's arch: its PTX runs on both
+        tilec.compile(mma_sync_case.factory(), out_idx=[-1], target=MMA_SYNC_TARGET)
     # what examples/quickstart.py runs on a GPU (the README's main command)
     big = torch.empty(4096, 4096, dtype=torch.float16)
     matmul.compile(big, big, target=target)

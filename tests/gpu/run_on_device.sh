@@ -26,7 +26,8 @@ if ! python3 -c "import tilec.runtime._launcher" 2>/dev/null; then
 fi
 python3 -c "import tilec.runtime._launcher as l; print('native launcher:', l.__file__)"
 TILEC_GPU_ARTIFACTS="$ARTIFACTS" TILEC_GPU_RESULTS="$OUT/gpu_suite.json" \
-  TILEC_GPU_FRONTEND_RESULTS="$OUT/gpu_frontend.json" timeout 400 \
+  TILEC_GPU_FRONTEND_RESULTS="$OUT/gpu_frontend.json" \
+  TILEC_GPU_MMA_SYNC_RESULTS="$OUT/gpu_mma_sync.json" timeout 400 \
   python3 -m pytest -m gpu tests/gpu -q -p no:cacheprovider --noconftest -o addopts="" \
   -rf 2>&1 | tee "$OUT/gpu_suite.log" | tail -40
 timeout 120 python3 examples/quickstart.py 2>&1 | tee "$OUT/quickstart.log" | tail -3

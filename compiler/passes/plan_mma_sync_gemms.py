@@ -1,0 +1,155 @@
+"""plan-mma-sync-gemms: which tile.gemm ops lower-tile-to-gpu computes with ldmatrix + mma.sync,
+one op at a time (sm_80 and the other chips of the mma.sync family).
+
+For a kernel that lower-gemm-to-tensorcore did not replace (a T.Parallel epilogue, a batched
+grid, several gemms, A from registers, ...), every gemm that infer-mma-layout gave an mma.sync
+`tile.mma` runs on the tensor cores where it stands when:
+
+- A and B are tiles of their own (tile.alloc), B shared, A shared or (tile.mma's a_source =
+  "registers") a fragment, C a fragment; the threads running it are exactly the decision's
+  warps (every warp issues);
+- each warp's tile is a whole number of 16 x 16 pieces and mma.sync's fragments cover the
+  accumulator (and a fragment A) over the warp grid (power-of-two pieces per warp);
+- a shared operand's rows span a multiple of 32 bytes (the swizzle span is the widest of 128,
+  64 and 32 bytes dividing them) and K a multiple of the instruction's 32 bytes;
+- no other gemm, annotation or earlier gemm laid out C, a fragment A or an operand tile
+  differently.
+
+It records the decisions `compiler/passes/_mma_sync.py` lowers (tile.mma_sync on the gemm,
+tile.layout on the accumulator and a fragment A: mma.sync's fragments, which
+infer-fragment-layout then propagates; tile.shared_layout on shared operand tiles: the
+swizzled layout ldmatrix reads). Other gemms are left to lower-gemm-simt. The pass does
+nothing on targets whose tensor cores are not the mma.sync family.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+from tilec.compiler.layouts.linear import LayoutError, LinearLayout
+from tilec.compiler.passes import TilePass, register
+from tilec.compiler.passes._fragment_layout import LAYOUT_ATTR, layout_attr, layout_of
+from tilec.compiler.passes._ir_walk import defining_op, kernels, scope, walk
+from tilec.compiler.passes._mma_sync import (
+    MMA_SYNC_ATTR,
+    PIECE_M,
+    WARP_THREADS,
+    MmaSyncPlan,
+    accumulator_layout,
+    operand_a_layout,
+    shared_operand_layout,
+)
+from tilec.compiler.passes._scheduling import (
+    OPERAND_TYPES,
+    read_decision,
+    target_description,
+    tensorcore_type,
+)
+from tilec.compiler.passes._wgmma import SHARED_LAYOUT_ATTR, SharedOperandLayout
+from tilec.compiler.passes.infer_fragment_layout import threads_at
+from tilec.compiler.passes.infer_mma_layout import MMA_ATTR
+from tilec.compiler.tensorcore.dtypes import K_STEP_BYTES, OPERAND_BYTES
+
+MMA_SYNC_FAMILY = "mma.sync"
+
+
+def _alloc(value: ir.Value) -> ir.Operation | None:
+    op = defining_op(value)
+    return op if op is not None and op.name == "tile.alloc" else None
+
+
+@dataclass(frozen=True)
+class GemmLayouts:
+    """Everything one gemm's plan lays out."""
+
+    plan: MmaSyncPlan
+    accumulator: LinearLayout
+    a: SharedOperandLayout | LinearLayout  # a fragment A: mma.sync's A fragment
+    b: SharedOperandLayout
+
+
+def _bool(gemm: ir.Operation, name: str) -> bool:
+    return ir.BoolAttr(gemm.attributes[name]).value
+
+
+def gemm_layouts(gemm: ir.Operation, threads: int) -> GemmLayouts | None:
+    """The per-op plan of a gemm infer-mma-layout put on mma.sync, None when the rule
+    declines (module docstring)."""
+    mma = read_decision(gemm, MMA_ATTR)
+    if mma is None or mma.get("kind") != MMA_SYNC_FAMILY:
+        return None
+    a, b, c = gemm.operands[0], gemm.operands[1], gemm.operands[2]
+    a_registers = mma.get("a_source") == "registers"
+    if any(_alloc(v) is None for v in (a, b, c)) or a == b or scope(c) != "fragment":
+        return None
+    if scope(b) != "shared" or scope(a) != ("fragment" if a_registers else "shared"):
+        return None
+    dtype = tensorcore_type(ir.MemRefType(a.type).element_type, OPERAND_TYPES)
+    warps_m, warps_n = (int(w) for w in mma["warps"])
+    if dtype is None or threads != WARP_THREADS * warps_m * warps_n:
+        return None
+    plan = MmaSyncPlan(warps_m, warps_n, K_STEP_BYTES // OPERAND_BYTES[dtype], dtype,
+                       a_registers)
+    block_m, block_n = ir.MemRefType(c.type).shape
+    trans_a, trans_b = _bool(gemm, "transpose_a"), _bool(gemm, "transpose_b")
+    a_shape, b_shape = ir.MemRefType(a.type).shape, ir.MemRefType(b.type).shape
+    block_k = a_shape[0] if trans_a else a_shape[1]
+    if (block_m // warps_m) % PIECE_M or (block_n // warps_n) % 16 or block_k % plan.k:
+        return None
+    element_bytes = plan.element_bytes
+    b_layout = shared_operand_layout(tuple(b_shape), element_bytes, trans_b)
+    try:
+        accumulator = accumulator_layout(block_m, block_n, plan)
+        a_layout = operand_a_layout(block_m, block_k, plan) if a_registers else \
+            shared_operand_layout(tuple(a_shape), element_bytes, not trans_a)
+    except LayoutError:
+        return None
+    if a_layout is None or b_layout is None:
+        return None
+    return GemmLayouts(plan, accumulator, a_layout, b_layout)
+
+
+def _fits(alloc: ir.Operation, layout: SharedOperandLayout | LinearLayout) -> bool:
+    """Whether a tile has no layout yet or exactly `layout`."""
+    if isinstance(layout, SharedOperandLayout):
+        return SharedOperandLayout.of(alloc) in (None, layout)
+    return LAYOUT_ATTR not in alloc.attributes or layout_of(alloc.results[0]) == layout
+
+
+def _record(alloc: ir.Operation, layout: SharedOperandLayout | LinearLayout,
+            context: ir.Context) -> None:
+    if isinstance(layout, SharedOperandLayout):
+        alloc.attributes[SHARED_LAYOUT_ATTR] = layout.to_attr(context)
+    else:
+        alloc.attributes[LAYOUT_ATTR] = layout_attr(layout)
+
+
+@register
+@dataclass
+class PlanMmaSyncGemms(TilePass):
+    """Mark the gemms lower-tile-to-gpu lowers to ldmatrix + mma.sync one by one, and their
+    layouts."""
+
+    name = "plan-mma-sync-gemms"
+    summary = "tile.gemm with an mma.sync tile.mma -> tile.mma_sync + fragment / operand layouts"
+    arch: str = ""
+
+    def run(self, module: ir.Module) -> None:
+        if target_description(module, self.arch, self.name).mma != MMA_SYNC_FAMILY:
+            return
+        context = module.context
+        for kernel in kernels(module):
+            for gemm in [op for op in walk(kernel) if op.name == "tile.gemm"]:
+                layouts = gemm_layouts(gemm, threads_at(gemm, kernel))
+                if layouts is None:
+                    continue
+                tiles = [_alloc(operand) for operand in gemm.operands[:3]]
+                wanted = [layouts.a, layouts.b, layouts.accumulator]
+                if not all(_fits(tile, layout) for tile, layout in zip(tiles, wanted,
+                                                                         strict=True)):
+                    continue
+                for tile, layout in zip(tiles, wanted, strict=True):
+                    _record(tile, layout, context)
+                gemm.attributes[MMA_SYNC_ATTR] = layouts.plan.to_attr(context)

@@ -1,0 +1,137 @@
+"""tile.gemm lowered one op at a time to ldmatrix + mma.sync on sm_80 (plan-mma-sync-gemms,
+compiler/passes/_mma_sync.py).
+
+The kernels of tests/gpu/mma_sync_kernels.py (a T.Parallel epilogue, A from registers,
+transposed operands, a batched grid in bf16, int8 and tf32, attention's two gemms) compile for
+sm_80 to PTX whose gemms are mma.sync fed by ldmatrix (.trans for an MN-major operand) with no
+CUDA-core multiply-add loop left, ptxas assembles it, and their CPU numerics match float64.
+Numerics of the sm_80 PTX itself: tests/gpu/test_mma_sync_kernels.py on the GPU.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from mlir import ir
+from mlir.dialects import func
+from mlir.passmanager import PassManager
+
+import tilec
+from tilec.compiler.layouts.nvidia import mma_accumulator, mma_operand_a
+from tilec.compiler.passes._mma_sync import ldmatrix_row, shared_operand_layout
+from tilec.compiler.passes._scalar import index
+from tilec.compiler.targets.cuda import ptxas_path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "gpu"))
+
+from mma_sync_kernels import CASES, TARGET, MmaSyncCase  # noqa: E402
+
+needs_ptxas = pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
+# a SIMT gemm is block_M * block_N * block_K / threads multiply-adds per thread and K tile
+SIMT_FMA_FLOOR = 256
+
+
+def folded(build) -> list[int]:
+    """The index values `build()` emits, folded to constants."""
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.create()
+        with ir.InsertionPoint(module.body):
+            values_of = []
+            function = func.FuncOp("points", ir.FunctionType.get([], []))
+            with ir.InsertionPoint(function.add_entry_block()):
+                values_of = build()
+                function.attributes["function_type"] = ir.TypeAttr.get(
+                    ir.FunctionType.get([], [ir.IndexType.get()] * len(values_of)))
+                func.ReturnOp(values_of)
+        PassManager.parse("builtin.module(canonicalize)").run(module.operation)
+        returned = function.entry_block.operations[len(function.entry_block.operations) - 1]
+        return [ir.IntegerAttr(operand.owner.attributes["value"]).value
+                for operand in returned.operands]
+
+
+@pytest.mark.parametrize("is_a", [True, False])
+@pytest.mark.parametrize("element_bytes,k_major,shape", [
+    (2, True, (64, 32)), (2, True, (32, 64)), (2, True, (64, 128)), (2, False, (32, 64)),
+    (2, False, (32, 256)), (1, True, (64, 64)), (1, True, (32, 128)), (4, True, (64, 32)),
+])
+def test_ldmatrix_gives_each_lane_its_mma_fragment(is_a: bool, element_bytes: int,
+                                                   k_major: bool, shape: tuple[int, int]
+                                                   ) -> None:
+    """Simulate each x4 ldmatrix (PTX ISA: lane l receives row l / 4, bytes 4 (l % 4)..+3 of
+    matrix i, whose rows lanes 8 i..8 i + 7 address; .trans: the transposed 16-bit matrix)
+    over the swizzled tile, and compare what each lane's register i holds with mma.sync's
+    A fragment (a_i: rows g + 8 (i % 2), K t * pack + 16 (i / 2) bytes) or the B fragments
+    (register i: fragment i / 2, b_{i % 2}: column g, K t * pack + 16 (i % 2) bytes)."""
+    layout = shared_operand_layout(shape, element_bytes, k_major)
+    k, pack = 32 // element_bytes, 4 // element_bytes
+    rows, columns = shape
+    mn_extent = rows if k_major else columns
+    k_extent = columns if k_major else rows
+    points = [(r, c) for r in range(rows) for c in range(columns)]
+    stored = folded(lambda: [layout.element_index(index(r), index(c)) for r, c in points])
+    byte_of = {}  # (storage row, column, byte) -> address
+    for (r, c), element in zip(points, stored, strict=True):
+        for b in range(element_bytes):
+            byte_of[r, c, b] = element * element_bytes + b
+    assert len(set(byte_of.values())) == len(byte_of)  # the swizzle is a permutation
+    content = {address: key for key, address in byte_of.items()}
+    jobs = [(origin, piece, step) for origin in (0, 16) for piece in range(
+        (mn_extent - origin) // 16)[:2] for step in range(k_extent // k)[:2]]
+    for origin, piece, step in jobs:
+        starts = folded(lambda o=origin, p=piece, s=step: [
+            ldmatrix_row(layout, is_a, k, index(lane), index(o), p, s) for lane in range(32)])
+        for lane in range(32):
+            g, t = lane // 4, lane % 4
+            for matrix in range(4):
+                row_address = [element_bytes * starts[8 * matrix + r] for r in range(8)]
+                if k_major:
+                    loaded = [content[row_address[g] + 4 * t + b] for b in range(4)]
+                else:  # .trans of 16-bit elements: column g of rows 2t, 2t + 1
+                    loaded = [content[row_address[2 * t + e] + 2 * g + b]
+                              for e in range(2) for b in range(2)]
+                if is_a:
+                    mn = origin + 16 * piece + g + 8 * (matrix % 2)
+                    kk = step * k + t * pack + (matrix // 2) * 4 * pack
+                else:
+                    mn = origin + 16 * piece + 8 * (matrix // 2) + g
+                    kk = step * k + t * pack + (matrix % 2) * 4 * pack
+                expected = [((mn, kk + c) if k_major else (kk + c, mn)) + (b,)
+                            for c in range(pack) for b in range(element_bytes)]
+                assert loaded == expected, (origin, piece, step, lane, matrix)
+
+
+def test_accumulator_is_the_a_operand_over_a_warp_column() -> None:
+    """Over a warps x 1 grid mma.sync's C fragment of an M x N tile is its A fragment of the
+    same tile for the next gemm (attention's P), so the cast scores need no conversion."""
+    for m, n, warps in [(64, 64, 4), (128, 64, 4), (64, 128, 2)]:
+        assert mma_accumulator(m, n, warps, 1) == mma_operand_a(m, n, 16, warps, 1)
+
+
+@needs_ptxas
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
+def test_sm80_ptx_runs_the_gemms_on_mma_sync(case: MmaSyncCase) -> None:
+    kernel = tilec.compile(case.factory(), out_idx=[-1], target=TARGET)
+    assert kernel.artifact.binary_kind == "cubin"
+    assert "tile.tensorcore" not in kernel.asm["tile-cuda"]  # not the whole-kernel generator
+    gemms = kernel.asm["tile-schedule"].count("tile.gemm ")
+    assert kernel.asm["tile-cuda"].count("tile.mma_sync =") == gemms
+    ptx = kernel.asm["ptx"]
+    assert case.instruction in ptx
+    assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in ptx or case.transposed_loads
+    assert ("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in ptx) == case.transposed_loads
+    assert ptx.count("fma.rn.f32") < SIMT_FMA_FLOOR
+    assert "wgmma" not in ptx and "fence.proxy.async" not in ptx
+
+
+@pytest.mark.parametrize("case", [case for case in CASES if "512" not in case.name],
+                         ids=lambda case: case.name)
+def test_cpu_numerics(case: MmaSyncCase, rng: torch.Generator) -> None:
+    inputs = case.make_inputs(rng)
+    out = tilec.compile(case.factory(), out_idx=[-1], target="cpu").get_profiler() \
+        .run_poisoned(*inputs)
+    expected = case.reference(*[x.double() for x in inputs])
+    error = ((out.double() - expected).norm() / expected.norm()).item()
+    assert error <= max(case.tolerance, 1e-12), error
