@@ -1,7 +1,8 @@
 """T.reshape / T.view of fragment, shared and local buffers (TileLang's DeepSeek indexer and
-HISA kernels reshape a gemm's accumulator to reduce over heads): CPU numerics against float64
-torch references, writes through a view seen by its source and back, clear errors at the
-kernel's line for what a view cannot be, PTX for sm_90a assembled."""
+HISA kernels reshape a gemm's accumulator to reduce over heads) and copies between parts of
+fragments (its flash-decoding combine copies a row of a fragment into another): CPU numerics
+against float64 torch references, writes through a view seen by its source and back, clear
+errors at the kernel's line for what a view cannot be, PTX for sm_90a assembled."""
 
 from __future__ import annotations
 
@@ -119,6 +120,39 @@ def test_reduce_into_a_view_keeps_clear_false(rng: torch.Generator) -> None:
     assert_close(y, x.double().amax(1).clamp(min=1.5), torch.float32)
 
 
+@tilec.jit
+def combine_splits(LSE, splits=4, block_M=16):
+    """The flash-decoding combine: T.copy of row k of a [splits, block_M] fragment into a
+    [block_M] one (a runtime row), and of a [block_M] fragment into a [1, block_M] one."""
+    M = T.const("M")
+    LSE: T.Tensor((splits, M), T.float32)
+    total = T.empty((M,), T.float32)
+    last = T.empty((1, M), T.float32)
+    with T.Kernel(T.ceildiv(M, block_M), threads=32) as bx:
+        lse = T.alloc_fragment((splits, block_M), T.float32)
+        row = T.alloc_fragment((block_M,), T.float32)
+        acc = T.alloc_fragment((block_M,), T.float32)
+        row_2d = T.alloc_fragment((1, block_M), T.float32)
+        T.copy(LSE[0, bx * block_M], lse)
+        T.clear(acc)
+        for k in T.Pipelined(splits):
+            T.copy(lse[k, :], row)
+            for i in T.Parallel(block_M):
+                acc[i] += row[i] * (k + 1)
+        T.copy(acc, total[bx * block_M])
+        T.copy(row, row_2d)
+        T.copy(row_2d, last[0, bx * block_M])
+    return total, last
+
+
+def test_copies_between_parts_of_fragments(rng: torch.Generator) -> None:
+    lse = randn((4, 48), torch.float32, rng)
+    total, last = combine_splits(lse)
+    weights = torch.arange(1, 5, dtype=torch.float64)[:, None]
+    assert_close(total, (lse.double() * weights).sum(0), torch.float32)
+    assert_close(last, lse[3:].double(), torch.float32)
+
+
 def _error_kernel(body: str, tmp_path: Path):
     path = tmp_path / "bad_view.py"
     path.write_text(
@@ -155,5 +189,6 @@ def test_fragment_views_assemble_for_sm90a(tmp_path: Path, monkeypatch) -> None:
     # the T.Parallel over the view runs over the fragment's own [8, 16] points, indexing it
     # with its loop variables (its registers, not a shared copy)
     assert "tile.parallel [8, 16]" in logits.asm["tile"]
-    for kernel in (logits, reduce_into_view.compile(target="cuda:sm_90a")):
+    for kernel in (logits, reduce_into_view.compile(target="cuda:sm_90a"),
+                   combine_splits.compile(M=64, target="cuda:sm_90a")):
         assert kernel.artifact.binary.startswith(b"\x7fELF")

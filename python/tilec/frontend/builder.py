@@ -1724,6 +1724,12 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
         src, dst = self.paired_boxes(src, dst, "T.copy", node)
         if src.buffer.placement is not None or dst.buffer.placement is not None:
             self.convert_box(src, dst, node)  # element by element, through the T.Layout
+        elif src.buffer.scope == dst.buffer.scope == "fragment" and not (
+                _is_whole(src) and _is_whole(dst) and src.buffer.dims == dst.buffer.dims):
+            # a part of a fragment (`lse[k, :]` into a row), or one of another shape: point
+            # by point in a T.Parallel, as TileLang lowers it (a whole fragment copied into
+            # one of its shape converts layouts in registers)
+            self.convert_box(src, dst, node)
         elif src.buffer.dtype.interchangeable(dst.buffer.dtype):
             self.emit_copy(src, dst)
         elif src.buffer.scope == "global":  # load, then convert in registers
@@ -2759,6 +2765,12 @@ def _may_leave(statement: ast.stmt) -> bool:
 
 def _leave_word(node: ast.AST) -> str:
     return "break" if isinstance(node, ast.Break) else "continue"
+
+
+def _is_whole(region: Region) -> bool:
+    """The region is its whole buffer (offsets 0, extents the buffer's)."""
+    return list(region.extents) == list(region.buffer.dims) and all(
+        isinstance(o, int) and o == 0 for o in region.offsets)
 
 
 def _is_element(region: Region) -> bool:
