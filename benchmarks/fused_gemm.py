@@ -14,7 +14,11 @@ Two halves, as the GPU machine has no MLIR:
   python benchmarks/fused_gemm.py build CACHE_DIR                  (compiler machine)
   TILEC_CACHE_DIR=CACHE_DIR python benchmarks/fused_gemm.py run --out fused.json   (GPU)
 
-`build` reports for each kernel whether its PTX has wgmma (the tensor cores) or not;
+`plain_per_op` is the plain GEMM that the whole-kernel matcher (lower-gemm-to-tensorcore)
+declines, so the per-op path's plain GEMM is timed beside the matcher's; `quickstart` and
+`quickstart_per_op` do the same at the quickstart's own config (128x128x32, 128 threads, 3
+stages). `build` reports for each kernel which path compiled it and whether its PTX has
+wgmma (the tensor cores);
 tests/test_fused_gemm_kernels.py checks the same kernels on the CPU target (ragged sizes).
 """
 
@@ -33,6 +37,7 @@ import tilec
 import tilec.language as T
 
 TILE = {"block_M": 128, "block_N": 256, "block_K": 64, "threads": 256, "num_stages": 4}
+QUICKSTART_TILE = {"block_M": 128, "block_N": 128, "block_K": 32, "threads": 128, "num_stages": 3}
 SMALL_TILE = {"block_M": 64, "block_N": 64, "block_K": 32, "threads": 128, "num_stages": 2}
 
 
@@ -51,6 +56,29 @@ def plain(A, B, block_M=128, block_N=128, block_K=32, threads=128, num_stages=3)
             T.copy(A[by * block_M, k * block_K], A_s)
             T.copy(B[k * block_K, bx * block_N], B_s)
             T.gemm(A_s, B_s, C_f)
+        T.copy(C_f, C[by * block_M, bx * block_N])
+    return C
+
+
+@tilec.jit
+def plain_per_op(A, B, block_M=128, block_N=128, block_K=32, threads=128, num_stages=3):
+    """The plain GEMM with an identity T.Parallel epilogue: the whole-kernel matcher declines
+    it, so this is the per-op path's own plain GEMM, timed beside the matcher's."""
+    M, N, K = T.const("M, N, K")
+    A: T.Tensor((M, K), T.float16)
+    B: T.Tensor((K, N), T.float16)
+    C = T.empty((M, N), T.float16)
+    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+        A_s = T.alloc_shared((block_M, block_K), T.float16)
+        B_s = T.alloc_shared((block_K, block_N), T.float16)
+        C_f = T.alloc_fragment((block_M, block_N), T.float32)
+        T.clear(C_f)
+        for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+            T.copy(A[by * block_M, k * block_K], A_s)
+            T.copy(B[k * block_K, bx * block_N], B_s)
+            T.gemm(A_s, B_s, C_f)
+        for i, j in T.Parallel(block_M, block_N):
+            C_f[i, j] = C_f[i, j]
         T.copy(C_f, C[by * block_M, bx * block_N])
     return C
 
@@ -165,13 +193,19 @@ def register_a(A, B, block_M=128, block_N=128, block_K=32, threads=128, num_stag
 
 @dataclass(frozen=True)
 class Case:
-    """One fused kernel: how to make its inputs, the torch expression it equals, its flops."""
+    """One fused kernel: how to make its inputs, the torch expression it equals, its flops,
+    and its tile config (TILE unless given)."""
 
     name: str
     kernel: Callable
     inputs: Callable  # (torch, shape, device) -> list of tensors
     reference: Callable  # (*inputs) -> the same result with torch ops (cuBLAS + epilogue)
     flops: Callable  # shape -> multiply-adds x 2
+    config: dict | None = None
+
+    @property
+    def tile(self) -> dict:
+        return TILE if self.config is None else self.config
 
 
 def _mm_inputs(torch, shape, device, dtype="float16"):
@@ -186,6 +220,10 @@ def _gemm_flops(shape) -> float:
 
 CASES = [
     Case("plain", plain, _mm_inputs, lambda a, b: a @ b, _gemm_flops),
+    Case("plain_per_op", plain_per_op, _mm_inputs, lambda a, b: a @ b, _gemm_flops),
+    Case("quickstart", plain, _mm_inputs, lambda a, b: a @ b, _gemm_flops, QUICKSTART_TILE),
+    Case("quickstart_per_op", plain_per_op, _mm_inputs, lambda a, b: a @ b, _gemm_flops,
+         QUICKSTART_TILE),
     Case("bias_relu", bias_relu,
          lambda torch, s, d: _mm_inputs(torch, s, d) + [torch.randn(s[1], device=d).half()],
          lambda a, b, bias: (a @ b + bias).clamp_min(0), _gemm_flops),
@@ -239,11 +277,18 @@ def build(cache_dir: Path) -> None:
     os.environ["TILEC_CACHE_DIR"] = str(cache_dir.resolve())
     for case in CASES:
         for shape in _shapes(case):
-            kernel = case.kernel.compile(*_meta(case, shape), target="cuda:sm_90a", **TILE)
+            kernel = case.kernel.compile(*_meta(case, shape), target="cuda:sm_90a",
+                                         **case.tile)
             source = kernel.get_kernel_source()
-            print(f"{case.name:15} {shape}: wgmma={'wgmma.mma_async' in source} "
+            print(f"{case.name:17} {shape}: whole_kernel={_whole_kernel(kernel)} "
+                  f"wgmma={'wgmma.mma_async' in source} "
                   f"mma.sync={'mma.sync' in source} "
                   f"tma={'cp.async.bulk.tensor' in source}")
+
+
+def _whole_kernel(kernel) -> bool:
+    """Whether lower-gemm-to-tensorcore replaced the kernel (else: the per-op path)."""
+    return "tile.tensorcore" in kernel.asm.get("tile-cuda", "")
 
 
 def _relative_error(result, expected) -> float:
@@ -261,12 +306,13 @@ def run(out: Path) -> None:
         checks = []
         for shape in _shapes(case)[1:]:
             inputs = case.inputs(torch, shape, "cuda")
-            result = case.kernel.compile(*inputs, **TILE).get_profiler().run_poisoned(*inputs)
+            result = case.kernel.compile(*inputs, **case.tile).get_profiler().run_poisoned(
+                *inputs)
             error = _relative_error(result, case.reference(*[t.float() for t in inputs]))
             checks.append({"shape": list(shape), "relative_error": error})
         shape = SHAPES.get(case.name, DEFAULT_SHAPE)
         inputs = case.inputs(torch, shape, "cuda")
-        kernel = case.kernel.compile(*inputs, **TILE)
+        kernel = case.kernel.compile(*inputs, **case.tile)
         profiler = kernel.get_profiler()
         result = profiler.run_poisoned(*inputs)
         error = _relative_error(result, case.reference(*[t.float() for t in inputs]))
@@ -275,21 +321,23 @@ def run(out: Path) -> None:
         torch_ms = profiler.do_bench(case.reference, input_tensors=inputs, return_mode="median")
         flops = case.flops(shape)
         row = {
-            "kernel": case.name, "shape": list(shape), "config": TILE,
+            "kernel": case.name, "shape": list(shape), "config": case.tile,
             "relative_error": error, "checks": checks,
             "passed": all(math.isfinite(e) and e < 1e-2 for e in errors),
+            "whole_kernel": _whole_kernel(kernel),
             "wgmma": "wgmma.mma_async" in kernel.get_kernel_source(),
             "tma": "cp.async.bulk.tensor" in kernel.get_kernel_source(),
             "tilec_ms": tilec_ms, "torch_ms": torch_ms,
             "tilec_tflops": flops / tilec_ms / 1e9, "torch_tflops": flops / torch_ms / 1e9,
             "ratio_to_torch": torch_ms / tilec_ms,
         }
-        if case.name == "plain":
-            plain_tflops[tuple(shape)] = row["tilec_tflops"]
-        if tuple(shape) in plain_tflops:
-            row["ratio_to_plain"] = row["tilec_tflops"] / plain_tflops[tuple(shape)]
+        key = (tuple(shape), tuple(case.tile.items()))  # the plain GEMM of the same config
+        if case.kernel is plain:
+            plain_tflops[key] = row["tilec_tflops"]
+        if key in plain_tflops:
+            row["ratio_to_plain"] = row["tilec_tflops"] / plain_tflops[key]
         rows.append(row)
-        print(f"{case.name:15} {shape} err {max(errors):.1e} wgmma={row['wgmma']} tilec "
+        print(f"{case.name:17} {shape} err {max(errors):.1e} wgmma={row['wgmma']} tilec "
               f"{row['tilec_tflops']:6.1f} TF/s torch {row['torch_tflops']:6.1f} "
               f"x{row['ratio_to_torch']:.2f} vs torch"
               + (f", x{row['ratio_to_plain']:.2f} of plain" if "ratio_to_plain" in row else ""))
