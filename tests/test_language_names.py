@@ -53,8 +53,8 @@ def test_dtypes_are_their_names() -> None:
 
 
 def test_tfloat32_and_sub_byte_names(rng: torch.Generator) -> None:
-    """T.tfloat32 operands are float32 tensors; T.int4 / T.float4_e2m1fn exist as names (TileLang
-    code compares and maps them) but no buffer of them can be made."""
+    """T.tfloat32 operands are float32 tensors; T.int4 / T.float4_e2m1fn compare and map as
+    names (their buffers: test_sub_byte_types.py)."""
     assert T.tfloat32.as_torch() is torch.float32 and T.tfloat32.interchangeable(T.float32)
     assert {T.int4: "i4"}["int4"] == "i4" and T.dtype("float4_e2m1fn").bits == 4
 
@@ -74,16 +74,6 @@ def test_tfloat32_and_sub_byte_names(rng: torch.Generator) -> None:
     c = poisoned((32, 32), torch.float32)
     cpu(tf32_gemm)(a, b, c)
     assert_close(c, a.double() @ b.double(), torch.float32)
-
-    @T.prim_func
-    def nibbles(A: T.Tensor((8,), T.int8)):
-        with T.Kernel(1, threads=32) as _:
-            x = T.alloc_local((8,), T.int4)
-            T.copy(A, x)
-
-    with pytest.raises(tilec.TilecError, match=r"test_language_names.py:\d+: T.int4 buffers and "
-                                               "values are not supported by tilec"):
-        tilec.compile(nibbles, target="cpu")
 
 
 @pytest.mark.parametrize("dtype", [T.uint16, T.uint32, T.uint64])

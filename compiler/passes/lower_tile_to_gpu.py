@@ -230,6 +230,7 @@ class KernelLowering:
         self.block_size = list(ir.DenseI64ArrayAttr(kernel.attributes["threads"]))
         self.threads = math.prod(self.block_size)
         self.fragments: dict[ir.Value, Fragment] = {}
+        self.per_thread: set[ir.Value] = set()  # local and var buffers, once allocas
         self.pointer_aligned: dict[ir.Value, ir.Value] = {}
         self.shared_bytes = 0
         self.canonical: ir.Value | None = None
@@ -483,6 +484,7 @@ class KernelLowering:
                 else:
                     new = memref.AllocaOp(ir.MemRefType.get(list(type_.shape),
                                                             type_.element_type), [], []).result
+                    self.per_thread.add(new)
             old.replace_all_uses_with(new)
             op.erase()
         # buffers first, then the kernel's statements
@@ -1100,12 +1102,13 @@ class KernelLowering:
             fragment.store(vector.extract(value, [], [i]), s)
 
     def copy_elements(self, src: Side, dst: Side, extents: list[int]) -> None:
-        """Global/shared copies are shared out over the block's threads in vectors along the
-        contiguous dimension; a copy touching a local or var buffer is done by each thread."""
-        per_thread = any(scope(side.buffer) in ("local", "var") for side in (src, dst))
+        """Global/shared copies are shared out over the block's threads, a copy touching a
+        local or var buffer is done by each thread; both in vectors along the contiguous
+        dimension."""
+        per_thread = any(side.buffer in self.per_thread for side in (src, dst))
         src_type, dst_type = memref_type(src.buffer), memref_type(dst.buffer)
         vec = 1
-        if (not per_thread and src.dims[-1] == self.rank(src.buffer) - 1
+        if (src.dims[-1] == self.rank(src.buffer) - 1
                 and dst.dims[-1] == self.rank(dst.buffer) - 1
                 and min(bit_width(src_type.element_type), bit_width(dst_type.element_type)) >= 8):
             widest = max(element_bytes(src_type.element_type), element_bytes(dst_type.element_type))

@@ -2,7 +2,8 @@
 
 Stages ("tile" is the frontend's IR, added by the driver):
   tile-schedule  canonicalize + cse, module attribute `tile.arch` (and `tile.disable_tma` when
-             the options say so), apply-fast-math with fast math, then the scheduling passes,
+             the options say so), lower-sub-byte-types (2- and 4-bit buffers as bytes),
+             apply-fast-math with fast math, then the scheduling passes,
              which only annotate ops with their decisions (tile.* attributes):
              infer-mma-layout (tensor-core instruction and warp split of each gemm),
              select-shared-swizzle (shared operand layouts), select-epilogue-store (how the
@@ -71,6 +72,7 @@ ABI = "tilec-cuda-bare-v1"
 SHARED_BYTES_ATTR = "tile.shared_bytes"  # on the gpu.func: the dynamic shared memory it needs
 
 SCHEDULE_PASSES = (
+    "lower-sub-byte-types",
     "infer-mma-layout",
     "select-shared-swizzle",
     "select-epilogue-store",
@@ -181,7 +183,8 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
     if options.disable_tma:
         module.operation.attributes[DISABLE_TMA_ATTR] = ir.UnitAttr.get()
     fast_math = ("apply-fast-math",) if options.fast_math else ()
-    tile_passes("tile-schedule", fast_math + SCHEDULE_PASSES).run(module, options)
+    tile_passes("tile-schedule", SCHEDULE_PASSES[:1] + fast_math + SCHEDULE_PASSES[1:]).run(
+        module, options)
 
 
 def _tile_cuda(module: ir.Module, options: CompileOptions) -> None:

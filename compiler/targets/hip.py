@@ -58,8 +58,8 @@ ABI = "tilec-hip-bare-v1"
 TRIPLE = "amdgcn-amd-amdhsa"
 LLVM_VERSION = "22"  # the wheel's MLIR emits LLVM 22 IR: the system's LLVM must read it
 
-TILE_PASSES = ("stage-reduce-operands", "infer-fragment-layout", "lower-gemm-simt",
-               "insert-shared-barriers", "plan-shared-memory")
+TILE_PASSES = ("lower-sub-byte-types", "stage-reduce-operands", "infer-fragment-layout",
+               "lower-gemm-simt", "insert-shared-barriers", "plan-shared-memory")
 GPU_PASSES = ("lower-tile-to-gpu", "place-private-allocas")
 # dialects whose ops only the NVIDIA lowering understands
 NVIDIA_DIALECTS = ("nvvm.", "nvgpu.")

@@ -38,6 +38,19 @@ def torch_dtype(name: str) -> Any:
     return T.dtype(name).as_torch()
 
 
+def stored_shape(param: Param) -> list[int | str]:
+    """The shape of the torch tensor passed for a tensor parameter (sub-byte elements packed)."""
+    return T.dtype(param.dtype).storage_shape(param.shape)
+
+
+def _packing_note(param: Param) -> str:
+    dtype = T.dtype(param.dtype)
+    if not dtype.is_sub_byte:
+        return ""
+    return (f": its {tuple(param.shape)} T.{dtype.name} elements are packed {8 // dtype.bits} to "
+            f"a byte of a torch.{dtype.torch_name} tensor along the last dimension")
+
+
 def dtype_of_tensor(tensor: Any) -> str:
     """The tilec dtype name of a torch tensor or numpy array."""
     return T.dtype(str(tensor.dtype).removeprefix("torch.")).name
@@ -108,8 +121,8 @@ class _CallPlan:
 
     torch: Any
     device_type: str
-    inputs: list[tuple[int, Param, Any, tuple | None]]  # position, param, torch dtype, shape
-    outputs: list[tuple[int, Param, Any, tuple | None]]
+    inputs: list[tuple[int, list, Any, tuple | None]]  # position, stored shape, torch dtype, static
+    outputs: list[tuple[int, list, Any, tuple | None]]
     total: int
 
 
@@ -224,8 +237,9 @@ class JITKernel:
         inputs, outputs = [], []
         for position, param in enumerate(self.params):
             dtype = torch_dtype(param.dtype) if param.kind == "tensor" else None
-            static = tuple(param.shape) if all(isinstance(d, int) for d in param.shape) else None
-            (outputs if param.is_output else inputs).append((position, param, dtype, static))
+            shape = stored_shape(param)
+            static = tuple(shape) if all(isinstance(d, int) for d in shape) else None
+            (outputs if param.is_output else inputs).append((position, shape, dtype, static))
         device_type = "cuda" if self.target.startswith(GPU_TARGETS) else "cpu"
         return _CallPlan(torch, device_type, inputs, outputs, len(self.params))
 
@@ -237,7 +251,7 @@ class JITKernel:
         full: list[Any] = [None] * plan.total
         symbols: dict[str, int] = {}
         device = None
-        for arg, (position, param, dtype, static) in zip(args, plan.inputs, strict=True):
+        for arg, (position, shape, dtype, static) in zip(args, plan.inputs, strict=True):
             if dtype is None:  # a scalar: checked by the full path
                 return _SLOW_PATH
             if not isinstance(arg, tensor_type) or arg.dtype is not dtype:
@@ -246,9 +260,9 @@ class JITKernel:
                 if arg.shape != static:
                     return _SLOW_PATH
             else:
-                if arg.dim() != len(param.shape):
+                if arg.dim() != len(shape):
                     return _SLOW_PATH
-                for dim, size in zip(param.shape, arg.shape, strict=True):
+                for dim, size in zip(shape, arg.shape, strict=True):
                     if (dim != size) if isinstance(dim, int) else (
                             symbols.setdefault(dim, size) != size):
                         return _SLOW_PATH
@@ -262,15 +276,15 @@ class JITKernel:
                 return _SLOW_PATH
             full[position] = arg
         outputs = []
-        for position, param, dtype, static in plan.outputs:
-            shape = static
-            if shape is None:
-                if any(isinstance(d, str) and d not in symbols for d in param.shape):
+        for position, shape, dtype, static in plan.outputs:
+            if static is None:
+                if any(isinstance(d, str) and d not in symbols for d in shape):
                     return _SLOW_PATH
-                shape = [d if isinstance(d, int) else symbols[d] for d in param.shape]
-            output = plan.torch.empty(shape, dtype=dtype, device=device or plan.device_type)
+                shape = [d if isinstance(d, int) else symbols[d] for d in shape]
+            output = plan.torch.empty(static or shape, dtype=dtype,
+                                      device=device or plan.device_type)
             full[position] = output
-            if not param.is_workspace:
+            if not self.params[position].is_workspace:
                 outputs.append(output)
         self.launcher(full, symbols)
         if not outputs:
@@ -310,7 +324,7 @@ class JITKernel:
         torch = _torch()
         for param in self.params:
             if param.is_output:
-                shape = [self._size(d, symbols, param) for d in param.shape]
+                shape = [self._size(d, symbols, param) for d in stored_shape(param)]
                 output = torch.empty(shape, dtype=torch_dtype(param.dtype),
                                      device=device or self._default_device())
                 checked[param.name] = output
@@ -349,13 +363,15 @@ class JITKernel:
         if arg.dtype != expected:
             raise self._error(f"argument '{param.name}' has dtype {arg.dtype}, expected "
                               f"{expected}")
-        if arg.dim() != len(param.shape):
+        shape = stored_shape(param)
+        if arg.dim() != len(shape):
             raise self._error(f"argument '{param.name}' has {arg.dim()} dimensions, expected "
-                              f"{len(param.shape)} (shape {tuple(param.shape)})")
-        for axis, (dim, size) in enumerate(zip(param.shape, arg.shape, strict=True)):
+                              f"{len(shape)} (shape {tuple(shape)})")
+        for axis, (dim, size) in enumerate(zip(shape, arg.shape, strict=True)):
             if isinstance(dim, int) and dim != size:
                 raise self._error(f"argument '{param.name}' has shape {tuple(arg.shape)}, "
-                                  f"expected {tuple(param.shape)} (dimension {axis})")
+                                  f"expected {tuple(shape)} (dimension {axis})"
+                                  + _packing_note(param))
             if isinstance(dim, str):
                 if symbols.setdefault(dim, size) != size:
                     raise self._error(f"argument '{param.name}' has {dim} = {size} in dimension "

@@ -294,6 +294,8 @@ class Profiler:
 
     def inputs(self, symbols: dict[str, int] | None = None) -> list[Any]:
         """Fresh inputs, one per input parameter, filled as the supply type says (scalars: 1)."""
+        from tilec.jit import stored_shape
+
         sizes = {**self.symbols, **(symbols or {})}
         device = "cuda" if self.on_gpu else "cpu"
         made = []
@@ -301,7 +303,7 @@ class Profiler:
             if param.kind == "scalar":
                 made.append(1.0 if param.dtype.startswith(("float", "bfloat")) else 1)
                 continue
-            shape = [self._size(d, sizes, param.name) for d in param.shape]
+            shape = [self._size(d, sizes, param.name) for d in stored_shape(param)]
             made.append(random_tensor(self.supply_type, param.dtype, shape, device))
         return made
 

@@ -283,6 +283,13 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
                          workspace: bool = False, node: ast.AST | None = None) -> Buffer:
         """A tensor parameter: the function's argument `value`, or a new one appended."""
         self.check_addressable(f"tensor '{name}'" if name else "a tensor", dims, dtype, node)
+        if dtype.is_sub_byte:
+            per_byte = 8 // dtype.bits
+            if not isinstance(dims[-1], int) or dims[-1] % per_byte:
+                self.error(node, f"tensor '{name}' of T.{dtype.name} packs {per_byte} elements "
+                                 f"to a byte along its last dimension, whose size must be a "
+                                 f"compile-time multiple of {per_byte}; its shape is "
+                                 f"{tuple(dims)}")
         if value is None:
             value = block.add_argument(tensor_type(dims, dtype), self.location(self.source.tree))
         param_shape = [d if isinstance(d, int) else d.name for d in dims]
@@ -1387,14 +1394,6 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
             dtype = T.dtype(spec)
         except TilecError as error:
             self.error(node, error.message)
-        return self.supported(dtype, node)
-
-    def supported(self, dtype: T.DType, node: ast.AST) -> T.DType:
-        """`dtype`, unless tilec cannot make buffers or values of it (sub-byte dtypes)."""
-        if dtype.is_sub_byte:
-            self.error(node, f"T.{dtype.name} buffers and values are not supported by tilec "
-                             "(sub-byte dtypes): pack them into int8 / uint8 and unpack with "
-                             "shifts and masks")
         return dtype
 
     def allocate(self, scope: str, shape: list[int], dtype: T.DType, node: ast.AST) -> Buffer:
@@ -2385,7 +2384,6 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
         return self.materialize(value, T.index, node).value
 
     def cast(self, value: Any, dtype: T.DType, node: ast.AST) -> Any:
-        self.supported(dtype, node)
         value = self.rvalue(value, node)
         if _is_py_value(value):
             if not isinstance(value, PyNumber):
@@ -2883,7 +2881,6 @@ def build_prim_func(prim: T.PrimFunc, out_idx: list[int] | None = None) -> Front
                                   f"the shape of '{name}' has a "
                                   f"{'negative' if dim < 0 else 'zero'} size: "
                                   f"{tuple(annotation.shape)}")
-            builder.supported(annotation.dtype, source.tree)
             specs.append(annotation)
         elif isinstance(annotation, (T.DType, str)):
             specs.append(builder._dtype(annotation, source.tree))

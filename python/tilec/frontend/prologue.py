@@ -324,6 +324,11 @@ class _Run:
 
     def bind_from(self, name: str, annotation: T.Tensor, argument: T.Tensor) -> None:
         expected, actual = tuple(annotation.shape), tuple(argument.shape)
+        dtype = annotation.dtype
+        if dtype.is_sub_byte and argument.dtype.name == dtype.torch_name and actual:
+            # the byte tensor holding packed elements: its last extent counts bytes
+            actual = (*actual[:-1], actual[-1] * (8 // dtype.bits))
+            argument = T.Tensor(actual, dtype)
         if len(expected) != len(actual):
             raise self.error(f"tensor '{name}' has shape {actual}, but its annotation says "
                              f"{len(expected)} dimensions")

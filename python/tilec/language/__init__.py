@@ -12,7 +12,7 @@ from __future__ import annotations
 import builtins
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
@@ -89,8 +89,16 @@ class DType(str):
 
     @property
     def is_sub_byte(self) -> bool:
-        """int4, float4_e2m1fn: tilec makes no buffers or values of these."""
+        """int4, uint4, int2, uint2, float4_e2m1fn: tensors of them are packed into bytes."""
         return self.bits < 8 and self.kind != "bool"
+
+    def storage_shape(self, shape: Sequence[Any]) -> list[Any]:
+        """The shape of the torch tensor holding a tensor of this dtype: a sub-byte dtype
+        packs 8 / bits elements to a byte along the last dimension."""
+        shape = list(shape)
+        if self.is_sub_byte and shape:
+            shape[-1] = shape[-1] // (8 // self.bits)
+        return shape
 
     def as_torch(self) -> Any:
         """The torch dtype of tensors of this dtype (imports torch)."""
@@ -127,10 +135,15 @@ uint64 = DType._define("uint64", "i64", 64, "uint")
 bool = DType._define("bool", "i1", 1, "bool", storage="i8")  # noqa: A001 - TileLang's T.bool
 # tf32 operands are float32 values (tilec's float32 gemms run on tf32 tensor cores)
 tfloat32 = DType._define("tfloat32", "f32", 32, "float", "float32")
-# sub-byte dtypes: named (so TileLang code can compare and map them), but no buffer or value of
-# them can be made (the frontend says so; torch has no tensors of them)
-int4 = DType._define("int4", "i4", 4, "int", "")
-float4_e2m1fn = DType._define("float4_e2m1fn", "f4E2M1FN", 4, "float", "")
+# e8m0: the power-of-two block scales of MXFP4 / NVFP4 (an exponent byte, no sign or mantissa)
+float8_e8m0fnu = DType._define("float8_e8m0fnu", "f8E8M0FNU", 8, "float")
+# sub-byte dtypes: a tensor of them is a torch int8 / uint8 tensor packing 8 / bits elements to
+# a byte along its last dimension (the low bits first); lower-sub-byte-types decodes them
+int4 = DType._define("int4", "i4", 4, "int", "int8")
+uint4 = DType._define("uint4", "i4", 4, "uint", "uint8")
+int2 = DType._define("int2", "i2", 2, "int", "int8")
+uint2 = DType._define("uint2", "i2", 2, "uint", "uint8")
+float4_e2m1fn = DType._define("float4_e2m1fn", "f4E2M1FN", 4, "float", "uint8")
 index = DType._define("index", "index", 64, "index", "")
 # TileLang's C-style names: the same dtypes under a second name (the builtins they shadow here
 # are spelled builtins.int / builtins.float in this module)
@@ -142,8 +155,8 @@ uint = uint32
 DTYPES: dict[str, DType] = {
     d.name: d
     for d in (float16, bfloat16, float32, float64, float8_e4m3, float8_e4m3fn, float8_e5m2,
-              int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool, tfloat32, int4,
-              float4_e2m1fn)
+              int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool, tfloat32,
+              float8_e8m0fnu, int4, uint4, int2, uint2, float4_e2m1fn)
 }
 _ALIASES = {
     "float": float32, "half": float16, "double": float64, "int": int32, "uint": uint32,

@@ -1,0 +1,222 @@
+"""Weight-only quantized GEMV / small-batch GEMM: tilec beside cuBLAS fp16 on the dequantized
+weight.
+
+Each kernel's output is checked against a float32 torch reference (random activations, weights,
+scales and zeros; the output poisoned first) at the timed shape and at a smaller one, then timed
+beside `torch.matmul(A, W.T)` with W the fp16 dequantized weight (what cuBLAS does without a
+quantized kernel). Reported: µs, the GB/s of the bytes a kernel must read (packed weights,
+scales, zeros, activations) and the fraction of the weight-bandwidth floor (the packed weight's
+bytes at the H200's measured copy bandwidth, COPY_TB_S).
+
+Two halves, as the GPU machine has no MLIR:
+
+  python benchmarks/quantized.py build CACHE_DIR                       (compiler machine)
+  TILEC_CACHE_DIR=CACHE_DIR python benchmarks/quantized.py run --out quantized.json   (GPU)
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples" / "quantized"))
+
+from gemm_int4 import gemm_int4  # noqa: E402
+from gemv_int4 import dequantize_int4, gemv_int4, pack_uint4, random_int4_weights  # noqa: E402
+
+COPY_TB_S = 4.27  # measured device-to-device copy bandwidth of the H200 (shared/baselines)
+TILEC_TARGET = "cuda:sm_90a"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One quantized kernel: its inputs, the float32 weight they stand for, its bytes."""
+
+    name: str
+    kernel: Callable
+    inputs: Callable  # (torch, m, n, k, device) -> (kernel inputs, float32 weight or None)
+    weight_bytes: Callable  # (n, k) -> bytes of the packed weight
+    extra_bytes: Callable  # (m, n, k) -> bytes of scales, zeros, activations and output
+
+
+def _int4_inputs(torch, m, n, k, device):
+    if device == "meta":
+        scales = torch.empty(n, k // 128, dtype=torch.float16, device="meta")
+        return [torch.empty(m, k, dtype=torch.float16, device="meta"),
+                torch.empty(n, k // 2, dtype=torch.uint8, device="meta"), scales, scales], None
+    q, scales, zeros = random_int4_weights(n, k, device=device)
+    a = torch.randn(m, k, device=device).half()
+    return [a, pack_uint4(q), scales, zeros], dequantize_int4(q, scales, zeros)
+
+
+def _int4_extra_bytes(m: int, n: int, k: int) -> int:
+    return 2 * 2 * n * (k // 128) + 2 * m * k + 2 * m * n
+
+
+CASES = {
+    "int4_g128_gemv": Case("int4_g128_gemv", gemv_int4, _int4_inputs, lambda n, k: n * k // 2,
+                           _int4_extra_bytes),
+    "int4_g128_gemm_tile": Case("int4_g128_gemm_tile", gemm_int4, _int4_inputs,
+                                lambda n, k: n * k // 2, _int4_extra_bytes),
+}
+HEADLINE = (1, 28672, 8192)
+# (kernel, timed shape, config): the first row of a kernel at a shape is its default config
+TIMED = [
+    ("int4_g128_gemv", HEADLINE, {}),
+    ("int4_g128_gemv", HEADLINE, {"rows_per_warp": 1}),
+    ("int4_g128_gemv", HEADLINE, {"rows_per_warp": 4}),
+    ("int4_g128_gemv", HEADLINE, {"warps": 8, "rows_per_warp": 1}),
+    ("int4_g128_gemv", HEADLINE, {"warps": 2, "rows_per_warp": 4}),
+    ("int4_g128_gemv", (1, 8192, 8192), {}),
+    ("int4_g128_gemv", (1, 4096, 4096), {}),
+    ("int4_g128_gemv", (4, 28672, 8192), {"block_m": 4}),
+    ("int4_g128_gemv", (16, 28672, 8192), {"block_m": 4}),
+    ("int4_g128_gemm_tile", (16, 28672, 8192), {}),
+    ("int4_g128_gemm_tile", (64, 28672, 8192), {"block_M": 64}),
+]
+# every (kernel, config) is checked first at these shapes: ragged N, K past the last step
+CHECKED = [(1, 256, 1536), (3, 514, 2048)]
+
+
+def _builds() -> list[tuple[Case, tuple[int, int, int], dict]]:
+    """Every compile the run needs: the timed shapes and the checked ones of each config."""
+    builds, seen = [], set()
+    for name, shape, config in TIMED:
+        builds.append((CASES[name], shape, config))
+        key = (name, tuple(sorted(config.items())))
+        if key not in seen:
+            seen.add(key)
+            builds += [(CASES[name], check, config) for check in CHECKED]
+    return builds
+
+
+def build(cache_dir: Path) -> None:
+    import torch
+
+    os.environ["TILEC_CACHE_DIR"] = str(cache_dir.resolve())
+    for case, (m, n, k), config in _builds():
+        inputs, _ = case.inputs(torch, m, n, k, "meta")
+        kernel = case.kernel.compile(*inputs, target=TILEC_TARGET, **config)
+        source = kernel.get_kernel_source()
+        print(f"{case.name:20} {m}x{n}x{k} {config}: "
+              f"ld.global.v4={source.count('ld.global.v4')} "
+              f"shfl={source.count('shfl.sync')} ld.local={source.count('ld.local')} "
+              f"wgmma={source.count('wgmma.mma_async')} mma={source.count('mma.sync')}")
+
+
+def _relative_error(result, expected) -> float:
+    return ((result.float() - expected).norm() / expected.norm()).item()
+
+
+def _time(kernel, inputs: list, dense) -> tuple[float, float]:
+    """Milliseconds of the tilec kernel and of cuBLAS on the fp16 weight `dense` (N x K)."""
+    import torch
+
+    from tilec.profiler import do_bench
+
+    tilec_ms = do_bench(lambda: kernel(*inputs), return_mode="median")
+    cublas_ms = do_bench(lambda: torch.matmul(inputs[0], dense.t()), return_mode="median")
+    return tilec_ms, cublas_ms
+
+
+def _check(case: Case, shape: tuple[int, int, int], config: dict) -> float:
+    """The relative error of the kernel's poisoned run against float32 torch."""
+    import torch
+
+    inputs, weight = case.inputs(torch, *shape, "cuda")
+    kernel = case.kernel.compile(*inputs, **config)
+    result = kernel.get_profiler().run_poisoned(*inputs)
+    return _relative_error(result, inputs[0].float() @ weight.t())
+
+
+def _record(torch, rows: list[dict]) -> dict:
+    headline = [r for r in rows if r["kernel"] == "int4_g128_gemv"
+                and tuple(r["shape"]) == HEADLINE and r["passed"]]
+    summary = {}
+    if headline:
+        best = min(headline, key=lambda r: r["tilec_us"])
+        summary = {"int4_gemv_28672x8192_us": best["tilec_us"], "config": best["config"],
+                   "speedup_vs_cublas_fp16": best["speedup_vs_cublas_fp16"],
+                   "fraction_of_weight_floor": best["fraction_of_weight_floor"]}
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+        "method": "tilec's do_bench (CUDA events, median after warm-up, L2 flushed) for the "
+                  "tilec kernel object and torch.matmul on the fp16 dequantized weight, same "
+                  "process; outputs checked against a float32 reference with NaN-poisoned "
+                  "outputs first; floor = packed weight bytes / 4.27 TB/s (measured copy)",
+        "summary": summary, "rows": rows,
+    }
+
+
+def run(out: Path) -> None:
+    """Checks and times every row, writing the JSON after each (a run cut short keeps its
+    rows)."""
+    import torch
+
+    torch.manual_seed(0)
+    rows = []
+    for name, (m, n, k), config in TIMED:
+        try:
+            rows.append(_row(torch, name, (m, n, k), config))
+        except Exception as error:  # noqa: BLE001 - recorded; the other rows still run
+            rows.append({"kernel": name, "shape": [m, n, k], "config": config,
+                         "passed": False, "error": f"{type(error).__name__}: {error}"})
+            print(f"{name:20} {m}x{n}x{k} {config} failed: {rows[-1]['error']}", flush=True)
+        out.write_text(json.dumps(_record(torch, rows), indent=1) + "\n")
+
+
+def _row(torch, name: str, shape: tuple[int, int, int], config: dict) -> dict:
+    """One timed row: checks at CHECKED and at the shape, then tilec and cuBLAS times."""
+    m, n, k = shape
+    case = CASES[name]
+    checks = [{"shape": list(check), "relative_error": _check(case, check, config)}
+              for check in CHECKED]
+    inputs, weight = case.inputs(torch, m, n, k, "cuda")
+    kernel = case.kernel.compile(*inputs, **config)
+    result = kernel.get_profiler().run_poisoned(*inputs)
+    error = _relative_error(result, inputs[0].float() @ weight.t())
+    tilec_ms, cublas_ms = _time(kernel, inputs, weight.half())
+    del weight
+    weight_bytes = case.weight_bytes(n, k)
+    moved = weight_bytes + case.extra_bytes(m, n, k)
+    floor_us = weight_bytes / (COPY_TB_S * 1e12) * 1e6
+    errors = [error] + [c["relative_error"] for c in checks]
+    row = {
+        "kernel": name, "shape": [m, n, k], "config": config, "relative_error": error,
+        "checks": checks, "passed": all(math.isfinite(e) and e < 1e-2 for e in errors),
+        "tilec_us": tilec_ms * 1e3, "cublas_fp16_us": cublas_ms * 1e3,
+        "speedup_vs_cublas_fp16": cublas_ms / tilec_ms,
+        "tilec_gb_s": moved / (tilec_ms * 1e-3) / 1e9,
+        "weight_floor_us": floor_us,
+        "fraction_of_weight_floor": floor_us / (tilec_ms * 1e3),
+    }
+    print(f"{name:20} {m}x{n}x{k} {config} err {max(errors):.1e} tilec "
+          f"{row['tilec_us']:7.1f} us ({row['tilec_gb_s']:6.0f} GB/s, "
+          f"{row['fraction_of_weight_floor']:.2f} of floor) cuBLAS fp16 "
+          f"{row['cublas_fp16_us']:7.1f} us x{row['speedup_vs_cublas_fp16']:.2f}",
+          flush=True)
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("build").add_argument("cache_dir", type=Path)
+    sub.add_parser("run").add_argument("--out", type=Path, default=Path("quantized.json"))
+    args = parser.parse_args()
+    if args.command == "build":
+        build(args.cache_dir)
+    else:
+        run(args.out)
+
+
+if __name__ == "__main__":
+    main()

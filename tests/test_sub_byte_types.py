@@ -1,0 +1,246 @@
+"""Sub-byte dtypes (T.int4, T.uint4, T.int2, T.uint2, T.float4_e2m1fn) as TileLang writes them:
+tensors packed into torch int8 / uint8 along their last dimension, shared / local / fragment
+buffers, element loads, stores, copies and casts (lower-sub-byte-types), on the CPU target
+against torch references with random inputs; the quantized examples; what is rejected.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import randn
+
+import tilec
+import tilec.language as T
+from tilec.errors import TilecError
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "quantized"
+sys.path.insert(0, str(EXAMPLES))
+from gemm_int4 import gemm_int4  # noqa: E402
+from gemv_int4 import dequantize_int4, gemv_int4, pack_uint4, random_int4_weights  # noqa: E402
+
+TARGET = "cpu"
+FP4_VALUES = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]
+FP4_TABLE = torch.tensor(FP4_VALUES + [-v for v in FP4_VALUES])
+# dtype -> (bits, smallest and largest value of its integers); fp4: its codes
+DTYPES = {"int4": (4, -8, 7), "uint4": (4, 0, 15), "int2": (2, -2, 1), "uint2": (2, 0, 3),
+          "float4_e2m1fn": (4, 0, 15)}
+
+
+def pack(values: torch.Tensor, bits: int) -> torch.Tensor:
+    """Integers (..., K) -> bytes (..., K * bits / 8), element j in bits (j % n) * bits of
+    byte j // n, n = 8 / bits."""
+    per_byte = 8 // bits
+    fields = (values.to(torch.int32) & ((1 << bits) - 1)).reshape(*values.shape[:-1], -1,
+                                                                   per_byte)
+    shifts = torch.arange(per_byte, dtype=torch.int32) * bits
+    return (fields << shifts).sum(-1).to(torch.uint8)
+
+
+def storage(packed: torch.Tensor, dtype: str) -> torch.Tensor:
+    return packed.to(torch.int8) if dtype in ("int4", "int2") else packed
+
+
+def decoded(codes: torch.Tensor, dtype: str) -> torch.Tensor:
+    """The float64 values of integer codes (fp4: its table)."""
+    if dtype == "float4_e2m1fn":
+        return FP4_TABLE[codes.long()].double()
+    return codes.double()
+
+
+def random_codes(shape: tuple[int, ...], dtype: str, rng: torch.Generator) -> torch.Tensor:
+    _, low, high = DTYPES[dtype]
+    return torch.randint(low, high + 1, shape, generator=rng)
+
+
+@tilec.jit(target=TARGET)
+def decode(B, dtype=T.int4, out_dtype=T.float32, block=16):
+    M, N = T.const("M, N")
+    B: T.Tensor((M, N), dtype)
+    out = T.empty((M, N), out_dtype)
+    with T.Kernel(T.ceildiv(M, block), threads=128) as bx:
+        for i, j in T.Parallel(block, N):
+            out[bx * block + i, j] = T.Cast(out_dtype, B[bx * block + i, j])
+    return out
+
+
+@tilec.jit(target=TARGET)
+def encode(X, dtype=T.int4, block=16):
+    M, N = T.const("M, N")
+    X: T.Tensor((M, N), T.float32)
+    out = T.empty((M, N), dtype)
+    with T.Kernel(T.ceildiv(M, block), threads=128) as bx:
+        for i, j in T.Parallel(block, N):
+            out[bx * block + i, j] = T.Cast(dtype, X[bx * block + i, j])
+    return out
+
+
+@tilec.jit(target=TARGET)
+def staged(B, dtype=T.int4, block_M=16, block_N=32):
+    """Global -> shared (bytes) -> fragment (elements) -> local (packed) -> global, plus one:
+    every kind of buffer and copy, packed and not."""
+    M, N = T.const("M, N")
+    B: T.Tensor((M, N), dtype)
+    out = T.empty((M, N), dtype)
+    total = T.empty((M, N), T.float32)
+    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+        shared = T.alloc_shared((block_M, block_N), dtype)
+        fragment = T.alloc_fragment((block_M, block_N), dtype)
+        row = T.alloc_local((block_N,), dtype)
+        T.clear(shared)
+        T.copy(B[by * block_M, bx * block_N], shared)
+        T.copy(shared, fragment)
+        for i, j in T.Parallel(block_M, block_N):
+            total[by * block_M + i, bx * block_N + j] = T.Cast(T.float32, fragment[i, j]) + 1.0
+        for i in T.serial(block_M):
+            T.copy(fragment[i, 0], row)
+            T.copy(row, out[by * block_M + i, bx * block_N])
+    return out, total
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize("shape", [(16, 32), (37, 24)])
+def test_decode_packed_tensor(dtype: str, shape: tuple[int, int], rng: torch.Generator) -> None:
+    bits = DTYPES[dtype][0]
+    codes = random_codes(shape, dtype, rng)
+    result = decode(storage(pack(codes, bits), dtype), dtype=dtype)
+    assert result.shape == shape
+    torch.testing.assert_close(result.double(), decoded(codes, dtype), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("out_dtype", ["float16", "bfloat16", "float64"])
+@pytest.mark.parametrize("dtype", ["int4", "uint2", "float4_e2m1fn"])
+def test_decode_to_other_floats(dtype: str, out_dtype: str, rng: torch.Generator) -> None:
+    """Conversions build the bits of each float type (exact: every value fits)."""
+    bits = DTYPES[dtype][0]
+    codes = random_codes((16, 64), dtype, rng)
+    result = decode(storage(pack(codes, bits), dtype), dtype=dtype, out_dtype=out_dtype)
+    assert result.dtype == getattr(torch, out_dtype)
+    torch.testing.assert_close(result.double(), decoded(codes, dtype), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", ["int4", "uint4", "int2", "uint2"])
+def test_encode_packed_output(dtype: str, rng: torch.Generator) -> None:
+    bits = DTYPES[dtype][0]
+    codes = random_codes((37, 48), dtype, rng)
+    result = encode(codes.float(), dtype=dtype)
+    assert result.dtype == storage(pack(codes, bits), dtype).dtype
+    assert result.shape == (37, 48 * bits // 8)
+    torch.testing.assert_close(result, storage(pack(codes, bits), dtype), rtol=0, atol=0)
+
+
+def test_encode_float4_rounds_to_nearest(rng: torch.Generator) -> None:
+    x = (torch.rand(32, 64, generator=rng) * 14 - 7).float()  # past +-6 too: saturates
+    ties = [0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0, -0.3, -2.5, 6.5]  # ties to the even code
+    x[0, :len(ties)] = torch.tensor(ties)
+    result = encode(x, dtype=T.float4_e2m1fn)
+    codes = torch.stack([(result >> 4 * n) & 15 for n in (0, 1)], -1).reshape(32, 64)
+    values = decoded(codes, "float4_e2m1fn")
+    distance = (FP4_TABLE.double()[None, None, :] - x.double()[..., None].clamp(-6, 6)).abs()
+    torch.testing.assert_close((values - x.double().clamp(-6, 6)).abs(), distance.min(-1).values,
+                               rtol=0, atol=1e-6)
+    assert values[0, :len(ties)].tolist() == [0.0, 1.0, 1.0, 2.0, 2.0, 4.0, 4.0, -0.5, -2.0, 6.0]
+
+
+@pytest.mark.parametrize("dtype", ["int4", "uint2", "float4_e2m1fn"])
+def test_copies_through_every_buffer_kind(dtype: str, rng: torch.Generator) -> None:
+    bits = DTYPES[dtype][0]
+    codes = random_codes((40, 96), dtype, rng)
+    packed = storage(pack(codes, bits), dtype)
+    out, total = staged(packed, dtype=dtype)
+    torch.testing.assert_close(out, packed, rtol=0, atol=0)
+    torch.testing.assert_close(total.double(), decoded(codes, dtype) + 1, rtol=0, atol=0)
+
+
+def test_e8m0_scales(rng: torch.Generator) -> None:
+    """T.float8_e8m0fnu (MXFP4's block scales): byte e stands for 2 ** (e - 127)."""
+    exponents = torch.randint(0, 255, (16, 8), generator=rng, dtype=torch.uint8)
+    exponents[0, :3] = torch.tensor([0, 1, 254])  # 2 ** -127 is a subnormal float32
+    result = decode(exponents.view(torch.float8_e8m0fnu), dtype=T.float8_e8m0fnu)
+    torch.testing.assert_close(result.double(), 2.0 ** (exponents.double() - 127), rtol=0,
+                               atol=0)
+
+
+@pytest.mark.parametrize("dtype", ["int4", "uint2", "float4_e2m1fn"])
+def test_kernels_build_for_cuda(dtype: str) -> None:
+    """The same kernels through the CUDA target (ptxas checks the PTX): decoding, encoding with
+    atomics on the packed output, the copies."""
+    bits = DTYPES[dtype][0]
+    packed = torch.empty(40, 96 * bits // 8, dtype=storage(pack(torch.zeros(1, 8), bits),
+                                                            dtype).dtype, device="meta")
+    for kernel, argument in ((decode, packed), (staged, packed),
+                             (encode, torch.empty(40, 96, device="meta"))):
+        ptx = kernel.compile(argument, dtype=dtype, target="cuda:sm_90a").get_kernel_source()
+        assert ".entry" in ptx
+        if kernel is encode:
+            assert "atom.global.and" in ptx and "atom.global.or" in ptx
+
+
+def test_tensor_argument_checks_the_packed_shape() -> None:
+    kernel = decode.compile(torch.zeros(16, 16, dtype=torch.int8), dtype=T.int4)
+    with pytest.raises(TilecError, match=r"packed 2 to a byte of a torch.int8 tensor"):
+        kernel(torch.zeros(16, 32, dtype=torch.int8))
+
+
+@pytest.mark.parametrize("shape", [(1, 128, 256), (3, 200, 384)])
+def test_gemm_int4_example(shape: tuple[int, int, int], rng: torch.Generator) -> None:
+    m, n, k = shape
+    a = randn((m, k), torch.float16, rng)
+    q, scales, zeros = random_int4_weights(n, k)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TILEC_TARGET", TARGET)
+        c = gemm_int4(a, pack_uint4(q), scales, zeros)
+    reference = a.double() @ dequantize_int4(q, scales, zeros).double().t()
+    assert ((c.double() - reference).norm() / reference.norm()).item() < 2e-3
+
+
+def test_gemv_int4_example_builds_for_cuda() -> None:
+    """The warp-per-row GEMV (thread bindings: CUDA only) moves its weights in 16-byte loads."""
+    m, n, k = 1, 256, 2048
+    kernel = gemv_int4.compile(torch.empty(m, k, dtype=torch.float16, device="meta"),
+                               torch.empty(n, k // 2, dtype=torch.uint8, device="meta"),
+                               torch.empty(n, k // 128, dtype=torch.float16, device="meta"),
+                               torch.empty(n, k // 128, dtype=torch.float16, device="meta"),
+                               target="cuda:sm_90a")
+    ptx = kernel.get_kernel_source()
+    assert "ld.global.v4" in ptx and "shfl.sync.bfly" in ptx
+
+
+def odd_packed_row():
+    @T.prim_func
+    def main(B: T.Tensor((4, 3), T.int4), C: T.Tensor((4, 4), T.float32)):
+        with T.Kernel(1, threads=32) as _:
+            C[0, 0] = T.Cast(T.float32, B[0, 1])
+
+    return main
+
+
+def int4_gemm():
+    @T.prim_func
+    def main(A: T.Tensor((16, 64), T.int4), B: T.Tensor((16, 64), T.int4),
+             C: T.Tensor((16, 16), T.int32)):
+        with T.Kernel(1, threads=128) as _:
+            A_s = T.alloc_shared((16, 64), T.int4)
+            B_s = T.alloc_shared((16, 64), T.int4)
+            C_f = T.alloc_fragment((16, 16), T.int32)
+            T.copy(A[0, 0], A_s)
+            T.copy(B[0, 0], B_s)
+            T.gemm(A_s, B_s, C_f, transpose_B=True)
+            T.copy(C_f, C[0, 0])
+
+    return main
+
+
+@pytest.mark.parametrize(("factory", "message", "line"), [
+    (odd_packed_row, "packs 2 elements to a byte along its last dimension", 0),
+    (int4_gemm, "'tile.gemm' on a buffer of i4 elements is not supported", 10),
+])
+def test_rejected_at_the_line(factory, message: str, line: int) -> None:
+    with pytest.raises(TilecError, match=message) as error:
+        tilec.compile(factory(), target=TARGET)
+    assert error.value.filename == __file__
+    first = factory.__code__.co_firstlineno
+    assert error.value.lineno >= first and (not line or error.value.lineno == first + line)
