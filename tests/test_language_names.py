@@ -652,3 +652,42 @@ def test_is_and_is_not(rng: torch.Generator) -> None:
         b = poisoned((8,), torch.float32)
         cpu(make(window))(a, b)
         assert torch.equal(b, expected)
+
+
+def test_dp4a_sums_four_int8_products(rng: torch.Generator) -> None:
+    """T.dp4a(A[i], B[j], C[k]) (TileLang's BitNet decode): C[k] += four int8 products, in
+    int32, at offsets the kernel computes."""
+
+    @T.prim_func
+    def main(A: T.Tensor((8, 16), T.int8), B: T.Tensor((16,), T.int8),
+             C: T.Tensor((8,), T.int32)):
+        with T.Kernel(1, threads=32) as _:
+            acc = T.alloc_local((1,), T.int32)
+            for row in T.serial(8):
+                acc[0] = C[row]
+                for ki in T.serial(4):
+                    T.dp4a(A[row, ki * 4], B[ki * 4], acc[0])
+                C[row] = acc[0]
+
+    kernel = tilec.compile(main, target="cpu")
+    a = torch.randint(-128, 128, (8, 16), generator=rng, dtype=torch.int8)
+    b = torch.randint(-128, 128, (16,), generator=rng, dtype=torch.int8)
+    c = torch.randint(-1000, 1000, (8,), generator=rng, dtype=torch.int32)
+    expected = c.long() + (a.long() * b.long()).sum(1)
+    kernel(a, b, c)
+    assert torch.equal(c.long(), expected)
+
+
+@needs_ptxas
+def test_tvm_warp_shuffle_is_shfl_sync() -> None:
+    """TVM's T.tvm_warp_shuffle(mask, value, lane, width, warp_size) (TileLang's Hadamard
+    example): shfl.sync.idx with the group of `width` lanes in its c operand."""
+
+    @T.prim_func
+    def main(A: T.Tensor((32,), T.float32), B: T.Tensor((32,), T.float32)):
+        with T.Kernel(1, threads=32) as _:
+            tx = T.get_thread_binding()
+            B[tx] = T.tvm_warp_shuffle(0xFFFFFFFF, A[tx], (tx ^ 1) % 32, 16, 32)
+
+    ptx = tilec.compile(main, target="cuda:sm_90a").get_kernel_source()
+    assert "shfl.sync.idx.b32" in ptx and ", 4127, -1;" in ptx  # (32 - 16) << 8 | 31

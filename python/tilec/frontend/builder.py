@@ -2085,6 +2085,29 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
         scalar = self.materialize(self.rvalue(value, node), dst.buffer.dtype, node)
         self.emit_atomic_add(dst.buffer, dst.offsets, scalar, node)
 
+    def t_dp4a(self, nodes: dict, node: ast.Call) -> None:
+        """C[k] += sum of A[i + e] * B[j + e] over e < 4, in int32 (TileLang's DP4A: the
+        products of four int8 pairs; ptxas fuses what it can)."""
+        self.require_kernel(node, "T.dp4a")
+        regions = {key: self.region(nodes[key]) for key in ("A", "B", "C")}
+        for key, region in regions.items():
+            if not _is_element(region) or region.buffer.rank != len(region.offsets):
+                self.error(node, f"T.dp4a's {key} names an element: index every dimension of "
+                                 f"'{region.buffer.name}'")
+            wanted = T.int32 if key == "C" else T.int8
+            if region.buffer.dtype != wanted:
+                self.error(node, f"T.dp4a's {key} is {wanted}, got '{region.buffer.name}' of "
+                                 f"{region.buffer.dtype}")
+        a, b, c = regions["A"], regions["B"], regions["C"]
+        total = self.load(c.buffer, c.offsets, node)
+        for element in range(4):
+            x, y = ([*r.offsets[:-1], self.binop("+", r.offsets[-1], element, node)]
+                    for r in (a, b))
+            product = self.binop("*", self.cast(self.load(a.buffer, x, node), T.int32, node),
+                                 self.cast(self.load(b.buffer, y, node), T.int32, node), node)
+            total = self.binop("+", total, product, node)
+        self.store(c.buffer, c.offsets, total, node)
+
     def t_atomic_addx2(self, nodes: dict, node: ast.Call) -> None:
         self.atomic_add_vector(2, nodes, node)
 

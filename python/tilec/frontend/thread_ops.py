@@ -185,6 +185,12 @@ class ThreadOps:
     def t_shfl_sync(self, nodes: dict, node: ast.Call) -> Scalar:
         return self.shuffle_args("shfl_sync", nodes, node)
 
+    def t_tvm_warp_shuffle(self, nodes: dict, node: ast.Call) -> Scalar:
+        if self.arg(nodes, "warp_size") != WARP_SIZE:
+            self.error(node, f"T.tvm_warp_shuffle: the warp size is {WARP_SIZE}, got "
+                             f"{self.arg(nodes, 'warp_size')!r}")
+        return self.shuffle_args("shfl_sync", nodes, node)
+
     # ----- warp votes ---------------------------------------------------------------------
     def vote(self, kind: str, nodes: dict, node: ast.Call) -> Scalar:
         """nvvm.vote.sync over the whole warp, as int32 0 / 1."""

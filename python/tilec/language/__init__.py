@@ -844,6 +844,19 @@ def shfl_sync(value: Any, srcLane: Any, width: Any = 32, mask: Any = 0xFFFFFFFF)
     """`value` of lane `srcLane` of this lane's group of `width` lanes (__shfl_sync)."""
 
 
+@_intrinsic
+def tvm_warp_shuffle(mask: Any, value: Any, srcLane: Any, width: Any,  # noqa: N803
+                     warp_size: Any) -> Any:
+    """TVM's builtin spelling of T.shfl_sync(value, srcLane, width, mask); `warp_size` is
+    the warp's (32)."""
+
+
+@_intrinsic
+def dp4a(A: Any, B: Any, C: Any) -> Any:  # noqa: N803
+    """C[k] += A[i] * B[j] + ... + A[i + 3] * B[j + 3]: four int8 products summed into the
+    int32 element C names (A, B, C name their first elements)."""
+
+
 def _warp_reduce_marker(kind: str) -> Callable:
     def reduce(value: Any) -> Any:
         ...
@@ -1010,7 +1023,7 @@ _SM100_NAMES = frozenset({"alloc_tmem"})
 
 
 # TVM's statement-level constructs: what to write in tilec instead
-_TVM_ONLY = frozenset({"tvm_storage_sync", "tvm_warp_shuffle"})
+_TVM_ONLY = frozenset({"tvm_storage_sync"})
 
 
 def unknown_name_message(name: str) -> str:
@@ -1048,7 +1061,8 @@ __all__ = [
     "float", "half", "int", "uint", "tfloat32", "int4", "float4_e2m1fn", "get_thread_binding",
     "get_thread_bindings",
     "thread_binding", "get_block_binding", "get_block_bindings", "sync_threads", "shfl_xor",
-    "shfl_down", "shfl_up", "shfl_sync", "warp_reduce_sum", "warp_reduce_max",
+    "shfl_down", "shfl_up", "shfl_sync", "tvm_warp_shuffle", "dp4a", "warp_reduce_sum",
+    "warp_reduce_max",
     "warp_reduce_min", "warp_reduce_bitand", "warp_reduce_bitor", "Cast", "reinterpret",
     "floordiv", "floormod", "alloc_global", "cumsum", "any_sync", "all_sync", "shift_left",
     "shift_right", "evaluate", "Ref", "alloc_barrier", "mbarrier_arrive", "barrier_arrive",
