@@ -151,3 +151,17 @@ def test_rms_norm_ptx_vectors_and_shuffles(n: int, monkeypatch, tmp_path) -> Non
         if layout.rank == 2:  # the row: 8 f16 per thread per vector, no thread replicated
             assert layout.contiguous_registers() == 8
             assert not layout.replicated
+
+
+def test_transpose_ptx_loads_in_flight(monkeypatch, tmp_path) -> None:
+    """The global -> shared copy of the transpose's tile (two 16-byte vectors per thread)
+    is unrolled with both loads issued before the first shared store (a loop waited for each
+    load before storing it and issuing the next)."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    module = example("transpose")
+    _, ptx = ptx_of(module.transpose, meta(1024, 2048), threads=256)
+    lines = ptx.splitlines()
+    loads = [n for n, line in enumerate(lines) if re.search(r"ld\.global(\.\w+)*\.v4", line)]
+    stores = [n for n, line in enumerate(lines) if re.search(r"st\.shared(\.\w+)*\.v4", line)]
+    assert len(loads) == 2 and len(stores) == 2
+    assert max(loads) < min(stores)

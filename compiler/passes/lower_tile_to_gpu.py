@@ -107,6 +107,7 @@ WORKGROUP = "#gpu.address_space<workgroup>"
 UNROLL_LIMIT = 16  # a T.Parallel without fragments loops instead of unrolling past this
 MAX_FRAGMENT_REGISTERS = 4096  # 16x the register file a thread can have; code per register
 UNROLL_OPS_LIMIT = 4096  # ops a T.unroll may copy out; past this it stays a loop (see lower_loop)
+COPY_UNROLL_LIMIT = 8  # a global/shared copy of at most this many vectors per thread is unrolled
 
 
 @dataclass
@@ -232,6 +233,9 @@ class KernelLowering:
         self.fragments: dict[ir.Value, Fragment] = {}
         self.per_thread: set[ir.Value] = set()  # local and var buffers, once allocas
         self.pointer_aligned: dict[ir.Value, ir.Value] = {}
+        # global buffers whose base and row length a check around the copy being emitted
+        # found 16-byte aligned (split_on_alignment)
+        self.known_aligned: set[ir.Value] = set()
         self.shared_bytes = 0
         self.canonical: ir.Value | None = None
         self.rings: dict[ir.Value, Ring] = {}
@@ -1067,17 +1071,21 @@ class KernelLowering:
             while layout.thread_span()[-1] & (vec - 1):
                 vec //= 2
         offsets = thread_coordinates(layout, self.tid)
-        for reg in range(0, layout.num_registers, vec):
-            mask = layout.register_mask(reg)
-            if mask is False:
-                continue
-            x = register_coordinates(layout, reg, offsets)
-            point = [x[d] for d in frag_side.dims]
-            where = other.index(point)
-            slots = [reg + i for i in range(vec)]
-            guard = None if mask else self.inside_tile(layout, x)
-            guarded(guard, lambda where=where, slots=slots: self.move_fragment(
-                fragment, reading, other, where, slots, frag_element, other_element))
+
+        def emit(vec: int) -> None:
+            for reg in range(0, layout.num_registers, vec):
+                mask = layout.register_mask(reg)
+                if mask is False:
+                    continue
+                x = register_coordinates(layout, reg, offsets)
+                point = [x[d] for d in frag_side.dims]
+                where = other.index(point)
+                slots = [reg + i for i in range(vec)]
+                guard = None if mask else self.inside_tile(layout, x)
+                guarded(guard, lambda where=where, slots=slots: self.move_fragment(
+                    fragment, reading, other, where, slots, frag_element, other_element))
+
+        self.split_on_alignment([other.buffer], vec, emit)
 
     def move_fragment(self, fragment: Fragment, reading: bool, other: Side,
                       where: list[ir.Value], slots: list[int], frag_element: ir.Type,
@@ -1113,18 +1121,47 @@ class KernelLowering:
                 and min(bit_width(src_type.element_type), bit_width(dst_type.element_type)) >= 8):
             widest = max(element_bytes(src_type.element_type), element_bytes(dst_type.element_type))
             vec = math.gcd(extents[-1], max(1, 16 // widest))
+        self.split_on_alignment([src.buffer, dst.buffer], vec, lambda vec: self.copy_chunks(
+            src, dst, extents, vec, per_thread))
+
+    def copy_chunks(self, src: Side, dst: Side, extents: list[int], vec: int,
+                    per_thread: bool) -> None:
+        """The copy in `vec`-element chunks along the last dimension: shared out over the
+        block's threads, or all of it by each thread (`per_thread`)."""
         chunks = list(extents)
         chunks[-1] //= vec
-        start, step = (index(0), 1) if per_thread else (self.tid, self.threads)
-        loop = scf.ForOp(start, index(math.prod(chunks)), index(step))
-        with ir.InsertionPoint(loop.body):
-            point = self.unflatten(loop.induction_variable, chunks)
+        total = math.prod(chunks)
+        element = memref_type(dst.buffer).element_type
+        target = ir.VectorType.get([vec], element) if vec > 1 else element
+
+        def at(chunk: ir.Value) -> list[ir.Value]:
+            point = self.unflatten(chunk, chunks)
             if vec > 1:
                 point[-1] = arith.muli(point[-1], index(vec))
-            value = self.read(src, src.index(point), vec)
-            target = dst_type.element_type
-            self.write(dst, dst.index(point),
-                       cast(value, ir.VectorType.get([vec], target) if vec > 1 else target))
+            return point
+
+        trips = -(-total // self.threads)
+        if not per_thread and trips <= COPY_UNROLL_LIMIT:
+            # every read before the first write: a thread has all its vectors in flight at
+            # once (a loop would wait for each before storing it and fetching the next)
+            chunks_of = [add_index(self.tid, k * self.threads) for k in range(trips)]
+            whole = trips if total % self.threads == 0 else trips - 1
+            points = [at(chunk) for chunk in chunks_of]
+            values = [cast(self.read(src, src.index(point), vec), target)
+                      for point in points[:whole]]
+            if whole < trips:  # the last vectors, of the threads below the copy's end
+                guarded(cmp("ult", chunks_of[-1], index(total)), lambda: self.write(
+                    dst, dst.index(points[-1]), cast(self.read(src, src.index(points[-1]), vec),
+                                                     target)))
+            for point, value in zip(points, values, strict=False):
+                self.write(dst, dst.index(point), value)
+            return
+        start, step = (index(0), 1) if per_thread else (self.tid, self.threads)
+        loop = scf.ForOp(start, index(total), index(step))
+        with ir.InsertionPoint(loop.body):
+            point = at(loop.induction_variable)
+            self.write(dst, dst.index(point), cast(self.read(src, src.index(point), vec),
+                                                   target))
             scf.YieldOp([])
 
     def copy_async(self, op: ir.Operation, vec: int, src_offsets: list[ir.Value], dst: ir.Value,
@@ -1184,12 +1221,43 @@ class KernelLowering:
     def vector_aligned(self, buffer: ir.Value, where: list[ir.Value], vec: int,
                        extent: ir.Value) -> list[ir.Value]:
         """Conditions for a global `vec`-wide access at `where` to be vec-element aligned
-        (`extent`: the buffer's last dimension)."""
+        (`extent`: the buffer's last dimension); the base pointer's and the row length's
+        alignment where split_on_alignment has not checked them around the copy."""
         conditions = [cmp("eq", arith.remui(where[-1], index(vec)), index(0))]
+        if buffer in self.known_aligned:
+            return conditions
         if len(where) > 1:
             conditions.append(cmp("eq", arith.remui(extent, index(vec)), index(0)))
         conditions.append(self.pointer_aligned[buffer])
         return conditions
+
+    def split_on_alignment(self, buffers: list[ir.Value], vec: int,
+                           emit: Callable[[int], None]) -> None:
+        """emit(vec) where the global buffers' base pointers and row lengths allow vec-wide
+        accesses, checked once around the whole copy, and emit(1) where they do not. Checked
+        per vector instead, a vector whose bounds are static has two branches reading the
+        same addresses (the vector and its elements one by one); LLVM merges them into one
+        load aligned for the elements only, which the NVPTX backend splits into scalars."""
+        checked = [b for b in buffers if self.is_global(b) and b not in self.known_aligned]
+        if vec == 1 or not checked:
+            emit(vec)
+            return
+        conditions = []
+        for buffer in checked:
+            conditions.append(self.pointer_aligned[buffer])
+            rank = memref_type(buffer).rank
+            if rank > 1:
+                extent = memref.dim(buffer, index(rank - 1))
+                conditions.append(cmp("eq", arith.remui(extent, index(vec)), index(0)))
+        branch = scf.IfOp(all_of(conditions), has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            self.known_aligned.update(checked)
+            emit(vec)
+            self.known_aligned.difference_update(checked)
+            scf.YieldOp([])
+        with ir.InsertionPoint(branch.else_block):
+            emit(1)
+            scf.YieldOp([])
 
     @staticmethod
     def alignment(buffer: ir.Value, corner: ir.Value, vec: int) -> int | None:

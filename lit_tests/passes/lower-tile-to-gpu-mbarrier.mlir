@@ -35,7 +35,9 @@
 // CHECK: scf.if %{{.*}} {
 // CHECK: %[[LOCAL0:.*]] = arith.subi %[[TID]], %{{.*}} : index
 // CHECK: nvvm.mbarrier.try_wait.parity %{{.*}}, %{{.*}}, %c10000000_i32 : !llvm.ptr<3>, i32, i32
-// CHECK: scf.for %{{.*}} = %[[LOCAL0]] to %c128{{.*}} step %c128
+// one vector per thread (128 of them), at the thread's index within the warpgroup
+// CHECK: arith.remui %[[LOCAL0]], %c8{{.*}} : index
+// CHECK: vector.load %{{.*}} : memref<16x32xf32, #gpu.address_space<workgroup>>, vector<4xf32>
 // CHECK: nvvm.barrier id = %c1_i32{{.*}} number_of_threads = %c128_i32
 // CHECK-NOT: gpu.barrier
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
