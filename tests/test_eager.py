@@ -684,3 +684,31 @@ def test_objects_given_as_constants_key_by_their_fields(rng: torch.Generator) ->
     assert_close(configured(a, TileConfig(8, -3.0)), a.double() * -3.0, torch.float32)
     assert configured.compile(a, TileConfig(8, 2.0)).artifact is configured.compile(
         a, TileConfig(8, 2.0)).artifact
+
+
+@tilec.jit
+def rows_by_heads(X, W, heads=4, block=4):
+    """TileLang's DeepSeek indexer shapes its queries [seq_len * heads, dim] with seq_len a
+    T.dynamic size: a derived size, bound from X and checked against W's seq_len."""
+    seq = T.dynamic("seq")
+    X: T.Tensor((seq * heads, 8), T.float32)
+    W: T.Tensor((seq,), T.float32)
+    Y = T.empty((heads * seq + 0, 8), T.float32)
+    with T.Kernel(T.ceildiv(seq, block), threads=32) as bx:
+        for i, j in T.Parallel(block * heads, 8):
+            r = bx * block * heads + i
+            Y[r, j] = X[r, j] * W[r // heads]
+    return Y
+
+
+def test_derived_dynamic_sizes_bind_and_are_checked(rng: torch.Generator) -> None:
+    for seq in (10, 3):  # one kernel for every seq, ragged against the block of 4
+        x, w = randn((seq * 4, 8), torch.float32, rng), randn((seq,), torch.float32, rng)
+        y = rows_by_heads(x, w)
+        assert_close(y, x.double() * w.double().repeat_interleave(4)[:, None], torch.float32)
+    kernel = rows_by_heads.compile(x, w)
+    assert [list(p.shape) for p in kernel.params] == [["(seq * 4)", 8], ["seq"],
+                                                       ["((4 * seq) + 0)", 8]]
+    with pytest.raises(tilec.errors.LaunchError, match=r"\(seq \* 4\) is 36, but"):
+        rows_by_heads(randn((36, 8), torch.float32, rng), randn((10,), torch.float32, rng))
+    assert repr(T.dynamic("n") * 2 + 1) == "T.dynamic('((n * 2) + 1)')"

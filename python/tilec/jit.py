@@ -24,6 +24,7 @@ from typing import Any
 import tilec.language as T
 from tilec import cache
 from tilec.errors import LaunchError, TilecError
+from tilec.runtime import evaluate_size
 from tilec.runtime.artifact import Artifact, Param
 from tilec.transform import codegen_settings, ignored_pass_configs, normalize_pass_configs
 
@@ -124,6 +125,7 @@ class _CallPlan:
     inputs: list[tuple[int, list, Any, tuple | None]]  # position, stored shape, torch dtype, static
     outputs: list[tuple[int, list, Any, tuple | None]]
     total: int
+    derived: bool  # some dimension is a derived size, checked against its expression
 
 
 class JITKernel:
@@ -241,7 +243,23 @@ class JITKernel:
             static = tuple(shape) if all(isinstance(d, int) for d in shape) else None
             (outputs if param.is_output else inputs).append((position, shape, dtype, static))
         device_type = "cuda" if self.target.startswith(GPU_TARGETS) else "cpu"
-        return _CallPlan(torch, device_type, inputs, outputs, len(self.params))
+        derived = any(isinstance(d, str) and d.startswith("(")
+                      for p in self.params for d in stored_shape(p))
+        return _CallPlan(torch, device_type, inputs, outputs, len(self.params), derived)
+
+    def _derived_mismatch(self, symbols: dict[str, int]) -> str | None:
+        """Why the bound sizes disagree with a derived one (`(seq_len * 4)` bound from a
+        tensor, seq_len from another), or None."""
+        for name, size in symbols.items():
+            if not name.startswith("("):
+                continue
+            try:
+                value = evaluate_size(name, symbols)
+            except LaunchError:  # a size only this dimension measures: nothing to check
+                continue
+            if value != size:
+                return f"a dimension of size {name} is {size}, but {name} = {value}"
+        return None
 
     def _fast_call(self, plan: _CallPlan, args: tuple) -> Any:
         """The call when every argument is right (torch tensors only); else _SLOW_PATH."""
@@ -275,6 +293,8 @@ class JITKernel:
             elif arg.device != device:
                 return _SLOW_PATH
             full[position] = arg
+        if plan.derived and self._derived_mismatch(symbols) is not None:
+            return _SLOW_PATH
         outputs = []
         for position, shape, dtype, static in plan.outputs:
             if static is None:
@@ -320,6 +340,9 @@ class JITKernel:
                 checked[param.name] = tensor
             else:
                 checked[param.name] = self._check_scalar(param, arg)
+        mismatch = self._derived_mismatch(symbols)
+        if mismatch is not None:
+            raise self._error(mismatch)
         outputs = []
         torch = _torch()
         for param in self.params:
@@ -344,8 +367,11 @@ class JITKernel:
         if isinstance(dim, int):
             return dim
         if dim not in symbols:
-            raise self._error(f"the size '{dim}' of output '{param.name}' is not the size of "
-                              "any input")
+            try:
+                return evaluate_size(dim, symbols)  # a derived size of bound ones
+            except LaunchError:
+                raise self._error(f"the size '{dim}' of output '{param.name}' is not the size "
+                                  "of any input") from None
         return symbols[dim]
 
     def _check_tensor(self, param: Param, arg: Any, symbols: dict[str, int]) -> tuple[Any, bool]:

@@ -171,13 +171,42 @@ _ALIASES = {
 
 @dataclass(frozen=True)
 class Symbol:
-    """A dynamic dimension (`T.dynamic("M")`): the kernel is compiled once for all its values."""
+    """A dynamic dimension (`T.dynamic("M")`): the kernel is compiled once for all its values.
+
+    `seq_len * heads` (a symbol times or plus an int or symbol) is a derived size: a tensor's
+    dimension of that size is bound from the tensor and checked at each call against the
+    value of its expression.
+    """
 
     name: str
     dtype: DType = int32
 
     def __repr__(self) -> str:
         return f"T.dynamic({self.name!r})"
+
+    @property
+    def is_derived(self) -> builtins.bool:
+        """A size computed from others (`seq_len * heads`), its name the expression."""
+        return self.name.startswith("(")
+
+    def _derive(self, op: str, other: Any, reflected: builtins.bool) -> Any:
+        if isinstance(other, builtins.bool) or not isinstance(other, (builtins.int, Symbol)):
+            return NotImplemented
+        a, b = (other, self) if reflected else (self, other)
+        text = [x.name if isinstance(x, Symbol) else str(x) for x in (a, b)]
+        return Symbol(f"({text[0]} {op} {text[1]})", self.dtype)
+
+    def __mul__(self, other: Any) -> Any:
+        return self._derive("*", other, False)
+
+    def __rmul__(self, other: Any) -> Any:
+        return self._derive("*", other, True)
+
+    def __add__(self, other: Any) -> Any:
+        return self._derive("+", other, False)
+
+    def __radd__(self, other: Any) -> Any:
+        return self._derive("+", other, True)
 
 
 def dynamic(name: str, dtype: Any = "int32") -> Symbol | tuple[Symbol, ...]:
