@@ -28,8 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples" / "quantized"))
 
+import gemv  # noqa: E402
 from gemm_int4 import gemm_int4  # noqa: E402
-from gemv_int4 import dequantize_int4, gemv_int4, pack_uint4, random_int4_weights  # noqa: E402
 
 COPY_TB_S = 4.27  # measured device-to-device copy bandwidth of the H200 (shared/baselines)
 TILEC_TARGET = "cuda:sm_90a"
@@ -37,34 +37,39 @@ TILEC_TARGET = "cuda:sm_90a"
 
 @dataclass(frozen=True)
 class Case:
-    """One quantized kernel: its inputs, the float32 weight they stand for, its bytes."""
+    """One quantized kernel and the weight format it reads."""
 
     name: str
     kernel: Callable
-    inputs: Callable  # (torch, m, n, k, device) -> (kernel inputs, float32 weight or None)
-    weight_bytes: Callable  # (n, k) -> bytes of the packed weight
-    extra_bytes: Callable  # (m, n, k) -> bytes of scales, zeros, activations and output
+    fmt: str  # a format of examples/quantized/gemv.py
 
+    def inputs(self, torch, m: int, n: int, k: int, device: str):
+        """The kernel's inputs and the float32 (N, K) weight (None on the meta device)."""
+        if device == "meta":
+            a = torch.empty(m, k, dtype=torch.float16, device="meta")
+            return [a, *gemv.meta_weights(self.fmt, n, k)], None
+        args, weight = gemv.weights(self.fmt, n, k, device)
+        return [torch.randn(m, k, device=device).half(), *args], weight
 
-def _int4_inputs(torch, m, n, k, device):
-    if device == "meta":
-        scales = torch.empty(n, k // 128, dtype=torch.float16, device="meta")
-        return [torch.empty(m, k, dtype=torch.float16, device="meta"),
-                torch.empty(n, k // 2, dtype=torch.uint8, device="meta"), scales, scales], None
-    q, scales, zeros = random_int4_weights(n, k, device=device)
-    a = torch.randn(m, k, device=device).half()
-    return [a, pack_uint4(q), scales, zeros], dequantize_int4(q, scales, zeros)
+    def weight_bytes(self, n: int, k: int) -> int:
+        return n * k * gemv.BITS[self.fmt] // 8
 
+    def extra_bytes(self, m: int, n: int, k: int) -> int:
+        """Scales (and zeros), activations and output."""
+        scales = {"uint4": 4 * n * (k // 128), "uint2": 4 * n * (k // 128),
+                  "nf4": 2 * n * (k // 128), "mxfp4": n * (k // 32)}[self.fmt]
+        return scales + 2 * m * k + 2 * m * n
 
-def _int4_extra_bytes(m: int, n: int, k: int) -> int:
-    return 2 * 2 * n * (k // 128) + 2 * m * k + 2 * m * n
+    def options(self, config: dict) -> dict:
+        return {**gemv.compile_options(self.fmt), **config}
 
 
 CASES = {
-    "int4_g128_gemv": Case("int4_g128_gemv", gemv_int4, _int4_inputs, lambda n, k: n * k // 2,
-                           _int4_extra_bytes),
-    "int4_g128_gemm_tile": Case("int4_g128_gemm_tile", gemm_int4, _int4_inputs,
-                                lambda n, k: n * k // 2, _int4_extra_bytes),
+    "int4_g128_gemv": Case("int4_g128_gemv", gemv.gemv_uint, "uint4"),
+    "int2_g128_gemv": Case("int2_g128_gemv", gemv.gemv_uint, "uint2"),
+    "nf4_g128_gemv": Case("nf4_g128_gemv", gemv.gemv_nf4, "nf4"),
+    "mxfp4_gemv": Case("mxfp4_gemv", gemv.gemv_mxfp4, "mxfp4"),
+    "int4_g128_gemm_tile": Case("int4_g128_gemm_tile", gemm_int4, "uint4"),
 }
 HEADLINE = (1, 28672, 8192)
 # (kernel, timed shape, config): the first row of a kernel at a shape is its default config
@@ -74,6 +79,9 @@ TIMED = [
     ("int4_g128_gemv", HEADLINE, {"rows_per_warp": 4}),
     ("int4_g128_gemv", HEADLINE, {"warps": 8, "rows_per_warp": 1}),
     ("int4_g128_gemv", HEADLINE, {"warps": 2, "rows_per_warp": 4}),
+    ("int2_g128_gemv", HEADLINE, {}),
+    ("nf4_g128_gemv", HEADLINE, {}),
+    ("mxfp4_gemv", HEADLINE, {}),
     ("int4_g128_gemv", (1, 8192, 8192), {}),
     ("int4_g128_gemv", (1, 4096, 4096), {}),
     ("int4_g128_gemv", (4, 28672, 8192), {"block_m": 4}),
@@ -103,7 +111,7 @@ def build(cache_dir: Path) -> None:
     os.environ["TILEC_CACHE_DIR"] = str(cache_dir.resolve())
     for case, (m, n, k), config in _builds():
         inputs, _ = case.inputs(torch, m, n, k, "meta")
-        kernel = case.kernel.compile(*inputs, target=TILEC_TARGET, **config)
+        kernel = case.kernel.compile(*inputs, target=TILEC_TARGET, **case.options(config))
         source = kernel.get_kernel_source()
         print(f"{case.name:20} {m}x{n}x{k} {config}: "
               f"ld.global.v4={source.count('ld.global.v4')} "
@@ -131,7 +139,7 @@ def _check(case: Case, shape: tuple[int, int, int], config: dict) -> float:
     import torch
 
     inputs, weight = case.inputs(torch, *shape, "cuda")
-    kernel = case.kernel.compile(*inputs, **config)
+    kernel = case.kernel.compile(*inputs, **case.options(config))
     result = kernel.get_profiler().run_poisoned(*inputs)
     return _relative_error(result, inputs[0].float() @ weight.t())
 
@@ -180,7 +188,7 @@ def _row(torch, name: str, shape: tuple[int, int, int], config: dict) -> dict:
     checks = [{"shape": list(check), "relative_error": _check(case, check, config)}
               for check in CHECKED]
     inputs, weight = case.inputs(torch, m, n, k, "cuda")
-    kernel = case.kernel.compile(*inputs, **config)
+    kernel = case.kernel.compile(*inputs, **case.options(config))
     result = kernel.get_profiler().run_poisoned(*inputs)
     error = _relative_error(result, inputs[0].float() @ weight.t())
     tilec_ms, cublas_ms = _time(kernel, inputs, weight.half())

@@ -20,7 +20,7 @@ from tilec.errors import TilecError
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "quantized"
 sys.path.insert(0, str(EXAMPLES))
 from gemm_int4 import gemm_int4  # noqa: E402
-from gemv_int4 import dequantize_int4, gemv_int4, pack_uint4, random_int4_weights  # noqa: E402
+from gemv import KERNELS, compile_options, meta_weights, weights  # noqa: E402
 
 TARGET = "cpu"
 FP4_VALUES = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]
@@ -189,24 +189,39 @@ def test_tensor_argument_checks_the_packed_shape() -> None:
 def test_gemm_int4_example(shape: tuple[int, int, int], rng: torch.Generator) -> None:
     m, n, k = shape
     a = randn((m, k), torch.float16, rng)
-    q, scales, zeros = random_int4_weights(n, k)
+    args, weight = weights("uint4", n, k)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("TILEC_TARGET", TARGET)
-        c = gemm_int4(a, pack_uint4(q), scales, zeros)
-    reference = a.double() @ dequantize_int4(q, scales, zeros).double().t()
+        c = gemm_int4(a, *args)
+    reference = a.double() @ weight.double().t()
     assert ((c.double() - reference).norm() / reference.norm()).item() < 2e-3
 
 
-def test_gemv_int4_example_builds_for_cuda() -> None:
-    """The warp-per-row GEMV (thread bindings: CUDA only) moves its weights in 16-byte loads."""
+@pytest.mark.parametrize("fmt", list(KERNELS))
+def test_gemv_examples_build_for_cuda(fmt: str) -> None:
+    """The warp-per-rows GEMVs (thread bindings: CUDA only; numerics in
+    benchmarks/quantized.py's run on the GPU) move their weights in 16-byte loads."""
     m, n, k = 1, 256, 2048
-    kernel = gemv_int4.compile(torch.empty(m, k, dtype=torch.float16, device="meta"),
-                               torch.empty(n, k // 2, dtype=torch.uint8, device="meta"),
-                               torch.empty(n, k // 128, dtype=torch.float16, device="meta"),
-                               torch.empty(n, k // 128, dtype=torch.float16, device="meta"),
-                               target="cuda:sm_90a")
+    kernel = KERNELS[fmt].compile(torch.empty(m, k, dtype=torch.float16, device="meta"),
+                                  *meta_weights(fmt, n, k), target="cuda:sm_90a",
+                                  **compile_options(fmt))
     ptx = kernel.get_kernel_source()
-    assert "ld.global.v4" in ptx and "shfl.sync.bfly" in ptx
+    assert "ld.global.v4" in ptx and "shfl.sync.bfly" in ptx and "cvt.rn.f32.u" not in ptx
+
+
+def test_format_weights_decode_as_packed(rng: torch.Generator) -> None:
+    """The examples' packing (gemv.pack) is the one the kernels decode: each format's weights
+    through the CPU decode kernel give its float32 weight."""
+    n, k = 8, 256
+    for fmt in ("uint4", "uint2"):
+        args, weight = weights(fmt, n, k)
+        codes = decode(args[0], dtype=T.uint4 if fmt == "uint4" else T.uint2)
+        scales, zeros = (x.double().repeat_interleave(128, 1) for x in args[1:])
+        torch.testing.assert_close((codes.double() - zeros) * scales, weight.double())
+    args, weight = weights("mxfp4", n, k)
+    values = decode(args[0], dtype=T.float4_e2m1fn).double()
+    scales = decode(args[1], dtype=T.float8_e8m0fnu).double().repeat_interleave(32, 1)
+    torch.testing.assert_close(values * scales, weight.double(), rtol=0, atol=0)
 
 
 def odd_packed_row():

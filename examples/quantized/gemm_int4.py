@@ -7,7 +7,7 @@ accumulating in fp32.
 """
 
 import torch
-from gemv_int4 import dequantize_int4, pack_uint4, random_int4_weights
+from gemv import weights
 
 import tilec as tilelang
 import tilec.language as T
@@ -45,9 +45,9 @@ def main() -> None:
     torch.manual_seed(0)
     m, n, k = 16, 512, 1024
     a = torch.randn(m, k, device=device).half()
-    q, scales, zeros = random_int4_weights(n, k, device=device)
-    c = gemm_int4(a, pack_uint4(q), scales, zeros)
-    reference = a.float() @ dequantize_int4(q, scales, zeros).t()
+    args, weight = weights("uint4", n, k, device)
+    c = gemm_int4(a, *args)
+    reference = a.float() @ weight.t()
     error = ((c.float() - reference).norm() / reference.norm()).item()
     print(f"int4 GEMM {m}x{n}x{k} on {device}: relative error {error:.2e}")
     assert error < 1e-2, "result differs from torch"

@@ -503,6 +503,27 @@ def head_weighted_logits_reference(k, qm, w, Q: int = 4, H: int = 16):
     return ((k @ qm.T).clamp_min(0).view(-1, Q, H) * w).sum(-1)
 
 
+def int4_round_trip(M: int, N: int, dtype: str = "int4", block_M: int = 32, block_N: int = 64):
+    """Values rounded into a sub-byte fragment, through a packed shared tile (the halves of a
+    byte written by different threads: lower-sub-byte-types' atomic stores) and back."""
+
+    @T.prim_func
+    def main(X: T.Tensor((M, N), "float32"), Y: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            quantized = T.alloc_fragment((block_M, block_N), dtype)
+            packed = T.alloc_shared((block_M, block_N), dtype)
+            decoded = T.alloc_fragment((block_M, block_N), "float32")
+            for i, j in T.Parallel(block_M, block_N):
+                quantized[i, j] = T.Cast(dtype, T.clamp(X[by * block_M + i, bx * block_N + j]
+                                                        * 3.0, -8.0, 7.0))
+            T.copy(quantized, packed)
+            for i, j in T.Parallel(block_M, block_N):
+                decoded[i, j] = T.Cast("float32", packed[i, j])
+            T.copy(decoded, Y[by * block_M, bx * block_N])
+
+    return main
+
+
 @dataclass
 class Case:
     """One frontend kernel: `factory()` gives the prim_func, inputs are random normals of
@@ -586,6 +607,9 @@ def cases() -> list[Case]:
     found.append(Case("head_weighted_logits_200x64x64", lambda: head_weighted_logits(200),
                       [-1], [(200, 64), (64, 64), (4, 16)], "float16",
                       head_weighted_logits_reference))
+    found.append(Case("int4_round_trip_100x192", lambda: int4_round_trip(100, 192), [-1],
+                      [(100, 192)], "float32",
+                      lambda x: (x.float() * 3).clamp(-8, 7).trunc().double()))
     return found
 
 

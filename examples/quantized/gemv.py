@@ -1,0 +1,245 @@
+"""Weight-only quantized GEMV / small-batch GEMM, C = A @ W.T with W decoded in registers.
+
+Formats (B packed along K, the low bits first, as a torch uint8 tensor of shape (N, K * bits / 8)):
+  gemv_uint       T.uint4 or T.uint2 weights q, fp16 scales and zeros per row and group of 128:
+                  w = (q - zero) * scale
+  gemv_nf4        T.uint4 codes into the 16 NF4 values (a table copied to shared memory), fp16
+                  absmax scales per group of 128: w = nf4[q] * scale
+  gemv_mxfp4      T.float4_e2m1fn weights, T.float8_e8m0fnu block scales per 32 (MXFP4):
+                  w = fp4 * 2 ** (e - 127)
+Activations fp16, accumulation fp32. A warp reduces `rows_per_warp` rows for `block_m` rows of A:
+each lane copies the activations of its part of K (16-byte loads) once and one 16-byte load of
+weights for each row, decodes them in registers, sums a * q (and a, for zeros) over its part
+(one group holds it all), applies the group's scale once, and the warp sums its lanes with
+shuffles. Fast math lets multiply-adds contract into FMAs, as nvcc does by default. Run it to
+check every format against torch in float32 (it needs a GPU).
+"""
+
+import torch
+
+import tilec as tilelang
+import tilec.language as T
+
+FAST_MATH = {tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True}
+LANES = 32
+
+
+@tilelang.jit(pass_configs=FAST_MATH)
+def gemv_uint(A, B, scales, zeros, bits=4, warps=4, rows_per_warp=2, block_m=1, group=128):
+    M, N, K = T.const("M, N, K")
+    dtype = T.uint4 if bits == 4 else T.uint2
+    per_lane = 128 // bits  # weights of one 16-byte load
+    A: T.Tensor((M, K), T.float16)
+    B: T.Tensor((N, K), dtype)
+    scales: T.Tensor((N, K // group), T.float16)
+    zeros: T.Tensor((N, K // group), T.float16)
+    C = T.empty((M, N), T.float16)
+    chunk = LANES * per_lane  # weights of a row a warp reads in one step
+    with T.Kernel(T.ceildiv(N, warps * rows_per_warp), T.ceildiv(M, block_m),
+                  threads=(LANES, warps)) as (bx, by):
+        a_local = T.alloc_local((block_m, per_lane), T.float16)
+        b_local = T.alloc_local((rows_per_warp, per_lane), dtype)
+        a_sum = T.alloc_local((block_m,), T.float32)
+        dot = T.alloc_local((block_m, rows_per_warp), T.float32)
+        acc = T.alloc_local((block_m, rows_per_warp), T.float32)
+        lane = T.get_thread_binding(0)
+        row = (bx * warps + T.get_thread_binding(1)) * rows_per_warp
+        T.clear(acc)
+        for ko in T.serial(T.ceildiv(K, chunk)):
+            k0 = ko * chunk + lane * per_lane
+            for m in T.unroll(block_m):
+                T.copy(A[by * block_m + m, k0:k0 + per_lane], a_local[m, :])
+            for r in T.unroll(rows_per_warp):
+                T.copy(B[row + r, k0:k0 + per_lane], b_local[r, :])
+            # over a group, sum a * (q - zero) * scale = scale * (sum a * q - zero * sum a)
+            T.clear(a_sum)
+            T.clear(dot)
+            for v in T.unroll(per_lane):
+                for m in T.unroll(block_m):
+                    a = T.Cast(T.float32, a_local[m, v])
+                    a_sum[m] += a
+                    for r in T.unroll(rows_per_warp):
+                        dot[m, r] += a * T.Cast(T.float32, b_local[r, v])
+            for r in T.unroll(rows_per_warp):
+                scale = T.Cast(T.float32, scales[row + r, k0 // group])
+                zero = T.Cast(T.float32, zeros[row + r, k0 // group])
+                for m in T.unroll(block_m):
+                    acc[m, r] += scale * (dot[m, r] - zero * a_sum[m])
+        for m in T.unroll(block_m):
+            for r in T.unroll(rows_per_warp):
+                for step in T.unroll(5):
+                    acc[m, r] += T.shfl_xor(acc[m, r], 16 >> step)
+                if lane == 0:
+                    C[by * block_m + m, row + r] = acc[m, r]
+    return C
+
+
+@tilelang.jit(pass_configs=FAST_MATH)
+def gemv_nf4(A, B, scales, table, warps=4, rows_per_warp=2, block_m=1, group=128):
+    M, N, K = T.const("M, N, K")
+    per_lane = 32
+    A: T.Tensor((M, K), T.float16)
+    B: T.Tensor((N, K), T.uint4)
+    scales: T.Tensor((N, K // group), T.float16)
+    table: T.Tensor((16,), T.float32)
+    C = T.empty((M, N), T.float16)
+    chunk = LANES * per_lane
+    with T.Kernel(T.ceildiv(N, warps * rows_per_warp), T.ceildiv(M, block_m),
+                  threads=(LANES, warps)) as (bx, by):
+        values = T.alloc_shared((16,), T.float32)
+        a_local = T.alloc_local((block_m, per_lane), T.float16)
+        b_local = T.alloc_local((rows_per_warp, per_lane), T.uint4)
+        dot = T.alloc_local((block_m, rows_per_warp), T.float32)
+        acc = T.alloc_local((block_m, rows_per_warp), T.float32)
+        lane = T.get_thread_binding(0)
+        row = (bx * warps + T.get_thread_binding(1)) * rows_per_warp
+        T.copy(table, values)
+        T.clear(acc)
+        for ko in T.serial(T.ceildiv(K, chunk)):
+            k0 = ko * chunk + lane * per_lane
+            for m in T.unroll(block_m):
+                T.copy(A[by * block_m + m, k0:k0 + per_lane], a_local[m, :])
+            for r in T.unroll(rows_per_warp):
+                T.copy(B[row + r, k0:k0 + per_lane], b_local[r, :])
+            T.clear(dot)
+            for v in T.unroll(per_lane):
+                for r in T.unroll(rows_per_warp):
+                    w = values[b_local[r, v]]
+                    for m in T.unroll(block_m):
+                        dot[m, r] += T.Cast(T.float32, a_local[m, v]) * w
+            for r in T.unroll(rows_per_warp):
+                scale = T.Cast(T.float32, scales[row + r, k0 // group])
+                for m in T.unroll(block_m):
+                    acc[m, r] += scale * dot[m, r]
+        for m in T.unroll(block_m):
+            for r in T.unroll(rows_per_warp):
+                for step in T.unroll(5):
+                    acc[m, r] += T.shfl_xor(acc[m, r], 16 >> step)
+                if lane == 0:
+                    C[by * block_m + m, row + r] = acc[m, r]
+    return C
+
+
+@tilelang.jit(pass_configs=FAST_MATH)
+def gemv_mxfp4(A, B, scales, warps=4, rows_per_warp=2, block_m=1, block=32):
+    M, N, K = T.const("M, N, K")
+    per_lane = 32  # one 16-byte load, one scale block
+    A: T.Tensor((M, K), T.float16)
+    B: T.Tensor((N, K), T.float4_e2m1fn)
+    scales: T.Tensor((N, K // block), T.float8_e8m0fnu)
+    C = T.empty((M, N), T.float16)
+    chunk = LANES * per_lane
+    with T.Kernel(T.ceildiv(N, warps * rows_per_warp), T.ceildiv(M, block_m),
+                  threads=(LANES, warps)) as (bx, by):
+        a_local = T.alloc_local((block_m, per_lane), T.float16)
+        b_local = T.alloc_local((rows_per_warp, per_lane), T.float4_e2m1fn)
+        dot = T.alloc_local((block_m, rows_per_warp), T.float32)
+        acc = T.alloc_local((block_m, rows_per_warp), T.float32)
+        lane = T.get_thread_binding(0)
+        row = (bx * warps + T.get_thread_binding(1)) * rows_per_warp
+        T.clear(acc)
+        for ko in T.serial(T.ceildiv(K, chunk)):
+            k0 = ko * chunk + lane * per_lane
+            for m in T.unroll(block_m):
+                T.copy(A[by * block_m + m, k0:k0 + per_lane], a_local[m, :])
+            for r in T.unroll(rows_per_warp):
+                T.copy(B[row + r, k0:k0 + per_lane], b_local[r, :])
+            T.clear(dot)
+            for v in T.unroll(per_lane):
+                for r in T.unroll(rows_per_warp):
+                    w = T.Cast(T.float32, b_local[r, v])
+                    for m in T.unroll(block_m):
+                        dot[m, r] += T.Cast(T.float32, a_local[m, v]) * w
+            for r in T.unroll(rows_per_warp):
+                scale = T.Cast(T.float32, scales[row + r, k0 // block])
+                for m in T.unroll(block_m):
+                    acc[m, r] += scale * dot[m, r]
+        for m in T.unroll(block_m):
+            for r in T.unroll(rows_per_warp):
+                for step in T.unroll(5):
+                    acc[m, r] += T.shfl_xor(acc[m, r], 16 >> step)
+                if lane == 0:
+                    C[by * block_m + m, row + r] = acc[m, r]
+    return C
+
+
+# the 16 NF4 values (QLoRA's normal-float quantiles), code order
+NF4_VALUES = [-1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453,
+              -0.28444138169288635, -0.18477343022823334, -0.09105003625154495, 0.0,
+              0.07958029955625534, 0.16093020141124725, 0.24611230194568634,
+              0.33791524171829224, 0.44070982933044434, 0.5626170039176941,
+              0.7229568362236023, 1.0]
+# the float4 e2m1 values, code order (the sign is the high bit)
+FP4_VALUES = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0,
+              -6.0]
+KERNELS = {"uint4": gemv_uint, "uint2": gemv_uint, "nf4": gemv_nf4, "mxfp4": gemv_mxfp4}
+BITS = {"uint4": 4, "uint2": 2, "nf4": 4, "mxfp4": 4}
+
+
+def pack(values: torch.Tensor, bits: int) -> torch.Tensor:
+    """(..., K) codes below 2 ** bits -> (..., K * bits / 8) uint8, element j in bits
+    (j % n) * bits of byte j // n, n = 8 / bits."""
+    per_byte = 8 // bits
+    fields = values.to(torch.int32).reshape(*values.shape[:-1], -1, per_byte)
+    shifts = torch.arange(per_byte, dtype=torch.int32, device=values.device) * bits
+    return (fields << shifts).sum(-1).to(torch.uint8)
+
+
+def _groups(values: torch.Tensor, size: int) -> torch.Tensor:
+    return values.float().repeat_interleave(size, 1)
+
+
+def weights(fmt: str, n: int, k: int, device: str = "cpu") -> tuple[list, torch.Tensor]:
+    """Random quantized weights of a format: the kernel's weight arguments (after A) and the
+    float32 (N, K) weight they stand for."""
+    bits = BITS[fmt]
+    codes = torch.randint(0, 1 << bits, (n, k), device=device, dtype=torch.uint8)
+    if fmt in ("uint4", "uint2"):
+        scales = (torch.rand(n, k // 128, device=device) * 0.1 + 0.01).half()
+        zeros = (torch.rand(n, k // 128, device=device) * ((1 << bits) - 1)).half()
+        weight = (codes.float() - _groups(zeros, 128)) * _groups(scales, 128)
+        return [pack(codes, bits), scales, zeros], weight
+    if fmt == "nf4":
+        scales = (torch.rand(n, k // 128, device=device) + 0.5).half()
+        table = torch.tensor(NF4_VALUES, device=device)
+        return [pack(codes, 4), scales, table], table[codes.long()] * _groups(scales, 128)
+    exponents = torch.randint(120, 131, (n, k // 32), device=device, dtype=torch.uint8)
+    scales = torch.tensor(FP4_VALUES, device=device)[codes.long()]
+    weight = scales * torch.pow(2.0, _groups(exponents, 32) - 127)
+    return [pack(codes, 4), exponents.view(torch.float8_e8m0fnu)], weight
+
+
+def meta_weights(fmt: str, n: int, k: int) -> list:
+    """The weight arguments' shapes and dtypes alone (compiling allocates nothing)."""
+    packed = torch.empty(n, k * BITS[fmt] // 8, dtype=torch.uint8, device="meta")
+    if fmt in ("uint4", "uint2"):
+        scales = torch.empty(n, k // 128, dtype=torch.float16, device="meta")
+        return [packed, scales, scales]
+    if fmt == "nf4":
+        return [packed, torch.empty(n, k // 128, dtype=torch.float16, device="meta"),
+                torch.empty(16, device="meta")]
+    return [packed, torch.empty(n, k // 32, dtype=torch.float8_e8m0fnu, device="meta")]
+
+
+def compile_options(fmt: str) -> dict:
+    return {"bits": BITS[fmt]} if fmt in ("uint4", "uint2") else {}
+
+
+def main() -> None:
+    if not torch.cuda.is_available():
+        print("the GEMV kernels use thread bindings and warp shuffles: they run on CUDA only")
+        return
+    torch.manual_seed(0)
+    m, n, k = 1, 4096, 4096
+    a = torch.randn(m, k, device="cuda").half()
+    for fmt, kernel in KERNELS.items():
+        args, weight = weights(fmt, n, k, "cuda")
+        c = kernel(a, *args, **compile_options(fmt))
+        reference = a.float() @ weight.t()
+        error = ((c.float() - reference).norm() / reference.norm()).item()
+        print(f"{fmt} GEMV {m}x{n}x{k}: relative error {error:.2e}")
+        assert error < 1e-2, "result differs from torch"
+
+
+if __name__ == "__main__":
+    main()
