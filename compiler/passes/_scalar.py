@@ -87,3 +87,12 @@ def combine(kind: str, left: ir.Value, right: ir.Value) -> ir.Value:
     if kind in ("max", "absmax"):
         return arith.maximumf(left, right) if floating else arith.maxsi(left, right)
     return arith.minimumf(left, right) if floating else arith.minsi(left, right)
+
+
+def combine_pairwise(kind: str, values: list[ir.Value]) -> ir.Value:
+    """Combine partial results as a balanced tree: a chain of log2(n) dependent operations
+    instead of n (a thread's 32 registers of an accumulator row in 5 steps, not 31)."""
+    while len(values) > 1:
+        values = [combine(kind, values[i], values[i + 1]) if i + 1 < len(values) else values[i]
+                  for i in range(0, len(values), 2)]
+    return values[0]

@@ -295,6 +295,15 @@ def _register_a(lowering: KernelLowering, op: ir.Operation, plan: WgmmaPlan
     return pack
 
 
+def _pinned(values: list[ir.Value]) -> list[ir.Value]:
+    """`values` computed here: each through an empty asm with side effects, which LLVM keeps in
+    place, so the arithmetic making a wgmma's registers (P's conversion to 16 bits, the
+    accumulator's rescaling) is not sunk past wgmma.fence, where ptxas would fence again before
+    every wgmma reading a register written after the fence ("warpgroup.arrive is injected")."""
+    return [llvm.InlineAsmOp(value.type, [value], "", "=f,0" if isinstance(
+        value.type, ir.F32Type) else "=r,0", has_side_effects=True).result for value in values]
+
+
 def lower_wgmma(lowering: KernelLowering, op: ir.Operation) -> None:
     """Emit the gemm at the current insertion point (module docstring)."""
     a, b, c = op.operands[0], op.operands[1], op.operands[2]
@@ -327,13 +336,19 @@ def lower_wgmma(lowering: KernelLowering, op: ir.Operation) -> None:
                                       None if a_layout is None else False, not b_layout.k_major)
     steps = ir.MemRefType(op.operands[0].type).shape[1] // plan.k if a_layout is None else \
         a_layout.shape[1] // plan.k  # A is M x K
+    registers_a = {}
+    if a_layout is None:  # every register the wgmmas read is final before the fence
+        values = [_pinned(atom_values) for atom_values in values]
+        registers_a = {(atom, step): _pinned(a_operands(atom, step))
+                       for step in range(steps) for atom in range(plan.m_atoms)}
     nvvm.wgmma_fence_aligned()
     for step in range(steps):
         scale = constant(i32, 0 if clear and step == 0 else 1)
         b_descriptor = _descriptor(b_address, b_layout.step_offset(step),
                                    b_layout.descriptor_bits())
         for atom in range(plan.m_atoms):
-            result = llvm.InlineAsmOp(result_type, [*values[atom], *a_operands(atom, step),
+            operands_a = registers_a.get((atom, step)) or a_operands(atom, step)
+            result = llvm.InlineAsmOp(result_type, [*values[atom], *operands_a,
                                                     b_descriptor, scale], text, constraints,
                                       has_side_effects=True).result
             values[atom] = [llvm.extractvalue(element, result, [i]) for i in range(count)]

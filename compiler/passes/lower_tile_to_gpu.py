@@ -66,6 +66,7 @@ from tilec.compiler.passes._scalar import (
     bit_width,
     cast,
     combine,
+    combine_pairwise,
     constant,
     index,
     is_float,
@@ -890,9 +891,10 @@ class KernelLowering:
 
     # ----- reduce ------------------------------------------------------------------------
     def lower_reduce(self, op: ir.Operation) -> None:
-        """Each thread combines its registers per destination element, then lanes combine
-        over the layout's lane bits along `dim` (xor shuffles), then warps through shared
-        memory. Elements of a padded layout outside the tile count as the neutral value."""
+        """Each thread combines its registers per destination element (pairwise), then
+        lanes combine over the layout's lane bits along `dim` (xor shuffles), then warps
+        through shared memory. Elements of a padded layout outside the tile count as the
+        neutral value."""
         src, dst = op.operands[0], op.operands[1]
         kind = ir.StringAttr(op.attributes["kind"]).value
         dim = ir.IntegerAttr(op.attributes["dim"]).value
@@ -907,7 +909,7 @@ class KernelLowering:
         acc_type = self.reduce_type(src)
         offsets = thread_coordinates(layout, self.tid) if layout.shape != \
             layout.padded_shape else None
-        partial: dict[int, ir.Value] = {}
+        terms: dict[int, list[ir.Value]] = {}
         for reg, key in layout.slice_registers(dim):
             mask = layout.register_mask(reg)
             if mask is False:
@@ -917,7 +919,8 @@ class KernelLowering:
                 inside = self.inside_tile(layout, register_coordinates(layout, reg,
                                                                        offsets))
                 term = arith.select(inside, term, reduce_init(kind, acc_type))
-            partial[key] = term if key not in partial else combine(kind, partial[key], term)
+            terms.setdefault(key, []).append(term)
+        partial = {key: combine_pairwise(kind, values) for key, values in terms.items()}
         try:
             lanes, warps = layout.reduction_bits(dim)
         except LayoutError as error:

@@ -15,9 +15,10 @@ bytes; all on 128-byte boundaries at least.
 Lifetimes are counted in the kernel's top-level statements: a buffer lives from the first
 statement that touches it (or a view of it) to the last one, a loop or T.Pipelined being one
 statement. Buffers a TMA copy fills or a warp-specialized (T.ws) block touches live through
-the whole kernel (their writes land asynchronously, or their threads run apart), and so does
-every buffer of a kernel whose loop a TMA ring and a producer warpgroup feed
-(plan-tma-pipelines: the producer runs apart from the statements' order). Buffers are
+the whole kernel (their writes land asynchronously, or their threads run apart), and so do
+the tiles a TMA ring fills (plan-tma-pipelines: its producer warpgroup runs apart from the
+statements' order, a persistent one already into the next tile); the kernel's other buffers
+are only touched by its own warpgroups in statement order and are reused as anywhere. Buffers are
 placed largest first, each at the lowest aligned offset where it overlaps no placed buffer
 alive at the same time (TileLang's MergeSharedMemoryAllocations does the same). Where a buffer
 takes bytes another one used earlier, a gpu.barrier goes before its first statement unless one
@@ -149,8 +150,6 @@ class Buffer:
 def lifetimes(kernel: ir.Operation, statements: list[ir.Operation],
               rings: list[tuple[ir.Value, int]]) -> list[Buffer]:
     position = {op: n for n, op in enumerate(statements)}
-    # a producer warpgroup runs apart from the statements' order: nothing is reused there
-    specialized = tma_ring_loop(kernel) is not None
     found = []
     for alloc in [op for op in walk(kernel) if op.name == "tile.alloc"
                   and scope(op.results[0]) == "shared"]:
@@ -158,7 +157,7 @@ def lifetimes(kernel: ir.Operation, statements: list[ir.Operation],
         spots = [position[top_level(op, kernel)] for op in touched]
         whole = any(op.name in WHOLE_KERNEL_OPS or any(
             parent.name in WHOLE_KERNEL_OPS for parent in ancestors(op)) for op in touched)
-        whole = whole or specialized or any(LOAD_ATTR in op.attributes for op in touched)
+        whole = whole or any(LOAD_ATTR in op.attributes for op in touched)
         first, last = (0, len(statements)) if whole or not spots else (min(spots), max(spots))
         found.append(Buffer(alloc, footprint(alloc, rings), first, last))
     return found
@@ -202,6 +201,13 @@ def separate_reuses(buffers: list[Buffer], statements: list[ir.Operation]) -> No
         statement = statements[first]
         with statement.location, ir.InsertionPoint(statement):
             gpu.BarrierOp()
+
+
+def arena_bytes(kernel: ir.Operation) -> int:
+    """The arena the kernel's shared buffers would take as they stand, nothing recorded
+    (plan-tma-pipelines asks it of a ring it considers)."""
+    statements = [as_operation(op) for op in kernel.regions[0].blocks[0].operations]
+    return place(lifetimes(kernel, statements, pipeline_stages(kernel)))
 
 
 def plan_kernel(kernel: ir.Operation) -> int:

@@ -6,23 +6,25 @@ fill 128B-swizzled wgmma operand tiles becomes a warp-specialized TMA ring: the 
 `tile.tma_load = {box, boxes, swizzle = 128}` (compiler/passes/_tma_ring.py lowers both: a
 producer warpgroup beside the kernel's G streams the tiles with cp.async.bulk.tensor through S
 slots and two mbarriers per slot, the kernel's warpgroups wait on them and hand slots back).
-S is the loop's cp.async depth, or fewer (down to 2) where the kernel's shared memory would
-not fit its slots: beside a producer warpgroup no buffer shares bytes with another, so a ring
-needs more than the cp.async pipeline it replaces, and a loop whose ring fits at no depth keeps
-its pipeline; `overlap` when the loop's work is one gemm, whose wgmma group
-then stays in flight until the next iteration's; `persistent` when the grid's extents are
-constants: one block per multiprocessor runs the grid's tiles in turn, the producer streaming
-the next tile's operands while the consumers run the epilogue.
+S is the loop's cp.async depth, or fewer (down to 2) where the kernel's shared memory
+(plan-shared-memory's arena, asked with the ring in place) would not hold it: the ring's tiles
+share bytes with no other buffer, so a ring can need more than the cp.async pipeline it
+replaces, and a loop whose ring fits at no depth keeps its pipeline; `overlap` when the
+loop's work is one gemm, whose wgmma group then stays in flight until the next iteration's;
+`persistent` when the grid's extents are constants: one block per multiprocessor runs the
+grid's tiles in turn, the producer streaming the next tile's operands while the consumers run
+the epilogue.
 
 The loop qualifies when
 - it stands directly in the kernel (not nested), the kernel's threads are one dimension of
   G warpgroups, the kernel has no other ring and writes no mbarriers or T.ws of its own;
 - its statements are the pipelined copies (pipeline-async-copies' cp.async ones), wgmma
-  gemms (tile.wgmma), pure index arithmetic and work in registers (tile ops and T.Parallel
-  loops whose buffers are all fragments, locals or global tensors: attention's online
-  softmax between its two gemms), so no other shared memory is touched between the barriers
-  the ring replaces (a reduction or layout conversion that goes through shared scratch
-  brings its own barriers, named ones over the consumers);
+  gemms (tile.wgmma), pure index arithmetic and work in registers (tile ops, T.Parallel
+  loops and run-time `if`s of them whose buffers are all fragments, locals or global
+  tensors: attention's online softmax between its two gemms, its mask of the diagonal
+  tile), so no other shared memory is touched between the barriers the ring replaces (a
+  reduction or layout conversion that goes through shared scratch brings its own barriers,
+  named ones over the consumers);
 - every copy reads a tensor parameter (rank <= 5, whose rows are 16-byte multiples when the
   shape is known) in a box of two non-unit dimensions, the destination tile's rows (at most
   256) and its columns (the tensor's last dimension), into the whole of an operand tile laid
@@ -77,8 +79,8 @@ from tilec.compiler.passes._tma_ring import (
     TmaStore,
     recomputable,
 )
-from tilec.compiler.passes._wgmma import SWIZZLE_ATOM_BYTES, WGMMA_ATTR, SharedOperandLayout
-from tilec.compiler.passes.plan_shared_memory import footprint, round_up
+from tilec.compiler.passes._wgmma import WGMMA_ATTR, SharedOperandLayout
+from tilec.compiler.passes.plan_shared_memory import arena_bytes
 from tilec.compiler.passes.select_epilogue_store import STORE_ATTR as EPILOGUE_ATTR
 
 MAX_TENSOR_RANK = 5  # cuTensorMapEncodeTiled's
@@ -93,11 +95,14 @@ def _is_pure(op: ir.Operation) -> bool:
 
 
 def _in_registers(op: ir.Operation) -> bool:
-    """A tile op (a T.Parallel with its body) touching no shared memory: every memref it or
-    a nested op reads, writes or makes is a fragment, a local or a global tensor."""
-    if op.name.split(".")[0] != "tile" or op.name == "tile.gemm":
+    """A tile op (a T.Parallel with its body), or a run-time `if` of such ops, touching no
+    shared memory and running no gemm: every memref it or a nested op reads, writes or makes
+    is a fragment, a local or a global tensor."""
+    if op.name.split(".")[0] != "tile" and op.name != "scf.if":
         return False
     for inner in (op, *walk(op)):
+        if inner.name == "tile.gemm":
+            return False
         values = [*inner.operands, *inner.results]
         if any(is_memref(value) and scope(value) == "shared" for value in values):
             return False
@@ -206,29 +211,35 @@ def plan_ring(loop: ir.Operation, kernel: ir.Operation, limit: int) -> RingPlan 
                   for op in block.operations]
     if recomputable(list(loop.operands)[:3] + corners, candidates) is None:
         return None
+    persistent = all(constant_index(size) is not None for size in kernel.operands)
     stages = plan.stages - (plan.overlapped is not None)
     fewest = min(stages, MIN_RING_STAGES)
-    while stages > fewest and ring_bytes(kernel, plan.buffers, stages) > limit:
+    fits = False
+    while not fits and stages >= fewest:
+        ring = TmaRing(stages, threads // WARPGROUP_THREADS, len(gemms) == 1, persistent)
+        fits = ring_bytes(loop, ring, loads) <= limit
         stages -= 1
-    if ring_bytes(kernel, plan.buffers, stages) > limit:
-        return None
-    ring = TmaRing(stages, threads // WARPGROUP_THREADS, len(gemms) == 1,
-                   all(constant_index(size) is not None for size in kernel.operands))
-    return RingPlan(ring, loads)
+    return RingPlan(ring, loads) if fits else None
 
 
-def ring_bytes(kernel: ir.Operation, ring_buffers: list[ir.Value], stages: int) -> int:
-    """The shared memory of the kernel with its loop fed by a ring of `stages` slots: every
-    buffer then lives through the kernel (plan-shared-memory reuses no bytes beside a producer
-    warpgroup), the ring's tiles once per slot, two mbarriers per slot, and the 1 KiB the
-    arena's start may be moved by to align operand tiles."""
-    rings = [(buffer, stages) for buffer in ring_buffers]
-    total = 0
-    for alloc in (op for op in walk(kernel) if op.name == "tile.alloc"
-                  and scope(op.results[0]) == "shared"):
-        space = footprint(alloc, rings)
-        total = round_up(total, space.align) + space.bytes
-    return total + 2 * stages * BARRIER_BYTES + SWIZZLE_ATOM_BYTES
+def ring_bytes(loop: ir.Operation, ring: TmaRing, loads: list[tuple[ir.Operation, TmaLoad]]
+               ) -> int:
+    """The kernel's shared memory with `ring` feeding the loop (plan-shared-memory's arena,
+    the ring's tiles then living through the kernel once per slot) and the ring's mbarriers;
+    the decisions are taken back after."""
+    context = loop.context
+    loop.attributes[RING_ATTR] = ring.to_attr(context)
+    for copy, load in loads:
+        copy.attributes[LOAD_ATTR] = load.to_attr(context)
+    try:
+        kernel = loop.parent
+        while as_operation(kernel).name != "tile.kernel":
+            kernel = kernel.parent
+        return arena_bytes(as_operation(kernel)) + 2 * ring.stages * BARRIER_BYTES
+    finally:
+        del loop.attributes[RING_ATTR]
+        for copy, _ in loads:
+            del copy.attributes[LOAD_ATTR]
 
 
 @register

@@ -59,18 +59,19 @@ def flash_fwd(batch, heads, seq_len, dim, is_causal, heads_kv=None, dtype="float
 
             for k in T.Pipelined(key_tiles, num_stages=num_stages):
                 T.copy(K[bz, k * block_N:(k + 1) * block_N, kv_head, :], K_shared)
-                if is_causal:
-                    for i, j in T.Parallel(block_M, block_N):
-                        scores[i, j] = T.if_then_else(bx * block_M + i >= k * block_N + j, 0,
-                                                      -T.infinity(accum))
-                elif ragged:
-                    for i, j in T.Parallel(block_M, block_N):
-                        scores[i, j] = T.if_then_else(k * block_N + j < seq_len, 0,
-                                                      -T.infinity(accum))
-                else:
-                    T.clear(scores)
-                T.gemm(Q_shared, K_shared, scores, transpose_B=True,
+                T.gemm(Q_shared, K_shared, scores, transpose_B=True, clear_accum=True,
                        policy=T.GemmWarpPolicy.FullRow)
+                # only the tiles crossing the diagonal (causal) or the sequence's end are masked
+                if is_causal:
+                    if (k + 1) * block_N > bx * block_M:
+                        for i, j in T.Parallel(block_M, block_N):
+                            scores[i, j] = T.if_then_else(bx * block_M + i >= k * block_N + j,
+                                                          scores[i, j], -T.infinity(accum))
+                if ragged:
+                    if (k + 1) * block_N > seq_len:
+                        for i, j in T.Parallel(block_M, block_N):
+                            scores[i, j] = T.if_then_else(k * block_N + j < seq_len,
+                                                          scores[i, j], -T.infinity(accum))
 
                 T.copy(row_max, row_max_prev)
                 T.reduce_max(scores, row_max, dim=1, clear=False)

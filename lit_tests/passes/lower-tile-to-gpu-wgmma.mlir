@@ -116,10 +116,15 @@ module attributes {tile.arch = "sm_90a"} {
 // -----
 
 // A from registers: per K step the fragment's f16 pairs are packed into wgmma's a0..a3 (32-bit
-// registers, constraint "r") and only B has a descriptor.
+// registers, constraint "r") and only B has a descriptor. Every register the wgmmas read, A's
+// and the accumulator's, is pinned by an empty asm before wgmma.fence, so LLVM does not sink
+// the packing between the wgmmas (ptxas would fence again before each one).
 // CHECK-LABEL: gpu.func @register_a
-// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: llvm.inline_asm has_side_effects "", "=f,0"
 // CHECK: vector.bitcast %{{.*}} : vector<2xf16> to vector<1xi32>
+// CHECK: llvm.inline_asm has_side_effects "", "=r,0"
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-NOT: vector.bitcast
 // CHECK: llvm.inline_asm has_side_effects "{ .reg .pred p; setp.ne.b32 p, $69, 0; wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, {{.*}}, $31}, {$64, $65, $66, $67}, $68, p, 1, 1, 1; }", "=f,{{.*}},31,r,r,r,r,l,r"
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0

@@ -18,6 +18,11 @@
 // CHECK: } else {
 // CHECK: arith.constant 0.000000e+00 : f32
 // CHECK: memref.store %{{.*}}, %[[REGS]][%{{.*}}] : memref<8xf32>
+// a thread's four registers of a row combine as a tree, (r0 + r1) + (r2 + r3): two dependent
+// adds, not three
+// CHECK: %[[LOW:.*]] = arith.addf %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT: %[[HIGH:.*]] = arith.addf %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT: arith.addf %[[LOW]], %[[HIGH]] : f32
 // the 16 threads of a row combine in 4 butterfly steps (per row the thread holds)
 // CHECK: gpu.shuffle xor %{{.*}}, %{{.*}}, %{{.*}} : f32
 // CHECK: gpu.shuffle xor

@@ -79,3 +79,43 @@ func.func @operand_alignment(%A: memref<64x32xf16>, %X: memref<10xf32>, %n: inde
   }
   return
 }
+
+// -----
+
+// A TMA ring's tiles (the tile.tma_load copies of a tile.tma_ring loop) live through the
+// kernel, one slot per stage: its producer warpgroup fills them apart from the statements'
+// order. The kernel's other buffers are reused as anywhere: O, written after the loop, takes
+// the bytes of Q, read only up to it, behind a barrier.
+// CHECK-LABEL: func.func @ring_tiles_apart
+// CHECK: tile.shared_arena = {align = 1024 : i64, bytes = 24576 : i64}
+// CHECK: tile.alloc {tile.shared_layout = {{.*}}, tile.shared_offset = 16384 : i64{{.*}}} : memref<64x64xf16, "shared">
+// CHECK: tile.alloc {tile.shared_layout = {{.*}}, tile.shared_offset = 0 : i64{{.*}}} : memref<64x64xf16, "shared">
+// CHECK: tile.alloc {tile.shared_offset = 16384 : i64} : memref<64x64xf16, "shared">
+// CHECK: tile.pipelined
+// CHECK: gpu.barrier
+// CHECK-NEXT: tile.copy %{{.*}} to %{{.*}} : memref<64x64xf16, "fragment"> to memref<64x64xf16, "shared">
+func.func @ring_tiles_apart(%Q: memref<256x64xf16>, %K: memref<256x64xf16>, %O: memref<256x64xf16>) attributes {tile.entry} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  tile.kernel grid(%c4) threads [128] {
+  ^bb0(%bx: index):
+    %q = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<64x64xf16, "shared">
+    %k = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<64x64xf16, "shared">
+    %o = tile.alloc : memref<64x64xf16, "shared">
+    %s = tile.alloc : memref<64x64xf32, "fragment">
+    %h = tile.alloc : memref<64x64xf16, "fragment">
+    %row = arith.muli %bx, %c64 : index
+    tile.copy %Q[%row, %c0] [64, 64] to %q[%c0, %c0] [64, 64] : memref<256x64xf16> to memref<64x64xf16, "shared">
+    tile.pipelined %c0 to %c4 step %c1 stages 2 attributes {tile.pipeline = {k_tile = 64 : i64, mechanism = "cp.async", stages = 2 : i64}, tile.tma_ring = {consumers = 1 : i64, overlap = true, persistent = true, stages = 2 : i64}} {
+    ^bb0(%i: index):
+      %k0 = arith.muli %i, %c64 : index
+      tile.copy %K[%k0, %c0] [64, 64] to %k[%c0, %c0] [64, 64] {tile.async = "cp.async", tile.tma_load = {box = array<i64: 64, 64>, boxes = 1 : i64, swizzle = 128 : i64}} : memref<256x64xf16> to memref<64x64xf16, "shared">
+      tile.gemm %q, %k, %s {transpose_b = true, tile.wgmma = {a_registers = false, dtype = "f16", k = 16 : i64, m_atoms = 1 : i64, n = 64 : i64, reordered = false, warpgroups = 1 : i64}} : memref<64x64xf16, "shared">, memref<64x64xf16, "shared">, memref<64x64xf32, "fragment">
+    }
+    tile.copy %h[%c0, %c0] [64, 64] to %o[%c0, %c0] [64, 64] : memref<64x64xf16, "fragment"> to memref<64x64xf16, "shared">
+    tile.copy %o[%c0, %c0] [64, 64] to %O[%row, %c0] [64, 64] : memref<64x64xf16, "shared"> to memref<256x64xf16>
+  }
+  return
+}

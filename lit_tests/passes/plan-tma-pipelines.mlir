@@ -216,7 +216,8 @@ module attributes {tile.arch = "sm_80"} {
 // -----
 
 // Attention's loop: two wgmma gemms (S = Q K^T, then O += P V with P in registers) and the
-// online softmax between them on fragments only (a fill, a reduction, a T.Parallel): the loop
+// online softmax between them on fragments only (a fill, the diagonal tile's mask under a
+// run-time scf.if, a reduction, a T.Parallel): the loop
 // touches no shared memory but the ring's tiles and Q's, so a producer warpgroup feeds K and V
 // by TMA; two gemms, so neither stays in flight.
 // CHECK-LABEL: func.func @attention
@@ -248,6 +249,17 @@ module attributes {tile.arch = "sm_90a"} {
         tile.copy %K[%bz, %k0, %by, %c0] [1, 64, 1, 64] to %ks[%c0, %c0] [64, 64] {tile.async = "cp.async"} : memref<2x256x4x64xf16> to memref<64x64xf16, "shared">
         tile.fill %s, %zero : memref<64x64xf32, "fragment">, f32
         tile.gemm %qs, %ks, %s {transpose_b = true, tile.wgmma = {a_registers = false, dtype = "f16", k = 16 : i64, m_atoms = 1 : i64, n = 64 : i64, reordered = false, warpgroups = 1 : i64}} : memref<64x64xf16, "shared">, memref<64x64xf16, "shared">, memref<64x64xf32, "fragment">
+        %diagonal = arith.cmpi eq, %k, %bx : index
+        scf.if %diagonal {
+          tile.parallel [64, 64] {
+          ^bb0(%i: index, %j: index):
+            %ninf = arith.constant 0xFF800000 : f32
+            %x = memref.load %s[%i, %j] : memref<64x64xf32, "fragment">
+            %above = arith.cmpi ugt, %j, %i : index
+            %y = arith.select %above, %ninf, %x : f32
+            memref.store %y, %s[%i, %j] : memref<64x64xf32, "fragment">
+          }
+        }
         tile.reduce "max" %s to %m dim 1 {clear = false} : memref<64x64xf32, "fragment"> to memref<64xf32, "fragment">
         tile.parallel [64, 64] {
         ^bb0(%i: index, %j: index):
