@@ -174,6 +174,9 @@ def _error_kernel(body: str, tmp_path: Path):
     ("V = T.reshape(F, (16, 8))", "has 128 elements, but buffer 'F'"),
     ("V = T.reshape(S, (256,)); T.gemm(V, S, F)", "T.gemm does not take"),
     ("V = T.reshape(F, (256,)); T.cumsum(V)", "T.cumsum does not take"),
+    ("V = T.reshape(F, (256,)); T.annotate_layout({V: T.Fragment((256,), "
+     "forward_thread_fn=lambda i: i % 128, forward_index_fn=lambda i: i // 128)})",
+     "takes no layout of its own"),
 ])
 def test_bad_buffer_views_name_the_line(body: str, message: str, tmp_path: Path) -> None:
     kernel, path = _error_kernel(body, tmp_path)

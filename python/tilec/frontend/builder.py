@@ -1245,6 +1245,10 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
             buffer = self.eval(key)
             if not isinstance(buffer, Buffer):
                 self.error(key, "T.annotate_layout's keys are buffers")
+            if is_alias(buffer):
+                self.error(key, f"T.annotate_layout: '{buffer.placement.storage.name}' seen "
+                                "with another shape (T.reshape / T.view) takes no layout of its "
+                                f"own; annotate '{buffer.placement.storage.name}' itself")
             layout = self.eval(value)
             if buffer.scope == "global" and isinstance(layout, T.Layout):
                 self.place(buffer, layout, value)
