@@ -332,6 +332,21 @@ def test_cpu_numerics_of_the_declined_kernels(rng: torch.Generator) -> None:
 
 
 @needs_ptxas
+def test_quickstart_k_rows_take_a_64_byte_swizzled_tma_ring() -> None:
+    """block_K = 32 (the quickstart's): A's K-major rows span 64 bytes, which TMA fills with
+    its 64B swizzle as wgmma's descriptors read them, one 32-element box per row; B keeps its
+    128B boxes, C its TMA store."""
+    kernel = tilec.compile(bias_relu(1000, 1016, 520), out_idx=[-1], target="cuda:sm_90a")
+    launch = kernel.artifact.launch
+    assert launch["tma"] == {"map0": {"box": [32, 128], "swizzle": 64},
+                             "map1": {"box": [64, 32], "swizzle": 128},
+                             "map2": {"box": [64, 128], "swizzle": 128}}
+    ptx = kernel.asm["ptx"]
+    assert "cp.async.bulk.tensor.2d.shared::cluster.global" in ptx
+    assert "cp.async.cg.shared.global" not in ptx and "wgmma.mma_async" in ptx
+
+
+@needs_ptxas
 @pytest.mark.parametrize("factory,args,consumers,boxes,tiles,c_param", [
     (lambda *s: bias_relu(*s, block_N=256, block_K=64, threads=256), (1000, 1016, 520), 2,
      {"map0": [64, 128], "map1": [64, 64], "map2": [64, 128]}, 8 * 4, 3),

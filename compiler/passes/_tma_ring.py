@@ -2,9 +2,9 @@
 
 A `tile.pipelined` loop marked `tile.tma_ring = {stages = S, consumers = G, overlap,
 persistent}` runs as a warp-specialized TMA ring; each of its copies carries `tile.tma_load =
-{box, boxes, swizzle}`: the TMA box (innermost dimension first) of one 128-byte column box of
-the operand tile and how many such boxes the tile has (`SharedOperandLayout`'s column boxes, each
-`rows x 128` bytes, 128B-swizzled as wgmma's descriptors read them).
+{box, boxes, swizzle}`: the TMA box (innermost dimension first) of one column box of the
+operand tile and how many such boxes the tile has (`SharedOperandLayout`'s column boxes, each
+`rows x swizzle` bytes, swizzled (128B or 64B) as wgmma's descriptors read them).
 
 The kernel is launched with one warpgroup more than it was written for; that warpgroup (G) is
 the producer, warpgroups 0..G-1 are the kernel as written (their thread indices unchanged):

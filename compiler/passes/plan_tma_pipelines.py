@@ -28,8 +28,10 @@ The loop qualifies when
 - every copy reads a tensor parameter (rank <= 5, whose rows are 16-byte multiples when the
   shape is known) in a box of two non-unit dimensions, the destination tile's rows (at most
   256) and its columns (the tensor's last dimension), into the whole of an operand tile laid
-  out with a 128-byte span and
-  wgmma's own row order (tile.shared_layout: k_major either way, warpgroups = 0);
+  out with a 128- or 64-byte span (TMA's 128B / 64B swizzle writes it as wgmma's
+  descriptors read it; a 64-byte span is a K-major tile of 32 16-bit elements, the
+  quickstart's block_K) and wgmma's own row order (tile.shared_layout: k_major either way,
+  warpgroups = 0);
 - the loop bounds and the copies' corners are pure arithmetic of values the kernel has
   before the loop (the producer recomputes them).
 Any other loop keeps its cp.async pipeline.
@@ -85,6 +87,7 @@ from tilec.compiler.passes.select_epilogue_store import STORE_ATTR as EPILOGUE_A
 
 MAX_TENSOR_RANK = 5  # cuTensorMapEncodeTiled's
 MAX_BOX = 256  # elements per box dimension
+TMA_SPANS = (SWIZZLE_BYTES, SWIZZLE_BYTES // 2)  # operand tiles' swizzle spans TMA fills
 OWN_SYNC_OPS = ("tile.alloc_barrier", "tile.warpgroups", "tile.tma_copy")
 MIN_RING_STAGES = 2  # a ring is made shallower to fit, down to this (or the loop's own depth)
 
@@ -110,13 +113,13 @@ def _in_registers(op: ir.Operation) -> bool:
 
 
 def tma_load(copy: ir.Operation) -> TmaLoad | None:
-    """The TMA box of a pipelined copy into a 128B-swizzled operand tile, None when TMA
-    cannot fill the tile as wgmma reads it."""
+    """The TMA box of a pipelined copy into a 128B- or 64B-swizzled operand tile, None when
+    TMA cannot fill the tile as wgmma reads it."""
     src, _, src_shape, dst, dst_offsets, dst_shape = copy_parts(copy)
     alloc = defining_op(dst)
     layout = SharedOperandLayout.of(alloc) if alloc is not None and \
         alloc.name == "tile.alloc" else None
-    if layout is None or layout.span != SWIZZLE_BYTES or layout.warpgroups:
+    if layout is None or layout.span not in TMA_SPANS or layout.warpgroups:
         return None
     if not isinstance(src, ir.BlockArgument):
         return None  # a view of a parameter, or a buffer of the kernel
@@ -136,9 +139,9 @@ def tma_load(copy: ir.Operation) -> TmaLoad | None:
         return None  # the tile's rows along one dimension, its columns along the last
     if [src_shape[d] for d in dims] != [rows, columns] or rows > MAX_BOX:
         return None
-    per_box = SWIZZLE_BYTES // element_bytes
+    per_box = layout.span // element_bytes
     box = (per_box, *reversed(src_shape[:-1]))
-    return TmaLoad(box, columns // per_box, SWIZZLE_BYTES)
+    return TmaLoad(box, columns // per_box, layout.span)
 
 
 def tma_store(copy: ir.Operation, loop: ir.Operation) -> TmaStore | None:

@@ -1,13 +1,13 @@
 // RUN: tilec-opt --plan-tma-pipelines --split-input-file %s | FileCheck %s
 
-// plan-tma-pipelines (sm_90a): a cp.async loop whose copies fill 128B-swizzled wgmma operand
-// tiles becomes a TMA ring fed by a producer warpgroup: tile.tma_ring on the loop (the user's
-// depth, the kernel's warpgroups as consumers, overlap when one gemm is the loop's work) and
-// tile.tma_load on each copy (the box of one 128-byte column, innermost first, and how many
-// columns the tile has); persistent when the grid is known: one block per multiprocessor runs
-// the tiles in turn. The accumulator's store after the loop (select-epilogue-store's TMA
-// store) gets tile.tma_store: the box of one 128-byte column of C and the columns staged at a
-// time.
+// plan-tma-pipelines (sm_90a): a cp.async loop whose copies fill 128B- or 64B-swizzled wgmma
+// operand tiles becomes a TMA ring fed by a producer warpgroup: tile.tma_ring on the loop (the
+// user's depth, the kernel's warpgroups as consumers, overlap when one gemm is the loop's work)
+// and tile.tma_load on each copy (the box of one column of the swizzle's span, innermost first,
+// and how many columns the tile has); persistent when the grid is known: one block per
+// multiprocessor runs the tiles in turn. The accumulator's store after the loop
+// (select-epilogue-store's TMA store) gets tile.tma_store: the box of one 128-byte column of C
+// and the columns staged at a time.
 
 // A 128 x 64 f16 (K-major: one 64 x 128 box), B 64 x 256 f16 (MN-major: four 64 x 64 boxes).
 // CHECK-LABEL: func.func @bias_relu
@@ -87,8 +87,43 @@ module attributes {tile.arch = "sm_90a"} {
 
 // -----
 
-// Declined (the cp.async pipeline stays): A's rows span 64 bytes (a 64B swizzle, not TMA's
-// 128B column boxes); a loop that also runs a T.Parallel on shared memory; a loop nested in
+// The quickstart's config: A's 32-element K rows span 64 bytes, a 64B swizzle that TMA writes
+// as wgmma reads it: one 32 x 128 box of 64 bytes per row; B's 64-element boxes as before.
+// CHECK-LABEL: func.func @quickstart
+// CHECK: tile.pipelined {{.*}} tile.tma_ring = {consumers = 1 : i64, overlap = true, persistent = true, stages = 3 : i64}
+// CHECK: tile.copy {{.*}} tile.tma_load = {box = array<i64: 32, 128>, boxes = 1 : i64, swizzle = 64 : i64}
+// CHECK: tile.copy {{.*}} tile.tma_load = {box = array<i64: 64, 32>, boxes = 2 : i64, swizzle = 128 : i64}
+module attributes {tile.arch = "sm_90a"} {
+  func.func @quickstart(%A: memref<512x512xf16>, %B: memref<512x512xf16>) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c16 = arith.constant 16 : index
+    %c32 = arith.constant 32 : index
+    %c128 = arith.constant 128 : index
+    tile.kernel grid(%c4, %c4) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %as = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 64 : i64, warpgroups = 0 : i64}} : memref<128x32xf16, "shared">
+      %bs = tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %row = arith.muli %by, %c128 : index
+      %col = arith.muli %bx, %c128 : index
+      tile.pipelined %c0 to %c16 step %c1 stages 3 attributes {tile.pipeline = {k_tile = 32 : i64, mechanism = "cp.async", stages = 3 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c32 : index
+        tile.copy %A[%row, %k0] [128, 32] to %as[%c0, %c0] [128, 32] {tile.async = "cp.async"} : memref<512x512xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%k0, %col] [32, 128] to %bs[%c0, %c0] [32, 128] {tile.async = "cp.async"} : memref<512x512xf16> to memref<32x128xf16, "shared">
+        tile.gemm %as, %bs, %acc {tile.wgmma = {a_registers = false, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}} : memref<128x32xf16, "shared">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+    }
+    return
+  }
+}
+
+// -----
+
+// Declined (the cp.async pipeline stays): A's rows span 32 bytes (a 32B swizzle, which the
+// ring does not take); a loop that also runs a T.Parallel on shared memory; a loop nested in
 // another; A's tile in the blocked accumulator's reordered rows; a kernel of its own mbarriers.
 // CHECK-LABEL: func.func @declined
 // CHECK-NOT: tile.tma_ring
@@ -99,19 +134,19 @@ module attributes {tile.arch = "sm_90a"} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c4 = arith.constant 4 : index
-    %c32 = arith.constant 32 : index
+    %c16 = arith.constant 16 : index
     %c64 = arith.constant 64 : index
     tile.kernel grid(%c4, %c4) threads [128] {
     ^bb0(%bx: index, %by: index):
-      %as = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 64 : i64, warpgroups = 0 : i64}} : memref<128x32xf16, "shared">
-      %bs = tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<32x128xf16, "shared">
+      %as = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 32 : i64, warpgroups = 0 : i64}} : memref<128x16xf16, "shared">
+      %bs = tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<16x128xf16, "shared">
       %acc = tile.alloc : memref<128x128xf32, "fragment">
-      tile.pipelined %c0 to %c4 step %c1 stages 3 attributes {tile.pipeline = {k_tile = 32 : i64, mechanism = "cp.async", stages = 3 : i64}} {
+      tile.pipelined %c0 to %c4 step %c1 stages 3 attributes {tile.pipeline = {k_tile = 16 : i64, mechanism = "cp.async", stages = 3 : i64}} {
       ^bb0(%k: index):
-        %k0 = arith.muli %k, %c32 : index
-        tile.copy %A[%c0, %k0] [128, 32] to %as[%c0, %c0] [128, 32] {tile.async = "cp.async"} : memref<512x512xf16> to memref<128x32xf16, "shared">
-        tile.copy %B[%k0, %c0] [32, 128] to %bs[%c0, %c0] [32, 128] {tile.async = "cp.async"} : memref<512x512xf16> to memref<32x128xf16, "shared">
-        tile.gemm %as, %bs, %acc {tile.wgmma = {a_registers = false, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}} : memref<128x32xf16, "shared">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+        %k0 = arith.muli %k, %c16 : index
+        tile.copy %A[%c0, %k0] [128, 16] to %as[%c0, %c0] [128, 16] {tile.async = "cp.async"} : memref<512x512xf16> to memref<128x16xf16, "shared">
+        tile.copy %B[%k0, %c0] [16, 128] to %bs[%c0, %c0] [16, 128] {tile.async = "cp.async"} : memref<512x512xf16> to memref<16x128xf16, "shared">
+        tile.gemm %as, %bs, %acc {tile.wgmma = {a_registers = false, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}} : memref<128x16xf16, "shared">, memref<16x128xf16, "shared">, memref<128x128xf32, "fragment">
       }
       %as2 = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<128x64xf16, "shared">
       %bs2 = tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<64x128xf16, "shared">
