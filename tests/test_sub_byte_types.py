@@ -200,13 +200,16 @@ def test_gemm_int4_example(shape: tuple[int, int, int], rng: torch.Generator) ->
 @pytest.mark.parametrize("fmt", list(KERNELS))
 def test_gemv_examples_build_for_cuda(fmt: str) -> None:
     """The warp-per-rows GEMVs (thread bindings: CUDA only; numerics in
-    benchmarks/quantized.py's run on the GPU) move their weights in 16-byte loads."""
+    benchmarks/quantized.py's run on the GPU) move their weights in 16-byte loads, and their
+    local buffers stay in registers (the copies into them are unrolled, the fallback for a
+    misaligned tensor too: int2's activations are 64 elements)."""
     m, n, k = 1, 256, 2048
     kernel = KERNELS[fmt].compile(torch.empty(m, k, dtype=torch.float16, device="meta"),
                                   *meta_weights(fmt, n, k), target="cuda:sm_90a",
                                   **compile_options(fmt))
     ptx = kernel.get_kernel_source()
     assert "ld.global.v4" in ptx and "shfl.sync.bfly" in ptx and "cvt.rn.f32.u" not in ptx
+    assert "ld.local" not in ptx
 
 
 def test_format_weights_decode_as_packed(rng: torch.Generator) -> None:

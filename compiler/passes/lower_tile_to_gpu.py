@@ -109,6 +109,10 @@ UNROLL_LIMIT = 16  # a T.Parallel without fragments loops instead of unrolling p
 MAX_FRAGMENT_REGISTERS = 4096  # 16x the register file a thread can have; code per register
 UNROLL_OPS_LIMIT = 4096  # ops a T.unroll may copy out; past this it stays a loop (see lower_loop)
 COPY_UNROLL_LIMIT = 8  # a global/shared copy of at most this many vectors per thread is unrolled
+# a copy into or out of a thread's own buffer of at most this many chunks (vectors, or elements
+# where the alignment allows none) is unrolled: indexed at constants, the buffer stays in
+# registers, where one loop indexing it anywhere in the kernel puts it in local memory
+PER_THREAD_COPY_UNROLL_LIMIT = 128
 
 
 @dataclass
@@ -1143,6 +1147,13 @@ class KernelLowering:
                 point[-1] = arith.muli(point[-1], index(vec))
             return point
 
+        if per_thread and total <= PER_THREAD_COPY_UNROLL_LIMIT:
+            # every read before the first write
+            points = [at(index(chunk)) for chunk in range(total)]
+            values = [cast(self.read(src, src.index(point), vec), target) for point in points]
+            for point, value in zip(points, values, strict=True):
+                self.write(dst, dst.index(point), value)
+            return
         trips = -(-total // self.threads)
         if not per_thread and trips <= COPY_UNROLL_LIMIT:
             # every read before the first write: a thread has all its vectors in flight at
