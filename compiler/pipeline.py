@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from mlir import ir
 from mlir.passmanager import PassManager
 
-from tilec.compiler.passes._ir_walk import op_error, walk
+from tilec.compiler.passes._ir_walk import LOCATION, op_error, walk
 from tilec.errors import CompileError
 
 
@@ -93,7 +93,17 @@ def verify(module: ir.Module, where: str) -> None:
     try:
         module.operation.verify()
     except ir.MLIRError as error:
-        raise CompileError(f"invalid IR {where}: {error}") from None
+        raise located_error(f"invalid IR {where}", error) from None
+
+
+def located_error(what: str, error: ir.MLIRError) -> CompileError:
+    """A CompileError at the user's line that the first diagnostic with one names (else at
+    no line), so a failure deep in the pipeline still points at the statement it came from."""
+    for diagnostic in getattr(error, "error_diagnostics", []):
+        found = LOCATION.search(str(diagnostic.location))
+        if found is not None:
+            return CompileError(f"{what}: {error}", found.group(1), int(found.group(2)))
+    return CompileError(f"{what}: {error}")
 
 
 def after_pass(options: CompileOptions, name: str, module: ir.Module, seconds: float) -> None:
@@ -172,7 +182,7 @@ def run_pass_pipeline(module: ir.Module, pipeline: str, options: CompileOptions)
                     module.operation)
                 after_pass(options, name, module, time.perf_counter() - start)
     except ir.MLIRError as error:
-        raise CompileError(f"pass pipeline failed: {error}") from None
+        raise located_error("pass pipeline failed", error) from None
 
 
 def product_text(product: Any) -> str:

@@ -339,33 +339,46 @@ LogicalResult AllocOp::verify() {
   return verifyInsideKernel(*this);
 }
 
-LogicalResult CopyOp::verify() {
-  MemRefType src = memrefOf(getSrc()), dst = memrefOf(getDst());
-  if (getSrcOffsets().size() != static_cast<size_t>(src.getRank()))
-    return emitOpError() << "source takes " << src.getRank() << " offsets, got "
-                         << getSrcOffsets().size();
-  if (getDstOffsets().size() != static_cast<size_t>(dst.getRank()))
-    return emitOpError() << "destination takes " << dst.getRank() << " offsets, got "
-                         << getDstOffsets().size();
-  if (getSrcShape().size() != static_cast<size_t>(src.getRank()) ||
-      getDstShape().size() != static_cast<size_t>(dst.getRank()))
-    return emitOpError() << "box ranks must match the buffers' ranks";
-  for (int64_t extent : llvm::concat<const int64_t>(getSrcShape(), getDstShape()))
+/// What every box copy checks of its operands: one offset and one extent per dimension of
+/// each buffer, positive extents, boxes of one shape (unit extents aside), one element type,
+/// and a box no larger than a block-level buffer it reads or writes.
+static LogicalResult verifyBoxCopy(Operation *op, Value srcValue, size_t srcOffsets,
+                                   ArrayRef<int64_t> srcShape, Value dstValue,
+                                   size_t dstOffsets, ArrayRef<int64_t> dstShape) {
+  MemRefType src = memrefOf(srcValue), dst = memrefOf(dstValue);
+  if (srcOffsets != static_cast<size_t>(src.getRank()))
+    return op->emitOpError() << "source takes " << src.getRank() << " offsets, got "
+                             << srcOffsets;
+  if (dstOffsets != static_cast<size_t>(dst.getRank()))
+    return op->emitOpError() << "destination takes " << dst.getRank() << " offsets, got "
+                             << dstOffsets;
+  if (srcShape.size() != static_cast<size_t>(src.getRank()) ||
+      dstShape.size() != static_cast<size_t>(dst.getRank()))
+    return op->emitOpError() << "box ranks must match the buffers' ranks";
+  for (int64_t extent : llvm::concat<const int64_t>(srcShape, dstShape))
     if (extent <= 0)
-      return emitOpError() << "box extents must be positive";
-  if (squeezed(getSrcShape()) != squeezed(getDstShape()))
-    return emitOpError() << "copies a box of shape " << shapeString(getSrcShape())
-                         << " into a box of shape " << shapeString(getDstShape());
+      return op->emitOpError() << "box extents must be positive";
+  if (squeezed(srcShape) != squeezed(dstShape))
+    return op->emitOpError() << "copies a box of shape " << shapeString(srcShape)
+                             << " into a box of shape " << shapeString(dstShape);
   if (src.getElementType() != dst.getElementType())
-    return emitOpError() << "source element type " << src.getElementType()
-                         << " differs from destination element type " << dst.getElementType();
-  for (auto [buffer, box] : {std::pair(src, getSrcShape()), std::pair(dst, getDstShape())})
+    return op->emitOpError() << "source element type " << src.getElementType()
+                             << " differs from destination element type "
+                             << dst.getElementType();
+  for (auto [buffer, box] : {std::pair(src, srcShape), std::pair(dst, dstShape)})
     if (scopeOf(buffer) != "global")
       for (auto [extent, size] : llvm::zip(box, buffer.getShape()))
         if (extent > size)
-          return emitOpError() << "box " << shapeString(box) << " exceeds the "
-                               << scopeOf(buffer) << " buffer of shape "
-                               << shapeString(buffer.getShape());
+          return op->emitOpError() << "box " << shapeString(box) << " exceeds the "
+                                   << scopeOf(buffer) << " buffer of shape "
+                                   << shapeString(buffer.getShape());
+  return success();
+}
+
+LogicalResult CopyOp::verify() {
+  if (failed(verifyBoxCopy(*this, getSrc(), getSrcOffsets().size(), getSrcShape(), getDst(),
+                           getDstOffsets().size(), getDstShape())))
+    return failure();
   return verifyInsideKernel(*this);
 }
 
@@ -528,26 +541,9 @@ LogicalResult TmaCopyOp::verify() {
   if (scopeOf(src) != "global" || scopeOf(dst) != "shared")
     return emitOpError() << "copies from a global buffer into a shared one, not from "
                          << scopeOf(src) << " into " << scopeOf(dst);
-  if (getSrcOffsets().size() != static_cast<size_t>(src.getRank()) ||
-      getDstOffsets().size() != static_cast<size_t>(dst.getRank()))
-    return emitOpError() << "needs one offset per dimension of each buffer";
-  if (getSrcShape().size() != static_cast<size_t>(src.getRank()) ||
-      getDstShape().size() != static_cast<size_t>(dst.getRank()))
-    return emitOpError() << "box ranks must match the buffers' ranks";
-  for (int64_t extent : llvm::concat<const int64_t>(getSrcShape(), getDstShape()))
-    if (extent <= 0)
-      return emitOpError() << "box extents must be positive";
-  if (squeezed(getSrcShape()) != squeezed(getDstShape()))
-    return emitOpError() << "copies a box of shape " << shapeString(getSrcShape())
-                         << " into a box of shape " << shapeString(getDstShape());
-  if (src.getElementType() != dst.getElementType())
-    return emitOpError() << "source element type " << src.getElementType()
-                         << " differs from destination element type " << dst.getElementType();
-  for (auto [extent, size] : llvm::zip(getDstShape(), dst.getShape()))
-    if (extent > size)
-      return emitOpError() << "box " << shapeString(getDstShape())
-                           << " exceeds the shared buffer of shape "
-                           << shapeString(dst.getShape());
+  if (failed(verifyBoxCopy(*this, getSrc(), getSrcOffsets().size(), getSrcShape(), getDst(),
+                           getDstOffsets().size(), getDstShape())))
+    return failure();
   return verifyBarrierBuffer(*this, getBarriers());
 }
 

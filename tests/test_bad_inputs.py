@@ -594,3 +594,63 @@ def test_a_fragment_past_the_registers_is_an_error_on_cuda(target: str) -> None:
     error = compile_error(large_fragment(2048, 1), target)
     check_error(error, CompileError, "large-fragment", "the fragment holds 4194304 elements "
                 "per thread", "at most 255 per thread")
+
+
+# ------------------------------------------------------------------ names that would mislead
+
+
+def prints_in_kernel():
+    @T.prim_func
+    def main(A: T.Tensor((4,), "float32")):
+        with T.Kernel(1, threads=1) as _:
+            print("in the kernel")  # error: print
+            A[0] = 1.0
+
+    return main
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_print_in_a_kernel(target: str) -> None:
+    """print() would run once at build time, never when the kernel runs."""
+    check_error(compile_error(prints_in_kernel(), target), TilecError, "print",
+                "print() in a kernel would run once, while the kernel is built")
+
+
+def atomic_add_into(dtype):
+    @T.prim_func
+    def main(A: T.Tensor((4,), dtype)):
+        with T.Kernel(1, threads=1) as _:
+            T.atomic_add(A[1], 1.0)  # error: atomic-dtype
+
+    return main
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("dtype", ["float8_e4m3", "float8_e5m2"])
+def test_atomic_add_of_8_bit_floats(dtype: str, target: str) -> None:
+    check_error(compile_error(atomic_add_into(dtype), target), TilecError, "atomic-dtype",
+                f"T.atomic_add into 'A' of {dtype}", "no atomic add of 8-bit floats")
+
+
+def gemm_bf16_into_f16():
+    @T.prim_func
+    def main(A: T.Tensor((16, 16), "bfloat16"), C: T.Tensor((16, 16), "float16")):
+        with T.Kernel(1, threads=128) as _:
+            a = T.alloc_shared((16, 16), "bfloat16")
+            c = T.alloc_fragment((16, 16), "float16")
+            T.copy(A, a)
+            T.clear(c)
+            T.gemm(a, a, c)
+            T.copy(c, C)
+
+    return main
+
+
+def test_gemm_between_float_types_of_one_width(rng: torch.Generator) -> None:
+    """bf16 products into an fp16 accumulator convert through float32 (the CPU lowering built
+    an invalid bf16 -> f16 truncf)."""
+    a = torch.randn(16, 16, generator=rng).to(torch.bfloat16)
+    c = torch.full((16, 16), float("nan"), dtype=torch.float16)
+    tilec.compile(gemm_bf16_into_f16(), target="cpu")(a, c)
+    torch.testing.assert_close(c.float(), (a.double() @ a.double()).float(), rtol=2e-2,
+                               atol=1e-1)

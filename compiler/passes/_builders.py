@@ -10,8 +10,10 @@ from collections.abc import Callable, Sequence
 from functools import cache
 
 from mlir import ir
-from mlir.dialects import arith, func, scf
+from mlir.dialects import arith, func, memref, scf
 
+from tilec.compiler.passes._scalar import cast
+from tilec.dialect import scope_of
 from tilec.errors import CompileError
 
 IndexLike = int | ir.Value
@@ -48,23 +50,9 @@ def zero(type_: ir.Type) -> ir.Value:
 
 
 def convert(value: ir.Value, to_type: ir.Type) -> ir.Value:
-    """Converts a scalar between float and signless-integer types (integers as signed)."""
-    from_type = value.type
-    if from_type == to_type:
-        return value
-    if is_float(from_type) and is_float(to_type):
-        if from_type.width < to_type.width:
-            return arith.extf(to_type, value)
-        return arith.truncf(to_type, value)
-    if is_float(from_type):
-        return arith.fptosi(to_type, value)
-    if is_float(to_type):
-        return arith.sitofp(to_type, value)
-    from_width = ir.IntegerType(from_type).width
-    to_width = ir.IntegerType(to_type).width
-    if from_width < to_width:
-        return arith.extsi(to_type, value)
-    return arith.trunci(to_type, value)
+    """Converts a scalar between float and signless-integer types (integers as signed), as
+    _scalar.cast does (two floats of one width, f16 and bf16, through f32)."""
+    return cast(value, to_type)
 
 
 def add(lhs: ir.Value, rhs: ir.Value) -> ir.Value:
@@ -73,6 +61,53 @@ def add(lhs: ir.Value, rhs: ir.Value) -> ir.Value:
 
 def mul(lhs: ir.Value, rhs: ir.Value) -> ir.Value:
     return arith.mulf(lhs, rhs) if is_float(lhs.type) else arith.muli(lhs, rhs)
+
+
+def dim_sizes(buffer: ir.Value) -> list[ir.Value]:
+    """The buffer's extents as index values (constants where static)."""
+    memref_type = ir.MemRefType(buffer.type)
+    sizes = []
+    for dim, size in enumerate(memref_type.shape):
+        if ir.ShapedType.is_dynamic_size(size):
+            sizes.append(memref.dim(buffer, index(dim)))
+        else:
+            sizes.append(index(size))
+    return sizes
+
+
+class BoundsGuard:
+    """Decides, per element, whether an index tuple lies inside a global buffer.
+
+    Dimensions whose box is provably inside (constant corner, static extent) need no check.
+    """
+
+    def __init__(self, buffer: ir.Value, offsets: Sequence[ir.Value], box: Sequence[int]):
+        memref_type = ir.MemRefType(buffer.type)
+        self.checked_dims: list[int] = []
+        self.sizes: list[ir.Value] = []
+        if scope_of(memref_type) != "global":
+            return
+        self.sizes = dim_sizes(buffer)
+        for dim, (offset, extent) in enumerate(zip(offsets, box, strict=True)):
+            corner = constant_index_value(offset)
+            size = memref_type.shape[dim]
+            static_inside = (
+                corner is not None
+                and not ir.ShapedType.is_dynamic_size(size)
+                and 0 <= corner
+                and corner + extent <= size
+            )
+            if not static_inside:
+                self.checked_dims.append(dim)
+
+    def condition(self, indices: Sequence[ir.Value]) -> ir.Value | None:
+        """An i1 that is true when `indices` are in bounds; None when no check is needed."""
+        inside = None
+        for dim in self.checked_dims:
+            # unsigned compare: a negative index wraps to a huge one and fails too
+            ok = arith.cmpi(arith.CmpIPredicate.ult, indices[dim], self.sizes[dim])
+            inside = ok if inside is None else arith.andi(inside, ok)
+        return inside
 
 
 def loop_nest(

@@ -19,8 +19,8 @@ from mlir.dialects import arith, memref, scf
 
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._builders import (
+    BoundsGuard,
     add,
-    constant_index_value,
     convert,
     index,
     loop_nest,
@@ -30,7 +30,6 @@ from tilec.compiler.passes._builders import (
     zero,
 )
 from tilec.compiler.passes._scalar import combine, reduce_term
-from tilec.dialect import scope_of
 
 LOWERED_OPS = ("tile.copy", "tile.gemm", "tile.fill", "tile.reduce", "tile.atomic_add")
 
@@ -56,53 +55,6 @@ class LowerTileOpsToLoops(TilePass):
             op.operation.erase()
 
 
-def _dim_sizes(buffer: ir.Value) -> list[ir.Value]:
-    """The buffer's extents as index values (constants where static)."""
-    memref_type = ir.MemRefType(buffer.type)
-    sizes = []
-    for dim, size in enumerate(memref_type.shape):
-        if ir.ShapedType.is_dynamic_size(size):
-            sizes.append(memref.dim(buffer, index(dim)))
-        else:
-            sizes.append(index(size))
-    return sizes
-
-
-class _Guard:
-    """Decides, per element, whether an index tuple lies inside a global buffer.
-
-    Dimensions whose box is provably inside (constant corner, static extent) need no check.
-    """
-
-    def __init__(self, buffer: ir.Value, offsets: Sequence[ir.Value], box: Sequence[int]):
-        memref_type = ir.MemRefType(buffer.type)
-        self.checked_dims: list[int] = []
-        self.sizes: list[ir.Value] = []
-        if scope_of(memref_type) != "global":
-            return
-        self.sizes = _dim_sizes(buffer)
-        for dim, (offset, extent) in enumerate(zip(offsets, box, strict=True)):
-            corner = constant_index_value(offset)
-            size = memref_type.shape[dim]
-            static_inside = (
-                corner is not None
-                and not ir.ShapedType.is_dynamic_size(size)
-                and 0 <= corner
-                and corner + extent <= size
-            )
-            if not static_inside:
-                self.checked_dims.append(dim)
-
-    def condition(self, indices: Sequence[ir.Value]) -> ir.Value | None:
-        """An i1 that is true when `indices` are in bounds; None when no check is needed."""
-        inside = None
-        for dim in self.checked_dims:
-            # unsigned compare: a negative index wraps to a huge one and fails too
-            ok = arith.cmpi(arith.CmpIPredicate.ult, indices[dim], self.sizes[dim])
-            inside = ok if inside is None else arith.andi(inside, ok)
-        return inside
-
-
 def _box_indices(
     offsets: Sequence[ir.Value], box_dims: Sequence[int], ivs: Sequence[ir.Value]
 ) -> list[ir.Value]:
@@ -120,8 +72,8 @@ def lower_copy(op: ir.OpView) -> None:
     src_dims = [dim for dim, extent in enumerate(src_box) if extent != 1]
     dst_dims = [dim for dim, extent in enumerate(dst_box) if extent != 1]
     element_type = ir.MemRefType(src.type).element_type
-    src_guard = _Guard(src, src_offsets, src_box)
-    dst_guard = _Guard(dst, dst_offsets, dst_box)
+    src_guard = BoundsGuard(src, src_offsets, src_box)
+    dst_guard = BoundsGuard(dst, dst_offsets, dst_box)
 
     def body(ivs: list[ir.Value]) -> None:
         src_indices = _box_indices(src_offsets, src_dims, ivs)

@@ -29,10 +29,9 @@ from mlir import ir
 from mlir.dialects import memref, scf
 
 from tilec.compiler.passes import TilePass, register
-from tilec.compiler.passes._builders import loop_nest, move_body, ops_named
+from tilec.compiler.passes._builders import BoundsGuard, loop_nest, move_body, ops_named
 from tilec.compiler.passes._ir_walk import op_error
 from tilec.compiler.passes._scalar import bit_width, constant
-from tilec.compiler.passes.lower_tile_ops_to_loops import _Guard
 from tilec.errors import CompileError
 
 LOOP_OPS = ("tile.parallel", "tile.pipelined", "tile.for")
@@ -91,7 +90,7 @@ def _guard_global_elements(kernel: ir.OpView) -> None:
             continue
         indices = list(op.indices)
         with ir.InsertionPoint(op), op.location:
-            inside = _Guard(op.memref, indices, [1] * len(indices)).condition(indices)
+            inside = BoundsGuard(op.memref, indices, [1] * len(indices)).condition(indices)
             if inside is None:
                 continue
             if op.operation.name == "memref.store":

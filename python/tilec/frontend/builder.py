@@ -1037,6 +1037,9 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
                 return callee(*args, **kwargs)
             except TilecError as error:
                 self.error(node, error.message)
+        if callee is builtins.print and self.in_kernel:
+            self.error(node, "print() in a kernel would run once, while the kernel is built, "
+                             "not when it runs: write the values to an output tensor instead")
         args, kwargs = self.call_arguments(node)
         if callee in (builtins.min, builtins.max) and len(args) >= 2 and not kwargs:
             return self.reduce_minmax(callee.__name__, args, node)
@@ -2155,6 +2158,7 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
                              "dimension of dst")
         value = self.materialize(self.rvalue(self.eval(nodes["value"]), node), dst.buffer.dtype,
                                  node)
+        self.check_atomic_dtype(dst.buffer, node)
         buffer, indices = self.placed(dst.buffer, dst.offsets, node)
         kind = arith.AtomicRMWKind.addf if buffer.dtype.is_float else arith.AtomicRMWKind.addi
         previous = memref.AtomicRMWOp(kind, value.value, buffer.value,
@@ -2170,8 +2174,16 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
             value = self.materialize(value, dst.buffer.dtype, node)
             self.emit_atomic_add(dst.buffer, self.box_indices(dst, point), value, node)
 
+    def check_atomic_dtype(self, buffer: Buffer, node: ast.AST) -> None:
+        """float8 has no atomic add on any target (LLVM rejected the atomicrmw deep in the
+        pipeline)."""
+        if buffer.dtype.is_float and buffer.dtype.bits < 16:
+            self.error(node, f"T.atomic_add into '{buffer.name}' of {buffer.dtype}: there is no "
+                             "atomic add of 8-bit floats; accumulate in float16 or float32")
+
     def emit_atomic_add(self, buffer: Buffer, indices: list[Any], value: Scalar,
                         node: ast.AST) -> None:
+        self.check_atomic_dtype(buffer, node)
         buffer, indices = self.placed(buffer, indices, node)
         tile.atomic_add(buffer.value, [self.index_value(i, node) for i in indices], value.value)
 
