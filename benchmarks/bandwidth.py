@@ -6,7 +6,9 @@ layer_norm, softmax, transpose + contiguous, add, addcmul) and a standard Triton
 norm examples (norm/rms_norm.py, norm/layernorm.py), compiled by tilec with only their imports
 changed, run as further rows. Every tilec output is checked against a float32 reference first,
 on outputs poisoned with NaN, at the timed shape and at a ragged one. Times are medians of
-CUDA-event timings after warm-up with L2 flushed (tilec.profiler.do_bench); bytes are those a
+CUDA-event timings after warm-up with L2 flushed (tilec.profiler.do_bench); a row kernel runs
+in two configurations (2 or 4 16-byte vectors of the row per thread), each checked and timed,
+the faster one giving the row (both are listed); bytes are those a
 kernel must move (each input read once, each output written once), GB/s = bytes / time, and
 `fraction` is GB/s over the H200's measured device-to-device copy bandwidth (4.27 TB/s).
 
@@ -33,7 +35,7 @@ import re
 import sys
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
@@ -68,13 +70,12 @@ class Case:
     kernel: str  # the tilec kernel's name there
     shape: tuple[int, ...]
     dtype: str
-    config: dict
+    configs: tuple[dict, ...]  # timed each; the first also runs the ragged check
     inputs: Callable  # (torch, shape, dtype, device) -> list of tensors
     reference: Callable  # (*inputs) -> float32 result (a tuple for several outputs)
     torch_op: Callable  # (*inputs) -> torch's own op(s) for the result
     triton: str | None  # bandwidth_triton's run_* function
     check_shape: tuple[int, ...]
-    config_check: dict = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -83,8 +84,7 @@ class Case:
     def tilec_kernel(self):
         return getattr(example(self.module), self.kernel)
 
-    def kwargs(self, shape: tuple[int, ...]) -> dict:
-        config = self.config if shape == self.shape else {**self.config, **self.config_check}
+    def kwargs(self, config: dict) -> dict:
         return {"dtype": getattr(T, self.dtype), **config}
 
 
@@ -138,9 +138,9 @@ def _cases() -> list[Case]:
     F = torch.nn.functional  # noqa: N806
     norm = dict(inputs=_rows, check_shape=(1000, 3000))
     cases = []
-    for shape, dtype, threads in (((16384, 4096), "float16", 256),
-                                  ((16384, 8192), "bfloat16", 512)):
-        row = {"block_M": 1, "threads": threads}
+    for shape, dtype in (((16384, 4096), "float16"), ((16384, 8192), "bfloat16")):
+        # a row per block, 2 or 4 16-byte vectors of it per thread
+        row = tuple({"block_M": 1, "threads": shape[1] // (8 * vectors)} for vectors in (2, 4))
         cases += [
             Case("rms_norm", "rms_norm", "rms_norm", shape, dtype, row, reference=_rms_ref,
                  torch_op=lambda x, w: F.rms_norm(x, (x.shape[-1],), w, 1e-6),
@@ -162,22 +162,23 @@ def _cases() -> list[Case]:
         ]
     cases += [
         Case("causal_softmax", "softmax", "causal_softmax", (4, 4096, 4096), "float16",
-             {"block_M": 1, "threads": 256},
+             ({"block_M": 1, "threads": 256}, {"block_M": 1, "threads": 128}),
              inputs=lambda t, s, d, dev: [_randn(t, d, dev, *s, scale=3.0)],
              reference=_causal_ref, torch_op=lambda x: _causal_ref(x, softmax=True),
              triton="run_causal_softmax", check_shape=(3, 1000, 1000)),
         Case("transpose", "transpose", "transpose", (16384, 8192), "float16",
-             {"block_M": 64, "block_N": 64, "threads": 256},
+             ({"block_M": 64, "block_N": 64, "threads": 256},
+              {"block_M": 64, "block_N": 64, "threads": 128}),
              inputs=lambda t, s, d, dev: [_randn(t, d, dev, *s)],
              reference=lambda x: x.float().t(), torch_op=lambda x: x.t().contiguous(),
              triton="run_transpose", check_shape=(1000, 1500)),
         Case("add", "elementwise", "add", (16384, 8192), "float16",
-             {"block_M": 8, "block_N": 1024, "threads": 256},
+             ({"block_M": 8, "block_N": 1024, "threads": 256},),
              inputs=lambda t, s, d, dev: [_randn(t, d, dev, *s), _randn(t, d, dev, *s)],
              reference=lambda a, b: a.float() + b.float(), torch_op=torch.add,
              triton="run_add", check_shape=(1000, 3000)),
         Case("scale_shift", "elementwise", "scale_shift", (16384, 8192), "bfloat16",
-             {"block_M": 8, "block_N": 1024, "threads": 256},
+             ({"block_M": 8, "block_N": 1024, "threads": 256},),
              inputs=lambda t, s, d, dev: [_randn(t, d, dev, *s), _randn(t, d, dev, s[0]),
                                           _randn(t, d, dev, s[1])],
              reference=lambda a, s, t: a.float() * s.float()[:, None] + t.float()[None, :],
@@ -264,11 +265,12 @@ def _meta(case: Case, shape):
 def build(cache: Path, examples: Path) -> None:
     os.environ["TILEC_CACHE_DIR"] = str(cache.resolve())
     for case in _cases():
-        for shape in (case.shape, case.check_shape):
+        runs = [(case.check_shape, case.configs[0])] + [(case.shape, c) for c in case.configs]
+        for shape, config in runs:
             kernel = case.tilec_kernel().compile(*_meta(case, shape), target=TARGET,
-                                                 **case.kwargs(shape))
-            print(f"{case.name:15} {shape} {case.dtype}: {ptx_summary(kernel.get_kernel_source())}",
-                  flush=True)
+                                                 **case.kwargs(config))
+            print(f"{case.name:15} {shape} {case.dtype} {config}: "
+                  f"{ptx_summary(kernel.get_kernel_source())}", flush=True)
     if not examples.is_dir():
         print(f"TileLang's examples not found at {examples}: their rows are left out")
         return
@@ -319,23 +321,38 @@ def _timings(bench, inputs, outputs, **fns) -> dict:
 
 
 def run_case(torch, bench, triton_peers, case: Case, peers: bool = True) -> dict:
-    row = {"kernel": case.name, "shape": list(case.shape), "dtype": case.dtype,
-           "config": case.config}
-    checks = []
-    for shape in (case.check_shape, case.shape):
-        inputs = case.inputs(torch, shape, case.dtype, "cuda")
-        kernel = case.tilec_kernel().compile(*inputs, **case.kwargs(shape))
+    """The ragged check with the first config, then each config checked and timed at the
+    timed shape; the row's tilec time is the fastest config's (every config is listed)."""
+    row = {"kernel": case.name, "shape": list(case.shape), "dtype": case.dtype}
+    inputs = case.inputs(torch, case.check_shape, case.dtype, "cuda")
+    kernel = case.tilec_kernel().compile(*inputs, **case.kwargs(case.configs[0]))
+    checks = [{"shape": list(case.check_shape), "config": case.configs[0],
+               **_check(kernel.get_profiler().run_poisoned(*inputs), case.reference(*inputs),
+                        case.dtype)}]
+    inputs = case.inputs(torch, case.shape, case.dtype, "cuda")
+    expected = case.reference(*inputs)
+    timed = []
+    for config in case.configs:
+        kernel = case.tilec_kernel().compile(*inputs, **case.kwargs(config))
         result = kernel.get_profiler().run_poisoned(*inputs)
-        checks.append({"shape": list(shape), **_check(result, case.reference(*inputs),
-                                                       case.dtype)})
+        checks.append({"shape": list(case.shape), "config": config,
+                       **_check(result, expected, case.dtype)})
+        timing = _timings(bench, inputs, _as_tuple(result), tilec=lambda kernel=kernel: kernel(
+            *inputs))
+        timed.append({"config": config, "ptx": ptx_summary(kernel.get_kernel_source()),
+                      **{k: v for k, v in timing.items() if k != "bytes"}})
+    del expected
     row["checks"] = checks
     row["passed"] = all(check["passed"] for check in checks)
-    row["ptx"] = ptx_summary(kernel.get_kernel_source())
+    row["configs"] = timed
+    best = min((t for t in timed if "tilec_us" in t), key=lambda t: t["tilec_us"],
+               default=timed[0])
+    row["config"] = best["config"]
     peer = getattr(triton_peers, case.triton) if triton_peers and case.triton else None
     row.update(_timings(bench, inputs, _as_tuple(result),
-                        tilec=lambda: kernel(*inputs),
                         torch=(lambda: case.torch_op(*inputs)) if peers else None,
                         triton=(lambda: peer(*inputs)) if peer and peers else None))
+    row.update({k: v for k, v in best.items() if k.startswith("tilec_") or k == "ptx"})
     return row
 
 
