@@ -42,14 +42,19 @@ class Case:
     name: str
     kernel: Callable
     fmt: str  # a format of examples/quantized/gemv.py
+    words: bool = False  # the packed weights passed as uint32 words (gemv_uint4_words)
 
     def inputs(self, torch, m: int, n: int, k: int, device: str):
         """The kernel's inputs and the float32 (N, K) weight (None on the meta device)."""
         if device == "meta":
             a = torch.empty(m, k, dtype=torch.float16, device="meta")
-            return [a, *gemv.meta_weights(self.fmt, n, k)], None
-        args, weight = gemv.weights(self.fmt, n, k, device)
-        return [torch.randn(m, k, device=device).half(), *args], weight
+            args, weight = gemv.meta_weights(self.fmt, n, k), None
+        else:
+            a = torch.randn(m, k, device=device).half()
+            args, weight = gemv.weights(self.fmt, n, k, device)
+        if self.words:
+            args[0] = args[0].view(torch.uint32)
+        return [a, *args], weight
 
     def weight_bytes(self, n: int, k: int) -> int:
         return n * k * gemv.BITS[self.fmt] // 8
@@ -61,11 +66,15 @@ class Case:
         return scales + 2 * m * k + 2 * m * n
 
     def options(self, config: dict) -> dict:
+        if self.words:
+            return config
         return {**gemv.compile_options(self.fmt), **config}
 
 
 CASES = {
     "int4_g128_gemv": Case("int4_g128_gemv", gemv.gemv_uint, "uint4"),
+    "int4_g128_gemv_words": Case("int4_g128_gemv_words", gemv.gemv_uint4_words, "uint4",
+                                 words=True),
     "int2_g128_gemv": Case("int2_g128_gemv", gemv.gemv_uint, "uint2"),
     "nf4_g128_gemv": Case("nf4_g128_gemv", gemv.gemv_nf4, "nf4"),
     "mxfp4_gemv": Case("mxfp4_gemv", gemv.gemv_mxfp4, "mxfp4"),
@@ -79,6 +88,11 @@ TIMED = [
     ("int4_g128_gemv", HEADLINE, {"rows_per_warp": 4}),
     ("int4_g128_gemv", HEADLINE, {"warps": 8, "rows_per_warp": 1}),
     ("int4_g128_gemv", HEADLINE, {"warps": 2, "rows_per_warp": 4}),
+    ("int4_g128_gemv_words", HEADLINE, {}),
+    ("int4_g128_gemv_words", HEADLINE, {"rows_per_warp": 2}),
+    ("int4_g128_gemv_words", HEADLINE, {"rows_per_warp": 8, "warps": 2}),
+    ("int4_g128_gemv_words", (1, 8192, 8192), {}),
+    ("int4_g128_gemv_words", (4, 28672, 8192), {"block_m": 4, "rows_per_warp": 1}),
     ("int2_g128_gemv", HEADLINE, {}),
     ("nf4_g128_gemv", HEADLINE, {}),
     ("mxfp4_gemv", HEADLINE, {}),
@@ -145,12 +159,13 @@ def _check(case: Case, shape: tuple[int, int, int], config: dict) -> float:
 
 
 def _record(torch, rows: list[dict]) -> dict:
-    headline = [r for r in rows if r["kernel"] == "int4_g128_gemv"
+    headline = [r for r in rows if r["kernel"].startswith("int4_g128_gemv")
                 and tuple(r["shape"]) == HEADLINE and r["passed"]]
     summary = {}
     if headline:
         best = min(headline, key=lambda r: r["tilec_us"])
-        summary = {"int4_gemv_28672x8192_us": best["tilec_us"], "config": best["config"],
+        summary = {"int4_gemv_28672x8192_us": best["tilec_us"], "kernel": best["kernel"],
+                   "config": best["config"],
                    "speedup_vs_cublas_fp16": best["speedup_vs_cublas_fp16"],
                    "fraction_of_weight_floor": best["fraction_of_weight_floor"]}
     return {

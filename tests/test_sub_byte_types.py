@@ -20,7 +20,14 @@ from tilec.errors import TilecError
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "quantized"
 sys.path.insert(0, str(EXAMPLES))
 from gemm_int4 import gemm_int4  # noqa: E402
-from gemv import KERNELS, compile_options, meta_weights, weights  # noqa: E402
+from gemv import (  # noqa: E402
+    KERNELS,
+    compile_options,
+    gemv_uint4_words,
+    meta_weights,
+    nibble_scaled,
+    weights,
+)
 
 TARGET = "cpu"
 FP4_VALUES = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]
@@ -210,6 +217,34 @@ def test_gemv_examples_build_for_cuda(fmt: str) -> None:
     ptx = kernel.get_kernel_source()
     assert "ld.global.v4" in ptx and "shfl.sync.bfly" in ptx and "cvt.rn.f32.u" not in ptx
     assert "ld.local" not in ptx
+
+
+@tilec.jit(target=TARGET)
+def word_nibbles(W, rows=4):
+    N, WORDS = T.const("N, WORDS")
+    W: T.Tensor((N, WORDS), T.uint32)
+    out = T.empty((N, WORDS * 8), T.float32)
+    with T.Kernel(T.ceildiv(N, rows), threads=128) as bx:
+        for n, i, j in T.Parallel(rows, WORDS, 8):
+            out[bx * rows + n, i * 8 + j] = nibble_scaled(W[bx * rows + n, i], j)
+    return out
+
+
+def test_word_decode_of_the_words_gemv(rng: torch.Generator) -> None:
+    """gemv_uint4_words' bit trick, run on the CPU: nibble j of every word, times
+    16 ** (j % 5), exactly; and the kernel builds for sm_90a in registers."""
+    words = torch.randint(0, 2**32, (8, 4), generator=rng, dtype=torch.int64)
+    result = word_nibbles(words.to(torch.int32).view(torch.uint32))
+    nibbles = (words[..., None] >> (4 * torch.arange(8))) & 15
+    expected = (nibbles * 16 ** (torch.arange(8) % 5)).reshape(8, 32).double()
+    torch.testing.assert_close(result.double(), expected, rtol=0, atol=0)
+    m, n, k = 1, 256, 2048
+    kernel = gemv_uint4_words.compile(
+        torch.empty(m, k, dtype=torch.float16, device="meta"),
+        torch.empty(n, k // 8, dtype=torch.uint32, device="meta"),
+        *meta_weights("uint4", n, k)[1:], target="cuda:sm_90a")
+    ptx = kernel.get_kernel_source()
+    assert "ld.global.v4" in ptx and "ld.local" not in ptx and "prmt" not in ptx
 
 
 def test_format_weights_decode_as_packed(rng: torch.Generator) -> None:

@@ -3,6 +3,8 @@
 Formats (B packed along K, the low bits first, as a torch uint8 tensor of shape (N, K * bits / 8)):
   gemv_uint       T.uint4 or T.uint2 weights q, fp16 scales and zeros per row and group of 128:
                   w = (q - zero) * scale
+  gemv_uint4_words  the same int4 weights read as T.uint32 words, decoded by bit tricks
+                  written in the kernel (nibble_scaled)
   gemv_nf4        T.uint4 codes into the 16 NF4 values (a table copied to shared memory), fp16
                   absmax scales per group of 128: w = nf4[q] * scale
   gemv_mxfp4      T.float4_e2m1fn weights, T.float8_e8m0fnu block scales per 32 (MXFP4):
@@ -22,6 +24,17 @@ import tilec.language as T
 
 FAST_MATH = {tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True}
 LANES = 32
+
+
+def nibble_scaled(word, j):
+    """Nibble j of a T.uint32 word times 16 ** (j % 5), exactly, as a float32: the nibble
+    masked in place (bits 4p..4p+3, p = j % 5; nibbles 5 to 7 from the word shifted down by 20)
+    and OR-ed into the bits of 2 ** 23 gives 2 ** 23 + q * 16 ** p (p < 5 keeps it in the
+    mantissa), from which 2 ** 23 is subtracted."""
+    high = j // 5
+    place = j - 5 * high
+    bits = T.Cast(T.uint32, ((word >> (20 * high)) & (15 << (4 * place))) | 0x4B000000)
+    return T.reinterpret(bits, T.float32) - 8388608.0
 
 
 @tilelang.jit(pass_configs=FAST_MATH)
@@ -65,6 +78,63 @@ def gemv_uint(A, B, scales, zeros, bits=4, warps=4, rows_per_warp=2, block_m=1, 
                 zero = T.Cast(T.float32, zeros[row + r, k0 // group])
                 for m in T.unroll(block_m):
                     acc[m, r] += scale * (dot[m, r] - zero * a_sum[m])
+        for m in T.unroll(block_m):
+            for r in T.unroll(rows_per_warp):
+                for step in T.unroll(5):
+                    acc[m, r] += T.shfl_xor(acc[m, r], 16 >> step)
+                if lane == 0:
+                    C[by * block_m + m, row + r] = acc[m, r]
+    return C
+
+
+@tilelang.jit(pass_configs=FAST_MATH)
+def gemv_uint4_words(A, B, scales, zeros, warps=4, rows_per_warp=4, block_m=1, group=128):
+    """gemv_uint's int4 GEMV decoding 32-bit words with bit tricks written in the kernel: B is
+    the same packed tensor seen as T.uint32 words (8 weights each, torch's .view(torch.uint32)),
+    decoded by nibble_scaled: one bitwise op (a LOP3) and one subtraction per weight, no byte
+    extraction or shift; a * q * 16 ** (j % 5) sums into the accumulator of that power, scaled
+    by 16 ** -p once per step."""
+    M, N, K = T.const("M, N, K")
+    per_lane = 32  # 4 words: one 16-byte load
+    words = per_lane // 8
+    A: T.Tensor((M, K), T.float16)
+    B: T.Tensor((N, K // 8), T.uint32)
+    scales: T.Tensor((N, K // group), T.float16)
+    zeros: T.Tensor((N, K // group), T.float16)
+    C = T.empty((M, N), T.float16)
+    chunk = LANES * per_lane
+    with T.Kernel(T.ceildiv(N, warps * rows_per_warp), T.ceildiv(M, block_m),
+                  threads=(LANES, warps)) as (bx, by):
+        a_local = T.alloc_local((block_m, per_lane), T.float16)
+        b_local = T.alloc_local((rows_per_warp, words), T.uint32)
+        a_sum = T.alloc_local((block_m,), T.float32)
+        dot = T.alloc_local((block_m, rows_per_warp, 5), T.float32)
+        acc = T.alloc_local((block_m, rows_per_warp), T.float32)
+        lane = T.get_thread_binding(0)
+        row = (bx * warps + T.get_thread_binding(1)) * rows_per_warp
+        T.clear(acc)
+        for ko in T.serial(T.ceildiv(K, chunk)):
+            k0 = ko * chunk + lane * per_lane
+            for m in T.unroll(block_m):
+                T.copy(A[by * block_m + m, k0:k0 + per_lane], a_local[m, :])
+            for r in T.unroll(rows_per_warp):
+                T.copy(B[row + r, k0 // 8:k0 // 8 + words], b_local[r, :])
+            T.clear(a_sum)
+            T.clear(dot)
+            for i in T.unroll(words):
+                for j in T.unroll(8):
+                    for m in T.unroll(block_m):
+                        a = T.Cast(T.float32, a_local[m, i * 8 + j])
+                        a_sum[m] += a
+                        for r in T.unroll(rows_per_warp):
+                            dot[m, r, j % 5] += a * nibble_scaled(b_local[r, i], j)
+            for r in T.unroll(rows_per_warp):
+                scale = T.Cast(T.float32, scales[row + r, k0 // group])
+                zero = T.Cast(T.float32, zeros[row + r, k0 // group])
+                for m in T.unroll(block_m):
+                    for place in T.unroll(4):  # sum of dot[place] / 16 ** place, Horner's way
+                        dot[m, r, 3 - place] += dot[m, r, 4 - place] * 0.0625
+                    acc[m, r] += scale * (dot[m, r, 0] - zero * a_sum[m])
         for m in T.unroll(block_m):
             for r in T.unroll(rows_per_warp):
                 for step in T.unroll(5):
