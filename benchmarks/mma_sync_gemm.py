@@ -14,7 +14,8 @@ for the GPU at hand (an sm_80 cubin loads on 8.x GPUs only), so a Hopper GPU run
 instruction mix. "plain_per_op" is the quickstart GEMM compiled with lower-gemm-to-tensorcore
 left out of the tile-cuda stage, into CACHE_DIR/per_op: the kernel sm_80 gets once the
 generator is gone. Outputs are checked against a float32 reference (poisoned first) at the
-timed shape and at smaller ones with partial tiles.
+timed shape and at a smaller one with partial tiles. Results:
+benchmarks/results/2026-12-01-h200_mma-sync-gemm-*.json.
 """
 
 from __future__ import annotations

@@ -107,6 +107,7 @@ from tilec.errors import CompileError
 WORKGROUP = "#gpu.address_space<workgroup>"
 UNROLL_LIMIT = 16  # a T.Parallel without fragments loops instead of unrolling past this
 MAX_FRAGMENT_REGISTERS = 4096  # 16x the register file a thread can have; code per register
+COPY_UNROLL_LIMIT = 8  # a pipelined copy of at most this many chunks per thread is unrolled
 UNROLL_OPS_LIMIT = 4096  # ops a T.unroll may copy out; past this it stays a loop (see lower_loop)
 COPY_UNROLL_LIMIT = 8  # a global/shared copy of at most this many vectors per thread is unrolled
 # a copy into or out of a thread's own buffer of at most this many chunks (vectors, or elements
@@ -1184,15 +1185,16 @@ class KernelLowering:
         the chunks of the synchronous copy, each one cp.async that zero-fills what lies
         outside the tensor; a chunk the tensor's alignment does not allow cp.async for
         (a row length or base that is no multiple of the chunk) is read element by element and
-        stored, as the synchronous copy does."""
+        stored, as the synchronous copy does. A thread's chunks are straight-line code when
+        they are few and the same count for every thread (COPY_UNROLL_LIMIT), else a loop."""
         src, _, src_shape, _, _, dst_shape = copy_parts(op)
         src_at = Side(src, src_offsets, box_dims(src_shape))
         dst_at = Side(dst, dst_offsets, box_dims(dst_shape))
         chunks = [src_shape[d] for d in src_at.dims]
         chunks[-1] //= vec
-        loop = scf.ForOp(self.tid, index(math.prod(chunks)), index(self.threads))
-        with ir.InsertionPoint(loop.body):
-            point = self.unflatten(loop.induction_variable, chunks)
+
+        def chunk(flat: ir.Value) -> None:
+            point = self.unflatten(flat, chunks)
             point[-1] = arith.muli(point[-1], index(vec))
             where, target = src_at.index(point), dst_at.index(point)
             extent = memref.dim(src, index(len(where) - 1))
@@ -1204,6 +1206,15 @@ class KernelLowering:
             with ir.InsertionPoint(branch.else_block):
                 self.write(dst_at, target, self.read_elements(src, where, vec))
                 scf.YieldOp([])
+
+        total = math.prod(chunks)
+        if total % self.threads == 0 and total // self.threads <= COPY_UNROLL_LIMIT:
+            for turn in range(total // self.threads):  # every thread's chunks, straight line
+                chunk(add_index(self.tid, turn * self.threads))
+            return
+        loop = scf.ForOp(self.tid, index(total), index(self.threads))
+        with ir.InsertionPoint(loop.body):
+            chunk(loop.induction_variable)
             scf.YieldOp([])
 
     def cp_async(self, src: ir.Value, where: list[ir.Value], extent: ir.Value, dst: ir.Value,

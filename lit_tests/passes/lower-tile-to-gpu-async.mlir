@@ -18,7 +18,10 @@
 // CHECK: %[[GO0:.*]] = arith.cmpi slt, %{{.*}}, %[[KT]] : index
 // CHECK-NEXT: scf.if %[[GO0]] {
 // CHECK: %[[SLOT0:.*]] = memref.view %[[SMEM]][%c0{{.*}}][] : {{.*}} to memref<16x64xf32, #gpu.address_space<workgroup>>
-// CHECK: scf.for %{{.*}} = %thread_id_x to %c256 step %c128 {
+// two chunks per thread (256 over 128 threads), straight-line code: the first at the thread's
+// index
+// CHECK-NOT: scf.for
+// CHECK: arith.remui %thread_id_x, %c16
 // the chunk is aligned (column, row length, base pointer): cp.async with src-size = the
 // elements inside the tensor (0 for a row below it, which then reads from element [0, 0])
 // CHECK: scf.if %{{.*}} {
