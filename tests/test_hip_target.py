@@ -43,7 +43,16 @@ NEEDS_MORE_LDS = ("reused_shared_tiles_100x1024", "gemm_on_column_parts_64x200x(
 # the AMDGPU triple): a CompileError, checked so that a fixed LLVM shows here
 LLVM_CRASHES = ("uniform_draws_1000",)
 GFX90A_KERNELS = ("vector_add_float16", "softmax_float32_512", "column_sum_float32",
-                  "reduce_max_float32", "gemm_bfloat16_128x128x32")
+                  "reduce_max_float32", "gemm_bfloat16_128x128x32", "gemm_float16_64x128x32")
+# the MFMA a test GEMM's operand type runs on, as each chip's disassembly spells it (every test
+# GEMM tile splits into 32 x 32 blocks)
+GEMM_MFMA = {
+    "gfx942": {"f16": "v_mfma_f32_32x32x8_f16", "bf16": "v_mfma_f32_32x32x8_bf16",
+               "f32": "v_mfma_f32_32x32x2_f32"},
+    "gfx90a": {"f16": "v_mfma_f32_32x32x8f16", "bf16": "v_mfma_f32_32x32x8bf16_1k",
+               "f32": "v_mfma_f32_32x32x2f32"},
+}
+GEMM_OPERAND = re.compile(r"tile\.gemm [^:]*: memref<\d+x\d+x(\w+), ")
 
 
 def require_toolchain() -> None:
@@ -98,7 +107,22 @@ def check_code_object(artifact, chip: str) -> list[str]:
     found = instructions(disassembly)
     assert "s_endpgm" in found
     assert "s_swappc_b64" not in found and "s_setpc_b64" not in found  # every call inlined
+    planned = re.findall(r'instruction = "(v_mfma\w+)"', artifact.asm.get("tile-hip", ""))
+    for name in planned:  # each gemm plan-mfma-gemms took runs on its MFMA
+        assert name in found, name
+    if not planned:
+        assert not any(op.startswith("v_mfma") for op in found)
     return found
+
+
+def check_gemm_mfma(spec: KernelSpec, artifact, found: list[str], chip: str) -> None:
+    """A test kernel's gemms run on the MFMA of their operand type, nowhere else."""
+    operands = set(GEMM_OPERAND.findall(spec.tile_ir))
+    assert {op for op in found if op.startswith("v_mfma")} == {
+        GEMM_MFMA[chip][operand] for operand in operands}, spec.name
+    if operands:
+        assert artifact.asm["tile-hip"].count("tile.mfma = {") == \
+            spec.tile_ir.count("tile.gemm ")
 
 
 @pytest.mark.parametrize("spec", all_kernels(), ids=lambda spec: spec.name)
@@ -110,7 +134,7 @@ def test_tile_ir_kernel_makes_a_gfx942_code_object(spec: KernelSpec) -> None:
     tensors = sum(p.kind == "tensor" for p in spec.params)
     assert [slot[0] for slot in artifact.launch["abi"][:tensors]] == ["ptr"] * tensors
     assert artifact.launch["threads"] == spec.threads
-    assert "v_mfma" not in " ".join(found)  # gemms run on the SIMT path for now
+    check_gemm_mfma(spec, artifact, found, "gfx942")
     if spec.name.startswith(("reduce_", "softmax", "column_sum", "row_sum")):
         # lanes combine through cross-lane moves (ds_swizzle / ds_bpermute / DPP), not memory
         assert any(op.startswith(("ds_swizzle", "ds_bpermute")) or "_dpp" in op
@@ -124,7 +148,7 @@ def test_gfx90a_code_objects(name: str) -> None:
     require_toolchain()
     spec = next(spec for spec in all_kernels() if spec.name == name)
     artifact = compile_spec(spec, "hip:gfx90a")
-    check_code_object(artifact, "gfx90a")
+    check_gemm_mfma(spec, artifact, check_code_object(artifact, "gfx90a"), "gfx90a")
     assert "amdhsa.target:   amdgcn-amd-amdhsa--gfx90a" in _notes(artifact.binary)
 
 
@@ -239,3 +263,82 @@ def test_loading_without_rocm_is_a_clear_error(tmp_path: Path, monkeypatch) -> N
             hip.load(artifact)
     finally:
         hip.hip_library.cache_clear()
+
+
+def _gemm_kernel(m: int, n: int, k: int, block: tuple[int, int, int], threads: int,
+                 dtype: str, accum: str, a_in_registers: bool = False, row_max: bool = False):
+    """A TileLang GEMM (C = A @ B over K tiles), its A optionally copied into a fragment, its
+    epilogue optionally a row max of the accumulator written beside C."""
+    import tilec.language as T
+
+    block_m, block_n, block_k = block
+
+    @T.prim_func
+    def gemm(A: T.Tensor((m, k), dtype), B: T.Tensor((k, n), dtype),
+             C: T.Tensor((m, n), accum), R: T.Tensor((m,), accum)):
+        with T.Kernel(T.ceildiv(n, block_n), T.ceildiv(m, block_m), threads=threads) as (bx, by):
+            A_shared = T.alloc_shared((block_m, block_k), dtype)
+            B_shared = T.alloc_shared((block_k, block_n), dtype)
+            C_local = T.alloc_fragment((block_m, block_n), accum)
+            T.clear(C_local)
+            for ko in T.Pipelined(T.ceildiv(k, block_k), num_stages=1):
+                T.copy(A[by * block_m, ko * block_k], A_shared)
+                T.copy(B[ko * block_k, bx * block_n], B_shared)
+                if a_in_registers:
+                    A_local = T.alloc_fragment((block_m, block_k), dtype)
+                    T.copy(A_shared, A_local)
+                    T.gemm(A_local, B_shared, C_local)
+                else:
+                    T.gemm(A_shared, B_shared, C_local)
+            if row_max:
+                R_local = T.alloc_fragment((block_m,), accum)
+                T.reduce_max(C_local, R_local, dim=1)
+                T.copy(R_local, R[by * block_m])
+            T.copy(C_local, C[by * block_m, bx * block_n])
+
+    return gemm
+
+
+@pytest.mark.parametrize(("chip", "shape", "block", "threads", "dtype", "accum", "variant",
+                          "instruction"), [
+    ("gfx942", (256, 256, 128), (64, 64, 64), 256, "int8", "int32", "", "v_mfma_i32_32x32x16_i8"),
+    ("gfx90a", (256, 256, 128), (64, 64, 64), 256, "int8", "int32", "", "v_mfma_i32_32x32x8i8"),
+    ("gfx942", (128, 128, 64), (16, 16, 32), 64, "float16", "float32", "",
+     "v_mfma_f32_16x16x16_f16"),
+    ("gfx942", (256, 256, 64), (128, 64, 32), 256, "bfloat16", "float32", "registers",
+     "v_mfma_f32_32x32x8_bf16"),
+    ("gfx942", (256, 256, 64), (64, 128, 32), 128, "float16", "float32", "row_max",
+     "v_mfma_f32_32x32x8_f16"),
+])
+def test_tilelang_gemms_run_on_mfma(chip: str, shape, block, threads: int, dtype: str,
+                                    accum: str, variant: str, instruction: str) -> None:
+    """int8 per chip, the 16 x 16 block, A from registers, a reduction of the accumulator: each
+    gemm on its MFMA (and no other), within the chip's registers and LDS, no scratch."""
+    require_toolchain()
+    kernel = tilec.compile(_gemm_kernel(*shape, block, threads, dtype, accum,
+                                        a_in_registers=variant == "registers",
+                                        row_max=variant == "row_max"), target=f"hip:{chip}")
+    found = check_code_object(kernel.artifact, chip)
+    assert {op for op in found if op.startswith("v_mfma")} == {instruction}
+    assert f'instruction = "{instruction}"' in kernel.asm["tile-hip"]
+
+
+def test_fnuz_float8_gemm_runs_on_mfma() -> None:
+    """The FNUZ formats (IR only: tilec has no such dtype) take gfx942's fp8 / bf8 MFMAs."""
+    require_toolchain()
+    from mlir import ir
+
+    import tilec.dialect
+    from tilec.compiler.driver import compile_module
+
+    source = (Path(__file__).resolve().parent.parent / "lit_tests" / "hip" /
+              "gemm-mfma-rocdl.mlir").read_text()
+    chunk = next(part for part in source.split("// -----") if "@fp8(" in part)
+    for element, instruction in (("f8E4M3FNUZ", "v_mfma_f32_32x32x16_fp8_fp8"),
+                                 ("f8E5M2FNUZ", "v_mfma_f32_32x32x16_bf8_bf8")):
+        with tilec.dialect.new_context(), ir.Location.unknown():
+            module = ir.Module.parse(chunk.replace("f8E4M3FNUZ", element))
+            spec = next(spec for spec in all_kernels() if spec.name == "gemm_float16_64x128x32")
+            artifact = compile_module(module, spec.params, "hip:gfx942")
+        found = check_code_object(artifact, "gfx942")
+        assert {op for op in found if op.startswith("v_mfma")} == {instruction}

@@ -106,7 +106,7 @@ def gemm_through_layouts(grid: WaveGrid, a: np.ndarray, b: np.ndarray, c: np.nda
 
 
 ALL = sorted({instr for table in MFMA_INSTRUCTIONS.values() for instr in table},
-             key=lambda instr: instr.name)
+             key=lambda instr: instr.name)  # each chip's spelling: gfx90a's and gfx942's
 
 
 @pytest.mark.parametrize("instr", ALL, ids=lambda instr: instr.name)
@@ -123,7 +123,8 @@ def test_one_block_matches_numpy(instr: MfmaInstruction) -> None:
     ("v_mfma_f32_32x32x8_f16", (128, 128, 32), 4, "square"),
     ("v_mfma_f32_16x16x16_f16", (64, 32, 64), 4, "full_row"),
     ("v_mfma_i32_32x32x16_i8", (64, 128, 64), 2, "full_col"),
-    ("v_mfma_f32_16x16x32_fp8_bf8", (32, 64, 64), 8, "square"),
+    ("v_mfma_f32_16x16x32_bf8_bf8", (32, 64, 64), 8, "square"),
+    ("v_mfma_f32_32x32x2f32", (64, 64, 8), 4, "square"),
 ])
 def test_wave_grids_match_numpy(name: str, shape: tuple[int, int, int], waves: int,
                                 policy: str) -> None:
@@ -141,7 +142,7 @@ def test_wave_grids_match_numpy(name: str, shape: tuple[int, int, int], waves: i
 def test_layouts_are_bijective_where_they_must_be() -> None:
     """The accumulator holds each element once; an operand once per wave of the other
     dimension (its copies)."""
-    grid = wave_grid(instructions_for("gfx942", "f16", "f16")[0], 128, 128, 32, 4)
+    grid = wave_grid(instructions_for("gfx942", "f16")[0], 128, 128, 32, 4)
     assert (grid.waves_m, grid.waves_n) == (2, 2)
     assert grid.accumulator().is_injective() and grid.accumulator().is_surjective()
     a, b = grid.operand_a(), grid.operand_b()
@@ -152,7 +153,7 @@ def test_layouts_are_bijective_where_they_must_be() -> None:
 
 def test_wrong_layout_is_caught() -> None:
     """The model sees a layout with two lane bits swapped (the check can fail)."""
-    instr = instructions_for("gfx942", "f16", "f16")[0]
+    instr = instructions_for("gfx942", "f16")[0]
     grid = WaveGrid(instr, 1, 1, 32, 32, 8)
     good = grid.accumulator()
     swapped = type(good)(good.shape, good.register, (good.lane[1], good.lane[0], *good.lane[2:]),
@@ -169,10 +170,11 @@ def test_wrong_layout_is_caught() -> None:
 
 
 def test_chip_instruction_tables() -> None:
-    assert instructions_for("gfx90a", "e4m3", "e4m3") == ()  # fp8 is CDNA3's
-    assert [i.name for i in instructions_for("gfx942", "s8", "s8")] == [
+    assert instructions_for("gfx90a", "e4m3fnuz") == ()  # fp8 is CDNA3's
+    assert instructions_for("gfx942", "e4m3") == ()  # OCP fp8 is CDNA4's
+    assert [i.name for i in instructions_for("gfx942", "s8")] == [
         "v_mfma_i32_32x32x16_i8", "v_mfma_i32_16x16x32_i8"]
-    assert [i.k for i in instructions_for("gfx90a", "s8", "s8")] == [8, 16]
-    assert wave_grid(instructions_for("gfx942", "f16", "f16")[0], 16, 16, 16, 1) is None
+    assert [i.k for i in instructions_for("gfx90a", "s8")] == [8, 16]
+    assert wave_grid(instructions_for("gfx942", "f16")[0], 16, 16, 16, 1) is None
     with pytest.raises(LayoutError, match="not a whole number"):
-        WaveGrid(instructions_for("gfx942", "f16", "f16")[0], 2, 1, 32, 32, 8)
+        WaveGrid(instructions_for("gfx942", "f16")[0], 2, 1, 32, 32, 8)

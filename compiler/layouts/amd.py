@@ -5,8 +5,8 @@ One MFMA block instruction of a 64-lane wave computes D (m x n) = A (m x k) x B 
 m = n = 32 or 16. Every operand has the same shape of map:
 
 - A: lane l holds row l % m and the `per_lane` consecutive K elements starting at
-  per_lane * (l / m), packed into one 32- or 64-bit operand (4 f16 / bf16 / i8-on-CDNA2, or 8
-  i8 / fp8 on CDNA3); B the same with its columns in place of A's rows.
+  per_lane * (l / m), packed into one 32- or 64-bit operand (1 f32, 4 f16 / bf16 / i8-on-CDNA2,
+  or 8 i8 / fp8 on CDNA3); B the same with its columns in place of A's rows.
 - D (and C): lane l holds column l % n; its registers r hold rows 8 (r / 4) + 4 (l / 32) +
   r % 4 (32 x 32: 16 registers) or 4 (l / 16) + r (16 x 16: 4 registers).
 
@@ -36,17 +36,17 @@ WAVE_LANES = 64
 class MfmaInstruction:
     """One MFMA block instruction: D (m x n) += A (m x k) x B (k x n) on a 64-lane wave.
 
-    `name` is the ISA's mnemonic, `op` the rocdl dialect op (MLIR's Python name), `a_type` /
-    `b_type` the operand element types (tilec's OPERAND_TYPES names: f16, bf16, s8, e4m3,
-    e5m2), `packed` the bits of one lane's operand (32: an i32 / vector<4 x 16-bit>; 64: i64)."""
+    `name` is the ISA's mnemonic, `op` the rocdl dialect op (MLIR's Python name),
+    `operand_type` the element type of A and B (f32, f16, bf16, s8, e4m3fnuz, e5m2fnuz: f32 is
+    full fp32 on CDNA, not tf32), `packed` the bits of one lane's operand (32: one f32 or
+    i32; 64: an i64 or a vector<4 x 16-bit>)."""
 
     name: str
     op: str
     m: int
     n: int
     k: int
-    a_type: str
-    b_type: str
+    operand_type: str
     packed: int
 
     @property
@@ -61,43 +61,57 @@ class MfmaInstruction:
 
     @property
     def accumulator_type(self) -> str:
-        return "s32" if self.a_type == "s8" else "f32"
+        return "s32" if self.operand_type == "s8" else "f32"
 
 
-def _mfma(name: str, op: str, m: int, k: int, a_type: str, b_type: str | None = None,
-          packed: int = 64) -> MfmaInstruction:
-    return MfmaInstruction(name, op, m, m, k, a_type, b_type or a_type, packed)
+def _mfma(name: str, op: str, m: int, k: int, operand_type: str, packed: int = 64
+          ) -> MfmaInstruction:
+    return MfmaInstruction(name, op, m, m, k, operand_type, packed)
 
 
-_FP8 = {"e4m3": "fp8", "e5m2": "bf8"}
+# CDNA3's fp8 MFMAs read the FNUZ formats (exponent bias 8 / 16, one NaN, no negative zero),
+# not OCP's e4m3fn / e5m2 (those are CDNA4's)
+_FP8 = {"e4m3fnuz": "fp8", "e5m2fnuz": "bf8"}
+
+
+def _common(cdna3: bool) -> tuple[MfmaInstruction, ...]:
+    """The f32, f16 and bf16 MFMAs of both chips; CDNA3's assembler spells them with an
+    underscore before the type (and bf16_1k as bf16), CDNA2's without."""
+    def spelled(m: int, k: int, old: str, new: str) -> str:
+        return f"v_mfma_f32_{m}x{m}x{k}" + (f"_{new}" if cdna3 else old)
+
+    return (
+        _mfma(spelled(32, 8, "f16", "f16"), "mfma_f32_32x32x8f16", 32, 8, "f16"),
+        _mfma(spelled(16, 16, "f16", "f16"), "mfma_f32_16x16x16f16", 16, 16, "f16"),
+        _mfma(spelled(32, 8, "bf16_1k", "bf16"), "mfma_f32_32x32x8bf16_1k", 32, 8, "bf16"),
+        _mfma(spelled(16, 16, "bf16_1k", "bf16"), "mfma_f32_16x16x16bf16_1k", 16, 16, "bf16"),
+        _mfma(spelled(32, 2, "f32", "f32"), "mfma_f32_32x32x2f32", 32, 2, "f32", packed=32),
+        _mfma(spelled(16, 4, "f32", "f32"), "mfma_f32_16x16x4f32", 16, 4, "f32", packed=32),
+    )
+
+
 # per chip, the instructions tilec emits, the 32 x 32 one of each type first (it moves half the
 # operand bytes per multiply-add of the 16 x 16 one)
-_COMMON = (
-    _mfma("v_mfma_f32_32x32x8_f16", "mfma_f32_32x32x8f16", 32, 8, "f16"),
-    _mfma("v_mfma_f32_16x16x16_f16", "mfma_f32_16x16x16f16", 16, 16, "f16"),
-    _mfma("v_mfma_f32_32x32x8_bf16", "mfma_f32_32x32x8bf16_1k", 32, 8, "bf16"),
-    _mfma("v_mfma_f32_16x16x16_bf16", "mfma_f32_16x16x16bf16_1k", 16, 16, "bf16"),
-)
 MFMA_INSTRUCTIONS: dict[str, tuple[MfmaInstruction, ...]] = {
-    "gfx90a": _COMMON + (
-        _mfma("v_mfma_i32_32x32x8_i8", "mfma_i32_32x32x8i8", 32, 8, "s8", packed=32),
-        _mfma("v_mfma_i32_16x16x16_i8", "mfma_i32_16x16x16i8", 16, 16, "s8", packed=32),
+    "gfx90a": _common(False) + (
+        _mfma("v_mfma_i32_32x32x8i8", "mfma_i32_32x32x8i8", 32, 8, "s8", packed=32),
+        _mfma("v_mfma_i32_16x16x16i8", "mfma_i32_16x16x16i8", 16, 16, "s8", packed=32),
     ),
-    "gfx942": _COMMON + (
+    "gfx942": _common(True) + (
         _mfma("v_mfma_i32_32x32x16_i8", "mfma_i32_32x32x16_i8", 32, 16, "s8"),
         _mfma("v_mfma_i32_16x16x32_i8", "mfma_i32_16x16x32_i8", 16, 32, "s8"),
     ) + tuple(
-        _mfma(f"v_mfma_f32_{m}x{m}x{k}_{_FP8[a]}_{_FP8[b]}",
-              f"mfma_f32_{m}x{m}x{k}_{_FP8[a]}_{_FP8[b]}", m, k, a, b)
-        for m, k in ((32, 16), (16, 32)) for a in _FP8 for b in _FP8
+        _mfma(f"v_mfma_f32_{m}x{m}x{k}_{_FP8[t]}_{_FP8[t]}",
+              f"mfma_f32_{m}x{m}x{k}_{_FP8[t]}_{_FP8[t]}", m, k, t)
+        for m, k in ((32, 16), (16, 32)) for t in _FP8
     ),
 }
 
 
-def instructions_for(chip: str, a_type: str, b_type: str) -> tuple[MfmaInstruction, ...]:
-    """The chip's MFMAs for these operand types, 32 x 32 first (empty: none)."""
+def instructions_for(chip: str, operand_type: str) -> tuple[MfmaInstruction, ...]:
+    """The chip's MFMAs for this operand type, 32 x 32 first (empty: none)."""
     return tuple(instr for instr in MFMA_INSTRUCTIONS.get(chip, ())
-                 if (instr.a_type, instr.b_type) == (a_type, b_type))
+                 if instr.operand_type == operand_type)
 
 
 def _along(dim: int, value: int) -> Basis:

@@ -71,6 +71,7 @@ from tilec.compiler.passes._ir_walk import (
     scope,
     walk,
 )
+from tilec.compiler.passes._mfma import MFMA_ATTR, MfmaPlan
 from tilec.compiler.passes._mma_sync import MMA_SYNC_ATTR
 from tilec.compiler.passes._scalar import index
 from tilec.compiler.passes._scheduling import read_decision, target_description
@@ -382,8 +383,9 @@ class _KernelInference:
             return gemm_layout(m, n, threads, self.warp_size)
 
     def anchor_gemm(self, gemm: ir.Operation) -> None:
-        if WGMMA_ATTR in gemm.attributes or MMA_SYNC_ATTR in gemm.attributes:
-            return  # plan-wgmma-gemms / plan-mma-sync-gemms laid it out for the instruction
+        if WGMMA_ATTR in gemm.attributes or MMA_SYNC_ATTR in gemm.attributes or \
+                MFMA_ATTR in gemm.attributes:
+            return  # plan-wgmma-gemms / -mma-sync-gemms / -mfma-gemms laid it out for it
         a, b, c = gemm.operands[0], gemm.operands[1], gemm.operands[2]
         if scope(c) != "fragment":
             raise op_error(gemm, "T.gemm accumulates into a fragment only")
@@ -500,11 +502,13 @@ class _KernelInference:
     def convert_gemm_operands(self, gemm: ir.Operation) -> None:
         if WGMMA_ATTR in gemm.attributes or MMA_SYNC_ATTR in gemm.attributes:
             return  # its operands are laid out as the instruction reads them
+        mfma = MfmaPlan.of(gemm) if MFMA_ATTR in gemm.attributes else None
         for position in (0, 1):
             operand = gemm.operands[position]
             if scope(operand) != "fragment":
                 continue
-            wanted = self.operand_layout(gemm, operand)
+            wanted = self.operand_layout(gemm, operand) if mfma is None else (
+                mfma.a, mfma.b)[position]
             if layout_of(operand) != wanted:
                 gemm.operands[position] = self.converted(operand, wanted, gemm, True, False)
 

@@ -18,6 +18,7 @@ from mlir.dialects import arith, math, memref
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._fragment_layout import LAYOUT_ATTR
 from tilec.compiler.passes._ir_walk import defining_op, kernels, op_error, scope, walk
+from tilec.compiler.passes._mfma import MFMA_ATTR
 from tilec.compiler.passes._mma_sync import MMA_SYNC_ATTR
 from tilec.compiler.passes._scalar import cast, index, is_float, zero
 from tilec.compiler.passes._wgmma import WGMMA_ATTR
@@ -76,7 +77,8 @@ class LowerGemmSimt(TilePass):
         for kernel in kernels(module):
             for op in [op for op in walk(kernel)
                        if op.name == "tile.gemm" and WGMMA_ATTR not in op.attributes
-                       and MMA_SYNC_ATTR not in op.attributes]:
+                       and MMA_SYNC_ATTR not in op.attributes
+                       and MFMA_ATTR not in op.attributes]:
                 if WGMMA_REQUIRED_ATTR in op.attributes:
                     raise op_error(op, "T.wgmma_gemm runs on wgmma, which tilec cannot use for "
                                        "this gemm (its operands, dtypes or tile shape: "

@@ -61,6 +61,7 @@ from tilec.compiler.passes._ir_walk import (
     scope,
     walk,
 )
+from tilec.compiler.passes._mfma import MFMA_ATTR, lower_mfma
 from tilec.compiler.passes._mma_sync import MMA_SYNC_ATTR, lower_mma_sync
 from tilec.compiler.passes._scalar import (
     bit_width,
@@ -634,6 +635,8 @@ class KernelLowering:
                 lower_wgmma(self, op)
             elif name == "tile.gemm" and MMA_SYNC_ATTR in op.attributes:
                 lower_mma_sync(self, op)
+            elif name == "tile.gemm" and MFMA_ATTR in op.attributes:
+                lower_mfma(self, op)
             elif name == "tile.gemm":
                 raise fail(op, "tile.gemm must be lowered first (lower-gemm-simt)")
             elif name in ("memref.load", "memref.store"):

@@ -9,11 +9,14 @@ Stages ("tile" is the frontend's IR, added by the driver):
   tile-schedule  canonicalize + cse, module attribute `tile.arch` (the description's name),
              apply-fast-math with fast math. The CUDA scheduling passes (tensor-core warps,
              ldmatrix swizzles, TMA, warp specialization) are NVIDIA's and do not run
-  tile-hip   the target-neutral SIMT passes shared with CUDA, reading the description's
-             64-lane wavefront and 64 KiB LDS: stage-reduce-operands, infer-fragment-layout,
-             lower-gemm-simt, insert-shared-barriers, plan-shared-memory
+  tile-hip   lower-sub-byte-types, stage-reduce-operands, plan-mfma-gemms (the gemms that
+             run on MFMA where they stand, with their wave grid and layouts), then the
+             target-neutral passes shared with CUDA, reading the description's 64-lane
+             wavefront and 64 KiB LDS: infer-fragment-layout, lower-gemm-simt (the other
+             gemms), insert-shared-barriers, plan-shared-memory
   gpu        lower-tile-to-gpu (shuffles over the wavefront, LDS as workgroup memory,
-             atomics as memref.atomic_rmw), place-private-allocas (per-thread arrays in
+             atomics as memref.atomic_rmw, MFMA gemms as rocdl.mfma ops: passes/_mfma.py),
+             place-private-allocas (per-thread arrays in
              address space 5), canonicalize, cse; an NVIDIA-only op left (TMA, mbarriers,
              cp.async, T.ws...) is an error at the kernel's line
   rocdl      upstream convert-gpu-to-rocdl / convert-amdgpu-to-rocdl with the chip, target
@@ -58,8 +61,9 @@ ABI = "tilec-hip-bare-v1"
 TRIPLE = "amdgcn-amd-amdhsa"
 LLVM_VERSION = "22"  # the wheel's MLIR emits LLVM 22 IR: the system's LLVM must read it
 
-TILE_PASSES = ("lower-sub-byte-types", "stage-reduce-operands", "infer-fragment-layout",
-               "lower-gemm-simt", "insert-shared-barriers", "plan-shared-memory")
+TILE_PASSES = ("lower-sub-byte-types", "stage-reduce-operands", "plan-mfma-gemms",
+               "infer-fragment-layout", "lower-gemm-simt", "insert-shared-barriers",
+               "plan-shared-memory")
 GPU_PASSES = ("lower-tile-to-gpu", "place-private-allocas")
 # dialects whose ops only the NVIDIA lowering understands
 NVIDIA_DIALECTS = ("nvvm.", "nvgpu.")
