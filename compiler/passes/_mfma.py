@@ -12,8 +12,9 @@ agree on; lower-tile-to-gpu then calls `lower_mfma` for each such gemm:
   T.Parallel epilogues, reductions and copies follow as any linear layout.
 
 The rule (`lower_mfma`): per K step, each lane reads its operand elements from LDS at the
-coordinates the operand layouts give it (A or B may instead be a fragment laid out so: then
-its registers are the operands), packs them as the instruction takes them (vector<4 x f16>,
+coordinates the operand layouts give it, as one vector where they lie side by side in the
+tile's rows (A as M x K, B as N x K; a K x N B element by element), or, for a fragment A or B
+laid out so, from its registers; packs them as the instruction takes them (vector<4 x f16>,
 vector<4 x i16> for bf16, an i64 of 8 bytes for CDNA3's int8 / fp8, an i32 of 4 for CDNA2's
 int8, one f32), and issues one `rocdl.mfma.*` per block of the wave's tile on the block's
 accumulator registers (a vector<16 or 4 x f32 / i32>), which are stored back to the fragment
@@ -101,17 +102,17 @@ class MfmaPlan:
         return plan
 
 
-def _pack(instr: MfmaInstruction, items: list[ir.Value]) -> ir.Value:
-    """One lane's operand of an instruction from its elements (consecutive along K)."""
-    if len(items) == 1:
-        return items[0]
-    element = items[0].type
-    elements = vector.FromElementsOp(ir.VectorType.get([len(items)], element), items).result
+def _as_operand(instr: MfmaInstruction, elements: ir.Value) -> ir.Value:
+    """One lane's operand of an instruction from the vector of its elements."""
+    vector_type = ir.VectorType(elements.type)
+    element, count = vector_type.element_type, vector_type.shape[0]
+    if count == 1:
+        return vector.extract(elements, [], [0])
     if isinstance(element, ir.F16Type):
         return elements
     if isinstance(element, ir.BF16Type):  # the bf16_1k intrinsics take i16 lanes
-        return vector.BitCastOp(ir.VectorType.get([len(items)], ir.IntegerType.get_signless(
-            16)), elements).result
+        return vector.BitCastOp(ir.VectorType.get([count], ir.IntegerType.get_signless(16)),
+                                elements).result
     word = ir.IntegerType.get_signless(instr.packed)
     packed = vector.BitCastOp(ir.VectorType.get([1], word), elements).result
     return vector.extract(packed, [], [0])
@@ -119,12 +120,14 @@ def _pack(instr: MfmaInstruction, items: list[ir.Value]) -> ir.Value:
 
 class _Operand:
     """Where one operand's lane elements come from: its fragment's registers (laid out by the
-    plan's layout) or its LDS tile at the layout's coordinates."""
+    plan's layout) or its LDS tile at the layout's coordinates, one vector load where the
+    lane's K elements lie side by side in the tile's rows (A as M x K, B as N x K)."""
 
     def __init__(self, lowering: KernelLowering, op: ir.Operation, position: int,
                  layout: LinearLayout):
         self.value = op.operands[position]
         self.layout = layout
+        self.position_is_a = position == 0
         self.fragment = lowering.fragments.get(self.value)
         if self.fragment is not None:
             if self.fragment.layout != layout:
@@ -132,17 +135,32 @@ class _Operand:
                                    "as the plan's operand layout (plan-mfma-gemms)")
             return
         self.lowering = lowering
-        self.transposed = ir.BoolAttr(op.attributes[
+        transposed = ir.BoolAttr(op.attributes[
             "transpose_a" if position == 0 else "transpose_b"]).value
+        # the tile's dimension holding K: A (M x K) and a transposed B (N x K) along rows
+        self.k_along_rows = transposed == (position == 1)
         self.shift = thread_coordinates(layout, lowering.tid)
 
-    def element(self, register: int) -> ir.Value:
-        if self.fragment is not None:
-            return self.fragment.load(register)
+    def _where(self, register: int) -> list[ir.Value]:
+        """The tile index of the element in `register` (the layout's coordinate is (M, K) for
+        A and (K, N) for B)."""
         where = register_coordinates(self.layout, register, self.shift)
-        if self.transposed:
-            where = where[::-1]
-        return memref.load(self.value, self.lowering.shared_where(self.value, where))
+        k_dim = 1 if self.position_is_a else 0
+        k, other = where[k_dim], where[1 - k_dim]
+        return [other, k] if self.k_along_rows else [k, other]
+
+    def elements(self, registers: list[int]) -> ir.Value:
+        """The vector of the elements in `registers` (consecutive along K)."""
+        element = ir.MemRefType(self.value.type).element_type
+        vector_type = ir.VectorType.get([len(registers)], element)
+        if self.fragment is not None:
+            return vector.FromElementsOp(vector_type, [
+                self.fragment.load(register) for register in registers]).result
+        if self.k_along_rows and self.value not in self.lowering.shared_layouts:
+            return vector.LoadOp(vector_type, self.value, self._where(registers[0])).result
+        return vector.FromElementsOp(vector_type, [
+            memref.load(self.value, self.lowering.shared_where(self.value, self._where(r)))
+            for r in registers]).result
 
 
 def lower_mfma(lowering: KernelLowering, op: ir.Operation) -> None:
@@ -173,10 +191,12 @@ def lower_mfma(lowering: KernelLowering, op: ir.Operation) -> None:
     modifiers = [constant(i32, 0) for _ in range(3)]
     build = getattr(rocdl, instr.op)
     for step in range(grid.steps):
-        a_items = [_pack(instr, [a.element(grid.operand_register(i, step, e))
-                                 for e in range(instr.per_lane)]) for i in range(grid.blocks_m)]
-        b_items = [_pack(instr, [b.element(grid.operand_register(j, step, e))
-                                 for e in range(instr.per_lane)]) for j in range(grid.blocks_n)]
+        a_items = [_as_operand(instr, a.elements([grid.operand_register(i, step, e) for e in
+                                                  range(instr.per_lane)]))
+                   for i in range(grid.blocks_m)]
+        b_items = [_as_operand(instr, b.elements([grid.operand_register(j, step, e) for e in
+                                                  range(instr.per_lane)]))
+                   for j in range(grid.blocks_n)]
         for i, j in blocks:
             values[i, j] = build(result_type, [a_items[i], b_items[j], values[i, j],
                                                *modifiers]).result

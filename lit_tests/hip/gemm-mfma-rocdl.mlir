@@ -5,15 +5,17 @@
 // from LDS by the operand layouts.
 
 // f16 on gfx942, 2 x 2 waves of one 32 x 32 block each, K 32 in four steps: after the barrier
-// that follows the copies into LDS, each lane reads its four A and four B elements from LDS
-// (address space 3), packs them as vector<4xf16> and issues the MFMA on its 16 accumulator
-// registers; the steps chain through the accumulator vector. The T.Parallel epilogue reads the
+// that follows the copies into LDS, each lane reads its four A elements from LDS (address
+// space 3) as one vector (they lie side by side in A's row) and its four B elements one by one
+// (down B's column), and issues the MFMA on its 16 accumulator registers; the steps chain
+// through the accumulator vector. The T.Parallel epilogue reads the
 // registers where the MFMA left them (no conversion through LDS).
 // GFX90A: gpu.module @kernels [#rocdl.target<O = 3, chip = "gfx90a">]
 // GFX90A-LABEL: llvm.func @gemm_relu(
 // GFX90A-COUNT-4: rocdl.mfma.f32.32x32x8f16
 // CHECK-LABEL: llvm.func @gemm_relu(
 // CHECK: rocdl.barrier
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> vector<4xf16>
 // CHECK-COUNT-4: llvm.load %{{.*}} : !llvm.ptr<3> -> f16
 // CHECK: %[[ACC:.*]] = rocdl.mfma.f32.32x32x8f16 %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : (vector<4xf16>, vector<4xf16>, vector<16xf32>, i32, i32, i32) -> vector<16xf32>
 // CHECK-COUNT-2: rocdl.mfma.f32.32x32x8f16
