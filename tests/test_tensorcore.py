@@ -9,6 +9,7 @@ internal errors).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import subprocess
@@ -84,7 +85,9 @@ def schedule(module, arch):
     """The module after the CUDA target's scheduling passes (tile.* decisions added)."""
     with module.context:
         for name in SCHEDULE_PASSES:
-            get_pass(name)(arch=arch).run(module)
+            pass_class = get_pass(name)  # the target-neutral ones take no arch
+            takes_arch = any(field.name == "arch" for field in dataclasses.fields(pass_class))
+            pass_class(**({"arch": arch} if takes_arch else {})).run(module)
     return module
 
 
