@@ -73,6 +73,9 @@ def shared_effects(op: ir.Operation) -> tuple[list[ir.Value], list[ir.Value]]:
             reads.append(operands[0])
         elif name == "memref.store":
             writes.append(operands[1])
+        elif name == "memref.atomic_rmw":
+            reads.append(operands[1])
+            writes.append(operands[1])
         elif name == "tile.copy":
             reads.append(operands[0])
             writes.append(copy_parts(inner)[3])

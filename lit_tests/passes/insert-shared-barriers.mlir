@@ -261,3 +261,36 @@ func.func @divergent(%A: memref<?x?xf16>, %kt: index) attributes {tile.entry} {
   }
   return
 }
+
+// -----
+
+// Atomic read-modify-writes of a shared buffer (a packed sub-byte tile, two threads per byte)
+// write it: a T.Parallel reading it afterwards waits at a barrier.
+// CHECK-LABEL: func.func @atomic_writes_then_read
+// CHECK: memref.atomic_rmw ori
+// CHECK: }
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.parallel
+func.func @atomic_writes_then_read(%Y: memref<32x64xi8>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [128] {
+  ^bb0(%bx: index):
+    %packed = tile.alloc : memref<32x32xi8, "shared">
+    %out = tile.alloc : memref<32x64xi8, "fragment">
+    tile.parallel [32, 64] {
+    ^bb0(%i: index, %j: index):
+      %c1_0 = arith.constant 1 : index
+      %half = arith.shrui %j, %c1_0 : index
+      %v = arith.constant 5 : i8
+      %r = memref.atomic_rmw ori %v, %packed[%i, %half] : (i8, memref<32x32xi8, "shared">) -> i8
+    }
+    tile.parallel [32, 64] {
+    ^bb0(%i: index, %j: index):
+      %c1_0 = arith.constant 1 : index
+      %half = arith.shrui %j, %c1_0 : index
+      %b = memref.load %packed[%i, %half] : memref<32x32xi8, "shared">
+      memref.store %b, %out[%i, %j] : memref<32x64xi8, "fragment">
+    }
+  }
+  return
+}
