@@ -53,7 +53,7 @@ import tilec  # noqa: E402
 import tilec.language as T  # noqa: E402
 from tilec.errors import TilecError  # noqa: E402
 
-DEFAULT_EXAMPLES = Path("/work/main/.tlex/examples")
+DEFAULT_EXAMPLES = ROOT / ".tlex" / "examples"  # as benchmarks/tilelang_examples.py extracts them
 TILELANG_EXAMPLE = "flash_attention/example_mha_fwd_bshd.py"
 BATCH, HEADS, DIM = 8, 32, 128
 SEQ_LENS = (512, 1024, 2048, 4096, 8192, 16384)
@@ -62,7 +62,7 @@ OWN_FORWARD = "tilec flash_fwd"
 EXAMPLE_MAIN = "tilelang example (main config)"
 # TileLang 0.1.15 running the example itself on this H200, its main() configuration (128 x 128
 # blocks, 1 stage, 128 threads), 8 x 32 x 4096 x 128 fp16: TFLOP/s by causal
-TILELANG_BASELINE = "/work/shared/baselines/tilelang-0.1.15-h200-2026-11-30.json"
+TILELANG_BASELINE = "tilelang-0.1.15-h200-2026-11-30.json (peer baselines, same H200)"
 TILELANG_MAIN_CONFIG_TFLOPS = {False: 238.6, True: 208.1}
 CHECK_SLICES = ((0, 0), (BATCH - 1, HEADS - 1))  # (batch, head) pairs checked against float32
 TOLERANCE = 2e-2  # max abs error of an fp16 attention output against float32
