@@ -72,7 +72,6 @@ ABI = "tilec-cuda-bare-v1"
 SHARED_BYTES_ATTR = "tile.shared_bytes"  # on the gpu.func: the dynamic shared memory it needs
 
 SCHEDULE_PASSES = (
-    "lower-sub-byte-types",
     "infer-mma-layout",
     "select-shared-swizzle",
     "select-epilogue-store",
@@ -183,7 +182,7 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
     if options.disable_tma:
         module.operation.attributes[DISABLE_TMA_ATTR] = ir.UnitAttr.get()
     fast_math = ("apply-fast-math",) if options.fast_math else ()
-    tile_passes("tile-schedule", SCHEDULE_PASSES[:1] + fast_math + SCHEDULE_PASSES[1:]).run(
+    tile_passes("tile-schedule", ("lower-sub-byte-types",) + fast_math + SCHEDULE_PASSES).run(
         module, options)
 
 
@@ -282,7 +281,7 @@ def stages(options: CompileOptions) -> list[Stage]:
     target = target_of(options)
     return [
         Stage("tile-schedule", _tile_schedule,
-              "canonicalize, cse, tile.arch, " + ", ".join(SCHEDULE_PASSES)),
+              "canonicalize, cse, tile.arch, lower-sub-byte-types, " + ", ".join(SCHEDULE_PASSES)),
         Stage("tile-cuda", _tile_cuda, "lower-gemm-to-tensorcore | " + ", ".join(TILE_PASSES)),
         Stage("gpu", _lower_to_gpu, "lower-tile-to-gpu, lower-float8-conversions, canonicalize, "
               "cse"),
