@@ -21,7 +21,6 @@ from mlir.dialects import func
 from mlir.passmanager import PassManager
 
 import tilec
-import tilec.language as T
 from tilec.compiler.passes._scalar import index
 from tilec.compiler.passes._wgmma import (
     SharedOperandLayout,
@@ -33,6 +32,9 @@ from tilec.compiler.passes._wgmma import (
 from tilec.compiler.targets.cuda import ptxas_path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "gpu"))
+# the sm_80 suite's kernels, compiled here for sm_90a (and once for sm_80)
+from mma_sync_kernels import attention, batched, bias_relu  # noqa: E402
+
 needs_ptxas = pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
 
 
@@ -137,114 +139,11 @@ def test_swizzle_keeps_chunks_whole_and_xors_by_row(shape: tuple[int, int], elem
             assert offset == place[(row, column - 1)] + 1
 
 
-def bias_relu(M: int, N: int, K: int, block_M: int = 128, block_N: int = 128, block_K: int = 32,
-              threads: int = 128, dtype: str = "float16", register_a: bool = False):
-    """The quickstart with a bias + ReLU epilogue in T.Parallel (the whole-kernel matcher
-    declines it); with `register_a`, A copied from its shared tile into a fragment first."""
-
-    @T.prim_func
-    def kernel(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype),
-               bias: T.Tensor((N,), dtype), C: T.Tensor((M, N), dtype)):
-        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
-            A_shared = T.alloc_shared((block_M, block_K), dtype)
-            A_frag = T.alloc_fragment((block_M, block_K), dtype)
-            B_shared = T.alloc_shared((block_K, block_N), dtype)
-            C_local = T.alloc_fragment((block_M, block_N), "float32")
-            T.clear(C_local)
-            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=3):
-                T.copy(A[by * block_M, k * block_K], A_shared)
-                T.copy(B[k * block_K, bx * block_N], B_shared)
-                if register_a:
-                    T.copy(A_shared, A_frag)
-                    T.gemm(A_frag, B_shared, C_local)
-                else:
-                    T.gemm(A_shared, B_shared, C_local)
-            for i, j in T.Parallel(block_M, block_N):
-                C_local[i, j] = T.max(C_local[i, j] + bias[bx * block_N + j], 0)
-            T.copy(C_local, C[by * block_M, bx * block_N])
-
-    return kernel
-
-
-def batched(Bt: int, M: int, N: int, K: int, block_M: int = 128, block_N: int = 128,
-            block_K: int = 32, dtype: str = "bfloat16"):
-    """C[b] = A[b] @ B[b]^T on a 3-D grid, B stored N x K."""
-
-    @T.prim_func
-    def kernel(A: T.Tensor((Bt, M, K), dtype), B: T.Tensor((Bt, N, K), dtype),
-               C: T.Tensor((Bt, M, N), dtype)):
-        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), Bt, threads=128) as (
-                bx, by, bz):
-            A_shared = T.alloc_shared((block_M, block_K), dtype)
-            B_shared = T.alloc_shared((block_N, block_K), dtype)
-            C_local = T.alloc_fragment((block_M, block_N), "float32")
-            T.clear(C_local)
-            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=3):
-                T.copy(A[bz, by * block_M, k * block_K], A_shared)
-                T.copy(B[bz, bx * block_N, k * block_K], B_shared)
-                T.gemm(A_shared, B_shared, C_local, transpose_B=True)
-            T.copy(C_local, C[bz, by * block_M, bx * block_N])
-
-    return kernel
-
-
-def attention(batch: int, heads: int, seq: int, dim: int, block_M: int = 128,
-              block_N: int = 128):
-    """softmax(Q K^T / sqrt(dim)) V with an online softmax between the two gemms: the second
-    reads the cast scores from registers."""
-    scale = (1.0 / dim) ** 0.5 * 1.44269504  # log2(e): exp2 below
-    shape = [batch, seq, heads, dim]
-
-    @T.prim_func
-    def kernel(Q: T.Tensor(shape, "float16"), K: T.Tensor(shape, "float16"),
-               V: T.Tensor(shape, "float16"), Output: T.Tensor(shape, "float16")):
-        with T.Kernel(T.ceildiv(seq, block_M), heads, batch, threads=128) as (bx, by, bz):
-            q_tile = T.alloc_shared([block_M, dim], "float16")
-            k_tile = T.alloc_shared([block_N, dim], "float16")
-            v_tile = T.alloc_shared([block_N, dim], "float16")
-            scores = T.alloc_fragment([block_M, block_N], "float32")
-            probs = T.alloc_fragment([block_M, block_N], "float16")
-            out = T.alloc_fragment([block_M, dim], "float32")
-            row_max = T.alloc_fragment([block_M], "float32")
-            old_max = T.alloc_fragment([block_M], "float32")
-            rescale = T.alloc_fragment([block_M], "float32")
-            row_sum = T.alloc_fragment([block_M], "float32")
-            total = T.alloc_fragment([block_M], "float32")
-            T.copy(Q[bz, bx * block_M:(bx + 1) * block_M, by, :], q_tile)
-            T.fill(out, 0)
-            T.fill(total, 0)
-            T.fill(row_max, -T.infinity("float32"))
-            for k in T.Pipelined(T.ceildiv(seq, block_N), num_stages=1):
-                T.copy(K[bz, k * block_N:(k + 1) * block_N, by, :], k_tile)
-                for i, j in T.Parallel(block_M, block_N):
-                    scores[i, j] = T.if_then_else(k * block_N + j >= seq, -T.infinity("float32"),
-                                                  0)
-                T.gemm(q_tile, k_tile, scores, transpose_B=True)
-                T.copy(row_max, old_max)
-                T.reduce_max(scores, row_max, dim=1, clear=False)
-                for i in T.Parallel(block_M):
-                    rescale[i] = T.exp2(old_max[i] * scale - row_max[i] * scale)
-                for i, j in T.Parallel(block_M, block_N):
-                    scores[i, j] = T.exp2(scores[i, j] * scale - row_max[i] * scale)
-                T.reduce_sum(scores, row_sum, dim=1)
-                for i in T.Parallel(block_M):
-                    total[i] = total[i] * rescale[i] + row_sum[i]
-                T.copy(scores, probs)
-                for i, j in T.Parallel(block_M, dim):
-                    out[i, j] *= rescale[i]
-                T.copy(V[bz, k * block_N:(k + 1) * block_N, by, :], v_tile)
-                T.gemm(probs, v_tile, out)
-            for i, j in T.Parallel(block_M, dim):
-                out[i, j] /= total[i]
-            T.copy(out, Output[bz, bx * block_M:(bx + 1) * block_M, by, :])
-
-    return kernel
-
-
 @needs_ptxas
 def test_attention_runs_both_gemms_on_wgmma() -> None:
     """Q K^T from shared tiles, P V with P (the scores' layout, cast) from registers."""
-    kernel = tilec.compile(attention(2, 4, 1000, 128), out_idx=[-1], target="cuda:sm_90a")
+    kernel = tilec.compile(attention(2, 4, 1000, 128, block_M=128, block_N=128), out_idx=[-1],
+                           target="cuda:sm_90a")
     assert kernel.artifact.binary_kind == "cubin"
     assert kernel.asm["tile-cuda"].count("tile.wgmma =") == 2
     lines = [line for line in kernel.asm["ptx"].splitlines()
@@ -258,8 +157,10 @@ def test_attention_runs_both_gemms_on_wgmma() -> None:
     (bias_relu, (512, 512, 512), "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"),
     (lambda *s: bias_relu(*s, block_N=256, threads=256), (1000, 1016, 1000),
      "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16"),
-    (batched, (4, 256, 256, 512), "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"),
-    (lambda *s: batched(*s, dtype="float32"), (2, 256, 256, 256),  # float32 as tf32: K-major
+    (lambda *s: batched(*s, block_M=128, block_N=128), (4, 256, 256, 512),
+     "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"),
+    (lambda *s: batched(*s, block_M=128, block_N=128, in_dtype="float32", out_dtype="float32"),
+     (2, 256, 256, 256),  # float32 as tf32: K-major
      "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"),
     (lambda *s: bias_relu(*s, register_a=True), (512, 512, 512),
      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"),
@@ -350,7 +251,7 @@ def test_quickstart_k_rows_take_a_64_byte_swizzled_tma_ring() -> None:
 @pytest.mark.parametrize("factory,args,consumers,boxes,tiles,c_param", [
     (lambda *s: bias_relu(*s, block_N=256, block_K=64, threads=256), (1000, 1016, 520), 2,
      {"map0": [64, 128], "map1": [64, 64], "map2": [64, 128]}, 8 * 4, 3),
-    (lambda *s: batched(*s, block_K=64), (3, 136, 200, 96), 1,
+    (lambda *s: batched(*s, block_M=128, block_N=128, block_K=64), (3, 136, 200, 96), 1,
      {"map0": [64, 128, 1], "map1": [64, 128, 1], "map2": [64, 128, 1]}, 2 * 2 * 3, 2),
 ])
 def test_loops_with_128_byte_rows_are_fed_by_a_tma_ring(factory, args, consumers: int,
