@@ -1,0 +1,360 @@
+"""The CUDA suite under compute-sanitizer: memcheck, racecheck, synccheck and initcheck.
+
+    python3 tests/gpu/run_sanitizer.py OUT_DIR --artifacts DIR --cache DIR \
+        [--plan memcheck:all:40 racecheck:smallest:25 ...]
+
+Runs on the GPU machine with tilec's runtime only (the artifacts of tests/gpu/build_artifacts.py,
+the cache of tests/gpu/precompile_frontend.py). Each step of the plan is TOOL:SELECTION:SECONDS:
+the suite's tests (`pytest -m gpu tests/gpu`; SELECTION `all`, or `smallest`: per kernel only
+its smallest problem) run in one process under `compute-sanitizer --tool TOOL`, stopped after
+SECONDS. The tests check their numerics as usual; a marker line before and after each test
+ties every report of the tool to the test that launched the kernel. OUT_DIR gets sanitizer.log
+(each tool's and the tests' output, one after the other) and sanitizer.json (per tool: the
+tests run and their outcomes, every report parsed into test, kernel, kind and text, the tool's
+summary, and whether it ran to its end).
+
+PyTorch's caching allocator is off in the tests' process (PYTORCH_NO_CUDA_MEMORY_CACHING=1):
+with it, tensors share one cudaMalloc block and memcheck cannot see a read past a tensor's end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+SUITE = Path(__file__).resolve().parent
+BEGIN, END = "@@sanitize-begin ", "@@sanitize-end "
+PREFIX = "========= "
+TOOL_OPTIONS = {
+    "memcheck": ["--leak-check", "no", "--report-api-errors", "no"],
+    "racecheck": ["--racecheck-report", "analysis"],
+    "synccheck": [],
+    "initcheck": ["--track-unused-memory", "no"],
+}
+LOG_LIMIT = 4 << 20  # bytes of each tool's log kept
+CONTEXT_LOST = 86  # the tests' exit status when a kernel left CUDA unusable
+CONTEXT_LOST_LINE = "@@sanitize-context-lost"
+
+
+@dataclass
+class Report:
+    """One finding of the tool: its first line, the lines under it, where it happened."""
+
+    test: str | None
+    headline: str
+    details: list[str] = field(default_factory=list)
+    kernel: str | None = None
+    severity: str = "error"
+
+
+@dataclass
+class ToolRun:
+    tool: str
+    selection: str
+    command: list[str]
+    seconds_allowed: float
+    wall_s: float = 0.0
+    returncode: int | None = None
+    restarts: int = 0  # tests' processes started again after CUDA stopped working
+    finished: bool = False  # every selected test ran (not stopped at the time limit)
+    summary: list[str] = field(default_factory=list)
+    tests: list[dict] = field(default_factory=list)
+    reports: list[Report] = field(default_factory=list)
+    unsupported: str | None = None  # the tool refused the device or could not start
+
+    @property
+    def errors(self) -> int:
+        return sum(r.severity == "error" for r in self.reports)
+
+    @property
+    def warnings(self) -> int:
+        return sum(r.severity == "warning" for r in self.reports)
+
+
+_META = ("COMPUTE-SANITIZER", "ERROR SUMMARY", "RACECHECK SUMMARY", "LEAK SUMMARY",
+         "Target application returned", "This tool", "Default timeout")
+_REFUSED = ("Device not supported", "No attachable process", "Unable to",
+            "Target application terminated before first instrumented API call")
+_KERNEL_AT = re.compile(r"\bat (?:0x[0-9a-f]+ in )?([A-Za-z_$][\w$]*)")
+_KERNEL_IN = re.compile(r"\bin ([A-Za-z_$][\w$]*)")
+
+
+def _kernel_of(report: Report) -> str | None:
+    """The kernel a report names: memcheck says `at NAME+0x..` on a detail line, racecheck
+    `... at 0x.. in NAME` on its first."""
+    for line in [report.headline, *report.details]:
+        if "Host Frame" in line or "Saved host backtrace" in line:
+            continue
+        match = _KERNEL_AT.search(line) or _KERNEL_IN.search(line)
+        if match and not match.group(1).startswith("0x"):
+            return match.group(1)
+    return None
+
+
+def parse_output(text: str, run: ToolRun) -> None:
+    """Fills run's tests, reports and summary from the tool's and the tests' output."""
+    current: Report | None = None
+    test: str | None = None
+    for line in text.splitlines():
+        if line.startswith(BEGIN):
+            if test is not None:  # no end marker: the process ended inside the test
+                run.tests.append({"test": test, "outcome": "unfinished", "seconds": None})
+            test = line[len(BEGIN):].strip()
+            current = None
+            continue
+        if line.startswith(END):
+            fields = line[len(END):].split()
+            if len(fields) >= 3:
+                run.tests.append({"test": fields[0], "outcome": fields[1],
+                                  "seconds": float(fields[2])})
+            test = None
+            current = None
+            continue
+        if not line.startswith(PREFIX.rstrip()):
+            continue
+        body = line[len(PREFIX):] if line.startswith(PREFIX) else ""
+        if not body.strip():
+            current = None
+            continue
+        if body[0].isspace():
+            if current is not None:
+                current.details.append(body.strip())
+            continue
+        if body.startswith(_META):
+            if body.startswith(("ERROR SUMMARY", "RACECHECK SUMMARY")):
+                run.summary.append(body.strip())
+            continue
+        if any(body.startswith(refusal) or refusal in body for refusal in _REFUSED):
+            run.unsupported = body.strip()
+            continue
+        severity = "warning" if body.startswith("Warning") else "error"
+        current = Report(test=test, headline=body.strip(), severity=severity)
+        run.reports.append(current)
+    if test is not None:
+        run.tests.append({"test": test, "outcome": "unfinished", "seconds": None})
+    for report in run.reports:
+        report.kernel = _kernel_of(report)
+
+
+def sanitizer_binary() -> str | None:
+    """compute-sanitizer on PATH or in the CUDA toolkit's usual places."""
+    found = shutil.which("compute-sanitizer")
+    if found:
+        return found
+    for root in ["/usr/local/cuda", *sorted(Path("/usr/local").glob("cuda-*"), reverse=True)]:
+        for candidate in (Path(root) / "bin/compute-sanitizer",
+                          Path(root) / "compute-sanitizer/compute-sanitizer"):
+            if candidate.exists():
+                return str(candidate)
+    return None
+
+
+def run_tool(binary: str, tool: str, selection: str, seconds: float, out: Path,
+             environment: dict[str, str]) -> ToolRun:
+    """One tool over the selected tests, stopped (its whole process group) after `seconds`. A
+    kernel the tool stops (an invalid access under memcheck) leaves the CUDA context unusable,
+    so the tests' process then ends and a new one goes on with the tests not yet run."""
+    command = [binary, "--tool", tool, *TOOL_OPTIONS[tool], "--print-limit", "200",
+               sys.executable, "-u", str(Path(__file__).resolve()), "--inner", selection]
+    run = ToolRun(tool, selection, command, seconds)
+    log = Path(tempfile.mkdtemp()) / f"{tool}.log"
+    done = log.with_suffix(".done")  # node ids run so far, one a line: the next process skips them
+    done.write_text("")
+    began = time.perf_counter()
+    with log.open("wb") as sink:
+        while True:
+            left = seconds - (time.perf_counter() - began)
+            if left < 5:
+                break
+            process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT,
+                                       env=dict(environment, TILEC_SANITIZE_DONE=str(done)),
+                                       start_new_session=True)
+            try:
+                run.returncode = process.wait(timeout=left)
+            except subprocess.TimeoutExpired:
+                _stop(process)
+                run.returncode = None
+                break
+            if run.returncode != CONTEXT_LOST:
+                run.finished = True
+                break
+            run.restarts += 1
+    run.wall_s = round(time.perf_counter() - began, 2)
+    text = log.read_bytes()
+    shutil.rmtree(log.parent)
+    if len(text) > LOG_LIMIT:
+        text = text[:LOG_LIMIT // 2] + b"\n[... cut ...]\n" + text[-LOG_LIMIT // 2:]
+    with (out / "sanitizer.log").open("ab") as combined:
+        combined.write(f"\n##### {tool} ({selection}): {' '.join(command)}\n".encode() + text)
+    parse_output(text.decode(errors="replace"), run)
+    return run
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """Ends the tool and the tests' process under it."""
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=3)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+_SHAPE = r"(?:[A-Z]?\d+x)*[A-Z]?\d+"
+
+
+def _shape_size(parameter_id: str) -> tuple[str, int]:
+    """A test's parameter id without its problem sizes, and the product of those sizes:
+    `gemm_float16_128x128x32-M77xN45xK33` -> (`gemm_float16_128x128x32`, 77 * 45 * 33) (a part
+    that is all sizes is the problem), `row_softmax_float32_37x512` -> (`row_softmax_float32`,
+    37 * 512) (else the sizes ending the id)."""
+    parts = parameter_id.split("-")
+    sizes = [p for p in parts if re.fullmatch(_SHAPE, p)]
+    if sizes:
+        kept = [p for p in parts if p not in sizes]
+    else:
+        match = re.fullmatch(rf"(.*)_({_SHAPE})", parameter_id)
+        if not match:
+            return parameter_id, 1
+        kept, sizes = [match.group(1)], [match.group(2)]
+    size = 1
+    for number in re.findall(r"\d+", "x".join(sizes)):
+        size *= int(number)
+    return "-".join(kept), size
+
+
+def smallest_per_kernel(node_ids: list[str]) -> set[str]:
+    """For each test function and kernel, the node id of its smallest problem."""
+    best: dict[str, tuple[int, str]] = {}
+    for node_id in node_ids:
+        function, _, parameter = node_id.partition("[")
+        key, size = _shape_size(parameter.rstrip("]"))
+        group = f"{function}[{key}]"
+        if group not in best or size < best[group][0]:
+            best[group] = (size, node_id)
+    return {node_id for _, node_id in best.values()}
+
+
+class _Markers:
+    """pytest plugin: the selection (the smallest problems first, tests run before left out),
+    a marker line around each test, and the end of the process when CUDA stops working."""
+
+    def __init__(self, selection: str, done: Path | None) -> None:
+        self.selection = selection
+        self.done = done
+        self.began = 0.0
+
+    def pytest_collection_modifyitems(self, config, items) -> None:
+        smallest = smallest_per_kernel([item.nodeid for item in items])
+        already = set(self.done.read_text().split()) if self.done else set()
+        keep = [item for item in items if item.nodeid not in already and (
+            self.selection == "all" or item.nodeid in smallest)]
+        keep.sort(key=lambda item: item.nodeid not in smallest)
+        config.hook.pytest_deselected(items=[i for i in items if i not in keep])
+        items[:] = keep
+
+    def pytest_runtest_logstart(self, nodeid, location) -> None:
+        self.began = time.perf_counter()
+        if self.done:
+            with self.done.open("a") as done:
+                done.write(nodeid + "\n")
+        print(f"\n{BEGIN}{nodeid}", flush=True)
+
+    def pytest_runtest_logreport(self, report) -> None:
+        if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+            elapsed = time.perf_counter() - self.began
+            print(f"\n{END}{report.nodeid} {report.outcome} {elapsed:.3f}", flush=True)
+        if report.failed and not _cuda_works():
+            print(f"\n{CONTEXT_LOST_LINE}", flush=True)
+            os._exit(CONTEXT_LOST)
+
+
+def _cuda_works() -> bool:
+    import torch
+
+    try:
+        torch.ones(1, device="cuda").sum().item()
+        torch.cuda.synchronize()
+        return True
+    except Exception:  # noqa: BLE001 (torch raises several kinds once a kernel has faulted)
+        return False
+
+
+def inner(selection: str) -> int:
+    """The tests' process (under the tool)."""
+    import pytest
+
+    done = os.environ.get("TILEC_SANITIZE_DONE")
+    return pytest.main(["-m", "gpu", str(SUITE), "-q", "-p", "no:cacheprovider",
+                        "--noconftest", "-o", "addopts=", "-rf"],
+                       plugins=[_Markers(selection, Path(done) if done else None)])
+
+
+def environment_facts(binary: str | None) -> dict:
+    def output(command: list[str]) -> str:
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=20)
+            return (done.stdout + done.stderr).strip()
+        except (OSError, subprocess.TimeoutExpired) as error:
+            return f"not run: {error}"
+
+    return {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "kernel": os.uname().release,
+            "gpu": output(["nvidia-smi", "--query-gpu=name,driver_version",
+                           "--format=csv,noheader"]),
+            "compute_sanitizer": output([binary, "--version"]).splitlines()[-1:]
+            if binary else None}
+
+
+def main() -> None:
+    if len(sys.argv) == 3 and sys.argv[1] == "--inner":
+        sys.exit(inner(sys.argv[2]))
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--artifacts", type=Path, required=True)
+    parser.add_argument("--cache", type=Path, required=True)
+    parser.add_argument("--plan", nargs="+", default=["memcheck:all:40", "racecheck:smallest:25",
+                                                       "synccheck:smallest:12"])
+    options = parser.parse_args()
+    options.out.mkdir(parents=True, exist_ok=True)
+    (options.out / "sanitizer.log").write_text("")
+    binary = sanitizer_binary()
+    environment = dict(os.environ, PYTHONUNBUFFERED="1", PYTORCH_NO_CUDA_MEMORY_CACHING="1",
+                       TILEC_GPU_ARTIFACTS=str(options.artifacts.resolve()),
+                       TILEC_CACHE_DIR=str(options.cache.resolve()))
+    results = {"environment": environment_facts(binary), "runs": []}
+    for step in options.plan:
+        tool, selection, seconds = step.split(":")
+        if binary is None:
+            break
+        run = run_tool(binary, tool, selection, float(seconds), options.out, environment)
+        entry = asdict(run)
+        entry.update(errors=run.errors, warnings=run.warnings,
+                     tests_run=len(run.tests),
+                     tests_failed=[t["test"] for t in run.tests if t["outcome"] != "passed"],
+                     kernels_reported=sorted({r.kernel or "?" for r in run.reports}))
+        results["runs"].append(entry)
+        print(f"{tool} ({selection}): {len(run.tests)} tests in {run.wall_s} s, "
+              f"{run.errors} errors, {run.warnings} warnings, "
+              f"{'finished' if run.finished else 'stopped at its time limit'}"
+              f"{', ' + run.unsupported if run.unsupported else ''}; {' | '.join(run.summary)}",
+              flush=True)
+        (options.out / "sanitizer.json").write_text(json.dumps(results, indent=1))
+    if binary is None:
+        print("compute-sanitizer not found")
+    (options.out / "sanitizer.json").write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()
