@@ -7,6 +7,8 @@ registers, is an error at its line instead of minutes of compiling.
 
 from __future__ import annotations
 
+import os
+
 import torch
 from conftest import poisoned, randn
 
@@ -94,3 +96,35 @@ def test_tile_ops_come_back_as_their_classes() -> None:
             }""")
         body = module.body.operations[0].regions[0].blocks[0]
         assert isinstance(body.operations[0], KernelOp)
+
+
+def test_load_compiler_leaves_nothing_for_a_forked_child_to_import(tmp_path) -> None:
+    """The autotuner loads the compiler before forking its compile children: a compile in a
+    process that ran load_compiler imports no module of tilec's or MLIR's."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, torch, tilec, tilec.language as T\n"
+        "from tilec.jit import load_compiler\n"
+        "@tilec.jit\n"
+        "def scaled(A):\n"
+        "    N = T.const('N')\n"
+        "    A: T.Tensor((N,), T.float32)\n"
+        "    B = T.empty((N,), T.float32)\n"
+        "    with T.Kernel(T.ceildiv(N, 128), threads=128) as bx:\n"
+        "        for i in T.Parallel(128):\n"
+        "            B[bx * 128 + i] = A[bx * 128 + i] * 2.0\n"
+        "    return B\n"
+        "load_compiler('cuda:sm_90a')\n"
+        "before = set(sys.modules)\n"
+        "scaled.compile(torch.empty(256), target='cuda:sm_90a')\n"
+        "print(sorted(m for m in set(sys.modules) - before\n"
+        "             if m.split('.')[0] in ('tilec', 'mlir')))\n"
+    )
+    program = tmp_path / "program.py"
+    program.write_text(script)
+    result = subprocess.run([sys.executable, str(program)], capture_output=True, text=True,
+                            env={**os.environ, "TILEC_DISABLE_CACHE": "1"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]", result.stdout

@@ -42,6 +42,7 @@ from tilec.jit import (
     JITKernel,
     Specialization,
     compile_specialization,
+    load_compiler,
     prim_func_specialization,
     resolve_target,
     tensor_arguments,
@@ -226,6 +227,8 @@ def _compile_all(specs: list[Specialization], max_workers: int | None,
         return outcomes
     firsts = [indices[0] for indices in missing.values()]
     if "fork" in multiprocessing.get_all_start_methods():
+        for target in {specs[index].target for index in firsts}:
+            load_compiler(target)
         workers = max(1, min(len(firsts), max_workers or _usable_cpus()))
         compiled = _compile_in_children([specs[i] for i in firsts], workers,
                                         lambda: progress.update(1))

@@ -459,6 +459,20 @@ class Specialization:
 _kernel_objects: dict[str, JITKernel] = {}  # cache key -> kernel (its library stays loaded)
 
 
+def load_compiler(target: str) -> None:
+    """Import the frontend, `target`'s stages and every pass now. A process that forks
+    compiler children (the autotuner) calls it first, so that each child starts with the
+    compiler in memory instead of importing it again: about a second of a child's two where
+    Python cannot cache bytecode."""
+    import tilec.compiler.driver  # noqa: F401 (imported to be in memory before a fork)
+    import tilec.frontend.builder  # noqa: F401
+    from tilec.compiler.passes import all_passes
+    from tilec.compiler.targets import get_target
+
+    get_target(target)
+    all_passes()
+
+
 def compile_specialization(spec: Specialization) -> JITKernel:
     """The kernel for `spec`: from the cache, else built and compiled (then cached)."""
     artifact = cache.lookup(spec.key)
