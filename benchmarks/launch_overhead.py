@@ -1,10 +1,13 @@
-"""Host time per kernel launch: tilec (native launcher, cuda-bindings fallback, the full kernel
-call) beside Triton's launch and a torch op, in one process, on a tiny 3-tensor kernel.
+"""Host time per kernel call: tilec's full kernel call (shape/dtype checks, output allocation,
+launch: the native call, and the Python call it falls back to), its launchers alone (native,
+cuda-bindings), beside Triton's launch, TileLang's compiled kernel call where TileLang is
+installed, and torch ops, in one process, on a tiny 3-tensor kernel.
 
     python benchmarks/launch_overhead.py --artifacts DIR [--out results.json]
 
 DIR holds `vector_add_float32` as tests/gpu/build_artifacts.py writes it (C = A + B, three
-tensor arguments). Each figure is the median over 21 rounds of the mean host time of 400
+tensor arguments; the kernel call allocates C, as `torch.add(a, b)` does). Each figure is the
+median over 21 rounds of the mean host time of 400
 back-to-back launches, the GPU drained between rounds: fewer launches than the driver's queue
 holds, so the host's cost is timed, not the GPU's rate of running tiny kernels.
 """
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import sys
@@ -67,6 +71,27 @@ def triton_launch(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor):
     return launch, triton.__version__
 
 
+def tilelang_call(a: torch.Tensor, b: torch.Tensor) -> tuple[float, str]:
+    """TileLang's compiled kernel call on the same sum (ImportError without TileLang)."""
+    import tilelang
+    import tilelang.language as TL
+
+    @tilelang.jit(out_idx=[-1])
+    def add(n: int, block: int = 1024):
+        @TL.prim_func
+        def kernel(A: TL.Tensor((n,), "float32"), B: TL.Tensor((n,), "float32"),
+                   C: TL.Tensor((n,), "float32")):
+            with TL.Kernel(TL.ceildiv(n, block), threads=256) as bx:
+                for i in TL.Parallel(block):
+                    C[bx * block + i] = A[bx * block + i] + B[bx * block + i]
+
+        return kernel
+
+    kernel = add(a.numel())
+    assert torch.equal(kernel(a, b), a + b), "TileLang's kernel computed a wrong sum"
+    return per_call_us(lambda: kernel(a, b)), tilelang.__version__
+
+
 def main() -> None:
     from tilec.jit import JITKernel
     from tilec.runtime import cuda
@@ -94,21 +119,33 @@ def main() -> None:
             lambda: bindings([a, b, c], symbols))
     except Exception as error:  # noqa: BLE001 - report the missing path, keep measuring
         results["tilec_cuda_bindings_error"] = str(error)
-    kernel = JITKernel(artifact, (__file__, 0))
-    results["tilec_kernel_call_us"] = per_call_us(lambda: kernel(a, b))
+    for setting, key in (("1", "tilec_kernel_call_us"), ("0", "tilec_python_call_us")):
+        os.environ["TILEC_NATIVE_CALL"] = setting
+        kernel = JITKernel(artifact, (__file__, 0))
+        assert torch.equal(kernel(a, b), a + b), "tilec's kernel call computed a wrong sum"
+        results[key] = per_call_us(lambda kernel=kernel: kernel(a, b))
+        if setting == "1":
+            results["tilec_kernel_call_native"] = type(kernel._call).__name__ == "Call"
+    os.environ.pop("TILEC_NATIVE_CALL")
     triton_version = None
     try:
         launch, triton_version = triton_launch(a, b, c)
         results["triton_launch_us"] = per_call_us(launch)
     except Exception as error:  # noqa: BLE001
         results["triton_error"] = str(error)
+    try:
+        results["tilelang_kernel_call_us"], tilelang_version = tilelang_call(a, b)
+    except ImportError:
+        tilelang_version = None
     results["torch_add_out_us"] = per_call_us(lambda: torch.add(a, b, out=c))
+    results["torch_add_us"] = per_call_us(lambda: torch.add(a, b))
 
     report = {
         "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         "gpu": torch.cuda.get_device_name(),
         "torch": torch.__version__,
         "triton": triton_version,
+        "tilelang": tilelang_version,
         "cuda": torch.version.cuda,
         "python": platform.python_version(),
         "calls_per_round": CALLS,

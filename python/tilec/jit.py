@@ -147,6 +147,7 @@ class JITKernel:
         self.specialization = specialization  # what it was compiled from (for trace())
         self._launcher: Callable[[list, dict], None] | None = None
         self._plan: _CallPlan | None = None
+        self._call: Callable[..., Any] = self._first_call
         self.config: dict[str, Any] | None = None
         self.latency: float | None = None
         self.ref_latency: float | None = None
@@ -312,6 +313,29 @@ class JITKernel:
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def __call__(self, *args: Any) -> Any:
+        return self._call(*args)
+
+    def _first_call(self, *args: Any) -> Any:
+        """The Python call; once it succeeded, later calls take the native one where the
+        kernel has it (tilec.runtime.fastcall), with the Python call for what it declines."""
+        result = self._python_call(*args)
+        self._call = self._native_call(args) or self._python_call
+        return result
+
+    def _native_call(self, args: tuple) -> Callable[..., Any] | None:
+        from tilec.runtime.fastcall import native_call
+
+        plan = self._plan
+        tensor = next((arg for arg in args if isinstance(arg, plan.torch.Tensor)), None)
+        device = tensor.device if tensor is not None else plan.torch.device(plan.device_type)
+        returned = [(position, shape, dtype, not self.params[position].is_workspace)
+                    for position, shape, dtype, _ in plan.outputs]
+        return native_call(self.artifact, self.launcher,
+                           [(position, shape, dtype, True)
+                            for position, shape, dtype, _ in plan.inputs],
+                           returned, device, self._python_call, LaunchError)
+
+    def _python_call(self, *args: Any) -> Any:
         if self._plan is None:
             self._plan = self._make_plan()
         result = self._fast_call(self._plan, args)

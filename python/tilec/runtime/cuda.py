@@ -177,7 +177,7 @@ def load(artifact: Artifact, *, native: bool | None = None) -> Launcher:
     raw_stream = torch._C._cuda_getCurrentRawStream
     loaded: dict[int, Any] = {}
 
-    def kernel_for(device: int) -> Any:
+    def load_on(device: int) -> Any:
         with torch.cuda.device(device):
             try:
                 kernel = kernel_class(artifact.binary, entry, kinds, shared_bytes, block, device)
@@ -190,11 +190,13 @@ def load(artifact: Artifact, *, native: bool | None = None) -> Launcher:
         values, grid = pack(args, symbols)
         device = args[first_tensor].get_device() if first_tensor is not None else (
             torch.cuda.current_device())
-        kernel = loaded.get(device) or kernel_for(device)
+        kernel = loaded.get(device) or load_on(device)
         try:
             kernel.launch(values, grid[0], grid[1], grid[2], raw_stream(device))
         except RuntimeError as error:
             raise LaunchError(f"launching '{artifact.name}' failed: {error}") from None
 
     launcher.native = use_native  # type: ignore[attr-defined]
+    # the loaded kernel of a device, for tilec.runtime.fastcall's native call
+    launcher.kernel_for = lambda device: loaded.get(device) or load_on(device)  # type: ignore[attr-defined]
     return launcher

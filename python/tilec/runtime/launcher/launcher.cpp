@@ -1,11 +1,8 @@
 // tilec's native CUDA launcher: cuLaunchKernel with an argument layout fixed at load time.
 //
-// The CUDA driver is opened with dlopen("libcuda.so.1") and the few entry points it needs are
-// declared here, so the extension builds on any machine (no CUDA toolkit, no MLIR) and loads
-// on one with an NVIDIA driver. A Kernel knows its slots (tensor pointers, scalars, dynamic
+// The CUDA driver is opened at run time (cuda_driver.h), so the extension builds on any machine
+// (no CUDA toolkit, no MLIR) and loads on one with an NVIDIA driver. A Kernel knows its slots (tensor pointers, scalars, dynamic
 // dimensions) once; a call only writes the call's values into a fixed buffer and launches.
-#include <dlfcn.h>
-
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -16,65 +13,13 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "cuda_driver.h"
+
 namespace nb = nanobind;
 
 namespace {
 
-using CUresult = int;
-using CUdevice = int;
-using CUcontext = void *;
-using CUmodule = void *;
-using CUfunction = void *;
-using CUstream = void *;
-constexpr int kMaxDynamicSharedAttribute = 8;  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-
-struct Driver {
-  CUresult (*cuInit)(unsigned) = nullptr;
-  CUresult (*cuCtxGetCurrent)(CUcontext *) = nullptr;
-  CUresult (*cuCtxSetCurrent)(CUcontext) = nullptr;
-  CUresult (*cuDeviceGet)(CUdevice *, int) = nullptr;
-  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice) = nullptr;
-  CUresult (*cuModuleLoadData)(CUmodule *, const void *) = nullptr;
-  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *) = nullptr;
-  CUresult (*cuFuncSetAttribute)(CUfunction, int, int) = nullptr;
-  CUresult (*cuGetErrorString)(CUresult, const char **) = nullptr;
-  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
-                             unsigned, unsigned, CUstream, void **, void **) = nullptr;
-};
-
-template <typename F>
-void bind(void *library, const char *name, F &slot) {
-  slot = reinterpret_cast<F>(dlsym(library, name));
-  if (!slot) throw std::runtime_error(std::string("libcuda.so.1 lacks ") + name);
-}
-
-const Driver &driver() {
-  static Driver d = [] {
-    Driver loaded;
-    void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
-    if (!library) throw std::runtime_error("cannot open libcuda.so.1 (no NVIDIA driver?)");
-    bind(library, "cuInit", loaded.cuInit);
-    bind(library, "cuCtxGetCurrent", loaded.cuCtxGetCurrent);
-    bind(library, "cuCtxSetCurrent", loaded.cuCtxSetCurrent);
-    bind(library, "cuDeviceGet", loaded.cuDeviceGet);
-    bind(library, "cuDevicePrimaryCtxRetain", loaded.cuDevicePrimaryCtxRetain);
-    bind(library, "cuModuleLoadData", loaded.cuModuleLoadData);
-    bind(library, "cuModuleGetFunction", loaded.cuModuleGetFunction);
-    bind(library, "cuFuncSetAttribute", loaded.cuFuncSetAttribute);
-    bind(library, "cuGetErrorString", loaded.cuGetErrorString);
-    bind(library, "cuLaunchKernel", loaded.cuLaunchKernel);
-    return loaded;
-  }();
-  return d;
-}
-
-void check(CUresult result, const char *what) {
-  if (result == 0) return;
-  const char *message = "unknown error";
-  driver().cuGetErrorString(result, &message);
-  throw std::runtime_error(std::string(what) + " failed: " + message + " (CUresult " +
-                           std::to_string(result) + ")");
-}
+using namespace tilec_cuda;
 
 // Makes the device's primary context current (the one torch uses) if none is.
 void ensure_context(int device) {
@@ -111,6 +56,9 @@ class Kernel {
             "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
     for (size_t i = 0; i < values_.size(); ++i) pointers_[i] = &values_[i];
   }
+
+  // The loaded function, for _launcher_torch's Call (which launches it itself).
+  uintptr_t function() const { return reinterpret_cast<uintptr_t>(function_); }
 
   // values: one Python int/float per slot, in slot order; grid: blocks along x, y, z.
   void launch(const nb::list &values, unsigned gx, unsigned gy, unsigned gz,
@@ -176,5 +124,6 @@ NB_MODULE(_launcher, m) {
            nb::arg("image"), nb::arg("entry"), nb::arg("kinds"), nb::arg("shared_bytes"),
            nb::arg("block"), nb::arg("device"))
       .def("launch", &Kernel::launch, nb::arg("values"), nb::arg("gx"), nb::arg("gy"),
-           nb::arg("gz"), nb::arg("stream"));
+           nb::arg("gz"), nb::arg("stream"))
+      .def_prop_ro("function", &Kernel::function);
 }
