@@ -153,6 +153,16 @@ def test_rms_norm_ptx_vectors_and_shuffles(n: int, monkeypatch, tmp_path) -> Non
             assert not layout.replicated
 
 
+def test_layer_norm_ptx_parameter_vectors(monkeypatch, tmp_path) -> None:
+    """The weight and the bias are read as 16-byte vectors like the row: two each per thread
+    (4096 halves over 256 threads). LLVM used to split them into element loads, merged with
+    the misaligned path's (the vectors' only users extracted elements), so 2 of the 6 stayed."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    module = example("layer_norm")
+    _, ptx = ptx_of(module.layer_norm, meta(64, 4096), meta(4096), meta(4096), threads=256)
+    assert len(re.findall(r"ld\.global(\.\w+)*\.v4\.b32", ptx)) == 6
+
+
 def test_transpose_ptx_loads_in_flight(monkeypatch, tmp_path) -> None:
     """The global -> shared copy of the transpose's tile (two 16-byte vectors per thread)
     is unrolled with both loads issued before the first shared store (a loop waited for each

@@ -1312,8 +1312,13 @@ class KernelLowering:
         vector_type = ir.VectorType.get([vec], element)
 
         def whole() -> ir.Value:
-            return vector.LoadOp(vector_type, buffer, where,
-                                 alignment=vec * element_bytes(element)).result
+            # frozen: a vector load whose only users extract its elements is split by LLVM's
+            # VectorCombine into element loads, which SimplifyCFG then merges with the same
+            # loads of the misaligned branch beside it (split_on_alignment) into one load
+            # aligned for an element, and the 16-byte load is gone. A freeze is such a user
+            # of another kind; it changes no value that was read
+            return llvm.freeze(vector.LoadOp(vector_type, buffer, where,
+                                             alignment=vec * element_bytes(element)).result)
 
         return if_value(self.vector_ok(buffer, where, vec), vector_type, whole,
                         lambda: self.read_elements(buffer, where, vec))

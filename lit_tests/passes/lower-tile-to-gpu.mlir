@@ -9,9 +9,12 @@
 // CHECK: builtin.unrealized_conversion_cast %{{.*}} to memref<?x64xf32, 1>
 // CHECK: %[[REGS:.*]] = memref.alloca() : memref<8xf32>
 // CHECK: %[[SUMS:.*]] = memref.alloca() : memref<2xf32>
-// in bounds, aligned and whole: one 16-byte load, else element by element with zeros
+// in bounds, aligned and whole: one 16-byte load, else element by element with zeros; the
+// load frozen, so that LLVM keeps it whole (VectorCombine splits a load only extracted from)
 // CHECK: scf.if %{{.*}} -> (vector<4xf32>) {
-// CHECK-NEXT: vector.load %{{.*}} {alignment = 16 : i64} : memref<?x64xf32, 1>, vector<4xf32>
+// CHECK-NEXT: %[[VECTOR:.*]] = vector.load %{{.*}} {alignment = 16 : i64} : memref<?x64xf32, 1>, vector<4xf32>
+// CHECK-NEXT: %[[FROZEN:.*]] = llvm.freeze %[[VECTOR]] : vector<4xf32>
+// CHECK-NEXT: scf.yield %[[FROZEN]]
 // CHECK: } else {
 // CHECK: scf.if %{{.*}} -> (f32) {
 // CHECK: memref.load
