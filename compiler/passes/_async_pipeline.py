@@ -374,23 +374,32 @@ class PipelinedLoop:
 
     def issue(self, at: ir.Value, slot: ir.Value, upper: ir.Value) -> None:
         """The pipelined copies of the iteration with loop index `at` into `slot`, when that
-        iteration exists (the group is committed either way, so counts stay uniform)."""
+        iteration exists (the group is committed either way, so counts stay uniform): as
+        cp.async where the sources' bases and row lengths are aligned, checked once for all
+        the copies (on_alignment), element by element where they are not."""
         branch = scf.IfOp(arith.cmpi(arith.CmpIPredicate.slt, at, upper))
         with ir.InsertionPoint(branch.then_block):
-            views = {buffer: self.slot_view(buffer, slot) for buffer in self.plan.buffers}
-            mapping: dict[ir.Value, ir.Value] = {self.body.arguments[0]: at}
-            for copy, vec, ops in zip(self.plan.copies, self.plan.vectors, self.slices,
-                                      strict=True):
-                for op in ops:
-                    if op.results[0] in mapping:
-                        continue
-                    clone = as_operation(op.clone())
-                    for number, operand in enumerate(clone.operands):
-                        if operand in mapping:
-                            clone.operands[number] = mapping[operand]
-                    for old, new in zip(op.results, clone.results, strict=True):
-                        mapping[old] = new
-                _, src_offsets, _, dst, dst_offsets, _ = copy_parts(copy)
-                self.lowering.copy_async(copy, vec, [mapping.get(v, v) for v in src_offsets],
-                                         views[dst], [mapping.get(v, v) for v in dst_offsets])
+            sources = [(copy_parts(copy)[0], vec)
+                       for copy, vec in zip(self.plan.copies, self.plan.vectors, strict=True)]
+            self.lowering.on_alignment(sources, lambda aligned: self.copies(at, slot, aligned))
             scf.YieldOp([])
+
+    def copies(self, at: ir.Value, slot: ir.Value, vectorized: bool) -> None:
+        """The copies of iteration `at` into `slot`, their corners recomputed for it."""
+        views = {buffer: self.slot_view(buffer, slot) for buffer in self.plan.buffers}
+        mapping: dict[ir.Value, ir.Value] = {self.body.arguments[0]: at}
+        for copy, vec, ops in zip(self.plan.copies, self.plan.vectors, self.slices,
+                                  strict=True):
+            for op in ops:
+                if op.results[0] in mapping:
+                    continue
+                clone = as_operation(op.clone())
+                for number, operand in enumerate(clone.operands):
+                    if operand in mapping:
+                        clone.operands[number] = mapping[operand]
+                for old, new in zip(op.results, clone.results, strict=True):
+                    mapping[old] = new
+            _, src_offsets, _, dst, dst_offsets, _ = copy_parts(copy)
+            self.lowering.copy_async(copy, vec, [mapping.get(v, v) for v in src_offsets],
+                                     views[dst], [mapping.get(v, v) for v in dst_offsets],
+                                     vectorized)

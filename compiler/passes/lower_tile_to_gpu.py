@@ -96,6 +96,7 @@ from tilec.compiler.passes._wgmma import (
     SharedOperandLayout,
     lower_wgmma,
 )
+from tilec.compiler.passes.lower_sub_byte_types import multiple_of
 from tilec.compiler.passes.plan_shared_memory import (
     ARENA_ATTR,
     OFFSET_ATTR,
@@ -1183,31 +1184,41 @@ class KernelLowering:
             scf.YieldOp([])
 
     def copy_async(self, op: ir.Operation, vec: int, src_offsets: list[ir.Value], dst: ir.Value,
-                   dst_offsets: list[ir.Value]) -> None:
+                   dst_offsets: list[ir.Value], vectorized: bool) -> None:
         """A pipelined global -> shared copy (corners given for the iteration it fetches):
         the chunks of the synchronous copy, each one cp.async that zero-fills what lies
-        outside the tensor; a chunk the tensor's alignment does not allow cp.async for
-        (a row length or base that is no multiple of the chunk) is read element by element and
-        stored, as the synchronous copy does. A thread's chunks are straight-line code when
-        they are few and the same count for every thread (COPY_UNROLL_LIMIT), else a loop."""
+        outside the tensor when `vectorized` (on_alignment found the source's base and row
+        length aligned), else read element by element and stored, as the synchronous copy
+        does for a tensor whose alignment does not allow cp.async. A thread's chunks are
+        straight-line code when they are few and the same count for every thread
+        (COPY_UNROLL_LIMIT), else a loop."""
         src, _, src_shape, _, _, dst_shape = copy_parts(op)
         src_at = Side(src, src_offsets, box_dims(src_shape))
         dst_at = Side(dst, dst_offsets, box_dims(dst_shape))
         chunks = [src_shape[d] for d in src_at.dims]
         chunks[-1] //= vec
 
+        def by_elements(where: list[ir.Value], target: list[ir.Value]) -> None:
+            self.write(dst_at, target, self.read_elements(src, where, vec))
+
         def chunk(flat: ir.Value) -> None:
             point = self.unflatten(flat, chunks)
             point[-1] = arith.muli(point[-1], index(vec))
             where, target = src_at.index(point), dst_at.index(point)
+            if not vectorized:
+                by_elements(where, target)
+                return
             extent = memref.dim(src, index(len(where) - 1))
+            if multiple_of(where[-1], vec):  # the base and row length are known aligned
+                self.cp_async(src, where, extent, dst, target, vec)
+                return
             branch = scf.IfOp(all_of(self.vector_aligned(src, where, vec, extent)),
                               has_else=True)
             with ir.InsertionPoint(branch.then_block):
                 self.cp_async(src, where, extent, dst, target, vec)
                 scf.YieldOp([])
             with ir.InsertionPoint(branch.else_block):
-                self.write(dst_at, target, self.read_elements(src, where, vec))
+                by_elements(where, target)
                 scf.YieldOp([])
 
         total = math.prod(chunks)
@@ -1266,25 +1277,41 @@ class KernelLowering:
         per vector instead, a vector whose bounds are static has two branches reading the
         same addresses (the vector and its elements one by one); LLVM merges them into one
         load aligned for the elements only, which the NVPTX backend splits into scalars."""
-        checked = [b for b in buffers if self.is_global(b) and b not in self.known_aligned]
-        if vec == 1 or not checked:
+        if vec == 1:
             emit(vec)
             return
+        self.on_alignment([(buffer, vec) for buffer in buffers],
+                          lambda aligned: emit(vec if aligned else 1))
+
+    def on_alignment(self, accesses: list[tuple[ir.Value, int]],
+                     emit: Callable[[bool], None]) -> None:
+        """emit(True) where every global buffer of `accesses` (buffer, elements per vector)
+        has a 16-byte aligned base and a row length that is a multiple of its vector, with
+        those buffers in known_aligned; emit(False) where one has not. One uniform branch
+        around what `emit` builds, none when nothing is left to check."""
+        checked = []
         conditions = []
-        for buffer in checked:
-            conditions.append(self.pointer_aligned[buffer])
+        for buffer, vec in accesses:
+            if not self.is_global(buffer) or buffer in self.known_aligned:
+                continue
+            if not any(buffer == known for known in checked):
+                checked.append(buffer)
+                conditions.append(self.pointer_aligned[buffer])
             rank = memref_type(buffer).rank
             if rank > 1:
                 extent = memref.dim(buffer, index(rank - 1))
                 conditions.append(cmp("eq", arith.remui(extent, index(vec)), index(0)))
+        if not checked:
+            emit(True)
+            return
         branch = scf.IfOp(all_of(conditions), has_else=True)
         with ir.InsertionPoint(branch.then_block):
             self.known_aligned.update(checked)
-            emit(vec)
+            emit(True)
             self.known_aligned.difference_update(checked)
             scf.YieldOp([])
         with ir.InsertionPoint(branch.else_block):
-            emit(1)
+            emit(False)
             scf.YieldOp([])
 
     @staticmethod

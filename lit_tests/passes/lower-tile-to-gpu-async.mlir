@@ -4,8 +4,9 @@
 // 0..S-2, every iteration waits for its own group (wait_group S-2), synchronizes, issues the
 // copies of iteration i+S-1 into slot (i+S-1) mod S (predicated off past the end), commits and
 // computes on slot i mod S; the drain waits for everything. Elements outside the tensor are
-// zero-filled through cp.async's src-size; a chunk the tensor's alignment does not allow cp.async
-// for is read element by element (0 outside), as the synchronous copy does. Copies not
+// zero-filled through cp.async's src-size; where the tensor's alignment does not allow cp.async
+// (checked once per iteration's copies) they are read element by element (0 outside), as the
+// synchronous copy does. Copies not
 // marked, and loops not marked, stay synchronous.
 
 // Three stages, f32 rows of 64 (16-byte chunks of 4 elements, 256 chunks over 128 threads).
@@ -17,14 +18,19 @@
 // prologue: iteration 0 into slot 0 (offset 0), iteration 1 into slot 1 (offset 4096)
 // CHECK: %[[GO0:.*]] = arith.cmpi slt, %{{.*}}, %[[KT]] : index
 // CHECK-NEXT: scf.if %[[GO0]] {
+// the base pointer's and the row length's alignment, checked once for the iteration's copies
+// CHECK: %[[PITCH:.*]] = arith.remui %{{.*}}, %c4 : index
+// CHECK: %[[PITCHOK:.*]] = arith.cmpi eq, %[[PITCH]], %{{.*}} : index
+// CHECK: %[[ALIGNED:.*]] = arith.andi %{{.*}}, %[[PITCHOK]] : i1
+// CHECK-NEXT: scf.if %[[ALIGNED]] {
 // CHECK: %[[SLOT0:.*]] = memref.view %[[SMEM]][%c0{{.*}}][] : {{.*}} to memref<16x64xf32, #gpu.address_space<workgroup>>
 // two chunks per thread (256 over 128 threads), straight-line code: the first at the thread's
-// index
+// index; the column is a multiple of the chunk, so each chunk is one cp.async with no branch,
+// src-size = the elements inside the tensor (0 for a row below it, which then reads from
+// element [0, 0])
 // CHECK-NOT: scf.for
 // CHECK: arith.remui %thread_id_x, %c16
-// the chunk is aligned (column, row length, base pointer): cp.async with src-size = the
-// elements inside the tensor (0 for a row below it, which then reads from element [0, 0])
-// CHECK: scf.if %{{.*}} {
+// CHECK-NOT: scf.if
 // CHECK: %[[INROW:.*]] = arith.cmpi ult, %[[COL:.*]], %[[LEN:.*]] : index
 // CHECK-NEXT: %[[LEFT:.*]] = arith.subi %[[LEN]], %[[COL]] : index
 // CHECK: %[[CLAMP:.*]] = arith.select %[[INROW]], %[[LEFT]], %{{.*}} : index
@@ -36,15 +42,20 @@
 // CHECK-NEXT: %[[R:.*]] = arith.select %[[LIVE]], %[[ROW]], %{{.*}} : index
 // CHECK-NEXT: %{{.*}} = arith.constant 0 : index
 // CHECK-NEXT: %[[C:.*]] = arith.select %[[LIVE]], %[[COL]], %{{.*}} : index
-// CHECK-NEXT: nvgpu.device_async_copy %{{.*}}[%[[R]], %[[C]]], %[[SLOT0]][%{{.*}}, %{{.*}}], 4, %[[COUNT]] {bypassL1} : memref<?x?xf32, 1> to memref<16x64xf32, #gpu.address_space<workgroup>>
-// otherwise element by element, zeros outside, one 16-byte store into the slot
+// CHECK-NEXT: %{{.*}} = nvgpu.device_async_copy %{{.*}}[%[[R]], %[[C]]], %[[SLOT0]][%{{.*}}, %{{.*}}], 4, %[[COUNT]] {bypassL1} : memref<?x?xf32, 1> to memref<16x64xf32, #gpu.address_space<workgroup>>
+// CHECK-NOT: scf.if
+// CHECK: nvgpu.device_async_copy
+// otherwise every chunk element by element, zeros outside, one 16-byte store into the slot
 // CHECK: } else {
+// CHECK: memref.view %[[SMEM]][%c0{{.*}}][]
+// CHECK-NOT: nvgpu.device_async_copy
 // CHECK: scf.if %{{.*}} -> (f32) {
 // CHECK: memref.load %{{.*}} : memref<?x?xf32, 1>
 // CHECK: } else {
 // CHECK: arith.constant 0.000000e+00 : f32
 // CHECK: vector.from_elements
-// CHECK-NEXT: vector.store %{{.*}}, %[[SLOT0]][%{{.*}}, %{{.*}}] {alignment = 16 : i64}
+// CHECK-NEXT: vector.store %{{.*}} {alignment = 16 : i64}
+// CHECK-NOT: nvgpu.device_async_copy
 // CHECK: nvvm.cp.async.commit.group
 // CHECK: arith.cmpi slt, %c1{{.*}}, %[[KT]] : index
 // CHECK: memref.view %[[SMEM]][%c4096{{.*}}][]

@@ -162,7 +162,9 @@ class MmaSyncCase:
     """One kernel: `factory()` gives the prim_func (its last parameter is the output),
     `inputs` (name of a torch dtype, shape) are random normals (integers in [-8, 8) for
     int8), `reference` computes the output in float64 from them, `instruction` is the
-    mma.sync its PTX must hold and `tolerance` bounds ||out - ref|| / ||ref||."""
+    mma.sync its PTX must hold and `tolerance` bounds ||out - ref|| / ||ref||. With
+    `misaligned`, every input starts one element past a 16-byte boundary (its cp.async copies
+    must take the element-by-element path)."""
 
     name: str
     factory: Callable[[], Any]
@@ -171,6 +173,7 @@ class MmaSyncCase:
     instruction: str
     tolerance: float
     transposed_loads: bool = False  # an MN-major operand: ldmatrix.trans
+    misaligned: bool = False
 
     def make_inputs(self, generator, device: str = "cpu") -> list:
         import torch
@@ -181,7 +184,11 @@ class MmaSyncCase:
                 values = torch.randint(-8, 8, shape, generator=generator, dtype=torch.int8)
             else:
                 values = torch.randn(shape, generator=generator).to(getattr(torch, dtype))
-            tensors.append(values.to(device))
+            values = values.to(device)
+            if self.misaligned:
+                storage = torch.empty(values.numel() + 1, dtype=values.dtype, device=device)
+                values = storage[1:].view(values.shape).copy_(values)
+            tensors.append(values)
         return tensors
 
 
@@ -202,6 +209,15 @@ def _cases() -> list[MmaSyncCase]:
                 [("float16", (M, K)), ("float16", (K, N)), ("float16", (N,))],
                 lambda a, b, bias: (a @ b + bias).clamp_min(0), F16, HALF,
                 transposed_loads=True))
+    # K rows of 90 halves (180 bytes, no multiple of 16), and 16-byte rows from misaligned
+    # bases: the pipelined copies fall back to element-by-element reads
+    for M, N, K, misaligned in [(200, 136, 90, False), (200, 136, 96, True)]:
+        found.append(MmaSyncCase(
+            f"sm80_bias_relu_{'misaligned_' if misaligned else ''}{M}x{N}x{K}",
+            lambda M=M, N=N, K=K: bias_relu(M, N, K, block_M=64, block_N=64),
+            [("float16", (M, K)), ("float16", (K, N)), ("float16", (N,))],
+            lambda a, b, bias: (a @ b + bias).clamp_min(0), F16, HALF, transposed_loads=True,
+            misaligned=misaligned))
     found.append(MmaSyncCase(
         "sm80_transposed_136x200x96", lambda: transposed(136, 200, 96),
         [("float16", (96, 136)), ("float16", (200, 96))], lambda a, b: a.T @ b.T / 2, F16, HALF,
