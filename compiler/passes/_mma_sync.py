@@ -21,6 +21,11 @@ around the gemm must agree on; lower-tile-to-gpu then calls `lower_mma_sync` for
   groups. K-major tiles (A as M x K, B as N x K) are read with ldmatrix, MN-major 16-bit ones
   (A as K x M, B as K x N) with ldmatrix.trans.
 
+- `tile.mma_sync_load` (the gemm's plan) on a copy of a whole shared tile into a fragment A
+  (`a_registers`): the tile gets the K-major A layout, and the copy is the same x4
+  ldmatrix loads a shared A takes (`lower_mma_sync_load`), each register unpacked into the
+  fragment's elements, instead of every lane reading its elements one by one.
+
 The rule (`lower_mma_sync`): per 32-byte K step, each warp loads its A pieces (one x4
 ldmatrix per 16 rows) and B pieces (one x4 per 16 columns: two 8-column fragments) at
 addresses its lanes compute through the tile's layout, then issues mma.sync over the
@@ -41,7 +46,7 @@ from mlir.dialects import arith, llvm, memref, vector
 
 from tilec.compiler.layouts.linear import LinearLayout
 from tilec.compiler.layouts.nvidia import mma_accumulator, mma_operand_a
-from tilec.compiler.passes._ir_walk import op_error
+from tilec.compiler.passes._ir_walk import copy_parts, op_error
 from tilec.compiler.passes._scalar import constant, index
 from tilec.compiler.passes._scheduling import decision_attr, read_decision
 from tilec.compiler.passes._wgmma import SharedOperandLayout
@@ -52,6 +57,7 @@ if TYPE_CHECKING:
     from tilec.compiler.passes.lower_tile_to_gpu import Fragment, KernelLowering
 
 MMA_SYNC_ATTR = "tile.mma_sync"
+MMA_SYNC_LOAD_ATTR = "tile.mma_sync_load"
 WARP_THREADS = 32
 PIECE_M, PIECE_N = 16, 8  # one mma.sync's accumulator tile
 CHUNK_BYTES = 16  # one ldmatrix row
@@ -77,12 +83,12 @@ class MmaSyncPlan:
                               "dtype": self.dtype, "a_registers": self.a_registers}, context)
 
     @classmethod
-    def of(cls, op: ir.Operation) -> MmaSyncPlan:
-        fields = read_decision(op, MMA_SYNC_ATTR) or {}
+    def of(cls, op: ir.Operation, name: str = MMA_SYNC_ATTR) -> MmaSyncPlan:
+        fields = read_decision(op, name) or {}
         needed = ("warps_m", "warps_n", "k", "dtype")
-        if any(name not in fields for name in needed) or fields["dtype"] not in OPERAND_BYTES:
-            raise op_error(op, f"{MMA_SYNC_ATTR} needs {', '.join(needed)} (plan-mma-sync-gemms "
-                               "writes it)")
+        if any(field not in fields for field in needed) or fields["dtype"] not in OPERAND_BYTES:
+            raise op_error(op, f"{name} needs {', '.join(needed)} (plan-mma-sync-gemms writes "
+                               "it)")
         return cls(int(fields["warps_m"]), int(fields["warps_n"]), int(fields["k"]),
                    str(fields["dtype"]), bool(fields.get("a_registers")))
 
@@ -179,6 +185,36 @@ def _shared_loader(lowering: KernelLowering, tile: ir.Value, warp: _Warp, is_a: 
         return _ldmatrix(arith.addi(base, offset), not layout.k_major)
 
     return load
+
+
+def lower_mma_sync_load(lowering: KernelLowering, op: ir.Operation) -> None:
+    """A tile.mma_sync_load copy (module docstring): per 32-byte K step and 16 rows of the
+    warp's tile, one x4 ldmatrix; register a_q holds rows + 8 (q % 2), K + k / 2 (q / 2),
+    `pack` elements along K, which go to the fragment registers holding them."""
+    src, dst = op.operands[0], copy_parts(op)[3]
+    plan = MmaSyncPlan.of(op, MMA_SYNC_LOAD_ATTR)
+    if src not in lowering.shared_layouts or dst not in lowering.fragments:
+        raise op_error(op, f"a {MMA_SYNC_LOAD_ATTR} copy reads a shared tile with "
+                           "tile.shared_layout into a fragment (plan-mma-sync-gemms)")
+    fragment = lowering.fragments[dst]
+    block_m, block_k = ir.MemRefType(dst.type).shape
+    element = ir.MemRefType(dst.type).element_type
+    pack = 4 // plan.element_bytes
+    load = _shared_loader(lowering, src, _Warp(lowering.tid, plan, block_m // plan.warps_m, 0),
+                          True, plan)
+    for step in range(block_k * plan.element_bytes // K_STEP_BYTES):
+        for piece in range(block_m // plan.warps_m // PIECE_M):
+            for q, word in enumerate(load(piece, step)):
+                row = PIECE_M * piece + 8 * (q % 2)
+                column = step * plan.k + (q // 2) * (plan.k // 2)
+                if pack == 1:
+                    items = [arith.bitcast(element, word)]
+                else:
+                    words = vector.from_elements(ir.VectorType.get([1], word.type), [word])
+                    unpacked = vector.bitcast(ir.VectorType.get([pack], element), words)
+                    items = [vector.extract(unpacked, [], [c]) for c in range(pack)]
+                for c, item in enumerate(items):
+                    fragment.store(item, _register(fragment, (row, column + c), op))
 
 
 def _register_a(fragment: Fragment, op: ir.Operation, plan: MmaSyncPlan

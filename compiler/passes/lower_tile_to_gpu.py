@@ -62,7 +62,12 @@ from tilec.compiler.passes._ir_walk import (
     walk,
 )
 from tilec.compiler.passes._mfma import MFMA_ATTR, lower_mfma
-from tilec.compiler.passes._mma_sync import MMA_SYNC_ATTR, lower_mma_sync
+from tilec.compiler.passes._mma_sync import (
+    MMA_SYNC_ATTR,
+    MMA_SYNC_LOAD_ATTR,
+    lower_mma_sync,
+    lower_mma_sync_load,
+)
 from tilec.compiler.passes._scalar import (
     bit_width,
     cast,
@@ -1034,6 +1039,9 @@ class KernelLowering:
         return isinstance(memref_type(buffer).memory_space, ir.IntegerAttr)
 
     def lower_copy(self, op: ir.Operation) -> None:
+        if MMA_SYNC_LOAD_ATTR in op.attributes:
+            lower_mma_sync_load(self, op)
+            return
         src, src_offsets, src_shape, dst, dst_offsets, dst_shape = copy_parts(op)
         src_dims, dst_dims = box_dims(src_shape), box_dims(dst_shape)
         extents = [src_shape[d] for d in src_dims]

@@ -18,7 +18,11 @@ grid, several gemms, A from registers, ...), every gemm that infer-mma-layout ga
 It records the decisions `compiler/passes/_mma_sync.py` lowers (tile.mma_sync on the gemm,
 tile.layout on the accumulator and a fragment A: mma.sync's fragments, which
 infer-fragment-layout then propagates; tile.shared_layout on shared operand tiles: the
-swizzled layout ldmatrix reads). Other gemms are left to lower-gemm-simt. The pass does
+swizzled layout ldmatrix reads). A fragment A that one copy in the gemm's block fills from a
+whole shared tile of its shape and type (attention's P aside, the register-A chain
+`T.copy(A_shared, A_frag)`) gets its registers by ldmatrix too: the tile gets A's swizzled
+K-major layout and the copy `tile.mma_sync_load` (the gemm's plan). Other gemms are left to
+lower-gemm-simt. The pass does
 nothing on targets whose tensor cores are not the mma.sync family.
 """
 
@@ -31,9 +35,18 @@ from mlir import ir
 from tilec.compiler.layouts.linear import LayoutError, LinearLayout
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._fragment_layout import LAYOUT_ATTR, layout_attr, layout_of
-from tilec.compiler.passes._ir_walk import defining_op, kernels, scope, walk
+from tilec.compiler.passes._ir_walk import (
+    as_operation,
+    constant_index,
+    copy_parts,
+    defining_op,
+    kernels,
+    scope,
+    walk,
+)
 from tilec.compiler.passes._mma_sync import (
     MMA_SYNC_ATTR,
+    MMA_SYNC_LOAD_ATTR,
     PIECE_M,
     WARP_THREADS,
     MmaSyncPlan,
@@ -118,6 +131,28 @@ def _fits(alloc: ir.Operation, layout: SharedOperandLayout | LinearLayout) -> bo
     return LAYOUT_ATTR not in alloc.attributes or layout_of(alloc.results[0]) == layout
 
 
+def _fragment_a_source(gemm: ir.Operation) -> tuple[ir.Operation, ir.Operation] | None:
+    """(copy, shared tile.alloc) when the gemm's fragment A is written only by one copy in
+    the gemm's block from a whole shared tile of the fragment's shape and element type."""
+    a = gemm.operands[0]
+    writers = [as_operation(use.owner) for use in a.uses
+               if as_operation(use.owner).name != "tile.gemm"]
+    if len(writers) != 1 or writers[0].name != "tile.copy":
+        return None
+    copy = writers[0]
+    src, src_offsets, src_shape, dst, dst_offsets, dst_shape = copy_parts(copy)
+    tile = _alloc(src)
+    a_type = ir.MemRefType(a.type)
+    if dst != a or copy.block != gemm.block or tile is None or scope(src) != "shared":
+        return None
+    src_type = ir.MemRefType(src.type)
+    whole = list(src_type.shape) == list(a_type.shape) == src_shape == dst_shape
+    if not whole or src_type.element_type != a_type.element_type or any(
+            constant_index(v) != 0 for v in [*src_offsets, *dst_offsets]):
+        return None
+    return copy, tile
+
+
 def _record(alloc: ir.Operation, layout: SharedOperandLayout | LinearLayout,
             context: ir.Context) -> None:
     if isinstance(layout, SharedOperandLayout):
@@ -153,3 +188,20 @@ class PlanMmaSyncGemms(TilePass):
                 for tile, layout in zip(tiles, wanted, strict=True):
                     _record(tile, layout, context)
                 gemm.attributes[MMA_SYNC_ATTR] = layouts.plan.to_attr(context)
+                if layouts.plan.a_registers:
+                    self._load_a_by_ldmatrix(gemm, layouts.plan, context)
+
+    @staticmethod
+    def _load_a_by_ldmatrix(gemm: ir.Operation, plan: MmaSyncPlan,
+                            context: ir.Context) -> None:
+        """Mark the copy filling a fragment A for ldmatrix, its tile for A's layout."""
+        source = _fragment_a_source(gemm)
+        if source is None:
+            return
+        copy, tile = source
+        shape = tuple(ir.MemRefType(tile.results[0].type).shape)
+        layout = shared_operand_layout(shape, plan.element_bytes, True)
+        if layout is None or not _fits(tile, layout):
+            return
+        _record(tile, layout, context)
+        copy.attributes[MMA_SYNC_LOAD_ATTR] = plan.to_attr(context)

@@ -177,3 +177,41 @@ module attributes {tile.arch = "sm_75"} {
     return
   }
 }
+
+// -----
+
+// The register-A chain: a fragment A filled by one copy of a whole shared tile of its shape
+// and type is loaded by ldmatrix: the tile gets A's K-major layout (64-byte rows: 64-byte span)
+// and the copy tile.mma_sync_load, the gemm's plan. A fragment A filled from a part of a tile
+// keeps its copy as it is (the tile gets no layout).
+// CHECK-LABEL: func.func @register_a_chain
+// CHECK: %[[AS:.*]] = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 64 : i64, warpgroups = 0 : i64}} : memref<128x32xf16, "shared">
+// CHECK: %[[PART:.*]] = tile.alloc : memref<128x64xf16, "shared">
+// CHECK: tile.copy %[[AS]][%{{.*}}, %{{.*}}] [128, 32] to %{{.*}}[%{{.*}}, %{{.*}}] [128, 32] {tile.mma_sync_load = {a_registers = true, dtype = "f16", k = 16 : i64, warps_m = 2 : i64, warps_n = 2 : i64}}
+// CHECK: tile.gemm {{.*}} tile.mma_sync = {a_registers = true, dtype = "f16", k = 16 : i64, warps_m = 2 : i64, warps_n = 2 : i64}
+// CHECK: tile.copy %[[PART]]
+// CHECK-NOT: tile.mma_sync_load
+// CHECK: tile.gemm {{.*}} tile.mma_sync = {a_registers = true
+module attributes {tile.arch = "sm_80"} {
+  func.func @register_a_chain(%A: memref<1024x1024xf16>, %C: memref<128x128xf32>) attributes {tile.entry} {
+    %g = arith.constant 8 : index
+    tile.kernel grid(%g) threads [128] {
+    ^bb0(%bx: index):
+      %c0 = arith.constant 0 : index
+      %c32 = arith.constant 32 : index
+      %as = tile.alloc : memref<128x32xf16, "shared">
+      %part = tile.alloc : memref<128x64xf16, "shared">
+      %af = tile.alloc : memref<128x32xf16, "fragment">
+      %af2 = tile.alloc : memref<128x32xf16, "fragment">
+      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      tile.copy %A[%c0, %c0] [128, 32] to %as[%c0, %c0] [128, 32] : memref<1024x1024xf16> to memref<128x32xf16, "shared">
+      tile.copy %as[%c0, %c0] [128, 32] to %af[%c0, %c0] [128, 32] : memref<128x32xf16, "shared"> to memref<128x32xf16, "fragment">
+      tile.gemm %af, %bs, %acc {clear_accum = true, tile.mma = {a_source = "registers", instr = array<i64: 16, 8, 16>, kind = "mma.sync", warps = array<i64: 2, 2>}} : memref<128x32xf16, "fragment">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      tile.copy %part[%c0, %c32] [128, 32] to %af2[%c0, %c0] [128, 32] : memref<128x64xf16, "shared"> to memref<128x32xf16, "fragment">
+      tile.gemm %af2, %bs, %acc {tile.mma = {a_source = "registers", instr = array<i64: 16, 8, 16>, kind = "mma.sync", warps = array<i64: 2, 2>}} : memref<128x32xf16, "fragment">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      tile.copy %acc[%c0, %c0] [128, 128] to %C[%c0, %c0] [128, 128] : memref<128x128xf32, "fragment"> to memref<128x128xf32>
+    }
+    return
+  }
+}
