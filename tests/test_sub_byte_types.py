@@ -6,6 +6,7 @@ against torch references with random inputs; the quantized examples; what is rej
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -271,14 +272,66 @@ def odd_packed_row():
     return main
 
 
-def int4_gemm():
+def sub_byte_gemm(a_dtype: str = "int4", b_dtype: str = "int4", M: int = 64, N: int = 32,
+                  K: int = 256, block_K: int = 64):
+    """TileLang's int4 GEMM (examples/gemm_int4): packed A (M x K) and B (N x K) tiles, C = A B^T
+    accumulated in int32 over a pipelined K loop."""
+
     @T.prim_func
-    def main(A: T.Tensor((16, 64), T.int4), B: T.Tensor((16, 64), T.int4),
-             C: T.Tensor((16, 16), T.int32)):
+    def main(A: T.Tensor((M, K), a_dtype), B: T.Tensor((N, K), b_dtype),
+             C: T.Tensor((M, N), T.int32)):
+        with T.Kernel(1, threads=128) as _:
+            A_s = T.alloc_shared((M, block_K), a_dtype)
+            B_s = T.alloc_shared((N, block_K), b_dtype)
+            C_f = T.alloc_fragment((M, N), T.int32)
+            T.clear(C_f)
+            for ko in T.Pipelined(T.ceildiv(K, block_K), num_stages=2):
+                T.copy(A[0, ko * block_K], A_s)
+                T.copy(B[0, ko * block_K], B_s)
+                T.gemm(A_s, B_s, C_f, transpose_B=True)
+            T.copy(C_f, C[0, 0])
+
+    return main
+
+
+def random_operand(dtype: str, shape: tuple[int, int], rng: torch.Generator
+                   ) -> tuple[torch.Tensor, torch.Tensor]:
+    """(the kernel's argument, its integer values) for a tensor of `dtype`."""
+    if dtype == "int8":
+        values = torch.randint(-128, 128, shape, generator=rng, dtype=torch.int32)
+        return values.to(torch.int8), values
+    bits, low, high = DTYPES[dtype]
+    values = torch.randint(low, high + 1, shape, generator=rng, dtype=torch.int32)
+    return storage(pack(values, bits), dtype), values
+
+
+@pytest.mark.parametrize(("a_dtype", "b_dtype"), [("int4", "int4"), ("uint4", "int8"),
+                                                  ("int2", "uint2"), ("int8", "int4")])
+def test_gemm_of_sub_byte_integers(a_dtype: str, b_dtype: str, rng: torch.Generator) -> None:
+    M, N, K = 64, 32, 256
+    a, a_values = random_operand(a_dtype, (M, K), rng)
+    b, b_values = random_operand(b_dtype, (N, K), rng)
+    c = torch.full((M, N), torch.iinfo(torch.int32).max, dtype=torch.int32)
+    tilec.compile(sub_byte_gemm(a_dtype, b_dtype, M, N, K), target=TARGET)(a, b, c)
+    assert torch.equal(c, (a_values.long() @ b_values.long().T).int())
+
+
+@pytest.mark.parametrize(("arch", "instruction"), [("sm_90a", r"wgmma\.mma_async\S*\.s8\.s8"),
+                                                   ("sm_80", r"mma\.sync\S*\.s8\.s8")])
+def test_int4_gemm_runs_on_the_int8_tensor_cores(arch: str, instruction: str) -> None:
+    ptx = tilec.compile(sub_byte_gemm(M=128, N=128), target=f"cuda:{arch}").get_kernel_source()
+    assert re.search(instruction, ptx), f"no {instruction} in the {arch} PTX"
+    assert "ld.local" not in ptx
+
+
+def int4_by_float16_gemm():
+    @T.prim_func
+    def main(A: T.Tensor((16, 64), T.int4), B: T.Tensor((16, 64), T.float16),
+             C: T.Tensor((16, 16), T.float32)):
         with T.Kernel(1, threads=128) as _:
             A_s = T.alloc_shared((16, 64), T.int4)
-            B_s = T.alloc_shared((16, 64), T.int4)
-            C_f = T.alloc_fragment((16, 16), T.int32)
+            B_s = T.alloc_shared((16, 64), T.float16)
+            C_f = T.alloc_fragment((16, 16), T.float32)
             T.copy(A[0, 0], A_s)
             T.copy(B[0, 0], B_s)
             T.gemm(A_s, B_s, C_f, transpose_B=True)
@@ -289,7 +342,7 @@ def int4_gemm():
 
 @pytest.mark.parametrize(("factory", "message", "line"), [
     (odd_packed_row, "packs 2 elements to a byte along its last dimension", 0),
-    (int4_gemm, "'tile.gemm' on a buffer of i4 elements is not supported", 10),
+    (int4_by_float16_gemm, "tilec multiplies 4- and 2-bit integers by integers only", 10),
 ])
 def test_rejected_at_the_line(factory, message: str, line: int) -> None:
     with pytest.raises(TilecError, match=message) as error:

@@ -25,8 +25,9 @@ them). A conversion to f4E2M1FN becomes comparisons with the midpoints between i
 (round to nearest, ties to the even code, saturating at +-6; upstream's expansion loses the
 sign of values rounding to +-0.5).
 
-A gemm, reduction, atomic or view of a sub-byte buffer is an error at the op, and so is a packed
-buffer whose last extent is not a static whole number of bytes.
+A gemm, reduction, atomic or view of a sub-byte buffer is an error at the op (the frontend
+widens T.gemm's 4- and 2-bit integer operands into int8 tiles before the gemm), and so is a
+packed buffer whose last extent is not a static whole number of bytes.
 """
 
 from __future__ import annotations

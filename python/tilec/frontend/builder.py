@@ -1571,6 +1571,7 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
                 self.error(node, f"T.gemm: K of A ('{a.name}': {k_a}) differs from K of B "
                                  f"('{b.name}': {k_b})")
         self.check_accumulator(a, b, c, node)
+        a, b = self.widened_operand(a, b, "A", node), self.widened_operand(b, a, "B", node)
         gemm = tile.gemm(a.value, b.value, c.value, policy=policy,
                          **{k: v for k, v in flags.items() if v})
         if wgmma:  # lower-gemm-simt rejects it where it would run on CUDA cores
@@ -1587,6 +1588,24 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
         if not c.dtype.is_float and c.dtype.bits < 32:
             self.error(node, f"T.gemm accumulates {operands} products into '{c.name}' of "
                              f"{c.dtype}, which overflows: use an int32 accumulator")
+
+    def widened_operand(self, operand: Buffer, other: Buffer, key: str,
+                        node: ast.AST) -> Buffer:
+        """A T.gemm operand of 4- or 2-bit integers (T.int4, T.uint4, T.int2, T.uint2) times
+        integers: its elements widened to int8 in a tile of its own, where the int8 tensor-core
+        gemm reads them (every such value is an int8 one, so the int32 sums are exact); the
+        tensor cores' own 4-bit MMAs are not used."""
+        if not operand.dtype.is_sub_byte:
+            return operand
+        if not (operand.dtype.is_integer and other.dtype.is_integer):
+            self.error(node, f"T.gemm's operand {key} ('{operand.name}') holds {operand.dtype} "
+                             f"elements and the other operand {other.dtype}: tilec multiplies "
+                             "4- and 2-bit integers by integers only; convert the operands "
+                             "(T.copy into a float16 tile) first")
+        wide = self.allocate(operand.scope, list(operand.static_shape), T.int8, node)
+        wide.name = f"{operand.name}_int8"
+        self.convert_box(self.whole(operand), self.whole(wide), node)
+        return wide
 
     def t_wgmma_gemm(self, nodes: dict, node: ast.Call) -> None:
         """T.gemm that must run on wgmma. tilec's wgmma gemm waits for its own result, so
