@@ -59,7 +59,8 @@ class NativeDistribution(Distribution):
 setup(
     packages=_packages(),
     package_dir={"tilec": "python/tilec", "tilec.compiler": "compiler"},
-    package_data={"tilec.dialect": ["*.so", "_tile_ops_gen.py"], "tilec.runtime": ["*.so"]},
+    package_data={"tilec.dialect": ["*.so", "_tile_ops_gen.py"], "tilec.runtime": ["*.so"],
+                  "tilec.compiler.targets": ["ascend_include/*.h"]},
     cmdclass={"build_py": BuildWithCMake},
     distclass=NativeDistribution,
 )

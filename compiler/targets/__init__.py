@@ -18,7 +18,7 @@ from types import ModuleType
 from tilec.errors import CompileError
 
 # target family (the part before ":") -> module under compiler/targets/
-TARGET_MODULES = {"cpu": "cpu", "cuda": "cuda", "hip": "hip"}
+TARGET_MODULES = {"cpu": "cpu", "cuda": "cuda", "hip": "hip", "ascend": "ascend"}
 
 
 def get_target(target: str) -> ModuleType:

@@ -128,3 +128,24 @@ def describe(arch: str) -> TargetDescription:
             "CUDA", DESCRIPTIONS)
         raise CompileError(f"unsupported {family} arch '{arch}' (supported: {', '.join(known)})")
     return found
+
+
+@dataclass(frozen=True)
+class AscendDescription:
+    """One Ascend chip's AI core as the ascend target sees it: the capacities of its local
+    memories in bytes (UB for the vector unit; L1, L0A, L0B, L0C for the cube)."""
+
+    name: str
+    ub_bytes: int
+    l1_bytes: int
+    l0a_bytes: int
+    l0b_bytes: int
+    l0c_bytes: int
+
+
+# Atlas A2 training series (Ascend 910B): 192 KB UB, 512 KB L1, 64 KB L0A and L0B, 128 KB L0C
+# per AI core (CANN's AscendC programming guide, hardware architecture).
+ASCEND_DESCRIPTIONS: dict[str, AscendDescription] = {
+    "910b": AscendDescription("910b", 196608, 524288, 65536, 65536, 131072),
+}
+DEFAULT_ASCEND_CHIP = "910b"

@@ -1,0 +1,37 @@
+// RUN: tilec-opt --place-ascend-buffers %s --split-input-file --verify-diagnostics
+// What place-ascend-buffers rejects: uses one Ascend memory cannot serve.
+
+// The vector unit does not read L0C: an epilogue on the accumulator itself.
+func.func @epilogue_on_accumulator(%A: memref<64x32xf16>, %B: memref<32x64xf16>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  tile.kernel grid(%c1) threads [128] {
+  ^bb0(%bx: index):
+    %a = tile.alloc : memref<64x32xf16, "shared">
+    %b = tile.alloc : memref<32x64xf16, "shared">
+    %acc = tile.alloc : memref<64x64xf32, "fragment">
+    tile.gemm %a, %b, %acc : memref<64x32xf16, "shared">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
+    tile.parallel [64, 64] {
+    ^bb0(%i: index, %j: index):
+      // expected-error @+1 {{memref.load uses a gemm accumulator; on Ascend it lives in L0C, which only the Fixpipe copy to global memory reads}}
+      %x = memref.load %acc[%i, %j] : memref<64x64xf32, "fragment">
+    }
+  }
+  return
+}
+
+// -----
+
+// A transposed operand: the emitter's L1 -> L0 loads take row-major tiles.
+func.func @transposed(%A: memref<64x32xf16>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [128] {
+  ^bb0(%bx: index):
+    %a = tile.alloc : memref<32x64xf16, "shared">
+    %b = tile.alloc : memref<32x64xf16, "shared">
+    %acc = tile.alloc : memref<64x64xf32, "fragment">
+    // expected-error @+1 {{the ascend target takes tile.gemm without transposed operands}}
+    tile.gemm %a, %b, %acc {transpose_a = true} : memref<32x64xf16, "shared">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
+  }
+  return
+}

@@ -1,0 +1,186 @@
+"""The ascend target: AscendC source for the CUDA suite's kernels and TileLang-syntax kernels,
+compiled with the host C++ compiler against ascend_include/kernel_operator.h (a syntax and type
+check: nothing runs), and the clear errors for what it does not lower."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import tilec
+import tilec.language as T
+from tilec.compiler.targets.ascend import check_source
+from tilec.errors import CompileError, LaunchError
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "gpu"))
+
+from build_artifacts import compile_spec  # noqa: E402
+from kernels import all_kernels  # noqa: E402
+
+needs_compiler = pytest.mark.skipif(shutil.which("c++") is None and shutil.which("g++") is None,
+                                    reason="needs a host C++ compiler")
+
+# the CUDA suite's kernels the ascend target emits; each of the others is a CompileError
+EMITTED = {
+    "vector_add_float32", "vector_add_float16", "gemm_float16_128x128x32",
+    "gemm_bfloat16_128x128x32", "gemm_float16_64x128x32", "gemm_float16_64x128x32_cp_async3",
+    "gemm_float32_128x128x32",
+    "gemm_float32_128x128x64", "broadcast_float32", "broadcast_float16", "softmax_float32_512",
+    "softmax_float16_512", "reduce_sum_float32", "reduce_max_float32", "reduce_min_float32",
+    "reduce_abssum_float32", "reduce_absmax_float32", "row_sum_float32_cp_async2",
+    "row_sum_float32_cp_async3", "row_sum_float32_cp_async4", "row_sum_float16_cp_async3",
+    "softmax_long_float32_cp_async2", "softmax_long_float16_cp_async3",
+    "gemm_float32_64x64x32_cp_async4",
+}
+REFUSED = {  # what each of the others needs that the target does not lower
+    "gemm_float16_64x64x32_tb_bias_relu": "without transposed operands",
+    "column_sum_float32": "no lowering for tile.atomic_add",
+}
+SPECS = list(all_kernels())
+
+
+@needs_compiler
+@pytest.mark.parametrize("spec", SPECS, ids=[s.name for s in SPECS])
+def test_suite_kernel_emits_checked_source_or_a_clear_error(spec) -> None:
+    if spec.name not in EMITTED:
+        reason = next((v for k, v in REFUSED.items() if spec.name.startswith(k)), None)
+        with pytest.raises(CompileError, match=reason or "the ascend target"):
+            compile_spec(spec, "ascend")
+        return
+    artifact = compile_spec(spec, "ascend")
+    assert artifact.binary_kind == "ascendc"
+    source = artifact.binary.decode()
+    assert f"void tilec_{spec.name}(" in source
+    check_source(source)
+
+
+def test_the_list_covers_the_suite() -> None:
+    names = {s.name for s in SPECS}
+    assert EMITTED <= names
+    assert all(any(n.startswith(k) for k in REFUSED) for n in names - EMITTED), (
+        names - EMITTED)
+
+
+# -- TileLang-syntax kernels --------------------------------------------------------------
+
+
+def matmul(M: int, N: int, K: int, block_M: int = 64, block_N: int = 64, block_K: int = 32):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"),
+             C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), "float16")
+            B_shared = T.alloc_shared((block_K, block_N), "float16")
+            C_local = T.alloc_fragment((block_M, block_N), "float32")
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=3):
+                T.copy(A[by * block_M, k * block_K], A_shared)
+                T.copy(B[k * block_K, bx * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[by * block_M, bx * block_N])
+
+    return main
+
+
+def scaled_cast(N: int, block: int = 512):
+    @T.prim_func
+    def main(X: T.Tensor((N,), "float16"), Y: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+            x = T.alloc_fragment((block,), "float16")
+            y = T.alloc_fragment((block,), "float32")
+            T.copy(X[bx * block], x)
+            for i in T.Parallel(block):
+                y[i] = T.exp(T.cast(x[i], "float32")) - 1.0
+            T.copy(y, Y[bx * block])
+
+    return main
+
+
+def relu_epilogue(M: int, N: int, K: int):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"),
+             C: T.Tensor((M, N), "float32")):
+        with T.Kernel(1, threads=128) as _:
+            A_shared = T.alloc_shared((M, K), "float16")
+            B_shared = T.alloc_shared((K, N), "float16")
+            C_local = T.alloc_fragment((M, N), "float32")
+            T.clear(C_local)
+            T.copy(A, A_shared)
+            T.copy(B, B_shared)
+            T.gemm(A_shared, B_shared, C_local)
+            for i, j in T.Parallel(M, N):
+                C_local[i, j] = T.max(C_local[i, j], 0.0)
+            T.copy(C_local, C)
+
+    return main
+
+
+@needs_compiler
+def test_gemm_runs_on_the_cube() -> None:
+    source = tilec.compile(matmul(512, 256, 256), target="ascend").get_kernel_source()
+    for expected in ("TQue<TPosition::A1, 3>", "TQue<TPosition::B1, 3>", "TPosition::A2",
+                     "TPosition::B2", "TQue<TPosition::CO1, 1>", "Nd2NzParams", "LoadData(",
+                     "Mmad(", "Fixpipe(", "GetBlockIdx()"):
+        assert expected in source, expected
+    check_source(source)
+
+
+@needs_compiler
+def test_the_quickstart_converts_on_the_fixpipe() -> None:
+    """The quickstart's f32 accumulator copied into an f16 tensor: the conversion T.Parallel
+    the frontend makes leaves no code, the Fixpipe converts on its way out of L0C."""
+    path = Path(__file__).resolve().parent.parent / "examples" / "quickstart.py"
+    spec = importlib.util.spec_from_file_location("quickstart", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    quickstart = module.matmul
+    a = torch.randn(512, 256).half()
+    b = torch.randn(256, 384).half()
+    source = quickstart.compile(a, b, target="ascend").get_kernel_source()
+    assert "GetValue" not in source and "Cast(" not in source
+    assert source.count("Fixpipe(gm2[") == 1
+    check_source(source)
+
+
+@needs_compiler
+def test_elementwise_runs_on_the_vector_unit() -> None:
+    source = tilec.compile(scaled_cast(4096), target="ascend").get_kernel_source()
+    body = source[source.index("GetBlockIdx"):]
+    calls = [line.strip().split("(")[0] for line in body.splitlines()
+             if line.strip().startswith(("Cast", "Exp", "Adds", "DataCopy"))]
+    assert calls == ["DataCopy", "Cast", "Exp", "Adds", "DataCopy"], calls
+    assert "RoundMode::CAST_NONE" in body and "static_cast<float>(-(1.0f))" in body
+    assert "GetValue" not in body  # no scalar loop
+    check_source(source)
+
+
+@needs_compiler
+def test_the_check_fails_on_a_type_error() -> None:
+    """The header check is a check: a vector Add on a global tensor does not compile."""
+    source = tilec.compile(scaled_cast(4096), target="ascend").get_kernel_source()
+    broken = source.replace("Exp(", "Exp(gm1, ", 1)
+    with pytest.raises(CompileError, match="does not compile"):
+        check_source(broken)
+
+
+def test_an_epilogue_on_the_accumulator_is_an_error_at_its_line() -> None:
+    with pytest.raises(CompileError, match="uses a gemm accumulator") as raised:
+        tilec.compile(relu_epilogue(64, 64, 32), target="ascend")
+    assert raised.value.filename == __file__
+    assert "T.max(C_local[i, j], 0.0)" in str(raised.value)
+
+
+def test_an_ascend_kernel_does_not_run_here() -> None:
+    kernel = tilec.compile(scaled_cast(1024), out_idx=[-1], target="ascend")
+    with pytest.raises(LaunchError, match="no runtime for target 'ascend'"):
+        kernel(torch.randn(1024).half())
+
+
+def test_an_unknown_chip_is_a_clear_error() -> None:
+    with pytest.raises(CompileError, match="unsupported Ascend chip '310p'"):
+        tilec.compile(scaled_cast(1024), target="ascend:310p")
