@@ -126,6 +126,9 @@ def main() -> None:
         results[key] = per_call_us(lambda kernel=kernel: kernel(a, b))
         if setting == "1":
             results["tilec_kernel_call_native"] = type(kernel._call).__name__ == "Call"
+            native_call = kernel._call  # the same call without the kernel object's frame
+            results["tilec_native_call_direct_us"] = per_call_us(
+                lambda call=native_call: call(a, b))
     os.environ.pop("TILEC_NATIVE_CALL")
     triton_version = None
     try:
@@ -139,6 +142,7 @@ def main() -> None:
         tilelang_version = None
     results["torch_add_out_us"] = per_call_us(lambda: torch.add(a, b, out=c))
     results["torch_add_us"] = per_call_us(lambda: torch.add(a, b))
+    results["torch_empty_us"] = per_call_us(lambda: torch.empty(ELEMENTS, device="cuda"))
 
     report = {
         "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),

@@ -9,7 +9,9 @@ exactly the same calls.
 
 A kernel takes the Python call instead when the native module is absent (built against the
 torch it runs with: launcher/CMakeLists.txt), when TILEC_NATIVE_CALL=0, or when its launch
-needs Python: scalar parameters, TMA maps, derived sizes, several kernels in turn.
+needs Python: scalar parameters, TMA maps, derived sizes, several kernels in turn. On CUDA the
+native call is an opt-in, TILEC_NATIVE_CALL=1, until a GPU run has checked it (the CPU
+target's, which tests/test_native_call.py checks, is on by default).
 """
 
 from __future__ import annotations
@@ -31,8 +33,10 @@ POINTER, CONSTANT, SYMBOL_VALUE = range(3)
 TensorPlan = tuple[int, Sequence[int | str], Any, bool]
 
 
-def enabled() -> bool:
-    return os.environ.get("TILEC_NATIVE_CALL", "1") != "0"
+def enabled(device_type: str) -> bool:
+    """TILEC_NATIVE_CALL: "0" off, "1" on; unset: on for the CPU target only."""
+    setting = os.environ.get("TILEC_NATIVE_CALL")
+    return setting == "1" or (setting is None and device_type == "cpu")
 
 
 def grid_program(size: int | str, symbols: dict[str, int]) -> list[int] | None:
@@ -105,7 +109,8 @@ def native_call(artifact: Artifact, launcher: Callable[[list, dict], None],
                 fallback: Callable[..., Any], error: type[Exception]) -> Callable[..., Any] | None:
     """The native call of `artifact` on `device` (a torch.device), or None where a kernel
     takes the Python call. `launcher` is what tilec.runtime.load made of the artifact."""
-    if not enabled() or artifact.kernels or any(dtype is None for _, _, dtype, _ in inputs):
+    if not enabled(device.type) or artifact.kernels or any(
+            dtype is None for _, _, dtype, _ in inputs):
         return None
     try:
         import torch
@@ -131,8 +136,6 @@ def native_call(artifact: Artifact, launcher: Callable[[list, dict], None],
     if device.type == "cpu":
         return _launcher_torch.Call(**common, slots=[], device_type="cpu", device_index=-1,
                                     launch=launcher)
-    if os.environ.get("TILEC_NATIVE_CALL") != "1":  # on CUDA by request until an H200 run
-        return None
     kernel_for = getattr(launcher, "kernel_for", None)
     slots = _slots(artifact, symbols)
     if device.type != "cuda" or kernel_for is None or slots is None:
