@@ -166,10 +166,13 @@ def test_layer_norm_ptx_parameter_vectors(monkeypatch, tmp_path) -> None:
 def test_transpose_ptx_loads_in_flight(monkeypatch, tmp_path) -> None:
     """The global -> shared copy of the transpose's tile (two 16-byte vectors per thread)
     is unrolled with both loads issued before the first shared store (a loop waited for each
-    load before storing it and issuing the next)."""
+    load before storing it and issuing the next). The tile is swizzled for its reads down the
+    columns (select-shared-swizzle's "transpose"), its stores still 16-byte vectors."""
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     module = example("transpose")
-    _, ptx = ptx_of(module.transpose, meta(1024, 2048), threads=256)
+    compiled, ptx = ptx_of(module.transpose, meta(1024, 2048), threads=256)
+    assert 'tile.swizzle = "transpose"' in compiled.asm["tile-schedule"]
+    assert re.search(r"xor\.b(32|64)", ptx)  # the chunk of (row, column): column xor row
     lines = ptx.splitlines()
     loads = [n for n, line in enumerate(lines) if re.search(r"ld\.global(\.\w+)*\.v4", line)]
     stores = [n for n, line in enumerate(lines) if re.search(r"st\.shared(\.\w+)*\.v4", line)]

@@ -109,6 +109,11 @@ from tilec.compiler.passes.plan_shared_memory import (
     plan_kernel,
 )
 from tilec.compiler.passes.rasterize_blocks import DEFAULT_GROUP_M, RASTER_ATTR
+from tilec.compiler.passes.select_shared_swizzle import (
+    SWIZZLE_ATTR,
+    TRANSPOSE_SWIZZLE,
+    TransposedTile,
+)
 from tilec.errors import CompileError
 
 WORKGROUP = "#gpu.address_space<workgroup>"
@@ -143,6 +148,13 @@ class Fragment:
 
     def store(self, value: ir.Value, slot: int | ir.Value) -> None:
         memref.store(value, self.registers, [index(slot) if isinstance(slot, int) else slot])
+
+
+def swizzle_of(alloc: ir.Operation) -> str | None:
+    """The tile.swizzle select-shared-swizzle recorded on a tile.alloc, if any."""
+    if SWIZZLE_ATTR not in alloc.attributes:
+        return None
+    return ir.StringAttr(alloc.attributes[SWIZZLE_ATTR]).value
 
 
 def fail(op: ir.Operation, message: str) -> CompileError:
@@ -254,7 +266,8 @@ class KernelLowering:
         self.rings: dict[ir.Value, Ring] = {}
         # wgmma operand tiles (compiler/passes/_wgmma.py): view -> (layout, fenced for wgmma
         # by the cp.async pipeline filling it)
-        self.shared_layouts: dict[ir.Value, tuple[SharedOperandLayout, bool]] = {}
+        self.shared_layouts: dict[ir.Value, tuple[SharedOperandLayout | TransposedTile,
+                                                  bool]] = {}
         self.swizzle_base: ir.Value | None = None
         self.overlapped_gemm: ir.Operation | None = None  # its pipeline waits for its wgmma
         # a T.Pipelined loop fed by a TMA ring and a producer warpgroup (plan-tma-pipelines)
@@ -478,6 +491,8 @@ class KernelLowering:
                     new = self.operand_tile(old, operand, type_, stages, offset)
                 elif stages:
                     new = self.ring(old, type_, stages, offset)
+                elif kind == "shared" and swizzle_of(op) == TRANSPOSE_SWIZZLE:
+                    new = self.transposed_tile(op, type_, offset)
                 elif kind == "shared":
                     view_type = ir.MemRefType.get(list(type_.shape), type_.element_type,
                                                   memory_space=ir.Attribute.parse(WORKGROUP))
@@ -578,6 +593,20 @@ class KernelLowering:
             self.rings[view] = Ring(offset, slot_bytes, view_type, self.swizzle_base)
             for _, plan in self.plans:
                 plan.buffers = [view if buffer == old else buffer for buffer in plan.buffers]
+        return view
+
+    def transposed_tile(self, alloc: ir.Operation, type_: ir.MemRefType,
+                        offset: int) -> ir.Value:
+        """A shared tile swizzled for reads across its rows (select-shared-swizzle): a flat
+        view at the arena's `offset`, accessed through its TransposedTile layout."""
+        layout = TransposedTile.of(alloc)
+        if layout is None:
+            raise fail(alloc, f'{SWIZZLE_ATTR} = "{TRANSPOSE_SWIZZLE}" on a tile whose rows '
+                              "are not a power-of-two count of 16-byte chunks")
+        view_type = ir.MemRefType.get([math.prod(type_.shape)], type_.element_type,
+                                      memory_space=ir.Attribute.parse(WORKGROUP))
+        view = memref.ViewOp(view_type, self.smem, self.arena_position(offset), []).result
+        self.shared_layouts[view] = (layout, True)
         return view
 
     def rank(self, buffer: ir.Value) -> int:

@@ -66,3 +66,15 @@ func.func @too_many_registers(%n: index) attributes {tile.entry} {
   }
   return
 }
+
+// -----
+
+// A "transpose" swizzle needs rows of a power-of-two count of 16-byte chunks (24 f16: 3).
+// CHECK: lower-tile-to-gpu-invalid.mlir:77: error: tile.swizzle = "transpose" on a tile whose rows are not a power-of-two count of 16-byte chunks
+func.func @odd_transposed_tile(%n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [128] {
+  ^bb0(%bx: index):
+    %t = tile.alloc {tile.swizzle = "transpose"} : memref<64x24xf16, "shared">
+  }
+  return
+}

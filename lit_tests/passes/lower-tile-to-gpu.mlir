@@ -314,3 +314,33 @@ func.func @short_unroll(%A: memref<16384xf32>) attributes {tile.entry} {
   }
   return
 }
+
+// -----
+
+// A shared tile select-shared-swizzle marked "transpose" is a flat view; an access at (row,
+// column) lands in 16-byte chunk (column / 8) xor (row / 8) mod 8 of its row (64 f16 = 8
+// chunks a row): the copy's 16-byte stores through it stay whole.
+// CHECK-LABEL: gpu.func @transposed_tile
+// CHECK: %[[TILE:.*]] = memref.view %{{.*}}[%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<4096xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[CHUNK:.*]] = arith.xori %{{.*}}, %{{.*}} : index
+// CHECK-NEXT: arith.constant 64 : index
+// CHECK-NEXT: %[[ROW_START:.*]] = arith.muli %{{.*}}, %c64{{.*}} : index
+// CHECK-NEXT: arith.constant 8 : index
+// CHECK-NEXT: %[[CHUNK_START:.*]] = arith.muli %[[CHUNK]], %c8{{.*}} : index
+// CHECK-NEXT: %[[START:.*]] = arith.addi %[[ROW_START]], %[[CHUNK_START]] : index
+// CHECK-NEXT: arith.constant 8 : index
+// CHECK-NEXT: %[[WITHIN:.*]] = arith.remui %{{.*}}, %c8{{.*}} : index
+// CHECK-NEXT: %[[AT:.*]] = arith.addi %[[START]], %[[WITHIN]] : index
+// CHECK-NEXT: vector.store %{{.*}}, %[[TILE]][%[[AT]]] {alignment = 16 : i64} : memref<4096xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+func.func @transposed_tile(%x: memref<64x64xf16>, %y: memref<64x64xf16>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [128] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %t = tile.alloc {tile.swizzle = "transpose"} : memref<64x64xf16, "shared">
+    tile.copy %x[%c0, %c0] [64, 64] to %t[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, "shared">
+    gpu.barrier
+    tile.copy %t[%c0, %c0] [64, 64] to %y[%c0, %c0] [64, 64] : memref<64x64xf16, "shared"> to memref<64x64xf16>
+  }
+  return
+}

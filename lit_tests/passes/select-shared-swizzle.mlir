@@ -615,3 +615,48 @@ module {
     return
   }
 }
+
+// -----
+
+// A transpose through shared memory: the T.Parallel reads the tile across its rows (its
+// innermost variable %i indexes the rows): "transpose". The second tile, read along its rows,
+// keeps the plain layout; the third (24 f16 = 3 chunks a row, no power of two) cannot be
+// swizzled and keeps it too.
+// CHECK-LABEL: func.func @transpose
+// CHECK: tile.alloc {tile.swizzle = "transpose"} : memref<64x64xf16, "shared">
+// CHECK: tile.alloc : memref<64x64xf16, "shared">
+// CHECK: tile.alloc : memref<64x24xf16, "shared">
+module {
+  func.func @transpose(%x: memref<1024x1024xf16>, %y: memref<1024x1024xf16>, %z: memref<64x24xf16>) attributes {tile.entry} {
+    %g = arith.constant 16 : index
+    tile.kernel grid(%g, %g) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %tile = tile.alloc : memref<64x64xf16, "shared">
+      %rows = tile.alloc : memref<64x64xf16, "shared">
+      %odd = tile.alloc : memref<64x24xf16, "shared">
+      %flipped = tile.alloc : memref<64x64xf16, "fragment">
+      %same = tile.alloc : memref<64x64xf16, "fragment">
+      %narrow = tile.alloc : memref<24x64xf16, "fragment">
+      tile.copy %x[%c0, %c0] [64, 64] to %tile[%c0, %c0] [64, 64] : memref<1024x1024xf16> to memref<64x64xf16, "shared">
+      tile.copy %x[%c0, %c0] [64, 64] to %rows[%c0, %c0] [64, 64] : memref<1024x1024xf16> to memref<64x64xf16, "shared">
+      tile.copy %z[%c0, %c0] [64, 24] to %odd[%c0, %c0] [64, 24] : memref<64x24xf16> to memref<64x24xf16, "shared">
+      tile.parallel [64, 64] {
+      ^bb0(%j: index, %i: index):
+        %v = memref.load %tile[%i, %j] : memref<64x64xf16, "shared">
+        memref.store %v, %flipped[%j, %i] : memref<64x64xf16, "fragment">
+        %w = memref.load %rows[%j, %i] : memref<64x64xf16, "shared">
+        memref.store %w, %same[%j, %i] : memref<64x64xf16, "fragment">
+      }
+      tile.parallel [24, 64] {
+      ^bb0(%j: index, %i: index):
+        %v = memref.load %odd[%i, %j] : memref<64x24xf16, "shared">
+        memref.store %v, %narrow[%j, %i] : memref<24x64xf16, "fragment">
+      }
+      tile.copy %flipped[%c0, %c0] [64, 64] to %y[%c0, %c0] [64, 64] : memref<64x64xf16, "fragment"> to memref<1024x1024xf16>
+      tile.copy %same[%c0, %c0] [64, 64] to %y[%c0, %c0] [64, 64] : memref<64x64xf16, "fragment"> to memref<1024x1024xf16>
+      tile.copy %narrow[%c0, %c0] [24, 64] to %y[%c0, %c0] [24, 64] : memref<24x64xf16, "fragment"> to memref<1024x1024xf16>
+    }
+    return
+  }
+}
