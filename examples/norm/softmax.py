@@ -3,7 +3,9 @@
 `softmax` normalizes each row of an (M, N) matrix; `causal_softmax` each row i of a batch of
 (S, S) attention-score matrices over the columns j <= i (the others are 0), as attention's
 causal mask leaves them. One read and one write per element; max and sum are reductions of
-the registers (warp shuffles, shared memory only across warps).
+the registers (warp shuffles, shared memory only across warps). Each element is multiplied by
+the row's reciprocal sum, computed once per row, instead of divided by the sum (a correctly
+rounded division is a sequence of instructions with a slow path, per element).
 
 Runs on the GPU when there is one, else on the CPU target, and checks against torch.
 """
@@ -33,8 +35,10 @@ def softmax(x, dtype=T.float16, block_M=1, threads=256):
         for i, j in T.Parallel(block_M, N):
             scores[i, j] = T.exp2((scores[i, j] - row_max[i]) * LOG2E)
         T.reduce_sum(scores, row_sum, dim=1)
+        for i in T.Parallel(block_M):
+            row_sum[i] = 1.0 / row_sum[i]
         for i, j in T.Parallel(block_M, N):
-            rows[i, j] = T.Cast(dtype, scores[i, j] / row_sum[i])
+            rows[i, j] = T.Cast(dtype, scores[i, j] * row_sum[i])
         T.copy(rows, y[bx * block_M, 0])
     return y
 
@@ -57,8 +61,10 @@ def causal_softmax(x, dtype=T.float16, block_M=1, threads=256):
         for i, j in T.Parallel(block_M, S):
             scores[i, j] = T.exp2((scores[i, j] - row_max[i]) * LOG2E)
         T.reduce_sum(scores, row_sum, dim=1)
+        for i in T.Parallel(block_M):
+            row_sum[i] = 1.0 / row_sum[i]
         for i, j in T.Parallel(block_M, S):
-            rows[i, j] = T.Cast(dtype, scores[i, j] / row_sum[i])
+            rows[i, j] = T.Cast(dtype, scores[i, j] * row_sum[i])
         T.copy(rows, y[bz, bx * block_M, 0])
     return y
 
