@@ -12,6 +12,8 @@ Two halves, as the GPU machine has no MLIR:
 
   python benchmarks/quantized.py build CACHE_DIR                       (compiler machine)
   TILEC_CACHE_DIR=CACHE_DIR python benchmarks/quantized.py run --out quantized.json   (GPU)
+
+(`--only REGEX` on both: the rows whose label, `kernel MxNxK config`, matches.)
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import datetime
 import json
 import math
 import os
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples" / "quantized"))
 
 import gemv  # noqa: E402
-from gemm_int4 import gemm_int4  # noqa: E402
+from gemm_int4 import gemm_int4, gemm_int4_words  # noqa: E402
 
 COPY_TB_S = 4.27  # measured device-to-device copy bandwidth of the H200 (shared/baselines)
 TILEC_TARGET = "cuda:sm_90a"
@@ -79,6 +82,7 @@ CASES = {
     "nf4_g128_gemv": Case("nf4_g128_gemv", gemv.gemv_nf4, "nf4"),
     "mxfp4_gemv": Case("mxfp4_gemv", gemv.gemv_mxfp4, "mxfp4"),
     "int4_g128_gemm_tile": Case("int4_g128_gemm_tile", gemm_int4, "uint4"),
+    "int4_g128_gemm_words": Case("int4_g128_gemm_words", gemm_int4_words, "uint4", words=True),
 }
 HEADLINE = (1, 28672, 8192)
 # (kernel, timed shape, config): the first row of a kernel at a shape is its default config
@@ -91,6 +95,9 @@ TIMED = [
     ("int4_g128_gemv_words", HEADLINE, {}),
     ("int4_g128_gemv_words", HEADLINE, {"rows_per_warp": 2}),
     ("int4_g128_gemv_words", HEADLINE, {"rows_per_warp": 8, "warps": 2}),
+    ("int4_g128_gemv_words", HEADLINE, {"prefetch": True}),
+    ("int4_g128_gemv_words", HEADLINE, {"prefetch": True, "rows_per_warp": 2}),
+    ("int4_g128_gemv_words", HEADLINE, {"prefetch": True, "warps": 2}),
     ("int4_g128_gemv_words", (1, 8192, 8192), {}),
     ("int4_g128_gemv_words", (4, 28672, 8192), {"block_m": 4, "rows_per_warp": 1}),
     ("int2_g128_gemv", HEADLINE, {}),
@@ -100,17 +107,30 @@ TIMED = [
     ("int4_g128_gemv", (1, 4096, 4096), {}),
     ("int4_g128_gemv", (4, 28672, 8192), {"block_m": 4}),
     ("int4_g128_gemv", (16, 28672, 8192), {"block_m": 4}),
+    ("int4_g128_gemm_tile", (4, 28672, 8192), {}),
     ("int4_g128_gemm_tile", (16, 28672, 8192), {}),
-    ("int4_g128_gemm_tile", (64, 28672, 8192), {"block_M": 64}),
+    ("int4_g128_gemm_tile", (64, 28672, 8192), {}),
+    ("int4_g128_gemm_words", HEADLINE, {}),
+    ("int4_g128_gemm_words", (4, 28672, 8192), {}),
+    ("int4_g128_gemm_words", (16, 28672, 8192), {}),
+    ("int4_g128_gemm_words", (64, 28672, 8192), {}),
 ]
 # every (kernel, config) is checked first at these shapes: ragged N, K past the last step
 CHECKED = [(1, 256, 1536), (3, 514, 2048)]
 
 
-def _builds() -> list[tuple[Case, tuple[int, int, int], dict]]:
-    """Every compile the run needs: the timed shapes and the checked ones of each config."""
+def _label(name: str, shape: tuple[int, int, int], config: dict) -> str:
+    """A timed row's label, what `--only` matches: kernel MxNxK config."""
+    return f"{name} {'x'.join(map(str, shape))} {config}"
+
+
+def _builds(only: str | None = None) -> list[tuple[Case, tuple[int, int, int], dict]]:
+    """Every compile the run needs (of the rows `only` matches): the timed shapes and the
+    checked ones of each config."""
     builds, seen = [], set()
     for name, shape, config in TIMED:
+        if only and not re.search(only, _label(name, shape, config)):
+            continue
         builds.append((CASES[name], shape, config))
         key = (name, tuple(sorted(config.items())))
         if key not in seen:
@@ -119,11 +139,11 @@ def _builds() -> list[tuple[Case, tuple[int, int, int], dict]]:
     return builds
 
 
-def build(cache_dir: Path) -> None:
+def build(cache_dir: Path, only: str | None = None) -> None:
     import torch
 
     os.environ["TILEC_CACHE_DIR"] = str(cache_dir.resolve())
-    for case, (m, n, k), config in _builds():
+    for case, (m, n, k), config in _builds(only):
         inputs, _ = case.inputs(torch, m, n, k, "meta")
         kernel = case.kernel.compile(*inputs, target=TILEC_TARGET, **case.options(config))
         source = kernel.get_kernel_source()
@@ -179,14 +199,16 @@ def _record(torch, rows: list[dict]) -> dict:
     }
 
 
-def run(out: Path) -> None:
-    """Checks and times every row, writing the JSON after each (a run cut short keeps its
-    rows)."""
+def run(out: Path, only: str | None = None) -> None:
+    """Checks and times every row (those whose label `kernel MxNxK config` matches `only`),
+    writing the JSON after each (a run cut short keeps its rows)."""
     import torch
 
     torch.manual_seed(0)
     rows = []
     for name, (m, n, k), config in TIMED:
+        if only and not re.search(only, _label(name, (m, n, k), config)):
+            continue
         try:
             rows.append(_row(torch, name, (m, n, k), config))
         except Exception as error:  # noqa: BLE001 - recorded; the other rows still run
@@ -232,13 +254,19 @@ def _row(torch, name: str, shape: tuple[int, int, int], config: dict) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("build").add_argument("cache_dir", type=Path)
-    sub.add_parser("run").add_argument("--out", type=Path, default=Path("quantized.json"))
+    build_parser = sub.add_parser("build")
+    build_parser.add_argument("cache_dir", type=Path)
+    build_parser.add_argument("--only", help="a regular expression: compile the rows whose "
+                              "label (kernel MxNxK config) matches")
+    run_parser = sub.add_parser("run")
+    run_parser.add_argument("--out", type=Path, default=Path("quantized.json"))
+    run_parser.add_argument("--only", help="a regular expression: the rows whose label "
+                            "(kernel MxNxK config) matches")
     args = parser.parse_args()
     if args.command == "build":
-        build(args.cache_dir)
+        build(args.cache_dir, args.only)
     else:
-        run(args.out)
+        run(args.out, args.only)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from tilec.errors import TilecError
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "quantized"
 sys.path.insert(0, str(EXAMPLES))
-from gemm_int4 import gemm_int4  # noqa: E402
+from gemm_int4 import gemm_int4, gemm_int4_words  # noqa: E402
 from gemv import (  # noqa: E402
     KERNELS,
     compile_options,
@@ -203,6 +203,24 @@ def test_gemm_int4_example(shape: tuple[int, int, int], rng: torch.Generator) ->
         c = gemm_int4(a, *args)
     reference = a.double() @ weight.double().t()
     assert ((c.double() - reference).norm() / reference.norm()).item() < 2e-3
+
+
+@pytest.mark.parametrize("kernel", [gemm_int4, gemm_int4_words])
+def test_gemm_int4_examples_use_wgmma(kernel) -> None:
+    """Both small-batch int4 GEMMs put the decoded weight tile on the tensor cores as wgmma's
+    A (the batch is its N), on sm_90a; the words kernel's decode stays in registers and
+    stores its row in 16-byte vectors (numerics on the GPU in benchmarks/quantized.py)."""
+    m, n, k = 16, 512, 1024
+    args = meta_weights("uint4", n, k)
+    if kernel is gemm_int4_words:
+        args[0] = torch.empty(n, k // 8, dtype=torch.uint32, device="meta")
+    compiled = kernel.compile(torch.empty(m, k, dtype=torch.float16, device="meta"), *args,
+                              target="cuda:sm_90a")
+    ptx = compiled.get_kernel_source()
+    assert "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16" in ptx
+    assert "ld.local" not in ptx
+    if kernel is gemm_int4_words:
+        assert "st.shared.v4" in ptx and "st.shared.b16" not in ptx
 
 
 @pytest.mark.parametrize("fmt", list(KERNELS))

@@ -88,12 +88,15 @@ def gemv_uint(A, B, scales, zeros, bits=4, warps=4, rows_per_warp=2, block_m=1, 
 
 
 @tilelang.jit(pass_configs=FAST_MATH)
-def gemv_uint4_words(A, B, scales, zeros, warps=4, rows_per_warp=4, block_m=1, group=128):
+def gemv_uint4_words(A, B, scales, zeros, warps=4, rows_per_warp=4, block_m=1, group=128,
+                     prefetch=False):
     """gemv_uint's int4 GEMV decoding 32-bit words with bit tricks written in the kernel: B is
     the same packed tensor seen as T.uint32 words (8 weights each, torch's .view(torch.uint32)),
     decoded by nibble_scaled: one bitwise op (a LOP3) and one subtraction per weight, no byte
     extraction or shift; a * q * 16 ** (j % 5) sums into the accumulator of that power, scaled
-    by 16 ** -p once per step."""
+    by 16 ** -p once per step. With `prefetch`, a lane loads the next step's weights into a
+    second set of registers before it decodes this step's, so its loads are in flight while it
+    computes (past K the bounds-checked copy reads nothing and gives zeros)."""
     M, N, K = T.const("M, N, K")
     per_lane = 32  # 4 words: one 16-byte load
     words = per_lane // 8
@@ -107,18 +110,28 @@ def gemv_uint4_words(A, B, scales, zeros, warps=4, rows_per_warp=4, block_m=1, g
                   threads=(LANES, warps)) as (bx, by):
         a_local = T.alloc_local((block_m, per_lane), T.float16)
         b_local = T.alloc_local((rows_per_warp, words), T.uint32)
+        b_next = T.alloc_local((rows_per_warp, words), T.uint32)
         a_sum = T.alloc_local((block_m,), T.float32)
         dot = T.alloc_local((block_m, rows_per_warp, 5), T.float32)
         acc = T.alloc_local((block_m, rows_per_warp), T.float32)
         lane = T.get_thread_binding(0)
         row = (bx * warps + T.get_thread_binding(1)) * rows_per_warp
         T.clear(acc)
+        if prefetch:
+            for r in T.unroll(rows_per_warp):
+                T.copy(B[row + r, lane * words:lane * words + words], b_next[r, :])
         for ko in T.serial(T.ceildiv(K, chunk)):
             k0 = ko * chunk + lane * per_lane
+            if prefetch:
+                for r in T.unroll(rows_per_warp):
+                    T.copy(b_next[r, :], b_local[r, :])
+                    T.copy(B[row + r, k0 // 8 + chunk // 8:k0 // 8 + chunk // 8 + words],
+                           b_next[r, :])
+            else:
+                for r in T.unroll(rows_per_warp):
+                    T.copy(B[row + r, k0 // 8:k0 // 8 + words], b_local[r, :])
             for m in T.unroll(block_m):
                 T.copy(A[by * block_m + m, k0:k0 + per_lane], a_local[m, :])
-            for r in T.unroll(rows_per_warp):
-                T.copy(B[row + r, k0 // 8:k0 // 8 + words], b_local[r, :])
             T.clear(a_sum)
             T.clear(dot)
             for i in T.unroll(words):
