@@ -18,6 +18,7 @@ from tilec.compiler.targets.ascend import check_source
 from tilec.errors import CompileError, LaunchError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "gpu"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from build_artifacts import compile_spec  # noqa: E402
 from kernels import all_kernels  # noqa: E402
@@ -38,7 +39,7 @@ EMITTED = {
     "gemm_float32_64x64x32_cp_async4",
 }
 REFUSED = {  # what each of the others needs that the target does not lower
-    "gemm_float16_64x64x32_tb_bias_relu": "without transposed operands",
+    "gemm_float16_64x64x32_tb_bias_relu": "uses a gemm accumulator",
     "column_sum_float32": "no lowering for tile.atomic_add",
 }
 SPECS = list(all_kernels())
@@ -166,6 +167,73 @@ def test_the_check_fails_on_a_type_error() -> None:
     broken = source.replace("Exp(", "Exp(gm1, ", 1)
     with pytest.raises(CompileError, match="does not compile"):
         check_source(broken)
+
+
+@needs_compiler
+def test_the_cpu_suites_kernels() -> None:
+    """tests/test_numerics_cpu.py's kernels: those the target lowers compile against the
+    header; the others (an epilogue on the accumulator, atomics) are errors at their line."""
+    import test_numerics_cpu as cpu
+
+    emitted = {
+        "matmul": lambda: cpu.matmul.compile(torch.randn(64, 64).half(),
+                                             torch.randn(64, 64).half(), target="ascend"),
+        "add_row_bias": lambda: cpu.add_row_bias.compile(M=64, N=64, target="ascend"),
+        "outer_scale": lambda: tilec.compile(cpu.outer_scale(64, 64), target="ascend"),
+        "softmax": lambda: tilec.compile(cpu.softmax(64, 64), out_idx=[1], target="ascend"),
+        "dynamic_scale": lambda: tilec.compile(cpu.dynamic_scale(), out_idx=[1],
+                                               target="ascend"),
+        "unary_math": lambda: tilec.compile(cpu.unary_math(64, "exp"), target="ascend"),
+        "control_flow": lambda: tilec.compile(cpu.control_flow(64), target="ascend"),
+        "row_scale": lambda: cpu.row_scale.compile(torch.randn(64, 16), torch.randn(16),
+                                                   target="ascend"),
+    }
+    for make in emitted.values():
+        check_source(make().get_kernel_source())
+    refused = {
+        "uses a gemm accumulator": lambda: tilec.compile(cpu.gemm_bias_relu(64, 64, 64),
+                                                         out_idx=[-1], target="ascend"),
+        "no lowering for tile.atomic_add": lambda: tilec.compile(cpu.column_sum(64, 64),
+                                                                 target="ascend"),
+    }
+    for message, make in refused.items():
+        with pytest.raises(CompileError, match=message) as raised:
+            make()
+        assert raised.value.filename == cpu.__file__
+
+
+@needs_compiler
+def test_while_loops_and_variables_run_on_the_scalar_unit() -> None:
+    import test_numerics_cpu as cpu
+
+    source = tilec.compile(cpu.control_flow(64), target="ascend").get_kernel_source()
+    assert "int32_t t" in source and "[1] = {};" in source  # T.alloc_var: scalar variables
+    assert "while (true) {" in source and ") break;" in source
+
+
+@needs_compiler
+def test_a_transposed_operand_flips_its_load() -> None:
+    """Q @ K^T: B stored N x K is loaded into L0B without the transpose a K x N B takes."""
+
+    def scores(M: int, N: int, K: int):
+        @T.prim_func
+        def main(Q: T.Tensor((M, K), "float16"), Kt: T.Tensor((N, K), "float16"),
+                 S: T.Tensor((M, N), "float32")):
+            with T.Kernel(1, threads=128) as _:
+                Q_shared = T.alloc_shared((M, K), "float16")
+                K_shared = T.alloc_shared((N, K), "float16")
+                S_local = T.alloc_fragment((M, N), "float32")
+                T.copy(Q, Q_shared)
+                T.copy(Kt, K_shared)
+                T.gemm(Q_shared, K_shared, S_local, transpose_B=True, clear_accum=True)
+                T.copy(S_local, S)
+
+        return main
+
+    source = tilec.compile(scores(64, 128, 32), target="ascend").get_kernel_source()
+    assert "MmadParams{64, 128, 32," in source
+    assert source.count("false, 0});") == 2  # neither load transposes
+    check_source(source)
 
 
 def test_an_epilogue_on_the_accumulator_is_an_error_at_its_line() -> None:

@@ -13,11 +13,12 @@ Unified Buffer (UB). A tile buffer's uses decide where it lives, written on its 
                T.Parallel of `F[i, j] = cast(C[i, j])`, as T.copy of an f32 accumulator into
                an f16 tensor makes) and is then copied to global memory: the Fixpipe converts
                on its way out, so the T.Parallel gets `tile.ascend_fixpipe` and emits nothing
+  "SCALAR"     a T.alloc_var / T.alloc_local buffer ("var" / "local" scope): the scalar
+               unit's own variables, no UB
   "VECCALC"    every other buffer (UB), for copies, T.Parallel bodies and reductions
 
 What one memory cannot do is an error at the op: a gemm operand the vector unit also reads,
-an accumulator read by anything but its copy out (the vector unit does not see L0C), a
-transposed gemm operand.
+an accumulator read by anything but its copy out (the vector unit does not see L0C).
 """
 
 from __future__ import annotations
@@ -82,6 +83,8 @@ def _role_users(alloc: ir.Operation) -> list[tuple[ir.Operation, int]]:
 def _position(alloc: ir.Operation, conversions: dict) -> str:
     if alloc.result in conversions:
         return "FIX"
+    if scope(alloc.result) in ("var", "local"):
+        return "SCALAR"
     users = _role_users(alloc)
     roles = {GEMM_ROLES[number] for user, number in users if user.name == "tile.gemm"}
     if not roles:
@@ -92,10 +95,6 @@ def _position(alloc: ir.Operation, conversions: dict) -> str:
     role = roles.pop()
     for user, number in users:
         if user.name == "tile.gemm":
-            for name in ("transpose_a", "transpose_b"):
-                if ir.BoolAttr(user.attributes[name]).value:
-                    raise op_error(user, "the ascend target takes tile.gemm without transposed "
-                                         "operands")
             continue
         if role == "CO1":
             if user.name == "tile.fill" or (user.name == "tile.copy" and number == 0):

@@ -7,20 +7,23 @@ Stages ("tile" is the frontend's IR):
   tile-ascend  canonicalize + cse, then place-ascend-buffers: each tile.alloc's memory as a
                `tile.ascend_position` attribute (L1 "A1"/"B1" for gemm operands, L0C "CO1"
                for accumulators, "FIX" for an accumulator's type conversion the Fixpipe
-               does, UB "VECCALC" for the rest)
+               does, "SCALAR" for variables, UB "VECCALC" for the rest)
   ascendc      the kernel as AscendC C++, op by op, reading those positions:
                - tile.kernel: one AI core per block, its (bx, by, bz) from GetBlockIdx()
                - tile.copy: DataCopy GM <-> UB (contiguous or 32-byte-block rows), GM -> L1 in
                  the cube's NZ layout (Nd2NzParams), L0C -> GM by Fixpipe (converting f32
                  to the tensor's type on the way)
-               - tile.gemm (Cube unit): L1 -> L0A / L0B by LoadData through TQue queues,
-                 Mmad into L0C, initialized by the first step after a tile.fill of zero
+               - tile.gemm (Cube unit): L1 -> L0A / L0B by LoadData through TQue queues
+                 (a transposed operand flips its load), Mmad into L0C, initialized by the
+                 first step after a tile.fill of zero or with clear_accum
                - tile.parallel (Vector unit): a body of whole-tile elementwise arithmetic on
                  UB buffers becomes vector instructions (Add, Muls, Exp, Cast...), each into
                  its own UB temporary; any other body runs on the scalar unit (GetValue /
                  SetValue loops)
                - tile.reduce: ReduceSum / ReduceMax / ReduceMin per row on UB
                - tile.fill: Duplicate on UB
+               - T.alloc_var / T.alloc_local: the scalar unit's C++ variables; loops,
+                 scf.if and while loops without carried values as C++ control flow
                The pipes are ordered by events: SetFlag / WaitFlag between the transfer (MTE2,
                MTE3), vector (V) and scalar (S) pipes where one's results feed another,
                PipeBarrier<PIPE_V> between dependent vector instructions, the cube's stages by
@@ -260,7 +263,9 @@ class Emitter:
             if isinstance(op.result.type, ir.VectorType):
                 raise op_error(op, "the ascend target takes scalar constants only")
         else:
-            if name in ("memref.load", "memref.store"):  # the scalar unit touches memory
+            memref = op.operands[0 if name == "memref.load" else 1] if name in (
+                "memref.load", "memref.store") else None
+            if memref is not None and not self.is_variable(memref):  # the scalar unit on UB/GM
                 self.on_pipe("S")
             self.scalar(op)
 
@@ -301,12 +306,18 @@ class Emitter:
         elif name == "memref.load":
             memref = op.operands[0]
             offset = self.linear(memref, operands[1:])
-            self.define(op.result, f"{self.tensor(memref)}.GetValue({offset})")
+            if self.is_variable(memref):
+                self.define(op.result, f"{self.tensor(memref)}[{offset}]")
+            else:
+                self.define(op.result, f"{self.tensor(memref)}.GetValue({offset})")
         elif name == "memref.store":
             memref = op.operands[1]
             indices = [self.value(v) for v in list(op.operands)[2:]]
-            self.line(f"{self.tensor(memref)}.SetValue({self.linear(memref, indices)}, "
-                      f"{self.value(op.operands[0])});")
+            offset, stored = self.linear(memref, indices), self.value(op.operands[0])
+            if self.is_variable(memref):
+                self.line(f"{self.tensor(memref)}[{offset}] = {stored};")
+            else:
+                self.line(f"{self.tensor(memref)}.SetValue({offset}, {stored});")
         elif name == "memref.dim" and op.operands[0] in self.globals_:
             axis = constant_index(op.operands[1])
             if axis is None:
@@ -314,8 +325,31 @@ class Emitter:
             self.names[op.result] = self.dim(op.operands[0], axis)
         elif name == "scf.if":
             self.scf_if(op)
+        elif name == "scf.while":
+            self.scf_while(op)
         else:
             raise op_error(op, f"the ascend target has no lowering for {name}")
+
+    def is_variable(self, memref: ir.Value) -> bool:
+        return memref in self.buffers and self.buffers[memref].position == "SCALAR"
+
+    def scf_while(self, op: ir.Operation) -> None:
+        """A loop without carried values (T.alloc_var holds what changes): the before region
+        computes the condition, the after region is the body."""
+        if len(op.results) or len(op.operands):
+            raise op_error(op, "the ascend target takes while loops without carried values")
+        before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
+        self.line("while (true) {")
+        self.indent += 1
+        for child in before.operations:
+            child = as_operation(child)
+            if child.name == "scf.condition":
+                self.line(f"if (!({self.value(child.operands[0])})) break;")
+            else:
+                self.statement(child)
+        self.block(after)
+        self.indent -= 1
+        self.line("}")
 
     def scf_if(self, op: ir.Operation) -> None:
         if len(op.results):
@@ -371,6 +405,9 @@ class Emitter:
                                        for parent in _pipelined_users(op)), default=1))
         self.buffers[op.result] = buffer
         if position == "FIX":  # the Fixpipe converts the accumulator: no memory of its own
+            return
+        if position == "SCALAR":
+            self.declarations.append(f"{buffer.element} {buffer.name}[{buffer.count}] = {{}};")
             return
         bytes_ = f"{buffer.count} * sizeof({buffer.element})"
         if position == "VECCALC":
@@ -490,15 +527,20 @@ class Emitter:
             raise op_error(op, "the ascend target multiplies L1 operands into an L0C "
                                "accumulator (tile buffers from T.alloc_shared / "
                                "T.alloc_fragment)")
-        m, k = a.shape
-        n = b.shape[1]
+        transpose_a, transpose_b = (ir.BoolAttr(op.attributes[name]).value
+                                    for name in ("transpose_a", "transpose_b"))
+        m, k = reversed(a.shape) if transpose_a else a.shape
+        n = b.shape[0] if transpose_b else b.shape[1]
         flag = self.accumulators[c.name]
         if "clear_accum" in op.attributes and ir.BoolAttr(op.attributes["clear_accum"]).value:
             self.line(f"{flag} = true;")
         self.line(f"{{  // Cube: L1 -> L0A / L0B, Mmad into L0C ({m} x {n} x {k})")
         self.indent += 1
-        for operand, position, rows, columns, transpose in ((a, "A2", m, k, "false"),
-                                                            (b, "B2", k, n, "true")):
+        # L0A takes A's fractals as they lie in L1 and L0B B's transposed; an operand stored
+        # transposed flips its load
+        for operand, position, (rows, columns), transpose in (
+                (a, "A2", a.shape, "true" if transpose_a else "false"),
+                (b, "B2", b.shape, "false" if transpose_b else "true")):
             fractals = _round16(rows) // 16 * max(1, columns * _bytes(operand.element) // 32)
             self.line(f"LocalTensor<{operand.element}> {operand.name}_l1 = "
                       f"{operand.name}_que.DeQue<{operand.element}>();")

@@ -22,16 +22,22 @@ func.func @epilogue_on_accumulator(%A: memref<64x32xf16>, %B: memref<32x64xf16>)
 
 // -----
 
-// A transposed operand: the emitter's L1 -> L0 loads take row-major tiles.
-func.func @transposed(%A: memref<64x32xf16>) attributes {tile.entry} {
+// The vector unit does not read L1 either: a T.Parallel over a gemm operand.
+func.func @vector_reads_operand(%A: memref<64x32xf16>) attributes {tile.entry} {
   %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
   tile.kernel grid(%c1) threads [128] {
   ^bb0(%bx: index):
-    %a = tile.alloc : memref<32x64xf16, "shared">
+    %a = tile.alloc : memref<64x32xf16, "shared">
     %b = tile.alloc : memref<32x64xf16, "shared">
     %acc = tile.alloc : memref<64x64xf32, "fragment">
-    // expected-error @+1 {{the ascend target takes tile.gemm without transposed operands}}
-    tile.gemm %a, %b, %acc {transpose_a = true} : memref<32x64xf16, "shared">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
+    tile.copy %A[%c0, %c0] [64, 32] to %a[%c0, %c0] [64, 32] : memref<64x32xf16> to memref<64x32xf16, "shared">
+    tile.parallel [64, 32] {
+    ^bb0(%i: index, %j: index):
+      // expected-error @+1 {{memref.load uses a gemm operand; on Ascend it lives in L1, which the vector unit does not read}}
+      %x = memref.load %a[%i, %j] : memref<64x32xf16, "shared">
+    }
+    tile.gemm %a, %b, %acc : memref<64x32xf16, "shared">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
   }
   return
 }
