@@ -18,13 +18,7 @@ export PYTHONUNBUFFERED=1
   python3 -c "import sys, torch; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda)"
 } > "$OUT/environment.txt" 2>&1
 cat "$OUT/environment.txt"
-if ! python3 -c "import tilec.runtime._launcher" 2>/dev/null; then
-  echo "building the native launcher here"
-  cmake -S python/tilec/runtime/launcher -B /tmp/build-launcher -DPython_EXECUTABLE="$(which python3)" \
-    -DCMAKE_BUILD_TYPE=Release > "$OUT/launcher_build.log" 2>&1 &&
-    cmake --build /tmp/build-launcher -j 8 >> "$OUT/launcher_build.log" 2>&1 || tail -20 "$OUT/launcher_build.log"
-fi
-python3 -c "import tilec.runtime._launcher as l; print('native launcher:', l.__file__)"
+bash tests/gpu/ensure_launcher.sh "$OUT/launcher_build.log"
 TILEC_GPU_ARTIFACTS="$ARTIFACTS" TILEC_GPU_RESULTS="$OUT/gpu_suite.json" \
   TILEC_GPU_FRONTEND_RESULTS="$OUT/gpu_frontend.json" \
   TILEC_GPU_MMA_SYNC_RESULTS="$OUT/gpu_mma_sync.json" timeout 400 \
