@@ -252,3 +252,13 @@ def test_an_ascend_kernel_does_not_run_here() -> None:
 def test_an_unknown_chip_is_a_clear_error() -> None:
     with pytest.raises(CompileError, match="unsupported Ascend chip '310p'"):
         tilec.compile(scaled_cast(1024), target="ascend:310p")
+
+
+def test_a_tile_past_an_ai_cores_memory_is_an_error() -> None:
+    """An AI core of the 910B has 192 KB of UB (here x, y and the two vector temporaries of
+    32768 elements: 64 + 3 x 128 KB) and 128 KB of L0C."""
+    with pytest.raises(CompileError, match="keeps 458752 bytes in UB; an AI core of the 910b "
+                                           "has 196608"):
+        tilec.compile(scaled_cast(1 << 16, block=1 << 15), target="ascend")
+    with pytest.raises(CompileError, match="keeps 262144 bytes in L0C"):
+        tilec.compile(matmul(256, 256, 64, block_M=256, block_N=256), target="ascend")

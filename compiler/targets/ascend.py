@@ -31,8 +31,9 @@ Stages ("tile" is the frontend's IR):
 What the emitter does not lower is a CompileError at the kernel's line.
 
 Kernel ABI: the CUDA target's slots (compiler/targets/cuda.py kernel_abi): a tensor as a GM_ADDR,
-a scalar as itself, each dynamic dimension as int64_t; launch metadata: block_dim (the grid's
-block count), entry, abi.
+a scalar as itself, each dynamic dimension as int64_t; one AI core per block of the frontend's
+grid (the launch's block count is their product). Each memory's bytes are checked against the
+chip's description (an AI core of the 910B: 192 KB UB, 512 KB L1, 64 KB L0A / L0B, 128 KB L0C).
 """
 
 from __future__ import annotations
@@ -93,8 +94,8 @@ VECTOR_SCALAR = {"arith.addf": "Adds", "arith.mulf": "Muls", "arith.maximumf": "
 VECTOR_UNARY = {"math.exp": "Exp", "math.log": "Ln", "math.sqrt": "Sqrt", "math.absf": "Abs"}
 REDUCTIONS = {"sum": "ReduceSum", "max": "ReduceMax", "min": "ReduceMin",
               "abssum": "ReduceSum", "absmax": "ReduceMax"}
-# events between the pipes a statement runs on (MTE2: GM -> local, MTE3: local -> GM)
-PIPES = ("MTE2", "MTE3", "V", "S")
+# the AI core memory each AscendC position is in
+MEMORIES = {"VECCALC": "UB", "A1": "L1", "B1": "L1", "A2": "L0A", "B2": "L0B", "CO1": "L0C"}
 
 
 def c_type(type_: ir.Type) -> str:
@@ -132,7 +133,7 @@ class Emitter:
     counter: int = 0
     pipe: str | None = None  # the pipe the last statement ran on
     accumulators: dict = field(default_factory=dict)  # CO1 buffer name -> init flag name
-    temporary_bytes: int = 0  # UB the vector instructions' temporaries take
+    used: dict = field(default_factory=lambda: dict.fromkeys(MEMORIES.values(), 0))  # bytes
     converted: dict = field(default_factory=dict)  # "FIX" fragment -> its accumulator
 
     def fresh(self, prefix: str) -> str:
@@ -409,6 +410,7 @@ class Emitter:
         if position == "SCALAR":
             self.declarations.append(f"{buffer.element} {buffer.name}[{buffer.count}] = {{}};")
             return
+        self.used[MEMORIES[position]] += buffer.depth * buffer.count * _bytes(buffer.element)
         bytes_ = f"{buffer.count} * sizeof({buffer.element})"
         if position == "VECCALC":
             self.declarations += [f"TBuf<TPosition::VECCALC> {buffer.name}_buf;",
@@ -550,6 +552,7 @@ class Emitter:
                       f"{min(fractals, 255)}, 1, 0, 0, {transpose}, 0}});")
             self.line(f"{operand.name}_{position}.EnQue({operand.name}_l0);")
             self.line(f"{operand.name}_que.FreeTensor({operand.name}_l1);")
+            self.used[MEMORIES[position]] += rows * columns * _bytes(operand.element)
             self.declarations += [
                 f"TQue<TPosition::{position}, 1> {operand.name}_{position};",
                 f"pipe.InitBuffer({operand.name}_{position}, 1, {rows * columns} * "
@@ -629,7 +632,7 @@ class Emitter:
         self.line("}")
 
     def temporary(self, element: str, count: int) -> str:
-        self.temporary_bytes += count * _bytes(element)
+        self.used["UB"] += count * _bytes(element)
         name = self.fresh("tmp")
         self.declarations += [f"TBuf<TPosition::VECCALC> {name}_buf;",
                               f"pipe.InitBuffer({name}_buf, {count} * sizeof({element}));",
@@ -871,15 +874,13 @@ def emit_source(module: ir.Module, options: CompileOptions) -> str:
     name = ir.StringAttr(entry.attributes["sym_name"]).value
     emitter = Emitter()
     text = emitter.entry(entry, ENTRY_PREFIX + name, abi)
-    ub = emitter.temporary_bytes + sum(b.count * _bytes(b.element)
-                                       for b in emitter.buffers.values()
-                                       if b.position == "VECCALC")
-    if ub > description.ub_bytes:
-        raise CompileError(f"kernel '{name}' keeps {ub} bytes in UB; the "
-                           f"{description.name} has {description.ub_bytes}")
-    kernels = [as_operation(op) for op in entry.regions[0].blocks[0].operations
-               if as_operation(op).name == "tile.kernel"]
-    options.extra["grid"] = [list(k.operands) for k in kernels]
+    capacities = {"UB": description.ub_bytes, "L1": description.l1_bytes,
+                  "L0A": description.l0a_bytes, "L0B": description.l0b_bytes,
+                  "L0C": description.l0c_bytes}
+    for memory, used in emitter.used.items():
+        if used > capacities[memory]:
+            raise CompileError(f"kernel '{name}' keeps {used} bytes in {memory}; an AI core of "
+                               f"the {description.name} has {capacities[memory]}")
     return (f"// AscendC source emitted by tilec's ascend target for {description.name}\n"
             '#include "kernel_operator.h"\nusing namespace AscendC;\n\n' + text + "\n")
 
