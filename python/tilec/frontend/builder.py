@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from mlir import ir
-from mlir.dialects import arith, func, gpu, memref, scf
+from mlir.dialects import arith, cf, func, gpu, memref, scf
 from mlir.dialects import math as mmath
 
 import tilec.dialect as tile
@@ -1543,20 +1543,28 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
     def t_gemm(self, nodes: dict, node: ast.Call, wgmma: bool = False) -> None:
         a, b = self.gemm_operand(nodes, "A", node), self.gemm_operand(nodes, "B", node)
         c = self.buffer_arg(nodes, "C", node)
-        policy = self.const_arg(nodes, "policy", node, T.GemmWarpPolicy.Square)
-        if policy not in (T.GemmWarpPolicy.Square, T.GemmWarpPolicy.FullRow,
-                          T.GemmWarpPolicy.FullCol):
-            self.error(node, f"unknown warp policy {policy!r}; use T.GemmWarpPolicy.Square, "
-                             "FullRow or FullCol")
-        flags = {key: bool(self.const_arg(nodes, name, node, False)) for key, name in (
-            ("transpose_a", "transpose_A"), ("transpose_b", "transpose_B"))}
         k_pack = self.const_arg(nodes, "k_pack", node, 1)
         if not isinstance(k_pack, int) or isinstance(k_pack, builtins.bool) or k_pack < 1:
             self.error(node, f"T.gemm's k_pack is a positive int, got {k_pack!r}")
         if self.arg(nodes, "mbar") is not None:
             self.error(node, "T.gemm(mbar=...) is for sm_100's tcgen05 MMA; tilec targets sm_80 "
                              "and sm_90a, where T.gemm waits by itself")
-        clear = self.rvalue(self.arg(nodes, "clear_accum", False), node)
+        flags = {key: bool(self.const_arg(nodes, name, node, False)) for key, name in (
+            ("transpose_a", "transpose_A"), ("transpose_b", "transpose_B"))}
+        self.emit_gemm(a, b, c, self.gemm_policy(nodes, node), flags,
+                       self.rvalue(self.arg(nodes, "clear_accum", False), node), node, wgmma)
+
+    def gemm_policy(self, nodes: dict, node: ast.Call) -> str:
+        policy = self.const_arg(nodes, "policy", node, T.GemmWarpPolicy.Square)
+        if policy not in (T.GemmWarpPolicy.Square, T.GemmWarpPolicy.FullRow,
+                          T.GemmWarpPolicy.FullCol):
+            self.error(node, f"unknown warp policy {policy!r}; use T.GemmWarpPolicy.Square, "
+                             "FullRow or FullCol")
+        return policy
+
+    def emit_gemm(self, a: Buffer, b: Buffer, c: Buffer, policy: str, flags: dict[str, bool],
+                  clear: Any, node: ast.Call, wgmma: bool = False) -> None:
+        """The tile.gemm of T.gemm's checked operands (`clear`: clear_accum's value)."""
         if _is_py_value(clear):
             flags["clear_accum"] = bool(clear)
         else:  # decided at run time (clear_accum=(k == 0)): zero C where it holds
@@ -1576,6 +1584,51 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
                          **{k: v for k, v in flags.items() if v})
         if wgmma:  # lower-gemm-simt rejects it where it would run on CUDA cores
             getattr(gemm, "operation", gemm).attributes["tile.wgmma_required"] = ir.UnitAttr.get()
+
+    def t_device_assert(self, nodes: dict, node: ast.Call) -> None:
+        self.require_kernel(node, "T.device_assert")
+        message = self.const_arg(nodes, "msg", node, "")
+        if not isinstance(message, str):
+            self.error(node, f"T.device_assert's msg is a string, got {message!r}")
+        condition = self.to_bool(self.arg(nodes, "condition"), node)
+        where = f"{self.source.filename}:{node.lineno}"
+        cf.AssertOp(condition.value, f"{where}: {message or 'T.device_assert failed'}")
+
+    def t_gemm_sp(self, nodes: dict, node: ast.Call) -> None:
+        """T.gemm_sp as a dense T.gemm on A decompressed into a shared tile of its own
+        (tilec.frontend.sparse_ops says how)."""
+        from tilec.cuda.intrinsics.sparse_layout import GROUP_CONFIG, get_e_factor
+        from tilec.frontend import sparse_ops
+
+        sparse, meta = self.buffer_arg(nodes, "A_sparse", node), self.buffer_arg(nodes, "E", node)
+        b, c = self.gemm_operand(nodes, "B", node), self.buffer_arg(nodes, "C", node)
+        for key, name in (("transpose_A", "A_sparse"), ("transpose_E", "E")):
+            if self.const_arg(nodes, key, node, False):
+                self.error(node, f"T.gemm_sp({key}=True) is not supported by tilec: store "
+                                 f"{name} with K along its last dimension")
+        if sparse.dtype not in GROUP_CONFIG or meta.dtype not in (T.int8, T.int16, T.int32):
+            self.error(node, f"T.gemm_sp takes A_sparse of {', '.join(GROUP_CONFIG)} and E of "
+                             f"int8, int16 or int32, got {sparse.dtype} and {meta.dtype}")
+        kept, group = GROUP_CONFIG[sparse.dtype]
+        e_factor = get_e_factor(sparse.dtype, meta.dtype)
+        if sparse.rank != 2 or meta.rank != 2 or sparse.scope == "global":
+            self.error(node, "T.gemm_sp's A_sparse and E are 2-d block buffers (shared tiles)")
+        rows, cols = sparse.static_shape[0], sparse.static_shape[1] * group // kept
+        if list(meta.static_shape) != [rows, cols // e_factor]:
+            self.error(node, f"T.gemm_sp: E ('{meta.name}') is {list(meta.static_shape)}; "
+                             f"{rows} rows of {cols} elements take [{rows}, {cols // e_factor}] "
+                             f"{meta.dtype} metadata")
+        dense = self.allocate("shared", [rows, cols], sparse.dtype, node)
+        dense.name = f"{sparse.name}_dense"
+        decompress = (sparse_ops.decompress_one_of_two if group == 2
+                      else sparse_ops.decompress_pairs_of_four)
+        self.inline(decompress.fn, decompress.env, {
+            "A_sparse": sparse, "E": meta, "A_dense": dense, "rows": rows, "cols": cols,
+            "e_factor": e_factor}, node)
+        flags = {"transpose_a": False,
+                 "transpose_b": bool(self.const_arg(nodes, "transpose_B", node, False))}
+        self.emit_gemm(dense, b, c, self.gemm_policy(nodes, node), flags,
+                       self.const_arg(nodes, "clear_accum", node, False), node)
 
     def check_accumulator(self, a: Buffer, b: Buffer, c: Buffer, node: ast.AST) -> None:
         """C must hold the products: a float product in an integer C (fp16 into int32 gave

@@ -534,6 +534,23 @@ def gemm(A: Any, B: Any, C: Any, transpose_A: bool = False, transpose_B: bool = 
 
 
 @_intrinsic
+def device_assert(condition: Any, msg: str = "", no_stack_info: bool = False) -> Any:
+    """Stops the kernel where `condition` is false on a thread: on CUDA the device's
+    __assertfail (the message, the kernel's file:line and the thread; the launch then fails),
+    on the CPU target a message and abort(), as an assert in a C program."""
+
+
+@_intrinsic
+def gemm_sp(A_sparse: Any, E: Any, B: Any, C: Any, transpose_A: bool = False,  # noqa: N803
+            transpose_E: bool = False, transpose_B: bool = False,  # noqa: N803
+            policy: str = GemmWarpPolicy.Square, clear_accum: bool = False, k_pack: int = 1,
+            wg_wait: int = 0, annotations: Any = None) -> Any:
+    """C += A @ op(B) for a 2:4 structured-sparse A (1:2 for float32): `A_sparse` holds the
+    kept elements of each group of A's rows, `E` TileLang's ordered metadata (the compressor of
+    examples/gemm_sp). tilec decompresses A into a shared tile and runs the dense T.gemm."""
+
+
+@_intrinsic
 def wgmma_gemm(A: Any, B: Any, C: Any, transpose_A: bool = False,  # noqa: N803
                transpose_B: bool = False, policy: str = GemmWarpPolicy.Square,  # noqa: N803
                clear_accum: Any = False, annotations: Any = None) -> Any:
@@ -1077,7 +1094,7 @@ __all__ = [
     "DType", "DTYPES", "dtype", "Symbol", "dynamic", "symbolic", "Tensor", "Buffer",
     "GemmWarpPolicy", "Fragment", "Layout", "PrimFunc", "prim_func", "Macro", "macro", "Kernel",
     "annotate_layout", "use_swizzle",
-    "const", "empty", "alloc_shared",
+    "const", "empty", "alloc_shared", "gemm_sp", "device_assert",
     "alloc_fragment", "alloc_local", "alloc_var", "copy", "gemm", "clear", "fill", "Pipelined",
     "Parallel", "parallel", "serial", "Serial", "unroll", "reshape", "view", "im2col", "reduce_max",
     "reduce_min", "reduce_sum", "reduce_abssum",
