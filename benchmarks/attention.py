@@ -66,6 +66,7 @@ TILELANG_BASELINE = "tilelang-0.1.15-h200-2026-11-30.json (peer baselines, same 
 TILELANG_MAIN_CONFIG_TFLOPS = {False: 238.6, True: 208.1}
 CHECK_SLICES = ((0, 0), (BATCH - 1, HEADS - 1))  # (batch, head) pairs checked against float32
 TOLERANCE = 2e-2  # max abs error of an fp16 attention output against float32
+SECTIONS = ("forward", "backward", "decode", "mla")
 
 
 def _load(path: Path, name: str) -> ModuleType:
@@ -194,20 +195,34 @@ def head_dim_forwards() -> list[TilecForward]:
         BATCH, HEADS, s, d, c, **cfg), config, dim) for dim, config in HEAD_DIM_CONFIGS.items()]
 
 
-def build(cache_dir: Path, examples: Path, seq_lens: tuple[int, ...]) -> None:
+def build(cache_dir: Path, examples: Path, seq_lens: tuple[int, ...],
+          sections: tuple[str, ...] = SECTIONS) -> None:
     os.environ["TILEC_CACHE_DIR"] = str(cache_dir.resolve())
     os.environ["TILEC_TARGET"] = TARGET
-    source = examples / TILELANG_EXAMPLE
-    copy = cache_dir / "tilelang_examples" / TILELANG_EXAMPLE
-    copy.parent.mkdir(parents=True, exist_ok=True)
-    copy.write_text(rewrite_imports(source.read_text()))
-    jobs = [(forward, seq_len) for forward in tilec_forwards() for seq_len in seq_lens]
-    jobs += [(forward, ABLATION_SEQ) for forward in ablation_forwards()]
-    jobs += [(forward, HEAD_DIM_SEQ) for forward in head_dim_forwards()]
-    for shape in DECODE_SHAPES:
+    jobs = []
+    if "forward" in sections:
+        source = examples / TILELANG_EXAMPLE
+        copy = cache_dir / "tilelang_examples" / TILELANG_EXAMPLE
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_text(rewrite_imports(source.read_text()))
+        jobs = [(forward, seq_len) for forward in tilec_forwards() for seq_len in seq_lens]
+        jobs += [(forward, ABLATION_SEQ) for forward in ablation_forwards()]
+        jobs += [(forward, HEAD_DIM_SEQ) for forward in head_dim_forwards()]
+    for shape in DECODE_SHAPES if "decode" in sections else ():
         ptx = _decode_kernel(shape).get_kernel_source()
         print(f"{OWN_DECODE} {shape}: wgmma={ptx.count('wgmma.mma_async')} "
               f"tma={'cp.async.bulk.tensor' in ptx}", flush=True)
+    for shape in MLA_SHAPES if "mla" in sections else ():
+        ptx = _mla_kernel(shape).get_kernel_source()
+        print(f"{OWN_MLA} {shape}: wgmma={ptx.count('wgmma.mma_async')} "
+              f"tma={'cp.async.bulk.tensor' in ptx}", flush=True)
+    for seq_len in BACKWARD_SEQ_LENS if "backward" in sections else ():
+        for causal in (False, True):
+            began = time.perf_counter()
+            ptx = backward_kernels(seq_len, causal)[2].get_kernel_source()
+            print(f"{OWN_BACKWARD} S={seq_len} causal={causal} "
+                  f"{time.perf_counter() - began:5.1f} s: wgmma={ptx.count('wgmma.mma_async')} "
+                  f"tma={'cp.async.bulk.tensor' in ptx}", flush=True)
     for forward, seq_len in jobs:
         for causal in (False, True):
             began = time.perf_counter()
@@ -322,6 +337,168 @@ def decode_rows(shape: dict[str, int], peers: bool) -> list[dict[str, Any]]:
 
 
 # ---------------------------------------------------------------------------------------------
+# MLA decode
+
+OWN_MLA = "tilec mla_decode"
+MLA_SHAPES = ({"batch": 64, "heads": 128, "seqlen_kv": 4096, "num_split": 1},
+              {"batch": 64, "heads": 128, "seqlen_kv": 4096, "num_split": 2},
+              {"batch": 16, "heads": 128, "seqlen_kv": 8192, "num_split": 4})
+MLA_PAGE = 64
+
+
+def _own_mla() -> ModuleType:
+    return _load(ROOT / "examples" / "attention" / "mla_decode.py", "tilec_mla_decode")
+
+
+def _mla_kernel(shape: dict[str, int]) -> Any:
+    pages = math.ceil(shape["seqlen_kv"] / MLA_PAGE)
+    return _own_mla().mla_decode(shape["batch"], shape["heads"], shape["batch"] * pages, pages,
+                                 MLA_PAGE, shape["num_split"])
+
+
+def mla_rows(shape: dict[str, int]) -> list[dict[str, Any]]:
+    """tilec's MLA decode over full caches of seqlen_kv tokens in randomly ordered pages,
+    checked against float32 (output poisoned); GB/s counts the cache read once, Q and O."""
+    import torch
+
+    mla = _own_mla()
+    row: dict[str, Any] = {"impl": OWN_MLA, **shape, "page_size": MLA_PAGE}
+    try:
+        kv, table = mla.paged_cache(shape["batch"], shape["seqlen_kv"], MLA_PAGE, "cuda")
+        q = torch.randn(shape["batch"], shape["heads"], mla.LATENT + mla.ROPE, device="cuda",
+                        dtype=torch.float16)
+        lengths = torch.full((shape["batch"],), shape["seqlen_kv"], dtype=torch.int32,
+                             device="cuda")
+        kernel = _mla_kernel(shape)
+        out = kernel.get_profiler().run_poisoned(q, kv, table, lengths)
+        error = (out.float() - mla.reference(q, kv, table, lengths)).abs().max().item()
+        row.update(max_abs_error=error, passed=math.isfinite(error) and error < TOLERANCE)
+        ms = _bench(partial(kernel, q, kv, table, lengths))
+        moved = 2 * (kv.numel() + q.numel() + out.numel())
+        gbps = moved / ms / 1e6
+        row.update(us=ms * 1e3, gb_per_s=gbps, fraction_of_copy=gbps / (COPY_TBPS * 1e3))
+    except Exception as exc:  # a kernel that fails to load or run is a row saying why
+        row["error"] = f"{type(exc).__name__}: {exc}"[:500]
+    return [row]
+
+
+# ---------------------------------------------------------------------------------------------
+# backward
+
+OWN_BACKWARD = "tilec flash_bwd"
+BACKWARD_SEQ_LENS = (4096, 8192)
+BACKWARD_CONFIG = {"block_M": 128, "block_N": 64, "num_stages": 2, "threads": 256}
+BACKWARD_CHECK_SLICES = ((0, 0), (BATCH - 1, HEADS - 1))
+
+
+def _own_backward() -> ModuleType:
+    sys.path.insert(0, str(ROOT / "examples" / "attention"))
+    return _load(ROOT / "examples" / "attention" / "flash_bwd.py", "tilec_flash_bwd")
+
+
+def backward_kernels(seq_len: int, causal: bool) -> list[Any]:
+    """Every tilec kernel a backward row runs: the forward (O and LSE), then the backward's
+    preprocess, main kernel and dQ postprocess."""
+    bwd = _own_backward()
+    own_config = {"block_M": 128, "block_N": 128, "num_stages": 2, "threads": 256}
+    return [_own_forward().flash_fwd(BATCH, HEADS, seq_len, DIM, causal, **own_config),
+            bwd.flash_bwd_preprocess(BATCH, HEADS, seq_len, DIM),
+            bwd.flash_bwd(BATCH, HEADS, seq_len, DIM, causal, **BACKWARD_CONFIG),
+            bwd.flash_bwd_postprocess(BATCH, HEADS, seq_len, DIM)]
+
+
+def _backward_flops(seq_len: int, causal: bool) -> float:
+    """Five S x S x D matmuls (QK^T, dP = dO V^T, dV, dK, dQ): 2.5 times the forward's."""
+    return 2.5 * _flops(seq_len, causal)
+
+
+def _grad_errors(grads_bshd, q, k, v, do, causal: bool) -> float:
+    """The largest error of dQ, dK, dV on BACKWARD_CHECK_SLICES against float32 autograd,
+    relative to the largest magnitude of that gradient."""
+    import torch
+
+    worst = 0.0
+    for b, h in BACKWARD_CHECK_SLICES:
+        qs, ks, vs = (t[b, :, h].float().requires_grad_() for t in (q, k, v))
+        scores = qs @ ks.T / math.sqrt(DIM)
+        if causal:
+            keep = torch.ones_like(scores, dtype=torch.bool).tril()
+            scores = scores.masked_fill(~keep, float("-inf"))
+        (scores.softmax(-1) @ vs).backward(do[b, :, h].float())
+        for got, want in zip(grads_bshd, (qs.grad, ks.grad, vs.grad), strict=True):
+            error = (got[b, :, h].float() - want).abs().max().item()
+            worst = max(worst, error / want.abs().max().item())
+    return worst
+
+
+def backward_rows(seq_len: int, causal: bool, peers: bool) -> list[dict[str, Any]]:
+    """tilec's backward (its three kernels and dQ's zeroing) beside SDPA's backward on the
+    cuDNN and flash backends (autograd.grad of the forward's output, the forward not timed),
+    all checked against float32 on two (batch, head) slices (tilec's outputs poisoned)."""
+    import torch
+
+    shape = (BATCH, seq_len, HEADS, DIM)
+    q, k, v, do = (torch.randn(shape, device="cuda", dtype=torch.float16) for _ in range(4))
+    calls: dict[str, Any] = {}
+    if peers:
+        for backend in ("CUDNN_ATTENTION", "FLASH_ATTENTION"):
+            forward = _sdpa(backend)
+            qt, kt, vt = (t.transpose(1, 2).contiguous().requires_grad_() for t in (q, k, v))
+            out = forward(qt, kt, vt, causal)
+            dot = do.transpose(1, 2).contiguous()
+
+            def sdpa_grads(out=out, inputs=(qt, kt, vt), dot=dot):
+                return torch.autograd.grad(out, inputs, dot, retain_graph=True)
+            calls[f"sdpa {backend.split('_')[0].lower()}"] = sdpa_grads
+    rows = []
+    for name, call in calls.items():
+        row: dict[str, Any] = {"impl": name, "kind": "peer", "seq_len": seq_len,
+                               "causal": causal, "dim": DIM}
+        try:
+            grads = [g.transpose(1, 2) for g in call()]
+            error = _grad_errors(grads, q, k, v, do, causal)
+            row.update(max_rel_error=error, passed=math.isfinite(error) and error < TOLERANCE)
+            ms = _bench(call)
+            row.update(ms=ms, tflops=_backward_flops(seq_len, causal) / ms / 1e9)
+        except Exception as exc:  # a backend that cannot run this shape is a row saying why
+            row["error"] = f"{type(exc).__name__}: {exc}"[:500]
+        rows.append(row)
+    row = {"impl": OWN_BACKWARD, "kind": "tilec", "seq_len": seq_len, "causal": causal,
+           "dim": DIM, "config": BACKWARD_CONFIG}
+    try:
+        fwd, pre, main, post = backward_kernels(seq_len, causal)
+        o, lse = fwd.get_profiler().run_poisoned(q, k, v)
+        row["forward_max_abs_error"] = _max_error(o, q, k, v, causal)
+        row["forward_tflops"] = _flops(seq_len, causal) / _bench(partial(fwd, q, k, v)) / 1e9
+        delta = pre.get_profiler().run_poisoned(o, do)
+        dq_accum = torch.zeros(shape, dtype=torch.float32, device="cuda")
+        dk, dv = main.get_profiler().run_poisoned(q, k, v, do, lse, delta, dq_accum)
+        dq_accum.zero_()
+        main(q, k, v, do, lse, delta, dq_accum)  # run_poisoned's two calls added dQ twice
+        dq = post.get_profiler().run_poisoned(dq_accum)
+        error = _grad_errors((dq, dk, dv), q, k, v, do, causal)
+        row.update(max_rel_error=error, passed=math.isfinite(error) and error < TOLERANCE)
+
+        def grads():
+            delta = pre(o, do)
+            accum = torch.zeros(shape, dtype=torch.float32, device="cuda")
+            dk, dv = main(q, k, v, do, lse, delta, accum)
+            return post(accum), dk, dv
+        ms = _bench(grads)
+        row.update(ms=ms, tflops=_backward_flops(seq_len, causal) / ms / 1e9)
+        row["main_kernel_ms"] = _bench(partial(main, q, k, v, do, lse, delta, dq_accum))
+    except Exception as exc:  # a kernel that fails to load or run is a row saying why
+        row["error"] = f"{type(exc).__name__}: {exc}"[:500]
+    rows.append(row)
+    fastest = min((r["ms"] for r in rows if r["kind"] == "peer" and r.get("passed")),
+                  default=None)
+    for r in rows:
+        if fastest is not None and "ms" in r:
+            r["ratio_to_sdpa"] = fastest / r["ms"]
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
 # run
 
 
@@ -338,6 +515,8 @@ def _reference(q, k, v, causal: bool, b: int, h: int):
 
 
 def _max_error(out_bshd, q, k, v, causal: bool) -> float:
+    if isinstance(out_bshd, tuple | list):  # tilec's flash_fwd returns (O, LSE)
+        out_bshd = out_bshd[0]
     errors = [(out_bshd[b, :, h].float() - _reference(q, k, v, causal, b, h)).abs().max().item()
               for b, h in CHECK_SLICES]
     return max(errors)
@@ -426,7 +605,7 @@ def _shape_rows(seq_len: int, causal: bool, forwards: list[TilecForward],
 
 
 def run(out: Path, seq_lens: tuple[int, ...], budget_s: float, peers: tuple[str, ...],
-        ablations: bool, decode: bool, head_dims: bool) -> None:
+        ablations: bool, head_dims: bool, sections: tuple[str, ...] = SECTIONS) -> None:
     import torch
 
     began = time.perf_counter()
@@ -448,7 +627,7 @@ def run(out: Path, seq_lens: tuple[int, ...], budget_s: float, peers: tuple[str,
         except ImportError as exc:
             recorder.record["triton_error"] = str(exc)
     shapes = []
-    for seq_len in seq_lens:
+    for seq_len in seq_lens if "forward" in sections else ():
         shapes += [(seq_len, causal, forwards, peer_calls, DIM) for causal in (False, True)]
         if ablations and seq_len == ABLATION_SEQ:
             shapes += [(seq_len, causal, ablation_forwards(), {}, DIM)
@@ -473,8 +652,35 @@ def run(out: Path, seq_lens: tuple[int, ...], budget_s: float, peers: tuple[str,
                      f"err {row.get('max_abs_error', float('nan')):.1e}" if "tflops" in row
                      else row.get("error", "?")), flush=True)
         torch.cuda.empty_cache()
+    recorder.record["backward"] = []
+    for seq_len in BACKWARD_SEQ_LENS if "backward" in sections else ():
+        for causal in (False, True):
+            if time.perf_counter() - began > budget_s:
+                recorder.record["stopped"] = f"budget of {budget_s} s spent before backward"
+                break
+            for row in backward_rows(seq_len, causal, "sdpa" in peers):
+                recorder.record["backward"].append(row)
+                recorder.write()
+                print(f"backward S={seq_len:5} causal={causal!s:5} {row['impl']:20} " + (
+                    f"{row['tflops']:6.1f} TF/s x{row.get('ratio_to_sdpa', 0):.2f} "
+                    f"rel err {row['max_rel_error']:.1e}" if "tflops" in row
+                    else row.get("error", "?")), flush=True)
+            torch.cuda.empty_cache()
+    recorder.record["mla"] = []
+    for shape in MLA_SHAPES if "mla" in sections else ():
+        if time.perf_counter() - began > budget_s:
+            recorder.record["stopped"] = f"budget of {budget_s} s spent before MLA {shape}"
+            break
+        for row in mla_rows(shape):
+            recorder.record["mla"].append(row)
+            recorder.write()
+            print(f"mla {shape} {row['impl']:20} " + (
+                f"{row['us']:8.1f} us {row['gb_per_s']:7.1f} GB/s "
+                f"({row['fraction_of_copy']:.0%} of copy) err {row['max_abs_error']:.1e}"
+                if "us" in row else row.get("error", "?")), flush=True)
+        torch.cuda.empty_cache()
     recorder.record["decode"] = []
-    for shape in DECODE_SHAPES if decode else ():
+    for shape in DECODE_SHAPES if "decode" in sections else ():
         if time.perf_counter() - began > budget_s:
             recorder.record["stopped"] = f"budget of {budget_s} s spent before decode {shape}"
             break
@@ -486,16 +692,20 @@ def run(out: Path, seq_lens: tuple[int, ...], budget_s: float, peers: tuple[str,
                 f"({row['fraction_of_copy']:.0%} of copy) err {row['max_abs_error']:.1e}"
                 if "us" in row else row.get("error", "?")), flush=True)
         torch.cuda.empty_cache()
-    recorder.record["summary"] = summary(recorder.record["forward"])
+    recorder.record["summary"] = summary(recorder.record["forward"],
+                                         recorder.record["backward"], recorder.record["mla"])
     recorder.record["seconds"] = time.perf_counter() - began
     recorder.write()
 
 
-def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def summary(rows: list[dict[str, Any]], backward: list[dict[str, Any]] = (),
+            mla: list[dict[str, Any]] = ()) -> dict[str, Any]:
     """fwd_d128_vs_cudnn: the lowest ratio to cuDNN of tilec's own forward over S >= 4096,
     causal and not; tilelang_example_vs_tilelang: TileLang's example through tilec at its
     main() configuration over TileLang 0.1.15's own time for it (S 4096, the lower of causal
-    and not; TileLang's numbers from TILELANG_BASELINE, not this run)."""
+    and not; TileLang's numbers from TILELANG_BASELINE, not this run); bwd_vs_sdpa: the
+    lowest ratio of tilec's backward to the faster SDPA backward over S >= 4096, causal and
+    not; mla_decode_fraction_of_copy: the lowest of tilec's MLA decode."""
     own = [r["ratio_to_cudnn"] for r in rows if r["impl"] == OWN_FORWARD and r["dim"] == DIM
            and r["seq_len"] >= 4096 and "ratio_to_cudnn" in r and r.get("passed")]
     other_dims = {f"fwd_d{dim}_vs_cudnn": min((r["ratio_to_cudnn"] for r in rows
@@ -505,7 +715,13 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     example = {r["causal"]: r["tflops"] / TILELANG_MAIN_CONFIG_TFLOPS[r["causal"]]
                for r in rows if r["impl"] == EXAMPLE_MAIN and r["seq_len"] == 4096
                and r.get("passed")}
+    bwd = [r["ratio_to_sdpa"] for r in backward if r["impl"] == OWN_BACKWARD
+           and r["seq_len"] >= 4096 and "ratio_to_sdpa" in r and r.get("passed")]
+    mla_fractions = [r["fraction_of_copy"] for r in mla if r["impl"] == OWN_MLA
+                     and "fraction_of_copy" in r and r.get("passed")]
     return {"fwd_d128_vs_cudnn": min(own) if own else None, **other_dims,
+            "bwd_vs_sdpa": min(bwd) if bwd else None,
+            "mla_decode_fraction_of_copy": min(mla_fractions) if mla_fractions else None,
             "tilelang_example_vs_tilelang": min(example.values()) if len(example) == 2 else None,
             "tilelang_baseline": TILELANG_BASELINE}
 
@@ -525,21 +741,30 @@ def main() -> None:
     run_parser.add_argument("--no-triton", action="store_true")
     run_parser.add_argument("--no-peers", action="store_true",
                             help="tilec's kernels only (no SDPA, no Triton)")
-    run_parser.add_argument("--no-decode", action="store_true")
     run_parser.add_argument("--no-head-dims", action="store_true",
                             help=f"leave out d {sorted(HEAD_DIM_CONFIGS)} (S {HEAD_DIM_SEQ})")
     run_parser.add_argument("--ablations", action="store_true",
                             help=f"also tilec's forward at ABLATIONS (S {ABLATION_SEQ})")
     for p in (build_parser, run_parser):
         p.add_argument("--seq-lens", type=lambda s: tuple(int(x) for x in s.split(",")),
-                       default=SEQ_LENS)
+                       default=SEQ_LENS, help="the forward's sequence lengths")
+        p.add_argument("--sections", type=_sections, default=SECTIONS,
+                       help=f"comma-separated, of {','.join(SECTIONS)} (default: all)")
     args = parser.parse_args()
     if args.command == "build":
-        build(args.cache_dir, args.examples, args.seq_lens)
+        build(args.cache_dir, args.examples, args.seq_lens, args.sections)
     else:
         peers = () if args.no_peers else ("sdpa",) if args.no_triton else ("sdpa", "triton")
-        run(args.out, args.seq_lens, args.budget, peers, args.ablations, not args.no_decode,
-            not args.no_head_dims)
+        run(args.out, args.seq_lens, args.budget, peers, args.ablations, not args.no_head_dims,
+            args.sections)
+
+
+def _sections(text: str) -> tuple[str, ...]:
+    sections = tuple(text.split(","))
+    unknown = [s for s in sections if s not in SECTIONS]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown sections {unknown}; known: {SECTIONS}")
+    return sections
 
 
 if __name__ == "__main__":

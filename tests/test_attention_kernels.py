@@ -27,6 +27,8 @@ def _example(name: str):
 flash_fwd = _example("flash_fwd")
 flash_decode = _example("flash_decode")
 flash_fwd_varlen = _example("flash_fwd_varlen")
+flash_bwd = _example("flash_bwd")
+mla_decode = _example("mla_decode")
 
 
 @pytest.mark.parametrize(("dtype", "dim", "causal", "heads_kv", "seq"), [
@@ -45,10 +47,90 @@ def test_flash_fwd_matches_float32(dtype, dim, causal, heads_kv, seq, tmp_path,
     k = torch.randn(batch, seq, heads_kv, dim).to(torch_dtype)
     v = torch.randn(batch, seq, heads_kv, dim).to(torch_dtype)
     kernel = flash_fwd.flash_fwd(batch, heads, seq, dim, causal, heads_kv, dtype, **SMALL_TILE)
-    out = kernel.get_profiler().run_poisoned(q, k, v)
+    out, lse = kernel.get_profiler().run_poisoned(q, k, v)
     expected = flash_fwd.reference(q, k, v, causal)
     tolerance = 2e-2 if dtype == "bfloat16" else 4e-3
     assert (out.float() - expected).abs().max().item() < tolerance
+    assert (lse - _lse_base2(q, k, causal)).abs().max().item() < 1e-3
+
+
+def _lse_base2(q: torch.Tensor, k: torch.Tensor, causal: bool) -> torch.Tensor:
+    """log2 of each row's sum of exp(score / sqrt(d)), float32, [batch, heads, seq]."""
+    groups = q.shape[2] // k.shape[2]
+    qf = q.float().transpose(1, 2)
+    kf = k.float().transpose(1, 2).repeat_interleave(groups, dim=1)
+    scores = qf @ kf.transpose(-1, -2) / q.shape[-1] ** 0.5
+    if causal:
+        keep = torch.ones(q.shape[1], q.shape[1], dtype=torch.bool).tril()
+        scores = scores.masked_fill(~keep, float("-inf"))
+    return scores.logsumexp(-1) / torch.log(torch.tensor(2.0))
+
+
+@pytest.mark.parametrize(("dtype", "dim", "causal", "seq", "tiles"), [
+    ("float16", 64, False, 128, {"block_M": 64, "block_N": 32, "threads": 128}),
+    ("float16", 64, True, 96, {"block_M": 64, "block_N": 32, "threads": 128}),
+    # ragged: the last key block and query tile run past the sequence's end
+    ("bfloat16", 64, True, 77, {"block_M": 32, "block_N": 64, "threads": 128}),
+    ("float16", 128, False, 50, {"block_M": 64, "block_N": 32, "threads": 128}),
+])
+def test_flash_bwd_matches_float32_autograd(dtype, dim, causal, seq, tiles, tmp_path,
+                                            monkeypatch) -> None:
+    """dQ, dK, dV of the three backward kernels against autograd through float32 attention,
+    each kernel's outputs poisoned, O and LSE from flash_fwd."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    torch.manual_seed(11)
+    batch, heads = 2, 2
+    torch_dtype = getattr(torch, dtype)
+    q, k, v, do = (torch.randn(batch, seq, heads, dim).to(torch_dtype) for _ in range(4))
+    o, lse = flash_fwd.flash_fwd(batch, heads, seq, dim, causal, dtype=dtype,
+                                 **SMALL_TILE).get_profiler().run_poisoned(q, k, v)
+    delta = flash_bwd.flash_bwd_preprocess(batch, heads, seq, dim, dtype).get_profiler() \
+        .run_poisoned(o, do)
+    assert (delta - (o.float() * do.float()).sum(-1).transpose(1, 2)).abs().max() < 1e-3
+    dq_accum = torch.zeros(q.shape, dtype=torch.float32)
+    main = flash_bwd.flash_bwd(batch, heads, seq, dim, causal, dtype, **tiles)
+    dk, dv = main.get_profiler().run_poisoned(q, k, v, do, lse, delta, dq_accum)
+    dq_accum.zero_()  # run_poisoned ran it twice
+    main(q, k, v, do, lse, delta, dq_accum)
+    dq = flash_bwd.flash_bwd_postprocess(batch, heads, seq, dim, dtype).get_profiler() \
+        .run_poisoned(dq_accum)
+    tolerance = 2e-2 if dtype == "bfloat16" else 4e-3
+    for got, want in zip((dq, dk, dv), flash_bwd.reference(q, k, v, do, causal), strict=True):
+        assert got.dtype == torch_dtype
+        assert (got.float() - want).abs().max().item() < tolerance * want.abs().max().item()
+
+
+def test_attention_backward_runs_the_three_kernels(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    torch.manual_seed(12)
+    q, k, v, do = (torch.randn(1, 64, 2, 64).half() for _ in range(4))
+    o, lse = flash_fwd.flash_fwd(1, 2, 64, 64, True, **SMALL_TILE)(q, k, v)
+    grads = flash_bwd.attention_backward(q, k, v, o, do, lse, True, block_M=64, block_N=32,
+                                         threads=128)
+    for got, want in zip(grads, flash_bwd.reference(q, k, v, do, True), strict=True):
+        assert (got.float() - want).abs().max().item() < 4e-3 * want.abs().max().item()
+
+
+@pytest.mark.parametrize("num_split", [1, 3])
+def test_mla_decode_matches_float32_on_a_paged_cache(num_split, tmp_path, monkeypatch) -> None:
+    """Pages in a random order; lengths ending inside a page, on a page's end, within the first
+    page and filling the cache (with 3 splits the 1-page sequence leaves two splits empty)."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    torch.manual_seed(13)
+    batch, heads, max_len, page = 4, 64, 256, 64
+    kv, table = mla_decode.paged_cache(batch, max_len, page, "cpu")
+    q = torch.randn(batch, heads, mla_decode.LATENT + mla_decode.ROPE).half()
+    lengths = torch.tensor([150, 128, 9, 256], dtype=torch.int32)
+    kernel = mla_decode.mla_decode(batch, heads, kv.shape[0], table.shape[1], page, num_split,
+                                   num_stages=2)
+    out = kernel.get_profiler().run_poisoned(q, kv, table, lengths)
+    expected = mla_decode.reference(q, kv, table, lengths)
+    assert (out.float() - expected).abs().max().item() < 4e-3
+
+
+def test_mla_decode_rejects_a_head_count_off_its_tiles() -> None:
+    with pytest.raises(ValueError, match="multiple of block_H"):
+        mla_decode.mla_decode(1, 96, 4, 4)
 
 
 def test_benchmark_summary_takes_the_lowest_ratio() -> None:

@@ -6,6 +6,8 @@ Layout [batch, seq, heads, dim] (bshd). `heads_kv` below `heads` is grouped-quer
 j > query i and stops each block's loop at its diagonal, so the blocks above it are never
 loaded. The softmax is online and in base 2: the running row maximum and sum live beside the
 output accumulator, and the 1/sqrt(d) scale is folded into the exp2's argument with log2(e).
+Beside O it writes each row's log-sum-exp in base 2 of the scaled scores, LSE [batch, heads,
+seq] (float32): the backward (flash_bwd.py) rebuilds P as exp2(S * scale - LSE) from it.
 
 Runs on the GPU when there is one, else on the CPU target, and checks against torch.
 """
@@ -20,7 +22,7 @@ import tilec.language as T
 LOG2E = 1.4426950408889634
 
 
-@tilelang.jit(out_idx=[3], pass_configs={tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True})
+@tilelang.jit(out_idx=[3, 4], pass_configs={tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True})
 def flash_fwd(batch, heads, seq_len, dim, is_causal, heads_kv=None, dtype="float16",
               block_M=128, block_N=128, num_stages=2, threads=256):
     heads_kv = heads_kv or heads
@@ -33,7 +35,8 @@ def flash_fwd(batch, heads, seq_len, dim, is_causal, heads_kv=None, dtype="float
 
     @T.prim_func
     def main(Q: T.Tensor(q_shape, dtype), K: T.Tensor(kv_shape, dtype),
-             V: T.Tensor(kv_shape, dtype), Output: T.Tensor(q_shape, dtype)):
+             V: T.Tensor(kv_shape, dtype), Output: T.Tensor(q_shape, dtype),
+             LSE: T.Tensor([batch, heads, seq_len], accum)):
         with T.Kernel(T.ceildiv(seq_len, block_M), heads, batch, threads=threads) as (bx, by, bz):
             Q_shared = T.alloc_shared([block_M, dim], dtype)
             K_shared = T.alloc_shared([block_N, dim], dtype)
@@ -93,6 +96,9 @@ def flash_fwd(batch, heads, seq_len, dim, is_causal, heads_kv=None, dtype="float
                 acc_o[i, j] /= row_sum[i]
             T.copy(acc_o, O_shared)
             T.copy(O_shared, Output[bz, bx * block_M:(bx + 1) * block_M, by, :])
+            for i in T.Parallel(block_M):
+                row_sum[i] = T.log2(row_sum[i]) + row_max[i] * scale
+            T.copy(row_sum, LSE[bz, by, bx * block_M:(bx + 1) * block_M])
 
     return main
 
@@ -120,7 +126,7 @@ def main() -> None:
         k = torch.randn(batch, seq, heads_kv, dim, device=device, dtype=torch.float16)
         v = torch.randn(batch, seq, heads_kv, dim, device=device, dtype=torch.float16)
         kernel = flash_fwd(batch, heads, seq, dim, is_causal, heads_kv, **tiles)
-        out = kernel(q, k, v)
+        out, _ = kernel(q, k, v)
         error = (out.float() - reference(q, k, v, is_causal)).abs().max().item()
         print(f"flash_fwd causal={is_causal} {batch}x{seq}x{heads}/{heads_kv}x{dim} on {device}: "
               f"max abs error {error:.2e}")

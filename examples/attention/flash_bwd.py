@@ -1,0 +1,202 @@
+"""FlashAttention backward as tile programs: dQ, dK, dV of O = softmax(Q K^T / sqrt(d)) V from
+dO, given the forward's O and its base-2 log-sum-exp LSE (flash_fwd.py writes both).
+
+Three kernels, layout [batch, seq, heads, dim] (bshd):
+1. `flash_bwd_preprocess`: Delta[b, h, i] = sum_d O[i, d] * dO[i, d] (float32), the row term
+   of softmax's derivative: dS = P * (dP - Delta).
+2. `flash_bwd`: one block per `block_M` keys of one head holds K and V in shared memory and
+   its dK, dV accumulators in registers, and walks the query tiles (`block_N` rows): it
+   rebuilds P^T = exp2(K Q^T * scale - LSE) (keys as rows, so P^T and dS^T are the A operands
+   of dV += P^T dO and dK += dS^T Q straight from registers), dP^T = V dO^T, and adds its part
+   of dQ = dS K into a float32 dQ accumulator with atomics (every key block adds to every
+   query row it sees; the caller zeroes it). Causal: a key block starts at the query tile
+   holding its first key and masks only the tiles crossing the diagonal.
+3. `flash_bwd_postprocess`: dQ = dQ_accum * 1/sqrt(d) in the input dtype.
+The 1/sqrt(d) of dS is applied once, to dK at the end and to dQ in the postprocess, not per
+element of every tile. `attention_backward` runs the three.
+
+Runs on the GPU when there is one, else on the CPU target, and checks against torch autograd
+in float32.
+"""
+
+import math
+
+import torch
+
+import tilec as tilelang
+import tilec.language as T
+
+LOG2E = 1.4426950408889634
+FAST_MATH = {tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True}
+
+
+@tilelang.jit(out_idx=[2], pass_configs=FAST_MATH)
+def flash_bwd_preprocess(batch, heads, seq_len, dim, dtype="float16", block=32, threads=128):
+    shape = [batch, seq_len, heads, dim]
+    accum = "float32"
+
+    @T.prim_func
+    def main(Output: T.Tensor(shape, dtype), dO: T.Tensor(shape, dtype),  # noqa: N803
+             Delta: T.Tensor([batch, heads, seq_len], accum)):  # noqa: N803
+        with T.Kernel(T.ceildiv(seq_len, block), heads, batch, threads=threads) as (bx, by, bz):
+            o = T.alloc_fragment([block, dim], dtype)
+            do = T.alloc_fragment([block, dim], dtype)
+            product = T.alloc_fragment([block, dim], accum)
+            delta = T.alloc_fragment([block], accum)
+            T.copy(Output[bz, bx * block:(bx + 1) * block, by, :], o)
+            T.copy(dO[bz, bx * block:(bx + 1) * block, by, :], do)
+            for i, j in T.Parallel(block, dim):
+                product[i, j] = o[i, j] * do[i, j]
+            T.reduce_sum(product, delta, dim=1)
+            T.copy(delta, Delta[bz, by, bx * block:(bx + 1) * block])
+
+    return main
+
+
+@tilelang.jit(out_idx=[7, 8], pass_configs=FAST_MATH)
+def flash_bwd(batch, heads, seq_len, dim, is_causal, dtype="float16", block_M=128, block_N=64,
+              num_stages=2, threads=256):
+    scale = LOG2E / math.sqrt(dim)
+    shape = [batch, seq_len, heads, dim]
+    row_shape = [batch, heads, seq_len]
+    accum = "float32"
+    ragged = seq_len % block_N != 0 or seq_len % block_M != 0
+
+    @T.prim_func
+    def main(Q: T.Tensor(shape, dtype), K: T.Tensor(shape, dtype),  # noqa: N803
+             V: T.Tensor(shape, dtype), dO: T.Tensor(shape, dtype),  # noqa: N803
+             LSE: T.Tensor(row_shape, accum), Delta: T.Tensor(row_shape, accum),  # noqa: N803
+             dQ_accum: T.Tensor(shape, accum), dK: T.Tensor(shape, dtype),  # noqa: N803
+             dV: T.Tensor(shape, dtype)):  # noqa: N803
+        with T.Kernel(T.ceildiv(seq_len, block_M), heads, batch, threads=threads) as (bx, by, bz):
+            K_shared = T.alloc_shared([block_M, dim], dtype)
+            V_shared = T.alloc_shared([block_M, dim], dtype)
+            q_shared = T.alloc_shared([block_N, dim], dtype)
+            do_shared = T.alloc_shared([block_N, dim], dtype)
+            lse_shared = T.alloc_shared([block_N], accum)
+            delta_shared = T.alloc_shared([block_N], accum)
+            dsT_shared = T.alloc_shared([block_M, block_N], dtype)
+            dk_shared = T.alloc_shared([block_M, dim], dtype)
+            dv_shared = T.alloc_shared([block_M, dim], dtype)
+            pT = T.alloc_fragment([block_M, block_N], accum)
+            dpT = T.alloc_fragment([block_M, block_N], accum)
+            pT_cast = T.alloc_fragment([block_M, block_N], dtype)
+            dsT_cast = T.alloc_fragment([block_M, block_N], dtype)
+            dq = T.alloc_fragment([block_N, dim], accum)
+            dk = T.alloc_fragment([block_M, dim], accum)
+            dv = T.alloc_fragment([block_M, dim], accum)
+
+            T.copy(K[bz, bx * block_M:(bx + 1) * block_M, by, :], K_shared)
+            T.copy(V[bz, bx * block_M:(bx + 1) * block_M, by, :], V_shared)
+            T.clear(dk)
+            T.clear(dv)
+            first_tile = T.floordiv(bx * block_M, block_N) if is_causal else 0
+            for k in T.Pipelined(first_tile, T.ceildiv(seq_len, block_N),
+                                 num_stages=num_stages):
+                T.copy(Q[bz, k * block_N:(k + 1) * block_N, by, :], q_shared)
+                T.copy(LSE[bz, by, k * block_N:(k + 1) * block_N], lse_shared)
+                T.gemm(K_shared, q_shared, pT, transpose_B=True, clear_accum=True,
+                       policy=T.GemmWarpPolicy.FullRow)
+                for i, j in T.Parallel(block_M, block_N):
+                    pT[i, j] = T.exp2(pT[i, j] * scale - lse_shared[j])
+                # key i sees query j when i <= j: only tiles crossing the diagonal are masked
+                if is_causal:
+                    if k * block_N < (bx + 1) * block_M:
+                        for i, j in T.Parallel(block_M, block_N):
+                            pT[i, j] = T.if_then_else(bx * block_M + i <= k * block_N + j,
+                                                      pT[i, j], 0)
+                # past the sequence's end the rows read as zeros and LSE as garbage
+                if ragged:
+                    for i, j in T.Parallel(block_M, block_N):
+                        pT[i, j] = T.if_then_else(
+                            (bx * block_M + i < seq_len) & (k * block_N + j < seq_len),
+                            pT[i, j], 0)
+                T.copy(dO[bz, k * block_N:(k + 1) * block_N, by, :], do_shared)
+                T.copy(Delta[bz, by, k * block_N:(k + 1) * block_N], delta_shared)
+                T.gemm(V_shared, do_shared, dpT, transpose_B=True, clear_accum=True,
+                       policy=T.GemmWarpPolicy.FullRow)
+                T.copy(pT, pT_cast)
+                T.gemm(pT_cast, do_shared, dv, policy=T.GemmWarpPolicy.FullRow)
+                for i, j in T.Parallel(block_M, block_N):
+                    dsT_cast[i, j] = pT[i, j] * (dpT[i, j] - delta_shared[j])
+                T.gemm(dsT_cast, q_shared, dk, policy=T.GemmWarpPolicy.FullRow)
+                T.copy(dsT_cast, dsT_shared)
+                T.gemm(dsT_shared, K_shared, dq, transpose_A=True, clear_accum=True)
+                for i, j in T.Parallel(block_N, dim):
+                    if k * block_N + i < seq_len:
+                        T.atomic_add(dQ_accum[bz, k * block_N + i, by, j], dq[i, j])
+
+            for i, j in T.Parallel(block_M, dim):
+                dk[i, j] *= 1.0 / math.sqrt(dim)
+            T.copy(dk, dk_shared)
+            T.copy(dv, dv_shared)
+            T.copy(dk_shared, dK[bz, bx * block_M:(bx + 1) * block_M, by, :])
+            T.copy(dv_shared, dV[bz, bx * block_M:(bx + 1) * block_M, by, :])
+
+    return main
+
+
+@tilelang.jit(out_idx=[1], pass_configs=FAST_MATH)
+def flash_bwd_postprocess(batch, heads, seq_len, dim, dtype="float16", block=64, threads=128):
+    shape = [batch, seq_len, heads, dim]
+    sm_scale = 1.0 / math.sqrt(dim)
+
+    @T.prim_func
+    def main(dQ_accum: T.Tensor(shape, "float32"), dQ: T.Tensor(shape, dtype)):  # noqa: N803
+        with T.Kernel(T.ceildiv(seq_len, block), heads, batch, threads=threads) as (bx, by, bz):
+            for i, j in T.Parallel(block, dim):
+                if bx * block + i < seq_len:
+                    dQ[bz, bx * block + i, by, j] = dQ_accum[bz, bx * block + i, by, j] * sm_scale
+
+    return main
+
+
+def attention_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor,
+                       do: torch.Tensor, lse: torch.Tensor, is_causal: bool,
+                       **tiles) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """dQ, dK, dV (bshd, the inputs' dtype) from the forward's O and LSE and the gradient dO."""
+    batch, seq_len, heads, dim = q.shape
+    dtype = str(q.dtype).removeprefix("torch.")
+    delta = flash_bwd_preprocess(batch, heads, seq_len, dim, dtype)(o, do)
+    dq_accum = torch.zeros(q.shape, dtype=torch.float32, device=q.device)
+    dk, dv = flash_bwd(batch, heads, seq_len, dim, is_causal, dtype, **tiles)(
+        q, k, v, do, lse, delta, dq_accum)
+    return flash_bwd_postprocess(batch, heads, seq_len, dim, dtype)(dq_accum), dk, dv
+
+
+def reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, do: torch.Tensor,
+              is_causal: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """dQ, dK, dV by torch autograd through attention in float32 (bshd)."""
+    q, k, v = (t.detach().float().requires_grad_() for t in (q, k, v))
+    scores = torch.einsum("bqhd,bkhd->bhqk", q, k) / math.sqrt(q.shape[-1])
+    if is_causal:
+        seq = q.shape[1]
+        mask = torch.ones(seq, seq, dtype=torch.bool, device=q.device).tril()
+        scores = scores.masked_fill(~mask, float("-inf"))
+    out = torch.einsum("bhqk,bkhd->bqhd", scores.softmax(-1), v)
+    out.backward(do.float())
+    return q.grad, k.grad, v.grad
+
+
+def main() -> None:
+    import flash_fwd
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    batch, heads, seq, dim = (4, 16, 2048, 128) if device == "cuda" else (1, 2, 96, 64)
+    fwd_tiles = {} if device == "cuda" else {"block_M": 64, "block_N": 32, "threads": 128}
+    bwd_tiles = {} if device == "cuda" else {"block_M": 64, "block_N": 32, "threads": 128}
+    for is_causal in (False, True):
+        q, k, v, do = (torch.randn(batch, seq, heads, dim, device=device, dtype=torch.float16)
+                       for _ in range(4))
+        o, lse = flash_fwd.flash_fwd(batch, heads, seq, dim, is_causal, **fwd_tiles)(q, k, v)
+        grads = attention_backward(q, k, v, o, do, lse, is_causal, **bwd_tiles)
+        for name, got, want in zip("qkv", grads, reference(q, k, v, do, is_causal),
+                                   strict=True):
+            error = (got.float() - want).abs().max().item() / want.abs().max().item()
+            print(f"flash_bwd d{name} causal={is_causal} {batch}x{seq}x{heads}x{dim} on {device}:"
+                  f" max error {error:.2e} of the largest")
+            assert error < 1e-2, "result differs from torch"
+
+
+if __name__ == "__main__":
+    main()
