@@ -45,6 +45,19 @@ def test_postproc_callbacks_import_but_refuse_to_register() -> None:
     assert not hasattr(tilelang.engine, "lower")
 
 
+def test_iket_imports_but_refuses_to_instrument() -> None:
+    from tilec.tools.cuda import iket
+
+    with pytest.raises(TilecError, match="tilec cannot instrument kernels with IKET") as raised:
+        with iket.session(output_dir="/tmp/unused"):  # marker: iket session
+            pass
+    _assert_raised_here(raised.value, "marker: iket session")
+    with pytest.raises(TilecError, match=r"iket\.mark: "):
+        iket.mark("before_store")
+    with pytest.raises(AttributeError, match="no attribute 'not_an_iket_name'"):
+        iket.not_an_iket_name  # noqa: B018
+
+
 def test_env_cache_dir_is_tilecs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     assert tilelang.env.TILELANG_CACHE_DIR == str(tmp_path)

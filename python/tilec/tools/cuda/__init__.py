@@ -1,0 +1,1 @@
+"""TileLang's CUDA-only tools (`tilelang.tools.cuda`): IKET instrumentation (`iket`)."""
