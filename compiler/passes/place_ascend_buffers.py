@@ -8,7 +8,11 @@ Unified Buffer (UB). A tile buffer's uses decide where it lives, written on its 
   "A1" / "B1"  a shared buffer that is operand A / B of a tile.gemm (L1; the emitter stages
                each gemm's operands through L0A / L0B itself)
   "CO1"        a gemm's accumulator (L0C): cleared by tile.fill, accumulated by tile.gemm,
-               written out by a tile.copy to global memory (the Fixpipe)
+               written out by a tile.copy to global memory (the Fixpipe). One the vector unit
+               reads after its last gemm (an epilogue: bias, activation, a row reduction)
+               also gets `tile.ascend_through_gm`: the emitter moves it to UB through a
+               per-core global workspace (Fixpipe out, DataCopy in), since the 910B's L0C has
+               no path to UB
   "FIX"        a fragment that only holds an accumulator converted to another type (a
                T.Parallel of `F[i, j] = cast(C[i, j])`, as T.copy of an f32 accumulator into
                an f16 tensor makes) and is then copied to global memory: the Fixpipe converts
@@ -18,7 +22,7 @@ Unified Buffer (UB). A tile buffer's uses decide where it lives, written on its 
   "VECCALC"    every other buffer (UB), for copies, T.Parallel bodies and reductions
 
 What one memory cannot do is an error at the op: a gemm operand the vector unit also reads,
-an accumulator read by anything but its copy out (the vector unit does not see L0C).
+an accumulator the vector unit reads before a gemm accumulates into it again.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from tilec.compiler.passes._ir_walk import as_operation, copy_parts, op_error, s
 
 POSITION_ATTR = "tile.ascend_position"
 FIXPIPE_ATTR = "tile.ascend_fixpipe"
+THROUGH_GM_ATTR = "tile.ascend_through_gm"
 GEMM_ROLES = ("A1", "B1", "CO1")
 CONVERSIONS = ("arith.truncf", "arith.extf")
 
@@ -67,6 +72,9 @@ def _fixpipe_conversions(module: ir.Module) -> dict:
         if not any(as_operation(u.owner).name == "tile.gemm" and u.operand_number == 2
                    for u in source.uses):
             continue
+        if any(as_operation(u.owner).name not in ("tile.gemm", "tile.fill")
+               and as_operation(u.owner).parent != op for u in source.uses):
+            continue  # the vector unit reads the accumulator elsewhere: it goes to UB
         users = [(as_operation(u.owner), u.operand_number) for u in target.uses]
         if all(user.parent == op or (user.name == "tile.copy" and number == 0
                                      and scope(copy_parts(user)[3]) == "global")
@@ -78,6 +86,27 @@ def _fixpipe_conversions(module: ir.Module) -> dict:
 def _role_users(alloc: ir.Operation) -> list[tuple[ir.Operation, int]]:
     """Every (op, operand number) using the buffer `alloc` makes."""
     return [(as_operation(use.owner), use.operand_number) for use in alloc.result.uses]
+
+
+def _statement_of(op: ir.Operation) -> tuple[ir.Operation, int]:
+    """The statement of the kernel body that holds `op`, and its place there."""
+    while op.parent is not None and op.parent.name != "tile.kernel":
+        op = as_operation(op.parent)
+    block = op.parent.regions[0].blocks[0]
+    return op, [as_operation(child) for child in block.operations].index(op)
+
+
+def _after_every_gemm(alloc: ir.Operation, reads: list[ir.Operation]) -> None:
+    """The vector unit reads an accumulator only once no gemm accumulates into it again."""
+    gemms = [as_operation(use.owner) for use in alloc.result.uses
+             if as_operation(use.owner).name == "tile.gemm"]
+    last = max(_statement_of(gemm)[1] for gemm in gemms)
+    for read in reads:
+        _, place = _statement_of(read)
+        if place <= last:
+            raise op_error(read, f"{read.name} uses a gemm accumulator that a later tile.gemm "
+                                 "accumulates into; on Ascend it lives in L0C, which the vector "
+                                 "unit reads only after the last gemm (through global memory)")
 
 
 def _position(alloc: ir.Operation, conversions: dict) -> str:
@@ -93,23 +122,27 @@ def _position(alloc: ir.Operation, conversions: dict) -> str:
         raise op_error(alloc, "a buffer is two operands of tile.gemm at once; the ascend target "
                               "keeps A, B and the accumulator in separate memories")
     role = roles.pop()
+    vector_reads = []
     for user, number in users:
         if user.name == "tile.gemm":
             continue
         if role == "CO1":
-            if user.name == "tile.fill" or (user.name == "tile.copy" and number == 0):
-                continue
+            copied_out = (user.name == "tile.copy" and number == 0
+                          and scope(copy_parts(user)[3]) == "global")
             parallel = user.parent
             while parallel is not None and parallel.name != "tile.parallel":
                 parallel = parallel.parent
-            if parallel is not None and FIXPIPE_ATTR in parallel.attributes:
-                continue
-            raise op_error(user, f"{user.name} uses a gemm accumulator; on Ascend it lives in "
-                                 "L0C, which only the Fixpipe copy to global memory reads")
+            converted = parallel is not None and FIXPIPE_ATTR in parallel.attributes
+            if not (user.name == "tile.fill" or copied_out or converted):
+                vector_reads.append(user)
+            continue
         if user.name == "tile.copy" and number > 0:  # written by a copy from global memory
             continue
         raise op_error(user, f"{user.name} uses a gemm operand; on Ascend it lives in L1, which "
                              "the vector unit does not read")
+    if vector_reads:
+        _after_every_gemm(alloc, vector_reads)
+        alloc.attributes[THROUGH_GM_ATTR] = ir.UnitAttr.get()
     return role
 
 

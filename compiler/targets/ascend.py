@@ -13,6 +13,10 @@ Stages ("tile" is the frontend's IR):
                - tile.copy: DataCopy GM <-> UB (contiguous or 32-byte-block rows), GM -> L1 in
                  the cube's NZ layout (Nd2NzParams), L0C -> GM by Fixpipe (converting f32
                  to the tensor's type on the way)
+               - an accumulator the vector unit reads (an epilogue): L0C -> the core's GM
+                 workspace (Fixpipe) -> UB (DataCopy) after its last gemm (the 910B has no
+                 L0C -> UB path); the kernel takes `GM_ADDR workspace` last, f32 elements
+                 per block: launch["workspace_elements"]
                - tile.gemm (Cube unit): L1 -> L0A / L0B by LoadData through TQue queues
                  (a transposed operand flips its load), Mmad into L0C, initialized by the
                  first step after a tile.fill of zero or with clear_accum
@@ -54,8 +58,13 @@ from tilec.compiler.passes._ir_walk import (
     copy_parts,
     op_error,
     scope,
+    walk,
 )
-from tilec.compiler.passes.place_ascend_buffers import FIXPIPE_ATTR, POSITION_ATTR
+from tilec.compiler.passes.place_ascend_buffers import (
+    FIXPIPE_ATTR,
+    POSITION_ATTR,
+    THROUGH_GM_ATTR,
+)
 from tilec.compiler.pipeline import CompileOptions, Stage, run_pass_pipeline, tile_passes
 from tilec.compiler.targets.cuda import kernel_abi
 from tilec.compiler.targets.description import ASCEND_DESCRIPTIONS, DEFAULT_ASCEND_CHIP
@@ -135,6 +144,9 @@ class Emitter:
     accumulators: dict = field(default_factory=dict)  # CO1 buffer name -> init flag name
     used: dict = field(default_factory=lambda: dict.fromkeys(MEMORIES.values(), 0))  # bytes
     converted: dict = field(default_factory=dict)  # "FIX" fragment -> its accumulator
+    workspace: dict = field(default_factory=dict)  # through-GM accumulator -> its offset
+    workspace_elements: int = 0  # per AI core
+    mirrors: dict = field(default_factory=dict)  # through-GM accumulator -> its UB Buffer
 
     def fresh(self, prefix: str) -> str:
         self.counter += 1
@@ -230,6 +242,17 @@ class Emitter:
                 self.names[arguments[number]] = f"s{number}"
             else:
                 params.append(f"int64_t {dims[(slot[1], slot[2])]}")
+        through = [op for op in walk(func) if op.name == "tile.alloc"
+                   and THROUGH_GM_ATTR in op.attributes]
+        if through:  # accumulators the vector unit reads travel L0C -> GM -> UB
+            params.append("GM_ADDR workspace")
+            for alloc in through:
+                self.workspace[alloc.result] = self.workspace_elements
+                self.workspace_elements += math.prod(ir.MemRefType(alloc.result.type).shape)
+            self.declarations += [
+                "GlobalTensor<float> ws;",
+                f"ws.SetGlobalBuffer(reinterpret_cast<__gm__ float *>(workspace) + "
+                f"GetBlockIdx() * {self.workspace_elements}, {self.workspace_elements});"]
         for number, argument in enumerate(arguments):
             if not isinstance(argument.type, ir.MemRefType):
                 continue
@@ -255,6 +278,8 @@ class Emitter:
 
     def statement(self, op: ir.Operation) -> None:
         name = op.name
+        if self.mirrors and name in ("tile.parallel", "tile.reduce", "tile.copy"):
+            self.to_vector_unit(op)
         handler = STATEMENTS.get(name)
         if handler is not None:
             handler(self, op)
@@ -330,6 +355,35 @@ class Emitter:
             self.scf_while(op)
         else:
             raise op_error(op, f"the ascend target has no lowering for {name}")
+
+    def to_vector_unit(self, op: ir.Operation) -> None:
+        """Before the vector unit's first use of an accumulator: L0C -> the core's workspace
+        (Fixpipe) -> its UB copy (DataCopy), which every later op then uses."""
+        if FIXPIPE_ATTR in op.attributes:
+            return
+        if op.name == "tile.copy":
+            src, _, _, dst, _, _ = copy_parts(op)
+            if scope(dst) == "global":  # the copy out reads L0C itself (Fixpipe)
+                return
+            values = [src, dst]
+        else:
+            values = list(op.operands) + [v for child in walk(op) for v in child.operands]
+        for value in values:
+            if value not in self.mirrors or self.buffers[value] is self.mirrors[value]:
+                continue
+            buffer, mirror = self.buffers[value], self.mirrors[value]
+            rows, columns = buffer.shape
+            offset = self.workspace[value]
+            self.line(f"{buffer.name}_que.EnQue({buffer.name});  // L0C -> GM -> UB: the "
+                      "vector unit reads it")
+            self.line(f"{buffer.name} = {buffer.name}_que.DeQue<float>();")
+            self.line(f"Fixpipe(ws[{offset}], {buffer.name}, FixpipeParamsV220{{{columns}, "
+                      f"{rows}, {_round16(rows)}, {columns}}});")
+            self.line("SetFlag<HardEvent::FIX_MTE2>(EVENT_ID0);")
+            self.line("WaitFlag<HardEvent::FIX_MTE2>(EVENT_ID0);")
+            self.line(f"DataCopy({mirror.name}, ws[{offset}], {mirror.count});")
+            self.pipe = "MTE2"
+            self.buffers[value] = mirror
 
     def is_variable(self, memref: ir.Value) -> bool:
         return memref in self.buffers and self.buffers[memref].position == "SCALAR"
@@ -420,6 +474,16 @@ class Emitter:
             return
         self.declarations += [f"TQue<TPosition::{position}, {buffer.depth}> {buffer.name}_que;",
                               f"pipe.InitBuffer({buffer.name}_que, {buffer.depth}, {bytes_});"]
+        if op.result in self.workspace:
+            if buffer.element != "float":
+                raise op_error(op, "the ascend target moves f32 accumulators to UB")
+            mirror = Buffer(f"{buffer.name}_ub", "VECCALC", buffer.element, buffer.shape)
+            self.mirrors[op.result] = mirror
+            self.used["UB"] += mirror.count * _bytes(mirror.element)
+            self.declarations += [f"TBuf<TPosition::VECCALC> {mirror.name}_buf;",
+                                  f"pipe.InitBuffer({mirror.name}_buf, {bytes_});",
+                                  f"LocalTensor<float> {mirror.name} = "
+                                  f"{mirror.name}_buf.Get<float>();"]
         if position == "CO1":
             flag = f"{buffer.name}_init"
             self.accumulators[buffer.name] = flag
@@ -877,6 +941,7 @@ def emit_source(module: ir.Module, options: CompileOptions) -> str:
     capacities = {"UB": description.ub_bytes, "L1": description.l1_bytes,
                   "L0A": description.l0a_bytes, "L0B": description.l0b_bytes,
                   "L0C": description.l0c_bytes}
+    options.extra["workspace_elements"] = emitter.workspace_elements
     for memory, used in emitter.used.items():
         if used > capacities[memory]:
             raise CompileError(f"kernel '{name}' keeps {used} bytes in {memory}; an AI core of "
@@ -899,6 +964,7 @@ def finish(product: str, options: CompileOptions, kernel_name: str) -> tuple[byt
         raise CompileError("the ascend target finishes after its 'ascendc' stage")
     launch = {"abi": options.extra.get("abi", []), "abi_version": ABI,
               "entry": ENTRY_PREFIX + kernel_name,
+              "workspace_elements": options.extra.get("workspace_elements", 0),
               "chip": chip_of(options)}
     return product.encode(), "ascendc", launch
 

@@ -58,3 +58,30 @@ func.func @converted_out(%A: memref<64x32xf16>, %B: memref<32x64xf16>, %C: memre
   }
   return
 }
+
+// -----
+
+// An epilogue after the last gemm: the accumulator stays in L0C and is marked to travel to UB
+// through global memory.
+// CHECK-LABEL: func.func @epilogue
+// CHECK: tile.alloc {tile.ascend_position = "CO1", tile.ascend_through_gm} : memref<64x64xf32, "fragment">
+func.func @epilogue(%C: memref<64x64xf32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  tile.kernel grid(%c1) threads [128] {
+  ^bb0(%bx: index):
+    %a = tile.alloc : memref<64x32xf16, "shared">
+    %b = tile.alloc : memref<32x64xf16, "shared">
+    %acc = tile.alloc : memref<64x64xf32, "fragment">
+    tile.gemm %a, %b, %acc : memref<64x32xf16, "shared">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
+    tile.parallel [64, 64] {
+    ^bb0(%i: index, %j: index):
+      %x = memref.load %acc[%i, %j] : memref<64x64xf32, "fragment">
+      %y = arith.maximumf %x, %zero : f32
+      memref.store %y, %acc[%i, %j] : memref<64x64xf32, "fragment">
+    }
+    tile.copy %acc[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf32, "fragment"> to memref<64x64xf32>
+  }
+  return
+}

@@ -36,7 +36,7 @@ using QuePosition = TPosition;
 
 // the hardware pipes events order: scalar, vector, cube, and the memory transfer engines
 enum class HardEvent : int { MTE2_V, V_MTE2, MTE2_MTE3, MTE3_MTE2, MTE3_V, V_MTE3, MTE2_S, S_MTE2,
-                             MTE3_S, S_MTE3, V_S, S_V, MTE2_MTE1, MTE1_M, M_FIX, FIX_S };
+                             MTE3_S, S_MTE3, V_S, S_V, MTE2_MTE1, MTE1_M, M_FIX, FIX_S, FIX_MTE2 };
 enum pipe_t : int { PIPE_S, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_FIX, PIPE_ALL };
 using event_t = int32_t;
 constexpr event_t EVENT_ID0 = 0;
