@@ -37,23 +37,26 @@ def compile_module(
     print_ir_after_all: bool = False,
     fast_math: bool = False,
     disable_tma: bool = False,
+    bounds_check: bool = False,
     observer: PassObserver | None = None,
 ) -> Artifact:
     """Compiles the frontend's module for `target`.
 
     With `stop_after`, stops after that stage: the artifact then holds the texts so far and no
-    binary (binary_kind "none"). The module is changed in place. `fast_math` and `disable_tma`
-    are the CompileOptions the user's pass configs ask for (tilec.transform); `observer` sees
-    every pass and stage (tilec.tools.trace).
+    binary (binary_kind "none"). The module is changed in place. `fast_math`, `disable_tma` and
+    `bounds_check` are the CompileOptions the user's pass configs ask for (tilec.transform);
+    `observer` sees every pass and stage (tilec.tools.trace).
     """
     kernels = _kernel_ops(module)
     if len(kernels) > 1:
         return _compile_kernels(module, params, target, launch or {}, len(kernels),
                                 stop_after=stop_after, print_ir_after_all=print_ir_after_all,
-                                fast_math=fast_math, disable_tma=disable_tma, observer=observer)
+                                fast_math=fast_math, disable_tma=disable_tma,
+                                bounds_check=bounds_check, observer=observer)
     target_module = get_target(target)
     options = CompileOptions(target=target, print_ir_after_all=print_ir_after_all,
-                             fast_math=fast_math, disable_tma=disable_tma, observer=observer)
+                             fast_math=fast_math, disable_tma=disable_tma,
+                             bounds_check=bounds_check, observer=observer)
     with module.context, ir.Location.unknown():
         kernel_name = ir.StringAttr(entry_function(module).attributes["sym_name"]).value
         stages = [TILE_STAGE, *target_module.stages(options)]

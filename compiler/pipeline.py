@@ -47,6 +47,7 @@ class CompileOptions:
     print_ir_after_all: bool = False
     observer: PassObserver | None = None
     fast_math: bool = False
+    bounds_check: bool = False  # insert-bounds-checks first (the checked mode)
     disable_tma: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -164,6 +165,22 @@ def check_llvm_memory_spaces(module: ir.Module, pipeline: str) -> None:
                 raise op_error(op, f"{op.name} has a memref in tile's memory space "
                                    f"{space} ({value_type}) where the pipeline lowers memrefs "
                                    "to LLVM: tile's lowering passes place buffers first")
+
+
+# dialects whose ops translate to LLVM IR (the module op itself aside)
+TRANSLATED_DIALECTS = ("llvm.", "nvvm.", "rocdl.")
+
+
+def check_translatable(module: ir.Module) -> None:
+    """Before translating to LLVM IR: every op is one the translation takes. An op a
+    conversion left behind (an unrealized cast of a type the LLVM lowering has no rule for, a
+    gpu op the target cannot lower) fails the translation, and the bindings then crash the
+    process instead of raising; this names the op and its source line instead."""
+    for op in walk(module.operation):
+        if op.name == "builtin.module" or op.name.startswith(TRANSLATED_DIALECTS):
+            continue
+        raise op_error(op, f"{op.name} is left where the kernel is translated to LLVM IR: no "
+                           "conversion lowers it for this target")
 
 
 def run_pass_pipeline(module: ir.Module, pipeline: str, options: CompileOptions) -> None:

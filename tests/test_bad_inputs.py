@@ -654,3 +654,26 @@ def test_gemm_between_float_types_of_one_width(rng: torch.Generator) -> None:
     tilec.compile(gemm_bf16_into_f16(), target="cpu")(a, c)
     torch.testing.assert_close(c.float(), (a.double() @ a.double()).float(), rtol=2e-2,
                                atol=1e-1)
+
+
+def test_an_op_left_before_the_llvm_translation_is_an_error() -> None:
+    """An op no conversion lowered (here an unrealized cast of a float8 value) is named at its
+    line before the LLVM translation, which crashed the process on it."""
+    from mlir import ir
+
+    import tilec.dialect
+    from tilec.compiler.pipeline import CompileOptions
+    from tilec.compiler.targets.cpu import _translate
+
+    with tilec.dialect.new_context():
+        module = ir.Module.parse("""
+          llvm.func @f(%a: i8) -> i8 {
+            %0 = builtin.unrealized_conversion_cast %a : i8 to f8E4M3FN loc("kernel.py":7:3)
+            %1 = builtin.unrealized_conversion_cast %0 : f8E4M3FN to i8
+            llvm.return %1 : i8
+          }""")
+        with pytest.raises(CompileError) as caught:
+            _translate(module, CompileOptions("cpu"))
+    assert caught.value.filename == "kernel.py" and caught.value.lineno == 7
+    assert "builtin.unrealized_conversion_cast is left where the kernel is translated" in str(
+        caught.value)

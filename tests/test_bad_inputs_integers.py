@@ -51,6 +51,10 @@ def elementwise(op: str, dtype: str):
                     C[i] = A[i] // B[i]
                 elif op == "%":
                     C[i] = A[i] % B[i]
+                elif op == "truncdiv":
+                    C[i] = T.truncdiv(A[i], B[i])
+                elif op == "truncmod":
+                    C[i] = T.truncmod(A[i], B[i])
                 elif op == "<<":
                     C[i] = A[i] << B[i]
                 else:
@@ -70,6 +74,11 @@ def expected(op: str, x: int, y: int, dtype: torch.dtype) -> int:
     signed = torch.iinfo(dtype).min < 0
     if op in ("//", "%"):
         return 0 if y == 0 else wrapped(x // y if op == "//" else x % y, dtype)
+    if op in ("truncdiv", "truncmod"):  # C's: the quotient rounded toward zero
+        if y == 0:
+            return 0
+        quotient = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)
+        return wrapped(quotient if op == "truncdiv" else x - quotient * y, dtype)
     inside = 0 <= y < bits
     if op == "<<":
         return wrapped(x << y, dtype) if inside else 0
@@ -78,14 +87,14 @@ def expected(op: str, x: int, y: int, dtype: torch.dtype) -> int:
     return x >> y
 
 
-@pytest.mark.parametrize("op", ["//", "%", "<<", ">>"])
+@pytest.mark.parametrize("op", ["//", "%", "truncdiv", "truncmod", "<<", ">>"])
 @pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8", "uint32"])
 def test_integer_ops_match_python(op: str, dtype: str, rng: torch.Generator) -> None:
     torch_dtype = getattr(torch, dtype)
     info = torch.iinfo(torch_dtype)
     signed = info.min < 0
     a = torch.randint(max(info.min, -1000), min(info.max, 1000), (N,), generator=rng)
-    if op in ("//", "%"):
+    if op in ("//", "%", "truncdiv", "truncmod"):
         b = torch.randint(-9 if signed else 0, 10, (N,), generator=rng)
         b[:4] = torch.tensor([0, -1 if signed else 0, 3, 0])
         a[1] = info.min  # the most negative value by -1
@@ -99,6 +108,34 @@ def test_integer_ops_match_python(op: str, dtype: str, rng: torch.Generator) -> 
     tilec.compile(elementwise(op, dtype), target="cpu")(a, b, c)
     want = [expected(op, x, y, torch_dtype) for x, y in zip(a.tolist(), b.tolist(), strict=True)]
     assert c.tolist() == want
+
+
+def true_division(dtype: str, divisor):
+    @T.prim_func
+    def main(A: T.Tensor((N,), dtype), C: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=64) as _:
+            for i in T.Parallel(N):
+                C[i] = A[i] / divisor  # error: true-division
+
+    return main
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64"])
+def test_signed_integer_true_division_is_an_error(dtype: str) -> None:
+    """TileLang rejects `/` of two signed integers (its integer division is ambiguous), so
+    tilec does too rather than pick one of the two meanings."""
+    check_error(compile_error(true_division(dtype, 3)), TilecError, "true-division",
+                "a / b of two signed integers is an error", "a // b", "T.truncdiv(a, b)")
+
+
+def test_integer_by_float_and_unsigned_division_still_divide(rng: torch.Generator) -> None:
+    a = torch.randint(-1000, 1000, (N,), generator=rng, dtype=torch.int32)
+    c = torch.full((N,), float("nan"))
+    tilec.compile(true_division("int32", 4.0), target="cpu")(a, c)
+    assert torch.equal(c, a.float() / 4.0)
+    u = torch.randint(0, 1000, (N,), generator=rng, dtype=torch.int32).to(torch.uint32)
+    tilec.compile(true_division("uint32", 7), target="cpu")(u, c)
+    assert torch.equal(c, (u.long() // 7).float())  # unsigned: truncation, as TileLang's
 
 
 @pytest.mark.parametrize("op", ["//", "%"])

@@ -1,5 +1,5 @@
-"""lower-float8-conversions: float8 extf / truncf in a gpu.module as code the NVPTX backend
-compiles.
+"""lower-float8-conversions: float8 extf / truncf in a gpu.module as code the NVPTX and AMDGPU
+backends compile.
 
 LLVM has no float8 types (MLIR stores them as i8) and convert-arith-to-llvm leaves their
 conversions alone, so a kernel converting to or from float8_e4m3fn / float8_e5m2 (a cast in
@@ -9,8 +9,9 @@ elements becomes one `cvt`: f32 -> float8 rounds to nearest-even and saturates
 (`cvt.rn.satfinite.e4m3x2.f32`), as the CPU target rounds E4M3FN (+-448 at most); E5M2, which
 has infinities, overflows to inf there, so what rounds past 57344 is made inf here too.
 float8 -> f16 is exact (`cvt.rn.f16x2.e4m3x2`) and wider types follow from f16 exactly.
-Older chips (sm_80) get the CPU target's integer code (expand-narrow-float-conversions: a
-256-entry table to widen, integer rounding to narrow), its table placed in the gpu.module.
+Older chips (sm_80) and AMD's (gfx942's conversion instructions read the FNUZ formats, not
+these OCP ones) get the CPU target's integer code (expand-narrow-float-conversions: a 256-entry
+table to widen, integer rounding to narrow), its table placed in the gpu.module.
 Vector conversions (vectorized fragment copies) go element by element, in pairs where the
 instruction takes two.
 """

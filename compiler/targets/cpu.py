@@ -5,7 +5,7 @@ used to check numerics on machines without a GPU.
 
 Stages ("tile" is the frontend's IR, added by the driver):
   loops   tile passes: lower-sub-byte-types, sequentialize-barriers, lower-tile-ops-to-loops,
-          lower-tile-structure-to-scf, prepare-cpu-entry
+          lower-tile-structure-to-scf, prepare-cpu-entry, lower-device-prints
           (apply-fast-math first when the options ask for fast math)
   llvm    upstream MLIR passes down to the LLVM dialect (f16/bf16/float8 math done in f32,
           float8 conversions expanded by expand-narrow-float-conversions)
@@ -46,6 +46,7 @@ from tilec.compiler.pipeline import (
     CompileOptions,
     Stage,
     after_pass,
+    check_translatable,
     run_pass_pipeline,
     tile_passes,
     verify,
@@ -55,7 +56,7 @@ from tilec.errors import CompileError
 ABI = "mlir-memref-expanded-v1"
 
 TILE_PASSES = ("lower-sub-byte-types", "sequentialize-barriers", "lower-tile-ops-to-loops",
-               "lower-tile-structure-to-scf", "prepare-cpu-entry")
+               "lower-tile-structure-to-scf", "prepare-cpu-entry", "lower-device-prints")
 
 # x86 has no arithmetic on half types: do it in f32 (math first, then arith). What is left are
 # conversions: float8 ones become integer code (expand-narrow-float-conversions), bf16 ones go
@@ -130,6 +131,7 @@ def _bfloat_as_i16(llvm_ir: str) -> str:
 
 
 def _translate(module: ir.Module, options: CompileOptions) -> str:
+    check_translatable(module)
     try:
         llvm_ir = llvm_dialect.translate_module_to_llvmir(module.operation)
     except Exception as error:  # the binding raises a bare RuntimeError/MLIRError
@@ -177,8 +179,9 @@ def _codegen(llvm_ir: str, options: CompileOptions) -> HostCode:
 def stages(options: CompileOptions) -> list[Stage]:
     """The CPU target's stages after "tile"."""
     fast_math = ("apply-fast-math",) if options.fast_math else ()
+    checks = ("insert-bounds-checks",) if options.bounds_check else ()
     return [
-        tile_passes("loops", fast_math + TILE_PASSES,
+        tile_passes("loops", checks + fast_math + TILE_PASSES,
                     "tile ops as scf loops over memrefs; C entry"),
         Stage("llvm", _to_llvm_dialect, "narrow floats computed in f32; LLVM dialect"),
         Stage("llvmir", _translate, "LLVM IR text"),

@@ -182,8 +182,9 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
     if options.disable_tma:
         module.operation.attributes[DISABLE_TMA_ATTR] = ir.UnitAttr.get()
     fast_math = ("apply-fast-math",) if options.fast_math else ()
-    tile_passes("tile-schedule", ("lower-sub-byte-types",) + fast_math + SCHEDULE_PASSES).run(
-        module, options)
+    checks = ("insert-bounds-checks",) if options.bounds_check else ()
+    tile_passes("tile-schedule", checks + ("lower-sub-byte-types",) + fast_math +
+                SCHEDULE_PASSES).run(module, options)
 
 
 def _tile_cuda(module: ir.Module, options: CompileOptions) -> None:
@@ -225,7 +226,8 @@ def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
     options.extra["threads"] = list(ir.DenseI64ArrayAttr(kernel.attributes["threads"]))
     _check_grid(kernel)
     location = op_error(kernel, "")  # the kernel's file:line, for errors found after lowering
-    tile_passes("gpu", ["lower-tile-to-gpu", "lower-float8-conversions"]).run(module, options)
+    tile_passes("gpu", ["lower-tile-to-gpu", "lower-float8-conversions",
+                        "lower-device-prints"]).run(module, options)
     _producer_launch(module, options)
     run_pass_pipeline(module, "canonicalize,cse", options)
     shared_bytes = max((ir.IntegerAttr(function.attributes[SHARED_BYTES_ATTR]).value
@@ -283,8 +285,8 @@ def stages(options: CompileOptions) -> list[Stage]:
         Stage("tile-schedule", _tile_schedule,
               "canonicalize, cse, tile.arch, lower-sub-byte-types, " + ", ".join(SCHEDULE_PASSES)),
         Stage("tile-cuda", _tile_cuda, "lower-gemm-to-tensorcore | " + ", ".join(TILE_PASSES)),
-        Stage("gpu", _lower_to_gpu, "lower-tile-to-gpu, lower-float8-conversions, canonicalize, "
-              "cse"),
+        Stage("gpu", _lower_to_gpu, "lower-tile-to-gpu, lower-float8-conversions, "
+              "lower-device-prints, canonicalize, cse"),
         mlir_passes("nvvm", nvvm_pipeline(target)),
         Stage("ptx", _emit_ptx, "gpu-module-to-binary{format=isa}"),
         Stage("cubin", _cubin, "ptxas -arch=<chip> (PTX passes through without ptxas); with "

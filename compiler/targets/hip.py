@@ -17,8 +17,9 @@ Stages ("tile" is the frontend's IR, added by the driver):
   gpu        lower-tile-to-gpu (shuffles over the wavefront, LDS as workgroup memory,
              atomics as memref.atomic_rmw, MFMA gemms as rocdl.mfma ops: passes/_mfma.py),
              place-private-allocas (per-thread arrays in
-             address space 5), canonicalize, cse; an NVIDIA-only op left (TMA, mbarriers,
-             cp.async, T.ws...) is an error at the kernel's line
+             address space 5), lower-float8-conversions (OCP float8 casts as integer code),
+             lower-device-prints (T.print), canonicalize, cse; an NVIDIA-only op left (TMA,
+             mbarriers, cp.async, T.ws...) is an error at the kernel's line
   rocdl      upstream convert-gpu-to-rocdl / convert-amdgpu-to-rocdl with the chip, target
              attached (rocdl-attach-target)
   llvmir     the gpu.module as an LLVM IR module for amdgcn-amd-amdhsa
@@ -49,6 +50,7 @@ from tilec.compiler.passes._scheduling import ARCH_ATTR
 from tilec.compiler.pipeline import (
     CompileOptions,
     Stage,
+    check_translatable,
     mlir_passes,
     run_pass_pipeline,
     tile_passes,
@@ -64,7 +66,8 @@ LLVM_VERSION = "22"  # the wheel's MLIR emits LLVM 22 IR: the system's LLVM must
 TILE_PASSES = ("lower-sub-byte-types", "stage-reduce-operands", "plan-mfma-gemms",
                "infer-fragment-layout", "lower-gemm-simt", "insert-shared-barriers",
                "plan-shared-memory")
-GPU_PASSES = ("lower-tile-to-gpu", "place-private-allocas")
+GPU_PASSES = ("lower-tile-to-gpu", "place-private-allocas", "lower-float8-conversions",
+              "lower-device-prints")
 # dialects whose ops only the NVIDIA lowering understands
 NVIDIA_DIALECTS = ("nvvm.", "nvgpu.")
 
@@ -95,8 +98,10 @@ def rocdl_pipeline(target: TargetDescription) -> str:
 def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
     run_pass_pipeline(module, "canonicalize,cse", options)
     module.operation.attributes[ARCH_ATTR] = ir.StringAttr.get(target_of(options).name)
-    if options.fast_math:
-        tile_passes("tile-schedule", ["apply-fast-math"]).run(module, options)
+    checks = ("insert-bounds-checks",) if options.bounds_check else ()
+    fast_math = ("apply-fast-math",) if options.fast_math else ()
+    if checks + fast_math:
+        tile_passes("tile-schedule", checks + fast_math).run(module, options)
 
 
 def _reject_nvidia_ops(module: ir.Module, location: CompileError) -> None:
@@ -141,6 +146,7 @@ def _translate(module: ir.Module, options: CompileOptions) -> str:
             device.operation.attributes["llvm.data_layout"] = op.operation.attributes[
                 "llvm.data_layout"]
     device.operation.attributes["llvm.target_triple"] = ir.StringAttr.get(TRIPLE)
+    check_translatable(device)
     try:
         return llvm_dialect.translate_module_to_llvmir(device.operation)
     except Exception as error:  # the binding raises a bare RuntimeError/MLIRError

@@ -507,7 +507,8 @@ def compile_specialization(spec: Specialization) -> JITKernel:
         settings = codegen_settings(spec.pass_configs)
         artifact = compile_module(result.module, result.params, spec.target,
                                   launch=result.launch, fast_math=settings.fast_math,
-                                  disable_tma=settings.disable_tma)
+                                  disable_tma=settings.disable_tma,
+                                  bounds_check=settings.bounds_check)
         cache.store(spec.key, artifact)
     kernel = _kernel_objects.get(spec.key)
     if kernel is None or kernel.artifact is not artifact:

@@ -12,6 +12,12 @@ Keys that change the generated code are honoured:
   attribute `tile.disable_tma`, and pipeline-async-copies then streams every pipelined loop by
   cp.async. tilec's TMA ring is always fed by a producer warpgroup (specialize-warps acts only on
   TMA loops), so the kernel without warp specialization is the cp.async one.
+- `TILEC_BOUNDS_CHECK` ("tilec.bounds_check", tilec's own key): the checked mode. Every access
+  of a shared, fragment or local buffer at an index the compiler cannot prove inside is tested
+  at run time (insert-bounds-checks); outside, the thread prints the kernel's file:line, its
+  block and thread, the index and the buffer's shape, and traps (CUDA: the launch fails with an
+  illegal-instruction error; CPU: the process ends with SIGILL) before the access happens. Off
+  by default, the documented unchecked mode: such an access is not tested.
 
 Every other TileLang key is accepted, checked to be one TileLang knows, and reported by the kernel
 (`kernel.ignored_pass_configs`): they tune TileLang's own TVM passes (simplifier, storage rewrite,
@@ -97,6 +103,7 @@ class PassConfigKey(str, Enum):
     TL_DUMP_IR_DIR = "tl.dump_ir_path"
     TL_PASS_PROFILE = "tl.pass_profile"
     TL_PASS_PROFILE_THRESHOLD_MS = "tl.pass_profile_threshold_ms"
+    TILEC_BOUNDS_CHECK = "tilec.bounds_check"  # tilec's own key: the checked mode
 
     def __str__(self) -> str:
         return self.value
@@ -118,7 +125,8 @@ _LEGACY_TIR_PREFIX, _TIR_PREFIX = "tir.", "tirx."
 _FAST_MATH_ON = PassConfigKey.TL_ENABLE_FAST_MATH
 _FAST_MATH_OFF = PassConfigKey.TL_DISABLE_FAST_MATH
 _TMA_OFF = (PassConfigKey.TL_DISABLE_TMA_LOWER, PassConfigKey.TL_DISABLE_WARP_SPECIALIZED)
-HONOURED = frozenset({_FAST_MATH_ON, _FAST_MATH_OFF, *_TMA_OFF})
+HONOURED = frozenset({_FAST_MATH_ON, _FAST_MATH_OFF, *_TMA_OFF,
+                      PassConfigKey.TILEC_BOUNDS_CHECK})
 
 
 def _canonical_key(key: Any) -> PassConfigKey:
@@ -182,6 +190,7 @@ class CodegenSettings:
 
     fast_math: bool = False
     disable_tma: bool = False
+    bounds_check: bool = False
 
 
 def codegen_settings(configs: Mapping[str, Any]) -> CodegenSettings:
@@ -189,6 +198,7 @@ def codegen_settings(configs: Mapping[str, Any]) -> CodegenSettings:
     return CodegenSettings(
         fast_math=bool(configs.get(_FAST_MATH_ON.value, False)),
         disable_tma=any(configs.get(key.value, False) for key in _TMA_OFF),
+        bounds_check=bool(configs.get(PassConfigKey.TILEC_BOUNDS_CHECK.value, False)),
     )
 
 

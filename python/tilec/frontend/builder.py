@@ -32,6 +32,7 @@ from tilec.frontend.barrier_ops import BarrierOps, WarpgroupSpec
 from tilec.frontend.extern_ops import ExternOps
 from tilec.frontend.layouts import annotate as annotate_layout
 from tilec.frontend.layouts import output_shape
+from tilec.frontend.print_ops import PrintOps
 from tilec.frontend.prologue import EagerTensor, Prologue, Workspace
 from tilec.frontend.random_ops import RandomOps, inside_parallel
 from tilec.frontend.source import KernelSource, parse_kernel
@@ -80,11 +81,24 @@ _BINOPS: dict[type, str] = {
     ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<",
     ast.RShift: ">>",
 }
+
+
+def _truncated_division(a: Any, b: Any) -> Any:
+    """C's a / b of Python numbers: the quotient rounded toward zero."""
+    if isinstance(a, int) and isinstance(b, int):
+        quotient = abs(a) // abs(b)
+        return quotient if (a < 0) == (b < 0) else -quotient
+    return float(pymath.trunc(a / b))
+
+
 _PY_BINOPS: dict[str, Callable[[Any, Any], Any]] = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
     "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "&": operator.and_,
     "|": operator.or_, "^": operator.xor, "<<": operator.lshift, ">>": operator.rshift,
+    "truncdiv": _truncated_division,
+    "truncmod": lambda a, b: a - b * _truncated_division(a, b),
 }
+_DIVISIONS = ("/", "//", "%", "truncdiv", "truncmod")  # integer ones guard their divisor
 _CMPOPS: dict[type, str] = {
     ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne",
 }
@@ -178,7 +192,7 @@ _MAX_BUFFER_BYTES = 2**63 - 1  # the largest byte offset of 64-bit index arithme
 _MEMORY_ORDERS = ("relaxed", "consume", "acquire", "release", "acq_rel", "seq_cst")
 
 
-class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
+class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, PrintOps):
     """Builds the tile IR of one kernel from its parsed source."""
 
     def __init__(self, source: KernelSource, name: str):
@@ -1039,7 +1053,7 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
                 self.error(node, error.message)
         if callee is builtins.print and self.in_kernel:
             self.error(node, "print() in a kernel would run once, while the kernel is built, "
-                             "not when it runs: write the values to an output tensor instead")
+                             "not when it runs: T.print prints from the device on each run")
         args, kwargs = self.call_arguments(node)
         if callee in (builtins.min, builtins.max) and len(args) >= 2 and not kwargs:
             return self.reduce_minmax(callee.__name__, args, node)
@@ -2331,6 +2345,12 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
     def t_floormod(self, nodes: dict, node: ast.Call) -> Any:
         return self.binop("%", self.arg(nodes, "a"), self.arg(nodes, "b"), node)
 
+    def t_truncdiv(self, nodes: dict, node: ast.Call) -> Any:
+        return self.binop("truncdiv", self.arg(nodes, "a"), self.arg(nodes, "b"), node)
+
+    def t_truncmod(self, nodes: dict, node: ast.Call) -> Any:
+        return self.binop("truncmod", self.arg(nodes, "a"), self.arg(nodes, "b"), node)
+
     def t_Cast(self, nodes: dict, node: ast.Call) -> Any:  # noqa: N802
         return self.cast(self.arg(nodes, "value"), self._dtype(self.arg(nodes, "dtype"), node),
                          node)
@@ -2585,16 +2605,25 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
         if isinstance(a, (Buffer, Region)) or isinstance(b, (Buffer, Region)):
             self.error(node, "arithmetic on whole buffers is not supported: index elements, "
                              "e.g. inside T.Parallel")
+        if op == "/" and any(isinstance(v, float) for v in (a, b)):  # true division
+            a, b = (self.cast(v, T.float32, node) if isinstance(v, Scalar) and
+                    v.dtype.is_integer else v for v in (a, b))
+        if op == "/" and self.result_dtype(a, b, node).is_integer and not self.result_dtype(
+                a, b, node).is_unsigned:
+            self.error(node, "a / b of two signed integers is an error, as in TileLang (whose "
+                             "integer division is ambiguous): write a // b for floor division "
+                             "(Python's), T.truncdiv(a, b) for C's truncating one, or make an "
+                             "operand a float for true division")
         identity = _identity_operand(op, a, b)
         if identity is not None:
             return identity
         dtype = self.result_dtype(a, b, node)
-        if op in ("&", "|", "^", "<<", ">>", "/", "//", "%") and dtype.is_integer:
+        if op in _DIVISIONS + ("&", "|", "^", "<<", ">>") and dtype.is_integer:
             a, b = (_bit_pattern(v, dtype) if op in ("&", "|", "^") else v for v in (a, b))
             self.check_constant_operand(op, b, dtype, node)
         x, y = self.materialize(a, dtype, node), self.materialize(b, dtype, node)
         run_time = dtype.is_integer and _constant_index(b) is None
-        if op in ("/", "//", "%") and run_time:
+        if op in _DIVISIONS and run_time:
             guard = DivisorGuard(x.value, y.value, dtype)
             value = guard.result(op, self.scalar_op(op, x.value, guard.divisor, dtype, node))
         else:
@@ -2616,7 +2645,7 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
         amount = _constant_index(b)
         if amount is None:
             return
-        if op in ("/", "//", "%") and amount == 0:
+        if op in _DIVISIONS and amount == 0:
             self.error(node, f"integer division by zero ({op} 0)")
         if op in ("<<", ">>") and not 0 <= amount < dtype.bits:
             self.error(node, f"a shift by {amount} is outside the {dtype.bits} bits of {dtype} "
@@ -2628,9 +2657,11 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
             return floor_mod(x, y, dtype)
         if dtype.is_float:
             table = {"+": arith.addf, "-": arith.subf, "*": arith.mulf, "/": arith.divf,
-                     "**": mmath.powf}
+                     "**": mmath.powf, "truncmod": arith.remf}
             if op == "//":
                 return mmath.floor(arith.divf(x, y))
+            if op == "truncdiv":
+                return mmath.trunc(arith.divf(x, y))
             if op not in table:
                 self.error(node, f"operator {op} needs integers, got {dtype}")
             return table[op](x, y)
@@ -2638,6 +2669,8 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps):
         table = {
             "+": arith.addi, "-": arith.subi, "*": arith.muli,
             "/": arith.divui if unsigned else arith.divsi,
+            "truncdiv": arith.divui if unsigned else arith.divsi,
+            "truncmod": arith.remui if unsigned else arith.remsi,
             "//": arith.divui if unsigned else arith.floordivsi,
             "&": arith.andi, "|": arith.ori, "^": arith.xori, "<<": arith.shli,
             ">>": arith.shrui if unsigned else arith.shrsi,
@@ -2743,7 +2776,7 @@ class DivisorGuard:
     def result(self, op: str, computed: ir.Value) -> ir.Value:
         if self.unsigned:
             return arith.select(self.by_zero, self.zero, computed)
-        by_minus_one = self.zero if op == "%" else arith.subi(self.zero, self.x)
+        by_minus_one = self.zero if op in ("%", "truncmod") else arith.subi(self.zero, self.x)
         special = arith.select(self.by_zero, self.zero, by_minus_one)
         return arith.select(self.bad, special, computed)
 

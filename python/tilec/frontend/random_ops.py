@@ -101,8 +101,13 @@ class RandomOps:
                              "and the CPU target runs the block as one thread); draw with "
                              "threads=1, or outside T.Parallel where every thread draws its own")
         position = self.get(state, _NEXT)
-        result = self.get_at(state, arith.addi(self.index_of(position),
-                                                self.index_constant(_OUTPUT)))
+        # the output at `position` chosen by selects, not read at a run-time index: every
+        # index of the state stays a constant, so the state lives in registers (an indexed
+        # read put it in local memory, and LLVM 22's instcombine crashed on it for AMDGPU)
+        result = self.get(state, _OUTPUT + 3)
+        for n in (2, 1, 0):
+            chosen = arith.cmpi(arith.CmpIPredicate.eq, position, self.word(n))
+            result = arith.select(chosen, self.get(state, _OUTPUT + n), result)
         following = arith.addi(position, self.word(1))
         exhausted = arith.cmpi(arith.CmpIPredicate.eq, following, self.word(4))
         branch = scf.IfOp(exhausted, [], has_else=True)
@@ -145,15 +150,8 @@ class RandomOps:
     def index_constant(value: int) -> ir.Value:
         return arith.constant(ir.IndexType.get(), value)
 
-    @staticmethod
-    def index_of(value: ir.Value) -> ir.Value:
-        return arith.index_castui(ir.IndexType.get(), value)
-
     def get(self, state: Buffer, position: int) -> ir.Value:
-        return self.get_at(state, self.index_constant(position))
-
-    def get_at(self, state: Buffer, position: ir.Value) -> ir.Value:
-        return self.load(state, [Scalar(position, T.index)], None).value
+        return self.load(state, [Scalar(self.index_constant(position), T.index)], None).value
 
     def put(self, state: Buffer, position: int, word: ir.Value) -> None:
         self.store(state, [position], Scalar(word, T.uint32), None)

@@ -786,6 +786,16 @@ def floormod(a: Any, b: Any) -> Any:
 
 
 @_intrinsic
+def truncdiv(a: Any, b: Any) -> Any:
+    """a / b rounded toward zero (C's integer division; TileLang's T.truncdiv)."""
+
+
+@_intrinsic
+def truncmod(a: Any, b: Any) -> Any:
+    """a - truncdiv(a, b) * b: takes the dividend's sign (C's %)."""
+
+
+@_intrinsic
 def shift_left(a: Any, b: Any) -> Any:
     """a << b."""
 
@@ -813,6 +823,13 @@ def infinity(dtype: Any) -> Any:
 
 # ---------------------------------------------------------------------------------------------
 # threads of a block: what one thread sees (CUDA target; the CPU runs each block as one thread)
+
+
+@_intrinsic
+def print(obj: Any = None, msg: str = "", warp_group_id: int = 0, warp_id: int = 0) -> None:  # noqa: A001
+    """Prints from the device on each run, in TileLang's format: a scalar (every thread), a
+    buffer element by element (a shared or fragment buffer from thread warp_group_id * 128 +
+    warp_id * 32 alone, a local or global one from every thread), or `msg` alone."""
 
 
 @_intrinsic
@@ -1104,13 +1121,14 @@ __all__ = [
     "pow", "clamp", "max_value", "min_value", "vectorized", "cast", "infinity",
     "float16", "bfloat16", "float32", "float64", "float8_e4m3", "float8_e4m3fn", "float8_e5m2",
     "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool", "index",
-    "float", "half", "int", "uint", "tfloat32", "int4", "float4_e2m1fn", "get_thread_binding",
-    "get_thread_bindings",
+    "float", "half", "int", "uint", "tfloat32", "int4", "float4_e2m1fn", "print",
+    "get_thread_binding", "get_thread_bindings",
     "thread_binding", "get_block_binding", "get_block_bindings", "sync_threads", "shfl_xor",
     "shfl_down", "shfl_up", "shfl_sync", "tvm_warp_shuffle", "dp4a", "warp_reduce_sum",
     "warp_reduce_max",
     "warp_reduce_min", "warp_reduce_bitand", "warp_reduce_bitor", "Cast", "reinterpret",
-    "floordiv", "floormod", "alloc_global", "cumsum", "any_sync", "all_sync", "shift_left",
+    "floordiv", "floormod", "truncdiv", "truncmod", "alloc_global", "cumsum", "any_sync",
+    "all_sync", "shift_left",
     "shift_right", "evaluate", "Ref", "alloc_barrier", "mbarrier_arrive", "barrier_arrive",
     "mbarrier_wait_parity", "barrier_wait", "mbarrier_expect_tx", "mbarrier_arrive_expect_tx",
     "named_barrier_arrive", "fence_proxy_async", "tma_copy", "ws", "set_max_nreg", "inc_max_nreg",
