@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from mlir import ir
-from mlir.dialects import arith, cf, func, gpu, memref, scf
+from mlir.dialects import arith, builtin, cf, func, gpu, llvm, memref, scf
 from mlir.dialects import math as mmath
 
 import tilec.dialect as tile
@@ -1598,6 +1598,39 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
                          **{k: v for k, v in flags.items() if v})
         if wgmma:  # lower-gemm-simt rejects it where it would run on CUDA cores
             getattr(gemm, "operation", gemm).attributes["tile.wgmma_required"] = ir.UnitAttr.get()
+
+    def t_make_tensor(self, nodes: dict, node: ast.Call) -> Buffer:
+        """A global tensor at a run-time address: a memref whose descriptor (the address,
+        offset 0, the static sizes and row-major strides) is built from it, so every lowering
+        reads it as it reads a tensor parameter."""
+        self.require_kernel(node, "T.make_tensor")
+        if self.arg(nodes, "strides") is not None:
+            self.error(node, "T.make_tensor(strides=...) is not supported by tilec: its tensors "
+                             "are row-major")
+        shape = self.arg(nodes, "shape")
+        shape = list(shape) if isinstance(shape, (tuple, list)) else [shape]
+        if not shape or not all(isinstance(d, int) and not isinstance(d, builtins.bool) and d > 0
+                                for d in shape):
+            self.error(node, f"T.make_tensor's shape is a tuple of positive ints known at "
+                             f"compile time, got {tuple(shape)!r}")
+        dtype = self._dtype(self.arg(nodes, "dtype", "float32"), node)
+        address = self.convert(self.rvalue(self.arg(nodes, "ptr"), node), T.ptr, node, False)
+        pointer_type, i64 = llvm.PointerType.get(), ir.IntegerType.get_signless(64)
+        rank = len(shape)
+        extents = ir.Type.parse(f"!llvm.array<{rank} x i64>")
+        descriptor_type = llvm.StructType.get_literal(
+            [pointer_type, pointer_type, i64, extents, extents])
+        pointer = llvm.inttoptr(pointer_type, address.value)
+        descriptor = llvm.UndefOp(descriptor_type).result
+        strides = [pymath.prod(shape[axis + 1:]) for axis in range(rank)]
+        fields = [([0], pointer), ([1], pointer), ([2], arith.constant(i64, 0))]
+        fields += [([3, axis], arith.constant(i64, size)) for axis, size in enumerate(shape)]
+        fields += [([4, axis], arith.constant(i64, stride)) for axis, stride in enumerate(strides)]
+        for position, value in fields:
+            descriptor = llvm.insertvalue(descriptor, value, position)
+        memref_type = tensor_type(tuple(shape), dtype)
+        value = builtin.UnrealizedConversionCastOp([memref_type], [descriptor]).results[0]
+        return Buffer(value, "", tuple(shape), dtype, "global")
 
     def t_device_assert(self, nodes: dict, node: ast.Call) -> None:
         self.require_kernel(node, "T.device_assert")

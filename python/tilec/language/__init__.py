@@ -145,6 +145,9 @@ int2 = DType._define("int2", "i2", 2, "int", "int8")
 uint2 = DType._define("uint2", "i2", 2, "uint", "uint8")
 float4_e2m1fn = DType._define("float4_e2m1fn", "f4E2M1FN", 4, "float", "uint8")
 index = DType._define("index", "index", 64, "index", "")
+# a device address (TileLang's T.ptr): a tensor of them is a torch int64 tensor of data_ptr()s,
+# and T.make_tensor(address, shape, dtype) reads and writes the tensor there
+ptr = DType._define("ptr", "i64", 64, "uint", "int64")
 # TileLang's C-style names: the same dtypes under a second name (the builtins they shadow here
 # are spelled builtins.int / builtins.float in this module)
 float = float32  # noqa: A001
@@ -156,7 +159,7 @@ DTYPES: dict[str, DType] = {
     d.name: d
     for d in (float16, bfloat16, float32, float64, float8_e4m3, float8_e4m3fn, float8_e5m2,
               int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool, tfloat32,
-              float8_e8m0fnu, int4, uint4, int2, uint2, float4_e2m1fn)
+              float8_e8m0fnu, int4, uint4, int2, uint2, float4_e2m1fn, ptr)
 }
 _ALIASES = {
     "float": float32, "half": float16, "double": float64, "int": int32, "uint": uint32,
@@ -531,6 +534,13 @@ def gemm(A: Any, B: Any, C: Any, transpose_A: bool = False, transpose_B: bool = 
     """C += op(A) @ op(B); C = op(A) @ op(B) where `clear_accum` holds (a constant or a
     condition computed at run time). `k_pack` packs K for AMD matrix cores (a hint: the
     result is the same); `mbar` is sm_100's tcgen05 barrier."""
+
+
+@_intrinsic
+def make_tensor(ptr: Any, shape: Any, dtype: Any = "float32", strides: Any = None) -> Any:
+    """The global tensor of `shape` and `dtype` (row-major) at the device address `ptr` (an
+    element of a T.ptr tensor: a torch tensor's data_ptr()), read and written as a tensor
+    parameter is."""
 
 
 @_intrinsic
@@ -1111,7 +1121,7 @@ __all__ = [
     "DType", "DTYPES", "dtype", "Symbol", "dynamic", "symbolic", "Tensor", "Buffer",
     "GemmWarpPolicy", "Fragment", "Layout", "PrimFunc", "prim_func", "Macro", "macro", "Kernel",
     "annotate_layout", "use_swizzle",
-    "const", "empty", "alloc_shared", "gemm_sp", "device_assert",
+    "const", "empty", "alloc_shared", "gemm_sp", "device_assert", "make_tensor", "ptr",
     "alloc_fragment", "alloc_local", "alloc_var", "copy", "gemm", "clear", "fill", "Pipelined",
     "Parallel", "parallel", "serial", "Serial", "unroll", "reshape", "view", "im2col", "reduce_max",
     "reduce_min", "reduce_sum", "reduce_abssum",
