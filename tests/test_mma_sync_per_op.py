@@ -10,6 +10,7 @@ Numerics of the sm_80 PTX itself: tests/gpu/test_mma_sync_kernels.py on the GPU.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -21,7 +22,13 @@ from mlir.passmanager import PassManager
 
 import tilec
 from tilec.compiler.layouts.nvidia import mma_accumulator, mma_operand_a
-from tilec.compiler.passes._mma_sync import ldmatrix_row, shared_operand_layout
+from tilec.compiler.passes._mma_sync import (
+    MmaSyncPlan,
+    a_fragment_element,
+    ldmatrix_row,
+    operand_a_layout,
+    shared_operand_layout,
+)
 from tilec.compiler.passes._scalar import index
 from tilec.compiler.targets.cuda import ptxas_path
 
@@ -103,6 +110,49 @@ def test_ldmatrix_gives_each_lane_its_mma_fragment(is_a: bool, element_bytes: in
                 assert loaded == expected, (origin, piece, step, lane, matrix)
 
 
+@pytest.mark.parametrize("block_m,block_k,element_bytes,warps", [
+    (128, 32, 2, (2, 2)), (64, 64, 2, (4, 1)), (128, 64, 2, (4, 2)), (64, 64, 1, (2, 2)),
+    (64, 32, 4, (2, 2)),
+])
+def test_register_a_ldmatrix_fills_the_a_fragment(block_m: int, block_k: int,
+                                                  element_bytes: int,
+                                                  warps: tuple[int, int]) -> None:
+    """Simulate lower_mma_sync_load (the register-A chain's T.copy(A_shared, A_frag)): each
+    warp's x4 ldmatrix loads over the swizzled K-major tile (lane l receives row l / 4, bytes
+    4 (l % 4)..+3 of matrix q, whose rows lanes 8 q..8 q + 7 address), each register's
+    elements stored into the fragment register a_fragment_element names. Every register of
+    every thread must then hold the tile element mma.sync's A fragment layout gives it."""
+    dtype = {1: "s8", 2: "f16", 4: "tf32"}[element_bytes]
+    k, pack = 32 // element_bytes, 4 // element_bytes
+    plan = MmaSyncPlan(warps[0], warps[1], k, dtype, True)
+    tile = shared_operand_layout((block_m, block_k), element_bytes, True)
+    fragment = operand_a_layout(block_m, block_k, plan)
+    register_of = {fragment.register_coordinate(r): r for r in range(fragment.num_registers)}
+    points = [(r, c) for r in range(block_m) for c in range(block_k)]
+    stored = folded(lambda: [tile.element_index(index(r), index(c)) for r, c in points])
+    element_at = {element: point for point, element in zip(points, stored, strict=True)}
+    warp_m = block_m // warps[0]
+    held: dict[tuple[int, int], tuple[int, int]] = {}
+    for warp in range(warps[0] * warps[1]):
+        origin = (warp // warps[1]) * warp_m
+        for step in range(block_k // k):
+            for piece in range(warp_m // 16):
+                starts = folded(lambda o=origin, p=piece, s=step: [
+                    ldmatrix_row(tile, True, k, index(lane), index(o), p, s)
+                    for lane in range(32)])
+                for lane in range(32):
+                    g, t = lane // 4, lane % 4
+                    for q in range(4):
+                        first = starts[8 * q + g] + t * pack  # the lane's 4 bytes, in elements
+                        for c in range(pack):
+                            register = register_of[a_fragment_element(plan, piece, step, q, c)]
+                            held[warp * 32 + lane, register] = element_at[first + c]
+    for thread in range(fragment.threads):
+        for register in range(fragment.num_registers):
+            expected = fragment.apply(register, thread % 32, thread // 32)
+            assert held[thread, register] == tuple(expected), (thread, register)
+
+
 def test_accumulator_is_the_a_operand_over_a_warp_column() -> None:
     """Over a warps x 1 grid mma.sync's C fragment of an M x N tile is its A fragment of the
     same tile for the next gemm (attention's P), so the cast scores need no conversion."""
@@ -124,6 +174,27 @@ def test_sm80_ptx_runs_the_gemms_on_mma_sync(case: MmaSyncCase) -> None:
     assert ("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in ptx) == case.transposed_loads
     assert ptx.count("fma.rn.f32") < SIMT_FMA_FLOOR
     assert "wgmma" not in ptx and "fence.proxy.async" not in ptx
+
+
+PIPELINED_3_STAGES = ("sm80_bias_relu", "sm80_register_a")  # T.Pipelined(num_stages=3)
+
+
+@needs_ptxas
+@pytest.mark.parametrize("case", [case for case in CASES
+                                  if case.name.startswith(PIPELINED_3_STAGES)],
+                         ids=lambda case: case.name)
+def test_sm80_ptx_copies_issue_straight_and_load_a_by_ldmatrix(case: MmaSyncCase) -> None:
+    """The cp.async of one pipelined iteration lie in one basic block (the sources' alignment
+    is checked once around them, not per chunk; ptxas schedules within blocks), so the
+    biggest block holds a third of them (two prologue iterations, one in the loop); a
+    register-A chain's fragment A is filled by ldmatrix, with no shared load per element."""
+    ptx = tilec.compile(case.factory(), out_idx=[-1], target=TARGET).asm["ptx"]
+    blocks = re.split(r"\n\$L__BB\d+_\d+:", ptx)
+    copies = "cp.async.cg.shared.global"
+    assert 3 * max(block.count(copies) for block in blocks) == ptx.count(copies) > 0
+    if "register_a" in case.name:
+        assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in ptx
+        assert "ld.shared" not in ptx
 
 
 @pytest.mark.parametrize("case", [case for case in CASES if "512" not in case.name],

@@ -187,10 +187,20 @@ def _shared_loader(lowering: KernelLowering, tile: ir.Value, warp: _Warp, is_a: 
     return load
 
 
+def a_fragment_element(plan: MmaSyncPlan, piece: int, step: int, register: int, element: int
+                       ) -> tuple[int, int]:
+    """The coordinate, for warp 0's lane 0, of element `element` of mma.sync's A register
+    a_`register` (32 bits: 4 // element bytes elements along K) of 16-row piece `piece` at K
+    step `step`: a_q holds rows + 8 (q % 2), K + k / 2 (q / 2). The fragment register holding
+    it holds the same element of every lane's a_q (mma.sync's A fragment)."""
+    return (PIECE_M * piece + 8 * (register % 2),
+            step * plan.k + (register // 2) * (plan.k // 2) + element)
+
+
 def lower_mma_sync_load(lowering: KernelLowering, op: ir.Operation) -> None:
     """A tile.mma_sync_load copy (module docstring): per 32-byte K step and 16 rows of the
-    warp's tile, one x4 ldmatrix; register a_q holds rows + 8 (q % 2), K + k / 2 (q / 2),
-    `pack` elements along K, which go to the fragment registers holding them."""
+    warp's tile, one x4 ldmatrix, whose register a_q's elements go to the fragment registers
+    holding them (a_fragment_element)."""
     src, dst = op.operands[0], copy_parts(op)[3]
     plan = MmaSyncPlan.of(op, MMA_SYNC_LOAD_ATTR)
     if src not in lowering.shared_layouts or dst not in lowering.fragments:
@@ -205,8 +215,6 @@ def lower_mma_sync_load(lowering: KernelLowering, op: ir.Operation) -> None:
     for step in range(block_k * plan.element_bytes // K_STEP_BYTES):
         for piece in range(block_m // plan.warps_m // PIECE_M):
             for q, word in enumerate(load(piece, step)):
-                row = PIECE_M * piece + 8 * (q % 2)
-                column = step * plan.k + (q // 2) * (plan.k // 2)
                 if pack == 1:
                     items = [arith.bitcast(element, word)]
                 else:
@@ -214,13 +222,14 @@ def lower_mma_sync_load(lowering: KernelLowering, op: ir.Operation) -> None:
                     unpacked = vector.bitcast(ir.VectorType.get([pack], element), words)
                     items = [vector.extract(unpacked, [], [c]) for c in range(pack)]
                 for c, item in enumerate(items):
-                    fragment.store(item, _register(fragment, (row, column + c), op))
+                    fragment.store(item, _register(
+                        fragment, a_fragment_element(plan, piece, step, q, c), op))
 
 
 def _register_a(fragment: Fragment, op: ir.Operation, plan: MmaSyncPlan
                 ) -> Callable[[int, int], list[ir.Value]]:
     """A's four 32-bit registers of piece (16 rows) `piece` at K step `step`, packed from its
-    fragment: a_q holds rows + 8 (q % 2), K + k / 2 (q / 2), `pack` elements along K."""
+    fragment (a_fragment_element)."""
     pack = 4 // plan.element_bytes
     element = ir.MemRefType(op.operands[0].type).element_type
     i32 = ir.IntegerType.get_signless(32)
@@ -228,8 +237,8 @@ def _register_a(fragment: Fragment, op: ir.Operation, plan: MmaSyncPlan
     def registers(piece: int, step: int) -> list[ir.Value]:
         packed = []
         for q in range(4):
-            row, column = 16 * piece + 8 * (q % 2), step * plan.k + (q // 2) * (plan.k // 2)
-            items = [fragment.load(_register(fragment, (row, column + c), op))
+            items = [fragment.load(_register(fragment, a_fragment_element(plan, piece, step, q,
+                                                                          c), op))
                      for c in range(pack)]
             if pack == 1:
                 packed.append(arith.bitcast(i32, items[0]))
