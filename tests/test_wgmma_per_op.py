@@ -250,7 +250,7 @@ def test_quickstart_k_rows_take_a_64_byte_swizzled_tma_ring() -> None:
 @needs_ptxas
 @pytest.mark.parametrize("factory,args,consumers,boxes,tiles,c_param", [
     (lambda *s: bias_relu(*s, block_N=256, block_K=64, threads=256), (1000, 1016, 520), 2,
-     {"map0": [64, 128], "map1": [64, 64], "map2": [64, 128]}, 8 * 4, 3),
+     {"map0": [64, 128], "map1": [64, 64], "map2": [64, 64]}, 8 * 4, 3),
     (lambda *s: batched(*s, block_M=128, block_N=128, block_K=64), (3, 136, 200, 96), 1,
      {"map0": [64, 128, 1], "map1": [64, 128, 1], "map2": [64, 128, 1]}, 2 * 2 * 3, 2),
 ])
@@ -263,7 +263,9 @@ def test_loops_with_128_byte_rows_are_fed_by_a_tma_ring(factory, args, consumers
     to them, and their block barriers are named ones over them only; the grid is persistent
     (one block per multiprocessor, here one per tile: fewer tiles than the H200's 132). The
     accumulator goes out through a swizzled staging tile and TMA stores (a third map, C's),
-    issued without waiting for them but before the staging tile is written again."""
+    issued without waiting for them but before the staging tile is written again; with two
+    consumer warpgroups each stages and stores its own 64-row slab (C's box 64 rows), between
+    barriers of its own 128 threads."""
     kernel = tilec.compile(factory(*args), out_idx=[-1], target="cuda:sm_90a")
     assert kernel.artifact.binary_kind == "cubin"
     assert f"tile.tma_ring = {{consumers = {consumers} : i64, overlap = true, persistent = " \
@@ -282,8 +284,33 @@ def test_loops_with_128_byte_rows_are_fed_by_a_tma_ring(factory, args, consumers
     loads = ptx.count("cp.async.bulk.tensor") - stores
     assert loads and loads % (5 if consumers == 2 else 2) == 0
     assert stores == 2 * consumers and "cp.async.bulk.wait_group.read" in ptx
+    assert ("bar.sync \t%r" in ptx) == (consumers == 2)  # a slab's barrier: 2 + its warpgroup
     for needed in (f".maxntid {threads}, 1, 1", "setmaxnreg.dec.sync.aligned.u32 \t40",
                    "setmaxnreg.inc.sync.aligned.u32", "mbarrier.try_wait.parity",
                    "mbarrier.arrive.expect_tx", f"bar.sync \t1, {threads - 128}"):
         assert needed in ptx
     assert "cp.async.cg.shared.global" not in ptx
+
+
+@needs_ptxas
+@pytest.mark.parametrize("knobs,stages", [
+    ({"block_N": 256, "block_K": 64, "threads": 256}, 4),  # 4 x 48 KiB fill shared memory
+    ({}, 12),  # the quickstart's 128 x 128 x 32: 12 x 16 KiB beside 32 KiB of staging
+])
+def test_ring_gemms_keep_their_wgmmas_pipelined(knobs: dict, stages: int) -> None:
+    """The accumulator's registers (a T.clear's zeros, the epilogue's writes of the tile
+    before) are final before wgmma.fence: ptxas injects no warpgroup.arrive / wait and does
+    not serialize the wgmmas (C7520, which the plain per-op GEMM had), and nothing spills. A
+    one-gemm ring is deeper than the user's stages where shared memory holds it beside the
+    staging tile, up to 1 KiB of K in flight (the quickstart's 3 slots of 64 bytes left TMA's
+    latency exposed)."""
+    from tilec.compiler.tensorcore.ptx import ptxas_check
+
+    kernel = tilec.compile(bias_relu(1024, 1024, 1024, **knobs), out_idx=[-1],
+                           target="cuda:sm_90a")
+    report = ptxas_check(kernel.asm["ptx"], "sm_90a")
+    assert report.ok and report.spill_bytes == 0, report.log
+    for warning in ("C7519", "C7517", "C7520"):
+        assert warning not in report.log, report.log
+    assert f"overlap = true, persistent = true, stages = {stages} : i64}}" in \
+        kernel.asm["tile-cuda"]

@@ -1,10 +1,11 @@
 """The decisions of plan-tma-pipelines and their CUDA lowering (lower-tile-to-gpu's part).
 
 A `tile.pipelined` loop marked `tile.tma_ring = {stages = S, consumers = G, overlap,
-persistent}` runs as a warp-specialized TMA ring; each of its copies carries `tile.tma_load =
-{box, boxes, swizzle}`: the TMA box (innermost dimension first) of one column box of the
-operand tile and how many such boxes the tile has (`SharedOperandLayout`'s column boxes, each
-`rows x swizzle` bytes, swizzled (128B or 64B) as wgmma's descriptors read them).
+persistent, lag = L (1 when absent)}` runs as a warp-specialized TMA ring; each of its copies
+carries `tile.tma_load = {box, boxes, swizzle}`: the TMA box (innermost dimension first) of one
+column box of the operand tile and how many such boxes the tile has (`SharedOperandLayout`'s
+column boxes, each `rows x swizzle` bytes, swizzled (128B or 64B) as wgmma's descriptors read
+them).
 
 The kernel is launched with one warpgroup more than it was written for; that warpgroup (G) is
 the producer, warpgroups 0..G-1 are the kernel as written (their thread indices unchanged):
@@ -20,9 +21,9 @@ the producer, warpgroups 0..G-1 are the kernel as written (their thread indices 
       loop becomes (after a barrier over the consumers: the statements before it may have
       filled shared tiles its gemms read)
         for each iteration i: wait full[s] (parity n & 1); the body on slot s; then
-          overlap: wgmma.wait_group 1 (gemm i-1 has read its slot), lane 0 of each warp
-          arrives on empty[(i-1) mod S] (i > 0); else lane 0 arrives on empty[s]
-        overlap: wgmma.wait_group 0, lane 0 of each warp hands the last slot back; a
+          overlap: wgmma.wait_group L (gemm i-L has read its slot), lane 0 of each warp
+          arrives on empty[(i-L) mod S] (i >= L); else lane 0 arrives on empty[s]
+        overlap: wgmma.wait_group 0, lane 0 of each warp hands the last L slots back; a
         barrier over the consumers (the drain)
 
 Persistent: the launch has min(tiles, multiprocessors) blocks; both roles loop over tiles
@@ -75,6 +76,7 @@ SWIZZLE_BYTES = 128  # the column box of a 128B-swizzled operand tile
 BARRIER_BYTES = 8
 WAIT_TICKS = 10_000_000  # try_wait's suspend-time hint, as CUTLASS
 CONSUMER_BARRIER = 1  # the named barrier the consumer warpgroups use for block barriers
+SLAB_BARRIER = 2  # + g: consumer warpgroup g's own, around its slab of a TMA store
 PURE_OPS = ("memref.dim", "affine.apply")
 REGISTER_FILE = 65536  # 32-bit registers of a multiprocessor
 MAX_REGISTERS = 240  # per thread, a multiple of 8 (setmaxnreg's unit) below 256
@@ -87,12 +89,16 @@ class TmaRing:
 
     stages: int
     consumers: int  # warpgroups of the kernel as written; the producer is the next one
-    overlap: bool  # the loop's one gemm leaves its wgmma group in flight for an iteration
+    overlap: bool  # the loop's one gemm leaves its wgmma groups in flight for `lag` iterations
     persistent: bool = False  # one block per multiprocessor runs the grid's blocks in turn
+    lag: int = 1  # wgmma groups an overlapped gemm leaves in flight (< stages)
 
     def to_attr(self, context: ir.Context) -> ir.Attribute:
-        return decision_attr({"stages": self.stages, "consumers": self.consumers,
-                              "overlap": self.overlap, "persistent": self.persistent}, context)
+        fields = {"stages": self.stages, "consumers": self.consumers, "overlap": self.overlap,
+                  "persistent": self.persistent}
+        if self.lag != 1:
+            fields["lag"] = self.lag
+        return decision_attr(fields, context)
 
     @classmethod
     def of(cls, loop: ir.Operation) -> TmaRing | None:
@@ -102,8 +108,12 @@ class TmaRing:
         if any(name not in fields for name in ("stages", "consumers", "overlap")):
             raise op_error(loop, f"{RING_ATTR} needs stages, consumers and overlap "
                                  "(plan-tma-pipelines writes it)")
-        return cls(int(fields["stages"]), int(fields["consumers"]), bool(fields["overlap"]),
-                   bool(fields.get("persistent")))
+        ring = cls(int(fields["stages"]), int(fields["consumers"]), bool(fields["overlap"]),
+                   bool(fields.get("persistent")), int(fields.get("lag", 1)))
+        if not 1 <= ring.lag < ring.stages:
+            raise op_error(loop, f"{RING_ATTR} lag = {ring.lag} must be at least 1 and less "
+                                 f"than its {ring.stages} stages")
+        return ring
 
 
 @dataclass(frozen=True)
@@ -135,13 +145,14 @@ class TmaLoad:
 class TmaStore:
     """tile.tma_store of the accumulator's fragment -> global copy after a ring loop."""
 
-    box: tuple[int, ...]  # one 128-byte column box of the global tile, innermost first
+    box: tuple[int, ...]  # one 128-byte column box of one slab's rows, innermost first
     columns: int  # columns of the tile staged in shared memory at a time
     swizzle: int
+    slabs: int = 1  # row slabs, one per consumer warpgroup, each staged and stored apart
 
     def to_attr(self, context: ir.Context) -> ir.Attribute:
         return decision_attr({"box": self.box, "columns": self.columns,
-                              "swizzle": self.swizzle}, context)
+                              "swizzle": self.swizzle, "slabs": self.slabs}, context)
 
     @classmethod
     def of(cls, copy: ir.Operation) -> TmaStore:
@@ -150,7 +161,7 @@ class TmaStore:
             raise op_error(copy, f"{STORE_ATTR} needs box, columns and swizzle "
                                  "(plan-tma-pipelines writes it)")
         return cls(tuple(int(v) for v in fields["box"]), int(fields["columns"]),
-                   int(fields["swizzle"]))
+                   int(fields["swizzle"]), int(fields.get("slabs", 1)))
 
 
 def _pure(op: ir.Operation) -> bool:
@@ -461,16 +472,18 @@ class RingLowering:
                 scf.YieldOp([])
             trips = self.trip_count(lower, upper, step)
             done = arith.addi(self.done, trips)
-            if gemm is not None:  # the last gemm has read its slot: hand it back too
+            if gemm is not None:  # the last gemms have read their slots: hand them back too
                 nvvm.wgmma_wait_group_sync_aligned(0)
                 stages = index(self.ring.stages)
-                last = arith.remui(arith.addi(done, arith.subi(stages, index(1))), stages)
-                ran = arith.cmpi(arith.CmpIPredicate.ugt, trips, index(0))
-                branch = scf.IfOp(arith.andi(self.lane_zero()[0], ran))
-                with ir.InsertionPoint(branch.then_block):
-                    nvvm.MBarrierArriveOp(ir.IntegerType.get_signless(64),
-                                          self.barrier(False, last))
-                    scf.YieldOp([])
+                for back in range(1, self.ring.lag + 1):
+                    last = arith.remui(arith.addi(done, arith.subi(stages, index(back))),
+                                       stages)
+                    ran = arith.cmpi(arith.CmpIPredicate.uge, trips, index(back))
+                    branch = scf.IfOp(arith.andi(self.lane_zero()[0], ran))
+                    with ir.InsertionPoint(branch.then_block):
+                        nvvm.MBarrierArriveOp(ir.IntegerType.get_signless(64),
+                                              self.barrier(False, last))
+                        scf.YieldOp([])
             gpu.BarrierOp()
         if self.tile_yield is not None:
             self.tile_yield.operands[0] = done
@@ -507,10 +520,11 @@ class RingLowering:
         the first op emitted (the body goes before it)."""
         lane_zero, first = self.lane_zero()
         if self.ring.overlap:
-            nvvm.wgmma_wait_group_sync_aligned(1)
+            lag = self.ring.lag
+            nvvm.wgmma_wait_group_sync_aligned(lag)
             stages = index(self.ring.stages)
-            previous = arith.remui(arith.addi(slot, arith.subi(stages, index(1))), stages)
-            started = arith.cmpi(arith.CmpIPredicate.ugt, iteration, index(0))
+            previous = arith.remui(arith.addi(slot, arith.subi(stages, index(lag))), stages)
+            started = arith.cmpi(arith.CmpIPredicate.uge, iteration, index(lag))
             condition, slot = arith.andi(lane_zero, started), previous
         else:
             condition = lane_zero
@@ -573,13 +587,17 @@ class RingLowering:
             lowering.shared_bytes = start + size + SWIZZLE_ATOM_BYTES
 
     def store(self, copy: ir.Operation, fragment: Fragment) -> bool:
-        """The fragment -> global copy through its staging tile (128B-swizzled), `columns` of
-        the tile at a time: each thread writes its registers of the pass there (converted, in
-        vectors of consecutive registers), a barrier, thread 0 stores the pass's column boxes
-        by TMA (clipped at the tensor's edges) and goes on without waiting: the stores
-        overlap what follows (a persistent grid's next tile). Before the staging tile is
-        written again, thread 0 waits until the stores issued have read it. False, with
-        nothing emitted, when the copy has no staging tile (`reserve_staging`)."""
+        """The fragment -> global copy through its staging tile (128B-swizzled, one per row
+        slab), `columns` of the tile at a time: each thread writes its registers of the pass
+        there (converted, in vectors of consecutive registers), a barrier, a leader stores
+        the pass's column boxes by TMA (clipped at the tensor's edges) and goes on without
+        waiting: the stores overlap what follows (a persistent grid's next tile). Before the
+        staging tile is written again, the leader waits until the stores issued have read
+        it. Where each consumer warpgroup holds the rows of its own slab (wgmma's
+        accumulator), each warpgroup does this on its own: its barriers are named ones over
+        its 128 threads and its first thread stores its slab; else the barriers are over
+        every consumer and thread 0 stores every slab. False, with nothing emitted, when the
+        copy has no staging tile (`reserve_staging`)."""
         found = [(view, staged) for known, view, staged in self.staging if known == copy]
         if not found:
             return False
@@ -587,27 +605,49 @@ class RingLowering:
         layout = fragment.layout
         view, staged = found[0]
         store = TmaStore.of(copy)
-        _, _, _, dst, dst_offsets, _ = copy_parts(copy)
+        _, _, _, dst, dst_offsets, dst_shape = copy_parts(copy)
         element = ir.MemRefType(dst.type).element_type
         element_bytes = max(1, bit_width(element) // 8)
         per_box = store.swizzle // element_bytes
         vec = store_vector(layout, element_bytes)
         rows, columns = layout.shape
-        staging = SharedOperandLayout((rows, staged), element_bytes, True, store.swizzle)
+        slab_rows = rows // store.slabs
+        slab_elements = slab_rows * staged
+        staging = SharedOperandLayout((slab_rows, staged), element_bytes, True, store.swizzle)
         pointer = next(pointer for known, pointer in self.store_maps if known == copy)
         shift = thread_coordinates(layout, lowering.tid)
         corner = list(reversed(dst_offsets))  # innermost first
-        leader = arith.cmpi(arith.CmpIPredicate.eq, lowering.tid, index(0))
+        row_dim = len(dst_shape) - 1 - [d for d, extent in enumerate(dst_shape)
+                                        if extent != 1][0]
+        i32 = ir.IntegerType.get_signless(32)
+        if own_slabs(layout, store.slabs):
+            group = warpgroup_index(lowering.tid)
+            first = arith.remui(lowering.tid, index(WARPGROUP_THREADS))
+            leader = arith.cmpi(arith.CmpIPredicate.eq, first, index(0))
+            barrier_id = arith.index_cast(i32, arith.addi(group, index(SLAB_BARRIER)))
+            slabs = [group]
+
+            def barrier() -> None:
+                nvvm.BarrierOp(None, barrierId=barrier_id,
+                               numberOfThreads=_i32(WARPGROUP_THREADS))
+        else:
+            leader = arith.cmpi(arith.CmpIPredicate.eq, lowering.tid, index(0))
+            slabs = [index(slab) for slab in range(store.slabs)]
+
+            def barrier() -> None:
+                gpu.BarrierOp()
         for part in range(columns // staged):
             _guarded(leader, lambda: nvvm.CpAsyncBulkWaitGroupOp(0, read=True))
-            gpu.BarrierOp()
+            barrier()
             for register in range(0, layout.num_registers, vec):
                 mask = layout.register_mask(register)
                 if mask is False or layout.register_coordinate(register)[-1] // staged != part:
                     continue
                 point = register_coordinates(layout, register, shift)
                 column = point[1] if part == 0 else arith.subi(point[1], index(part * staged))
-                where = staging.element_index(point[0], column)
+                slab = arith.divui(point[0], index(slab_rows))
+                where = arith.addi(arith.muli(slab, index(slab_elements)), staging.element_index(
+                    arith.remui(point[0], index(slab_rows)), column))
                 values = [fragment.load(register + i) for i in range(vec)]
                 packed = vector.FromElementsOp(ir.VectorType.get([vec], values[0].type),
                                                values).result
@@ -616,14 +656,19 @@ class RingLowering:
                 _guarded(guard, lambda value=value, where=where: vector.StoreOp(
                     value, view, [where], alignment=vec * element_bytes))
             nvvm.fence_proxy(nvvm.ProxyKind.async_shared, space=nvvm.SharedSpace.shared_cta)
-            gpu.BarrierOp()
+            barrier()
 
             def issue(part: int = part) -> None:
-                for box in range(staged // per_box):
-                    column = arith.addi(corner[0], index(part * staged + box * per_box))
-                    nvvm.CpAsyncBulkTensorSharedCTAToGlobalOp(
-                        pointer, _shared_pointer(view, box * rows * store.swizzle),
-                        [_to_i32(column)] + [_to_i32(value) for value in corner[1:]])
+                for slab in slabs:
+                    start = arith.muli(slab, index(slab_elements * element_bytes))
+                    row = arith.addi(corner[row_dim], arith.muli(slab, index(slab_rows)))
+                    at = [row if d == row_dim else value for d, value in enumerate(corner)]
+                    for box in range(staged // per_box):
+                        column = arith.addi(at[0], index(part * staged + box * per_box))
+                        nvvm.CpAsyncBulkTensorSharedCTAToGlobalOp(
+                            pointer, _shared_pointer(view, arith.addi(
+                                start, index(box * slab_rows * store.swizzle))),
+                            [_to_i32(column)] + [_to_i32(value) for value in at[1:]])
                 nvvm.CpAsyncBulkCommitGroupOp()
 
             _guarded(leader, issue)
@@ -650,6 +695,18 @@ def _guarded(condition: ir.Value | None, body: Callable[[], object]) -> None:
 
 
 SHARED_SPACE = "#gpu.address_space<workgroup>"
+
+
+def own_slabs(layout: LinearLayout, slabs: int) -> bool:
+    """Whether warpgroup g of the layout's threads holds exactly rows [g, g + 1) * rows /
+    slabs of a 2-d tile: its warpgroup bits (the warp bits past a warpgroup's 4 warps) step
+    through the slabs, every other bit stays inside one."""
+    if layout.rank != 2 or slabs == 1 or len(layout.warp) != 2 + log2(slabs):
+        return False
+    slab_rows = layout.shape[0] // slabs
+    inside = layout.register + layout.lane + layout.warp[:2]
+    return all(basis[0] < slab_rows for basis in inside) and all(
+        tuple(basis) == (slab_rows << k, 0) for k, basis in enumerate(layout.warp[2:]))
 
 
 def store_vector(layout: LinearLayout, element_bytes: int) -> int | None:

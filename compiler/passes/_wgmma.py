@@ -298,8 +298,11 @@ def _register_a(lowering: KernelLowering, op: ir.Operation, plan: WgmmaPlan
 def _pinned(values: list[ir.Value]) -> list[ir.Value]:
     """`values` computed here: each through an empty asm with side effects, which LLVM keeps in
     place, so the arithmetic making a wgmma's registers (P's conversion to 16 bits, the
-    accumulator's rescaling) is not sunk past wgmma.fence, where ptxas would fence again before
-    every wgmma reading a register written after the fence ("warpgroup.arrive is injected")."""
+    accumulator's rescaling, a cleared accumulator's zeros) is not sunk past wgmma.fence, where
+    ptxas would fence again before every wgmma reading a register written after the fence
+    ("warpgroup.arrive is injected"), or, where that register was written on a divergent path,
+    serialize the wgmmas (C7520: the per-op plain GEMM's zeros, moved into its first
+    iteration)."""
     return [llvm.InlineAsmOp(value.type, [value], "", "=f,0" if isinstance(
         value.type, ir.F32Type) else "=r,0", has_side_effects=True).result for value in values]
 
@@ -337,8 +340,10 @@ def lower_wgmma(lowering: KernelLowering, op: ir.Operation) -> None:
     steps = ir.MemRefType(op.operands[0].type).shape[1] // plan.k if a_layout is None else \
         a_layout.shape[1] // plan.k  # A is M x K
     registers_a = {}
-    if a_layout is None:  # every register the wgmmas read is final before the fence
-        values = [_pinned(atom_values) for atom_values in values]
+    # every register the wgmmas read is final before the fence: the accumulator's (a T.clear's
+    # zeros, an epilogue's writes from the tile before on a persistent grid) and A's
+    values = [_pinned(atom_values) for atom_values in values]
+    if a_layout is None:
         registers_a = {(atom, step): _pinned(a_operands(atom, step))
                        for step in range(steps) for atom in range(plan.m_atoms)}
     nvvm.wgmma_fence_aligned()

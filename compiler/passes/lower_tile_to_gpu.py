@@ -41,7 +41,7 @@ from tilec.compiler.layouts.emit import (
     register_coordinates,
     thread_coordinates,
 )
-from tilec.compiler.layouts.linear import LayoutError, LinearLayout
+from tilec.compiler.layouts.linear import LayoutError, LinearLayout, log2
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._async_pipeline import (
     SLOT_ALIGN,
@@ -80,7 +80,11 @@ from tilec.compiler.passes._scalar import (
     reduce_term,
     zero,
 )
-from tilec.compiler.passes._scheduling import read_decision, target_description
+from tilec.compiler.passes._scheduling import (
+    VECTOR_LOADS_ATTR,
+    read_decision,
+    target_description,
+)
 from tilec.compiler.passes._tma_ring import (
     CONSUMER_BARRIER,
     LOAD_ATTR,
@@ -243,16 +247,80 @@ def move_body_before(holder: ir.Operation, values: list[ir.Value], anchor: ir.Op
     return moved
 
 
+def _depends_on(value: ir.Value, argument: ir.Value, block: ir.Block) -> bool:
+    """Whether `value` is computed (by ops of `block`) from block argument `argument`."""
+    pending, seen = [value], []
+    while pending:
+        value = pending.pop()
+        if value == argument:
+            return True
+        owner = value.owner
+        if isinstance(owner, ir.Block) or any(owner == known for known in seen):
+            continue
+        owner = as_operation(owner)
+        seen.append(owner)
+        if owner.block == block:  # else defined outside the body
+            pending += list(owner.operands)
+    return False
+
+
+def _unit_stride(value: ir.Value, argument: ir.Value, block: ir.Block) -> bool:
+    """Whether `value` is `argument` plus something that does not depend on it."""
+    if value == argument:
+        return True
+    owner = value.owner
+    if isinstance(owner, ir.Block) or as_operation(owner).name != "arith.addi":
+        return False
+    left, right = as_operation(owner).operands
+    return (_unit_stride(left, argument, block) and not _depends_on(right, argument, block)) \
+        or (_unit_stride(right, argument, block) and not _depends_on(left, argument, block))
+
+
+def vector_loads(op: ir.Operation, layout: LinearLayout) -> list[tuple[int, int]]:
+    """(position in the body, vector width) of each global load of a T.Parallel body whose
+    consecutive registers read consecutive elements: a load directly in the body, its last
+    index the last loop variable plus what does not depend on it, its other indices free of
+    that variable; the width the layout's run of registers along the last dimension, at most
+    16 bytes, starting where no thread's or later register's column breaks a vector."""
+    body = op.regions[0].blocks[0]
+    last = body.arguments[len(body.arguments) - 1]
+    runs = layout.contiguous_registers()
+    if runs < 2 or any(basis[-1] % runs for basis in layout.register[log2(runs):]) or \
+            layout.thread_span()[-1] & (runs - 1):
+        return []
+    found = []
+    for position, inner in enumerate(body.operations):
+        inner = as_operation(inner)
+        if inner.name != "memref.load" or not KernelLowering.is_global(inner.operands[0]):
+            continue
+        indices = list(inner.operands)[1:]
+        element = memref_type(inner.operands[0]).element_type
+        if bit_width(element) < 8 or not _unit_stride(indices[-1], last, body) or any(
+                _depends_on(value, last, body) for value in indices[:-1]):
+            continue
+        found.append((position, math.gcd(runs, 16 // element_bytes(element))))
+    return found
+
+
+def _unique(values: list[ir.Value]) -> list[ir.Value]:
+    kept: list[ir.Value] = []
+    for value in values:
+        if not any(value == known for known in kept):
+            kept.append(value)
+    return kept
+
+
 class KernelLowering:
     """Lowers one entry function (its tile.kernel) into a gpu.func inside `gpu_block`."""
 
     def __init__(self, func: ir.Operation, kernel: ir.Operation, gpu_block: ir.Block,
-                 warp_size: int, max_shared_bytes: int):
+                 warp_size: int, max_shared_bytes: int, vector_loads: bool = False):
         self.func = func
         self.kernel = kernel
         self.gpu_block = gpu_block
         self.warp_size = warp_size  # a shuffle's width: the target's warp (wavefront)
         self.max_shared_bytes = max_shared_bytes  # a block's, on the target
+        self.vector_loads = vector_loads  # T.Parallel's global reads as vectors (opt-in)
         self.block_size = list(ir.DenseI64ArrayAttr(kernel.attributes["threads"]))
         self.threads = math.prod(self.block_size)
         self.fragments: dict[ir.Value, Fragment] = {}
@@ -819,23 +887,56 @@ class KernelLowering:
         if not touches_fragments and layout.num_registers > UNROLL_LIMIT:
             self.parallel_loop(op, layout, offsets)
         else:
-            for reg in range(layout.num_registers):
-                mask = layout.register_mask(reg)
-                if mask is False:
-                    continue
-                clone = as_operation(op.clone(ip=ir.InsertionPoint(op)))
-                self.bind_fragments(clone, layout, reg)
-                with op.location, ir.InsertionPoint(op):
-                    points = register_coordinates(layout, reg, offsets)
-                    guard = None if mask else self.inside_tile(layout, points)
-                    anchor = op
-                    if guard is not None:
-                        branch = scf.IfOp(guard)
-                        with ir.InsertionPoint(branch.then_block):
-                            anchor = as_operation(scf.YieldOp([]))
-                self.lower_block_ops(move_body_before(clone, points, anchor))
+            loads = vector_loads(op, layout) if self.vector_loads else []
+            vec = math.gcd(*[width for _, width in loads]) if loads else 1
+            buffers = _unique([op.regions[0].blocks[0].operations[at].operands[0]
+                               for at, _ in loads])
+            with op.location, ir.InsertionPoint(op):
+                self.split_on_alignment(buffers, vec, lambda vec: self.parallel_registers(
+                    op, layout, offsets, loads, vec))
         self.canonical = outer
         op.erase()
+
+    def parallel_registers(self, op: ir.Operation, layout: LinearLayout,
+                           offsets: list[ir.Value], loads: list[tuple[int, int]], vec: int
+                           ) -> None:
+        """The body once per register of the layout. With `vec` > 1, the global loads at
+        `loads` (body positions) are read as one vec-wide vector by the first register of
+        each run of vec (registers holding consecutive columns, a run unmasked), the run's
+        registers taking their elements from it: a T.Parallel epilogue's residual reads."""
+        here = ir.InsertionPoint.current  # before the loop, or in an alignment branch
+        vectors: dict[int, ir.Value] = {}
+        for reg in range(layout.num_registers):
+            mask = layout.register_mask(reg)
+            if mask is False:
+                continue
+            with op.location, here:
+                points = register_coordinates(layout, reg, offsets)
+                guard = None if mask else self.inside_tile(layout, points)
+            clone = as_operation(op.clone(ip=here))
+            anchor = clone
+            if guard is not None:
+                with op.location, ir.InsertionPoint(clone):
+                    branch = scf.IfOp(guard)
+                    with ir.InsertionPoint(branch.then_block):
+                        anchor = as_operation(scf.YieldOp([]))
+            body = clone.regions[0].blocks[0]
+            run = vec > 1 and all(layout.register_mask(reg - reg % vec + i) is True
+                                  for i in range(vec))
+            picked = [as_operation(body.operations[at]) for at, _ in loads] if run else []
+            self.bind_fragments(clone, layout, reg)
+            moved = [inner for inner in move_body_before(clone, points, anchor)
+                     if not any(inner == load for load in picked)]
+            for number, load in enumerate(picked):
+                with load.location, ir.InsertionPoint(load):
+                    if reg % vec == 0:
+                        where = list(load.operands)[1:]
+                        side = Side(load.operands[0], where, [len(where) - 1])
+                        vectors[number] = self.read(side, where, vec)
+                    value = vector.extract(vectors[number], [], [reg % vec])
+                load.results[0].replace_all_uses_with(value)
+                load.erase()
+            self.lower_block_ops(moved)
 
     def parallel_loop(self, op: ir.Operation, layout: LinearLayout,
                       offsets: list[ir.Value]) -> None:
@@ -1470,7 +1571,8 @@ class LowerTileToGpu(TilePass):
             if len(kernel_ops) != 1:
                 raise fail(func, "an entry function must hold exactly one tile.kernel")
             KernelLowering(func, kernel_ops[0], gpu_block, target.warp_size,
-                           target.max_shared_bytes).build()
+                           target.max_shared_bytes,
+                           VECTOR_LOADS_ATTR in module.operation.attributes).build()
         for op in list(module.body.operations):  # T.call_extern's callees go with the kernels
             op = as_operation(op)
             if op.name == "llvm.func" and EXTERN_ATTR in op.attributes:

@@ -6,7 +6,9 @@ fill 128B-swizzled wgmma operand tiles becomes a warp-specialized TMA ring: the 
 `tile.tma_load = {box, boxes, swizzle = 128}` (compiler/passes/_tma_ring.py lowers both: a
 producer warpgroup beside the kernel's G streams the tiles with cp.async.bulk.tensor through S
 slots and two mbarriers per slot, the kernel's warpgroups wait on them and hand slots back).
-S is the loop's cp.async depth, or fewer (down to 2) where the kernel's shared memory
+S is the loop's cp.async depth (a one-gemm loop's more: RING_K_BYTES of K in flight, at most
+the loop's trip count, while the epilogue's staging tiles still fit beside it), or fewer
+(down to 2) where the kernel's shared memory
 (plan-shared-memory's arena, asked with the ring in place) would not hold it: the ring's tiles
 share bytes with no other buffer, so a ring can need more than the cp.async pipeline it
 replaces, and a loop whose ring fits at no depth keeps its pipeline; `overlap` when the
@@ -39,9 +41,11 @@ Any other loop keeps its cp.async pipeline.
 The accumulator's store after such a loop (select-epilogue-store's `tile.store = {kind =
 "tma", columns = E}`: a copy of a whole fragment, directly in the kernel, into a box of a
 tensor parameter with the fragment's rows (at most 256) along one dimension and its columns
-along the last) gets `tile.tma_store = {box, columns = E, swizzle = 128}`: the consumers stage
-E columns at a time in a 128B-swizzled shared tile and one thread stores its 128-byte column
-boxes by TMA, overlapping the next tile's main loop (`_tma_ring`'s `store`).
+along the last) gets `tile.tma_store = {box, columns = E, swizzle = 128, slabs = G}`: the
+consumers stage E columns at a time in 128B-swizzled shared tiles, one per warpgroup's slab of
+rows (G slabs where the rows split into whole 8-row groups, else 1), and store their 128-byte
+column boxes (a slab's rows) by TMA, overlapping the next tile's main loop (`_tma_ring`'s
+`store`).
 """
 
 from __future__ import annotations
@@ -66,6 +70,7 @@ from tilec.compiler.passes._ir_walk import (
 from tilec.compiler.passes._scalar import bit_width
 from tilec.compiler.passes._scheduling import (
     DISABLE_TMA_ATTR,
+    RING_LAG_ATTR,
     read_decision,
     target_description,
 )
@@ -81,7 +86,8 @@ from tilec.compiler.passes._tma_ring import (
     TmaStore,
     recomputable,
 )
-from tilec.compiler.passes._wgmma import WGMMA_ATTR, SharedOperandLayout
+from tilec.compiler.passes._wgmma import SWIZZLE_ATOM_BYTES, WGMMA_ATTR, SharedOperandLayout
+from tilec.compiler.passes.pipeline_async_copies import gemm_k_extent
 from tilec.compiler.passes.plan_shared_memory import arena_bytes
 from tilec.compiler.passes.select_epilogue_store import STORE_ATTR as EPILOGUE_ATTR
 
@@ -90,6 +96,10 @@ MAX_BOX = 256  # elements per box dimension
 TMA_SPANS = (SWIZZLE_BYTES, SWIZZLE_BYTES // 2)  # operand tiles' swizzle spans TMA fills
 OWN_SYNC_OPS = ("tile.alloc_barrier", "tile.warpgroups", "tile.tma_copy")
 MIN_RING_STAGES = 2  # a ring is made shallower to fit, down to this (or the loop's own depth)
+# a one-gemm loop's ring is made deeper, while shared memory holds it, up to this much of K in
+# flight: the whole-kernel GEMM's 8 stages of 128-byte K rows (the quickstart's 3 slots of 32
+# f16 columns left TMA's latency exposed: 333 TFLOP/s on the H200 against 645)
+RING_K_BYTES = 8 * 128
 
 
 def _is_pure(op: ir.Operation) -> bool:
@@ -144,9 +154,10 @@ def tma_load(copy: ir.Operation) -> TmaLoad | None:
     return TmaLoad(box, columns // per_box, layout.span)
 
 
-def tma_store(copy: ir.Operation, loop: ir.Operation) -> TmaStore | None:
+def tma_store(copy: ir.Operation, loop: ir.Operation, consumers: int = 1) -> TmaStore | None:
     """The staged TMA store of an accumulator copy after the ring `loop`, None when the
-    copy does not qualify (module docstring)."""
+    copy does not qualify (module docstring); its box has the rows of one of the `consumers`
+    warpgroups' slabs."""
     decision = read_decision(copy, EPILOGUE_ATTR)
     if decision is None or decision.get("kind") != "tma" or copy.block != loop.block or \
             not loop.is_before_in_block(copy):
@@ -170,7 +181,9 @@ def tma_store(copy: ir.Operation, loop: ir.Operation) -> TmaStore | None:
     staged = math.gcd(int(decision["columns"]), columns)
     if staged % per_box:
         return None
-    return TmaStore((per_box, *reversed(dst_shape[:-1])), staged, SWIZZLE_BYTES)
+    slabs = consumers if rows % (consumers * 8) == 0 else 1
+    box_rows = [rows // slabs if d == dims[0] else extent for d, extent in enumerate(dst_shape)]
+    return TmaStore((per_box, *reversed(box_rows[:-1])), staged, SWIZZLE_BYTES, slabs)
 
 
 def _threads(kernel: ir.Operation) -> int | None:
@@ -184,9 +197,10 @@ class RingPlan:
     loads: list[tuple[ir.Operation, TmaLoad]]
 
 
-def plan_ring(loop: ir.Operation, kernel: ir.Operation, limit: int) -> RingPlan | None:
+def plan_ring(loop: ir.Operation, kernel: ir.Operation, limit: int, deep_groups: bool = False
+              ) -> RingPlan | None:
     """The TMA ring of a loop, None when it does not qualify (module docstring); `limit`: the
-    block's shared memory."""
+    block's shared memory; `deep_groups`: the module opted into RING_LAG_ATTR."""
     if loop.parent is None or as_operation(loop.parent) != kernel:
         return None
     plan = plan_pipeline(loop)
@@ -217,12 +231,53 @@ def plan_ring(loop: ir.Operation, kernel: ir.Operation, limit: int) -> RingPlan 
     persistent = all(constant_index(size) is not None for size in kernel.operands)
     stages = plan.stages - (plan.overlapped is not None)
     fewest = min(stages, MIN_RING_STAGES)
-    fits = False
-    while not fits and stages >= fewest:
-        ring = TmaRing(stages, threads // WARPGROUP_THREADS, len(gemms) == 1, persistent)
-        fits = ring_bytes(loop, ring, loads) <= limit
-        stages -= 1
-    return RingPlan(ring, loads) if fits else None
+    deepest = stages if len(gemms) != 1 else max(stages, _deepest_ring(loop, gemms[0]))
+    staging = _staging_bytes(loop, kernel)
+    lag = _lag(gemms[0]) if deep_groups and len(gemms) == 1 else 1
+    for depth in range(deepest, fewest - 1, -1):
+        ring = TmaRing(depth, threads // WARPGROUP_THREADS, len(gemms) == 1, persistent,
+                       min(lag, depth - 1))
+        # past the loop's own depth the epilogue's staging tile must still fit beside it
+        if ring_bytes(loop, ring, loads) + (staging if depth > stages else 0) <= limit:
+            return RingPlan(ring, loads)
+    return None
+
+
+def _staging_bytes(loop: ir.Operation, kernel: ir.Operation) -> int:
+    """Shared memory the TMA stores after the loop stage their tiles in (1 KiB-aligned)."""
+    total = 0
+    for copy in (op for op in walk(kernel) if op.name == "tile.copy"):
+        store = tma_store(copy, loop)
+        if store is not None:
+            dst_type = ir.MemRefType(copy_parts(copy)[3].type)
+            rows = ir.MemRefType(copy.operands[0].type).shape[0]
+            total += rows * store.columns * bit_width(dst_type.element_type) // 8 + \
+                SWIZZLE_ATOM_BYTES
+    return total
+
+
+def _slot_k_bytes(gemm: ir.Operation) -> int:
+    """Bytes of K one iteration's operand rows hold (the gemm's block_K)."""
+    a_type = ir.MemRefType(gemm.operands[0].type)
+    return gemm_k_extent(gemm) * max(1, bit_width(a_type.element_type) // 8)
+
+
+def _lag(gemm: ir.Operation) -> int:
+    """The wgmma groups a one-gemm loop leaves in flight under RING_LAG_ATTR: a 128-byte K
+    row's worth (one group of 128-byte slots, two of the quickstart's 64-byte ones), so the
+    warpgroup issues the next group while as much work as the whole-kernel GEMM's one group
+    still runs."""
+    return max(1, SWIZZLE_BYTES // _slot_k_bytes(gemm))
+
+
+def _deepest_ring(loop: ir.Operation, gemm: ir.Operation) -> int:
+    """The most slots worth giving a one-gemm loop's ring: RING_K_BYTES of K in flight
+    (a slot holds the gemm's block_K), no more slots than the loop has iterations."""
+    deepest = max(1, RING_K_BYTES // _slot_k_bytes(gemm))
+    lower, upper, step = (constant_index(v) for v in list(loop.operands)[:3])
+    if None not in (lower, upper, step) and step > 0:
+        deepest = min(deepest, -(-(upper - lower) // step))
+    return deepest
 
 
 def ring_bytes(loop: ir.Operation, ring: TmaRing, loads: list[tuple[ir.Operation, TmaLoad]]
@@ -264,8 +319,9 @@ class PlanTmaPipelines(TilePass):
             if any(op.name in OWN_SYNC_OPS or RING_ATTR in op.attributes
                    for op in walk(kernel)):
                 continue
+            deep_groups = RING_LAG_ATTR in module.operation.attributes
             plans = [plan for op in walk(kernel) if op.name == "tile.pipelined"
-                     and (plan := plan_ring(op, kernel, target.max_shared_bytes))
+                     and (plan := plan_ring(op, kernel, target.max_shared_bytes, deep_groups))
                      is not None]
             if len(plans) != 1:
                 continue  # one producer warpgroup serves one loop
@@ -274,6 +330,6 @@ class PlanTmaPipelines(TilePass):
             for copy, load in plans[0].loads:
                 copy.attributes[LOAD_ATTR] = load.to_attr(context)
             for copy in (op for op in walk(kernel) if op.name == "tile.copy"):
-                store = tma_store(copy, loop)
+                store = tma_store(copy, loop, plans[0].ring.consumers)
                 if store is not None:
                     copy.attributes[STORE_ATTR] = store.to_attr(context)

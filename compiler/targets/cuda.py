@@ -54,7 +54,12 @@ from mlir import ir
 from mlir.dialects import gpu
 
 from tilec.compiler.passes._ir_walk import op_error, walk
-from tilec.compiler.passes._scheduling import ARCH_ATTR, DISABLE_TMA_ATTR
+from tilec.compiler.passes._scheduling import (
+    ARCH_ATTR,
+    DISABLE_TMA_ATTR,
+    RING_LAG_ATTR,
+    VECTOR_LOADS_ATTR,
+)
 from tilec.compiler.passes._tma_ring import MAPS_ATTR, TILES_ATTR
 from tilec.compiler.passes.lower_gemm_to_tensorcore import LAUNCH_ATTR
 from tilec.compiler.pipeline import (
@@ -181,6 +186,10 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
     module.operation.attributes[ARCH_ATTR] = ir.StringAttr.get(target_of(options).name)
     if options.disable_tma:
         module.operation.attributes[DISABLE_TMA_ATTR] = ir.UnitAttr.get()
+    for variable, name in (("TILEC_TMA_RING_LAG", RING_LAG_ATTR),
+                           ("TILEC_VECTOR_EPILOGUE_LOADS", VECTOR_LOADS_ATTR)):
+        if os.environ.get(variable) == "1":
+            module.operation.attributes[name] = ir.UnitAttr.get()
     fast_math = ("apply-fast-math",) if options.fast_math else ()
     checks = ("insert-bounds-checks",) if options.bounds_check else ()
     tile_passes("tile-schedule", checks + ("lower-sub-byte-types",) + fast_math +

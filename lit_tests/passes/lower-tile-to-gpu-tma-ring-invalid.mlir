@@ -1,8 +1,9 @@
 // RUN: not tilec-opt --lower-tile-to-gpu %s --split-input-file 2>&1 | FileCheck %s
 // A tile.tma_ring loop is lowered from what plan-tma-pipelines recorded: a ring without its
-// fields, or a copy of the loop without its box, is an error at the op.
+// fields or with more wgmma groups in flight than slots, or a copy of the loop without its
+// box, is an error at the op.
 
-// CHECK: lower-tile-to-gpu-tma-ring-invalid.mlir:13: error: tile.tma_ring needs stages, consumers and overlap
+// CHECK: lower-tile-to-gpu-tma-ring-invalid.mlir:14: error: tile.tma_ring needs stages, consumers and overlap
 func.func @incomplete_ring(%A: memref<512x512xf16>) attributes {tile.entry} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -20,7 +21,7 @@ func.func @incomplete_ring(%A: memref<512x512xf16>) attributes {tile.entry} {
 
 // -----
 
-// CHECK: lower-tile-to-gpu-tma-ring-invalid.mlir:33: error: a copy of a tile.tma_ring loop needs tile.tma_load = {box, boxes, swizzle} (plan-tma-pipelines writes it)
+// CHECK: lower-tile-to-gpu-tma-ring-invalid.mlir:34: error: a copy of a tile.tma_ring loop needs tile.tma_load = {box, boxes, swizzle} (plan-tma-pipelines writes it)
 func.func @copy_without_box(%A: memref<512x512xf16>) attributes {tile.entry} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -31,6 +32,24 @@ func.func @copy_without_box(%A: memref<512x512xf16>) attributes {tile.entry} {
     tile.pipelined %c0 to %c4 step %c1 stages 3 attributes {tile.tma_ring = {consumers = 1 : i64, overlap = false, stages = 3 : i64}} {
     ^bb0(%k: index):
       tile.copy %A[%c0, %c0] [128, 64] to %as[%c0, %c0] [128, 64] {tile.tma_load = {box = array<i64: 64, 128>}} : memref<512x512xf16> to memref<128x64xf16, "shared">
+    }
+  }
+  return
+}
+
+// -----
+
+// CHECK: lower-tile-to-gpu-tma-ring-invalid.mlir:50: error: tile.tma_ring lag = 3 must be at least 1 and less than its 3 stages
+func.func @lag_past_ring(%A: memref<512x512xf16>) attributes {tile.entry} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  tile.kernel grid(%c4) threads [128] {
+  ^bb0(%bx: index):
+    %as = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<128x64xf16, "shared">
+    tile.pipelined %c0 to %c4 step %c1 stages 3 attributes {tile.tma_ring = {consumers = 1 : i64, lag = 3 : i64, overlap = true, stages = 3 : i64}} {
+    ^bb0(%k: index):
+      tile.copy %A[%c0, %c0] [128, 64] to %as[%c0, %c0] [128, 64] {tile.tma_load = {box = array<i64: 64, 128>, boxes = 1 : i64, swizzle = 128 : i64}} : memref<512x512xf16> to memref<128x64xf16, "shared">
     }
   }
   return

@@ -1,4 +1,5 @@
 // RUN: tilec-opt --lower-tile-to-gpu %s --split-input-file | FileCheck %s
+// RUN: tilec-opt --lower-tile-to-gpu %s --split-input-file | FileCheck %s --check-prefix=ONCE
 // The tile kernel becomes one gpu.func: bare global pointers then the dynamic sizes as i64,
 // memref descriptors rebuilt inside, fragments as per-thread register arrays, 16-byte guarded
 // vector copies, shuffles for an in-warp reduction, atomics from one owner thread.
@@ -341,6 +342,98 @@ func.func @transposed_tile(%x: memref<64x64xf16>, %y: memref<64x64xf16>) attribu
     tile.copy %x[%c0, %c0] [64, 64] to %t[%c0, %c0] [64, 64] : memref<64x64xf16> to memref<64x64xf16, "shared">
     gpu.barrier
     tile.copy %t[%c0, %c0] [64, 64] to %y[%c0, %c0] [64, 64] : memref<64x64xf16, "shared"> to memref<64x64xf16>
+  }
+  return
+}
+
+// -----
+
+// With tile.vector_epilogue_loads (TILEC_VECTOR_EPILOGUE_LOADS=1), a T.Parallel epilogue on an
+// mma accumulator layout (2 consecutive columns per thread) reads
+// its residual R as one 2-wide vector per register pair, checked in bounds and aligned per
+// vector (element by element past the edge), the base pointer and row length once around the
+// loop (the unaligned path reads elements); a read not along the loop's columns (R[j, i])
+// stays scalar. The body runs once per register, inside the alignment check's branches.
+// CHECK-LABEL: gpu.func @residual_pairs
+// CHECK: scf.if
+// CHECK-COUNT-2: vector.load %{{.*}} : memref<16x8xf16, 1>, vector<2xf16>
+// CHECK-NOT: vector.load
+// CHECK: } else {
+// CHECK-NOT: vector.load
+// CHECK: gpu.return
+// CHECK-LABEL: gpu.func @transposed_read
+// CHECK-NOT: vector.load
+// CHECK: gpu.return
+// ONCE-LABEL: gpu.func @residual_pairs
+// ONCE: scf.if %{{[0-9]+}} {
+// ONCE-NOT: } else {
+// ONCE: vector.load
+// ONCE-COUNT-8: arith.addf
+// ONCE-NOT: arith.addf
+// ONCE: gpu.return
+module attributes {tile.vector_epilogue_loads} {
+  func.func @residual_pairs(%R: memref<16x8xf16>, %out: memref<16x8xf32>) attributes {tile.entry} {
+    %c1 = arith.constant 1 : index
+    tile.kernel grid(%c1) threads [32] {
+    ^bb0(%bx: index):
+      %c0 = arith.constant 0 : index
+      %a = tile.alloc {tile.layout = #tile.linear<[16, 8], register = [[0, 1], [8, 0]], lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = []>} : memref<16x8xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %a, %zero : memref<16x8xf32, "fragment">, f32
+      tile.parallel [16, 8] attributes {tile.layout = #tile.linear<[16, 8], register = [[0, 1], [8, 0]], lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = []>} {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %a[%i, %j] : memref<16x8xf32, "fragment">
+        %r = memref.load %R[%i, %j] : memref<16x8xf16>
+        %rf = arith.extf %r : f16 to f32
+        %s = arith.addf %v, %rf : f32
+        memref.store %s, %a[%i, %j] : memref<16x8xf32, "fragment">
+      }
+      tile.copy %a[%c0, %c0] [16, 8] to %out[%c0, %c0] [16, 8] : memref<16x8xf32, "fragment"> to memref<16x8xf32>
+    }
+    return
+  }
+
+  func.func @transposed_read(%R: memref<16x16xf16>, %out: memref<16x8xf32>) attributes {tile.entry} {
+    %c1 = arith.constant 1 : index
+    tile.kernel grid(%c1) threads [32] {
+    ^bb0(%bx: index):
+      %c0 = arith.constant 0 : index
+      %a = tile.alloc {tile.layout = #tile.linear<[16, 8], register = [[0, 1], [8, 0]], lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = []>} : memref<16x8xf32, "fragment">
+      tile.parallel [16, 8] attributes {tile.layout = #tile.linear<[16, 8], register = [[0, 1], [8, 0]], lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = []>} {
+      ^bb0(%i: index, %j: index):
+        %r = memref.load %R[%j, %i] : memref<16x16xf16>
+        %rf = arith.extf %r : f16 to f32
+        memref.store %rf, %a[%i, %j] : memref<16x8xf32, "fragment">
+      }
+      tile.copy %a[%c0, %c0] [16, 8] to %out[%c0, %c0] [16, 8] : memref<16x8xf32, "fragment"> to memref<16x8xf32>
+    }
+    return
+  }
+}
+
+// -----
+
+// Without the opt-in the same epilogue reads element by element.
+// CHECK-LABEL: gpu.func @residual_scalar
+// CHECK-NOT: vector.load
+// CHECK: gpu.return
+func.func @residual_scalar(%R: memref<16x8xf16>, %out: memref<16x8xf32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [32] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %a = tile.alloc {tile.layout = #tile.linear<[16, 8], register = [[0, 1], [8, 0]], lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = []>} : memref<16x8xf32, "fragment">
+    %zero = arith.constant 0.0 : f32
+    tile.fill %a, %zero : memref<16x8xf32, "fragment">, f32
+    tile.parallel [16, 8] attributes {tile.layout = #tile.linear<[16, 8], register = [[0, 1], [8, 0]], lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = []>} {
+    ^bb0(%i: index, %j: index):
+      %v = memref.load %a[%i, %j] : memref<16x8xf32, "fragment">
+      %r = memref.load %R[%i, %j] : memref<16x8xf16>
+      %rf = arith.extf %r : f16 to f32
+      %s = arith.addf %v, %rf : f32
+      memref.store %s, %a[%i, %j] : memref<16x8xf32, "fragment">
+    }
+    tile.copy %a[%c0, %c0] [16, 8] to %out[%c0, %c0] [16, 8] : memref<16x8xf32, "fragment"> to memref<16x8xf32>
   }
   return
 }

@@ -2,19 +2,23 @@
 
 // plan-tma-pipelines (sm_90a): a cp.async loop whose copies fill 128B- or 64B-swizzled wgmma
 // operand tiles becomes a TMA ring fed by a producer warpgroup: tile.tma_ring on the loop (the
-// user's depth, the kernel's warpgroups as consumers, overlap when one gemm is the loop's work)
-// and tile.tma_load on each copy (the box of one column of the swizzle's span, innermost first,
-// and how many columns the tile has); persistent when the grid is known: one block per
-// multiprocessor runs the tiles in turn. The accumulator's store after the loop
-// (select-epilogue-store's TMA store) gets tile.tma_store: the box of one 128-byte column of C
-// and the columns staged at a time.
+// user's depth, deeper for a one-gemm loop while shared memory holds it beside the epilogue's
+// staging tile, up to 1 KiB of K in flight and the loop's trip count; the kernel's warpgroups
+// as consumers; overlap when one gemm is the loop's work; under the module's tile.ring_lag
+// opt-in its wgmma groups left in flight for `lag` iterations: 2 for 64-byte K rows) and
+// tile.tma_load on each copy (the box of one column
+// of the swizzle's span, innermost first, and how many columns the tile has); persistent when
+// the grid is known: one block per multiprocessor runs the tiles in turn. The accumulator's
+// store after the loop (select-epilogue-store's TMA store) gets tile.tma_store: the box of one
+// 128-byte column of one consumer warpgroup's slab of C's rows, the slabs, and the columns
+// staged at a time.
 
 // A 128 x 64 f16 (K-major: one 64 x 128 box), B 64 x 256 f16 (MN-major: four 64 x 64 boxes).
 // CHECK-LABEL: func.func @bias_relu
 // CHECK: tile.pipelined {{.*}} tile.tma_ring = {consumers = 2 : i64, overlap = true, persistent = true, stages = 4 : i64}
 // CHECK: tile.copy {{.*}} tile.tma_load = {box = array<i64: 64, 128>, boxes = 1 : i64, swizzle = 128 : i64}
 // CHECK: tile.copy {{.*}} tile.tma_load = {box = array<i64: 64, 64>, boxes = 4 : i64, swizzle = 128 : i64}
-// CHECK: tile.copy %{{.*}} to %arg2{{.*}} tile.tma_store = {box = array<i64: 32, 128>, columns = 128 : i64, swizzle = 128 : i64}
+// CHECK: tile.copy %{{.*}} to %arg2{{.*}} tile.tma_store = {box = array<i64: 32, 64>, columns = 128 : i64, slabs = 2 : i64, swizzle = 128 : i64}
 module attributes {tile.arch = "sm_90a"} {
   func.func @bias_relu(%A: memref<1000x520xf16>, %B: memref<520x1016xf16>, %C: memref<1000x1016xf32>) attributes {tile.entry} {
     %c0 = arith.constant 0 : index
@@ -48,12 +52,14 @@ module attributes {tile.arch = "sm_90a"} {
 
 // -----
 
-// A batched GEMM on a 3-d grid, B as N x K (K-major): boxes over the tensors' three dimensions.
+// A batched GEMM on a 3-d grid, B as N x K (K-major): boxes over the tensors' three dimensions;
+// the ring twice the user's 3 stages deep (6 x 32 KiB beside the 16 KiB staging tile), as
+// bias_relu's could not be (4 x 48 KiB and 32 KiB of staging fill the 227 KiB).
 // CHECK-LABEL: func.func @batched
-// CHECK: tile.pipelined {{.*}} tile.tma_ring = {consumers = 1 : i64, overlap = true, persistent = true, stages = 3 : i64}
+// CHECK: tile.pipelined {{.*}} tile.tma_ring = {consumers = 1 : i64, overlap = true, persistent = true, stages = 6 : i64}
 // CHECK: tile.copy {{.*}} tile.tma_load = {box = array<i64: 64, 128, 1>, boxes = 1 : i64, swizzle = 128 : i64}
 // CHECK: tile.copy {{.*}} tile.tma_load = {box = array<i64: 64, 128, 1>, boxes = 1 : i64, swizzle = 128 : i64}
-// CHECK: tile.copy %{{.*}} to %arg2{{.*}} tile.tma_store = {box = array<i64: 32, 128, 1>, columns = 64 : i64, swizzle = 128 : i64}
+// CHECK: tile.copy %{{.*}} to %arg2{{.*}} tile.tma_store = {box = array<i64: 32, 128, 1>, columns = 64 : i64, slabs = 1 : i64, swizzle = 128 : i64}
 module attributes {tile.arch = "sm_90a"} {
   func.func @batched(%A: memref<4x256x512xbf16>, %B: memref<4x256x512xbf16>, %C: memref<4x256x256xf32>) attributes {tile.entry} {
     %c0 = arith.constant 0 : index
@@ -88,13 +94,47 @@ module attributes {tile.arch = "sm_90a"} {
 // -----
 
 // The quickstart's config: A's 32-element K rows span 64 bytes, a 64B swizzle that TMA writes
-// as wgmma reads it: one 32 x 128 box of 64 bytes per row; B's 64-element boxes as before.
+// as wgmma reads it: one 32 x 128 box of 64 bytes per row; B's 64-element boxes as before. The
+// ring grows from the user's 3 stages to 14 of the 16 iterations (227 KiB: 14 x 16 KiB).
 // CHECK-LABEL: func.func @quickstart
-// CHECK: tile.pipelined {{.*}} tile.tma_ring = {consumers = 1 : i64, overlap = true, persistent = true, stages = 3 : i64}
+// CHECK: tile.pipelined {{.*}} tile.tma_ring = {consumers = 1 : i64, overlap = true, persistent = true, stages = 14 : i64}
 // CHECK: tile.copy {{.*}} tile.tma_load = {box = array<i64: 32, 128>, boxes = 1 : i64, swizzle = 64 : i64}
 // CHECK: tile.copy {{.*}} tile.tma_load = {box = array<i64: 64, 32>, boxes = 2 : i64, swizzle = 128 : i64}
 module attributes {tile.arch = "sm_90a"} {
   func.func @quickstart(%A: memref<512x512xf16>, %B: memref<512x512xf16>) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c16 = arith.constant 16 : index
+    %c32 = arith.constant 32 : index
+    %c128 = arith.constant 128 : index
+    tile.kernel grid(%c4, %c4) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %as = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 64 : i64, warpgroups = 0 : i64}} : memref<128x32xf16, "shared">
+      %bs = tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %row = arith.muli %by, %c128 : index
+      %col = arith.muli %bx, %c128 : index
+      tile.pipelined %c0 to %c16 step %c1 stages 3 attributes {tile.pipeline = {k_tile = 32 : i64, mechanism = "cp.async", stages = 3 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c32 : index
+        tile.copy %A[%row, %k0] [128, 32] to %as[%c0, %c0] [128, 32] {tile.async = "cp.async"} : memref<512x512xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%k0, %col] [32, 128] to %bs[%c0, %c0] [32, 128] {tile.async = "cp.async"} : memref<512x512xf16> to memref<32x128xf16, "shared">
+        tile.gemm %as, %bs, %acc {tile.wgmma = {a_registers = false, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}} : memref<128x32xf16, "shared">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+    }
+    return
+  }
+}
+
+// -----
+
+// With tile.ring_lag (TILEC_TMA_RING_LAG=1) the quickstart's ring keeps two wgmma groups of
+// its 64-byte K rows in flight.
+// CHECK-LABEL: func.func @quickstart_lag
+// CHECK: tile.pipelined {{.*}} tile.tma_ring = {consumers = 1 : i64, lag = 2 : i64, overlap = true, persistent = true, stages = 14 : i64}
+module attributes {tile.arch = "sm_90a", tile.ring_lag} {
+  func.func @quickstart_lag(%A: memref<512x512xf16>, %B: memref<512x512xf16>) attributes {tile.entry} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c4 = arith.constant 4 : index
