@@ -4,7 +4,9 @@ hands every other call to the Python call, which raises the error naming the arg
 
 from __future__ import annotations
 
+import gc
 import time
+import weakref
 
 import pytest
 import torch
@@ -95,6 +97,19 @@ def test_mismatches_raise_the_python_calls_error(case: str, message: str,
         kernel(*bad)
     assert raised.value.filename == __file__
     torch.testing.assert_close(kernel(a, b), a + b, rtol=0, atol=0)  # still native, still right
+
+
+def test_an_unused_kernel_is_freed(rng: torch.Generator) -> None:
+    """The kernel holds its native call, whose fallback holds the kernel: the collector
+    frees the pair (with the loaded kernel) once nothing else does."""
+    kernel = add_kernel()
+    a, b = (torch.randn(64, generator=rng) for _ in range(2))
+    kernel(a, b)
+    assert isinstance(kernel._call, native.Call)
+    alive = weakref.ref(kernel)
+    del kernel
+    gc.collect()
+    assert alive() is None
 
 
 def test_what_the_plan_declines_still_runs(rng: torch.Generator) -> None:

@@ -137,6 +137,10 @@ bool evaluate(const std::vector<int64_t> &program, const int64_t *symbols, int64
 PyObject *call_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf,
                           PyObject *kwnames) {
   Call *self = reinterpret_cast<Call *>(callable);
+  if (self->fallback == nullptr) {  // cleared by the collector
+    PyErr_SetString(PyExc_RuntimeError, "this kernel call was cleared");
+    return nullptr;
+  }
   Py_ssize_t count = PyVectorcall_NARGS(nargsf);
   const std::vector<TensorPlan> &inputs = *self->inputs;
   const std::vector<TensorPlan> &outputs = *self->outputs;
@@ -240,8 +244,14 @@ PyObject *call_vectorcall(PyObject *callable, PyObject *const *args, size_t narg
       Py_INCREF(args[i]);
       PyList_SET_ITEM(all, inputs[i].position, args[i]);
     }
-    for (size_t i = 0; i < outputs.size(); ++i)
-      PyList_SET_ITEM(all, outputs[i].position, THPVariable_Wrap(made[i]));
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      PyObject *wrapped = THPVariable_Wrap(made[i]);
+      if (wrapped == nullptr) {
+        Py_DECREF(all);
+        return nullptr;
+      }
+      PyList_SET_ITEM(all, outputs[i].position, wrapped);
+    }
     PyObject *named = PyDict_New();
     for (int k = 0; named != nullptr && k < self->symbols; ++k) {
       PyObject *value = PyLong_FromLongLong(symbols[k]);
@@ -396,20 +406,42 @@ bool read_tensors(PyObject *sequence, std::vector<TensorPlan> &out, int params, 
   return ok;
 }
 
+// The Python objects a Call holds: the kernel object's bound fallback holds the kernel, which
+// holds its Call, so the collector must see them to free an unused kernel.
+int call_traverse(PyObject *object, visitproc visit, void *arg) {
+  Call *self = reinterpret_cast<Call *>(object);
+  Py_VISIT(self->launch);
+  Py_VISIT(self->symbol_names);
+  Py_VISIT(self->stream_of);
+  Py_VISIT(self->device_object);
+  Py_VISIT(self->fallback);
+  Py_VISIT(self->error);
+  Py_VISIT(self->name);
+  Py_VISIT(self->keep);
+  return 0;
+}
+
+int call_clear(PyObject *object) {
+  Call *self = reinterpret_cast<Call *>(object);
+  Py_CLEAR(self->launch);
+  Py_CLEAR(self->symbol_names);
+  Py_CLEAR(self->stream_of);
+  Py_CLEAR(self->device_object);
+  Py_CLEAR(self->fallback);
+  Py_CLEAR(self->error);
+  Py_CLEAR(self->name);
+  Py_CLEAR(self->keep);
+  return 0;
+}
+
 void call_dealloc(PyObject *object) {
   Call *self = reinterpret_cast<Call *>(object);
+  PyObject_GC_UnTrack(object);
+  call_clear(object);
   delete self->inputs;
   delete self->outputs;
   delete self->slots;
   for (auto *program : self->grid) delete program;
-  Py_XDECREF(self->launch);
-  Py_XDECREF(self->symbol_names);
-  Py_XDECREF(self->stream_of);
-  Py_XDECREF(self->device_object);
-  Py_XDECREF(self->fallback);
-  Py_XDECREF(self->error);
-  Py_XDECREF(self->name);
-  Py_XDECREF(self->keep);
   Py_TYPE(object)->tp_free(object);
 }
 
@@ -477,10 +509,6 @@ PyObject *call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     self->allocator = c10::GetAllocator(self->device_type);
   } catch (const std::exception &) {
     self->allocator = nullptr;
-  } catch (const std::exception &caught) {
-    PyErr_SetString(PyExc_ValueError, caught.what());
-    Py_DECREF(object);
-    return nullptr;
   }
   if (!read_tensors(inputs, *self->inputs, params, symbols) ||
       !read_tensors(outputs, *self->outputs, params, symbols)) {
@@ -580,7 +608,9 @@ PyMODINIT_FUNC PyInit__launcher_torch() {
   CallType.tp_name = "tilec.runtime._launcher_torch.Call";
   CallType.tp_doc = "One kernel specialization's call: the plan checks, allocates, launches";
   CallType.tp_basicsize = sizeof(Call);
-  CallType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL;
+  CallType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_HAVE_GC;
+  CallType.tp_traverse = call_traverse;
+  CallType.tp_clear = call_clear;
   CallType.tp_new = call_new;
   CallType.tp_dealloc = call_dealloc;
   CallType.tp_call = PyVectorcall_Call;
