@@ -32,6 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples" / "quantized"))
 
 import gemv  # noqa: E402
+from gemm_fp4 import gemm_mxfp4  # noqa: E402
 from gemm_int4 import gemm_int4, gemm_int4_words  # noqa: E402
 
 COPY_TB_S = 4.27  # measured device-to-device copy bandwidth of the H200 (shared/baselines)
@@ -83,6 +84,7 @@ CASES = {
     "mxfp4_gemv": Case("mxfp4_gemv", gemv.gemv_mxfp4, "mxfp4"),
     "int4_g128_gemm_tile": Case("int4_g128_gemm_tile", gemm_int4, "uint4"),
     "int4_g128_gemm_words": Case("int4_g128_gemm_words", gemm_int4_words, "uint4", words=True),
+    "mxfp4_gemm_tile": Case("mxfp4_gemm_tile", gemm_mxfp4, "mxfp4"),
 }
 HEADLINE = (1, 28672, 8192)
 # (kernel, timed shape, config): the first row of a kernel at a shape is its default config
@@ -114,6 +116,9 @@ TIMED = [
     ("int4_g128_gemm_words", (4, 28672, 8192), {}),
     ("int4_g128_gemm_words", (16, 28672, 8192), {}),
     ("int4_g128_gemm_words", (64, 28672, 8192), {}),
+    ("mxfp4_gemm_tile", (16, 28672, 8192), {}),
+    ("mxfp4_gemm_tile", (64, 28672, 8192), {}),
+    ("mxfp4_gemm_tile", (4096, 8192, 8192), {}),
 ]
 # every (kernel, config) is checked first at these shapes: ragged N, K past the last step
 CHECKED = [(1, 256, 1536), (3, 514, 2048)]

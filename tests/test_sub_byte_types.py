@@ -20,6 +20,7 @@ from tilec.errors import TilecError
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "quantized"
 sys.path.insert(0, str(EXAMPLES))
+from gemm_fp4 import gemm_mxfp4  # noqa: E402
 from gemm_int4 import gemm_int4, gemm_int4_words  # noqa: E402
 from gemv import (  # noqa: E402
     KERNELS,
@@ -203,6 +204,28 @@ def test_gemm_int4_example(shape: tuple[int, int, int], rng: torch.Generator) ->
         c = gemm_int4(a, *args)
     reference = a.double() @ weight.double().t()
     assert ((c.double() - reference).norm() / reference.norm()).item() < 2e-3
+
+
+@pytest.mark.parametrize("shape", [(1, 128, 256), (5, 200, 384), (70, 130, 160)])
+def test_gemm_mxfp4_example(shape: tuple[int, int, int], rng: torch.Generator) -> None:
+    """MXFP4 weights (e2m1, an e8m0 scale per 32) times fp16 on the CPU target against float64:
+    ragged batch (past block_M = 64 too), N and K (a step past K reads zeros)."""
+    m, n, k = shape
+    a = randn((m, k), torch.float16, rng)
+    args, weight = weights("mxfp4", n, k)
+    c = gemm_mxfp4.compile(a, *args, target=TARGET).get_profiler().run_poisoned(a, *args)
+    reference = a.double() @ weight.double().t()
+    assert ((c.double() - reference).norm() / reference.norm()).item() < 2e-3
+
+
+def test_gemm_mxfp4_uses_wgmma() -> None:
+    """The decoded MXFP4 tile is wgmma's A on sm_90a, nothing in local memory."""
+    m, n, k = 16, 512, 1024
+    ptx = gemm_mxfp4.compile(torch.empty(m, k, dtype=torch.float16, device="meta"),
+                             *meta_weights("mxfp4", n, k),
+                             target="cuda:sm_90a").get_kernel_source()
+    assert "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16" in ptx
+    assert "ld.local" not in ptx
 
 
 @pytest.mark.parametrize("kernel", [gemm_int4, gemm_int4_words])
