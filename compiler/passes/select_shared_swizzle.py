@@ -103,11 +103,16 @@ class SelectSharedSwizzle(TilePass):
 def transposed_tiles(kernel: ir.Operation) -> list[ir.Operation]:
     """The unswizzled 2-d shared tile.allocs some T.Parallel loads across their rows (the
     row index is the parallel's innermost variable, the column index is not), that only
-    element accesses and tile.copy outside T.Pipelined loops use, and whose rows
+    element accesses and tile.copy outside T.Pipelined loops use, that no copy turns into a
+    gemm's operand (the tensor-core lowerings may read such a tile in place), and whose rows
     TransposedTile can swizzle."""
     found: list[ir.Operation] = []
     in_loops = {op for loop in walk(kernel) if loop.name == "tile.pipelined"
                 for op in walk(loop)}
+    gemm_operands = [operand for op in walk(kernel) if op.name == "tile.gemm"
+                     for operand in op.operands]
+    feeding_gemms = [copy_parts(op)[0] for op in walk(kernel) if op.name == "tile.copy"
+                     and any(copy_parts(op)[3] == operand for operand in gemm_operands)]
     for parallel in (op for op in walk(kernel) if op.name == "tile.parallel"):
         body = parallel.regions[0].blocks[0]
         innermost = len(body.arguments) - 1
@@ -120,7 +125,8 @@ def transposed_tiles(kernel: ir.Operation) -> list[ir.Operation]:
                 continue
             users = [as_operation(use.owner) for use in tile.uses]
             if any(user.name not in ("memref.load", "memref.store", "tile.copy")
-                   or user in in_loops for user in users):
+                   or user in in_loops for user in users) or any(
+                    tile == source for source in feeding_gemms):
                 continue
             if (block_arg_index(indices[0], body) == innermost
                     and block_arg_index(indices[1], body) != innermost):

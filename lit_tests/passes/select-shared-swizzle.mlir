@@ -660,3 +660,36 @@ module {
     return
   }
 }
+
+// -----
+
+// A tile read across its rows that a copy also turns into a gemm's A keeps its layout: the
+// tensor-core lowerings may read it in place.
+// CHECK-LABEL: func.func @feeds_gemm
+// CHECK-NOT: tile.swizzle
+// CHECK: tile.gemm
+module {
+  func.func @feeds_gemm(%x: memref<1024x1024xf16>, %y: memref<1024x1024xf16>) attributes {tile.entry} {
+    %g = arith.constant 16 : index
+    tile.kernel grid(%g, %g) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %tile = tile.alloc : memref<64x64xf16, "shared">
+      %b = tile.alloc : memref<64x64xf16, "shared">
+      %a = tile.alloc : memref<64x64xf16, "fragment">
+      %flipped = tile.alloc : memref<64x64xf16, "fragment">
+      %acc = tile.alloc : memref<64x64xf32, "fragment">
+      tile.copy %x[%c0, %c0] [64, 64] to %tile[%c0, %c0] [64, 64] : memref<1024x1024xf16> to memref<64x64xf16, "shared">
+      tile.copy %x[%c0, %c0] [64, 64] to %b[%c0, %c0] [64, 64] : memref<1024x1024xf16> to memref<64x64xf16, "shared">
+      tile.parallel [64, 64] {
+      ^bb0(%j: index, %i: index):
+        %v = memref.load %tile[%i, %j] : memref<64x64xf16, "shared">
+        memref.store %v, %flipped[%j, %i] : memref<64x64xf16, "fragment">
+      }
+      tile.copy %tile[%c0, %c0] [64, 64] to %a[%c0, %c0] [64, 64] : memref<64x64xf16, "shared"> to memref<64x64xf16, "fragment">
+      tile.gemm %a, %b, %acc : memref<64x64xf16, "fragment">, memref<64x64xf16, "shared">, memref<64x64xf32, "fragment">
+      tile.copy %flipped[%c0, %c0] [64, 64] to %y[%c0, %c0] [64, 64] : memref<64x64xf16, "fragment"> to memref<1024x1024xf16>
+    }
+    return
+  }
+}
