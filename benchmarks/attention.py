@@ -219,10 +219,11 @@ def build(cache_dir: Path, examples: Path, seq_lens: tuple[int, ...],
     for seq_len in BACKWARD_SEQ_LENS if "backward" in sections else ():
         for causal in (False, True):
             began = time.perf_counter()
-            ptx = backward_kernels(seq_len, causal)[2].get_kernel_source()
+            kernels = backward_kernels(seq_len, causal)
             print(f"{OWN_BACKWARD} S={seq_len} causal={causal} "
-                  f"{time.perf_counter() - began:5.1f} s: wgmma={ptx.count('wgmma.mma_async')} "
-                  f"tma={'cp.async.bulk.tensor' in ptx}", flush=True)
+                  f"{time.perf_counter() - began:5.1f} s: wgmma=" + "/".join(
+                      str(k.get_kernel_source().count("wgmma.mma_async")) for k in kernels[2:]),
+                  flush=True)
     for forward, seq_len in jobs:
         for causal in (False, True):
             began = time.perf_counter()
@@ -341,8 +342,7 @@ def decode_rows(shape: dict[str, int], peers: bool) -> list[dict[str, Any]]:
 
 OWN_MLA = "tilec mla_decode"
 MLA_SHAPES = ({"batch": 64, "heads": 128, "seqlen_kv": 4096, "num_split": 1},
-              {"batch": 64, "heads": 128, "seqlen_kv": 4096, "num_split": 2},
-              {"batch": 16, "heads": 128, "seqlen_kv": 8192, "num_split": 4})
+              {"batch": 64, "heads": 128, "seqlen_kv": 4096, "num_split": 2})
 MLA_PAGE = 64
 
 
@@ -398,13 +398,13 @@ def _own_backward() -> ModuleType:
 
 def backward_kernels(seq_len: int, causal: bool) -> list[Any]:
     """Every tilec kernel a backward row runs: the forward (O and LSE), then the backward's
-    preprocess, main kernel and dQ postprocess."""
+    preprocess, dK / dV kernel and dQ kernel."""
     bwd = _own_backward()
     own_config = {"block_M": 128, "block_N": 128, "num_stages": 2, "threads": 256}
     return [_own_forward().flash_fwd(BATCH, HEADS, seq_len, DIM, causal, **own_config),
             bwd.flash_bwd_preprocess(BATCH, HEADS, seq_len, DIM),
             bwd.flash_bwd(BATCH, HEADS, seq_len, DIM, causal, **BACKWARD_CONFIG),
-            bwd.flash_bwd_postprocess(BATCH, HEADS, seq_len, DIM)]
+            bwd.flash_bwd_dq(BATCH, HEADS, seq_len, DIM, causal, **BACKWARD_CONFIG)]
 
 
 def _backward_flops(seq_len: int, causal: bool) -> float:
@@ -432,7 +432,7 @@ def _grad_errors(grads_bshd, q, k, v, do, causal: bool) -> float:
 
 
 def backward_rows(seq_len: int, causal: bool, peers: bool) -> list[dict[str, Any]]:
-    """tilec's backward (its three kernels and dQ's zeroing) beside SDPA's backward on the
+    """tilec's backward (its three kernels) beside SDPA's backward on the
     cuDNN and flash backends (autograd.grad of the forward's output, the forward not timed),
     all checked against float32 on two (batch, head) slices (tilec's outputs poisoned)."""
     import torch
@@ -466,27 +466,23 @@ def backward_rows(seq_len: int, causal: bool, peers: bool) -> list[dict[str, Any
     row = {"impl": OWN_BACKWARD, "kind": "tilec", "seq_len": seq_len, "causal": causal,
            "dim": DIM, "config": BACKWARD_CONFIG}
     try:
-        fwd, pre, main, post = backward_kernels(seq_len, causal)
+        fwd, pre, dkdv, dq_kernel = backward_kernels(seq_len, causal)
         o, lse = fwd.get_profiler().run_poisoned(q, k, v)
         row["forward_max_abs_error"] = _max_error(o, q, k, v, causal)
         row["forward_tflops"] = _flops(seq_len, causal) / _bench(partial(fwd, q, k, v)) / 1e9
         delta = pre.get_profiler().run_poisoned(o, do)
-        dq_accum = torch.zeros(shape, dtype=torch.float32, device="cuda")
-        dk, dv = main.get_profiler().run_poisoned(q, k, v, do, lse, delta, dq_accum)
-        dq_accum.zero_()
-        main(q, k, v, do, lse, delta, dq_accum)  # run_poisoned's two calls added dQ twice
-        dq = post.get_profiler().run_poisoned(dq_accum)
+        dk, dv = dkdv.get_profiler().run_poisoned(q, k, v, do, lse, delta)
+        dq = dq_kernel.get_profiler().run_poisoned(q, k, v, do, lse, delta)
         error = _grad_errors((dq, dk, dv), q, k, v, do, causal)
         row.update(max_rel_error=error, passed=math.isfinite(error) and error < TOLERANCE)
 
         def grads():
             delta = pre(o, do)
-            accum = torch.zeros(shape, dtype=torch.float32, device="cuda")
-            dk, dv = main(q, k, v, do, lse, delta, accum)
-            return post(accum), dk, dv
+            return dq_kernel(q, k, v, do, lse, delta), *dkdv(q, k, v, do, lse, delta)
         ms = _bench(grads)
         row.update(ms=ms, tflops=_backward_flops(seq_len, causal) / ms / 1e9)
-        row["main_kernel_ms"] = _bench(partial(main, q, k, v, do, lse, delta, dq_accum))
+        row["dkdv_kernel_ms"] = _bench(partial(dkdv, q, k, v, do, lse, delta))
+        row["dq_kernel_ms"] = _bench(partial(dq_kernel, q, k, v, do, lse, delta))
     except Exception as exc:  # a kernel that fails to load or run is a row saying why
         row["error"] = f"{type(exc).__name__}: {exc}"[:500]
     rows.append(row)
@@ -618,7 +614,7 @@ def run(out: Path, seq_lens: tuple[int, ...], budget_s: float, peers: tuple[str,
                   "tilec.profiler.do_bench: CUDA events, median after warm-up, L2 flushed; "
                   "TFLOP/s = 4*B*H*S^2*D (x0.5 causal); ratio = cuDNN SDPA ms / ms",
     })
-    forwards = tilec_forwards()
+    forwards = tilec_forwards() if "forward" in sections else []
     peer_calls = {"sdpa cudnn": _sdpa("CUDNN_ATTENTION"),
                   "sdpa flash": _sdpa("FLASH_ATTENTION")} if "sdpa" in peers else {}
     if "triton" in peers:

@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 import torch
+
+from tilec.compiler.targets.cuda import ptxas_path
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL_TILE = {"block_M": 64, "block_N": 32, "num_stages": 2, "threads": 128}
@@ -87,13 +91,10 @@ def test_flash_bwd_matches_float32_autograd(dtype, dim, causal, seq, tiles, tmp_
     delta = flash_bwd.flash_bwd_preprocess(batch, heads, seq, dim, dtype).get_profiler() \
         .run_poisoned(o, do)
     assert (delta - (o.float() * do.float()).sum(-1).transpose(1, 2)).abs().max() < 1e-3
-    dq_accum = torch.zeros(q.shape, dtype=torch.float32)
-    main = flash_bwd.flash_bwd(batch, heads, seq, dim, causal, dtype, **tiles)
-    dk, dv = main.get_profiler().run_poisoned(q, k, v, do, lse, delta, dq_accum)
-    dq_accum.zero_()  # run_poisoned ran it twice
-    main(q, k, v, do, lse, delta, dq_accum)
-    dq = flash_bwd.flash_bwd_postprocess(batch, heads, seq, dim, dtype).get_profiler() \
-        .run_poisoned(dq_accum)
+    dk, dv = flash_bwd.flash_bwd(batch, heads, seq, dim, causal, dtype, **tiles) \
+        .get_profiler().run_poisoned(q, k, v, do, lse, delta)
+    dq = flash_bwd.flash_bwd_dq(batch, heads, seq, dim, causal, dtype, **tiles) \
+        .get_profiler().run_poisoned(q, k, v, do, lse, delta)
     tolerance = 2e-2 if dtype == "bfloat16" else 4e-3
     for got, want in zip((dq, dk, dv), flash_bwd.reference(q, k, v, do, causal), strict=True):
         assert got.dtype == torch_dtype
@@ -208,3 +209,32 @@ def test_flash_fwd_loop_is_fed_by_a_tma_ring_on_sm90a(tmp_path, monkeypatch) -> 
     body = gpu[waits[1]:gpu.index("nvvm.mbarrier.arrive ", waits[1])]
     assert body.count("nvvm.wgmma.fence.aligned") == 2  # both gemms, in the body
     assert "nvvm.barrier" not in body and "gpu.barrier" not in body
+
+
+@pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
+def test_flash_bwd_gemms_all_run_on_wgmma_on_sm90a(tmp_path, monkeypatch) -> None:
+    """At the benchmark's tiles, every gemm of the dK / dV and dQ kernels is planned for wgmma
+    (none left to CUDA cores: a tile read both as N x K and as K x N would be), the PTX holds
+    both instruction shapes (64-wide score tiles, 128-wide dK / dV / dQ), and ptxas
+    assembles each kernel without spilling (the causal dK / dV kernel spills 32 bytes)."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TILEC_TARGET", "cuda:sm_90a")
+    tiles = {"block_M": 128, "block_N": 64, "num_stages": 2, "threads": 256}
+    for kernel in (flash_bwd.flash_bwd(2, 2, 256, 128, False, **tiles),
+                   flash_bwd.flash_bwd_dq(2, 2, 256, 128, False, **tiles)):
+        gemms = [line for line in kernel.asm["tile-cuda"].splitlines() if "tile.gemm " in line]
+        assert gemms and all("tile.wgmma" in line for line in gemms)
+        ptx = kernel.get_kernel_source()
+        assert "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16" in ptx
+        assert "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16" in ptx
+        assert _ptxas_spill_bytes(ptx) == 0
+
+
+def _ptxas_spill_bytes(ptx: str) -> int:
+    """The spill stores ptxas -v reports for sm_90a."""
+    source = Path(tempfile.mkdtemp(prefix="tilec-bwd-")) / "kernel.ptx"
+    source.write_text(ptx)
+    result = subprocess.run([ptxas_path(), "-arch=sm_90a", "-v", str(source), "-o",
+                             str(source.with_suffix(".cubin"))], capture_output=True, text=True,
+                            check=True)
+    return sum(int(n) for n in re.findall(r"(\d+) bytes spill stores", result.stderr))

@@ -4,16 +4,21 @@ dO, given the forward's O and its base-2 log-sum-exp LSE (flash_fwd.py writes bo
 Three kernels, layout [batch, seq, heads, dim] (bshd):
 1. `flash_bwd_preprocess`: Delta[b, h, i] = sum_d O[i, d] * dO[i, d] (float32), the row term
    of softmax's derivative: dS = P * (dP - Delta).
-2. `flash_bwd`: one block per `block_M` keys of one head holds K and V in shared memory and
-   its dK, dV accumulators in registers, and walks the query tiles (`block_N` rows): it
-   rebuilds P^T = exp2(K Q^T * scale - LSE) (keys as rows, so P^T and dS^T are the A operands
-   of dV += P^T dO and dK += dS^T Q straight from registers), dP^T = V dO^T, and adds its part
-   of dQ = dS K into a float32 dQ accumulator with atomics (every key block adds to every
-   query row it sees; the caller zeroes it). Causal: a key block starts at the query tile
-   holding its first key and masks only the tiles crossing the diagonal.
-3. `flash_bwd_postprocess`: dQ = dQ_accum * 1/sqrt(d) in the input dtype.
-The 1/sqrt(d) of dS is applied once, to dK at the end and to dQ in the postprocess, not per
-element of every tile. `attention_backward` runs the three.
+2. `flash_bwd`: dK and dV. One block per `block_M` keys of one head holds K and V in shared
+   memory and its dK, dV accumulators in registers, and walks the query tiles (`block_N`
+   rows): it rebuilds P^T = exp2(K Q^T * scale - LSE) (keys as rows, so P^T and dS^T are the
+   A operands of dV += P^T dO and dK += dS^T Q straight from registers) and dP^T = V dO^T.
+3. `flash_bwd_dq`: dQ. One block per `block_M` queries walks the key tiles, rebuilds P and
+   dP = dO V^T the same way and accumulates dQ += dS K in registers: two more gemms per tile
+   than adding dQ by atomics from the dK / dV kernel, but every gemm reads untransposed
+   tiles (dQ = (dS^T)^T K there takes a transposed A, which leaves the tensor cores) and dQ
+   is written once, in the input dtype, with no float32 buffer to zero.
+Causal: a block starts (or stops) at the tile holding the diagonal and masks only the tiles
+crossing it. A tile two gemms read, once as N x K (transpose_B: K Q^T, V dO^T, Q K^T) and
+once as K x N (P^T dO, dS^T Q, dS K), is copied twice, a tile of each layout: tilec's wgmma
+path gives a shared tile one operand layout, and a gemm whose tile another gemm laid out
+differently would run on CUDA cores. The 1/sqrt(d) of dS is applied once, to dK and dQ at
+the end, not per element of every tile. `attention_backward` runs the three.
 
 Runs on the GPU when there is one, else on the CPU target, and checks against torch autograd
 in float32.
@@ -53,7 +58,7 @@ def flash_bwd_preprocess(batch, heads, seq_len, dim, dtype="float16", block=32, 
     return main
 
 
-@tilelang.jit(out_idx=[7, 8], pass_configs=FAST_MATH)
+@tilelang.jit(out_idx=[6, 7], pass_configs=FAST_MATH)
 def flash_bwd(batch, heads, seq_len, dim, is_causal, dtype="float16", block_M=128, block_N=64,
               num_stages=2, threads=256):
     scale = LOG2E / math.sqrt(dim)
@@ -66,23 +71,22 @@ def flash_bwd(batch, heads, seq_len, dim, is_causal, dtype="float16", block_M=12
     def main(Q: T.Tensor(shape, dtype), K: T.Tensor(shape, dtype),  # noqa: N803
              V: T.Tensor(shape, dtype), dO: T.Tensor(shape, dtype),  # noqa: N803
              LSE: T.Tensor(row_shape, accum), Delta: T.Tensor(row_shape, accum),  # noqa: N803
-             dQ_accum: T.Tensor(shape, accum), dK: T.Tensor(shape, dtype),  # noqa: N803
-             dV: T.Tensor(shape, dtype)):  # noqa: N803
+             dK: T.Tensor(shape, dtype), dV: T.Tensor(shape, dtype)):  # noqa: N803
         with T.Kernel(T.ceildiv(seq_len, block_M), heads, batch, threads=threads) as (bx, by, bz):
             K_shared = T.alloc_shared([block_M, dim], dtype)
             V_shared = T.alloc_shared([block_M, dim], dtype)
             q_shared = T.alloc_shared([block_N, dim], dtype)
             do_shared = T.alloc_shared([block_N, dim], dtype)
+            q_rows = T.alloc_shared([block_N, dim], dtype)
+            do_rows = T.alloc_shared([block_N, dim], dtype)
             lse_shared = T.alloc_shared([block_N], accum)
             delta_shared = T.alloc_shared([block_N], accum)
-            dsT_shared = T.alloc_shared([block_M, block_N], dtype)
             dk_shared = T.alloc_shared([block_M, dim], dtype)
             dv_shared = T.alloc_shared([block_M, dim], dtype)
             pT = T.alloc_fragment([block_M, block_N], accum)
             dpT = T.alloc_fragment([block_M, block_N], accum)
             pT_cast = T.alloc_fragment([block_M, block_N], dtype)
             dsT_cast = T.alloc_fragment([block_M, block_N], dtype)
-            dq = T.alloc_fragment([block_N, dim], accum)
             dk = T.alloc_fragment([block_M, dim], accum)
             dv = T.alloc_fragment([block_M, dim], accum)
 
@@ -94,6 +98,7 @@ def flash_bwd(batch, heads, seq_len, dim, is_causal, dtype="float16", block_M=12
             for k in T.Pipelined(first_tile, T.ceildiv(seq_len, block_N),
                                  num_stages=num_stages):
                 T.copy(Q[bz, k * block_N:(k + 1) * block_N, by, :], q_shared)
+                T.copy(Q[bz, k * block_N:(k + 1) * block_N, by, :], q_rows)
                 T.copy(LSE[bz, by, k * block_N:(k + 1) * block_N], lse_shared)
                 T.gemm(K_shared, q_shared, pT, transpose_B=True, clear_accum=True,
                        policy=T.GemmWarpPolicy.FullRow)
@@ -112,19 +117,15 @@ def flash_bwd(batch, heads, seq_len, dim, is_causal, dtype="float16", block_M=12
                             (bx * block_M + i < seq_len) & (k * block_N + j < seq_len),
                             pT[i, j], 0)
                 T.copy(dO[bz, k * block_N:(k + 1) * block_N, by, :], do_shared)
+                T.copy(dO[bz, k * block_N:(k + 1) * block_N, by, :], do_rows)
                 T.copy(Delta[bz, by, k * block_N:(k + 1) * block_N], delta_shared)
                 T.gemm(V_shared, do_shared, dpT, transpose_B=True, clear_accum=True,
                        policy=T.GemmWarpPolicy.FullRow)
                 T.copy(pT, pT_cast)
-                T.gemm(pT_cast, do_shared, dv, policy=T.GemmWarpPolicy.FullRow)
+                T.gemm(pT_cast, do_rows, dv, policy=T.GemmWarpPolicy.FullRow)
                 for i, j in T.Parallel(block_M, block_N):
                     dsT_cast[i, j] = pT[i, j] * (dpT[i, j] - delta_shared[j])
-                T.gemm(dsT_cast, q_shared, dk, policy=T.GemmWarpPolicy.FullRow)
-                T.copy(dsT_cast, dsT_shared)
-                T.gemm(dsT_shared, K_shared, dq, transpose_A=True, clear_accum=True)
-                for i, j in T.Parallel(block_N, dim):
-                    if k * block_N + i < seq_len:
-                        T.atomic_add(dQ_accum[bz, k * block_N + i, by, j], dq[i, j])
+                T.gemm(dsT_cast, q_rows, dk, policy=T.GemmWarpPolicy.FullRow)
 
             for i, j in T.Parallel(block_M, dim):
                 dk[i, j] *= 1.0 / math.sqrt(dim)
@@ -136,17 +137,70 @@ def flash_bwd(batch, heads, seq_len, dim, is_causal, dtype="float16", block_M=12
     return main
 
 
-@tilelang.jit(out_idx=[1], pass_configs=FAST_MATH)
-def flash_bwd_postprocess(batch, heads, seq_len, dim, dtype="float16", block=64, threads=128):
+@tilelang.jit(out_idx=[6], pass_configs=FAST_MATH)
+def flash_bwd_dq(batch, heads, seq_len, dim, is_causal, dtype="float16", block_M=128,
+                 block_N=64, num_stages=2, threads=256):
+    scale = LOG2E / math.sqrt(dim)
     shape = [batch, seq_len, heads, dim]
-    sm_scale = 1.0 / math.sqrt(dim)
+    row_shape = [batch, heads, seq_len]
+    accum = "float32"
+    ragged = seq_len % block_N != 0
 
     @T.prim_func
-    def main(dQ_accum: T.Tensor(shape, "float32"), dQ: T.Tensor(shape, dtype)):  # noqa: N803
-        with T.Kernel(T.ceildiv(seq_len, block), heads, batch, threads=threads) as (bx, by, bz):
-            for i, j in T.Parallel(block, dim):
-                if bx * block + i < seq_len:
-                    dQ[bz, bx * block + i, by, j] = dQ_accum[bz, bx * block + i, by, j] * sm_scale
+    def main(Q: T.Tensor(shape, dtype), K: T.Tensor(shape, dtype),  # noqa: N803
+             V: T.Tensor(shape, dtype), dO: T.Tensor(shape, dtype),  # noqa: N803
+             LSE: T.Tensor(row_shape, accum), Delta: T.Tensor(row_shape, accum),  # noqa: N803
+             dQ: T.Tensor(shape, dtype)):  # noqa: N803
+        with T.Kernel(T.ceildiv(seq_len, block_M), heads, batch, threads=threads) as (bx, by, bz):
+            Q_shared = T.alloc_shared([block_M, dim], dtype)
+            dO_shared = T.alloc_shared([block_M, dim], dtype)
+            k_shared = T.alloc_shared([block_N, dim], dtype)
+            k_rows = T.alloc_shared([block_N, dim], dtype)
+            v_shared = T.alloc_shared([block_N, dim], dtype)
+            dq_shared = T.alloc_shared([block_M, dim], dtype)
+            p = T.alloc_fragment([block_M, block_N], accum)
+            dp = T.alloc_fragment([block_M, block_N], accum)
+            ds_cast = T.alloc_fragment([block_M, block_N], dtype)
+            dq = T.alloc_fragment([block_M, dim], accum)
+            lse = T.alloc_fragment([block_M], accum)
+            delta = T.alloc_fragment([block_M], accum)
+
+            T.copy(Q[bz, bx * block_M:(bx + 1) * block_M, by, :], Q_shared)
+            T.copy(dO[bz, bx * block_M:(bx + 1) * block_M, by, :], dO_shared)
+            T.copy(LSE[bz, by, bx * block_M:(bx + 1) * block_M], lse)
+            T.copy(Delta[bz, by, bx * block_M:(bx + 1) * block_M], delta)
+            T.clear(dq)
+            key_tiles = T.ceildiv(seq_len, block_N)
+            if is_causal:
+                key_tiles = T.min(key_tiles, T.ceildiv((bx + 1) * block_M, block_N))
+            for k in T.Pipelined(key_tiles, num_stages=num_stages):
+                T.copy(K[bz, k * block_N:(k + 1) * block_N, by, :], k_shared)
+                T.copy(K[bz, k * block_N:(k + 1) * block_N, by, :], k_rows)
+                T.gemm(Q_shared, k_shared, p, transpose_B=True, clear_accum=True,
+                       policy=T.GemmWarpPolicy.FullRow)
+                for i, j in T.Parallel(block_M, block_N):
+                    p[i, j] = T.exp2(p[i, j] * scale - lse[i])
+                if is_causal:
+                    if (k + 1) * block_N > bx * block_M:
+                        for i, j in T.Parallel(block_M, block_N):
+                            p[i, j] = T.if_then_else(bx * block_M + i >= k * block_N + j,
+                                                     p[i, j], 0)
+                # keys past the end read as zeros: their P must be 0, not exp2(-LSE)
+                if ragged:
+                    if (k + 1) * block_N > seq_len:
+                        for i, j in T.Parallel(block_M, block_N):
+                            p[i, j] = T.if_then_else(k * block_N + j < seq_len, p[i, j], 0)
+                T.copy(V[bz, k * block_N:(k + 1) * block_N, by, :], v_shared)
+                T.gemm(dO_shared, v_shared, dp, transpose_B=True, clear_accum=True,
+                       policy=T.GemmWarpPolicy.FullRow)
+                for i, j in T.Parallel(block_M, block_N):
+                    ds_cast[i, j] = p[i, j] * (dp[i, j] - delta[i])
+                T.gemm(ds_cast, k_rows, dq, policy=T.GemmWarpPolicy.FullRow)
+
+            for i, j in T.Parallel(block_M, dim):
+                dq[i, j] *= 1.0 / math.sqrt(dim)
+            T.copy(dq, dq_shared)
+            T.copy(dq_shared, dQ[bz, bx * block_M:(bx + 1) * block_M, by, :])
 
     return main
 
@@ -158,10 +212,11 @@ def attention_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: tor
     batch, seq_len, heads, dim = q.shape
     dtype = str(q.dtype).removeprefix("torch.")
     delta = flash_bwd_preprocess(batch, heads, seq_len, dim, dtype)(o, do)
-    dq_accum = torch.zeros(q.shape, dtype=torch.float32, device=q.device)
     dk, dv = flash_bwd(batch, heads, seq_len, dim, is_causal, dtype, **tiles)(
-        q, k, v, do, lse, delta, dq_accum)
-    return flash_bwd_postprocess(batch, heads, seq_len, dim, dtype)(dq_accum), dk, dv
+        q, k, v, do, lse, delta)
+    dq = flash_bwd_dq(batch, heads, seq_len, dim, is_causal, dtype, **tiles)(
+        q, k, v, do, lse, delta)
+    return dq, dk, dv
 
 
 def reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, do: torch.Tensor,

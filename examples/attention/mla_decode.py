@@ -17,7 +17,10 @@ part), its value gemm takes its own half only, so the output accumulator of one 
 cache tiles the first brought into L2. With splits, a second kernel combines their
 normalized partial outputs by their base-2 log-sum-exps, as flash_decode.py does; a split
 with no tile weighs nothing (each half writes the log-sum-exp, the combine reads the first
-half's). A sequence's length is at least 1.
+half's). A sequence's length is at least 1. The page copies are not software-pipelined
+(num_stages 1): their corners come from a block-table load, which tilec's cp.async pipeline
+does not recompute for a later iteration, and two 64-token stages beside Q would need 238 KB
+of shared memory (sm_90a has 227).
 
 Runs on the GPU when there is one, else on the CPU target, and checks against torch.
 """
@@ -35,7 +38,7 @@ LATENT, ROPE = 512, 64
 
 @tilelang.jit(out_idx=[4], pass_configs={tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True})
 def mla_decode(batch, heads, pages, max_pages, page_size=64, num_split=1, dtype="float16",
-               block_H=64, block_N=64, num_stages=2, threads=128, softmax_scale=None):
+               block_H=64, block_N=64, num_stages=1, threads=128, softmax_scale=None):
     if heads % block_H or page_size % block_N:
         raise ValueError(f"mla_decode: heads ({heads}) must be a multiple of block_H "
                          f"({block_H}), page_size ({page_size}) of block_N ({block_N})")
