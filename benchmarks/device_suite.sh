@@ -8,7 +8,9 @@
 # launch overhead) and then each benchmark's `run` half, each bounded by its own timeout, so a
 # hang in one leaves the others' results. DIR can pass the device's carry limit (64 MiB): tar it
 # (`tar czf DIR.tgz DIR`, a fifth of the size) and unpack it there before run.sh. SUITE names a subset: gpu fused_gemm mma_sync_gemm
-# attention bandwidth quantized gemm (default: all).
+# attention bandwidth quantized gemm (default: all), or sanitizer (not in the default): the GPU
+# suite's kernels under compute-sanitizer's memcheck, racecheck, synccheck and initcheck
+# (tests/gpu/run_sanitizer.py, about 11 minutes, reports in OUT/sanitizer/sanitizer.json).
 set -uo pipefail
 mode=${1:?usage: device_suite.sh build DIR [SUITE...]}
 dir=${2:?usage: device_suite.sh build DIR [SUITE...]}
@@ -19,6 +21,7 @@ suites=("$@")
 python=${PYTHON:-.venv/bin/python}
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
+rm -f "$dir/gpu/built"  # the GPU suite's kernels are compiled again on each build
 
 mkdir -p "$dir/src"
 tar -c --exclude=__pycache__ --exclude='*.so' --exclude=benchmarks/results \
@@ -34,9 +37,10 @@ declare -A run_line=(
   [bandwidth]='TILEC_CACHE_DIR="$DIR/bandwidth" python3 benchmarks/bandwidth.py run --out "$OUT/bandwidth.json"'
   [quantized]='TILEC_CACHE_DIR="$DIR/quantized" python3 benchmarks/quantized.py run --out "$OUT/quantized.json"'
   [gemm]='python3 benchmarks/gemm_device.py run "$DIR/gemm" --out "$OUT/gemm.json"'
+  [sanitizer]='python3 tests/gpu/run_sanitizer.py "$OUT/sanitizer" --artifacts "$DIR/gpu/artifacts" --cache "$DIR/gpu/cache" --plan memcheck:all:200 racecheck:all:300 synccheck:smallest:60 initcheck:smallest:60'
 )
 declare -A run_limit=([gpu]=450 [fused_gemm]=150 [mma_sync_gemm]=120 [attention]=240 [bandwidth]=120
-                      [quantized]=120 [gemm]=300)
+                      [quantized]=120 [gemm]=300 [sanitizer]=660)
 
 {
   echo '#!/usr/bin/env bash'
@@ -54,8 +58,12 @@ for suite in "${suites[@]}"; do
   log="$dir/build_$suite.log"
   start=$(date +%s)
   case $suite in
-    gpu) "$python" tests/gpu/build_artifacts.py "$dir/gpu/artifacts" --arch sm_90a > "$log" 2>&1 &&
-         "$python" tests/gpu/precompile_frontend.py "$dir/gpu/cache" >> "$log" 2>&1 ;;
+    gpu|sanitizer)  # the sanitizer runs the GPU suite's kernels: built once for both
+      if [ -f "$dir/gpu/built" ]; then true; else
+        "$python" tests/gpu/build_artifacts.py "$dir/gpu/artifacts" --arch sm_90a > "$log" 2>&1 &&
+          "$python" tests/gpu/precompile_frontend.py "$dir/gpu/cache" >> "$log" 2>&1 &&
+          touch "$dir/gpu/built"
+      fi ;;
     gemm) "$python" benchmarks/gemm.py build "$dir/gemm" > "$log" 2>&1 ;;
     *) "$python" "benchmarks/$suite.py" build "$dir/$suite" > "$log" 2>&1 ;;
   esac

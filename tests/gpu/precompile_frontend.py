@@ -92,6 +92,9 @@ def main() -> None:
 
     for mma_sync_case in MMA_SYNC_CASES:  # sm_80 whatever the suite's arch: its PTX runs on both
         tilec.compile(mma_sync_case.factory(), out_idx=[-1], target=MMA_SYNC_TARGET)
+    from debug_kernels import compile_all as compile_debug_kernels
+
+    compile_debug_kernels(target)  # T.print and the checked mode (test_debug_features.py)
     # what examples/quickstart.py runs on a GPU (the README's main command)
     big = torch.empty(4096, 4096, dtype=torch.float16)
     matmul.compile(big, big, target=target)

@@ -1,7 +1,7 @@
 """The CUDA suite under compute-sanitizer: memcheck, racecheck, synccheck and initcheck.
 
     python3 tests/gpu/run_sanitizer.py OUT_DIR --artifacts DIR --cache DIR \
-        [--plan memcheck:all:40 racecheck:smallest:25 ...]
+        [--plan memcheck:all:40 racecheck:smallest:25 ...] [-k PYTEST_KEYWORDS]
 
 Runs on the GPU machine with tilec's runtime only (the artifacts of tests/gpu/build_artifacts.py,
 the cache of tests/gpu/precompile_frontend.py). Each step of the plan is TOOL:SELECTION:SECONDS:
@@ -295,8 +295,12 @@ def inner(selection: str) -> int:
     import pytest
 
     done = os.environ.get("TILEC_SANITIZE_DONE")
+    keyword = os.environ.get("TILEC_SANITIZE_KEYWORD")
+    # test_debug_features traps a kernel on purpose (the checked mode), which the tool reports
     return pytest.main(["-m", "gpu", str(SUITE), "-q", "-p", "no:cacheprovider",
-                        "--noconftest", "-o", "addopts=", "-rf"],
+                        "--noconftest", "-o", "addopts=", "-rf",
+                        f"--ignore={SUITE / 'test_debug_features.py'}",
+                        *(["-k", keyword] if keyword else [])],
                        plugins=[_Markers(selection, Path(done) if done else None)])
 
 
@@ -326,13 +330,15 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, required=True)
     parser.add_argument("--plan", nargs="+", default=["memcheck:all:40", "racecheck:smallest:25",
                                                        "synccheck:smallest:12"])
+    parser.add_argument("-k", dest="keyword", help="only the tests pytest -k selects")
     options = parser.parse_args()
     options.out.mkdir(parents=True, exist_ok=True)
     (options.out / "sanitizer.log").write_text("")
     binary = sanitizer_binary()
     environment = dict(os.environ, PYTHONUNBUFFERED="1", PYTORCH_NO_CUDA_MEMORY_CACHING="1",
                        TILEC_GPU_ARTIFACTS=str(options.artifacts.resolve()),
-                       TILEC_CACHE_DIR=str(options.cache.resolve()))
+                       TILEC_CACHE_DIR=str(options.cache.resolve()),
+                       TILEC_SANITIZE_KEYWORD=options.keyword or "")
     results = {"environment": environment_facts(binary), "runs": []}
     for step in options.plan:
         tool, selection, seconds = step.split(":")
