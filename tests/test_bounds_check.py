@@ -80,3 +80,8 @@ def test_cuda_prints_and_traps() -> None:
     assert "trap;" in ptx and "vprintf" in ptx
     ptx = tilec.compile(gather(), target="cuda:sm_90a").get_kernel_source()
     assert "trap;" not in ptx and "vprintf" not in ptx
+
+
+def test_a_target_without_the_checked_mode_says_so() -> None:
+    with pytest.raises(tilec.TilecError, match="checked mode .* not ascend"):
+        tilec.compile(gather(), target="ascend", pass_configs=CHECKED)

@@ -952,6 +952,9 @@ def emit_source(module: ir.Module, options: CompileOptions) -> str:
 
 def stages(options: CompileOptions) -> list[Stage]:
     chip_of(options)
+    if options.bounds_check:  # asked for checks, it would get none
+        raise CompileError("the checked mode (pass config tilec.bounds_check) is supported on "
+                           "the cpu, cuda and hip targets, not ascend")
     return [
         Stage("tile-ascend", _tile_ascend, "canonicalize, cse, place-ascend-buffers"),
         Stage("ascendc", emit_source, "AscendC C++ source"),
