@@ -10,12 +10,18 @@ Kernel ABI (what the runtime passes, in this order):
      (`!llvm.ptr<1>`), a scalar as itself (i32, i64, f32, ...);
   2. then, for every tensor parameter in order, each of its dynamic dimensions as i64.
 Tensors are contiguous row-major; the kernel rebuilds their memref descriptors from these.
+On a target of logical addressing (SPIR-V) a tensor is instead a flat `memref<?xT>` of global
+memory, viewed in its shape by a `memref.reinterpret_cast`, and its dynamic dimensions come
+as i32: Vulkan's storage buffers are typed arrays, not pointers.
 
 Buffers: shared ones are views into the dynamic shared memory at the offsets plan-shared-memory
 gave them in its arena (planned here when it did not run), reductions' and conversions' scratch
 and mbarriers after it; the total goes to the kernel's `tile.shared_bytes` attribute for the
-launch; a fragment is a per-thread register array (`memref.alloca`, every access at a
-constant index so LLVM keeps it in registers, but for fragments every thread holds whole)
+launch (with logical addressing each shared buffer and scratch is a `memref.alloc` of
+workgroup memory of its own type, and every access is one element: there is no byte arena to
+view and no vector view of a scalar buffer); a fragment is a per-thread register array
+(`memref.alloca`, every access at a constant index so LLVM keeps it in registers, but for
+fragments every thread holds whole)
 holding the elements its `tile.layout` gives the thread; local and var buffers are per-thread
 arrays.
 
@@ -314,18 +320,23 @@ class KernelLowering:
     """Lowers one entry function (its tile.kernel) into a gpu.func inside `gpu_block`."""
 
     def __init__(self, func: ir.Operation, kernel: ir.Operation, gpu_block: ir.Block,
-                 warp_size: int, max_shared_bytes: int, vector_loads: bool = False):
+                 warp_size: int, max_shared_bytes: int, vector_loads: bool = False,
+                 logical_addressing: bool = False):
         self.func = func
         self.kernel = kernel
         self.gpu_block = gpu_block
         self.warp_size = warp_size  # a shuffle's width: the target's warp (wavefront)
         self.max_shared_bytes = max_shared_bytes  # a block's, on the target
-        self.vector_loads = vector_loads  # T.Parallel's global reads as vectors (opt-in)
+        self.logical = logical_addressing  # typed buffers only (SPIR-V): see the module doc
+        # T.Parallel's global reads as vectors (opt-in; never with logical addressing)
+        self.vector_loads = vector_loads and not logical_addressing
+        self.vector_bytes = 0 if logical_addressing else 16  # the widest access of a copy
         self.block_size = list(ir.DenseI64ArrayAttr(kernel.attributes["threads"]))
         self.threads = math.prod(self.block_size)
         self.fragments: dict[ir.Value, Fragment] = {}
         self.per_thread: set[ir.Value] = set()  # local and var buffers, once allocas
         self.pointer_aligned: dict[ir.Value, ir.Value] = {}
+        self.view_sizes: dict[ir.Value, list[ir.Value]] = {}  # logical addressing's tensors
         # global buffers whose base and row length a check around the copy being emitted
         # found 16-byte aligned (split_on_alignment)
         self.known_aligned: set[ir.Value] = set()
@@ -378,11 +389,11 @@ class KernelLowering:
                 plan_kernel(self.kernel)
         func_type = ir.FunctionType(ir.TypeAttr(self.func.attributes["function_type"]).value)
         params = list(func_type.inputs)
-        abi = [llvm.PointerType.get(1) if isinstance(t, ir.MemRefType) else t for t in params]
+        abi = [self.tensor_argument(t) if isinstance(t, ir.MemRefType) else t for t in params]
         dynamic_size = ir.ShapedType.get_dynamic_size()
         dynamic = [(i, d) for i, t in enumerate(params) if isinstance(t, ir.MemRefType)
                    for d, extent in enumerate(t.shape) if extent == dynamic_size]
-        abi += [ir.IntegerType.get_signless(64)] * len(dynamic)
+        abi += [ir.IntegerType.get_signless(32 if self.logical else 64)] * len(dynamic)
         maps_at = len(abi)
         abi += [llvm.PointerType.get()] * len(self.ring_copies + self.store_copies)  # TMA maps
         name = ir.StringAttr(self.func.attributes["sym_name"]).value
@@ -408,6 +419,7 @@ class KernelLowering:
             self.lower_block_ops(self.body_ops)
         else:
             self.lower_with_producer(entry.arguments[maps_at:])
+        self.fold_tensor_dims()
         for old in self.fragment_allocs:
             if list(old.results[0].uses):
                 raise fail(old, "a fragment is used where the CUDA lowering cannot follow it")
@@ -415,6 +427,59 @@ class KernelLowering:
         self.gpu_func.attributes["tile.shared_bytes"] = ir.IntegerAttr.get(
             ir.IntegerType.get_signless(64), self.shared_bytes)
         self.func.erase()
+
+    def tensor_argument(self, type_: ir.MemRefType) -> ir.Type:
+        """How a tensor parameter enters the gpu.func: a global pointer, or with logical
+        addressing a flat array of its elements in global memory."""
+        if not self.logical:
+            return llvm.PointerType.get(1)
+        extent = math.prod(type_.shape) if type_.has_static_shape else \
+            ir.ShapedType.get_dynamic_size()
+        return ir.MemRefType.get([extent], type_.element_type,
+                                 memory_space=ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
+                                                                 1))
+
+    def tensor_view(self, flat: ir.Value, type_: ir.MemRefType,
+                    sizes: list[ir.Value]) -> ir.Value:
+        """A flat tensor argument in its shape (row-major), for logical addressing: static
+        sizes and strides where the type has them, else the dimensions passed in."""
+        dynamic = ir.ShapedType.get_dynamic_size()
+        static_sizes, dynamic_sizes, static_strides, dynamic_strides = [], [], [], []
+        stride: int | ir.Value = 1
+        strides = []
+        for d in reversed(range(type_.rank)):
+            strides.append(stride)
+            extent = type_.shape[d]
+            if extent != dynamic:
+                stride = stride * extent if isinstance(stride, int) else arith.muli(
+                    stride, index(extent))
+            else:
+                stride = arith.muli(index(stride) if isinstance(stride, int) else stride,
+                                    sizes[d])
+        for d, extent in enumerate(type_.shape):
+            static_sizes.append(extent)
+            if extent == dynamic:
+                dynamic_sizes.append(sizes[d])
+        for value in reversed(strides):
+            static_strides.append(value if isinstance(value, int) else dynamic)
+            if not isinstance(value, int):
+                dynamic_strides.append(value)
+        view_type = ir.MemRefType.get(type_.shape, type_.element_type,
+                                      memory_space=ir.MemRefType(flat.type).memory_space)
+        return memref.reinterpret_cast(view_type, flat, [], dynamic_sizes, dynamic_strides,
+                                       [0], static_sizes, static_strides)
+
+    def fold_tensor_dims(self) -> None:
+        """memref.dim of a tensor's view is the size it was made with: SPIR-V cannot ask a
+        storage buffer for the extent of one of its dimensions."""
+        for op in [op for op in walk(self.gpu_func) if op.name == "memref.dim"]:
+            if op.operands[0] not in self.view_sizes:
+                continue
+            dim = constant_index(op.operands[1])
+            if dim is None:
+                raise fail(op, "a tensor's extent along a dimension known only at run time")
+            op.results[0].replace_all_uses_with(self.view_sizes[op.operands[0]][dim])
+            op.erase()
 
     def tensor_maps_attr(self) -> ir.Attribute:
         """What the launch encodes for each tensor-map argument: the tensor parameter, the
@@ -475,6 +540,15 @@ class KernelLowering:
             if not isinstance(type_, ir.MemRefType):
                 self.mapping[old_args[i]] = entry.arguments[i]
                 continue
+            if self.logical:
+                sizes = [arith.index_cast(ir.IndexType.get(), dims[(i, d)])
+                         if (i, d) in dims else index(extent)
+                         for d, extent in enumerate(type_.shape)]
+                buffer = self.tensor_view(entry.arguments[i], type_, sizes)
+                self.view_sizes[buffer] = sizes
+                self.mapping[old_args[i]] = buffer
+                self.pointer_aligned[buffer] = arith.constant(ir.IntegerType.get_signless(1), 0)
+                continue
             rank = type_.rank
             sizes = [dims[(i, d)] if (i, d) in dims else constant(i64, extent)
                      for d, extent in enumerate(type_.shape)]
@@ -505,7 +579,7 @@ class KernelLowering:
             scale *= self.block_size[axis - 1]
             tid = arith.addi(tid, arith.muli(ids[axis], index(scale)))
         self.tid = tid
-        self.smem = gpu.DynamicSharedMemoryOp(ir.MemRefType.get(
+        self.smem = None if self.logical else gpu.DynamicSharedMemoryOp(ir.MemRefType.get(
             [ir.ShapedType.get_dynamic_size()], ir.IntegerType.get_signless(8),
             memory_space=ir.Attribute.parse(WORKGROUP))).result
         body = self.func.regions[0].blocks[0]
@@ -554,8 +628,14 @@ class KernelLowering:
                 stages = self.ring_stages(old) if kind == "shared" else 0
                 operand = SharedOperandLayout.of(op) if kind == "shared" else None
                 offset = ir.IntegerAttr(op.attributes[OFFSET_ATTR]).value if (
-                    kind == "shared") else 0
-                if operand is not None:
+                    kind == "shared" and not self.logical) else 0
+                if self.logical and kind == "shared" and (operand is not None or stages):
+                    raise fail(op, "a pipelined or tensor-core operand tile is a view of "
+                                   "shared memory as bytes, which a target of logical "
+                                   "addressing (SPIR-V) cannot make")
+                if self.logical and kind == "shared":
+                    new = self.shared_buffer(list(type_.shape), type_.element_type)
+                elif operand is not None:
                     new = self.operand_tile(old, operand, type_, stages, offset)
                 elif stages:
                     new = self.ring(old, type_, stages, offset)
@@ -596,6 +676,8 @@ class KernelLowering:
         none) at the window's start, or at its first 1 KiB boundary (found at run time) where
         a wgmma operand tile needs its swizzle atoms aligned; what the lowering reserves later
         (scratch, mbarriers) follows it."""
+        if self.logical:  # shared_buffer counts each buffer as it makes it
+            return
         arena = ir.DictAttr(self.kernel.attributes[ARENA_ATTR])
         size, align = (ir.IntegerAttr(arena[key]).value for key in ("bytes", "align"))
         if align >= SWIZZLE_ATOM_BYTES:
@@ -616,7 +698,16 @@ class KernelLowering:
         self.shared_bytes = offset + size
         return offset
 
+    def shared_buffer(self, shape: list[int], element: ir.Type) -> ir.Value:
+        """Workgroup memory of its own (logical addressing: a typed array, no arena)."""
+        self.shared_bytes += math.prod(shape) * element_bytes(element)
+        buffer_type = ir.MemRefType.get(shape, element,
+                                        memory_space=ir.Attribute.parse(WORKGROUP))
+        return memref.AllocOp(buffer_type, [], []).result
+
     def shared_view(self, shape: list[int], element: ir.Type) -> ir.Value:
+        if self.logical:
+            return self.shared_buffer(shape, element)
         offset = self.reserve_shared(math.prod(shape) * element_bytes(element))
         view_type = ir.MemRefType.get(shape, element, memory_space=ir.Attribute.parse(WORKGROUP))
         return memref.ViewOp(view_type, self.smem, index(offset), []).result
@@ -1216,8 +1307,9 @@ class KernelLowering:
         if (frag_side.dims[-1] == layout.rank - 1 and other.dims[-1] == self.rank(other.buffer) - 1
                 and scope(other.buffer) not in ("local", "var") and bit_width(other_element) >= 8):
             # registers 0..vec-1 hold consecutive elements and no thread shifts inside them
-            vec = math.gcd(layout.contiguous_registers(), max(1, 16 // element_bytes(
-                other_element)), layout.shape[-1])
+            vec = math.gcd(layout.contiguous_registers(), max(1, self.vector_bytes //
+                                                              element_bytes(other_element)),
+                           layout.shape[-1])
             while layout.thread_span()[-1] & (vec - 1):
                 vec //= 2
         offsets = thread_coordinates(layout, self.tid)
@@ -1270,7 +1362,7 @@ class KernelLowering:
                 and dst.dims[-1] == self.rank(dst.buffer) - 1
                 and min(bit_width(src_type.element_type), bit_width(dst_type.element_type)) >= 8):
             widest = max(element_bytes(src_type.element_type), element_bytes(dst_type.element_type))
-            vec = math.gcd(extents[-1], max(1, 16 // widest))
+            vec = math.gcd(extents[-1], max(1, self.vector_bytes // widest))
         self.split_on_alignment([src.buffer, dst.buffer], vec, lambda vec: self.copy_chunks(
             src, dst, extents, vec, per_thread))
 
@@ -1572,7 +1664,8 @@ class LowerTileToGpu(TilePass):
                 raise fail(func, "an entry function must hold exactly one tile.kernel")
             KernelLowering(func, kernel_ops[0], gpu_block, target.warp_size,
                            target.max_shared_bytes,
-                           VECTOR_LOADS_ATTR in module.operation.attributes).build()
+                           VECTOR_LOADS_ATTR in module.operation.attributes,
+                           target.logical_addressing).build()
         for op in list(module.body.operations):  # T.call_extern's callees go with the kernels
             op = as_operation(op)
             if op.name == "llvm.func" and EXTERN_ATTR in op.attributes:

@@ -18,7 +18,8 @@ from types import ModuleType
 from tilec.errors import CompileError
 
 # target family (the part before ":") -> module under compiler/targets/
-TARGET_MODULES = {"cpu": "cpu", "cuda": "cuda", "hip": "hip", "ascend": "ascend"}
+TARGET_MODULES = {"cpu": "cpu", "cuda": "cuda", "hip": "hip", "ascend": "ascend",
+                  "vulkan": "vulkan", "metal": "metal", "webgpu": "webgpu"}
 
 
 def get_target(target: str) -> ModuleType:

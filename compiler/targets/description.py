@@ -32,6 +32,13 @@ class TargetDescription:
     `mma_elements` the operand types its matrix cores take. `max_vgprs` is the registers one
     thread may hold (255 on NVIDIA; on CDNA2/3 the unified file of 512 per lane, VGPRs and
     AGPRs together).
+
+    SPIR-V devices (family "spirv": Vulkan, Metal through spirv-cross, WebGPU) address memory
+    logically (`logical_addressing`): every buffer is a typed array, so there are no pointer
+    casts, no byte arena of shared memory and no vector reinterpretation of a scalar buffer.
+    Their `warp_size` is the subgroup width the kernel assumes, a lower bound of the device's
+    (lanes combine by shuffles within it, the rest through workgroup memory); 1 means no
+    subgroup operations at all.
     """
 
     name: str
@@ -48,6 +55,11 @@ class TargetDescription:
     mma_elements: tuple[str, ...] = ()
     shared_banks: int = 32
     max_vgprs: int = 255
+    logical_addressing: bool = False
+
+    @property
+    def is_spirv(self) -> bool:
+        return self.family == "spirv"
 
     @property
     def is_amd(self) -> bool:
@@ -119,10 +131,36 @@ AMD_DESCRIPTIONS: dict[str, TargetDescription] = {
 DEFAULT_HIP_ARCH = "gfx942"  # MI300X
 
 
+def _spirv(name: str, warp_size: int, max_shared_bytes: int) -> TargetDescription:
+    return TargetDescription(
+        name=name, family="spirv", chip=name, warp_size=warp_size, max_threads_per_block=1024,
+        max_shared_bytes=max_shared_bytes, registers_per_block=65536, sm_count=1, mma="",
+        async_copies=(), ptx_features="", logical_addressing=True,
+    )
+
+
+# The SPIR-V family, one description per API (the device is known only at run time):
+# - vulkan: subgroups of at least 8 lanes (Mesa's lavapipe on 256-bit AVX2 has 8, NVIDIA 32,
+#   AMD 32 / 64, Intel 8-32; the runtime checks the device's), 32 KiB of workgroup memory
+#   (lavapipe's maxComputeSharedMemorySize, and common on desktop GPUs);
+# - metal: 32 KiB of threadgroup memory; Apple's SIMD groups have 32 threads, the kernels
+#   assume 8 as Vulkan's do (correct on any wider group), so the SPIR-V its MSL comes from is
+#   the one CI runs on lavapipe;
+# - webgpu: no subgroups (an optional feature that browsers gate), WebGPU's default 16 KiB.
+SPIRV_DESCRIPTIONS: dict[str, TargetDescription] = {
+    description.name: description
+    for description in (
+        _spirv("vulkan", 8, 32768),
+        _spirv("metal", 8, 32768),
+        _spirv("webgpu", 1, 16384),
+    )
+}
+
+
 def describe(arch: str) -> TargetDescription:
     """The description of `arch`; an unknown one is a CompileError listing the known ones of
     its family (AMD names start with "gfx")."""
-    found = DESCRIPTIONS.get(arch) or AMD_DESCRIPTIONS.get(arch)
+    found = DESCRIPTIONS.get(arch) or AMD_DESCRIPTIONS.get(arch) or SPIRV_DESCRIPTIONS.get(arch)
     if found is None:
         family, known = ("AMD", AMD_DESCRIPTIONS) if arch.startswith("gfx") else (
             "CUDA", DESCRIPTIONS)

