@@ -60,7 +60,8 @@ setup(
     packages=_packages(),
     package_dir={"tilec": "python/tilec", "tilec.compiler": "compiler"},
     package_data={"tilec.dialect": ["*.so", "_tile_ops_gen.py"], "tilec.runtime": ["*.so"],
-                  "tilec.compiler.targets": ["ascend_include/*.h"]},
+                  "tilec.compiler.targets": ["ascend_include/*.h", "msl_shim/metal_*",
+                                             "msl_shim/simd/*.h", "naga_wgsl.mjs"]},
     cmdclass={"build_py": BuildWithCMake},
     distclass=NativeDistribution,
 )
