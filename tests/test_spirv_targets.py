@@ -237,3 +237,80 @@ def test_metal_artifacts_do_not_run_here() -> None:
 
     with pytest.raises(LaunchError, match="no Metal runtime"):
         load(compiled("vector_add_float32", "metal"))
+
+
+# TileLang-syntax kernels of the GPU suite (tests/gpu/frontend_kernels.py) through the jit's
+# path (tilec.compile, run_poisoned) on lavapipe
+FRONTEND_ON_SPIRV = (
+    "gemm_bias_relu_float16_77x45x33", "gemm_bias_relu_float32_256x192x128", "scale_shift_100x77",
+    "row_softmax_float32_1000x256", "row_softmax_float16_37x512", "block_masked_row_sum_100x300",
+    "mix_rows_3x256", "strided_partial_sums_100x64", "reduce_into_shared_100x64",
+    "row_reduce_absmax", "shared_row_sum_500x128", "reduce_float16_into_float32_500x256",
+    "splitk_gemv_allreduce_sum_256x2048", "splitk_gemv_allreduce_max_256x2048",
+    "placed_round_trip_2x64x3x64",
+)
+FRONTEND_ERRORS = {
+    "column_sum_1000x300": "floating-point atomic",
+    "extern_affine_128x8": "extern CUDA code",
+    "head_weighted_logits_200x64x64": "33024 bytes of workgroup memory",
+}
+
+
+def frontend_case(name: str):
+    from frontend_kernels import cases
+
+    return next(case for case in cases() if case.name == name)
+
+
+@pytest.mark.parametrize("target", ["vulkan", "webgpu"])
+@pytest.mark.parametrize("name", FRONTEND_ON_SPIRV)
+def test_frontend_kernel_on_lavapipe(name: str, target: str) -> None:
+    require("spirv-val")
+    require_device()
+    if target == "webgpu":
+        require_naga()
+    case = frontend_case(name)
+    kernel = tilec.compile(case.factory(), out_idx=case.out_idx, target=target)
+    generator = torch.Generator().manual_seed(11)
+    dtype = getattr(torch, case.dtype)
+    inputs = [torch.randn(shape, generator=generator).to(dtype) for shape in case.input_shapes]
+    produced = kernel.get_profiler().run_poisoned(*inputs).double()
+    expected = case.reference(*[x.double() for x in inputs])
+    assert int(produced.isnan().sum()) == 0, "output elements were never written"
+    error = ((produced - expected).norm() / expected.norm()).item()
+    assert error <= TOLERANCE[case.dtype], f"relative error {error:.3g}"
+
+
+@pytest.mark.parametrize("name", sorted(FRONTEND_ERRORS))
+def test_frontend_kernel_spirv_cannot_run_is_an_error_at_its_line(name: str) -> None:
+    case = frontend_case(name)
+    with pytest.raises(CompileError, match=FRONTEND_ERRORS[name]) as caught:
+        tilec.compile(case.factory(), out_idx=case.out_idx, target="vulkan")
+    assert caught.value.filename.endswith("frontend_kernels.py")
+
+
+@pytest.mark.parametrize("target", ["vulkan", "webgpu"])
+def test_integer_atomics_on_lavapipe(target: str) -> None:
+    """T.atomic_add into an int32 histogram (OpAtomicIAdd), bins by Python's floor modulo of
+    negative values: exact against torch."""
+    require("spirv-val")
+    require_device()
+    if target == "webgpu":
+        require_naga()
+    import tilec.language as T
+
+    def histogram(N: int, bins: int = 16, block: int = 256):
+        @T.prim_func
+        def main(X: T.Tensor((N,), "int32"), H: T.Tensor((bins,), "int32")):
+            with T.Kernel(T.ceildiv(N, block), threads=block) as bx:
+                for i in T.Parallel(block):
+                    if bx * block + i < N:
+                        T.atomic_add(H[X[bx * block + i] % bins], 1)
+
+        return main
+
+    values = torch.randint(-1000, 1000, (5000,), generator=torch.Generator().manual_seed(5),
+                           dtype=torch.int32)
+    counts = torch.zeros(16, dtype=torch.int32)
+    tilec.compile(histogram(5000), target=target)(values, counts)
+    assert counts.tolist() == torch.bincount(values % 16, minlength=16).tolist()

@@ -22,7 +22,8 @@ Stages ("tile" is the frontend's IR, added by the driver):
   spirv      upstream: flatten-memref (every access on a 1-D array), expand-strided-metadata,
              lower-affine, math-expand-ops (exp2, tanh... in terms of what GLSL.std.450
              has), convert-math-to-spirv, arith-expand, convert-gpu-to-spirv; then
-             spirv-bitcast-infinities (naga and WGSL take no infinite literal) and the
+             spirv-bitcast-infinities (naga and WGSL take no infinite literal),
+             spirv-negate-as-subtract (naga negates no unsigned integer) and the
              target's own SPIR-V passes; then spirv-lower-abi-attrs, spirv-update-vce (the
              capabilities the module uses)
   spirv-binary  mlir-translate --serialize-spirv, then spirv-val (Vulkan 1.1 environment); its
@@ -86,7 +87,7 @@ SPIRV_PASSES = ",".join([
     "canonicalize",
 ])
 # what naga (wgpu's shader compiler, also reading SPIR-V) needs of every module
-SPIRV_FIXES = ("spirv-bitcast-infinities",)
+SPIRV_FIXES = ("spirv-bitcast-infinities", "spirv-negate-as-subtract")
 # after tilec's SPIR-V passes: the entry point's interface, the capabilities the module uses
 SPIRV_FINISH = "spirv.module(spirv-lower-abi-attrs,spirv-update-vce)"
 
@@ -112,8 +113,9 @@ def _reject(module: ir.Module, location: CompileError, target: TargetDescription
     for op in walk(module.operation):
         if op.name.startswith(NVIDIA_DIALECTS):
             raise CompileError(
-                f"the kernel needs {op.name}, an NVIDIA instruction (TMA, mbarriers, cp.async, "
-                f"warp specialization, extern CUDA code); the {target.name} target has none",
+                f"the kernel needs {op.name}: NVIDIA instructions (TMA, mbarriers, cp.async, "
+                f"warp specialization) or extern CUDA code, which the {target.name} target has "
+                "none of",
                 location.filename, location.lineno)
         if op.name == "memref.atomic_rmw" and not isinstance(op.results[0].type,
                                                              ir.IntegerType):

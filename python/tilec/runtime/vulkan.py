@@ -62,6 +62,11 @@ def device() -> Any:
                                        required_limits=dict(adapter.limits))
 
 
+def device_name() -> str:
+    """The adapter's name ("llvmpipe (LLVM 15.0.6, 256 bits)" for lavapipe)."""
+    return device().adapter.info["device"]
+
+
 SUBGROUP_PROBE = """
 @group(0) @binding(0) var<storage, read_write> width: array<u32>;
 @compute @workgroup_size(64)
