@@ -314,3 +314,19 @@ def test_integer_atomics_on_lavapipe(target: str) -> None:
     counts = torch.zeros(16, dtype=torch.int32)
     tilec.compile(histogram(5000), target=target)(values, counts)
     assert counts.tolist() == torch.bincount(values % 16, minlength=16).tolist()
+
+
+@pytest.mark.parametrize("target", ["vulkan", "metal", "webgpu"])
+def test_the_checked_mode_is_an_error_on_spirv(target: str) -> None:
+    """tilec.bounds_check asks for run-time checks these targets do not insert: an error, not
+    a kernel without them."""
+    spec = next(spec for spec in SPECS if spec.name == "vector_add_float32")
+    from mlir import ir
+
+    import tilec.dialect
+    from tilec.compiler.driver import compile_module
+
+    with tilec.dialect.new_context(), ir.Location.unknown():
+        module = ir.Module.parse(spec.tile_ir)
+        with pytest.raises(CompileError, match=f"checked mode .* not {target}"):
+            compile_module(module, spec.params, target, launch=spec.launch, bounds_check=True)

@@ -250,6 +250,9 @@ def stages(options: CompileOptions, spirv_passes: tuple[str, ...] = SPIRV_FIXES
            ) -> list[Stage]:
     """The family's stages; `spirv_passes` run on the spirv.module (see spirv_stage)."""
     target = target_of(options)
+    if options.bounds_check:  # asked for checks, it would get none
+        raise CompileError("the checked mode (pass config tilec.bounds_check) is supported on "
+                           f"the cpu, cuda and hip targets, not {target.name}")
     return [
         Stage("tile-schedule", _tile_schedule, "canonicalize, cse, tile.arch"),
         tile_passes("tile-spirv", TILE_PASSES),
