@@ -7,9 +7,10 @@ installed, and torch ops, in one process, on a tiny 3-tensor kernel.
 
 DIR holds `vector_add_float32` as tests/gpu/build_artifacts.py writes it (C = A + B, three
 tensor arguments; the kernel call allocates C, as `torch.add(a, b)` does). Each figure is the
-median over 21 rounds of the mean host time of 400
-back-to-back launches, the GPU drained between rounds: fewer launches than the driver's queue
-holds, so the host's cost is timed, not the GPU's rate of running tiny kernels.
+median over 21 rounds of the mean host time of 400 back-to-back launches, the GPU drained
+between rounds: fewer launches than the driver's queue holds, so the host's cost is timed, not
+the GPU's rate of running tiny kernels. The native call is timed with TILEC_NATIVE_CALL=1 (on
+CUDA it is an opt-in), the Python call with TILEC_NATIVE_CALL=0.
 """
 
 from __future__ import annotations
