@@ -316,6 +316,18 @@ def _unique(values: list[ir.Value]) -> list[ir.Value]:
     return kept
 
 
+def frozen(loaded: ir.Value) -> ir.Value:
+    """`loaded` (a vector) through llvm.freeze; a vector of 8-bit floats, which have no LLVM
+    type of their own until the LLVM lowering makes them integers, is frozen as the integers
+    of its width, so no type conversion is left behind around the freeze."""
+    vector_type = ir.VectorType(loaded.type)
+    element = vector_type.element_type
+    if not (isinstance(element, ir.FloatType) and element.width < 16):
+        return llvm.freeze(loaded)
+    bits = ir.VectorType.get(vector_type.shape, ir.IntegerType.get_signless(element.width))
+    return arith.bitcast(vector_type, llvm.freeze(arith.bitcast(bits, loaded)))
+
+
 class KernelLowering:
     """Lowers one entry function (its tile.kernel) into a gpu.func inside `gpu_block`."""
 
@@ -1574,8 +1586,8 @@ class KernelLowering:
             # loads of the misaligned branch beside it (split_on_alignment) into one load
             # aligned for an element, and the 16-byte load is gone. A freeze is such a user
             # of another kind; it changes no value that was read
-            return llvm.freeze(vector.LoadOp(vector_type, buffer, where,
-                                             alignment=vec * element_bytes(element)).result)
+            return frozen(vector.LoadOp(vector_type, buffer, where,
+                                        alignment=vec * element_bytes(element)).result)
 
         return if_value(self.vector_ok(buffer, where, vec), vector_type, whole,
                         lambda: self.read_elements(buffer, where, vec))
