@@ -37,6 +37,19 @@ def nibble_scaled(word, j):
     return T.reinterpret(bits, T.float32) - 8388608.0
 
 
+@T.macro
+def warp_sum_store(acc, C, lane, first_m, row):
+    """Each lane's partial sums of acc (block_m x rows_per_warp) added up across the warp by
+    butterfly shuffles; lane 0 stores them as C's rows first_m.. and columns row.."""
+    block_m, rows_per_warp = acc.shape
+    for m in T.unroll(block_m):
+        for r in T.unroll(rows_per_warp):
+            for step in T.unroll(5):
+                acc[m, r] += T.shfl_xor(acc[m, r], 16 >> step)
+            if lane == 0:
+                C[first_m + m, row + r] = acc[m, r]
+
+
 @tilelang.jit(pass_configs=FAST_MATH)
 def gemv_uint(A, B, scales, zeros, bits=4, warps=4, rows_per_warp=2, block_m=1, group=128):
     M, N, K = T.const("M, N, K")
@@ -78,12 +91,7 @@ def gemv_uint(A, B, scales, zeros, bits=4, warps=4, rows_per_warp=2, block_m=1, 
                 zero = T.Cast(T.float32, zeros[row + r, k0 // group])
                 for m in T.unroll(block_m):
                     acc[m, r] += scale * (dot[m, r] - zero * a_sum[m])
-        for m in T.unroll(block_m):
-            for r in T.unroll(rows_per_warp):
-                for step in T.unroll(5):
-                    acc[m, r] += T.shfl_xor(acc[m, r], 16 >> step)
-                if lane == 0:
-                    C[by * block_m + m, row + r] = acc[m, r]
+        warp_sum_store(acc, C, lane, by * block_m, row)
     return C
 
 
@@ -148,12 +156,7 @@ def gemv_uint4_words(A, B, scales, zeros, warps=4, rows_per_warp=4, block_m=1, g
                     for place in T.unroll(4):  # sum of dot[place] / 16 ** place, Horner's way
                         dot[m, r, 3 - place] += dot[m, r, 4 - place] * 0.0625
                     acc[m, r] += scale * (dot[m, r, 0] - zero * a_sum[m])
-        for m in T.unroll(block_m):
-            for r in T.unroll(rows_per_warp):
-                for step in T.unroll(5):
-                    acc[m, r] += T.shfl_xor(acc[m, r], 16 >> step)
-                if lane == 0:
-                    C[by * block_m + m, row + r] = acc[m, r]
+        warp_sum_store(acc, C, lane, by * block_m, row)
     return C
 
 
@@ -194,12 +197,7 @@ def gemv_nf4(A, B, scales, table, warps=4, rows_per_warp=2, block_m=1, group=128
                 scale = T.Cast(T.float32, scales[row + r, k0 // group])
                 for m in T.unroll(block_m):
                     acc[m, r] += scale * dot[m, r]
-        for m in T.unroll(block_m):
-            for r in T.unroll(rows_per_warp):
-                for step in T.unroll(5):
-                    acc[m, r] += T.shfl_xor(acc[m, r], 16 >> step)
-                if lane == 0:
-                    C[by * block_m + m, row + r] = acc[m, r]
+        warp_sum_store(acc, C, lane, by * block_m, row)
     return C
 
 
@@ -237,12 +235,7 @@ def gemv_mxfp4(A, B, scales, warps=4, rows_per_warp=2, block_m=1, block=32):
                 scale = T.Cast(T.float32, scales[row + r, k0 // block])
                 for m in T.unroll(block_m):
                     acc[m, r] += scale * dot[m, r]
-        for m in T.unroll(block_m):
-            for r in T.unroll(rows_per_warp):
-                for step in T.unroll(5):
-                    acc[m, r] += T.shfl_xor(acc[m, r], 16 >> step)
-                if lane == 0:
-                    C[by * block_m + m, row + r] = acc[m, r]
+        warp_sum_store(acc, C, lane, by * block_m, row)
     return C
 
 
