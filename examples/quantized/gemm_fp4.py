@@ -8,8 +8,8 @@ in fp32. Every e2m1 value times a power of two from 2 ** -7 to 2 ** 3 is exact i
 Tile style: it runs on every target.
 """
 
-import torch
-from gemv import FAST_MATH, weights
+from gemm_int4 import check_examples, store_transposed
+from gemv import FAST_MATH
 
 import tilec as tilelang
 import tilec.language as T
@@ -37,22 +37,12 @@ def gemm_mxfp4(A, B, scales, block_M=64, block_N=128, block_K=128, block=32, thr
                 B_decoded[i, j] = T.Cast(T.float16, T.Cast(T.float32, B_shared[i, j])
                                          * T.Cast(T.float32, scale))
             T.gemm(B_decoded, A_shared, C_local, transpose_B=True)
-        for i, j in T.Parallel(block_N, block_M):
-            C[by * block_M + j, bx * block_N + i] = C_local[i, j]
+        store_transposed(C_local, C, bx, by)
     return C
 
 
 def main() -> None:
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    torch.manual_seed(0)
-    m, n, k = 64, 512, 1024
-    a = torch.randn(m, k, device=device).half()
-    args, weight = weights("mxfp4", n, k, device)
-    c = gemm_mxfp4(a, *args)
-    reference = a.float() @ weight.t()
-    error = ((c.float() - reference).norm() / reference.norm()).item()
-    print(f"MXFP4 GEMM {m}x{n}x{k} on {device}: relative error {error:.2e}")
-    assert error < 1e-2, "result differs from torch"
+    check_examples("mxfp4", (64, 512, 1024), {"gemm_mxfp4": lambda a, args: gemm_mxfp4(a, *args)})
 
 
 if __name__ == "__main__":

@@ -13,11 +13,22 @@ decode row t of the weight tile in registers with gemv's nibble_scaled bit trick
 scale and zero read once per step), then store the row with 16-byte vectors.
 """
 
+from collections.abc import Callable
+
 import torch
 from gemv import FAST_MATH, nibble_scaled, weights
 
 import tilec as tilelang
 import tilec.language as T
+
+
+@T.macro
+def store_transposed(C_local, C, bx, by):
+    """The block's accumulator of C^T (block_N weight rows by block_M rows of A) stored as C's
+    rows by * block_M.. and columns bx * block_N.. (those past C are skipped)."""
+    block_N, block_M = C_local.shape
+    for i, j in T.Parallel(block_N, block_M):
+        C[by * block_M + j, bx * block_N + i] = C_local[i, j]
 
 
 @tilelang.jit(pass_configs=FAST_MATH)
@@ -43,8 +54,7 @@ def gemm_int4(A, B, scales, zeros, block_M=64, block_N=128, block_K=128, group=1
                 n, g = bx * block_N + i, k * block_K // group
                 B_decoded[i, j] = (T.Cast(T.float16, B_shared[i, j]) - zeros[n, g]) * scales[n, g]
             T.gemm(B_decoded, A_shared, C_local, transpose_B=True)
-        for i, j in T.Parallel(block_N, block_M):
-            C[by * block_M + j, bx * block_N + i] = C_local[i, j]
+        store_transposed(C_local, C, bx, by)
     return C
 
 
@@ -80,25 +90,34 @@ def gemm_int4_words(A, B, scales, zeros, block_M=64, block_N=128, block_K=128, g
                                                 * (scale * 0.0625 ** (j % 5)) + shift)
             T.copy(decoded, B_decoded[tid, :])
             T.gemm(B_decoded, A_shared, C_local, transpose_B=True)
-        for i, j in T.Parallel(block_N, block_M):
-            C[by * block_M + j, bx * block_N + i] = C_local[i, j]
+        store_transposed(C_local, C, bx, by)
     return C
 
 
-def main() -> None:
+def check_examples(fmt: str, shape: tuple[int, int, int],
+                   kernels: dict[str, Callable]) -> None:
+    """Runs each kernel, `kernels[name](a, weight_args)`, on random fp16 activations and weights
+    of a format (on the GPU when there is one, else on the CPU target) and checks it against
+    float32 torch."""
     device = "cuda" if torch.cuda.is_available() else "cpu"
     torch.manual_seed(0)
-    m, n, k = 16, 512, 1024
+    m, n, k = shape
     a = torch.randn(m, k, device=device).half()
-    args, weight = weights("uint4", n, k, device)
+    args, weight = weights(fmt, n, k, device)
     reference = a.float() @ weight.t()
-    results = {"gemm_int4": gemm_int4(a, *args)}
-    if device == "cuda":
-        results["gemm_int4_words"] = gemm_int4_words(a, args[0].view(torch.uint32), *args[1:])
-    for name, c in results.items():
+    for name, kernel in kernels.items():
+        c = kernel(a, args)
         error = ((c.float() - reference).norm() / reference.norm()).item()
         print(f"{name} {m}x{n}x{k} on {device}: relative error {error:.2e}")
         assert error < 1e-2, "result differs from torch"
+
+
+def main() -> None:
+    kernels = {"gemm_int4": lambda a, args: gemm_int4(a, *args)}
+    if torch.cuda.is_available():  # thread bindings: CUDA only
+        kernels["gemm_int4_words"] = lambda a, args: gemm_int4_words(
+            a, args[0].view(torch.uint32), *args[1:])
+    check_examples("uint4", (16, 512, 1024), kernels)
 
 
 if __name__ == "__main__":
