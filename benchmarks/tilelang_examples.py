@@ -37,7 +37,10 @@ file's status: passed (exit status 0), failed (a Python exception, or a nonzero 
 crashed (killed by a signal or died without a Python exception: an abort inside native code), not
 run. For a failure the JSON keeps the exception's type and message, the place in the example where
 it arose (file:line, the innermost frame inside the example folder, or the place a tilec error
-names) and a short reason that groups failures alike ("T.annotate_layout missing").
+names) and a short reason that groups failures alike ("T.annotate_layout missing"). A file about
+to time out dumps its threads' stacks into its log (faulthandler): its record keeps the example's
+line the main thread was at and what it was busy in ("tilec's compiler", "Triton (the example's
+reference)", "torch"), and its reason says the latter.
 
 `--mode compile` is for a machine without a GPU: the examples compile for CUDA
 (`TILEC_TARGET=cuda`, sm_90a) and stop at the first kernel launch. To get there, tensors the
@@ -488,11 +491,16 @@ def _error_record(error: BaseException, scratch: Path) -> dict[str, Any]:
     return record
 
 
-def child_main(mode: str, result_file: str, scratch: str, deps: str, script: str,
-               argv: list[str]) -> int:
+def child_main(mode: str, result_file: str, scratch: str, deps: str, timeout: float,
+               script: str, argv: list[str]) -> int:
     """Runs `script` as `python script argv...` would (with the staged `deps` folder, if any,
-    last on sys.path), writing what happened to `result_file`."""
+    last on sys.path), writing what happened to `result_file`. Shortly before the runner's
+    `timeout` stops it, every thread's stack goes to stderr (the log), so that a timeout
+    records where the example was."""
+    import faulthandler
     import runpy
+
+    faulthandler.dump_traceback_later(stack_dump_delay(timeout))
 
     record: dict[str, Any] = {"status": "passed", "error": None}
     root = Path(scratch).resolve()
@@ -668,7 +676,7 @@ def run_example(relative: str, scratch: Path, mode: str, timeout: float,
     result_file = script.with_name(script.name + ".result.json")
     result_file.unlink(missing_ok=True)
     command = [sys.executable, str(Path(__file__).resolve()), "--child", mode, str(result_file),
-               str(scratch), str(deps or ""), str(script), *args]
+               str(scratch), str(deps or ""), str(timeout), str(script), *args]
     start = time.perf_counter()
     with open(log, "wb") as output:
         process = subprocess.Popen(command, cwd=script.parent, stdout=output,
@@ -684,10 +692,12 @@ def run_example(relative: str, scratch: Path, mode: str, timeout: float,
             _RUNNING.discard(process)
     seconds = round(time.perf_counter() - start, 2)
     record: dict[str, Any] = {"args": args, "seconds": seconds}
-    tail = log.read_text(errors="replace").strip().splitlines()[-5:]
+    output = log.read_text(errors="replace")
+    tail = output.strip().splitlines()[-5:]
     if returncode is None:
-        record.update(status="timeout", error=None, reason=f"timeout (over {timeout:g} s)",
-                      output_tail=tail)
+        where, busy = timeout_place(output, scratch)
+        record.update(status="timeout", error=None, where=where, busy_in=busy,
+                      reason=f"timeout (over {timeout:g} s) in {busy}", output_tail=tail)
         return record
     if result_file.exists():
         record.update(json.loads(result_file.read_text()))
@@ -704,6 +714,45 @@ def run_example(relative: str, scratch: Path, mode: str, timeout: float,
     if reason is not None:
         record["reason"] = reason
     return record
+
+
+def stack_dump_delay(timeout: float) -> float:
+    """When a child dumps its stacks: a few seconds before the runner's timeout stops it."""
+    return max(timeout - 3.0, timeout * 0.5)
+
+
+_STACK_FRAME = re.compile(r'^\s+File "([^"]+)", line (\d+) in (\S+)', re.MULTILINE)
+_STDLIB = re.compile(r"/lib/python3\.\d+/(?!.*-packages/)")
+_BUSY_IN = (("/tilec/autotuner", "tilec's autotuner"), ("/compiler/", "tilec's compiler"),
+            ("/mlir/", "tilec's compiler"), ("/tilec/runtime/", "tilec's runtime"),
+            ("/tilec/profiler", "tilec's profiler"), ("/tilec/", "tilec"),
+            ("/triton/", "Triton (the example's reference)"),
+            ("/fla/", "Triton (the example's reference)"), ("/torch/", "torch"))
+
+
+def timeout_place(output: str, scratch: Path) -> tuple[str | None, str]:
+    """From a timed-out child's log (its stack dump, see `child_main`): the innermost frame of
+    the main thread inside the example folder (relative path:line), and what the innermost
+    frame belongs to ("tilec's compiler", "Triton (the example's reference)", "the example")."""
+    dump = output[output.rfind("Timeout ("):] if "Timeout (" in output else ""
+    threads = [_STACK_FRAME.findall(block) for block in dump.split("\n\n")]
+    main = next((frames for frames in threads if any("runpy" in f for f, _, _ in frames)), None)
+    if not main:
+        return None, "an unknown place (no stack dump)"
+    where = None
+    for filename, line, _ in main:  # innermost first
+        path = Path(filename)
+        if path.is_absolute() and path.resolve().is_relative_to(scratch):
+            where = f"{path.resolve().relative_to(scratch).as_posix()}:{line}"
+            break
+    innermost = next((f for f, _, _ in main if not _STDLIB.search(f)),
+                     main[0][0])  # a wait in threading or subprocess: who waits
+    busy = next((label for part, label in _BUSY_IN if part in innermost), None)
+    if busy is None:
+        inside = Path(innermost).is_absolute() and Path(innermost).resolve().is_relative_to(
+            scratch)
+        busy = "the example" if inside else Path(innermost).name
+    return where, busy
 
 
 def record_reason(record: dict[str, Any]) -> str | None:
@@ -821,8 +870,8 @@ def run_suite(examples: Path, mode: str, timeout: float, only: str | None, jobs:
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        mode, result_file, scratch, deps, script, *argv = sys.argv[2:]
-        sys.exit(child_main(mode, result_file, scratch, deps, script, argv))
+        mode, result_file, scratch, deps, timeout, script, *argv = sys.argv[2:]
+        sys.exit(child_main(mode, result_file, scratch, deps, float(timeout), script, argv))
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--examples", type=Path, help="a checkout of TileLang's examples/ folder")

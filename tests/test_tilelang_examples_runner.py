@@ -239,9 +239,32 @@ def test_a_native_abort_is_a_crash(tmp_path: Path) -> None:
     assert record["status"] == "crashed" and record["error"]["type"] == "SIGABRT"
 
 
-def test_a_slow_example_times_out(tmp_path: Path) -> None:
-    record = _run(tmp_path, "import time\ntime.sleep(60)\n", timeout=1.0)
+def test_a_slow_example_times_out_saying_where(tmp_path: Path) -> None:
+    record = _run(tmp_path, """\
+        import time
+
+        def wait():
+            time.sleep(60)
+
+        wait()
+        """, timeout=3.0)
     assert record["status"] == "timeout" and record["seconds"] < 30
+    assert record["where"] == "demo/example.py:4" and record["busy_in"] == "the example"
+    assert record["reason"] == "timeout (over 3 s) in the example"
+
+
+def test_a_timeout_names_the_library_the_example_waits_in() -> None:
+    log = ("starting\nTimeout (0:00:57)!\nThread 0x1 (most recent call first):\n"
+           '  File "/usr/lib/python3.12/threading.py", line 359 in wait\n'
+           '  File "/x/site/triton/runtime/autotuner.py", line 20 in run\n'
+           '  File "/scratch/kda/chunk_o.py", line 216 in run_test\n'
+           '  File "/usr/lib/python3.12/runpy.py", line 88 in _run_code\n\n'
+           "Thread 0x2 (most recent call first):\n"
+           '  File "/usr/lib/python3.12/threading.py", line 359 in wait\n')
+    where, busy = runner.timeout_place(log, Path("/scratch"))
+    assert where == "kda/chunk_o.py:216" and busy == "Triton (the example's reference)"
+    assert runner.timeout_place("no dump\n", Path("/scratch")) == (
+        None, "an unknown place (no stack dump)")
 
 
 def test_compile_mode_compiles_for_cuda_and_stops_at_the_launch(tmp_path: Path) -> None:
