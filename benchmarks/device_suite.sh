@@ -8,9 +8,10 @@
 # launch overhead) and then each benchmark's `run` half, each bounded by its own timeout, so a
 # hang in one leaves the others' results. DIR can pass the device's carry limit (64 MiB): tar it
 # (`tar czf DIR.tgz DIR`, a fifth of the size) and unpack it there before run.sh. SUITE names a subset: gpu fused_gemm mma_sync_gemm
-# attention bandwidth quantized gemm (default: all), or sanitizer (not in the default): the GPU
-# suite's kernels under compute-sanitizer's memcheck, racecheck, synccheck and initcheck
-# (tests/gpu/run_sanitizer.py, about 11 minutes, reports in OUT/sanitizer/sanitizer.json).
+# attention bandwidth quantized gemm (default: all), or sanitizer (not in the default): one small
+# problem per lowering path of the GPU suite under compute-sanitizer's memcheck, racecheck,
+# synccheck and initcheck (tests/gpu/run_sanitizer.py's `paths` plan, about two minutes,
+# reports in OUT/sanitizer/sanitizer.json; its --plan runs the whole suite in about ten).
 set -uo pipefail
 mode=${1:?usage: device_suite.sh build DIR [SUITE...]}
 dir=${2:?usage: device_suite.sh build DIR [SUITE...]}
@@ -37,10 +38,10 @@ declare -A run_line=(
   [bandwidth]='TILEC_CACHE_DIR="$DIR/bandwidth" python3 benchmarks/bandwidth.py run --out "$OUT/bandwidth.json"'
   [quantized]='TILEC_CACHE_DIR="$DIR/quantized" python3 benchmarks/quantized.py run --out "$OUT/quantized.json"'
   [gemm]='python3 benchmarks/gemm_device.py run "$DIR/gemm" --out "$OUT/gemm.json"'
-  [sanitizer]='python3 tests/gpu/run_sanitizer.py "$OUT/sanitizer" --artifacts "$DIR/gpu/artifacts" --cache "$DIR/gpu/cache" --plan memcheck:all:200 racecheck:all:300 synccheck:smallest:60 initcheck:smallest:60'
+  [sanitizer]='python3 tests/gpu/run_sanitizer.py "$OUT/sanitizer" --artifacts "$DIR/gpu/artifacts" --cache "$DIR/gpu/cache"'
 )
 declare -A run_limit=([gpu]=450 [fused_gemm]=150 [mma_sync_gemm]=120 [attention]=240 [bandwidth]=120
-                      [quantized]=120 [gemm]=300 [sanitizer]=660)
+                      [quantized]=120 [gemm]=300 [sanitizer]=150)
 
 {
   echo '#!/usr/bin/env bash'

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -11,8 +12,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "gpu"))
 from run_sanitizer import (  # noqa: E402
     BEGIN,
     END,
+    PATHS,
+    STOPS_ON_PURPOSE,
     ToolRun,
     parse_output,
+    selected,
     smallest_per_kernel,
 )
 
@@ -102,3 +106,21 @@ def test_smallest_problem_of_each_kernel() -> None:
         f"{frontend}test_quickstart[77x45x33-float16]",
         f"{frontend}test_quickstart[77x45x33-float32]",
         f"{frontend}test_kernel_blocks_launch_in_order"}
+
+
+def test_every_lowering_path_names_a_test_of_the_suite() -> None:
+    """The `paths` selection runs tests that exist (a renamed test would leave its lowering
+    path unchecked without a word), in PATHS' order, whatever folder pytest's ids start at."""
+    suite = Path(__file__).resolve().parent / "gpu"
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", "gpu", str(suite),
+         "-p", "no:cacheprovider", "--noconftest", "-o", "addopts="],
+        capture_output=True, text=True, cwd=suite.parent.parent, timeout=120)
+    node_ids = [line for line in collected.stdout.splitlines() if "::" in line]
+    assert len(node_ids) > 200, collected.stdout + collected.stderr
+    chosen = selected(node_ids, "paths")
+    assert [node_id.rsplit("/", 1)[-1] for node_id in chosen] == list(PATHS)
+    for stops in STOPS_ON_PURPOSE:
+        assert any(node_id.endswith(f"::{stops}") for node_id in node_ids), stops
+    from_gpu_folder = selected([n.split("tests/gpu/", 1)[-1] for n in node_ids], "paths")
+    assert from_gpu_folder == [node_id.split("tests/gpu/", 1)[-1] for node_id in chosen]

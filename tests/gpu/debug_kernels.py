@@ -1,5 +1,6 @@
-"""Kernels of the debugging features, for the GPU suite: T.print (lines vprintf prints) and
-the checked mode (tilec.bounds_check: a bad index reported and trapped).
+"""Kernels of the debugging features, for the GPU suite: T.print (lines vprintf prints), the
+checked mode (tilec.bounds_check: a bad index reported and trapped) and T.device_assert (the
+device's __assertfail).
 tests/gpu/precompile_frontend.py compiles them into the cache; tests/gpu/test_debug_features.py
 runs them on the GPU, each in a process of its own (a trap ends the CUDA context)."""
 
@@ -11,6 +12,7 @@ import tilec.language as T
 CHECKED = {tilec.PassConfigKey.TILEC_BOUNDS_CHECK: True}
 PRINT_BLOCKS, PRINT_THREADS, PRINT_ROWS, PRINT_COLUMNS = 2, 64, 2, 3
 TABLE, LOOKUPS = 8, 16
+ASSERT_LIMIT, ASSERT_BLOCKS = 100.0, 4
 
 
 def printing():
@@ -52,7 +54,23 @@ def gather():
     return main
 
 
+def bounded():
+    """B = 2 * A where every element of A is below ASSERT_LIMIT, else T.device_assert stops
+    the kernel."""
+    size = ASSERT_BLOCKS * 64
+
+    @T.prim_func
+    def main(A: T.Tensor((size,), T.float32), B: T.Tensor((size,), T.float32)):
+        with T.Kernel(ASSERT_BLOCKS, threads=64) as bx:
+            for i in T.Parallel(64):
+                T.device_assert(A[bx * 64 + i] < ASSERT_LIMIT, "A past the limit")  # the-assert
+                B[bx * 64 + i] = A[bx * 64 + i] * 2.0
+
+    return main
+
+
 def compile_all(target: str) -> None:
     """What the GPU machine loads from the cache."""
     tilec.compile(printing(), out_idx=[1], target=target)
     tilec.compile(gather(), target=target, pass_configs=CHECKED)
+    tilec.compile(bounded(), out_idx=[1], target=target)

@@ -5,13 +5,16 @@
 
 Runs on the GPU machine with tilec's runtime only (the artifacts of tests/gpu/build_artifacts.py,
 the cache of tests/gpu/precompile_frontend.py). Each step of the plan is TOOL:SELECTION:SECONDS:
-the suite's tests (`pytest -m gpu tests/gpu`; SELECTION `all`, or `smallest`: per kernel only
-its smallest problem) run in one process under `compute-sanitizer --tool TOOL`, stopped after
-SECONDS. The tests check their numerics as usual; a marker line before and after each test
-ties every report of the tool to the test that launched the kernel. OUT_DIR gets sanitizer.log
-(each tool's and the tests' output, one after the other) and sanitizer.json (per tool: the
-tests run and their outcomes, every report parsed into test, kernel, kind and text, the tool's
-summary, and whether it ran to its end).
+the suite's tests (`pytest -m gpu tests/gpu`; SELECTION `all`; `smallest`: per kernel only
+its smallest problem; `paths`: the PATHS below, one small problem per lowering path, most
+important first) run in one process under `compute-sanitizer --tool TOOL`, stopped after
+SECONDS. The default plan (`paths` under memcheck, racecheck and synccheck) takes two minutes
+on an H200; `all` under memcheck and racecheck about ten. Tests whose kernel stops on purpose
+(STOPS_ON_PURPOSE) never run under a tool. The tests check their numerics as usual; a marker
+line before and after each test ties every report of the tool to the test that launched the
+kernel. OUT_DIR gets sanitizer.log (each tool's and the tests' output, one after the other) and
+sanitizer.json (per tool: the tests run and their outcomes, every report parsed into test,
+kernel, kind and text, the tool's summary, and whether it ran to its end).
 
 PyTorch's caching allocator is off in the tests' process (PYTORCH_NO_CUDA_MEMORY_CACHING=1):
 with it, tensors share one cudaMalloc block and memcheck cannot see a read past a tensor's end.
@@ -44,6 +47,70 @@ TOOL_OPTIONS = {
 LOG_LIMIT = 4 << 20  # bytes of each tool's log kept
 CONTEXT_LOST = 86  # the tests' exit status when a kernel left CUDA unusable
 CONTEXT_LOST_LINE = "@@sanitize-context-lost"
+# tests whose kernel stops on purpose (a trap, __assertfail), which every tool reports
+STOPS_ON_PURPOSE = ("test_checked_mode_reports_a_bad_index_and_stops_the_kernel",
+                    "test_device_assert_that_fails_reports_its_message_and_fails_the_launch")
+
+# The `paths` selection: a small, ragged problem for each way the compiler lowers a kernel, in
+# the order a tool stopped at its time limit should have covered them (node ids under tests/gpu).
+_SUITE, _FRONTEND = "test_cuda_suite.py::test_kernel_matches_torch", "test_frontend_kernels.py::"
+_MMA_SYNC = "test_mma_sync_kernels.py::test_mma_sync_kernel"
+PATHS = (
+    # sm_90a wgmma fed by TMA: per-op plan, whole-kernel matcher, T.Parallel epilogue, A from
+    # registers (one and two consumer warpgroups)
+    f"{_FRONTEND}test_quickstart[200x136x100-float16]",
+    f"{_SUITE}[gemm_float16_128x128x32-M77xN45xK33]",
+    f"{_FRONTEND}test_frontend_kernel[gemm_bias_relu_float16_77x45x33]",
+    f"{_FRONTEND}test_register_a_gemm[1000x1016x1000-float16-quickstart]",
+    f"{_FRONTEND}test_register_a_gemm[1000x1016x1000-bfloat16-wide]",
+    # warp specialization: T.ws producer / consumer warpgroups, mbarrier rings
+    f"{_FRONTEND}test_gemm_in_warpgroup_blocks[200x136x100-producer_consumer]",
+    f"{_FRONTEND}test_gemm_in_warpgroup_blocks[200x136x100-split_warpgroups]",
+    f"{_FRONTEND}test_warp_specialized_tma_ring[shape1]",
+    # sm_80 ldmatrix + mma.sync per op, cp.async rings (sm_80 PTX on the H200)
+    f"{_MMA_SYNC}[sm80_bias_relu_200x136x90]",
+    f"{_MMA_SYNC}[sm80_register_a_200x136x96]",
+    f"{_MMA_SYNC}[sm80_attention_1x2x150x64]",
+    f"{_MMA_SYNC}[sm80_transposed_136x200x96]",
+    f"{_MMA_SYNC}[sm80_batched_int8_2x136x72x128]",
+    f"{_MMA_SYNC}[sm80_bias_relu_misaligned_200x136x96]",
+    f"{_SUITE}[gemm_float16_64x128x32_cp_async3-M77xN45xK33]",
+    f"{_SUITE}[row_sum_float32_cp_async3-M50xK130]",
+    f"{_SUITE}[softmax_long_float16_cp_async3-M64xK64]",
+    # reductions: warp shuffles, shared-memory trees, all-reduce across threads
+    f"{_SUITE}[softmax_float32_512-M37]",
+    f"{_FRONTEND}test_frontend_kernel[row_softmax_float16_37x512]",
+    f"{_SUITE}[reduce_sum_float32-M50]",
+    f"{_FRONTEND}test_frontend_kernel[splitk_gemv_allreduce_sum_256x2048]",
+    f"{_FRONTEND}test_frontend_kernel[reduce_into_shared_100x64]",
+    f"{_FRONTEND}test_frontend_kernel[row_reduce_max]",
+    f"{_FRONTEND}test_frontend_kernel[gemv_by_reducer_200x512]",
+    # atomics
+    f"{_SUITE}[column_sum_float32-M1000xN300]",
+    f"{_FRONTEND}test_stream_k_gemm[96x192x200x10]",
+    f"{_FRONTEND}test_frontend_kernel[column_sum_1000x300]",
+    # SIMT gemm (64 KB of shared memory), T.print and a T.device_assert that holds
+    f"{_SUITE}[gemm_float32_128x128x64-M77xN45xK33]",
+    "test_debug_features.py::test_print_lines_come_from_the_device",
+    "test_debug_features.py::test_device_assert_that_holds_changes_nothing",
+    # the rest of the frontend's shapes: masks, extern calls, sub-byte types, run-time grids
+    f"{_SUITE}[vector_add_float16-N1000]",
+    f"{_SUITE}[broadcast_float16-M100xN77]",
+    f"{_FRONTEND}test_frontend_kernel[block_masked_row_sum_100x300]",
+    f"{_FRONTEND}test_frontend_kernel[extern_affine_128x8]",
+    f"{_FRONTEND}test_frontend_kernel[int4_round_trip_100x192]",
+    f"{_FRONTEND}test_frontend_kernel[uniform_draws_1000]",
+    f"{_FRONTEND}test_frontend_kernel[reused_shared_tiles_100x1024]",
+    f"{_FRONTEND}test_frontend_kernel[mix_rows_3x256]",
+    f"{_FRONTEND}test_frontend_kernel[strided_partial_sums_100x64]",
+    f"{_FRONTEND}test_frontend_kernel[placed_round_trip_2x64x3x64]",
+    f"{_FRONTEND}test_frontend_kernel[head_weighted_logits_200x64x64]",
+    f"{_FRONTEND}test_frontend_kernel[gemm_on_column_parts_64x200x(256+64)]",
+    f"{_FRONTEND}test_varlen_rows_grid_from_a_scalar_argument",
+    f"{_FRONTEND}test_kernel_blocks_launch_in_order",
+    f"{_FRONTEND}test_scalar_parameters_and_a_dynamic_size[1000]",
+)
+DEFAULT_PLAN = ["memcheck:paths:50", "racecheck:paths:45", "synccheck:paths:20"]
 
 
 @dataclass
@@ -233,6 +300,28 @@ def _shape_size(parameter_id: str) -> tuple[str, int]:
     return "-".join(kept), size
 
 
+def path_rank(node_id: str) -> int | None:
+    """The node id's place in PATHS, None where it is not there (pytest's ids begin at its
+    root folder, which differs between the repository and the GPU machine's copy)."""
+    file, separator, test = node_id.partition("::")
+    return _PATH_RANKS.get(file.rsplit("/", 1)[-1] + separator + test)
+
+
+_PATH_RANKS = {path: rank for rank, path in enumerate(PATHS)}
+
+
+def selected(node_ids: list[str], selection: str) -> list[str]:
+    """The node ids a selection runs, in the order it runs them."""
+    if selection == "paths":
+        return sorted((n for n in node_ids if path_rank(n) is not None), key=path_rank)
+    smallest = smallest_per_kernel(node_ids)
+    if selection == "smallest":
+        return [node_id for node_id in node_ids if node_id in smallest]
+    if selection != "all":
+        raise ValueError(f"unknown selection {selection!r} (all, smallest or paths)")
+    return sorted(node_ids, key=lambda node_id: node_id not in smallest)
+
+
 def smallest_per_kernel(node_ids: list[str]) -> set[str]:
     """For each test function and kernel, the node id of its smallest problem."""
     best: dict[str, tuple[int, str]] = {}
@@ -255,11 +344,10 @@ class _Markers:
         self.began = 0.0
 
     def pytest_collection_modifyitems(self, config, items) -> None:
-        smallest = smallest_per_kernel([item.nodeid for item in items])
         already = set(self.done.read_text().split()) if self.done else set()
-        keep = [item for item in items if item.nodeid not in already and (
-            self.selection == "all" or item.nodeid in smallest)]
-        keep.sort(key=lambda item: item.nodeid not in smallest)
+        by_id = {item.nodeid: item for item in items
+                 if not item.name.startswith(STOPS_ON_PURPOSE) and item.nodeid not in already}
+        keep = [by_id[node_id] for node_id in selected(list(by_id), self.selection)]
         config.hook.pytest_deselected(items=[i for i in items if i not in keep])
         items[:] = keep
 
@@ -296,10 +384,8 @@ def inner(selection: str) -> int:
 
     done = os.environ.get("TILEC_SANITIZE_DONE")
     keyword = os.environ.get("TILEC_SANITIZE_KEYWORD")
-    # test_debug_features traps a kernel on purpose (the checked mode), which the tool reports
     return pytest.main(["-m", "gpu", str(SUITE), "-q", "-p", "no:cacheprovider",
                         "--noconftest", "-o", "addopts=", "-rf",
-                        f"--ignore={SUITE / 'test_debug_features.py'}",
                         *(["-k", keyword] if keyword else [])],
                        plugins=[_Markers(selection, Path(done) if done else None)])
 
@@ -328,8 +414,7 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--artifacts", type=Path, required=True)
     parser.add_argument("--cache", type=Path, required=True)
-    parser.add_argument("--plan", nargs="+", default=["memcheck:all:40", "racecheck:smallest:25",
-                                                       "synccheck:smallest:12"])
+    parser.add_argument("--plan", nargs="+", default=DEFAULT_PLAN)
     parser.add_argument("-k", dest="keyword", help="only the tests pytest -k selects")
     options = parser.parse_args()
     options.out.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,7 @@
-"""T.print and the checked mode on the GPU: the lines vprintf prints, and a bad index reported
-and trapped. The kernels (tests/gpu/debug_kernels.py) come from the cache; each runs in a
-process of its own, whose stdout gets the device's lines when it synchronizes (and whose CUDA
-context a trap ends)."""
+"""T.print, the checked mode and T.device_assert on the GPU: the lines vprintf prints, a bad
+index reported and trapped, a failed assert's message and the launch's error. The kernels
+(tests/gpu/debug_kernels.py) come from the cache; each runs in a process of its own, whose
+stdout gets the device's lines when it synchronizes (and whose CUDA context a trap ends)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from debug_kernels import (  # noqa: E402
+    ASSERT_BLOCKS,
+    ASSERT_LIMIT,
     LOOKUPS,
     PRINT_BLOCKS,
     PRINT_COLUMNS,
@@ -85,3 +87,38 @@ def test_checked_mode_reports_a_bad_index_and_stops_the_kernel() -> None:
                         r"ThreadIdx=\(\d+, 0, 0\): read of a shared buffer of shape \(8,\) at "
                         r"index \(11\)", reports[0]), reports[0]
     assert "raised:" in done.stdout and "illegal instruction" in done.stdout, done.stdout
+
+
+def test_device_assert_that_holds_changes_nothing() -> None:
+    done = _run(f"""
+        import torch, tilec
+        from debug_kernels import bounded
+        a = torch.randn({ASSERT_BLOCKS * 64}, generator=torch.Generator().manual_seed(3))
+        b = tilec.compile(bounded(), out_idx=[1], target="cuda")(a.cuda())
+        torch.cuda.synchronize()
+        print("max error", (b.cpu() - 2 * a).abs().max().item(), flush=True)
+    """)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "max error 0.0" in done.stdout, done.stdout
+
+
+def test_device_assert_that_fails_reports_its_message_and_fails_the_launch() -> None:
+    done = _run(f"""
+        import torch, tilec
+        from debug_kernels import bounded
+        a = torch.zeros({ASSERT_BLOCKS * 64})
+        a[70] = {ASSERT_LIMIT * 2}
+        try:
+            tilec.compile(bounded(), out_idx=[1], target="cuda")(a.cuda())
+            torch.cuda.synchronize()
+            print("no error", flush=True)
+        except Exception as error:
+            print("raised:", error, flush=True)
+    """)
+    line = next(n for n, text in enumerate(open(HERE / "debug_kernels.py"), 1)
+                if "# the-assert" in text)
+    output = done.stdout + done.stderr
+    assert "no error" not in done.stdout and "raised:" in done.stdout, output
+    assert re.search(r"device-side assert|CUDA_ERROR_ASSERT", done.stdout, re.IGNORECASE), output
+    # one failing thread (block 1, thread 6): the device prints its message once
+    assert output.count(f"debug_kernels.py:{line}: A past the limit") == 1, output
