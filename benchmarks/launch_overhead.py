@@ -11,6 +11,12 @@ median over 21 rounds of the mean host time of 400 back-to-back launches, the GP
 between rounds: fewer launches than the driver's queue holds, so the host's cost is timed, not
 the GPU's rate of running tiny kernels. The native call is timed with TILEC_NATIVE_CALL=1 (on
 CUDA it is an opt-in), the Python call with TILEC_NATIVE_CALL=0.
+
+Where the native call's time goes: `tilec_launch_only_us` is cuLaunchKernel through the
+nanobind launcher with its arguments packed beforehand, `tilec_native_call_no_output_us` the
+native call's checks and launch with C passed in (no allocation), `tilec_native_call_direct_us`
+the whole native call (allocation included) without the kernel object's `__call__`, and
+`torch_empty_us` torch's allocation from Python.
 """
 
 from __future__ import annotations
@@ -93,6 +99,21 @@ def tilelang_call(a: torch.Tensor, b: torch.Tensor) -> tuple[float, str]:
     return per_call_us(lambda: kernel(a, b)), tilelang.__version__
 
 
+def checked_launch(artifact, launcher, device):
+    """The native call with C an argument too: its checks and launch without the output
+    allocation (None where the native call is not built)."""
+    from tilec.errors import LaunchError
+    from tilec.jit import stored_shape, torch_dtype
+    from tilec.runtime.fastcall import native_call
+
+    def refuse(*args):
+        raise LaunchError("the checked launch declined its arguments")
+
+    plans = [(n, stored_shape(p), torch_dtype(p.dtype), True)
+             for n, p in enumerate(artifact.params)]
+    return native_call(artifact, launcher, plans, [], device, refuse, LaunchError)
+
+
 def main() -> None:
     from tilec.jit import JITKernel
     from tilec.runtime import cuda
@@ -114,6 +135,10 @@ def main() -> None:
         torch.cuda.synchronize()
         assert torch.equal(c, a + b), "tilec's kernel computed a wrong sum"
         results["tilec_native_launcher_us"] = per_call_us(lambda: native([a, b, c], symbols))
+        values, grid = cuda.build_packer(artifact)([a, b, c], symbols)
+        loaded, stream = native.kernel_for(a.get_device()), torch.cuda.current_stream().cuda_stream
+        results["tilec_launch_only_us"] = per_call_us(
+            lambda: loaded.launch(values, *grid, stream))
     try:
         bindings = cuda.load(artifact, native=False)
         results["tilec_cuda_bindings_launcher_us"] = per_call_us(
@@ -130,6 +155,11 @@ def main() -> None:
             native_call = kernel._call  # the same call without the kernel object's frame
             results["tilec_native_call_direct_us"] = per_call_us(
                 lambda call=native_call: call(a, b))
+            no_output = checked_launch(artifact, kernel.launcher, a.device)
+            if no_output is not None:
+                no_output(a, b, c)
+                results["tilec_native_call_no_output_us"] = per_call_us(
+                    lambda call=no_output: call(a, b, c))
     os.environ.pop("TILEC_NATIVE_CALL")
     triton_version = None
     try:

@@ -15,6 +15,7 @@ import functools
 import inspect
 import linecache
 import numbers
+import operator
 import os
 import types
 from collections.abc import Callable, Sequence
@@ -313,8 +314,10 @@ class JITKernel:
             return None
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
-    def __call__(self, *args: Any) -> Any:
-        return self._call(*args)
+    # kernel(*args) is self._call(*args) with no Python frame between: a property whose getter
+    # is C hands back the current call (the first, then the native or the Python one)
+    __call__ = property(operator.attrgetter("_call"),
+                        doc="Runs the kernel on its inputs and returns its outputs.")
 
     def _first_call(self, *args: Any) -> Any:
         """The Python call; once it succeeded, later calls take the native one where the

@@ -74,6 +74,10 @@ struct Call {
   PyObject *launch;     // launch(args, symbols) where `function` is null
   PyObject *symbol_names;  // a tuple of str, for `launch`'s symbols dict
   PyObject *stream_of;  // torch._C._cuda_getCurrentRawStream
+  const c10::impl::DeviceGuardImplInterface *guard;  // the device type's, null for the CPU
+  c10::StreamId stream_id;  // the current stream whose handle raw_stream holds
+  void *raw_stream;
+  bool stream_known;        // raw_stream holds stream_id's handle
   PyObject *device_object;  // the device index as a Python int
   PyObject *fallback;   // the checked Python call, for every argument list the plan declines
   PyObject *error;      // tilec.errors.LaunchError
@@ -134,6 +138,27 @@ bool evaluate(const std::vector<int64_t> &program, const int64_t *symbols, int64
   return true;
 }
 
+// The handle of the device's current stream. A torch stream id names one stream for the life
+// of the process (the pool's streams are never destroyed, an external stream's id is its
+// handle), so the handle of the last id seen is kept: torch's Python accessor is asked only
+// when the current stream changes, not on every launch.
+bool current_stream(Call *self, void *&raw) {
+  c10::Stream stream = self->guard->getStream(c10::Device(self->device_type, self->device_index));
+  if (self->stream_known && stream.id() == self->stream_id) {
+    raw = self->raw_stream;
+    return true;
+  }
+  PyObject *handle = PyObject_Vectorcall(self->stream_of, &self->device_object, 1, nullptr);
+  if (handle == nullptr) return false;
+  raw = PyLong_AsVoidPtr(handle);
+  Py_DECREF(handle);
+  if (raw == nullptr && PyErr_Occurred()) return false;
+  self->stream_id = stream.id();
+  self->raw_stream = raw;
+  self->stream_known = true;
+  return true;
+}
+
 PyObject *call_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf,
                           PyObject *kwnames) {
   Call *self = reinterpret_cast<Call *>(callable);
@@ -183,13 +208,9 @@ PyObject *call_vectorcall(PyObject *callable, PyObject *const *args, size_t narg
   }
   at::TensorBase made[kMaxParams];
   try {
-    if (self->allocator != nullptr && self->device_type != c10::DeviceType::CPU) {
-      // torch's caching allocator serves the current device: the plan's, or the Python call
-      const c10::impl::DeviceGuardImplInterface *guard =
-          c10::impl::getDeviceGuardImpl(self->device_type);
-      if (guard->getDevice().index() != self->device_index)
-        return decline(self, args, nargsf, kwnames);
-    }
+    // torch's caching allocator serves the current device: the plan's, or the Python call
+    if (self->guard != nullptr && self->guard->getDevice().index() != self->device_index)
+      return decline(self, args, nargsf, kwnames);
     for (size_t i = 0; i < outputs.size(); ++i) {
       const TensorPlan &plan = outputs[i];
       int64_t shape[kMaxDims];
@@ -220,11 +241,8 @@ PyObject *call_vectorcall(PyObject *callable, PyObject *const *args, size_t narg
                                                                    : symbols[slot.value]);
         slots[i] = &values[i];
       }
-      PyObject *stream = PyObject_Vectorcall(self->stream_of, &self->device_object, 1, nullptr);
-      if (stream == nullptr) return nullptr;
-      void *raw_stream = PyLong_AsVoidPtr(stream);
-      Py_DECREF(stream);
-      if (raw_stream == nullptr && PyErr_Occurred()) return nullptr;
+      void *raw_stream = nullptr;
+      if (!current_stream(self, raw_stream)) return nullptr;
       tilec_cuda::CUresult result = tilec_cuda::driver().cuLaunchKernel(
           self->function, static_cast<unsigned>(grid[0]), static_cast<unsigned>(grid[1]),
           static_cast<unsigned>(grid[2]), self->block[0], self->block[1], self->block[2],
@@ -496,8 +514,12 @@ PyObject *call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   self->device_object = PyLong_FromLong(device_index);
   self->device_index = static_cast<c10::DeviceIndex>(device_index);
   PyObject *object = reinterpret_cast<PyObject *>(self);
+  self->guard = nullptr;
+  self->stream_known = false;
   try {
     self->device_type = c10::Device(device_type).type();
+    if (self->device_type != c10::DeviceType::CPU)
+      self->guard = c10::impl::getDeviceGuardImpl(self->device_type);
     self->keys = c10::DispatchKeySet(c10::computeDispatchKey(
         std::nullopt, std::nullopt, c10::Device(self->device_type)));
   } catch (const std::exception &caught) {
