@@ -3,8 +3,9 @@
 Stages ("tile" is the frontend's IR, added by the driver):
   tile-schedule  canonicalize + cse, module attribute `tile.arch` (and `tile.disable_tma` when
              the options say so), lower-sub-byte-types (2- and 4-bit buffers as bytes),
-             apply-fast-math with fast math, then the scheduling passes,
-             which only annotate ops with their decisions (tile.* attributes):
+             apply-fast-math with fast math, widen-k-tiles (sm_90a, TILEC_WIDEN_K_TILES=1:
+             GEMM loops over 64-byte K rows run over 128-byte ones), then the scheduling
+             passes, which only annotate ops with their decisions (tile.* attributes):
              infer-mma-layout (tensor-core instruction and warp split of each gemm),
              select-shared-swizzle (shared operand layouts), select-epilogue-store (how the
              accumulator reaches global memory), pipeline-async-copies (TMA / cp.async and
@@ -59,6 +60,7 @@ from tilec.compiler.passes._scheduling import (
     DISABLE_TMA_ATTR,
     RING_LAG_ATTR,
     VECTOR_LOADS_ATTR,
+    WIDEN_K_ATTR,
 )
 from tilec.compiler.passes._tma_ring import MAPS_ATTR, TILES_ATTR
 from tilec.compiler.passes.lower_gemm_to_tensorcore import LAUNCH_ATTR
@@ -77,6 +79,7 @@ ABI = "tilec-cuda-bare-v1"
 SHARED_BYTES_ATTR = "tile.shared_bytes"  # on the gpu.func: the dynamic shared memory it needs
 
 SCHEDULE_PASSES = (
+    "widen-k-tiles",
     "infer-mma-layout",
     "select-shared-swizzle",
     "select-epilogue-store",
@@ -187,7 +190,8 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
     if options.disable_tma:
         module.operation.attributes[DISABLE_TMA_ATTR] = ir.UnitAttr.get()
     for variable, name in (("TILEC_TMA_RING_LAG", RING_LAG_ATTR),
-                           ("TILEC_VECTOR_EPILOGUE_LOADS", VECTOR_LOADS_ATTR)):
+                           ("TILEC_VECTOR_EPILOGUE_LOADS", VECTOR_LOADS_ATTR),
+                           ("TILEC_WIDEN_K_TILES", WIDEN_K_ATTR)):
         if os.environ.get(variable) == "1":
             module.operation.attributes[name] = ir.UnitAttr.get()
     fast_math = ("apply-fast-math",) if options.fast_math else ()

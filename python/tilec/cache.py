@@ -65,10 +65,19 @@ def clear_memory() -> None:
     _memory.clear()
 
 
+# environment variables that change what a kernel compiles to (the CUDA target's opt-ins not
+# yet measured on hardware): a kernel compiled with one set is another kernel
+COMPILE_SETTINGS = ("TILEC_TMA_RING_LAG", "TILEC_VECTOR_EPILOGUE_LOADS", "TILEC_WIDEN_K_TILES")
+
+
 def cache_key(parts: dict[str, Any]) -> str:
-    """A stable hash of the key's parts (sorted JSON; unknown objects by repr)."""
+    """A stable hash of the key's parts (sorted JSON; unknown objects by repr) and of the
+    COMPILE_SETTINGS that are set."""
     from tilec import __version__
 
+    settings = {name: os.environ[name] for name in COMPILE_SETTINGS if os.environ.get(name)}
+    if settings:
+        parts = {**parts, "settings": settings}
     payload = json.dumps({**parts, "tilec": __version__}, sort_keys=True, default=repr)
     return hashlib.sha256(payload.encode()).hexdigest()[:32]
 
