@@ -26,6 +26,9 @@ Stages ("tile" is the frontend's IR):
                  SetValue loops)
                - tile.reduce: ReduceSum / ReduceMax / ReduceMin per row on UB
                - tile.fill: Duplicate on UB
+               - tile.atomic_add into GM: the value in a UB scratch element, copied out by
+                 MTE3 with SetAtomicAdd (the copy accumulates, atomically across AI cores);
+                 into UB a read-modify-write (one core's scalar unit is its only writer)
                - T.alloc_var / T.alloc_local: the scalar unit's C++ variables; loops,
                  scf.if and while loops without carried values as C++ control flow
                The pipes are ordered by events: SetFlag / WaitFlag between the transfer (MTE2,
@@ -76,6 +79,8 @@ INCLUDE_DIR = Path(__file__).resolve().parent / "ascend_include"
 C_TYPES = {"f32": "float", "f16": "half", "bf16": "bfloat16_t", "f64": "double",
            "i64": "int64_t", "i32": "int32_t", "i16": "int16_t", "i8": "int8_t",
            "i1": "bool", "index": "int64_t"}
+# what SetAtomicAdd accumulates into GM
+ATOMIC_ELEMENTS = ("float", "half", "bfloat16_t", "int32_t", "int16_t", "int8_t")
 BINARY_OPERATORS = {
     "arith.addf": "+", "arith.addi": "+", "arith.subf": "-", "arith.subi": "-",
     "arith.mulf": "*", "arith.muli": "*", "arith.divf": "/", "arith.divsi": "/",
@@ -147,6 +152,7 @@ class Emitter:
     workspace: dict = field(default_factory=dict)  # through-GM accumulator -> its offset
     workspace_elements: int = 0  # per AI core
     mirrors: dict = field(default_factory=dict)  # through-GM accumulator -> its UB Buffer
+    atomic_scratch: dict = field(default_factory=dict)  # element type -> UB scratch element
 
     def fresh(self, prefix: str) -> str:
         self.counter += 1
@@ -289,8 +295,8 @@ class Emitter:
             if isinstance(op.result.type, ir.VectorType):
                 raise op_error(op, "the ascend target takes scalar constants only")
         else:
-            memref = op.operands[0 if name == "memref.load" else 1] if name in (
-                "memref.load", "memref.store") else None
+            memref = op.operands[1 if name == "memref.store" else 0] if name in (
+                "memref.load", "memref.store", "tile.atomic_add") else None
             if memref is not None and not self.is_variable(memref):  # the scalar unit on UB/GM
                 self.on_pipe("S")
             self.scalar(op)
@@ -344,6 +350,11 @@ class Emitter:
                 self.line(f"{self.tensor(memref)}[{offset}] = {stored};")
             else:
                 self.line(f"{self.tensor(memref)}.SetValue({offset}, {stored});")
+        elif name == "tile.atomic_add":
+            self.atomic_add(op)
+        elif name == "memref.atomic_rmw":
+            raise op_error(op, "the ascend target has no atomic that returns the element's "
+                               "previous value (T.atomic_add with return_prev=True)")
         elif name == "memref.dim" and op.operands[0] in self.globals_:
             axis = constant_index(op.operands[1])
             if axis is None:
@@ -355,6 +366,44 @@ class Emitter:
             self.scf_while(op)
         else:
             raise op_error(op, f"the ascend target has no lowering for {name}")
+
+    def atomic_add(self, op: ir.Operation) -> None:
+        """dst[indices] += value, on the scalar unit. Into GM, where other AI cores add too:
+        the value goes to a UB scratch element, and MTE3 copies it out with the atomic add
+        set (SetAtomicAdd: the copy accumulates into GM), an element past the tensor's end
+        skipped as the GPU targets skip it. Into the core's own UB or variables: a plain
+        read-modify-write, since only this core's scalar unit writes them."""
+        memref, value = op.operands[0], self.value(op.operands[-1])
+        indices = [self.value(v) for v in list(op.operands)[1:-1]]
+        offset, tensor = self.linear(memref, indices), self.tensor(memref)
+        if self.is_variable(memref):
+            self.line(f"{tensor}[{offset}] += {value};")
+            return
+        if memref not in self.globals_:
+            self.line(f"{tensor}.SetValue({offset}, {tensor}.GetValue({offset}) + {value});")
+            return
+        element = c_type(ir.MemRefType(memref.type).element_type)
+        if element not in ATOMIC_ELEMENTS:
+            raise op_error(op, f"the ascend target has no atomic add of {element}")
+        scratch = self.atomic_scratch.get(element)
+        if scratch is None:  # one 32-byte block: the unit MTE3 moves
+            scratch = self.atomic_scratch[element] = self.temporary(element, 32 // _bytes(element))
+        inside = " && ".join(f"{index} >= 0 && {index} < {extent}" for index, extent in
+                             zip(indices, self.globals_[memref][1], strict=True)
+                             if not (index.isdigit() and extent.isdigit()
+                                     and int(index) < int(extent)))
+        self.line(f"if ({inside or 'true'}) {{")
+        for line in (f"{scratch}.SetValue(0, static_cast<{element}>({value}));",
+                     "SetFlag<HardEvent::S_MTE3>(EVENT_ID0);",
+                     "WaitFlag<HardEvent::S_MTE3>(EVENT_ID0);",
+                     f"SetAtomicAdd<{element}>();",
+                     f"DataCopyPad({tensor}[{offset}], {scratch}, DataCopyExtParams{{1, "
+                     f"sizeof({element}), 0, 0, 0}});",
+                     "SetAtomicNone();",
+                     "SetFlag<HardEvent::MTE3_S>(EVENT_ID0);",  # the scratch is written again
+                     "WaitFlag<HardEvent::MTE3_S>(EVENT_ID0);"):
+            self.line("  " + line)
+        self.line("}")
 
     def to_vector_unit(self, op: ir.Operation) -> None:
         """Before the vector unit's first use of an accumulator: L0C -> the core's workspace

@@ -91,3 +91,54 @@ module {
     return
   }
 }
+
+// -----
+
+// An atomic add into GM: the value through a UB scratch element, copied out by MTE3 with the
+// atomic add set, skipped past the tensor's end; into the core's own UB, a read-modify-write.
+// CHECK-LABEL: void tilec_column_sum(GM_ADDR p0, GM_ADDR p1, int64_t dim0_0, int64_t dim0_1, int64_t dim1_0)
+// CHECK: LocalTensor<float> [[SCRATCH:tmp[0-9]+]] = [[SCRATCH]]_buf.Get<float>();
+// CHECK: for (int64_t [[J:j[0-9]+]] = 0; [[J]] < 64; ++[[J]]) {
+// CHECK-NEXT: const float [[X:v[0-9]+]] = [[S:t[0-9]+]].GetValue([[J]]);
+// CHECK-NEXT: [[ACC:t[0-9]+]].SetValue([[J]], [[ACC]].GetValue([[J]]) + [[X]]);
+// CHECK-NEXT: const int64_t [[Q:v[0-9]+]] = [[Q0:v[0-9]+]] + [[J]];
+// CHECK-NEXT: const float [[V:v[0-9]+]] = [[ACC]].GetValue([[J]]);
+// CHECK-NEXT: if ([[Q]] >= 0 && [[Q]] < dim1_0) {
+// CHECK-NEXT: [[SCRATCH]].SetValue(0, static_cast<float>([[V]]));
+// CHECK-NEXT: SetFlag<HardEvent::S_MTE3>(EVENT_ID0);
+// CHECK-NEXT: WaitFlag<HardEvent::S_MTE3>(EVENT_ID0);
+// CHECK-NEXT: SetAtomicAdd<float>();
+// CHECK-NEXT: DataCopyPad(gm1[[[Q]]], [[SCRATCH]], DataCopyExtParams{1, sizeof(float), 0, 0, 0});
+// CHECK-NEXT: SetAtomicNone();
+// CHECK-NEXT: SetFlag<HardEvent::MTE3_S>(EVENT_ID0);
+// CHECK-NEXT: WaitFlag<HardEvent::MTE3_S>(EVENT_ID0);
+// CHECK-NEXT: }
+module {
+  func.func @column_sum(%A: memref<?x?xf32>, %out: memref<?xf32>) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c64 = arith.constant 64 : index
+    %zero = arith.constant 0.0 : f32
+    %N = memref.dim %A, %c1 : memref<?x?xf32>
+    %gx = arith.ceildivui %N, %c64 : index
+    tile.kernel grid(%gx) threads [128] {
+    ^bb0(%bx: index):
+      %F = tile.alloc : memref<8x64xf32, "fragment">
+      %s = tile.alloc : memref<64xf32, "fragment">
+      %acc = tile.alloc : memref<64xf32, "shared">
+      tile.fill %acc, %zero : memref<64xf32, "shared">, f32
+      %q0 = arith.muli %bx, %c64 : index
+      tile.copy %A[%c0, %q0] [8, 64] to %F[%c0, %c0] [8, 64] : memref<?x?xf32> to memref<8x64xf32, "fragment">
+      tile.reduce "sum" %F to %s dim 0 : memref<8x64xf32, "fragment"> to memref<64xf32, "fragment">
+      tile.parallel [64] {
+      ^bb0(%j: index):
+        %x = memref.load %s[%j] : memref<64xf32, "fragment">
+        tile.atomic_add %acc[%j], %x : memref<64xf32, "shared">, f32
+        %q = arith.addi %q0, %j : index
+        %v = memref.load %acc[%j] : memref<64xf32, "shared">
+        tile.atomic_add %out[%q], %v : memref<?xf32>, f32
+      }
+    }
+    return
+  }
+}

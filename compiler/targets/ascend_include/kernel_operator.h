@@ -107,6 +107,20 @@ struct DataCopyParams {
   uint16_t srcStride = 0;
   uint16_t dstStride = 0;
 };
+// DataCopyPad: blockCount rows of blockLen bytes (any length, not only whole 32-byte blocks),
+// with srcStride / dstStride between rows
+struct DataCopyExtParams {
+  uint16_t blockCount = 1;
+  uint32_t blockLen = 0;
+  uint32_t srcStride = 0;
+  uint32_t dstStride = 0;
+  uint32_t rsv = 0;
+};
+// MTE3's copies into GM after SetAtomicAdd<T>() add to what is there (atomically across AI
+// cores) until SetAtomicNone()
+template <typename T>
+void SetAtomicAdd();
+void SetAtomicNone();
 // GM (row-major ND) to L1 in the cube's fractal NZ layout
 struct Nd2NzParams {
   uint16_t ndNum = 1;
@@ -132,6 +146,9 @@ template <typename T>
 void DataCopy(const LocalTensor<T> &dst, const GlobalTensor<T> &src, const Nd2NzParams &params);
 template <typename T>
 void DataCopy(const LocalTensor<T> &dst, const LocalTensor<T> &src, uint32_t count);
+template <typename T>
+void DataCopyPad(const GlobalTensor<T> &dst, const LocalTensor<T> &src,
+                 const DataCopyExtParams &params);
 
 // L1 to L0A / L0B, 512-byte fractals
 struct LoadData2DParams {
