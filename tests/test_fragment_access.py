@@ -1,9 +1,11 @@
 """Fragment accesses TileLang accepts beyond a T.Parallel's own variables: elements read and
 written outside T.Parallel (every thread holds the fragment whole), indices that are T.serial
 variables, offsets from them or transposed (the loop reads a shared copy), reduces from and
-into shared buffers (staged through fragments), and what stays an error (a loop variable
-running past the fragment). Numerics on the CPU target against float64; on CUDA the layouts
-chosen and the cubin. The GPU suite runs the same kernels (tests/gpu/frontend_kernels.py)."""
+into shared buffers (staged through fragments), a fragment indexed by exactly a loop's
+variables holding the loop's points (past its declared shape, as TileLang's loop layout does),
+and what stays an error (another loop variable running past the fragment). Numerics on the CPU
+target against float64; on CUDA the layouts chosen and the cubin. The GPU suite runs the same
+kernels (tests/gpu/frontend_kernels.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import poisoned
 
 import tilec
 import tilec.language as T
@@ -74,20 +77,40 @@ def test_shared_reduce_operands_go_through_fragments(arch: str) -> None:
     assert reduces == [("sum", "fragment", "fragment"), ("max", "fragment", "fragment")]
 
 
-def past_the_fragment():
+def loop_holds_more_points():
+    """TileLang's attention-sink backward: a fragment of `heads` elements written and read at
+    the variable of a T.Parallel over block_M rows holds one value per row (TileLang gives it
+    the loop's layout)."""
     @T.prim_func
-    def kernel(S: T.Tensor((4,), "float32"), out: T.Tensor((64,), "float32")):
+    def kernel(S: T.Tensor((4,), "float32"), X: T.Tensor((64,), "float32"),
+               out: T.Tensor((64,), "float32")):
         with T.Kernel(1, threads=128):
             sinks = T.alloc_fragment((4,), "float32")
             for i in T.Parallel(64):
-                sinks[i] = S[0]
-            T.copy(sinks, out[0])
+                sinks[i] = S[1] + X[i]
+            for i in T.Parallel(64):
+                out[i] = sinks[i] * 2.0
 
     return kernel
 
 
-def test_a_loop_past_the_fragment_is_an_error_at_its_line() -> None:
-    with pytest.raises(tilec.CompileError, match=re.escape(THIS_FILE) + r":\d+: this "
-                       r"T.Parallel variable runs over 64 values but indexes dimension 0 of a "
-                       r"fragment of shape \[4\]"):
-        tilec.compile(past_the_fragment(), target="cuda:sm_90a")
+def test_a_fragment_indexed_by_the_loop_holds_the_loops_points() -> None:
+    torch.manual_seed(3)
+    s, x = torch.randn(4), torch.randn(64)
+    out = poisoned((64,), torch.float32)
+    tilec.compile(loop_holds_more_points(), target="cpu")(s, x, out)
+    torch.testing.assert_close(out.double(), (s[1].double() + x.double()) * 2.0)
+    text = tilec.compile(loop_holds_more_points(), target="cuda:sm_90a").asm["tile-cuda"]
+    assert 'memref<64xf32, "fragment">' in text
+
+
+def past_the_fragment():
+    @T.prim_func
+    def kernel(S: T.Tensor((4,), "float32"), out: T.Tensor((64, 2), "float32")):
+        with T.Kernel(1, threads=128):
+            sinks = T.alloc_fragment((4,), "float32")
+            for i, j in T.Parallel(64, 2):
+                sinks[i] = S[0]
+                out[i, j] = sinks[i]
+
+    return kernel

@@ -2044,6 +2044,34 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
             if value is not None and isinstance(size, int) and not 0 <= value < size:
                 self.error(node, f"index {value} is out of bounds for dimension {axis} of "
                                  f"{_buffer_text(buffer)}")
+        self.grow_to_parallel_extents(buffer, indices)
+
+    def grow_to_parallel_extents(self, buffer: Buffer, indices: list[Any]) -> None:
+        """A fragment indexed by exactly the variables of the T.Parallel around the access,
+        in order, holds the loop's points: TileLang gives such a fragment the loop's own
+        layout, so `sinks[i]` over T.Parallel(block_M) on a fragment of `heads` elements
+        keeps block_M values, one per point. The fragment's memory grows to the loop's
+        extents here, so every target stores each point's value in an element of its own
+        (none past the fragment's end); its declared shape stays what whole-buffer ops
+        (T.copy, T.fill, reduces) and constant indices see."""
+        if buffer.scope != "fragment" or is_alias(buffer) or not indices:
+            return
+        arguments = [i.value for i in indices if isinstance(i, Scalar)]
+        if len(arguments) != len(indices) or not all(
+                isinstance(a, ir.BlockArgument) for a in arguments):
+            return
+        block = arguments[0].owner
+        loop = block.owner
+        if loop.name != "tile.parallel" or list(block.arguments) != arguments:
+            return
+        extents = list(ir.DenseI64ArrayAttr(loop.attributes["extents"]))
+        if not all(isinstance(d, int) for d in buffer.dims) or all(
+                e <= d for e, d in zip(extents, buffer.dims, strict=True)):
+            return
+        old = ir.MemRefType(buffer.value.type)
+        grown = [max(e, d) for e, d in zip(extents, old.shape, strict=True)]
+        buffer.value.set_type(ir.MemRefType.get(grown, old.element_type,
+                                                memory_space=old.memory_space))
 
     def static_box(self, region: Region, what: str, node: ast.AST) -> Region:
         """`region` where its extents must be known without another operand."""
