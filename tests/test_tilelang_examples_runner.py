@@ -291,6 +291,31 @@ def test_compile_mode_compiles_for_cuda_and_stops_at_the_launch(tmp_path: Path) 
     assert "compiled for cuda" in record["launch"] and record["where"] == "demo/example.py:16"
 
 
+def test_cpu_mode_runs_the_kernels_on_the_cpu_target(tmp_path: Path) -> None:
+    """--mode cpu: the example's CUDA tensors are CPU ones and its kernels run on the CPU
+    target, so its own checks run; a wrong result fails them."""
+    source = '''\
+        import torch
+        import tilec as tilelang
+        import tilec.language as T
+
+        @tilelang.jit
+        def double(A):
+            N = T.const("N")
+            B = T.empty((N,), T.float32)
+            with T.Kernel(T.ceildiv(N, 128), threads=128) as bx:
+                for i in T.Parallel(128):
+                    B[bx * 128 + i] = A[bx * 128 + i] * FACTOR
+            return B
+
+        a = torch.randn(256, device="cuda", generator=torch.Generator(device="cuda"))
+        torch.testing.assert_close(double(a), a * 2.0)
+        '''
+    assert _run(tmp_path, source.replace("FACTOR", "2.0"), mode="cpu")["status"] == "passed"
+    record = _run(tmp_path, source.replace("FACTOR", "3.0"), mode="cpu")
+    assert record["status"] == "failed" and record["error"]["type"] == "AssertionError"
+
+
 def test_compile_mode_answers_device_queries_as_an_h200(tmp_path: Path) -> None:
     """carver's CUDA("cuda") and examples sizing persistent grids read the device's properties;
     compile mode reports an H200's (132 SMs, 227 KiB of shared memory per block, 50 MiB L2)."""
