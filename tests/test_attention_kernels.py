@@ -70,34 +70,38 @@ def _lse_base2(q: torch.Tensor, k: torch.Tensor, causal: bool) -> torch.Tensor:
     return scores.logsumexp(-1) / torch.log(torch.tensor(2.0))
 
 
-@pytest.mark.parametrize(("dtype", "dim", "causal", "seq", "tiles"), [
-    ("float16", 64, False, 128, {"block_M": 64, "block_N": 32, "threads": 128}),
-    ("float16", 64, True, 96, {"block_M": 64, "block_N": 32, "threads": 128}),
+@pytest.mark.parametrize(("dtype", "dim", "causal", "seq", "tiles", "heads"), [
+    ("float16", 64, False, 128, {"block_M": 64, "block_N": 32, "threads": 128}, (2, 2)),
+    ("float16", 64, True, 96, {"block_M": 64, "block_N": 32, "threads": 128}, (2, 2)),
     # ragged: the last key block and query tile run past the sequence's end
-    ("bfloat16", 64, True, 77, {"block_M": 32, "block_N": 64, "threads": 128}),
-    ("float16", 128, False, 50, {"block_M": 64, "block_N": 32, "threads": 128}),
+    ("bfloat16", 64, True, 77, {"block_M": 32, "block_N": 64, "threads": 128}, (2, 2)),
+    ("float16", 128, False, 50, {"block_M": 64, "block_N": 32, "threads": 128}, (2, 2)),
+    # grouped queries: dK / dV summed over the group's heads (2:1 causal and ragged, 4:1)
+    ("float16", 64, True, 77, {"block_M": 64, "block_N": 32, "threads": 128}, (2, 1)),
+    ("bfloat16", 64, False, 64, {"block_M": 32, "block_N": 32, "threads": 128}, (4, 1)),
 ])
-def test_flash_bwd_matches_float32_autograd(dtype, dim, causal, seq, tiles, tmp_path,
+def test_flash_bwd_matches_float32_autograd(dtype, dim, causal, seq, tiles, heads, tmp_path,
                                             monkeypatch) -> None:
     """dQ, dK, dV of the three backward kernels against autograd through float32 attention,
     each kernel's outputs poisoned, O and LSE from flash_fwd."""
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     torch.manual_seed(11)
-    batch, heads = 2, 2
+    batch, (heads, heads_kv) = 2, heads
     torch_dtype = getattr(torch, dtype)
-    q, k, v, do = (torch.randn(batch, seq, heads, dim).to(torch_dtype) for _ in range(4))
-    o, lse = flash_fwd.flash_fwd(batch, heads, seq, dim, causal, dtype=dtype,
+    q, do = (torch.randn(batch, seq, heads, dim).to(torch_dtype) for _ in range(2))
+    k, v = (torch.randn(batch, seq, heads_kv, dim).to(torch_dtype) for _ in range(2))
+    o, lse = flash_fwd.flash_fwd(batch, heads, seq, dim, causal, heads_kv, dtype=dtype,
                                  **SMALL_TILE).get_profiler().run_poisoned(q, k, v)
     delta = flash_bwd.flash_bwd_preprocess(batch, heads, seq, dim, dtype).get_profiler() \
         .run_poisoned(o, do)
     assert (delta - (o.float() * do.float()).sum(-1).transpose(1, 2)).abs().max() < 1e-3
-    dk, dv = flash_bwd.flash_bwd(batch, heads, seq, dim, causal, dtype, **tiles) \
-        .get_profiler().run_poisoned(q, k, v, do, lse, delta)
-    dq = flash_bwd.flash_bwd_dq(batch, heads, seq, dim, causal, dtype, **tiles) \
-        .get_profiler().run_poisoned(q, k, v, do, lse, delta)
+    dk, dv = flash_bwd.flash_bwd(batch, heads, seq, dim, causal, dtype, heads_kv=heads_kv,
+                                 **tiles).get_profiler().run_poisoned(q, k, v, do, lse, delta)
+    dq = flash_bwd.flash_bwd_dq(batch, heads, seq, dim, causal, dtype, heads_kv=heads_kv,
+                                **tiles).get_profiler().run_poisoned(q, k, v, do, lse, delta)
     tolerance = 2e-2 if dtype == "bfloat16" else 4e-3
     for got, want in zip((dq, dk, dv), flash_bwd.reference(q, k, v, do, causal), strict=True):
-        assert got.dtype == torch_dtype
+        assert got.dtype == torch_dtype and got.shape == want.shape
         assert (got.float() - want).abs().max().item() < tolerance * want.abs().max().item()
 
 
@@ -209,6 +213,30 @@ def test_flash_fwd_loop_is_fed_by_a_tma_ring_on_sm90a(tmp_path, monkeypatch) -> 
     body = gpu[waits[1]:gpu.index("nvvm.mbarrier.arrive ", waits[1])]
     assert body.count("nvvm.wgmma.fence.aligned") == 2  # both gemms, in the body
     assert "nvvm.barrier" not in body and "gpu.barrier" not in body
+
+
+@pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
+@pytest.mark.parametrize("causal", [False, True])
+def test_flash_fwd_consumers_take_turns_when_opted_in(causal, tmp_path, monkeypatch) -> None:
+    """TILEC_WARPGROUP_PINGPONG=1: the plain flash_fwd source's loop gets tile.pingpong, and
+    in the PTX each consumer warpgroup hands its turn on right after committing Q K^T (a
+    bar.arrive between that commit and its wait) and waits for it before P V's fence; ptxas
+    assembles it without spills. The opt-in is part of the cache key: the same kernel
+    compiled before without it, in the same cache, is another kernel."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TILEC_TARGET", "cuda:sm_90a")
+    assert "tile.pingpong" not in flash_fwd.flash_fwd(2, 4, 512, 128, causal).asm["tile-cuda"]
+    monkeypatch.setenv("TILEC_WARPGROUP_PINGPONG", "1")
+    kernel = flash_fwd.flash_fwd(2, 4, 512, 128, causal)
+    assert "tile.pingpong = {barrier = 4 : i64}" in kernel.asm["tile-cuda"]
+    ptx = kernel.get_kernel_source()
+    # each gemm from its fence to its wait (ptxas's block order need not be program order)
+    gemms = [ptx[m.start():ptx.index("wgmma.wait_group", m.start())]
+             for m in re.finditer(r"wgmma\.fence\.sync\.aligned", ptx)]
+    assert len(gemms) == 2
+    assert sum("bar.arrive" in gemm[gemm.index("wgmma.commit_group"):] for gemm in gemms) == 1
+    assert len(re.findall(r"bar\.sync\s+%r\d+, 256;\s*wgmma\.fence", ptx)) == 1
+    assert _ptxas_spill_bytes(ptx) == 0
 
 
 @pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")

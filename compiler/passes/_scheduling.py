@@ -27,6 +27,9 @@ DISABLE_TMA_ATTR = "tile.disable_tma"  # unit module attribute: no TMA ring (the
 RING_LAG_ATTR = "tile.ring_lag"
 VECTOR_LOADS_ATTR = "tile.vector_epilogue_loads"
 WIDEN_K_ATTR = "tile.widen_k_tiles"
+# TILEC_WARPGROUP_PINGPONG=1: an attention loop's two consumer warpgroups take turns issuing
+# their gemms (plan-warpgroup-pingpong)
+PINGPONG_OPT_IN_ATTR = "tile.warpgroup_pingpong"
 PIPELINE_ATTR = "tile.pipeline"  # on tile.pipelined, written by pipeline-async-copies
 TMA_PIPELINE = "tma-mbarrier"  # its `mechanism` when TMA loads feed wgmma through mbarriers
 

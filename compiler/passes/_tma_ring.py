@@ -56,6 +56,7 @@ from tilec.compiler.layouts.linear import LinearLayout, log2
 from tilec.compiler.passes._ir_walk import as_operation, constant_index, copy_parts, op_error
 from tilec.compiler.passes._scalar import bit_width, cast, constant, index
 from tilec.compiler.passes._scheduling import decision_attr, read_decision
+from tilec.compiler.passes._warpgroup_pingpong import PingPong, Turns
 from tilec.compiler.passes._wgmma import (
     CHUNK_BYTES,
     SWIZZLE_ATOM_BYTES,
@@ -461,6 +462,12 @@ class RingLowering:
             # is read in it: insert-shared-barriers leaves that to the barrier a cp.async
             # pipeline has atop its loop, which the ring's mbarrier waits do not replace
             gpu.BarrierOp()
+            pingpong = PingPong.of(loop)
+            if pingpong is not None:  # the consumers take turns issuing the body's gemms
+                self.lowering.turns = Turns(pingpong, [
+                    op for op in map(as_operation, self.body.operations)
+                    if op.name == "tile.gemm"])
+                self.lowering.turns.begin(self.lowering.tid)
             consumer = scf.ForOp(lower, upper, step)
             with ir.InsertionPoint(consumer.body):
                 iteration, slot, phase = self.position(consumer.induction_variable, lower,
@@ -470,6 +477,8 @@ class RingLowering:
                 views = {buffer: self.slot_view(buffer, slot) for buffer in self.buffers}
                 anchor = self.release(iteration, slot)
                 scf.YieldOp([])
+            if pingpong is not None:
+                self.lowering.turns.end()
             trips = self.trip_count(lower, upper, step)
             done = arith.addi(self.done, trips)
             if gemm is not None:  # the last gemms have read their slots: hand them back too

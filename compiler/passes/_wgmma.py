@@ -346,6 +346,8 @@ def lower_wgmma(lowering: KernelLowering, op: ir.Operation) -> None:
     if a_layout is None:
         registers_a = {(atom, step): _pinned(a_operands(atom, step))
                        for step in range(steps) for atom in range(plan.m_atoms)}
+    if lowering.turns is not None:  # its warpgroup's turn on the tensor cores
+        lowering.turns.before_issue(op)
     nvvm.wgmma_fence_aligned()
     for step in range(steps):
         scale = constant(i32, 0 if clear and step == 0 else 1)
@@ -358,6 +360,8 @@ def lower_wgmma(lowering: KernelLowering, op: ir.Operation) -> None:
                                       has_side_effects=True).result
             values[atom] = [llvm.extractvalue(element, result, [i]) for i in range(count)]
     nvvm.wgmma_commit_group_sync_aligned()
+    if lowering.turns is not None:
+        lowering.turns.after_commit(op)
     overlapped = lowering.overlapped_gemm
     if overlapped is None or overlapped != op:  # else its pipeline waits an iteration later
         nvvm.wgmma_wait_group_sync_aligned(0)

@@ -105,6 +105,7 @@ from tilec.compiler.passes._tma_ring import (
     grouped_order,
 )
 from tilec.compiler.passes._user_sync import USER_SYNC_OPS, lower_user_sync
+from tilec.compiler.passes._warpgroup_pingpong import Turns
 from tilec.compiler.passes._wgmma import (
     SWIZZLE_ATOM_BYTES,
     WGMMA_ATTR,
@@ -361,6 +362,7 @@ class KernelLowering:
                                                   bool]] = {}
         self.swizzle_base: ir.Value | None = None
         self.overlapped_gemm: ir.Operation | None = None  # its pipeline waits for its wgmma
+        self.turns: Turns | None = None  # a ring loop's consumers taking turns on its gemms
         # a T.Pipelined loop fed by a TMA ring and a producer warpgroup (plan-tma-pipelines)
         self.ring_loop, self.tma_ring = next(
             ((op, ring) for op in walk(kernel) if op.name == "tile.pipelined"

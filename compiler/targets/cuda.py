@@ -58,6 +58,7 @@ from tilec.compiler.passes._ir_walk import op_error, walk
 from tilec.compiler.passes._scheduling import (
     ARCH_ATTR,
     DISABLE_TMA_ATTR,
+    PINGPONG_OPT_IN_ATTR,
     RING_LAG_ATTR,
     VECTOR_LOADS_ATTR,
     WIDEN_K_ATTR,
@@ -88,7 +89,8 @@ SCHEDULE_PASSES = (
     "rasterize-blocks",
 )
 TILE_PASSES = (
-    "plan-wgmma-gemms", "plan-mma-sync-gemms", "plan-tma-pipelines", "stage-reduce-operands",
+    "plan-wgmma-gemms", "plan-mma-sync-gemms", "plan-tma-pipelines", "plan-warpgroup-pingpong",
+    "stage-reduce-operands",
     "infer-fragment-layout", "lower-gemm-simt", "insert-shared-barriers", "plan-shared-memory",
 )
 
@@ -191,7 +193,8 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
         module.operation.attributes[DISABLE_TMA_ATTR] = ir.UnitAttr.get()
     for variable, name in (("TILEC_TMA_RING_LAG", RING_LAG_ATTR),
                            ("TILEC_VECTOR_EPILOGUE_LOADS", VECTOR_LOADS_ATTR),
-                           ("TILEC_WIDEN_K_TILES", WIDEN_K_ATTR)):
+                           ("TILEC_WIDEN_K_TILES", WIDEN_K_ATTR),
+                           ("TILEC_WARPGROUP_PINGPONG", PINGPONG_OPT_IN_ATTR)):
         if os.environ.get(variable) == "1":
             module.operation.attributes[name] = ir.UnitAttr.get()
     fast_math = ("apply-fast-math",) if options.fast_math else ()

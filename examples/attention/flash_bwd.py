@@ -60,19 +60,23 @@ def flash_bwd_preprocess(batch, heads, seq_len, dim, dtype="float16", block=32, 
 
 @tilelang.jit(out_idx=[6, 7], pass_configs=FAST_MATH)
 def flash_bwd(batch, heads, seq_len, dim, is_causal, dtype="float16", block_M=128, block_N=64,
-              num_stages=2, threads=256):
+              num_stages=2, threads=256, heads_kv=None):
+    heads_kv = heads_kv or heads
+    groups = heads // heads_kv
     scale = LOG2E / math.sqrt(dim)
     shape = [batch, seq_len, heads, dim]
+    kv_shape = [batch, seq_len, heads_kv, dim]
     row_shape = [batch, heads, seq_len]
     accum = "float32"
     ragged = seq_len % block_N != 0 or seq_len % block_M != 0
 
     @T.prim_func
-    def main(Q: T.Tensor(shape, dtype), K: T.Tensor(shape, dtype),  # noqa: N803
-             V: T.Tensor(shape, dtype), dO: T.Tensor(shape, dtype),  # noqa: N803
+    def main(Q: T.Tensor(shape, dtype), K: T.Tensor(kv_shape, dtype),  # noqa: N803
+             V: T.Tensor(kv_shape, dtype), dO: T.Tensor(shape, dtype),  # noqa: N803
              LSE: T.Tensor(row_shape, accum), Delta: T.Tensor(row_shape, accum),  # noqa: N803
-             dK: T.Tensor(shape, dtype), dV: T.Tensor(shape, dtype)):  # noqa: N803
-        with T.Kernel(T.ceildiv(seq_len, block_M), heads, batch, threads=threads) as (bx, by, bz):
+             dK: T.Tensor(kv_shape, dtype), dV: T.Tensor(kv_shape, dtype)):  # noqa: N803
+        with T.Kernel(T.ceildiv(seq_len, block_M), heads_kv, batch, threads=threads) as (
+                bx, by, bz):
             K_shared = T.alloc_shared([block_M, dim], dtype)
             V_shared = T.alloc_shared([block_M, dim], dtype)
             q_shared = T.alloc_shared([block_N, dim], dtype)
@@ -95,11 +99,14 @@ def flash_bwd(batch, heads, seq_len, dim, is_causal, dtype="float16", block_M=12
             T.clear(dk)
             T.clear(dv)
             first_tile = T.floordiv(bx * block_M, block_N) if is_causal else 0
-            for k in T.Pipelined(first_tile, T.ceildiv(seq_len, block_N),
-                                 num_stages=num_stages):
-                T.copy(Q[bz, k * block_N:(k + 1) * block_N, by, :], q_shared)
-                T.copy(Q[bz, k * block_N:(k + 1) * block_N, by, :], q_rows)
-                T.copy(LSE[bz, by, k * block_N:(k + 1) * block_N], lse_shared)
+            tiles = T.ceildiv(seq_len, block_N) - first_tile  # query tiles per query head
+            # the query tiles of each of the KV head's `groups` query heads in turn
+            for t in T.Pipelined(groups * tiles, num_stages=num_stages):
+                head = by * groups + t // tiles if groups > 1 else by
+                k = first_tile + t % tiles if groups > 1 else first_tile + t
+                T.copy(Q[bz, k * block_N:(k + 1) * block_N, head, :], q_shared)
+                T.copy(Q[bz, k * block_N:(k + 1) * block_N, head, :], q_rows)
+                T.copy(LSE[bz, head, k * block_N:(k + 1) * block_N], lse_shared)
                 T.gemm(K_shared, q_shared, pT, transpose_B=True, clear_accum=True,
                        policy=T.GemmWarpPolicy.FullRow)
                 for i, j in T.Parallel(block_M, block_N):
@@ -116,9 +123,9 @@ def flash_bwd(batch, heads, seq_len, dim, is_causal, dtype="float16", block_M=12
                         pT[i, j] = T.if_then_else(
                             (bx * block_M + i < seq_len) & (k * block_N + j < seq_len),
                             pT[i, j], 0)
-                T.copy(dO[bz, k * block_N:(k + 1) * block_N, by, :], do_shared)
-                T.copy(dO[bz, k * block_N:(k + 1) * block_N, by, :], do_rows)
-                T.copy(Delta[bz, by, k * block_N:(k + 1) * block_N], delta_shared)
+                T.copy(dO[bz, k * block_N:(k + 1) * block_N, head, :], do_shared)
+                T.copy(dO[bz, k * block_N:(k + 1) * block_N, head, :], do_rows)
+                T.copy(Delta[bz, head, k * block_N:(k + 1) * block_N], delta_shared)
                 T.gemm(V_shared, do_shared, dpT, transpose_B=True, clear_accum=True,
                        policy=T.GemmWarpPolicy.FullRow)
                 T.copy(pT, pT_cast)
@@ -139,16 +146,19 @@ def flash_bwd(batch, heads, seq_len, dim, is_causal, dtype="float16", block_M=12
 
 @tilelang.jit(out_idx=[6], pass_configs=FAST_MATH)
 def flash_bwd_dq(batch, heads, seq_len, dim, is_causal, dtype="float16", block_M=128,
-                 block_N=64, num_stages=2, threads=256):
+                 block_N=64, num_stages=2, threads=256, heads_kv=None):
+    heads_kv = heads_kv or heads
+    groups = heads // heads_kv
     scale = LOG2E / math.sqrt(dim)
     shape = [batch, seq_len, heads, dim]
+    kv_shape = [batch, seq_len, heads_kv, dim]
     row_shape = [batch, heads, seq_len]
     accum = "float32"
     ragged = seq_len % block_N != 0
 
     @T.prim_func
-    def main(Q: T.Tensor(shape, dtype), K: T.Tensor(shape, dtype),  # noqa: N803
-             V: T.Tensor(shape, dtype), dO: T.Tensor(shape, dtype),  # noqa: N803
+    def main(Q: T.Tensor(shape, dtype), K: T.Tensor(kv_shape, dtype),  # noqa: N803
+             V: T.Tensor(kv_shape, dtype), dO: T.Tensor(shape, dtype),  # noqa: N803
              LSE: T.Tensor(row_shape, accum), Delta: T.Tensor(row_shape, accum),  # noqa: N803
              dQ: T.Tensor(shape, dtype)):  # noqa: N803
         with T.Kernel(T.ceildiv(seq_len, block_M), heads, batch, threads=threads) as (bx, by, bz):
@@ -170,12 +180,13 @@ def flash_bwd_dq(batch, heads, seq_len, dim, is_causal, dtype="float16", block_M
             T.copy(LSE[bz, by, bx * block_M:(bx + 1) * block_M], lse)
             T.copy(Delta[bz, by, bx * block_M:(bx + 1) * block_M], delta)
             T.clear(dq)
+            kv_head = by // groups
             key_tiles = T.ceildiv(seq_len, block_N)
             if is_causal:
                 key_tiles = T.min(key_tiles, T.ceildiv((bx + 1) * block_M, block_N))
             for k in T.Pipelined(key_tiles, num_stages=num_stages):
-                T.copy(K[bz, k * block_N:(k + 1) * block_N, by, :], k_shared)
-                T.copy(K[bz, k * block_N:(k + 1) * block_N, by, :], k_rows)
+                T.copy(K[bz, k * block_N:(k + 1) * block_N, kv_head, :], k_shared)
+                T.copy(K[bz, k * block_N:(k + 1) * block_N, kv_head, :], k_rows)
                 T.gemm(Q_shared, k_shared, p, transpose_B=True, clear_accum=True,
                        policy=T.GemmWarpPolicy.FullRow)
                 for i, j in T.Parallel(block_M, block_N):
@@ -190,7 +201,7 @@ def flash_bwd_dq(batch, heads, seq_len, dim, is_causal, dtype="float16", block_M
                     if (k + 1) * block_N > seq_len:
                         for i, j in T.Parallel(block_M, block_N):
                             p[i, j] = T.if_then_else(k * block_N + j < seq_len, p[i, j], 0)
-                T.copy(V[bz, k * block_N:(k + 1) * block_N, by, :], v_shared)
+                T.copy(V[bz, k * block_N:(k + 1) * block_N, kv_head, :], v_shared)
                 T.gemm(dO_shared, v_shared, dp, transpose_B=True, clear_accum=True,
                        policy=T.GemmWarpPolicy.FullRow)
                 for i, j in T.Parallel(block_M, block_N):
@@ -208,27 +219,32 @@ def flash_bwd_dq(batch, heads, seq_len, dim, is_causal, dtype="float16", block_M
 def attention_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor,
                        do: torch.Tensor, lse: torch.Tensor, is_causal: bool,
                        **tiles) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """dQ, dK, dV (bshd, the inputs' dtype) from the forward's O and LSE and the gradient dO."""
+    """dQ, dK, dV (bshd, the inputs' dtype) from the forward's O and LSE and the gradient dO;
+    K and V may have fewer heads than Q (grouped-query attention)."""
     batch, seq_len, heads, dim = q.shape
+    heads_kv = k.shape[2]
     dtype = str(q.dtype).removeprefix("torch.")
     delta = flash_bwd_preprocess(batch, heads, seq_len, dim, dtype)(o, do)
-    dk, dv = flash_bwd(batch, heads, seq_len, dim, is_causal, dtype, **tiles)(
-        q, k, v, do, lse, delta)
-    dq = flash_bwd_dq(batch, heads, seq_len, dim, is_causal, dtype, **tiles)(
-        q, k, v, do, lse, delta)
+    dk, dv = flash_bwd(batch, heads, seq_len, dim, is_causal, dtype, heads_kv=heads_kv,
+                       **tiles)(q, k, v, do, lse, delta)
+    dq = flash_bwd_dq(batch, heads, seq_len, dim, is_causal, dtype, heads_kv=heads_kv,
+                      **tiles)(q, k, v, do, lse, delta)
     return dq, dk, dv
 
 
 def reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, do: torch.Tensor,
               is_causal: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """dQ, dK, dV by torch autograd through attention in float32 (bshd)."""
+    """dQ, dK, dV by torch autograd through attention in float32 (bshd), K and V's heads
+    repeated for grouped queries (their gradients summed over each group)."""
     q, k, v = (t.detach().float().requires_grad_() for t in (q, k, v))
-    scores = torch.einsum("bqhd,bkhd->bhqk", q, k) / math.sqrt(q.shape[-1])
+    groups = q.shape[2] // k.shape[2]
+    keys, values = k.repeat_interleave(groups, dim=2), v.repeat_interleave(groups, dim=2)
+    scores = torch.einsum("bqhd,bkhd->bhqk", q, keys) / math.sqrt(q.shape[-1])
     if is_causal:
         seq = q.shape[1]
         mask = torch.ones(seq, seq, dtype=torch.bool, device=q.device).tril()
         scores = scores.masked_fill(~mask, float("-inf"))
-    out = torch.einsum("bhqk,bkhd->bqhd", scores.softmax(-1), v)
+    out = torch.einsum("bhqk,bkhd->bqhd", scores.softmax(-1), values)
     out.backward(do.float())
     return q.grad, k.grad, v.grad
 
