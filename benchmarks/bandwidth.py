@@ -262,9 +262,11 @@ def _meta(case: Case, shape):
     return case.inputs(torch, shape, case.dtype, "meta")
 
 
-def build(cache: Path, examples: Path) -> None:
+def build(cache: Path, examples: Path, only: str | None = None) -> None:
     os.environ["TILEC_CACHE_DIR"] = str(cache.resolve())
     for case in _cases():
+        if only and not re.search(only, case.label):
+            continue
         runs = [(case.check_shape, case.configs[0])] + [(case.shape, c) for c in case.configs]
         for shape, config in runs:
             kernel = case.tilec_kernel().compile(*_meta(case, shape), target=TARGET,
@@ -277,6 +279,8 @@ def build(cache: Path, examples: Path) -> None:
     stage_tilelang(examples, cache)
     os.environ["TILEC_TARGET"] = TARGET
     for case in _tilelang_cases():
+        if only and not re.search(only, case.name):
+            continue
         kernel = case.compile(tilelang_module(cache, case.file))
         print(f"{case.name:15} {case.shape} {case.dtype}: "
               f"{ptx_summary(kernel.get_kernel_source())}", flush=True)
@@ -449,6 +453,8 @@ def main() -> None:
     build_parser = sub.add_parser("build")
     build_parser.add_argument("cache_dir", type=Path)
     build_parser.add_argument("--tilelang-examples", type=Path, default=ROOT / ".tlex" / "examples")
+    build_parser.add_argument("--only", help="a regular expression: compile the rows whose "
+                              "label matches")
     run_parser = sub.add_parser("run")
     run_parser.add_argument("--out", type=Path, default=Path("bandwidth.json"))
     run_parser.add_argument("--only", help="a regular expression: the rows whose label matches")
@@ -456,7 +462,7 @@ def main() -> None:
                             help="time tilec's kernels only (no torch or Triton rows)")
     args = parser.parse_args()
     if args.command == "build":
-        build(args.cache_dir, args.tilelang_examples)
+        build(args.cache_dir, args.tilelang_examples, args.only)
     else:
         run(args.out, args.only, not args.no_peers)
 

@@ -47,6 +47,7 @@ class Case:
     kernel: Callable
     fmt: str  # a format of examples/quantized/gemv.py
     words: bool = False  # the packed weights passed as uint32 words (gemv_uint4_words)
+    takes_bits: bool = False  # a words kernel of int4 and int2 (gemv_uint_half2: bits=)
 
     def inputs(self, torch, m: int, n: int, k: int, device: str):
         """The kernel's inputs and the float32 (N, K) weight (None on the meta device)."""
@@ -70,7 +71,7 @@ class Case:
         return scales + 2 * m * k + 2 * m * n
 
     def options(self, config: dict) -> dict:
-        if self.words:
+        if self.words and not self.takes_bits:
             return config
         return {**gemv.compile_options(self.fmt), **config}
 
@@ -79,7 +80,11 @@ CASES = {
     "int4_g128_gemv": Case("int4_g128_gemv", gemv.gemv_uint, "uint4"),
     "int4_g128_gemv_words": Case("int4_g128_gemv_words", gemv.gemv_uint4_words, "uint4",
                                  words=True),
+    "int4_g128_gemv_half2": Case("int4_g128_gemv_half2", gemv.gemv_uint_half2, "uint4",
+                                 words=True, takes_bits=True),
     "int2_g128_gemv": Case("int2_g128_gemv", gemv.gemv_uint, "uint2"),
+    "int2_g128_gemv_half2": Case("int2_g128_gemv_half2", gemv.gemv_uint_half2, "uint2",
+                                 words=True, takes_bits=True),
     "nf4_g128_gemv": Case("nf4_g128_gemv", gemv.gemv_nf4, "nf4"),
     "mxfp4_gemv": Case("mxfp4_gemv", gemv.gemv_mxfp4, "mxfp4"),
     "int4_g128_gemm_tile": Case("int4_g128_gemm_tile", gemm_int4, "uint4"),
@@ -94,6 +99,16 @@ TIMED = [
     ("int4_g128_gemv", HEADLINE, {"rows_per_warp": 4}),
     ("int4_g128_gemv", HEADLINE, {"warps": 8, "rows_per_warp": 1}),
     ("int4_g128_gemv", HEADLINE, {"warps": 2, "rows_per_warp": 4}),
+    ("int4_g128_gemv_half2", HEADLINE, {}),
+    ("int4_g128_gemv_half2", HEADLINE, {"prefetch": True}),
+    ("int4_g128_gemv_half2", HEADLINE, {"rows_per_warp": 2}),
+    ("int4_g128_gemv_half2", HEADLINE, {"rows_per_warp": 8}),
+    ("int4_g128_gemv_half2", HEADLINE, {"rows_per_warp": 8, "warps": 2}),
+    ("int4_g128_gemv_half2", HEADLINE, {"prefetch": True, "rows_per_warp": 2}),
+    ("int4_g128_gemv_half2", (1, 8192, 8192), {}),
+    ("int4_g128_gemv_half2", (4, 28672, 8192), {"block_m": 4, "rows_per_warp": 2}),
+    ("int2_g128_gemv_half2", HEADLINE, {}),
+    ("int2_g128_gemv_half2", HEADLINE, {"prefetch": True}),
     ("int4_g128_gemv_words", HEADLINE, {}),
     ("int4_g128_gemv_words", HEADLINE, {"rows_per_warp": 2}),
     ("int4_g128_gemv_words", HEADLINE, {"rows_per_warp": 8, "warps": 2}),

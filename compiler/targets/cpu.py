@@ -77,6 +77,7 @@ TO_LLVM = ",".join(
         "arith-expand{include-bf16=true}",
         "expand-strided-metadata",
         "lower-affine",
+        "convert-vector-to-llvm",  # T.float16x2 values: pairs packed and reinterpreted
         "finalize-memref-to-llvm",
         "convert-math-to-llvm",
         "convert-math-to-libm",

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from mlir import ir
-from mlir.dialects import arith, builtin, cf, func, gpu, llvm, memref, scf
+from mlir.dialects import arith, builtin, cf, func, gpu, llvm, memref, scf, vector
 from mlir.dialects import math as mmath
 
 import tilec.dialect as tile
@@ -286,6 +286,9 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
                           node: ast.AST | None) -> None:
         """A buffer's static sizes must fit the 64-bit byte offsets its code computes: MLIR's
         layout and size arithmetic asserts (aborting the process) past them."""
+        if dtype.is_pair:
+            self.error(node, f"{what} cannot hold T.{dtype.name} values (they are scalars): "
+                             f"keep their bits in a T.uint32 buffer and T.reinterpret them")
         static = [d for d in dims if isinstance(d, int)]
         size = pymath.prod(static) * dtype.bytes
         if size > _MAX_BUFFER_BYTES:
@@ -1034,6 +1037,8 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
         op_name = getattr(callee, "__tilec_op__", None)
         if op_name is not None:
             return self.intrinsic(op_name, callee, node)
+        if isinstance(callee, T.DType) and callee.is_pair:
+            return self.pack_pair(callee, node)
         if isinstance(callee, T.DType):
             return self.cast(self.eval(node.args[0]) if node.args else 0, callee, node)
         if isinstance(callee, Method):
@@ -2437,6 +2442,13 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
                              f"{target} has {target.bits}")
         if source.interchangeable(target) or (source.is_integer and target.is_integer):
             return Scalar(value.value, target)
+        if source.is_pair or target.is_pair:  # through a one-element vector of the scalar
+            if source.is_pair:
+                word = ir.VectorType.get([1], mlir_type(target))
+                return Scalar(vector.extract(vector.bitcast(word, value.value), [], [0]),
+                              target)
+            word = vector.broadcast(ir.VectorType.get([1], mlir_type(source)), value.value)
+            return Scalar(vector.bitcast(mlir_type(target), word), target)
         return Scalar(arith.bitcast(mlir_type(target), value.value), target)
 
     def t_shift_left(self, nodes: dict, node: ast.Call) -> Any:
@@ -2542,7 +2554,21 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
             return self.symbols[value.name]
         return value
 
+    def pack_pair(self, dtype: T.DType, node: ast.Call) -> Scalar:
+        """T.float16x2(a, b): the pair of two float16 values (a in the low half), or of one
+        value twice."""
+        if node.keywords or len(node.args) not in (1, 2):
+            self.error(node, f"T.{dtype.name} takes one value (both halves) or two (low, high)")
+        halves = [self.materialize(self.eval(arg), T.float16, arg) for arg in node.args]
+        if len(halves) == 1:
+            return Scalar(vector.broadcast(mlir_type(dtype), halves[0].value), dtype)
+        return Scalar(vector.from_elements(mlir_type(dtype), [h.value for h in halves]), dtype)
+
     def constant(self, value: Any, dtype: T.DType, node: ast.AST | None = None) -> Scalar:
+        if dtype.is_pair:
+            pair = ir.VectorType(mlir_type(dtype))
+            half = ir.FloatAttr.get(pair.element_type, float(value))
+            return Scalar(arith.constant(pair, ir.DenseElementsAttr.get_splat(pair, half)), dtype)
         if dtype.is_float:
             result = arith.constant(mlir_type(dtype), float(value))
         else:
@@ -2590,6 +2616,10 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
             return value
         if source.interchangeable(dtype):
             return Scalar(value.value, dtype)
+        if source.is_pair or dtype.is_pair:
+            self.error(node, f"a {source} value cannot become {dtype}: T.float16x2(a, b) packs "
+                             f"two float16 values, T.reinterpret reads the bits of a pair as a "
+                             f"32-bit scalar and back")
         if implicit and source.is_float and not dtype.is_float:
             self.error(node, f"dtype mismatch: a {source} value where {dtype} is expected; "
                              f"convert it with T.cast(x, T.{dtype})")
@@ -2745,6 +2775,9 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
         if _is_py_value(a) and _is_py_value(b):
             return _PY_CMPOPS[kind](a, b)
         dtype = self.result_dtype(a, b, node)
+        if dtype.is_pair:
+            self.error(node, f"T.{dtype.name} values are not compared (reinterpret them to "
+                             f"T.uint32 and compare their halves)")
         x, y = self.materialize(a, dtype, node), self.materialize(b, dtype, node)
         if dtype.is_float:
             name = "UNE" if kind == "ne" else "O" + kind.upper()

@@ -88,6 +88,12 @@ class DType(str):
         return self.mlir == other.mlir and self.kind == other.kind
 
     @property
+    def is_pair(self) -> bool:
+        """float16x2: two values in one 32-bit register, computed on together (HFMA2, HADD2);
+        scalars only (no buffers or tensors of them)."""
+        return self.mlir.startswith("vector<")
+
+    @property
     def is_sub_byte(self) -> bool:
         """int4, uint4, int2, uint2, float4_e2m1fn: tensors of them are packed into bytes."""
         return self.bits < 8 and self.kind != "bool"
@@ -145,6 +151,9 @@ int2 = DType._define("int2", "i2", 2, "int", "int8")
 uint2 = DType._define("uint2", "i2", 2, "uint", "uint8")
 float4_e2m1fn = DType._define("float4_e2m1fn", "f4E2M1FN", 4, "float", "uint8")
 index = DType._define("index", "index", 64, "index", "")
+# a pair of float16 values in 32 bits (TileLang's float16x2): T.float16x2(a, b) packs two values,
+# T.reinterpret reads the bits of a 32-bit scalar as one, and + - * act on both halves at once
+float16x2 = DType._define("float16x2", "vector<2xf16>", 32, "float", "")
 # a device address (TileLang's T.ptr): a tensor of them is a torch int64 tensor of data_ptr()s,
 # and T.make_tensor(address, shape, dtype) reads and writes the tensor there
 ptr = DType._define("ptr", "i64", 64, "uint", "int64")
@@ -159,7 +168,7 @@ DTYPES: dict[str, DType] = {
     d.name: d
     for d in (float16, bfloat16, float32, float64, float8_e4m3, float8_e4m3fn, float8_e5m2,
               int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool, tfloat32,
-              float8_e8m0fnu, int4, uint4, int2, uint2, float4_e2m1fn, ptr)
+              float8_e8m0fnu, int4, uint4, int2, uint2, float4_e2m1fn, ptr, float16x2)
 }
 _ALIASES = {
     "float": float32, "half": float16, "double": float64, "int": int32, "uint": uint32,
@@ -1131,7 +1140,8 @@ __all__ = [
     "pow", "clamp", "max_value", "min_value", "vectorized", "cast", "infinity",
     "float16", "bfloat16", "float32", "float64", "float8_e4m3", "float8_e4m3fn", "float8_e5m2",
     "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool", "index",
-    "float", "half", "int", "uint", "tfloat32", "int4", "float4_e2m1fn", "print",
+    "float", "half", "int", "uint", "tfloat32", "int4", "float4_e2m1fn", "float16x2",
+    "print",
     "get_thread_binding", "get_thread_bindings",
     "thread_binding", "get_block_binding", "get_block_bindings", "sync_threads", "shfl_xor",
     "shfl_down", "shfl_up", "shfl_sync", "tvm_warp_shuffle", "dp4a", "warp_reduce_sum",

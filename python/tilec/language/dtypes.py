@@ -19,6 +19,7 @@ from tilec.language import (  # noqa: F401 - TileLang's dtype names, re-exported
     float8_e4m3fn,
     float8_e5m2,
     float16,
+    float16x2,
     float32,
     float64,
     half,

@@ -1,0 +1,150 @@
+"""T.float16x2 as TileLang writes it: a pair of float16 values in 32 bits, packed by
+T.float16x2(a, b), read from and to a 32-bit scalar's bits by T.reinterpret, computed on by
++ - * (both halves at once: HADD2 / HFMA2 on CUDA). On the CPU target against torch's float16
+arithmetic, the int4 GEMV's pair decode (gemv.field_pairs) exactly, the sm_90a PTX of the
+GEMV that computes on pairs (gemv_uint_half2, int4 and int2: f16x2 instructions, registers
+only), and what is rejected.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import randn
+
+import tilec
+import tilec.language as T
+from tilec.errors import TilecError
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "quantized"))
+from gemv import field_pairs, gemv_uint_half2, meta_weights, pair_sum  # noqa: E402
+
+TARGET = "cpu"
+
+
+@tilec.jit(target=TARGET)
+def pair_arithmetic(a, b):
+    N = T.const("N")
+    a: T.Tensor((N,), T.float16)
+    b: T.Tensor((N,), T.float16)
+    out = T.empty((N // 2,), T.uint32)
+    with T.Kernel(T.ceildiv(N // 2, 64), threads=64) as bx:
+        for i in T.Parallel(64):
+            p = bx * 64 + i
+            x = T.float16x2(a[2 * p], a[2 * p + 1])
+            y = T.float16x2(b[2 * p], b[2 * p + 1])
+            out[p] = T.reinterpret((x * y - 1.5) + T.float16x2(b[2 * p]), T.uint32)
+    return out
+
+
+def test_pair_arithmetic_is_float16_arithmetic_on_both_halves(rng: torch.Generator) -> None:
+    """Each half of (x * y - 1.5) + (b0, b0) is what the same float16 expression gives on the
+    CPU target (computed in float32, rounded to float16 once, as scalar float16 code there),
+    bit for bit: the literal and the one-value pair broadcast to both halves, a in the low
+    half."""
+    n = 256
+    a, b = randn((n,), torch.float16, rng), randn((n,), torch.float16, rng)
+    bits = pair_arithmetic(a, b).view(torch.int32).view(torch.float16).reshape(n // 2, 2)
+    first = b[0::2][:, None]
+    expected = ((a.reshape(-1, 2).float() * b.reshape(-1, 2).float() - 1.5)
+                + first.float()).half()
+    torch.testing.assert_close(bits, expected, rtol=0, atol=0)
+
+
+@tilec.jit(target=TARGET)
+def decode_pairs(W, zeros, bits=4):
+    N, WORDS = T.const("N, WORDS")
+    pairs = 16 // bits
+    W: T.Tensor((N, WORDS), T.uint32)
+    zeros: T.Tensor((N,), T.float16)
+    out = T.empty((N, WORDS * pairs), T.uint32)
+    sums = T.empty((N, WORDS * pairs), T.float32)
+    with T.Kernel(N, threads=32) as bx:
+        for i, j in T.Parallel(WORDS, pairs):
+            pair = field_pairs(W[bx, i], j, bits) - T.float16x2(zeros[bx])
+            out[bx, i * pairs + j] = T.reinterpret(pair, T.uint32)
+            sums[bx, i * pairs + j] = pair_sum(out[bx, i * pairs + j])
+    return out, sums
+
+
+@pytest.mark.parametrize("bits", [4, 2])
+def test_field_pairs_decode_words(bits: int, rng: torch.Generator) -> None:
+    """gemv_uint_half2's decode on the CPU: pair j of word i is fields (j, j + 16 / bits)
+    minus the row's zero, rounded to float16 once (the decode itself is exact), and pair_sum
+    adds its halves in float32."""
+    n, words, fields = 8, 4, 32 // bits
+    packed = torch.randint(0, 2**32, (n, words), generator=rng, dtype=torch.int64)
+    zeros = (torch.rand(n, generator=rng) * ((1 << bits) - 1)).half()
+    out, sums = decode_pairs(packed.to(torch.int32).view(torch.uint32), zeros, bits=bits)
+    codes = (packed[..., None] >> (bits * torch.arange(fields))) & ((1 << bits) - 1)
+    pairs = torch.stack([codes[..., :fields // 2], codes[..., fields // 2:]], -1)
+    expected = (pairs.reshape(n, -1, 2).half() - zeros[:, None, None]).double()  # one rounding
+    halves = out.view(torch.int32).view(torch.float16).reshape(n, -1, 2)
+    torch.testing.assert_close(halves.double(), expected, rtol=0, atol=0)
+    torch.testing.assert_close(sums.double(), expected.sum(-1), rtol=0, atol=1e-6)
+
+
+def test_half2_gemv_computes_on_pairs_in_registers() -> None:
+    """On sm_90a the GEMV's dot products are HFMA2s and its decode LOP3-able and/or pairs,
+    16-byte weight loads, nothing in local memory (numerics against float32 on the GPU:
+    benchmarks/quantized.py)."""
+    m, n, k = 1, 256, 4096
+    for config in ({}, {"prefetch": True}, {"block_m": 2, "rows_per_warp": 2}, {"bits": 2}):
+        bits = config.get("bits", 4)
+        ptx = gemv_uint_half2.compile(
+            torch.empty(m, k, dtype=torch.float16, device="meta"),
+            torch.empty(n, k * bits // 32, dtype=torch.uint32, device="meta"),
+            *meta_weights("uint4", n, k)[1:], target="cuda:sm_90a",
+            **config).get_kernel_source()
+        assert "fma.rn.f16x2" in ptx and "sub.f16x2" in ptx and "ld.global.v4" in ptx
+        assert "ld.local" not in ptx and "fma.rn.f16 " not in ptx
+
+
+BAD_KERNELS = {
+    "buffer": ("""
+def kernel(a):
+    N = T.const("N")
+    a: T.Tensor((N,), T.float16)
+    with T.Kernel(1, threads=32) as bx:
+        pairs = T.alloc_local((4,), T.float16x2)
+        pairs[0] = T.float16x2(a[0], a[1])
+""", r"cannot hold T.float16x2 values"),
+    "cast": ("""
+def kernel(a):
+    N = T.const("N")
+    a: T.Tensor((N,), T.float16)
+    with T.Kernel(1, threads=32) as bx:
+        a[0] = T.Cast(T.float16, T.float16x2(a[0], a[1]))
+""", r"a float16x2 value cannot become float16"),
+    "compare": ("""
+def kernel(a):
+    N = T.const("N")
+    a: T.Tensor((N,), T.float16)
+    with T.Kernel(1, threads=32) as bx:
+        if T.float16x2(a[0], a[1]) > 0.0:
+            a[0] = 1.0
+""", r"not compared"),
+    "arguments": ("""
+def kernel(a):
+    N = T.const("N")
+    a: T.Tensor((N,), T.float16)
+    with T.Kernel(1, threads=32) as bx:
+        a[0] = T.reinterpret(T.float16x2(a[0], a[1], a[2]), T.float16)
+""", r"takes one value \(both halves\) or two"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_KERNELS))
+def test_float16x2_misuse_is_an_error_at_the_line(case: str, tmp_path: Path) -> None:
+    source, message = BAD_KERNELS[case]
+    path = tmp_path / f"bad_{case}.py"
+    path.write_text("import tilec\nimport tilec.language as T\n\n\n@tilec.jit(target='cpu')"
+                    + source)
+    namespace: dict = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    with pytest.raises(TilecError, match=message) as error:
+        namespace["kernel"](torch.zeros(8, dtype=torch.float16))
+    assert f"{path}:" in str(error.value)
