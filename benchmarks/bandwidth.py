@@ -164,7 +164,10 @@ def _cases() -> list[Case]:
         ]
     cases += [
         Case("causal_softmax", "softmax", "causal_softmax", (4, 4096, 4096), "float16",
-             ({"block_M": 1, "threads": 256}, {"block_M": 1, "threads": 128}),
+             ({"block_M": 1, "threads": 256}, {"block_M": 1, "threads": 128},
+              # the masked column blocks not read
+              {"block_M": 1, "threads": 256, "parts": 8},
+              {"block_M": 1, "threads": 256, "parts": 16}),
              inputs=lambda t, s, d, dev: [_randn(t, d, dev, *s, scale=3.0)],
              reference=_causal_ref, torch_op=lambda x: _causal_ref(x, softmax=True),
              triton="run_causal_softmax", check_shape=(3, 1000, 1000)),

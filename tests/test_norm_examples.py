@@ -96,6 +96,28 @@ def test_causal_softmax() -> None:
     assert_close(y, expected, 3e-3)
 
 
+@pytest.mark.parametrize("parts, block_M, size", [(4, 1, 72), (3, 4, 72), (8, 2, 128)])
+def test_causal_softmax_reads_the_column_blocks_it_needs(parts, block_M, size) -> None:
+    """The rows read in column blocks, only those a block's last row reaches (copies into a
+    box of the row's fragment): the same softmax, the masked columns 0, ragged last block."""
+    module = example("softmax")
+    x = (torch.randn(2, size, size) * 4).half()
+    y = run_poisoned(module.causal_softmax, x, block_M=block_M, threads=32, parts=parts)
+    assert (y.float().triu(1) == 0).all(), "a masked (future) column is not 0"
+    assert_close(y, module.causal_softmax_reference(x), 3e-3)
+
+
+def test_causal_softmax_ptx_skips_masked_column_blocks(monkeypatch, tmp_path) -> None:
+    """On sm_90a each column block's 16-byte loads are behind the block's test (8 blocks of
+    512 columns, 2 vectors of each row per thread: one guarded load per thread and block in
+    the aligned path), registers only."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    module = example("softmax")
+    _, ptx = ptx_of(module.causal_softmax, meta(4, 4096, 4096), threads=256, parts=8)
+    assert len(re.findall(r"ld\.global(\.\w+)*\.v4\.b32", ptx)) == 8
+    assert "ld.local" not in ptx
+
+
 @pytest.mark.parametrize("m, n", [(100, 72), (64, 128)])
 def test_transpose(m: int, n: int) -> None:
     module = example("transpose")

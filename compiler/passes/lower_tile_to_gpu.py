@@ -1304,16 +1304,22 @@ class KernelLowering:
 
     def copy_fragment(self, op: ir.Operation, src: Side, dst: Side, extents: list[int]) -> None:
         """Each thread moves the elements its fragment layout gives it, vectors where the
-        fragment's last dimension runs along the other buffer's last dimension."""
+        fragment's last dimension runs along the other buffer's last dimension. A box of the
+        fragment (a causal row's first columns, say) moves the registers inside it: each
+        thread tests its register's coordinates against the box's corner and extents, which
+        are constants once an unrolled loop has set them."""
         reading = src.buffer in self.fragments
         frag_side, other = (src, dst) if reading else (dst, src)
         fragment = self.fragments[frag_side.buffer]
         layout = fragment.layout
         frag_shape = list(layout.shape)
-        if [frag_shape[d] for d in frag_side.dims] != extents or any(
-                constant_index(v) != 0 for v in frag_side.offsets) or math.prod(
-                frag_shape) != math.prod(extents):
-            raise fail(op, "a copy must cover its whole fragment on the CUDA target")
+        box = [1] * layout.rank
+        for d, extent in zip(frag_side.dims, extents, strict=True):
+            box[d] = extent
+        whole = box == frag_shape and all(constant_index(v) == 0 for v in frag_side.offsets)
+        if not whole and frag_side.dims != sorted(frag_side.dims):
+            raise fail(op, "a copy of a box of a fragment must keep its dimensions' order on "
+                           "the CUDA target")
         other_type = memref_type(other.buffer)
         frag_element = memref_type(frag_side.buffer).element_type
         other_element = other_type.element_type
@@ -1326,6 +1332,10 @@ class KernelLowering:
                            layout.shape[-1])
             while layout.thread_span()[-1] & (vec - 1):
                 vec //= 2
+            # a box's vectors lie wholly inside or outside it
+            while vec > 1 and not whole and (box[-1] % vec or not multiple_of(
+                    frag_side.offsets[-1], vec)):
+                vec //= 2
         offsets = thread_coordinates(layout, self.tid)
 
         def emit(vec: int) -> None:
@@ -1334,10 +1344,17 @@ class KernelLowering:
                 if mask is False:
                     continue
                 x = register_coordinates(layout, reg, offsets)
+                guard = None if mask else self.inside_tile(layout, x)
+                if not whole:  # the box's elements only, at their place in the box
+                    x = [arith.subi(value, corner) if constant_index(corner) != 0 else value
+                         for value, corner in zip(x, frag_side.offsets, strict=True)]
+                    guard = all_of(([guard] if guard is not None else []) + [
+                        cmp("ult", value, index(extent))
+                        for value, extent, full in zip(x, box, frag_shape, strict=True)
+                        if extent != full or constant_index(value) is None])
                 point = [x[d] for d in frag_side.dims]
                 where = other.index(point)
                 slots = [reg + i for i in range(vec)]
-                guard = None if mask else self.inside_tile(layout, x)
                 guarded(guard, lambda where=where, slots=slots: self.move_fragment(
                     fragment, reading, other, where, slots, frag_element, other_element))
 

@@ -44,16 +44,27 @@ def softmax(x, dtype=T.float16, block_M=1, threads=256):
 
 
 @tilec.jit
-def causal_softmax(x, dtype=T.float16, block_M=1, threads=256):
+def causal_softmax(x, dtype=T.float16, block_M=1, threads=256, parts=1):
+    """With `parts` > 1 the rows are read in `parts` column blocks, of which a block reads only
+    those its last row reaches: the masked upper triangle is not read (about half of it)."""
     batch, S = T.const("batch, S")
     x: T.Tensor((batch, S, S), dtype)
     y = T.empty((batch, S, S), dtype)
+    assert S % parts == 0, "the rows split into whole column blocks"
+    part = S // parts
     with T.Kernel(T.ceildiv(S, block_M), batch, threads=threads) as (bx, bz):
         rows = T.alloc_fragment((block_M, S), dtype)
         scores = T.alloc_fragment((block_M, S), T.float32)
         row_max = T.alloc_fragment((block_M,), T.float32)
         row_sum = T.alloc_fragment((block_M,), T.float32)
-        T.copy(x[bz, bx * block_M, 0], rows)
+        if parts == 1:
+            T.copy(x[bz, bx * block_M, 0], rows)
+        else:
+            T.fill(rows, 0)
+            for p in T.unroll(parts):
+                if p * part < (bx + 1) * block_M:
+                    T.copy(x[bz, bx * block_M:(bx + 1) * block_M, p * part:(p + 1) * part],
+                           rows[:, p * part:(p + 1) * part])
         for i, j in T.Parallel(block_M, S):
             scores[i, j] = T.if_then_else(j <= bx * block_M + i, T.Cast(T.float32, rows[i, j]),
                                           -T.infinity(T.float32))

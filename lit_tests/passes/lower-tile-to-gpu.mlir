@@ -437,3 +437,30 @@ func.func @residual_scalar(%R: memref<16x8xf16>, %out: memref<16x8xf32>) attribu
   }
   return
 }
+
+// -----
+
+// A copy into a box of a fragment (columns 32..63 of 64, as a causal row's column blocks):
+// a thread reads its 4-register vector only where its columns lie inside the box, at their
+// place in the box (thread t holds columns 4t..4t+3: source element 4t - 32).
+// CHECK-LABEL: gpu.func @fragment_box
+// CHECK: %[[COLUMN:.*]] = arith.muli %{{.*}}, %c4 : index
+// CHECK: %[[IN_BOX:.*]] = arith.subi %[[COLUMN]], %c32 : index
+// CHECK: %[[INSIDE:.*]] = arith.cmpi ult, %[[IN_BOX]], %{{.*}} : index
+// CHECK-NEXT: scf.if %[[INSIDE]] {
+// CHECK: vector.load %{{.*}}[%[[IN_BOX]]] {alignment = 16 : i64} : memref<64xf32, 1>, vector<4xf32>
+// CHECK: gpu.return
+func.func @fragment_box(%x: memref<64xf32>, %out: memref<64xf32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [16] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c32 = arith.constant 32 : index
+    %f = tile.alloc {tile.layout = #tile.linear<[64], register = [[1], [2]], lane = [[4], [8], [16], [32]], warp = []>} : memref<64xf32, "fragment">
+    %zero = arith.constant 0.0 : f32
+    tile.fill %f, %zero : memref<64xf32, "fragment">, f32
+    tile.copy %x[%c0] [32] to %f[%c32] [32] : memref<64xf32> to memref<64xf32, "fragment">
+    tile.copy %f[%c0] [64] to %out[%c0] [64] : memref<64xf32, "fragment"> to memref<64xf32>
+  }
+  return
+}
