@@ -13,7 +13,9 @@ Two halves, as the GPU machine has no MLIR:
   python benchmarks/quantized.py build CACHE_DIR                       (compiler machine)
   TILEC_CACHE_DIR=CACHE_DIR python benchmarks/quantized.py run --out quantized.json   (GPU)
 
-(`--only REGEX` on both: the rows whose label, `kernel MxNxK config`, matches.)
+(`--only REGEX` on both: the rows whose label, `kernel MxNxK config`, matches; `run
+--bandwidth-json FILE` adds benchmarks/bandwidth.py's min_bandwidth_fraction of the same device
+to the summary.)
 """
 
 from __future__ import annotations
@@ -198,7 +200,7 @@ def _check(case: Case, shape: tuple[int, int, int], config: dict) -> float:
     return _relative_error(result, inputs[0].float() @ weight.t())
 
 
-def _record(torch, rows: list[dict]) -> dict:
+def _record(torch, rows: list[dict], bandwidth: Path | None = None) -> dict:
     headline = [r for r in rows if r["kernel"].startswith("int4_g128_gemv")
                 and tuple(r["shape"]) == HEADLINE and r["passed"]]
     summary = {}
@@ -208,6 +210,10 @@ def _record(torch, rows: list[dict]) -> dict:
                    "config": best["config"],
                    "speedup_vs_cublas_fp16": best["speedup_vs_cublas_fp16"],
                    "fraction_of_weight_floor": best["fraction_of_weight_floor"]}
+    if bandwidth is not None and bandwidth.is_file():  # the memory-bound kernels' run
+        summary["min_bandwidth_fraction"] = json.loads(bandwidth.read_text())["summary"][
+            "min_bandwidth_fraction"]
+        summary["bandwidth_json"] = bandwidth.name
     return {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
@@ -219,7 +225,7 @@ def _record(torch, rows: list[dict]) -> dict:
     }
 
 
-def run(out: Path, only: str | None = None) -> None:
+def run(out: Path, only: str | None = None, bandwidth: Path | None = None) -> None:
     """Checks and times every row (those whose label `kernel MxNxK config` matches `only`),
     writing the JSON after each (a run cut short keeps its rows)."""
     import torch
@@ -235,7 +241,7 @@ def run(out: Path, only: str | None = None) -> None:
             rows.append({"kernel": name, "shape": [m, n, k], "config": config,
                          "passed": False, "error": f"{type(error).__name__}: {error}"})
             print(f"{name:20} {m}x{n}x{k} {config} failed: {rows[-1]['error']}", flush=True)
-        out.write_text(json.dumps(_record(torch, rows), indent=1) + "\n")
+        out.write_text(json.dumps(_record(torch, rows, bandwidth), indent=1) + "\n")
 
 
 def _row(torch, name: str, shape: tuple[int, int, int], config: dict) -> dict:
@@ -280,13 +286,16 @@ def main() -> None:
                               "label (kernel MxNxK config) matches")
     run_parser = sub.add_parser("run")
     run_parser.add_argument("--out", type=Path, default=Path("quantized.json"))
+    run_parser.add_argument("--bandwidth-json", type=Path, help="benchmarks/bandwidth.py's "
+                            "JSON of the same device: its min_bandwidth_fraction goes into "
+                            "the summary")
     run_parser.add_argument("--only", help="a regular expression: the rows whose label "
                             "(kernel MxNxK config) matches")
     args = parser.parse_args()
     if args.command == "build":
         build(args.cache_dir, args.only)
     else:
-        run(args.out, args.only)
+        run(args.out, args.only, args.bandwidth_json)
 
 
 if __name__ == "__main__":
