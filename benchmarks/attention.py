@@ -12,7 +12,8 @@ tilec kernels) against a float32 reference on two (batch, head) slices; times ar
 of CUDA-event timings after warm-up with the L2 flushed (tilec.profiler.do_bench). TFLOP/s
 counts 4 * B * H * S^2 * D (half of it causal); ratios are to cuDNN SDPA of the same shape.
 `--ablations` adds tilec's forward at other tile configurations and with its loop's two gemms
-alone (no softmax) at S 4096: what the configuration and the softmax cost.
+alone (no softmax) at S 4096: what the configuration and the softmax cost (`build` compiles
+them unless --no-ablations).
 
 Decode: one query token per sequence against a KV cache (examples/attention/flash_decode.py:
 split-KV, then the combine), 32 query heads on 8 KV heads, d 128, beside SDPA (GQA), in
@@ -31,6 +32,7 @@ its imports rewritten, into CACHE_DIR/tilelang_examples/ (it never enters the re
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import importlib.util
 import json
@@ -38,7 +40,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -106,13 +108,42 @@ class TilecForward:
     dim: int = DIM
 
 
+# the compiler's opt-in not yet the default: the same sources compiled with it are rows of
+# their own (the variable is part of the cache key, so `build` and `run` both set it around
+# these compiles only)
+PINGPONG = "TILEC_WARPGROUP_PINGPONG"
+PINGPONG_SUFFIX = " (warpgroup ping-pong)"
+
+
+@contextlib.contextmanager
+def _opted_in(variable: str) -> Iterator[None]:
+    saved = os.environ.get(variable)
+    os.environ[variable] = "1"
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ[variable]
+        else:
+            os.environ[variable] = saved
+
+
+def with_pingpong(forward: TilecForward) -> TilecForward:
+    """`forward` compiled with the consumers' ping-pong (plan-warpgroup-pingpong) opted in."""
+    def compile_opted_in(seq_len: int, causal: bool) -> Any:
+        with _opted_in(PINGPONG):
+            return forward.compile(seq_len, causal)
+    return TilecForward(forward.name + PINGPONG_SUFFIX, compile_opted_in, forward.config,
+                        forward.dim)
+
+
 def tilec_forwards() -> list[TilecForward]:
     own = _own_forward().flash_fwd
     example = _tilelang_example().flashattn
     own_config = {"block_M": 128, "block_N": 128, "num_stages": 2, "threads": 256}
     main_config = {"block_M": 128, "block_N": 128, "num_stages": 1, "threads": 128}
     tuned_config = {"block_M": 128, "block_N": 128, "num_stages": 2, "threads": 256}
-    return [
+    forwards = [
         TilecForward(OWN_FORWARD, lambda s, c: own(BATCH, HEADS, s, DIM, c, **own_config),
                      own_config),
         TilecForward(EXAMPLE_MAIN,
@@ -121,6 +152,7 @@ def tilec_forwards() -> list[TilecForward]:
                      lambda s, c: example(BATCH, HEADS, s, DIM, c, **tuned_config),
                      tuned_config),
     ]
+    return forwards + [with_pingpong(forwards[0]), with_pingpong(forwards[2])]
 
 
 # tilec's own forward at other tile configurations (S 4096 only, with --ablations): what the
@@ -191,12 +223,14 @@ HEAD_DIM_SEQ = 4096
 
 def head_dim_forwards() -> list[TilecForward]:
     own = _own_forward().flash_fwd
-    return [TilecForward(OWN_FORWARD, lambda s, c, d=dim, cfg=config: own(
+    forwards = [TilecForward(OWN_FORWARD, lambda s, c, d=dim, cfg=config: own(
         BATCH, HEADS, s, d, c, **cfg), config, dim) for dim, config in HEAD_DIM_CONFIGS.items()]
+    return forwards + [with_pingpong(forward) for forward in forwards]
 
 
 def build(cache_dir: Path, examples: Path, seq_lens: tuple[int, ...],
-          sections: tuple[str, ...] = SECTIONS) -> None:
+          sections: tuple[str, ...] = SECTIONS, ablations: bool = True,
+          head_dims: bool = True) -> None:
     os.environ["TILEC_CACHE_DIR"] = str(cache_dir.resolve())
     os.environ["TILEC_TARGET"] = TARGET
     jobs = []
@@ -206,8 +240,8 @@ def build(cache_dir: Path, examples: Path, seq_lens: tuple[int, ...],
         copy.parent.mkdir(parents=True, exist_ok=True)
         copy.write_text(rewrite_imports(source.read_text()))
         jobs = [(forward, seq_len) for forward in tilec_forwards() for seq_len in seq_lens]
-        jobs += [(forward, ABLATION_SEQ) for forward in ablation_forwards()]
-        jobs += [(forward, HEAD_DIM_SEQ) for forward in head_dim_forwards()]
+        jobs += [(forward, ABLATION_SEQ) for forward in ablation_forwards() if ablations]
+        jobs += [(forward, HEAD_DIM_SEQ) for forward in head_dim_forwards() if head_dims]
     for shape in DECODE_SHAPES if "decode" in sections else ():
         ptx = _decode_kernel(shape).get_kernel_source()
         print(f"{OWN_DECODE} {shape}: wgmma={ptx.count('wgmma.mma_async')} "
@@ -216,7 +250,7 @@ def build(cache_dir: Path, examples: Path, seq_lens: tuple[int, ...],
         ptx = _mla_kernel(shape).get_kernel_source()
         print(f"{OWN_MLA} {shape}: wgmma={ptx.count('wgmma.mma_async')} "
               f"tma={'cp.async.bulk.tensor' in ptx}", flush=True)
-    for seq_len in BACKWARD_SEQ_LENS if "backward" in sections else ():
+    for seq_len in _backward_seq_lens(seq_lens) if "backward" in sections else ():
         for causal in (False, True):
             began = time.perf_counter()
             kernels = backward_kernels(seq_len, causal)
@@ -389,6 +423,11 @@ OWN_BACKWARD = "tilec flash_bwd"
 BACKWARD_SEQ_LENS = (4096, 8192)
 BACKWARD_CONFIG = {"block_M": 128, "block_N": 64, "num_stages": 2, "threads": 256}
 BACKWARD_CHECK_SLICES = ((0, 0), (BATCH - 1, HEADS - 1))
+
+
+def _backward_seq_lens(seq_lens: tuple[int, ...]) -> tuple[int, ...]:
+    """The backward's sequence lengths among those asked for (--seq-lens)."""
+    return tuple(s for s in BACKWARD_SEQ_LENS if s in seq_lens)
 
 
 def _own_backward() -> ModuleType:
@@ -649,7 +688,7 @@ def run(out: Path, seq_lens: tuple[int, ...], budget_s: float, peers: tuple[str,
                      else row.get("error", "?")), flush=True)
         torch.cuda.empty_cache()
     recorder.record["backward"] = []
-    for seq_len in BACKWARD_SEQ_LENS if "backward" in sections else ():
+    for seq_len in _backward_seq_lens(seq_lens) if "backward" in sections else ():
         for causal in (False, True):
             if time.perf_counter() - began > budget_s:
                 recorder.record["stopped"] = f"budget of {budget_s} s spent before backward"
@@ -701,9 +740,13 @@ def summary(rows: list[dict[str, Any]], backward: list[dict[str, Any]] = (),
     main() configuration over TileLang 0.1.15's own time for it (S 4096, the lower of causal
     and not; TileLang's numbers from TILELANG_BASELINE, not this run); bwd_vs_sdpa: the
     lowest ratio of tilec's backward to the faster SDPA backward over S >= 4096, causal and
-    not; mla_decode_fraction_of_copy: the lowest of tilec's MLA decode."""
-    own = [r["ratio_to_cudnn"] for r in rows if r["impl"] == OWN_FORWARD and r["dim"] == DIM
-           and r["seq_len"] >= 4096 and "ratio_to_cudnn" in r and r.get("passed")]
+    not; mla_decode_fraction_of_copy: the lowest of tilec's MLA decode;
+    fwd_d128_vs_cudnn_pingpong: fwd_d128_vs_cudnn of the forward with the warpgroup ping-pong
+    opted in."""
+    def lowest(impl: str) -> float | None:
+        return min((r["ratio_to_cudnn"] for r in rows if r["impl"] == impl and r["dim"] == DIM
+                    and r["seq_len"] >= 4096 and "ratio_to_cudnn" in r and r.get("passed")),
+                   default=None)
     other_dims = {f"fwd_d{dim}_vs_cudnn": min((r["ratio_to_cudnn"] for r in rows
                                                if r["impl"] == OWN_FORWARD and r["dim"] == dim
                                                and "ratio_to_cudnn" in r and r.get("passed")),
@@ -715,7 +758,8 @@ def summary(rows: list[dict[str, Any]], backward: list[dict[str, Any]] = (),
            and r["seq_len"] >= 4096 and "ratio_to_sdpa" in r and r.get("passed")]
     mla_fractions = [r["fraction_of_copy"] for r in mla if r["impl"] == OWN_MLA
                      and "fraction_of_copy" in r and r.get("passed")]
-    return {"fwd_d128_vs_cudnn": min(own) if own else None, **other_dims,
+    return {"fwd_d128_vs_cudnn": lowest(OWN_FORWARD),
+            "fwd_d128_vs_cudnn_pingpong": lowest(OWN_FORWARD + PINGPONG_SUFFIX), **other_dims,
             "bwd_vs_sdpa": min(bwd) if bwd else None,
             "mla_decode_fraction_of_copy": min(mla_fractions) if mla_fractions else None,
             "tilelang_example_vs_tilelang": min(example.values()) if len(example) == 2 else None,
@@ -737,22 +781,25 @@ def main() -> None:
     run_parser.add_argument("--no-triton", action="store_true")
     run_parser.add_argument("--no-peers", action="store_true",
                             help="tilec's kernels only (no SDPA, no Triton)")
-    run_parser.add_argument("--no-head-dims", action="store_true",
-                            help=f"leave out d {sorted(HEAD_DIM_CONFIGS)} (S {HEAD_DIM_SEQ})")
     run_parser.add_argument("--ablations", action="store_true",
                             help=f"also tilec's forward at ABLATIONS (S {ABLATION_SEQ})")
+    build_parser.add_argument("--no-ablations", action="store_true",
+                              help="leave out the kernels of run's --ablations")
     for p in (build_parser, run_parser):
+        p.add_argument("--no-head-dims", action="store_true",
+                       help=f"leave out d {sorted(HEAD_DIM_CONFIGS)} (S {HEAD_DIM_SEQ})")
         p.add_argument("--seq-lens", type=lambda s: tuple(int(x) for x in s.split(",")),
                        default=SEQ_LENS, help="the forward's sequence lengths")
         p.add_argument("--sections", type=_sections, default=SECTIONS,
                        help=f"comma-separated, of {','.join(SECTIONS)} (default: all)")
     args = parser.parse_args()
     if args.command == "build":
-        build(args.cache_dir, args.examples, args.seq_lens, args.sections)
+        build(args.cache_dir, args.examples, args.seq_lens, args.sections,
+              not args.no_ablations, not args.no_head_dims)
     else:
         peers = () if args.no_peers else ("sdpa",) if args.no_triton else ("sdpa", "triton")
-        run(args.out, args.seq_lens, args.budget, peers, args.ablations, not args.no_head_dims,
-            args.sections)
+        run(args.out, args.seq_lens, args.budget, peers, args.ablations,
+            not args.no_head_dims, args.sections)
 
 
 def _sections(text: str) -> tuple[str, ...]:

@@ -35,6 +35,42 @@ LOG2E = 1.4426950408889634
 FAST_MATH = {tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True}
 
 
+@T.macro
+def probabilities(scores, lse, first_query, first_key, seq_len, scale, is_causal, ragged,
+                  keys_are_rows):
+    """One tile's P = exp2(S * scale - LSE) in place from its scores S (P^T from S^T when its
+    rows are keys: the dK / dV kernel's), LSE indexed by the tile's queries; 0 where the key
+    comes after the query (causal) or either lies past the sequence (rows read there as zeros,
+    their LSE as garbage). Only the tiles crossing the diagonal or the end are masked."""
+    rows, cols = scores.shape
+    queries, keys = (cols, rows) if keys_are_rows else (rows, cols)
+    for i, j in T.Parallel(rows, cols):
+        scores[i, j] = T.exp2(scores[i, j] * scale - lse[j if keys_are_rows else i])
+    if is_causal:
+        if first_key + keys > first_query:
+            for i, j in T.Parallel(rows, cols):
+                scores[i, j] = T.if_then_else(
+                    first_key + (i if keys_are_rows else j)
+                    <= first_query + (j if keys_are_rows else i), scores[i, j], 0)
+    if ragged:
+        if (first_query + queries > seq_len) | (first_key + keys > seq_len):
+            for i, j in T.Parallel(rows, cols):
+                scores[i, j] = T.if_then_else(
+                    (first_query + (j if keys_are_rows else i) < seq_len)
+                    & (first_key + (i if keys_are_rows else j) < seq_len), scores[i, j], 0)
+
+
+@T.macro
+def store_scaled(acc, staging, out, batch, first_row, head, scale):
+    """acc * scale as out[batch, first_row:, head, :] (bshd) in out's dtype, through
+    `staging` (a shared tile of that dtype)."""
+    rows, dim = acc.shape
+    for i, j in T.Parallel(rows, dim):
+        acc[i, j] *= scale
+    T.copy(acc, staging)
+    T.copy(staging, out[batch, first_row:first_row + rows, head, :])
+
+
 @tilelang.jit(out_idx=[2], pass_configs=FAST_MATH)
 def flash_bwd_preprocess(batch, heads, seq_len, dim, dtype="float16", block=32, threads=128):
     shape = [batch, seq_len, heads, dim]
@@ -109,20 +145,8 @@ def flash_bwd(batch, heads, seq_len, dim, is_causal, dtype="float16", block_M=12
                 T.copy(LSE[bz, head, k * block_N:(k + 1) * block_N], lse_shared)
                 T.gemm(K_shared, q_shared, pT, transpose_B=True, clear_accum=True,
                        policy=T.GemmWarpPolicy.FullRow)
-                for i, j in T.Parallel(block_M, block_N):
-                    pT[i, j] = T.exp2(pT[i, j] * scale - lse_shared[j])
-                # key i sees query j when i <= j: only tiles crossing the diagonal are masked
-                if is_causal:
-                    if k * block_N < (bx + 1) * block_M:
-                        for i, j in T.Parallel(block_M, block_N):
-                            pT[i, j] = T.if_then_else(bx * block_M + i <= k * block_N + j,
-                                                      pT[i, j], 0)
-                # past the sequence's end the rows read as zeros and LSE as garbage
-                if ragged:
-                    for i, j in T.Parallel(block_M, block_N):
-                        pT[i, j] = T.if_then_else(
-                            (bx * block_M + i < seq_len) & (k * block_N + j < seq_len),
-                            pT[i, j], 0)
+                probabilities(pT, lse_shared, k * block_N, bx * block_M, seq_len, scale,
+                              is_causal, ragged, True)
                 T.copy(dO[bz, k * block_N:(k + 1) * block_N, head, :], do_shared)
                 T.copy(dO[bz, k * block_N:(k + 1) * block_N, head, :], do_rows)
                 T.copy(Delta[bz, head, k * block_N:(k + 1) * block_N], delta_shared)
@@ -134,12 +158,8 @@ def flash_bwd(batch, heads, seq_len, dim, is_causal, dtype="float16", block_M=12
                     dsT_cast[i, j] = pT[i, j] * (dpT[i, j] - delta_shared[j])
                 T.gemm(dsT_cast, q_rows, dk, policy=T.GemmWarpPolicy.FullRow)
 
-            for i, j in T.Parallel(block_M, dim):
-                dk[i, j] *= 1.0 / math.sqrt(dim)
-            T.copy(dk, dk_shared)
-            T.copy(dv, dv_shared)
-            T.copy(dk_shared, dK[bz, bx * block_M:(bx + 1) * block_M, by, :])
-            T.copy(dv_shared, dV[bz, bx * block_M:(bx + 1) * block_M, by, :])
+            store_scaled(dk, dk_shared, dK, bz, bx * block_M, by, 1.0 / math.sqrt(dim))
+            store_scaled(dv, dv_shared, dV, bz, bx * block_M, by, 1.0)
 
     return main
 
@@ -189,18 +209,8 @@ def flash_bwd_dq(batch, heads, seq_len, dim, is_causal, dtype="float16", block_M
                 T.copy(K[bz, k * block_N:(k + 1) * block_N, kv_head, :], k_rows)
                 T.gemm(Q_shared, k_shared, p, transpose_B=True, clear_accum=True,
                        policy=T.GemmWarpPolicy.FullRow)
-                for i, j in T.Parallel(block_M, block_N):
-                    p[i, j] = T.exp2(p[i, j] * scale - lse[i])
-                if is_causal:
-                    if (k + 1) * block_N > bx * block_M:
-                        for i, j in T.Parallel(block_M, block_N):
-                            p[i, j] = T.if_then_else(bx * block_M + i >= k * block_N + j,
-                                                     p[i, j], 0)
-                # keys past the end read as zeros: their P must be 0, not exp2(-LSE)
-                if ragged:
-                    if (k + 1) * block_N > seq_len:
-                        for i, j in T.Parallel(block_M, block_N):
-                            p[i, j] = T.if_then_else(k * block_N + j < seq_len, p[i, j], 0)
+                probabilities(p, lse, bx * block_M, k * block_N, seq_len, scale, is_causal,
+                              ragged, False)
                 T.copy(V[bz, k * block_N:(k + 1) * block_N, kv_head, :], v_shared)
                 T.gemm(dO_shared, v_shared, dp, transpose_B=True, clear_accum=True,
                        policy=T.GemmWarpPolicy.FullRow)
@@ -208,10 +218,7 @@ def flash_bwd_dq(batch, heads, seq_len, dim, is_causal, dtype="float16", block_M
                     ds_cast[i, j] = p[i, j] * (dp[i, j] - delta[i])
                 T.gemm(ds_cast, k_rows, dq, policy=T.GemmWarpPolicy.FullRow)
 
-            for i, j in T.Parallel(block_M, dim):
-                dq[i, j] *= 1.0 / math.sqrt(dim)
-            T.copy(dq, dq_shared)
-            T.copy(dq_shared, dQ[bz, bx * block_M:(bx + 1) * block_M, by, :])
+            store_scaled(dq, dq_shared, dQ, bz, bx * block_M, by, 1.0 / math.sqrt(dim))
 
     return main
 

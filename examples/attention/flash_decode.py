@@ -6,18 +6,24 @@ the valid length of each sequence's cache (ragged: positions at or past it are m
 Grouped heads: a block takes the `heads / heads_kv` query heads of one KV head as the rows of
 its tiles (padded to `block_H` rows for the tensor cores), so each cached K/V tile is read
 once for all of them. The first kernel writes, per split, the normalized partial output and
-its log-sum-exp (base 2); the second weights the splits by exp2(lse - lse_total). A split with
-no valid key writes lse = -inf and a zero partial, so it weighs nothing.
+its log-sum-exp (base 2); the second weights the splits by exp2(lse - lse_total)
+(split_kv.py's combine_splits). A split with no valid key writes lse = -inf and a zero
+partial, so it weighs nothing.
 
 Runs on the GPU when there is one, else on the CPU target, and checks against torch.
 """
 
 import math
+import sys
+from pathlib import Path
 
 import torch
 
 import tilec as tilelang
 import tilec.language as T
+
+sys.path.insert(0, str(Path(__file__).parent))  # the examples' shared split-KV combine
+from split_kv import combine_splits  # noqa: E402
 
 LOG2E = 1.4426950408889634
 
@@ -94,22 +100,7 @@ def flash_decode(batch, heads, heads_kv, seqlen_kv, dim, num_split=8, dtype="flo
                         -T.infinity(accum))
 
         with T.Kernel(heads, batch, threads=128) as (head, bid):
-            lse = T.alloc_fragment([num_split], accum)
-            lse_max = T.alloc_fragment([1], accum)
-            weight_sum = T.alloc_fragment([1], accum)
-            out = T.alloc_fragment([dim], accum)
-            for s in T.Parallel(num_split):
-                lse[s] = partial_lse[bid, head, s]
-            T.reduce_max(lse, lse_max, dim=0)
-            T.clear(weight_sum)
-            for s in T.serial(num_split):
-                weight_sum[0] += T.exp2(lse[s] - lse_max[0])
-            T.clear(out)
-            for s in T.serial(num_split):
-                for j in T.Parallel(dim):
-                    out[j] += partial_out[bid, head, s, j] * T.exp2(lse[s] - lse_max[0])
-            for j in T.Parallel(dim):
-                Output[bid, head, j] = out[j] / weight_sum[0]
+            combine_splits(partial_lse, partial_out, Output, bid, head)
 
     return main
 

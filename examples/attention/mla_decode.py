@@ -15,22 +15,27 @@ are three gemms accumulating into one tile (its own latent half, the other half,
 part), its value gemm takes its own half only, so the output accumulator of one warpgroup is
 64 x 256. The two halves of a head group are neighbouring blocks, so the second reads the
 cache tiles the first brought into L2. With splits, a second kernel combines their
-normalized partial outputs by their base-2 log-sum-exps, as flash_decode.py does; a split
-with no tile weighs nothing (each half writes the log-sum-exp, the combine reads the first
-half's). A sequence's length is at least 1. The page copies are not software-pipelined
-(num_stages 1): their corners come from a block-table load, which tilec's cp.async pipeline
-does not recompute for a later iteration, and two 64-token stages beside Q would need 238 KB
-of shared memory (sm_90a has 227).
+normalized partial outputs by their base-2 log-sum-exps (split_kv.py's combine_splits, as
+flash_decode.py does); a split with no tile weighs nothing (the first half of a head group
+writes the log-sum-exp, which the second's scores share). A sequence's length is at least 1.
+The page copies are not software-pipelined (num_stages 1): their corners come from a
+block-table load, which tilec's cp.async pipeline does not recompute for a later iteration,
+and two 64-token stages beside Q would need 238 KB of shared memory (sm_90a has 227).
 
 Runs on the GPU when there is one, else on the CPU target, and checks against torch.
 """
 
 import math
+import sys
+from pathlib import Path
 
 import torch
 
 import tilec as tilelang
 import tilec.language as T
+
+sys.path.insert(0, str(Path(__file__).parent))  # the examples' shared split-KV combine
+from split_kv import combine_splits  # noqa: E402
 
 LOG2E = 1.4426950408889634
 LATENT, ROPE = 512, 64
@@ -53,7 +58,7 @@ def mla_decode(batch, heads, pages, max_pages, page_size=64, num_split=1, dtype=
              block_table: T.Tensor([batch, max_pages], "int32"),
              cache_seqlens: T.Tensor([batch], "int32"),
              Output: T.Tensor([batch, heads, LATENT], dtype)):  # noqa: N803
-        partial_lse = T.alloc_global([batch, heads, LATENT // half, num_split], accum)
+        partial_lse = T.alloc_global([batch, heads, num_split], accum)
         partial_out = T.alloc_global([batch, heads, num_split, LATENT], accum)
         with T.Kernel(2 * (heads // block_H), batch, num_split, threads=threads) as (
                 hx, bid, sid):
@@ -120,29 +125,15 @@ def mla_decode(batch, heads, pages, max_pages, page_size=64, num_split=1, dtype=
                 for i, j in T.Parallel(block_H, half):
                     partial_out[bid, head0 + i, sid, mine + j] = T.if_then_else(
                         row_sum[i] > 0, acc_o[i, j] / row_sum[i], 0)
-                for i in T.Parallel(block_H):
-                    partial_lse[bid, head0 + i, hx % 2, sid] = T.if_then_else(
-                        row_sum[i] > 0, T.log2(row_sum[i]) + row_max[i] * scale,
-                        -T.infinity(accum))
+                if hx % 2 == 0:  # both halves have the same scores: the first writes them
+                    for i in T.Parallel(block_H):
+                        partial_lse[bid, head0 + i, sid] = T.if_then_else(
+                            row_sum[i] > 0, T.log2(row_sum[i]) + row_max[i] * scale,
+                            -T.infinity(accum))
 
         if num_split > 1:
             with T.Kernel(heads, batch, threads=128) as (head, bid):
-                lse = T.alloc_fragment([num_split], accum)
-                lse_max = T.alloc_fragment([1], accum)
-                weight_sum = T.alloc_fragment([1], accum)
-                out = T.alloc_fragment([LATENT], accum)
-                for s in T.Parallel(num_split):
-                    lse[s] = partial_lse[bid, head, 0, s]
-                T.reduce_max(lse, lse_max, dim=0)
-                T.clear(weight_sum)
-                for s in T.serial(num_split):
-                    weight_sum[0] += T.exp2(lse[s] - lse_max[0])
-                T.clear(out)
-                for s in T.serial(num_split):
-                    for j in T.Parallel(LATENT):
-                        out[j] += partial_out[bid, head, s, j] * T.exp2(lse[s] - lse_max[0])
-                for j in T.Parallel(LATENT):
-                    Output[bid, head, j] = out[j] / weight_sum[0]
+                combine_splits(partial_lse, partial_out, Output, bid, head)
 
     return main
 
