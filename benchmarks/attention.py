@@ -767,39 +767,40 @@ def summary(rows: list[dict[str, Any]], backward: list[dict[str, Any]] = (),
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
-    build_parser = sub.add_parser("build")
-    build_parser.add_argument("cache_dir", type=Path)
-    build_parser.add_argument("--examples", type=Path, default=DEFAULT_EXAMPLES,
-                              help="TileLang's examples folder (its example is copied from here)")
-    run_parser = sub.add_parser("run")
-    run_parser.add_argument("--out", type=Path, default=Path("attention.json"))
-    run_parser.add_argument("--budget", type=float, default=float("inf"),
-                            help="seconds after which no new shape is started")
-    run_parser.add_argument("--no-triton", action="store_true")
-    run_parser.add_argument("--no-peers", action="store_true",
-                            help="tilec's kernels only (no SDPA, no Triton)")
-    run_parser.add_argument("--ablations", action="store_true",
-                            help=f"also tilec's forward at ABLATIONS (S {ABLATION_SEQ})")
-    build_parser.add_argument("--no-ablations", action="store_true",
-                              help="leave out the kernels of run's --ablations")
-    for p in (build_parser, run_parser):
-        p.add_argument("--no-head-dims", action="store_true",
-                       help=f"leave out d {sorted(HEAD_DIM_CONFIGS)} (S {HEAD_DIM_SEQ})")
-        p.add_argument("--seq-lens", type=lambda s: tuple(int(x) for x in s.split(",")),
-                       default=SEQ_LENS, help="the forward's sequence lengths")
-        p.add_argument("--sections", type=_sections, default=SECTIONS,
-                       help=f"comma-separated, of {','.join(SECTIONS)} (default: all)")
-    args = parser.parse_args()
-    if args.command == "build":
+    from device_cli import build_or_run  # beside this script
+
+    def options(build_parser: argparse.ArgumentParser,
+                run_parser: argparse.ArgumentParser) -> None:
+        build_parser.add_argument("--examples", type=Path, default=DEFAULT_EXAMPLES,
+                                  help="TileLang's examples folder (its example is copied from "
+                                  "here)")
+        run_parser.add_argument("--budget", type=float, default=float("inf"),
+                                help="seconds after which no new shape is started")
+        run_parser.add_argument("--no-triton", action="store_true")
+        run_parser.add_argument("--no-peers", action="store_true",
+                                help="tilec's kernels only (no SDPA, no Triton)")
+        run_parser.add_argument("--ablations", action="store_true",
+                                help=f"also tilec's forward at ABLATIONS (S {ABLATION_SEQ})")
+        build_parser.add_argument("--no-ablations", action="store_true",
+                                  help="leave out the kernels of run's --ablations")
+        for p in (build_parser, run_parser):
+            p.add_argument("--no-head-dims", action="store_true",
+                           help=f"leave out d {sorted(HEAD_DIM_CONFIGS)} (S {HEAD_DIM_SEQ})")
+            p.add_argument("--seq-lens", type=lambda s: tuple(int(x) for x in s.split(",")),
+                           default=SEQ_LENS, help="the forward's sequence lengths")
+            p.add_argument("--sections", type=_sections, default=SECTIONS,
+                           help=f"comma-separated, of {','.join(SECTIONS)} (default: all)")
+
+    def build_attention(args: argparse.Namespace) -> None:
         build(args.cache_dir, args.examples, args.seq_lens, args.sections,
               not args.no_ablations, not args.no_head_dims)
-    else:
+
+    def run_attention(args: argparse.Namespace) -> None:
         peers = () if args.no_peers else ("sdpa",) if args.no_triton else ("sdpa", "triton")
         run(args.out, args.seq_lens, args.budget, peers, args.ablations,
             not args.no_head_dims, args.sections)
+
+    build_or_run(__doc__, "attention.json", build_attention, run_attention, options)
 
 
 def _sections(text: str) -> tuple[str, ...]:

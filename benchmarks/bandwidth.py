@@ -453,24 +453,22 @@ def write_record(out: Path, torch, rows: list[dict]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
-    build_parser = sub.add_parser("build")
-    build_parser.add_argument("cache_dir", type=Path)
-    build_parser.add_argument("--tilelang-examples", type=Path, default=ROOT / ".tlex" / "examples")
-    build_parser.add_argument("--only", help="a regular expression: compile the rows whose "
-                              "label matches")
-    run_parser = sub.add_parser("run")
-    run_parser.add_argument("--out", type=Path, default=Path("bandwidth.json"))
-    run_parser.add_argument("--only", help="a regular expression: the rows whose label matches")
-    run_parser.add_argument("--no-peers", action="store_true",
-                            help="time tilec's kernels only (no torch or Triton rows)")
-    args = parser.parse_args()
-    if args.command == "build":
-        build(args.cache_dir, args.tilelang_examples, args.only)
-    else:
-        run(args.out, args.only, not args.no_peers)
+    from device_cli import build_or_run  # beside this script
+
+    def options(build_parser: argparse.ArgumentParser,
+                run_parser: argparse.ArgumentParser) -> None:
+        build_parser.add_argument("--tilelang-examples", type=Path,
+                                  default=ROOT / ".tlex" / "examples")
+        build_parser.add_argument("--only", help="a regular expression: compile the rows whose "
+                                  "label matches")
+        run_parser.add_argument("--only", help="a regular expression: the rows whose label "
+                                "matches")
+        run_parser.add_argument("--no-peers", action="store_true",
+                                help="time tilec's kernels only (no torch or Triton rows)")
+
+    build_or_run(__doc__, "bandwidth.json",
+                 lambda args: build(args.cache_dir, args.tilelang_examples, args.only),
+                 lambda args: run(args.out, args.only, not args.no_peers), options)
 
 
 if __name__ == "__main__":

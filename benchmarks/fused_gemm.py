@@ -24,7 +24,6 @@ tests/test_fused_gemm_kernels.py checks the same kernels on the CPU target (ragg
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import math
@@ -353,15 +352,10 @@ def run(out: Path) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("build").add_argument("cache_dir", type=Path)
-    sub.add_parser("run").add_argument("--out", type=Path, default=Path("fused_gemm.json"))
-    args = parser.parse_args()
-    if args.command == "build":
-        build(args.cache_dir)
-    else:
-        run(args.out)
+    from device_cli import build_or_run  # beside this script
+
+    build_or_run(__doc__, "fused_gemm.json", lambda args: build(args.cache_dir),
+                 lambda args: run(args.out))
 
 
 if __name__ == "__main__":

@@ -176,23 +176,18 @@ def run(cache_dir: Path, out: Path, configs: list[str]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    builder = sub.add_parser("build")
-    builder.add_argument("cache_dir", type=Path)
-    runner = sub.add_parser("run")
-    runner.add_argument("--out", type=Path, default=Path("mma_sync_gemm.json"))
-    runner.add_argument("--cache-dir", type=Path,
-                        default=Path(os.environ.get("TILEC_CACHE_DIR", "tilec-cache")))
-    for command in (builder, runner):
-        command.add_argument("--configs", default=",".join(CONFIGS),
-                             help="tile configs, comma-separated (default: all)")
-    args = parser.parse_args()
-    configs = args.configs.split(",")
-    if args.command == "build":
-        build(args.cache_dir, configs)
-    else:
-        run(args.cache_dir, args.out, configs)
+    from device_cli import build_or_run  # beside this script
+
+    def options(builder: argparse.ArgumentParser, runner: argparse.ArgumentParser) -> None:
+        runner.add_argument("--cache-dir", type=Path,
+                            default=Path(os.environ.get("TILEC_CACHE_DIR", "tilec-cache")))
+        for command in (builder, runner):
+            command.add_argument("--configs", default=",".join(CONFIGS),
+                                 help="tile configs, comma-separated (default: all)")
+
+    build_or_run(__doc__, "mma_sync_gemm.json",
+                 lambda args: build(args.cache_dir, args.configs.split(",")),
+                 lambda args: run(args.cache_dir, args.out, args.configs.split(",")), options)
 
 
 if __name__ == "__main__":

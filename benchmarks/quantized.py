@@ -278,24 +278,20 @@ def _row(torch, name: str, shape: tuple[int, int, int], config: dict) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    build_parser = sub.add_parser("build")
-    build_parser.add_argument("cache_dir", type=Path)
-    build_parser.add_argument("--only", help="a regular expression: compile the rows whose "
-                              "label (kernel MxNxK config) matches")
-    run_parser = sub.add_parser("run")
-    run_parser.add_argument("--out", type=Path, default=Path("quantized.json"))
-    run_parser.add_argument("--bandwidth-json", type=Path, help="benchmarks/bandwidth.py's "
-                            "JSON of the same device: its min_bandwidth_fraction goes into "
-                            "the summary")
-    run_parser.add_argument("--only", help="a regular expression: the rows whose label "
-                            "(kernel MxNxK config) matches")
-    args = parser.parse_args()
-    if args.command == "build":
-        build(args.cache_dir, args.only)
-    else:
-        run(args.out, args.only, args.bandwidth_json)
+    from device_cli import build_or_run  # beside this script
+
+    def options(build_parser: argparse.ArgumentParser,
+                run_parser: argparse.ArgumentParser) -> None:
+        build_parser.add_argument("--only", help="a regular expression: compile the rows whose "
+                                  "label (kernel MxNxK config) matches")
+        run_parser.add_argument("--bandwidth-json", type=Path, help="benchmarks/bandwidth.py's "
+                                "JSON of the same device: its min_bandwidth_fraction goes into "
+                                "the summary")
+        run_parser.add_argument("--only", help="a regular expression: the rows whose label "
+                                "(kernel MxNxK config) matches")
+
+    build_or_run(__doc__, "quantized.json", lambda args: build(args.cache_dir, args.only),
+                 lambda args: run(args.out, args.only, args.bandwidth_json), options)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,31 @@
+"""The command line the device benchmarks share: `build CACHE_DIR` on the compiler machine
+(compiles every kernel into a cache), `run --out JSON` on the GPU machine (runs them from the
+cache with tilec's runtime only), as benchmarks/device_suite.sh calls them.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+
+Options = Callable[[argparse.ArgumentParser, argparse.ArgumentParser], None]
+
+
+def build_or_run(description: str | None, default_out: str,
+                 build: Callable[[argparse.Namespace], None],
+                 run: Callable[[argparse.Namespace], None],
+                 options: Options | None = None) -> None:
+    """Parses `build CACHE_DIR` / `run --out JSON` (plus what `options(build_parser,
+    run_parser)` adds to each) and calls `build(args)` or `run(args)`."""
+    parser = argparse.ArgumentParser(description=description,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    build_parser = commands.add_parser("build")
+    build_parser.add_argument("cache_dir", type=Path)
+    run_parser = commands.add_parser("run")
+    run_parser.add_argument("--out", type=Path, default=Path(default_out))
+    if options is not None:
+        options(build_parser, run_parser)
+    args = parser.parse_args()
+    (build if args.command == "build" else run)(args)
