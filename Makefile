@@ -16,7 +16,7 @@ $(NAGA): | $(VENV)/.installed
 	command -v npm >/dev/null && npm install --silent --no-fund --no-audit --prefix $(VENV)/naga \
 		naga-wasm@30.1.0 || echo "npm not found: the webgpu target cannot make WGSL"
 
-.PHONY: quickstart test lint
+.PHONY: quickstart test lint wheel
 quickstart: $(VENV)/.installed
 	$(PY) examples/quickstart.py
 
@@ -26,3 +26,15 @@ test: $(VENV)/.installed $(NAGA) lint
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
+
+# A manylinux wheel in $(DIST): pip builds it (the native modules come from build/, installed
+# with rpaths inside site-packages), auditwheel checks what they link and tags it with the
+# oldest manylinux policy their symbols allow. libMLIRPythonCAPI and libLLVM stay out: the
+# compiler extra's MLIR/LLVM wheels hold them, and the dialect finds them there.
+DIST ?= dist
+wheel: $(VENV)/.installed
+	rm -rf $(DIST)/unrepaired && mkdir -p $(DIST)
+	$(PY) -m pip wheel -q --no-build-isolation --no-deps -w $(DIST)/unrepaired .
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/auditwheel repair --exclude libMLIRPythonCAPI.so --exclude libLLVM.so \
+		-w $(DIST) $(DIST)/unrepaired/tilec-*.whl
+	rm -rf $(DIST)/unrepaired
