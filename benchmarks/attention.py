@@ -254,6 +254,8 @@ def build(cache_dir: Path, examples: Path, seq_lens: tuple[int, ...],
         for causal in (False, True):
             began = time.perf_counter()
             kernels = backward_kernels(seq_len, causal)
+            if seq_len == BACKWARD_GQA[0]:
+                kernels += backward_kernels(seq_len, causal, BACKWARD_GQA[1])
             print(f"{OWN_BACKWARD} S={seq_len} causal={causal} "
                   f"{time.perf_counter() - began:5.1f} s: wgmma=" + "/".join(
                       str(k.get_kernel_source().count("wgmma.mma_async")) for k in kernels[2:]),
@@ -293,7 +295,8 @@ def _sdpa(backend_name: str) -> Callable:
 
     def forward(q, k, v, causal: bool):
         with sdpa_kernel(backend):
-            return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            return torch.nn.functional.scaled_dot_product_attention(
+                q, k, v, is_causal=causal, enable_gqa=k.shape[1] != q.shape[1])
 
     return forward
 
@@ -421,6 +424,7 @@ def mla_rows(shape: dict[str, int]) -> list[dict[str, Any]]:
 
 OWN_BACKWARD = "tilec flash_bwd"
 BACKWARD_SEQ_LENS = (4096, 8192)
+BACKWARD_GQA = (4096, 8)  # a grouped-query row: S 4096, K and V with 8 heads (4 queries each)
 BACKWARD_CONFIG = {"block_M": 128, "block_N": 64, "num_stages": 2, "threads": 256}
 BACKWARD_CHECK_SLICES = ((0, 0), (BATCH - 1, HEADS - 1))
 
@@ -435,15 +439,18 @@ def _own_backward() -> ModuleType:
     return _load(ROOT / "examples" / "attention" / "flash_bwd.py", "tilec_flash_bwd")
 
 
-def backward_kernels(seq_len: int, causal: bool) -> list[Any]:
+def backward_kernels(seq_len: int, causal: bool, heads_kv: int = HEADS) -> list[Any]:
     """Every tilec kernel a backward row runs: the forward (O and LSE), then the backward's
-    preprocess, dK / dV kernel and dQ kernel."""
+    preprocess, dK / dV kernel and dQ kernel (K and V with `heads_kv` heads)."""
     bwd = _own_backward()
     own_config = {"block_M": 128, "block_N": 128, "num_stages": 2, "threads": 256}
-    return [_own_forward().flash_fwd(BATCH, HEADS, seq_len, DIM, causal, **own_config),
+    return [_own_forward().flash_fwd(BATCH, HEADS, seq_len, DIM, causal, heads_kv,
+                                     **own_config),
             bwd.flash_bwd_preprocess(BATCH, HEADS, seq_len, DIM),
-            bwd.flash_bwd(BATCH, HEADS, seq_len, DIM, causal, **BACKWARD_CONFIG),
-            bwd.flash_bwd_dq(BATCH, HEADS, seq_len, DIM, causal, **BACKWARD_CONFIG)]
+            bwd.flash_bwd(BATCH, HEADS, seq_len, DIM, causal, heads_kv=heads_kv,
+                          **BACKWARD_CONFIG),
+            bwd.flash_bwd_dq(BATCH, HEADS, seq_len, DIM, causal, heads_kv=heads_kv,
+                             **BACKWARD_CONFIG)]
 
 
 def _backward_flops(seq_len: int, causal: bool) -> float:
@@ -457,27 +464,38 @@ def _grad_errors(grads_bshd, q, k, v, do, causal: bool) -> float:
     import torch
 
     worst = 0.0
+    groups = q.shape[2] // k.shape[2]
     for b, h in BACKWARD_CHECK_SLICES:
-        qs, ks, vs = (t[b, :, h].float().requires_grad_() for t in (q, k, v))
-        scores = qs @ ks.T / math.sqrt(DIM)
+        # a KV head's gradients sum over its group's query heads: all of them enter
+        heads = range(h - h % groups, h - h % groups + groups)
+        qs = q[b, :, heads.start:heads.stop].float().requires_grad_()
+        ks, vs = (t[b, :, h // groups].float().requires_grad_() for t in (k, v))
+        scores = torch.einsum("qhd,kd->hqk", qs, ks) / math.sqrt(DIM)
         if causal:
-            keep = torch.ones_like(scores, dtype=torch.bool).tril()
+            keep = torch.ones_like(scores[0], dtype=torch.bool).tril()
             scores = scores.masked_fill(~keep, float("-inf"))
-        (scores.softmax(-1) @ vs).backward(do[b, :, h].float())
-        for got, want in zip(grads_bshd, (qs.grad, ks.grad, vs.grad), strict=True):
-            error = (got[b, :, h].float() - want).abs().max().item()
+        out = torch.einsum("hqk,kd->qhd", scores.softmax(-1), vs)
+        out.backward(do[b, :, heads.start:heads.stop].float())
+        got_q, got_k, got_v = grads_bshd
+        for got, want in ((got_q[b, :, heads.start:heads.stop], qs.grad),
+                          (got_k[b, :, h // groups], ks.grad), (got_v[b, :, h // groups], vs.grad)):
+            error = (got.float() - want).abs().max().item()
             worst = max(worst, error / want.abs().max().item())
     return worst
 
 
-def backward_rows(seq_len: int, causal: bool, peers: bool) -> list[dict[str, Any]]:
+def backward_rows(seq_len: int, causal: bool, peers: bool, heads_kv: int = HEADS
+                  ) -> list[dict[str, Any]]:
     """tilec's backward (its three kernels) beside SDPA's backward on the
     cuDNN and flash backends (autograd.grad of the forward's output, the forward not timed),
-    all checked against float32 on two (batch, head) slices (tilec's outputs poisoned)."""
+    all checked against float32 on two (batch, head) slices (tilec's outputs poisoned); K and
+    V with `heads_kv` heads (grouped-query attention below HEADS)."""
     import torch
 
     shape = (BATCH, seq_len, HEADS, DIM)
-    q, k, v, do = (torch.randn(shape, device="cuda", dtype=torch.float16) for _ in range(4))
+    q, do = (torch.randn(shape, device="cuda", dtype=torch.float16) for _ in range(2))
+    k, v = (torch.randn(BATCH, seq_len, heads_kv, DIM, device="cuda", dtype=torch.float16)
+            for _ in range(2))
     calls: dict[str, Any] = {}
     if peers:
         for backend in ("CUDNN_ATTENTION", "FLASH_ATTENTION"):
@@ -492,7 +510,7 @@ def backward_rows(seq_len: int, causal: bool, peers: bool) -> list[dict[str, Any
     rows = []
     for name, call in calls.items():
         row: dict[str, Any] = {"impl": name, "kind": "peer", "seq_len": seq_len,
-                               "causal": causal, "dim": DIM}
+                               "causal": causal, "dim": DIM, "heads_kv": heads_kv}
         try:
             grads = [g.transpose(1, 2) for g in call()]
             error = _grad_errors(grads, q, k, v, do, causal)
@@ -503,9 +521,9 @@ def backward_rows(seq_len: int, causal: bool, peers: bool) -> list[dict[str, Any
             row["error"] = f"{type(exc).__name__}: {exc}"[:500]
         rows.append(row)
     row = {"impl": OWN_BACKWARD, "kind": "tilec", "seq_len": seq_len, "causal": causal,
-           "dim": DIM, "config": BACKWARD_CONFIG}
+           "dim": DIM, "heads_kv": heads_kv, "config": BACKWARD_CONFIG}
     try:
-        fwd, pre, dkdv, dq_kernel = backward_kernels(seq_len, causal)
+        fwd, pre, dkdv, dq_kernel = backward_kernels(seq_len, causal, heads_kv)
         o, lse = fwd.get_profiler().run_poisoned(q, k, v)
         row["forward_max_abs_error"] = _max_error(o, q, k, v, causal)
         row["forward_tflops"] = _flops(seq_len, causal) / _bench(partial(fwd, q, k, v)) / 1e9
@@ -541,7 +559,8 @@ def _reference(q, k, v, causal: bool, b: int, h: int):
     """The float32 attention output of one (batch, head) of bshd inputs: [seq, dim]."""
     import torch
 
-    qs, ks, vs = (t[b, :, h].float() for t in (q, k, v))
+    groups = q.shape[2] // k.shape[2]  # grouped queries: query head h reads KV head h / groups
+    qs, ks, vs = q[b, :, h].float(), k[b, :, h // groups].float(), v[b, :, h // groups].float()
     scores = qs @ ks.T / math.sqrt(qs.shape[-1])
     if causal:
         keep = torch.ones_like(scores, dtype=torch.bool).tril()
@@ -693,10 +712,13 @@ def run(out: Path, seq_lens: tuple[int, ...], budget_s: float, peers: tuple[str,
             if time.perf_counter() - began > budget_s:
                 recorder.record["stopped"] = f"budget of {budget_s} s spent before backward"
                 break
-            for row in backward_rows(seq_len, causal, "sdpa" in peers):
+            gqa = (HEADS, BACKWARD_GQA[1]) if seq_len == BACKWARD_GQA[0] else (HEADS,)
+            for row in (row for heads_kv in gqa
+                        for row in backward_rows(seq_len, causal, "sdpa" in peers, heads_kv)):
                 recorder.record["backward"].append(row)
                 recorder.write()
-                print(f"backward S={seq_len:5} causal={causal!s:5} {row['impl']:20} " + (
+                print(f"backward S={seq_len:5} causal={causal!s:5} kv heads {row['heads_kv']:2} "
+                      f"{row['impl']:20} " + (
                     f"{row['tflops']:6.1f} TF/s x{row.get('ratio_to_sdpa', 0):.2f} "
                     f"rel err {row['max_rel_error']:.1e}" if "tflops" in row
                     else row.get("error", "?")), flush=True)
@@ -755,12 +777,16 @@ def summary(rows: list[dict[str, Any]], backward: list[dict[str, Any]] = (),
                for r in rows if r["impl"] == EXAMPLE_MAIN and r["seq_len"] == 4096
                and r.get("passed")}
     bwd = [r["ratio_to_sdpa"] for r in backward if r["impl"] == OWN_BACKWARD
-           and r["seq_len"] >= 4096 and "ratio_to_sdpa" in r and r.get("passed")]
+           and r.get("heads_kv", HEADS) == HEADS and r["seq_len"] >= 4096
+           and "ratio_to_sdpa" in r and r.get("passed")]
+    gqa = [r["ratio_to_sdpa"] for r in backward if r["impl"] == OWN_BACKWARD
+           and r.get("heads_kv", HEADS) != HEADS and "ratio_to_sdpa" in r and r.get("passed")]
     mla_fractions = [r["fraction_of_copy"] for r in mla if r["impl"] == OWN_MLA
                      and "fraction_of_copy" in r and r.get("passed")]
     return {"fwd_d128_vs_cudnn": lowest(OWN_FORWARD),
             "fwd_d128_vs_cudnn_pingpong": lowest(OWN_FORWARD + PINGPONG_SUFFIX), **other_dims,
             "bwd_vs_sdpa": min(bwd) if bwd else None,
+            "bwd_gqa_vs_sdpa": min(gqa) if gqa else None,
             "mla_decode_fraction_of_copy": min(mla_fractions) if mla_fractions else None,
             "tilelang_example_vs_tilelang": min(example.values()) if len(example) == 2 else None,
             "tilelang_baseline": TILELANG_BASELINE}
