@@ -75,7 +75,8 @@ def copy_parts(op: ir.Operation) -> tuple[ir.Value, list[ir.Value], list[int],
             dst, dst_offsets, list(ir.DenseI64ArrayAttr(op.attributes["dst_shape"])))
 
 
-LOCATION = re.compile(r'loc\("([^"]*)":(\d+):\d+')
+# a file:line location, or the one a named location wraps
+LOCATION = re.compile(r'loc\((?:"[^"]*"\()?"([^"]*)":(\d+):\d+')
 
 
 def op_error(op: ir.Operation, message: str) -> CompileError:

@@ -14,15 +14,20 @@ Stages ("tile" is the frontend's IR, added by the driver):
   gpu        lower-tile-to-gpu with logical addressing (tensors as flat typed arrays viewed in
              their shape, each shared buffer a workgroup array of its own, element accesses
              only, shuffles within the subgroup width), place-private-allocas, canonicalize,
-             cse, then assign-spirv-storage-classes; the kernel's workgroup size and the
-             target environment (SPIR-V 1.3, Vulkan's Shader capabilities with 16-bit storage,
-             subgroup shuffles and arithmetic, float atomics) as attributes. An NVIDIA-only op
-             (TMA, mbarriers, cp.async, T.ws), a bf16 value (no SPIR-V type) or more workgroup
-             memory than the description allows is an error at the kernel's line
+             cse; the kernel's workgroup size and the target environment (SPIR-V 1.3,
+             Vulkan's Shader capabilities with 16-bit storage, subgroup shuffles and
+             arithmetic; the float atomic add on vulkan only) as attributes; then
+             assign-spirv-storage-classes, spirv-prepare-float-atomics (each float32 atomic add
+             as a marked store, its buffer as i32 bits where the float add is missing). An
+             NVIDIA-only op (TMA, mbarriers, cp.async, T.ws), a bf16 value (no SPIR-V type) or
+             more workgroup memory than the description allows is an error at the kernel's
+             line
   spirv      upstream: flatten-memref (every access on a 1-D array), expand-strided-metadata,
              lower-affine, math-expand-ops (exp2, tanh... in terms of what GLSL.std.450
              has), convert-math-to-spirv, arith-expand, convert-gpu-to-spirv; then
-             spirv-bitcast-infinities (naga and WGSL take no infinite literal),
+             spirv-lower-float-atomics (the marked stores as OpAtomicFAddEXT, or on bits as
+             compare-and-swap loops), spirv-bitcast-infinities (naga and WGSL take no
+             infinite literal),
              spirv-negate-as-subtract (naga negates no unsigned integer) and the
              target's own SPIR-V passes; then spirv-lower-abi-attrs, spirv-update-vce (the
              capabilities the module uses)
@@ -64,17 +69,26 @@ ABI = "tilec-spirv-bindings-v1"
 TILE_PASSES = ("lower-sub-byte-types", "stage-reduce-operands", "infer-fragment-layout",
                "lower-gemm-simt", "insert-shared-barriers")
 GPU_PASSES = ("lower-tile-to-gpu", "place-private-allocas")
+# memory in SPIR-V's storage classes; float atomics in a form the conversion carries
+STORAGE_PASSES = ("assign-spirv-storage-classes", "spirv-prepare-float-atomics")
 NVIDIA_DIALECTS = ("nvvm.", "nvgpu.", "llvm.")
 # What the kernels may use; spirv-update-vce keeps the part a module needs. lavapipe, wgpu
 # (features shader-f16, subgroup, shader-float32-atomic) and spirv-cross take all of it.
 TARGET_ENV = (
     "#spirv.target_env<#spirv.vce<v1.3, [Shader, Int8, Int16, Int64, Float16, Float64, "
     "StorageBuffer16BitAccess, StorageBuffer8BitAccess, GroupNonUniform, "
-    "GroupNonUniformShuffle, GroupNonUniformArithmetic, GroupNonUniformBallot, "
-    "AtomicFloat32AddEXT], [SPV_KHR_storage_buffer_storage_class, SPV_KHR_16bit_storage, "
-    "SPV_KHR_8bit_storage, SPV_EXT_shader_atomic_float_add]>, "
+    "GroupNonUniformShuffle, GroupNonUniformArithmetic, GroupNonUniformBallot{capabilities}], "
+    "[SPV_KHR_storage_buffer_storage_class, SPV_KHR_16bit_storage, "
+    "SPV_KHR_8bit_storage{extensions}]>, "
     "#spirv.resource_limits<max_compute_workgroup_size = [1024, 1024, 1024], "
     "max_compute_workgroup_invocations = 1024, subgroup_size = {warp}>>")
+# The float atomic add (spirv.EXT.AtomicFAdd; the runtime checks that the device has it) on
+# Vulkan. WebGPU has none, and spirv-cross writes none in MSL (it emits GLSL's atomicAdd):
+# there spirv-lower-float-atomics makes a compare-and-swap loop on the bits
+FLOAT_ATOMIC_ADD = (", AtomicFloat32AddEXT", ", SPV_EXT_shader_atomic_float_add")
+FLOAT_ATOMIC_FAMILIES = ("vulkan",)
+# optional device features (wgpu's names) a kernel needs by the ops it has: launch["features"]
+DEVICE_FEATURES = (("spirv.EXT.AtomicFAdd", "shader-float32-atomic"),)
 SPIRV_PASSES = ",".join([
     "gpu.module(flatten-memref)",
     "expand-strided-metadata",
@@ -87,7 +101,8 @@ SPIRV_PASSES = ",".join([
     "canonicalize",
 ])
 # what naga (wgpu's shader compiler, also reading SPIR-V) needs of every module
-SPIRV_FIXES = ("spirv-bitcast-infinities", "spirv-negate-as-subtract")
+SPIRV_FIXES = ("spirv-lower-float-atomics", "spirv-bitcast-infinities",
+               "spirv-negate-as-subtract")
 # after tilec's SPIR-V passes: the entry point's interface, the capabilities the module uses
 SPIRV_FINISH = "spirv.module(spirv-lower-abi-attrs,spirv-update-vce)"
 
@@ -99,6 +114,14 @@ def target_of(options: CompileOptions) -> TargetDescription:
         raise CompileError(f"the {family} target takes no chip ('{options.target}'): its "
                            "device is known only at run time")
     return describe(family)
+
+
+def target_environment(target: TargetDescription) -> str:
+    """The gpu.module's #spirv.target_env for the family."""
+    capabilities, extensions = (FLOAT_ATOMIC_ADD if target.name in FLOAT_ATOMIC_FAMILIES
+                                else ("", ""))
+    return TARGET_ENV.format(capabilities=capabilities, extensions=extensions,
+                             warp=max(target.warp_size, 1))
 
 
 def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
@@ -117,11 +140,6 @@ def _reject(module: ir.Module, location: CompileError, target: TargetDescription
                 f"warp specialization) or extern CUDA code, which the {target.name} target has "
                 "none of",
                 location.filename, location.lineno)
-        if op.name == "memref.atomic_rmw" and not isinstance(op.results[0].type,
-                                                             ir.IntegerType):
-            raise op_error(op, f"a floating-point atomic (T.atomic_add of {op.results[0].type}) "
-                               f"is not lowered to SPIR-V on the {target.name} target yet "
-                               "(integer atomics are)")
         types = [result.type for result in op.results]
         types += [ir.MemRefType(t).element_type for t in types if isinstance(t, ir.MemRefType)]
         if any(isinstance(t, ir.BF16Type) or "bf16" in str(t) for t in types):
@@ -161,8 +179,8 @@ def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
     for op in walk(module.operation):
         if op.name == "gpu.module":
             op.attributes["spirv.target_env"] = ir.Attribute.parse(
-                TARGET_ENV.format(warp=max(target.warp_size, 1)))
-    tile_passes("gpu", ["assign-spirv-storage-classes"]).run(module, options)
+                target_environment(target))
+    tile_passes("gpu", STORAGE_PASSES).run(module, options)
 
 
 def spirv_stage(passes: tuple[str, ...]) -> Stage:
@@ -225,10 +243,12 @@ class SpirvBinary:
 
 def serialize(module: ir.Module, options: CompileOptions) -> SpirvBinary:
     """The spirv.module as a SPIR-V binary, validated by spirv-val."""
+    text = spirv_module_text(module)
+    options.extra["features"] = [feature for op, feature in DEVICE_FEATURES if op in text]
     with tempfile.TemporaryDirectory(prefix="tilec-spirv-") as folder:
         source, binary = os.path.join(folder, "kernel.mlir"), os.path.join(folder, "kernel.spv")
         with open(source, "w") as file:
-            file.write(spirv_module_text(module))
+            file.write(text)
         # the serializer takes the spirv.module as the top-level op
         run_tool([mlir_tool("mlir-translate"), "--no-implicit-module", "--serialize-spirv", source,
               "-o", binary], "SPIR-V serialization")
@@ -257,7 +277,7 @@ def stages(options: CompileOptions, spirv_passes: tuple[str, ...] = SPIRV_FIXES
         Stage("tile-schedule", _tile_schedule, "canonicalize, cse, tile.arch"),
         tile_passes("tile-spirv", TILE_PASSES),
         Stage("gpu", _lower_to_gpu, ", ".join(GPU_PASSES) + ", canonicalize, cse, "
-              f"assign-spirv-storage-classes, {target.name}'s target environment"),
+              f"{target.name}'s target environment, " + ", ".join(STORAGE_PASSES)),
         spirv_stage(spirv_passes),
         Stage("spirv-binary", serialize, "mlir-translate --serialize-spirv, spirv-val"),
     ]
@@ -271,4 +291,5 @@ def launch_metadata(options: CompileOptions, kernel_name: str) -> dict:
         "threads": options.extra.get("threads", [1]),
         "entry": kernel_name,
         "subgroup_size": target_of(options).warp_size,
+        "features": options.extra.get("features", []),
     }

@@ -137,6 +137,13 @@ class SpirvKernel:
                 f"device's ({self.device.adapter.info['device']}) are "
                 f"{subgroup_size() or 'not available'}: compile for the webgpu target, which "
                 "uses none")
+        missing = [feature for feature in artifact.launch.get("features", [])
+                   if feature not in self.device.features]
+        if missing:
+            raise LaunchError(
+                f"kernel '{artifact.name}' needs the device feature {', '.join(missing)} (float "
+                f"atomic adds); this device ({self.device.adapter.info['device']}) lacks it: "
+                "compile for the webgpu target, which adds by compare-and-swap")
         self.abi = artifact.launch["abi"]
         self.threads = artifact.launch["threads"]
         try:
