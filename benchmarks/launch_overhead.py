@@ -16,7 +16,8 @@ Where the native call's time goes: `tilec_launch_only_us` is cuLaunchKernel thro
 nanobind launcher with its arguments packed beforehand, `tilec_native_call_no_output_us` the
 native call's checks and launch with C passed in (no allocation), `tilec_native_call_direct_us`
 the whole native call (allocation included) without the kernel object's `__call__`, and
-`torch_empty_us` torch's allocation from Python.
+`torch_empty_us` torch's allocation from Python. The `*_side_stream_us` entries launch on a
+created stream instead of the legacy default stream torch starts on.
 """
 
 from __future__ import annotations
@@ -151,6 +152,7 @@ def main() -> None:
         assert torch.equal(kernel(a, b), a + b), "tilec's kernel call computed a wrong sum"
         results[key] = per_call_us(lambda kernel=kernel: kernel(a, b))
         if setting == "1":
+            native_kernel = kernel
             results["tilec_kernel_call_native"] = type(kernel._call).__name__ == "Call"
             native_call = kernel._call  # the same call without the kernel object's frame
             results["tilec_native_call_direct_us"] = per_call_us(
@@ -176,6 +178,14 @@ def main() -> None:
     results["torch_add_out_us"] = per_call_us(lambda: torch.add(a, b, out=c))
     results["torch_add_us"] = per_call_us(lambda: torch.add(a, b))
     results["torch_empty_us"] = per_call_us(lambda: torch.empty(ELEMENTS, device="cuda"))
+    side = torch.cuda.Stream()  # a created stream: not the legacy default stream
+    with torch.cuda.stream(side):
+        assert torch.equal(native_kernel(a, b), a + b), "the call on a side stream is wrong"
+        results["tilec_kernel_call_side_stream_us"] = per_call_us(lambda: native_kernel(a, b))
+        if cuda.native_available():
+            results["tilec_launch_only_side_stream_us"] = per_call_us(
+                lambda: loaded.launch(values, *grid, side.cuda_stream))
+        results["torch_add_side_stream_us"] = per_call_us(lambda: torch.add(a, b))
 
     report = {
         "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
