@@ -690,11 +690,11 @@ def run(out: Path, seq_lens: tuple[int, ...], budget_s: float, peers: tuple[str,
             shapes += [(seq_len, causal, [forward], peer_calls, forward.dim)
                        for forward in head_dim_forwards() for causal in (False, True)]
     cudnn_ms: dict[tuple[int, bool, int], float] = {}
-    for seq_len, causal, kernels, peers, dim in shapes:
+    for seq_len, causal, kernels, shape_peers, dim in shapes:
         if time.perf_counter() - began > budget_s:
             recorder.record["stopped"] = f"budget of {budget_s} s spent before S={seq_len}"
             break
-        for row in _shape_rows(seq_len, causal, kernels, peers, dim):
+        for row in _shape_rows(seq_len, causal, kernels, shape_peers, dim):
             if row["impl"] == "sdpa cudnn" and "ms" in row:
                 cudnn_ms[seq_len, causal, dim] = row["ms"]
             if "ms" in row and (seq_len, causal, dim) in cudnn_ms:

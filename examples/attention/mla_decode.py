@@ -18,9 +18,13 @@ cache tiles the first brought into L2. With splits, a second kernel combines the
 normalized partial outputs by their base-2 log-sum-exps (split_kv.py's combine_splits, as
 flash_decode.py does); a split with no tile weighs nothing (the first half of a head group
 writes the log-sum-exp, which the second's scores share). A sequence's length is at least 1.
+The block's own latent half is copied twice, once for the scores (read as N x K) and once
+for P V (read as K x N): tilec's wgmma path gives a shared tile one operand layout, and a
+gemm reading a tile another gemm laid out differently runs on CUDA cores (which took 8 ms
+at batch 64 x 4096 tokens on the H200, 1% of the copy bandwidth).
 The page copies are not software-pipelined (num_stages 1): their corners come from a
 block-table load, which tilec's cp.async pipeline does not recompute for a later iteration,
-and two 64-token stages beside Q would need 238 KB of shared memory (sm_90a has 227).
+and two 64-token stages beside Q would not fit in sm_90a's 227 KB of shared memory.
 
 Runs on the GPU when there is one, else on the CPU target, and checks against torch.
 """
@@ -67,6 +71,7 @@ def mla_decode(batch, heads, pages, max_pages, page_size=64, num_split=1, dtype=
             Q_rope = T.alloc_shared([block_H, ROPE], dtype)
             KV_mine = T.alloc_shared([block_N, half], dtype)
             KV_other = T.alloc_shared([block_N, half], dtype)
+            values = T.alloc_shared([block_N, half], dtype)  # KV_mine again, as P V's B
             K_rope = T.alloc_shared([block_N, ROPE], dtype)
             scores = T.alloc_fragment([block_H, block_N], accum)
             probs = T.alloc_fragment([block_H, block_N], dtype)
@@ -97,6 +102,7 @@ def mla_decode(batch, heads, pages, max_pages, page_size=64, num_split=1, dtype=
                 T.copy(KV[page, row:row + block_N, mine:mine + half], KV_mine)
                 T.copy(KV[page, row:row + block_N, other:other + half], KV_other)
                 T.copy(KV[page, row:row + block_N, LATENT:dim], K_rope)
+                T.copy(KV[page, row:row + block_N, mine:mine + half], values)
                 T.gemm(Q_mine, KV_mine, scores, transpose_B=True, clear_accum=True)
                 T.gemm(Q_other, KV_other, scores, transpose_B=True)
                 T.gemm(Q_rope, K_rope, scores, transpose_B=True)
@@ -116,7 +122,7 @@ def mla_decode(batch, heads, pages, max_pages, page_size=64, num_split=1, dtype=
                 T.copy(scores, probs)
                 for i, j in T.Parallel(block_H, half):
                     acc_o[i, j] *= rescale[i]
-                T.gemm(probs, KV_mine, acc_o)
+                T.gemm(probs, values, acc_o)
 
             if num_split == 1:
                 for i, j in T.Parallel(block_H, half):
