@@ -12,9 +12,13 @@ A loop qualifies when plan-tma-pipelines gave it a `tile.tma_ring` of two consum
 warpgroups without an overlapped gemm, and its statements hold exactly two gemms, both
 tile.wgmma over both warpgroups (each warpgroup issues the wgmmas of its own rows).
 
-Opt-in while it is measured: the pass marks loops only in a module carrying the unit
-attribute `tile.warpgroup_pingpong` (the CUDA target sets it from
-TILEC_WARPGROUP_PINGPONG=1); a loop already marked by hand is checked either way.
+An opt-in: the pass marks loops only in a module carrying the unit attribute
+`tile.warpgroup_pingpong` (the CUDA target sets it from TILEC_WARPGROUP_PINGPONG=1); a loop
+already marked by hand is checked either way. On the H200 (8 x 4096 x 32 x 128 fp16) it made
+examples/attention/flash_fwd.py slower, 469 / 416 TFLOP/s against 489 / 456 non-causal /
+causal, with right results: a turn ends with P V's wait_group 0 before the next Q K^T issues
+(the ring hands the slot back after the body), so FlashAttention-3's gain presumably also
+needs its intra-warpgroup overlap, which holds a slot one iteration longer.
 """
 
 from __future__ import annotations
