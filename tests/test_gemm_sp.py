@@ -6,6 +6,7 @@ CUDA kernel's PTX; what is rejected.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -180,3 +181,29 @@ def test_device_assert_that_fails_stops_the_program_with_its_message(tmp_path) -
 def test_device_assert_calls_assertfail_on_cuda() -> None:
     ptx = bounded.compile(torch.empty(128), target="cuda:sm_90a").get_kernel_source()
     assert "__assertfail" in ptx
+
+
+def gather_in_thread(rows: int, width: int):
+    """TileLang's gemm_sp compressor pattern: each thread copies a row of fp16 into its own
+    T.alloc_local array (16-byte vectors) and reads it back at run-time indices, which keeps
+    the array in local memory."""
+    @T.prim_func
+    def main(X: T.Tensor((rows, width), T.float16), picks: T.Tensor((rows, width), T.int32),
+             Y: T.Tensor((rows, width), T.float16)):
+        with T.Kernel(1, threads=rows):
+            tx = T.get_thread_binding(0)
+            row = T.alloc_local([width], T.float16)
+            T.copy(X[tx, 0:width], row)
+            for j in T.serial(width):
+                Y[tx, j] = row[picks[tx, j]]
+
+    return main
+
+
+def test_a_per_thread_array_in_local_memory_is_aligned_for_its_vector_copies() -> None:
+    """Its vector stores (st.local.v4) fault on a misaligned address unless the array's local
+    memory is 16-byte aligned (the compressor of TileLang's gemm_sp example did, on the H200)."""
+    ptx = tilec.compile(gather_in_thread(32, 32), target="cuda:sm_90a").get_kernel_source()
+    assert "st.local.v4" in ptx
+    depots = re.findall(r"\.local \.align (\d+) \.b8\s+__local_depot", ptx)
+    assert depots and all(int(align) >= 16 for align in depots)

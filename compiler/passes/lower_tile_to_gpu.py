@@ -127,6 +127,11 @@ from tilec.compiler.passes.select_shared_swizzle import (
 )
 from tilec.errors import CompileError
 
+# per-thread arrays (a fragment's registers, T.alloc_local) are 16-byte aligned: copies move
+# their elements in vectors of up to 16 bytes, which, where an array stays in local memory
+# (indexed at run time), are st.local.v4 / ld.local.v4 and fault on a smaller alignment
+PER_THREAD_ALIGN = 16
+
 WORKGROUP = "#gpu.address_space<workgroup>"
 UNROLL_LIMIT = 16  # a T.Parallel without fragments loops instead of unrolling past this
 MAX_FRAGMENT_REGISTERS = 4096  # 16x the register file a thread can have; code per register
@@ -671,13 +676,15 @@ class KernelLowering:
                                        f"{MAX_FRAGMENT_REGISTERS}: use more threads, smaller "
                                        "tiles or T.alloc_shared")
                     registers = memref.AllocaOp(ir.MemRefType.get(
-                        [layout.num_registers], type_.element_type), [], []).result
+                        [layout.num_registers], type_.element_type), [], [],
+                        alignment=PER_THREAD_ALIGN).result
                     self.fragments[old] = Fragment(registers, layout)
                     self.fragment_allocs.append(op)
                     continue
                 else:
                     new = memref.AllocaOp(ir.MemRefType.get(list(type_.shape),
-                                                            type_.element_type), [], []).result
+                                                            type_.element_type), [], [],
+                                          alignment=PER_THREAD_ALIGN).result
                     self.per_thread.add(new)
             old.replace_all_uses_with(new)
             op.erase()

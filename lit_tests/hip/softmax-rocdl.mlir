@@ -12,7 +12,7 @@
 
 // GPU: gpu.func @main(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 160 : i64}
 // GPU: %[[WAVE:.*]] = arith.constant 64 : i32
-// GPU: memref.alloca() : memref<16xf32, #gpu.address_space<private>>
+// GPU: memref.alloca() {alignment = 16 : i64} : memref<16xf32, #gpu.address_space<private>>
 // GPU: gpu.shuffle  xor %{{.*}}, %{{.*}}, %[[WAVE]] : f32
 // GPU: gpu.barrier
 // GPU-NOT: nvvm.
@@ -23,12 +23,12 @@
 // ROCDL: llvm.func @main(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1>) attributes {{{.*}}rocdl.flat_work_group_size = "128,128", rocdl.kernel, rocdl.reqd_work_group_size = array<i32: 128, 1, 1>
 // ROCDL: llvm.mlir.addressof @__dynamic_shmem__0 : !llvm.ptr<3>
 // ROCDL: rocdl.workitem.id.x
-// ROCDL: llvm.alloca %{{.*}} x f32 : (i64) -> !llvm.ptr<5>
+// ROCDL: llvm.alloca %{{.*}} x f32 {alignment = 16 : i64} : (i64) -> !llvm.ptr<5>
 // ROCDL: rocdl.ds_bpermute
 // ROCDL: rocdl.barrier
 
 // LLVMIR: target datalayout = "{{.*}}-p3:32:32-p4:64:64-p5:32:32
 // LLVMIR: target triple = "amdgcn-amd-amdhsa"
 // LLVMIR: define amdgpu_kernel void @main(ptr addrspace(1) %0, ptr addrspace(1) %1)
-// LLVMIR: alloca float, i64 16, align 4, addrspace(5)
+// LLVMIR: alloca float, i64 16, align 16, addrspace(5)
 // LLVMIR: call i32 @llvm.amdgcn.ds.bpermute

@@ -8,8 +8,8 @@
 // CHECK: gpu.func @rowsum(%[[X:.*]]: !llvm.ptr<1>, %[[OUT:.*]]: !llvm.ptr<1>, %[[M:.*]]: i64, %[[N:.*]]: i64) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 0 : i64}
 // CHECK: llvm.insertvalue %[[M]], %{{.*}}[3, 0]
 // CHECK: builtin.unrealized_conversion_cast %{{.*}} to memref<?x64xf32, 1>
-// CHECK: %[[REGS:.*]] = memref.alloca() : memref<8xf32>
-// CHECK: %[[SUMS:.*]] = memref.alloca() : memref<2xf32>
+// CHECK: %[[REGS:.*]] = memref.alloca() {alignment = 16 : i64} : memref<8xf32>
+// CHECK: %[[SUMS:.*]] = memref.alloca() {alignment = 16 : i64} : memref<2xf32>
 // in bounds, aligned and whole: one 16-byte load, else element by element with zeros; the
 // load frozen, so that LLVM keeps it whole (VectorCombine splits a load only extracted from)
 // CHECK: scf.if %{{.*}} -> (vector<4xf32>) {
@@ -228,7 +228,7 @@ func.func @unrolled_colsum(%A: memref<32x16xf32>, %out: memref<16xf32>) attribut
 // CHECK-LABEL: gpu.func @whole_tile
 // CHECK-SAME: tile.shared_bytes = 0 : i64
 // CHECK-NOT: gpu.barrier
-// CHECK: %[[WHOLE:.*]] = memref.alloca() : memref<8xf32>
+// CHECK: %[[WHOLE:.*]] = memref.alloca() {alignment = 16 : i64} : memref<8xf32>
 // CHECK: memref.load %[[WHOLE]][%{{.*}}] : memref<8xf32>
 // CHECK: gpu.return
 func.func @whole_tile(%in: memref<8xf32>, %out: memref<8xf32>, %k: index) attributes {tile.entry} {
@@ -254,7 +254,7 @@ func.func @whole_tile(%in: memref<8xf32>, %out: memref<8xf32>, %k: index) attrib
 // CHECK-LABEL: gpu.module @kernels
 // CHECK-NEXT: llvm.func @tilec_extern_0_twice(!llvm.ptr) attributes {tile.extern = {args = ["float32*"], name = "twice", result = "void"}}
 // CHECK: gpu.func @extern_call
-// CHECK: %[[BUF:.*]] = memref.alloca() : memref<4xf32>
+// CHECK: %[[BUF:.*]] = memref.alloca() {alignment = 16 : i64} : memref<4xf32>
 // CHECK: %[[ADDR:.*]] = memref.extract_aligned_pointer_as_index %[[BUF]] : memref<4xf32> -> index
 // CHECK: llvm.call @tilec_extern_0_twice(%{{.*}}) : (!llvm.ptr) -> ()
 llvm.func @tilec_extern_0_twice(!llvm.ptr) attributes {tile.extern = {args = ["float32*"], name = "twice", result = "void"}}

@@ -12,7 +12,7 @@
 // GPU-SAME: spirv.entry_point_abi = #spirv.entry_point_abi<workgroup_size = [128, 1, 1]>
 // GPU: %[[WIDTH:.*]] = arith.constant 8 : i32
 // GPU: memref.reinterpret_cast %arg0 to offset: [0], sizes: [256, 512], strides: [512, 1]
-// GPU: memref.alloca() : memref<16xf32, #spirv.storage_class<Function>>
+// GPU: memref.alloca() {alignment = 16 : i64} : memref<16xf32, #spirv.storage_class<Function>>
 // GPU: gpu.shuffle  xor %{{.*}}, %{{.*}}, %[[WIDTH]] : f32
 // GPU: memref.alloc() : memref<{{[0-9]+}}xf32, #spirv.storage_class<Workgroup>>
 // GPU: gpu.barrier
