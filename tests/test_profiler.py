@@ -249,6 +249,26 @@ def test_cuda_path_times_with_events_and_flushes_l2(fake_cuda) -> None:
     assert fake_cuda[1].dtype == torch.int8
 
 
+def test_the_estimate_counts_the_flush_as_tilelang_does(fake_cuda) -> None:
+    """warmup and rep are milliseconds of calls with their L2 flushes: a kernel shorter than
+    the flush runs rep / (flush + call) times, not rep / call (TileLang's counts; the examples'
+    do_bench of microsecond kernels ran twenty thousand flushes)."""
+    flush = torch.empty(64 * 1024 * 1024 // 4, dtype=torch.int32)
+    start = time.perf_counter()
+    for _ in range(3):
+        flush.zero_()
+    flush_ms = (time.perf_counter() - start) * 1e3 / 3
+    calls = []
+
+    def one_ms() -> None:
+        calls.append(1)
+        time.sleep(1e-3)
+
+    do_bench(one_ms, warmup=20, rep=40, cache_size=64)
+    # by the call alone: 1 + 5 + 20 + 40 calls
+    assert flush_ms > 2.0 and len(calls) <= 1 + 5 + 2 + 60 / flush_ms
+
+
 @pytest.mark.skipif(cupti_available(), reason="checks the fallback without CUPTI")
 def test_cupti_falls_back_to_events_with_a_warning(fake_cuda) -> None:
     with pytest.warns(RuntimeWarning, match="timing with CUDA events instead"):

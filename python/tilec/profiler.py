@@ -1,8 +1,9 @@
 """Timing and checking kernels as TileLang's profiler does: `do_bench` and `kernel.get_profiler()`.
 
 `do_bench(fn, warmup=25, rep=100)` calls `fn()` for about `warmup` milliseconds, then about
-`rep` milliseconds more, timing each call (the counts come from a first estimate of one call;
-`_n_warmup` / `_n_repeat` fix them instead). On a GPU the L2 cache is flushed before each timed
+`rep` milliseconds more, timing each call (the counts come from a first estimate of one call
+with its L2 flush, as TileLang's do_bench counts them; `_n_warmup` / `_n_repeat` fix them
+instead). On a GPU the L2 cache is flushed before each timed
 call and the backends are:
 
 - "event": a pair of CUDA events around each call;
@@ -150,7 +151,8 @@ def _bench_cuda(fn: Callable[[], Any], counts: tuple, backend: Backend, device: 
                             device="cuda")
         start, end = _event(), _event()
         start.record()
-        for _ in range(ESTIMATE_CALLS):
+        for _ in range(ESTIMATE_CALLS):  # each call with its flush, as the timed calls have
+            flush.zero_()
             fn()
         end.record()
         torch.cuda.synchronize()
