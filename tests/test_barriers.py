@@ -159,8 +159,8 @@ def test_tma_copy_under_a_thread_condition_is_rejected() -> None:
             T.mbarrier_wait_parity(bar, 0)
             T.copy(s, B)
 
-    with pytest.raises(tilec.CompileError, match=r"test_barriers.py:\d+: T.tma_copy is issued "
-                                                 r"by the first thread of those running it"):
+    with pytest.raises(tilec.CompileError, match=r"test_barriers.py:\d+: T.tma_copy is shared out "
+                                                 r"over the threads running it"):
         tilec.compile(divergent, target="cuda:sm_90a")
 
 

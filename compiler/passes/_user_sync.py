@@ -6,11 +6,15 @@ tile.alloc_barrier, tile.mbarrier_*, tile.tma_copy, tile.fence_proxy_async, tile
 - tile.mbarrier_arrive: mbarrier.arrive from every thread reaching it; wait_parity:
   mbarrier.try_wait.parity in a loop (nvvm's op loops until the phase completed);
   expect_tx: one thread (the first of those reaching it) raises the phase's byte count.
-- tile.tma_copy: one thread moves the box row by row (the box's last dimension, contiguous in
-  the tensor and in the shared tile) with cp.async.bulk, each row raising the barrier's
-  expected bytes by its size first; a row partly or wholly outside the tensor, or whose
-  addresses are not 16-byte aligned, is copied by that thread element by element (zeros
-  outside), so it never counts as transaction bytes. The bulk copy needs no tensor map.
+- tile.tma_copy: the threads running it (the block, or a T.ws block's warpgroups) share the
+  box's rows out (the box's last dimension, contiguous in the tensor and in the shared tile;
+  16-byte chunks of them for a wgmma operand tile) and move each with cp.async.bulk, each row
+  raising the barrier's expected bytes by its size first; a row partly or wholly outside the
+  tensor, or whose addresses are not 16-byte aligned, is copied by its thread element by
+  element (zeros outside), so it never counts as transaction bytes. A barrier over those
+  threads follows, so every row's bytes are expected before any of them arrives on the
+  mbarrier (one thread issuing a tile's thousand bulk copies alone kept a warp-specialized
+  GEMM's producer a hundred times slower than its consumer). The bulk copy needs no tensor map.
 - tile.warpgroups: an scf.if on the thread's warpgroup; inside, the block is the listed
   warpgroups (thread index from 0, their thread count), so copies and T.Parallel loops share
   their work out among those threads only, and block barriers become the named barrier
@@ -28,7 +32,9 @@ thread index (other than a T.ws) it is a CompileError, since that thread may not
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from mlir import ir
@@ -110,16 +116,21 @@ def _barrier(op: ir.Operation) -> ir.Value:
 def _leader(lowering: KernelLowering, op: ir.Operation, what: str) -> ir.Value:
     """True on the first thread of those running `op`; an error when a condition on the thread
     index may keep that thread away."""
+    _check_every_thread_reaches(op, f"{what} is issued by the first thread of those running it")
+    return arith.cmpi(arith.CmpIPredicate.eq, lowering.tid, index(0))
+
+
+def _check_every_thread_reaches(op: ir.Operation, how: str) -> None:
+    """An error at `op` when it stands under a condition on the thread index (other than a
+    T.ws block's): `how` says why every thread running it must reach it."""
     parent = op.parent
     while parent is not None and parent.name != "gpu.func":
         if GUARD_ATTR in parent.attributes:
-            break
+            return
         if parent.name == "scf.if" and _depends_on_thread(parent.operands[0]):
-            raise op_error(op, f"{what} is issued by the first thread of those running it, "
-                               "but it stands under a condition on the thread index: put it "
-                               "in a `with T.ws(...)` block or outside the condition")
+            raise op_error(op, f"{how}, but it stands under a condition on the thread index: "
+                               "put it in a `with T.ws(...)` block or outside the condition")
         parent = parent.parent
-    return arith.cmpi(arith.CmpIPredicate.eq, lowering.tid, index(0))
 
 
 def _depends_on_thread(value: ir.Value) -> bool:
@@ -211,34 +222,28 @@ def _tma_copy(lowering: KernelLowering, op: ir.Operation) -> None:
         _tma_copy_to_operand_tile(lowering, op, lowering.shared_layouts[dst][0], src_dims,
                                   dst_dims, extents, element)
         return
-    branch = scf.IfOp(_leader(lowering, op, "T.tma_copy"))
-    with ir.InsertionPoint(branch.then_block):
-        loop = scf.ForOp(index(0), index(rows), index(1))
-        with ir.InsertionPoint(loop.body):
-            point = _unflatten(loop.induction_variable, extents[:-1]) + [index(0)]
-            src_at = _box_point(src_offsets, src_dims, point)
-            dst_at = _box_point(dst_offsets, dst_dims, point)
-            src_bytes = arith.muli(_linear(src, src_at), index(width))
-            dst_bytes = arith.muli(_linear(dst, dst_at), index(width))
-            if bulk_rows:
-                inside = _row_inside(src, src_at, inner)
-                aligned = arith.andi(_aligned(src, src_bytes), _aligned(dst, dst_bytes))
-                fast = scf.IfOp(arith.andi(inside, aligned), has_else=True)
-                with ir.InsertionPoint(fast.then_block):
-                    barrier = _barrier(op)
-                    nvvm.MBarrierExpectTxOp(barrier, _i32(row_bytes))
-                    shared = llvm.addrspacecast(llvm.PointerType.get(7),
-                                                _pointer(dst, dst_bytes, 3))
-                    nvvm.CpAsyncBulkGlobalToSharedClusterOp(
-                        shared, _pointer(src, src_bytes, 1), barrier, _i32(row_bytes))
-                    scf.YieldOp([])
-                with ir.InsertionPoint(fast.else_block):
-                    _copy_row(src, src_at, dst, dst_at, inner, element)
-                    scf.YieldOp([])
-            else:
+    with _shared_out(lowering, op, rows) as flat:
+        point = _unflatten(flat, extents[:-1]) + [index(0)]
+        src_at = _box_point(src_offsets, src_dims, point)
+        dst_at = _box_point(dst_offsets, dst_dims, point)
+        src_bytes = arith.muli(_linear(src, src_at), index(width))
+        dst_bytes = arith.muli(_linear(dst, dst_at), index(width))
+        if bulk_rows:
+            inside = _row_inside(src, src_at, inner)
+            aligned = arith.andi(_aligned(src, src_bytes), _aligned(dst, dst_bytes))
+            fast = scf.IfOp(arith.andi(inside, aligned), has_else=True)
+            with ir.InsertionPoint(fast.then_block):
+                barrier = _barrier(op)
+                nvvm.MBarrierExpectTxOp(barrier, _i32(row_bytes))
+                shared = llvm.addrspacecast(llvm.PointerType.get(7), _pointer(dst, dst_bytes, 3))
+                nvvm.CpAsyncBulkGlobalToSharedClusterOp(
+                    shared, _pointer(src, src_bytes, 1), barrier, _i32(row_bytes))
+                scf.YieldOp([])
+            with ir.InsertionPoint(fast.else_block):
                 _copy_row(src, src_at, dst, dst_at, inner, element)
-            scf.YieldOp([])
-        scf.YieldOp([])
+                scf.YieldOp([])
+        else:
+            _copy_row(src, src_at, dst, dst_at, inner, element)
 
 
 def _tma_copy_to_operand_tile(lowering: KernelLowering, op: ir.Operation,
@@ -259,36 +264,44 @@ def _tma_copy_to_operand_tile(lowering: KernelLowering, op: ir.Operation,
         raise op_error(op, "T.tma_copy into a wgmma operand tile copies a 2-d box whose "
                            "columns start and end on 16-byte boundaries")
     rows, chunks = extents[0], extents[1] // chunk
-    branch = scf.IfOp(_leader(lowering, op, "T.tma_copy"))
-    with ir.InsertionPoint(branch.then_block):
-        loop = scf.ForOp(index(0), index(rows * chunks), index(1))
-        with ir.InsertionPoint(loop.body):
-            flat = loop.induction_variable
-            point = [arith.divui(flat, index(chunks)),
-                     arith.muli(arith.remui(flat, index(chunks)), index(chunk))]
-            src_at = _box_point(src_offsets, src_dims, point)
-            dst_at = _box_point(dst_offsets, dst_dims, point)
-            src_bytes = arith.muli(_linear(src, src_at), index(width))
-            dst_bytes = arith.muli(layout.element_index(*dst_at), index(width))
-            fast = scf.IfOp(arith.andi(_row_inside(src, src_at, chunk), _aligned(src, src_bytes)),
-                            has_else=True)
-            with ir.InsertionPoint(fast.then_block):
-                barrier = _barrier(op)
-                nvvm.MBarrierExpectTxOp(barrier, _i32(BULK_ALIGN))
-                shared = llvm.addrspacecast(llvm.PointerType.get(7), _pointer(dst, dst_bytes, 3))
-                nvvm.CpAsyncBulkGlobalToSharedClusterOp(
-                    shared, _pointer(src, src_bytes, 1), barrier, _i32(BULK_ALIGN))
-                scf.YieldOp([])
-            with ir.InsertionPoint(fast.else_block):
-                for step in range(chunk):
-                    src_index = src_at[:-1] + [arith.addi(src_at[-1], index(step))]
-                    value = _load_or_zero(src, src_index, element)
-                    target = layout.element_index(dst_at[0], arith.addi(dst_at[1], index(step)))
-                    memref.store(value, dst, [target])
-                nvvm.FenceProxyOp(nvvm.ProxyKind.async_shared, space=nvvm.SharedSpace.shared_cta)
-                scf.YieldOp([])
+    with _shared_out(lowering, op, rows * chunks) as flat:
+        point = [arith.divui(flat, index(chunks)),
+                 arith.muli(arith.remui(flat, index(chunks)), index(chunk))]
+        src_at = _box_point(src_offsets, src_dims, point)
+        dst_at = _box_point(dst_offsets, dst_dims, point)
+        src_bytes = arith.muli(_linear(src, src_at), index(width))
+        dst_bytes = arith.muli(layout.element_index(*dst_at), index(width))
+        fast = scf.IfOp(arith.andi(_row_inside(src, src_at, chunk), _aligned(src, src_bytes)),
+                        has_else=True)
+        with ir.InsertionPoint(fast.then_block):
+            barrier = _barrier(op)
+            nvvm.MBarrierExpectTxOp(barrier, _i32(BULK_ALIGN))
+            shared = llvm.addrspacecast(llvm.PointerType.get(7), _pointer(dst, dst_bytes, 3))
+            nvvm.CpAsyncBulkGlobalToSharedClusterOp(
+                shared, _pointer(src, src_bytes, 1), barrier, _i32(BULK_ALIGN))
             scf.YieldOp([])
+        with ir.InsertionPoint(fast.else_block):
+            for step in range(chunk):
+                src_index = src_at[:-1] + [arith.addi(src_at[-1], index(step))]
+                value = _load_or_zero(src, src_index, element)
+                target = layout.element_index(dst_at[0], arith.addi(dst_at[1], index(step)))
+                memref.store(value, dst, [target])
+            nvvm.FenceProxyOp(nvvm.ProxyKind.async_shared, space=nvvm.SharedSpace.shared_cta)
+            scf.YieldOp([])
+
+
+@contextlib.contextmanager
+def _shared_out(lowering: KernelLowering, op: ir.Operation, count: int) -> Iterator[ir.Value]:
+    """A loop sharing `count` pieces of a T.tma_copy out over the threads running it (the body
+    gets the piece's number), then a barrier over them: every piece's bytes are expected on
+    the mbarrier before any of those threads goes on to arrive on it."""
+    _check_every_thread_reaches(op, "T.tma_copy is shared out over the threads running it, "
+                                    "which then wait for each other")
+    loop = scf.ForOp(lowering.tid, index(count), index(lowering.threads))
+    with ir.InsertionPoint(loop.body):
+        yield loop.induction_variable
         scf.YieldOp([])
+    gpu.BarrierOp()
 
 
 def _load_or_zero(src: ir.Value, at: list[ir.Value], element: ir.Type) -> ir.Value:

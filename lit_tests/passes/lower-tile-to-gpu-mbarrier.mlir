@@ -1,10 +1,10 @@
 // RUN: tilec-opt --lower-tile-to-gpu %s | FileCheck %s
 // The synchronization a kernel writes itself (compiler/passes/_user_sync.py): mbarriers in
-// shared memory initialized by thread 0 before use, a TMA copy issued row by row with
-// cp.async.bulk by the first thread of its warpgroup (element by element where a row leaves
-// the tensor or is misaligned), T.ws blocks as a guard on the warpgroup whose body sees those
-// threads as its block (the copy spread over 128 threads from index 0, the block barrier a
-// named one).
+// shared memory initialized by thread 0 before use, a TMA copy's rows shared out over its
+// warpgroup's threads, each row one cp.async.bulk (element by element where a row leaves the
+// tensor or is misaligned), then the warpgroup's barrier before any of them arrives, T.ws
+// blocks as a guard on the warpgroup whose body sees those threads as its block (the copy
+// spread over 128 threads from index 0, the block barrier a named one).
 
 // CHECK-LABEL: gpu.func @ring
 // CHECK: %[[TID:.*]] = gpu.thread_id x
@@ -21,14 +21,13 @@
 // CHECK: %[[IN1:.*]] = arith.andi %[[LO]], %[[HI]] : i1
 // CHECK-NEXT: scf.if %[[IN1]] {
 // CHECK: %[[LOCAL1:.*]] = arith.subi %[[TID]], %{{.*}} : index
-// CHECK: %[[LEAD:.*]] = arith.cmpi eq, %[[LOCAL1]], %{{.*}} : index
-// CHECK-NEXT: scf.if %[[LEAD]] {
-// CHECK: scf.for
+// CHECK: scf.for %{{.*}} = %[[LOCAL1]] to %c16{{.*}} step %c128{{.*}} {
 // CHECK: nvvm.mbarrier.expect_tx %{{.*}}, %c128_i32{{.*}} : !llvm.ptr<3>, i32
 // CHECK: llvm.addrspacecast %{{.*}} : !llvm.ptr<3> to !llvm.ptr<7>
 // CHECK: nvvm.cp.async.bulk.shared.cluster.global
 // CHECK: } else {
 // CHECK: memref.store %{{.*}}, %{{.*}} : memref<16x32xf32, #gpu.address_space<workgroup>>
+// CHECK: nvvm.barrier id = %c2_i32{{.*}} number_of_threads = %c128_i32
 // CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3> -> i64
 // CHECK: } {tile.warpgroups_guard}
 // warpgroup 0: waits for parity 0, copies with its 128 threads, syncs them alone

@@ -1,16 +1,19 @@
 // RUN: tilec-opt --lower-tile-to-gpu %s | FileCheck %s
 // A gemm in a T.ws block over part of the block (compiler/passes/_user_sync.py, _wgmma.py):
 // warpgroup 0 fills the swizzled wgmma operand tile by T.tma_copy, one bulk copy per 16-byte
-// chunk (128 rows x 8 chunks of a 128 x 64 f16 tile) to where its layout puts it; warpgroup 1
+// chunk (128 rows x 8 chunks of a 128 x 64 f16 tile, shared out over its 128 threads, then
+// its barrier before it arrives) to where its layout puts it; warpgroup 1
 // issues the wgmma over its 128 threads, its accumulator laid out over them.
 
 // CHECK-LABEL: gpu.func @producer_consumer
 // CHECK: scf.if %{{.*}} {
-// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c1024{{.*}} step %c1
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c1024{{.*}} step %c128
 // CHECK: nvvm.mbarrier.expect_tx %{{.*}}, %c16_i32{{.*}} : !llvm.ptr<3>, i32
 // CHECK: nvvm.cp.async.bulk.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, %c16_i32{{.*}} :
 // CHECK: } else {
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: nvvm.barrier id = %c1_i32{{.*}} number_of_threads = %c128_i32
+// CHECK: nvvm.mbarrier.arrive
 // CHECK: } {tile.warpgroups_guard}
 // CHECK: scf.if %{{.*}} {
 // CHECK: nvvm.mbarrier.try_wait.parity
