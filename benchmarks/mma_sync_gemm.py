@@ -54,11 +54,13 @@ def _shapes(case: Case) -> list[tuple[int, ...]]:
                                                                    DEFAULT_CHECK_SHAPES)[:1]]
 
 
-def _cases() -> list[tuple[str, Case]]:
-    """(row name, case): the plain GEMM twice (generator, per op), then the fused forms."""
+def _cases(only: list[str] | None = None) -> list[tuple[str, Case]]:
+    """(row name, case): the plain GEMM twice (generator, per op), then the fused forms; only
+    those named in `only` when given."""
     plain = next(case for case in CASES if case.name == "plain")
-    return [("plain", plain), (PER_OP, plain)] + [(case.name, case) for case in CASES
-                                                  if case.name not in PLAIN_FORMS]
+    found = [("plain", plain), (PER_OP, plain)] + [(case.name, case) for case in CASES
+                                                   if case.name not in PLAIN_FORMS]
+    return [(name, case) for name, case in found if only is None or name in only]
 
 
 @contextmanager
@@ -96,9 +98,9 @@ def _without_generator():
         cuda._tile_cuda = original
 
 
-def build(cache_dir: Path, configs: list[str]) -> None:
+def build(cache_dir: Path, configs: list[str], only: list[str] | None = None) -> None:
     cache_dir = cache_dir.resolve()
-    for name, case in _cases():
+    for name, case in _cases(only):
         for config in configs:
             knobs = CONFIGS[config]
             for shape in _shapes(case):
@@ -121,7 +123,7 @@ def _relative_error(result, expected) -> float:
     return ((result.float() - expected).norm() / expected.norm()).item()
 
 
-def run(cache_dir: Path, out: Path, configs: list[str]) -> None:
+def run(cache_dir: Path, out: Path, configs: list[str], only: list[str] | None = None) -> None:
     import torch
 
     torch.manual_seed(0)
@@ -138,7 +140,7 @@ def run(cache_dir: Path, out: Path, configs: list[str]) -> None:
     for config in configs:
         knobs = CONFIGS[config]
         generator_tflops = None
-        for name, case in _cases():
+        for name, case in _cases(only):
             errors = []
             for shape in reversed(_shapes(case)):  # the checked shape, then the timed one
                 inputs = case.inputs(torch, shape, "cuda")
@@ -184,10 +186,17 @@ def main() -> None:
         for command in (builder, runner):
             command.add_argument("--configs", default=",".join(CONFIGS),
                                  help="tile configs, comma-separated (default: all)")
+            command.add_argument("--rows", default=None,
+                                 help="rows, comma-separated (default: all; the ratios to the "
+                                      "generator need its row, plain)")
+
+    def rows(args: argparse.Namespace) -> list[str] | None:
+        return args.rows.split(",") if args.rows else None
 
     build_or_run(__doc__, "mma_sync_gemm.json",
-                 lambda args: build(args.cache_dir, args.configs.split(",")),
-                 lambda args: run(args.cache_dir, args.out, args.configs.split(",")), options)
+                 lambda args: build(args.cache_dir, args.configs.split(","), rows(args)),
+                 lambda args: run(args.cache_dir, args.out, args.configs.split(","), rows(args)),
+                 options)
 
 
 if __name__ == "__main__":

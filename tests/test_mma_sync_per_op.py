@@ -24,6 +24,7 @@ import tilec
 from tilec.compiler.layouts.nvidia import mma_accumulator, mma_operand_a
 from tilec.compiler.passes._mma_sync import (
     MmaSyncPlan,
+    _translation,
     a_fragment_element,
     ldmatrix_row,
     operand_a_layout,
@@ -108,6 +109,34 @@ def test_ldmatrix_gives_each_lane_its_mma_fragment(is_a: bool, element_bytes: in
                 expected = [((mn, kk + c) if k_major else (kk + c, mn)) + (b,)
                             for c in range(pack) for b in range(element_bytes)]
                 assert loaded == expected, (origin, piece, step, lane, matrix)
+
+
+@pytest.mark.parametrize("element_bytes,k_major,shape", [
+    (2, True, (64, 32)), (2, True, (128, 64)), (2, False, (32, 128)), (2, False, (32, 256)),
+    (1, True, (64, 128)), (4, True, (64, 32)), (2, True, (64, 16)),
+])
+def test_ldmatrix_immediates_are_the_swizzled_offsets(element_bytes: int, k_major: bool,
+                                                      shape: tuple[int, int]) -> None:
+    """The ldmatrix of one piece and step addresses an immediate past another's lane address
+    where _translation gives the move as a constant: element_index moved by (rows, columns)
+    must then be element_index plus that constant at every coordinate of the tile, and moves
+    the swizzle changes must get no constant."""
+    layout = shared_operand_layout(shape, element_bytes, k_major)
+    rows, columns = shape
+    points = [(r, c) for r in range(rows) for c in range(columns)]
+    stored = dict(zip(points, folded(lambda: [layout.element_index(index(r), index(c))
+                                              for r, c in points]), strict=True))
+    constants = 0
+    for move in [(r, c) for r in (0, 8, 16, 4, 2) for c in (0, 8, 16, 32, 64, 128)]:
+        deltas = {stored[r + move[0], c + move[1]] - stored[r, c] for r, c in points
+                  if (r + move[0], c + move[1]) in stored}
+        delta = _translation(layout, *move)
+        if delta is not None:
+            constants += 1
+            assert deltas <= {delta}, (move, deltas, delta)
+        else:
+            assert len(deltas) > 1 or move[0] % 8, move
+    assert constants > 1
 
 
 @pytest.mark.parametrize("block_m,block_k,element_bytes,warps", [

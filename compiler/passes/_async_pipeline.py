@@ -67,6 +67,18 @@ class PipelinePlan:
     buffers: list[ir.Value]
     overlapped: ir.Operation | None = None  # a wgmma gemm left in flight for an iteration
 
+    def of_copy(self, loop: ir.Operation, copy: ir.Operation) -> PipelinePlan:
+        """The same plan for `copy`, a clone of `loop`: its ops at the same places."""
+        ops = [as_operation(op) for op in loop.regions[0].blocks[0].operations]
+        clones = [as_operation(op) for op in copy.regions[0].blocks[0].operations]
+
+        def same(op: ir.Operation) -> ir.Operation:
+            return clones[next(at for at, known in enumerate(ops) if known == op)]
+
+        return PipelinePlan(self.stages, [same(op) for op in self.copies], self.vectors,
+                            self.buffers, None if self.overlapped is None
+                            else same(self.overlapped))
+
 
 @dataclass
 class Ring:
@@ -288,8 +300,11 @@ class PipelinedLoop:
     """Emits one planned loop (see the module docstring) through the kernel's lowering."""
 
     def __init__(self, lowering: KernelLowering, loop: ir.Operation, plan: PipelinePlan,
-                 rings: dict[ir.Value, Ring]):
+                 rings: dict[ir.Value, Ring], aligned: bool | None):
         self.lowering = lowering
+        # whether the sources allow cp.async, checked before the loop (None: in each
+        # iteration, around its copies)
+        self.aligned = aligned
         self.loop = loop
         self.plan = plan
         self.rings = rings
@@ -333,10 +348,12 @@ class PipelinedLoop:
             gpu.BarrierOp()
         for copy in self.plan.copies:
             copy.erase()
-        for buffer, view in views.items():
-            placeholder = as_operation(buffer.owner)
-            buffer.replace_all_uses_with(view)
-            placeholder.erase()
+        for buffer, view in views.items():  # the uses in this version of the loop
+            for use in list(buffer.uses):
+                if _inside(as_operation(use.owner), loop):
+                    use.owner.operands[use.operand_number] = view
+            if not list(buffer.uses):
+                as_operation(buffer.owner).erase()
         return pipelined.induction_variable, end
 
     @staticmethod
@@ -375,13 +392,18 @@ class PipelinedLoop:
     def issue(self, at: ir.Value, slot: ir.Value, upper: ir.Value) -> None:
         """The pipelined copies of the iteration with loop index `at` into `slot`, when that
         iteration exists (the group is committed either way, so counts stay uniform): as
-        cp.async where the sources' bases and row lengths are aligned, checked once for all
-        the copies (on_alignment), element by element where they are not."""
+        cp.async where the sources' bases and row lengths are aligned, element by element
+        where not; known before the loop (lower_pipelined's versions) or checked here once
+        for all the copies (on_alignment)."""
         branch = scf.IfOp(arith.cmpi(arith.CmpIPredicate.slt, at, upper))
         with ir.InsertionPoint(branch.then_block):
-            sources = [(copy_parts(copy)[0], vec)
-                       for copy, vec in zip(self.plan.copies, self.plan.vectors, strict=True)]
-            self.lowering.on_alignment(sources, lambda aligned: self.copies(at, slot, aligned))
+            if self.aligned is not None:
+                self.copies(at, slot, self.aligned)
+            else:
+                sources = [(copy_parts(copy)[0], vec) for copy, vec in
+                           zip(self.plan.copies, self.plan.vectors, strict=True)]
+                self.lowering.on_alignment(sources,
+                                           lambda aligned: self.copies(at, slot, aligned))
             scf.YieldOp([])
 
     def copies(self, at: ir.Value, slot: ir.Value, vectorized: bool) -> None:

@@ -131,14 +131,52 @@ class _Warp:
         self.column = arith.muli(arith.remui(warp, index(plan.warps_n)), index(warp_n))
 
 
-def _ldmatrix(address: ir.Value, transpose: bool) -> list[ir.Value]:
-    """The four 32-bit registers one x4 ldmatrix loads (side effects keep it after the barrier
-    that publishes the tile)."""
+def _ldmatrix(address: ir.Value, transpose: bool, offset: int = 0) -> list[ir.Value]:
+    """The four 32-bit registers one x4 ldmatrix loads from `offset` bytes past `address`
+    (side effects keep it after the barrier that publishes the tile)."""
     i32 = ir.IntegerType.get_signless(32)
-    text, constraints = ldmatrix_asm(transpose)
+    text, constraints = ldmatrix_asm(transpose, offset)
     result = llvm.InlineAsmOp(llvm.StructType.get_literal([i32] * 4), [address], text,
                               constraints, has_side_effects=True).result
     return [llvm.extractvalue(i32, result, [i]) for i in range(4)]
+
+
+def _ldmatrix_lane(layout: SharedOperandLayout, is_a: bool, lane: ir.Value, origin: ir.Value
+                   ) -> tuple[ir.Value, ir.Value]:
+    """(row, column) of the tile whose 16-byte row lane `lane` addresses in the x4 ldmatrix
+    of piece 0 at K step 0 (ldmatrix_row); other pieces and steps are moves from it by
+    constants (_ldmatrix_move)."""
+    chunk = CHUNK_BYTES // layout.element_bytes  # elements of one ldmatrix row
+    if layout.k_major == is_a:  # lanes 0-15: rows 0-15, lanes 16-31: the next chunk
+        lane_row = arith.remui(lane, index(16))
+        lane_chunk = arith.divui(lane, index(16))
+    else:  # lanes 0-7, 16-23: rows 0-7, 8-15; lanes 8-15, 24-31: the next chunk
+        lane_row = arith.addi(arith.muli(arith.divui(lane, index(16)), index(8)),
+                              arith.remui(lane, index(8)))
+        lane_chunk = arith.remui(arith.divui(lane, index(8)), index(2))
+    if layout.k_major:
+        return arith.addi(origin, lane_row), arith.muli(lane_chunk, index(chunk))
+    return lane_row, arith.addi(origin, arith.muli(lane_chunk, index(chunk)))
+
+
+def _ldmatrix_move(layout: SharedOperandLayout, k: int, piece: int, step: int
+                   ) -> tuple[int, int]:
+    """(rows, columns) from piece 0 at step 0 to operand piece `piece` (16 rows of A, 16
+    columns of B) at K step `step` (`k` elements): K runs along a K-major tile's columns
+    and an MN-major tile's rows."""
+    return (16 * piece, step * k) if layout.k_major else (step * k, 16 * piece)
+
+
+def _translation(layout: SharedOperandLayout, rows: int, columns: int) -> int | None:
+    """The elements that moving a coordinate by (rows, columns) adds to its element_index,
+    the same for every coordinate; None where the swizzle makes it depend on the coordinate.
+    The swizzle XORs the bits of a byte offset's row within its 8 x span block into the
+    row's chunk bits (SharedOperandLayout.element_index), so moves by whole blocks keep it:
+    rows by multiples of 8, columns by whole column boxes of a tile of 8k rows."""
+    per_row = layout.span // layout.element_bytes
+    if layout.warpgroups or rows % 8 or columns % per_row or layout.rows % 8:
+        return None
+    return rows * per_row + columns // per_row * layout.rows * per_row
 
 
 def ldmatrix_row(layout: SharedOperandLayout, is_a: bool, k: int, lane: ir.Value,
@@ -152,22 +190,9 @@ def ldmatrix_row(layout: SharedOperandLayout, is_a: bool, k: int, lane: ir.Value
     B fragments' b0, b1; lane l addresses row l % 8 of matrix l / 8. In a K-major A tile and
     an MN-major B tile the 16 lanes of one K half walk 16 consecutive rows, in the other two
     the lanes of one 8-row half walk both K halves."""
-    chunk = CHUNK_BYTES // layout.element_bytes  # elements of one ldmatrix row
-    if layout.k_major == is_a:  # lanes 0-15: rows 0-15, lanes 16-31: the next chunk
-        lane_row = arith.remui(lane, index(16))
-        lane_chunk = arith.divui(lane, index(16))
-    else:  # lanes 0-7, 16-23: rows 0-7, 8-15; lanes 8-15, 24-31: the next chunk
-        lane_row = arith.addi(arith.muli(arith.divui(lane, index(16)), index(8)),
-                              arith.remui(lane, index(8)))
-        lane_chunk = arith.remui(arith.divui(lane, index(8)), index(2))
-    along_mn = arith.addi(origin, index(16 * piece))
-    if layout.k_major:
-        row = arith.addi(along_mn, lane_row)
-        column = arith.addi(arith.muli(lane_chunk, index(chunk)), index(step * k))
-    else:  # rows are K: a step is k rows
-        row = arith.addi(lane_row, index(step * k))
-        column = arith.addi(along_mn, arith.muli(lane_chunk, index(chunk)))
-    return layout.element_index(row, column)
+    row, column = _ldmatrix_lane(layout, is_a, lane, origin)
+    rows, columns = _ldmatrix_move(layout, k, piece, step)
+    return layout.element_index(arith.addi(row, index(rows)), arith.addi(column, index(columns)))
 
 
 def _shared_loader(lowering: KernelLowering, tile: ir.Value, warp: _Warp, is_a: bool,
@@ -179,10 +204,22 @@ def _shared_loader(lowering: KernelLowering, tile: ir.Value, warp: _Warp, is_a: 
     i32 = ir.IntegerType.get_signless(32)
     base = arith.index_cast(i32, memref.ExtractAlignedPointerAsIndexOp(tile).result)
 
+    # the lane's byte offset for each (piece, step) move that is no constant past an
+    # earlier one (_translation); the others address an immediate past one of these
+    offsets: dict[tuple[int, int], ir.Value] = {}
+
     def load(piece: int, step: int) -> list[ir.Value]:
-        element = ldmatrix_row(layout, is_a, plan.k, warp.lane, origin, piece, step)
-        offset = arith.index_cast(i32, arith.muli(element, index(plan.element_bytes)))
-        return _ldmatrix(arith.addi(base, offset), not layout.k_major)
+        move = _ldmatrix_move(layout, plan.k, piece, step)
+        offset, delta = next(((offset, delta) for (rows, columns), offset in offsets.items()
+                              if (delta := _translation(layout, move[0] - rows,
+                                                        move[1] - columns)) is not None),
+                             (None, 0))
+        if offset is None:
+            element = ldmatrix_row(layout, is_a, plan.k, warp.lane, origin, piece, step)
+            offset = offsets[move] = arith.index_cast(
+                i32, arith.muli(element, index(plan.element_bytes)))
+        return _ldmatrix(arith.addi(base, offset), not layout.k_major,
+                         delta * plan.element_bytes)
 
     return load
 

@@ -30,6 +30,9 @@ WIDEN_K_ATTR = "tile.widen_k_tiles"
 # TILEC_WARPGROUP_PINGPONG=1: an attention loop's two consumer warpgroups take turns issuing
 # their gemms (plan-warpgroup-pingpong)
 PINGPONG_OPT_IN_ATTR = "tile.warpgroup_pingpong"
+# TILEC_LOOP_VERSIONS=1: a cp.async pipeline of mma.sync gemms checks its sources' alignment
+# once, before a loop of its own for each answer (lower-tile-to-gpu)
+LOOP_VERSIONS_ATTR = "tile.loop_versions"
 PIPELINE_ATTR = "tile.pipeline"  # on tile.pipelined, written by pipeline-async-copies
 TMA_PIPELINE = "tma-mbarrier"  # its `mechanism` when TMA loads feed wgmma through mbarriers
 

@@ -87,6 +87,7 @@ from tilec.compiler.passes._scalar import (
     zero,
 )
 from tilec.compiler.passes._scheduling import (
+    LOOP_VERSIONS_ATTR,
     VECTOR_LOADS_ATTR,
     read_decision,
     target_description,
@@ -339,7 +340,7 @@ class KernelLowering:
 
     def __init__(self, func: ir.Operation, kernel: ir.Operation, gpu_block: ir.Block,
                  warp_size: int, max_shared_bytes: int, vector_loads: bool = False,
-                 logical_addressing: bool = False):
+                 logical_addressing: bool = False, loop_versions: bool = False):
         self.func = func
         self.kernel = kernel
         self.gpu_block = gpu_block
@@ -348,6 +349,8 @@ class KernelLowering:
         self.logical = logical_addressing  # typed buffers only (SPIR-V): see the module doc
         # T.Parallel's global reads as vectors (opt-in; never with logical addressing)
         self.vector_loads = vector_loads and not logical_addressing
+        # a cp.async pipeline of mma.sync gemms in two versions (opt-in, lower_pipelined)
+        self.loop_versions = loop_versions
         self.vector_bytes = 0 if logical_addressing else 16  # the widest access of a copy
         self.block_size = list(ir.DenseI64ArrayAttr(kernel.attributes["threads"]))
         self.threads = math.prod(self.block_size)
@@ -967,8 +970,40 @@ class KernelLowering:
         return next((plan for loop, plan in self.plans if loop == op), None)
 
     def lower_pipelined(self, op: ir.Operation) -> None:
-        """A loop whose copies run ahead through cp.async (compiler/passes/_async_pipeline)."""
-        iv, end = PipelinedLoop(self, op, self.plan_of(op), self.rings).lower()
+        """A loop whose copies run ahead through cp.async (compiler/passes/_async_pipeline),
+        the sources' alignment checked in each iteration around its copies; with
+        loop_versions, a loop of mma.sync gemms in two versions where it is not known: the
+        loop of cp.async where every source's base and row length are aligned, checked once
+        before it, and a copy of it reading element by element where not. (The check in
+        every iteration keeps the element-wise copies' registers in the loop: ptxas then
+        has no room left to load the next K step's operands during this one's mma.sync.)"""
+        plan = self.plan_of(op)
+        if not self.loop_versions or not any(inner.name == "tile.gemm" and MMA_SYNC_ATTR in
+                                             inner.attributes for inner in walk(op)):
+            self.lower_pipeline_version(op, plan, None)
+            return
+        sources = [(copy_parts(copy)[0], vec)
+                   for copy, vec in zip(plan.copies, plan.vectors, strict=True)]
+        checked, condition = self.alignment_check(sources)
+        if condition is None:
+            self.lower_pipeline_version(op, plan, True)
+            return
+        branch = scf.IfOp(condition, has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            aligned_end = as_operation(scf.YieldOp([]))
+        with ir.InsertionPoint(branch.else_block):
+            unaligned_end = as_operation(scf.YieldOp([]))
+        unaligned = as_operation(op.clone(ip=ir.InsertionPoint(unaligned_end)))
+        unaligned_plan = plan.of_copy(op, unaligned)
+        op.move_before(aligned_end)
+        self.known_aligned.update(checked)
+        self.lower_pipeline_version(op, plan, True)
+        self.known_aligned.difference_update(checked)
+        self.lower_pipeline_version(unaligned, unaligned_plan, False)
+
+    def lower_pipeline_version(self, op: ir.Operation, plan: PipelinePlan,
+                               aligned: bool | None) -> None:
+        iv, end = PipelinedLoop(self, op, plan, self.rings, aligned).lower()
         self.lower_block_ops(move_body_before(op, [iv], end))
 
     # ----- T.Parallel ------------------------------------------------------------------
@@ -1502,10 +1537,17 @@ class KernelLowering:
     def cp_async(self, src: ir.Value, where: list[ir.Value], extent: ir.Value, dst: ir.Value,
                  target: list[ir.Value], vec: int) -> None:
         """One cp.async of `vec` elements; src-size counts the elements inside the tensor (0
-        for a row outside it, which then reads from the tensor's start: nothing is read)."""
+        for a row outside it, which then reads from the tensor's start: nothing is read). In a
+        tensor of rank > 1 the callers checked the row length and the column to be multiples
+        of `vec`, so a chunk is whole or outside: src-size vec or 0, which ptxas makes a
+        predicate rather than a zero-fill length."""
         column = where[-1]
-        inside = arith.select(cmp("ult", column, extent), arith.subi(extent, column), index(0))
-        count = arith.minui(inside, index(vec))
+        inside_row = cmp("ult", column, extent)
+        if len(where) > 1:
+            count = arith.select(inside_row, index(vec), index(0))
+        else:
+            inside = arith.select(inside_row, arith.subi(extent, column), index(0))
+            count = arith.minui(inside, index(vec))
         rows = self.in_bounds(src, where[:-1]) if len(where) > 1 else None
         if rows is not None:
             count = arith.select(rows, count, index(0))
@@ -1557,6 +1599,25 @@ class KernelLowering:
         has a 16-byte aligned base and a row length that is a multiple of its vector, with
         those buffers in known_aligned; emit(False) where one has not. One uniform branch
         around what `emit` builds, none when nothing is left to check."""
+        checked, condition = self.alignment_check(accesses)
+        if condition is None:
+            emit(True)
+            return
+        branch = scf.IfOp(condition, has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            self.known_aligned.update(checked)
+            emit(True)
+            self.known_aligned.difference_update(checked)
+            scf.YieldOp([])
+        with ir.InsertionPoint(branch.else_block):
+            emit(False)
+            scf.YieldOp([])
+
+    def alignment_check(self, accesses: list[tuple[ir.Value, int]]
+                        ) -> tuple[list[ir.Value], ir.Value | None]:
+        """The global buffers of `accesses` not yet known aligned, and the condition that
+        their bases are 16-byte aligned and their row lengths multiples of their vectors
+        (None: nothing to check)."""
         checked = []
         conditions = []
         for buffer, vec in accesses:
@@ -1569,18 +1630,7 @@ class KernelLowering:
             if rank > 1:
                 extent = memref.dim(buffer, index(rank - 1))
                 conditions.append(cmp("eq", arith.remui(extent, index(vec)), index(0)))
-        if not checked:
-            emit(True)
-            return
-        branch = scf.IfOp(all_of(conditions), has_else=True)
-        with ir.InsertionPoint(branch.then_block):
-            self.known_aligned.update(checked)
-            emit(True)
-            self.known_aligned.difference_update(checked)
-            scf.YieldOp([])
-        with ir.InsertionPoint(branch.else_block):
-            emit(False)
-            scf.YieldOp([])
+        return checked, all_of(conditions)
 
     @staticmethod
     def alignment(buffer: ir.Value, corner: ir.Value, vec: int) -> int | None:
@@ -1703,7 +1753,8 @@ class LowerTileToGpu(TilePass):
             KernelLowering(func, kernel_ops[0], gpu_block, target.warp_size,
                            target.max_shared_bytes,
                            VECTOR_LOADS_ATTR in module.operation.attributes,
-                           target.logical_addressing).build()
+                           target.logical_addressing,
+                           LOOP_VERSIONS_ATTR in module.operation.attributes).build()
         for op in list(module.body.operations):  # T.call_extern's callees go with the kernels
             op = as_operation(op)
             if op.name == "llvm.func" and EXTERN_ATTR in op.attributes:

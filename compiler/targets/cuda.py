@@ -58,6 +58,7 @@ from tilec.compiler.passes._ir_walk import op_error, walk
 from tilec.compiler.passes._scheduling import (
     ARCH_ATTR,
     DISABLE_TMA_ATTR,
+    LOOP_VERSIONS_ATTR,
     PINGPONG_OPT_IN_ATTR,
     RING_LAG_ATTR,
     VECTOR_LOADS_ATTR,
@@ -194,7 +195,8 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
     for variable, name in (("TILEC_TMA_RING_LAG", RING_LAG_ATTR),
                            ("TILEC_VECTOR_EPILOGUE_LOADS", VECTOR_LOADS_ATTR),
                            ("TILEC_WIDEN_K_TILES", WIDEN_K_ATTR),
-                           ("TILEC_WARPGROUP_PINGPONG", PINGPONG_OPT_IN_ATTR)):
+                           ("TILEC_WARPGROUP_PINGPONG", PINGPONG_OPT_IN_ATTR),
+                           ("TILEC_LOOP_VERSIONS", LOOP_VERSIONS_ATTR)):
         if os.environ.get(variable) == "1":
             module.operation.attributes[name] = ir.UnitAttr.get()
     fast_math = ("apply-fast-math",) if options.fast_math else ()

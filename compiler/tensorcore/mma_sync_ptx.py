@@ -17,11 +17,12 @@ from tilec.compiler.tensorcore.dtypes import accumulator
 MMA_SHAPES = {"f16": "m16n8k16", "bf16": "m16n8k16", "s8": "m16n8k32", "tf32": "m16n8k8"}
 
 
-def ldmatrix_asm(transpose: bool) -> tuple[str, str]:
+def ldmatrix_asm(transpose: bool, offset: int = 0) -> tuple[str, str]:
     """(PTX text, constraints) of one x4 ldmatrix: four i32 results from one i32 shared
-    address operand."""
+    address operand, `offset` bytes past it (an immediate of the instruction)."""
     trans = ".trans" if transpose else ""
-    return (f"ldmatrix.sync.aligned.m8n8.x4{trans}.shared.b16 {{$0, $1, $2, $3}}, [$4];",
+    at = f"$4+{offset}" if offset else "$4"
+    return (f"ldmatrix.sync.aligned.m8n8.x4{trans}.shared.b16 {{$0, $1, $2, $3}}, [{at}];",
             "=r,=r,=r,=r,r")
 
 

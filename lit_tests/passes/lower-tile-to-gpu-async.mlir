@@ -25,16 +25,14 @@
 // CHECK-NEXT: scf.if %[[ALIGNED]] {
 // CHECK: %[[SLOT0:.*]] = memref.view %[[SMEM]][%c0{{.*}}][] : {{.*}} to memref<16x64xf32, #gpu.address_space<workgroup>>
 // two chunks per thread (256 over 128 threads), straight-line code: the first at the thread's
-// index; the column is a multiple of the chunk, so each chunk is one cp.async with no branch,
-// src-size = the elements inside the tensor (0 for a row below it, which then reads from
-// element [0, 0])
+// index; the column is a multiple of the chunk and so is the row length (checked), so each
+// chunk is one cp.async with no branch, src-size 4 inside the tensor and 0 outside (a row
+// below it then reads from element [0, 0])
 // CHECK-NOT: scf.for
 // CHECK: arith.remui %thread_id_x, %c16
 // CHECK-NOT: scf.if
 // CHECK: %[[INROW:.*]] = arith.cmpi ult, %[[COL:.*]], %[[LEN:.*]] : index
-// CHECK-NEXT: %[[LEFT:.*]] = arith.subi %[[LEN]], %[[COL]] : index
-// CHECK: %[[CLAMP:.*]] = arith.select %[[INROW]], %[[LEFT]], %{{.*}} : index
-// CHECK: %[[UPTO4:.*]] = arith.minui %[[CLAMP]], %c4{{.*}} : index
+// CHECK: %[[UPTO4:.*]] = arith.select %[[INROW]], %c4{{.*}}, %{{.*}} : index
 // CHECK: %[[ROWOK:.*]] = arith.cmpi ult, %[[ROW:.*]], %{{.*}} : index
 // CHECK: %[[COUNT:.*]] = arith.select %[[ROWOK]], %[[UPTO4]], %{{.*}} : index
 // CHECK: %[[LIVE:.*]] = arith.cmpi ne, %[[COUNT]], %{{.*}} : index

@@ -63,3 +63,67 @@ module attributes {tile.arch = "sm_80"} {
     return
   }
 }
+
+// -----
+
+// With tile.loop_versions (TILEC_LOOP_VERSIONS=1) the cp.async pipeline of a loop of mma.sync
+// gemms checks its sources' bases and row lengths once, before the loop: where they are
+// aligned it runs the loop of cp.async, with no branch around the copies, else the same loop
+// reading element by element. The ldmatrix of A's piece 16 rows down and of B's second K step
+// (16 rows down its K x N tile) address an immediate past the lane's first address: the
+// swizzle keeps moves by whole 8-row blocks constant.
+// CHECK-LABEL: gpu.func @loop_versions
+// A's and B's bases and row lengths:
+// CHECK: %[[A1:.*]] = arith.andi %{{.*}}, %{{.*}} : i1
+// CHECK-NEXT: %[[A2:.*]] = arith.andi %[[A1]], %{{.*}} : i1
+// CHECK-NEXT: %[[ALIGNED:.*]] = arith.andi %[[A2]], %{{.*}} : i1
+// CHECK-NEXT: scf.if %[[ALIGNED]] {
+// CHECK-NOT: memref.load %{{.*}} : memref<?x?xf16, 1>
+// CHECK: nvgpu.device_async_copy
+// CHECK: scf.for
+// CHECK-NEXT: nvvm.cp.async.wait.group 1
+// CHECK-NEXT: gpu.barrier
+// CHECK-NOT: memref.load %{{.*}} : memref<?x?xf16, 1>
+// CHECK: nvgpu.device_async_copy
+// CHECK: "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {$0, $1, $2, $3}, [$4];"
+// CHECK: "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {$0, $1, $2, $3}, [$4+1024];"
+// CHECK: "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {$0, $1, $2, $3}, [$4];"
+// CHECK: mma.sync.aligned.m16n8k16
+// CHECK: "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {$0, $1, $2, $3}, [$4+2048];"
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: } else {
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: memref.load %{{.*}} : memref<?x?xf16, 1>
+// CHECK: scf.for
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: mma.sync.aligned.m16n8k16
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: gpu.return
+module attributes {tile.arch = "sm_80", tile.loop_versions} {
+  func.func @loop_versions(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<64x64xf32>) attributes {tile.entry} {
+    %g = arith.constant 1 : index
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c32 = arith.constant 32 : index
+    %K = memref.dim %A, %c1 : memref<?x?xf16>
+    %kt = arith.ceildivui %K, %c32 : index
+    tile.kernel grid(%g) threads [128] {
+    ^bb0(%bx: index):
+      %as = tile.alloc : memref<64x32xf16, "shared">
+      %bs = tile.alloc : memref<32x64xf16, "shared">
+      %acc = tile.alloc : memref<64x64xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<64x64xf32, "fragment">, f32
+      tile.pipelined %c0 to %kt step %c1 stages 3 attributes {tile.pipeline = {stages = 3 : i64, k_tile = 32 : i64, mechanism = "cp.async"}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c32 : index
+        tile.copy %A[%c0, %k0] [64, 32] to %as[%c0, %c0] [64, 32] {tile.async = "cp.async"} : memref<?x?xf16> to memref<64x32xf16, "shared">
+        tile.copy %B[%k0, %c0] [32, 64] to %bs[%c0, %c0] [32, 64] {tile.async = "cp.async"} : memref<?x?xf16> to memref<32x64xf16, "shared">
+        tile.gemm %as, %bs, %acc {tile.mma = {a_source = "shared", instr = array<i64: 16, 8, 16>, kind = "mma.sync", warps = array<i64: 2, 2>}} : memref<64x32xf16, "shared">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
+      }
+      tile.copy %acc[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf32, "fragment"> to memref<64x64xf32>
+    }
+    return
+  }
+}
