@@ -226,6 +226,31 @@ def test_sm80_ptx_copies_issue_straight_and_load_a_by_ldmatrix(case: MmaSyncCase
         assert "ld.shared" not in ptx
 
 
+OPT_IN_CASES = ("sm80_bias_relu_misaligned_200x136x96", "sm80_register_a_200x136x96",
+                "sm80_attention_1x2x150x64")
+
+
+@needs_ptxas
+@pytest.mark.parametrize("case", [case for case in CASES if case.name in OPT_IN_CASES],
+                         ids=lambda case: case.name)
+def test_sm80_opt_ins_assemble(case: MmaSyncCase, monkeypatch: pytest.MonkeyPatch) -> None:
+    """TILEC_LOOP_VERSIONS=1 (a loop of mma.sync gemms lowered twice, its sources' alignment
+    checked once before it) and TILEC_STAGED_EPILOGUE=1 (the accumulator's store through a
+    padded shared tile): the kernels still compile and assemble (attention's loop holds
+    fragments of its own, which both versions use), and the f16 C tile of the bias + ReLU
+    epilogue leaves in 16-byte vectors instead of pairs. (Their numerics:
+    tests/gpu/test_mma_sync_kernels.py, built with them.)"""
+    monkeypatch.setenv("TILEC_LOOP_VERSIONS", "1")
+    monkeypatch.setenv("TILEC_STAGED_EPILOGUE", "1")
+    monkeypatch.setenv("TILEC_DISABLE_CACHE", "1")  # the opt-ins are not part of the key
+    kernel = tilec.compile(case.factory(), out_idx=[-1], target=TARGET)
+    assert kernel.artifact.binary_kind == "cubin"
+    ptx = kernel.asm["ptx"]
+    assert case.instruction in ptx and "cp.async.cg.shared.global" in ptx
+    if "bias_relu" in case.name:  # its f16 C tile goes out through shared memory
+        assert "st.global.v4.b32" in ptx and "st.global.v2.b16" not in ptx
+
+
 @pytest.mark.parametrize("case", [case for case in CASES if "512" not in case.name],
                          ids=lambda case: case.name)
 def test_cpu_numerics(case: MmaSyncCase, rng: torch.Generator) -> None:

@@ -31,8 +31,10 @@ WIDEN_K_ATTR = "tile.widen_k_tiles"
 # their gemms (plan-warpgroup-pingpong)
 PINGPONG_OPT_IN_ATTR = "tile.warpgroup_pingpong"
 # TILEC_LOOP_VERSIONS=1: a cp.async pipeline of mma.sync gemms checks its sources' alignment
-# once, before a loop of its own for each answer (lower-tile-to-gpu)
+# once, before a loop of its own for each answer (lower-tile-to-gpu); TILEC_STAGED_EPILOGUE=1:
+# an mma.sync gemm's accumulator store goes through a padded shared tile (plan-mma-sync-gemms)
 LOOP_VERSIONS_ATTR = "tile.loop_versions"
+STAGED_EPILOGUE_ATTR = "tile.staged_epilogue"
 PIPELINE_ATTR = "tile.pipeline"  # on tile.pipelined, written by pipeline-async-copies
 TMA_PIPELINE = "tma-mbarrier"  # its `mechanism` when TMA loads feed wgmma through mbarriers
 

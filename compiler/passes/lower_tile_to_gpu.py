@@ -995,6 +995,10 @@ class KernelLowering:
             unaligned_end = as_operation(scf.YieldOp([]))
         unaligned = as_operation(op.clone(ip=ir.InsertionPoint(unaligned_end)))
         unaligned_plan = plan.of_copy(op, unaligned)
+        for old, new in zip(walk(op), walk(unaligned), strict=True):  # fragments stay allocs
+            if old.name == "tile.alloc" and old.results[0] in self.fragments:
+                self.fragments[new.results[0]] = self.fragments[old.results[0]]
+                self.fragment_allocs.append(new)
         op.move_before(aligned_end)
         self.known_aligned.update(checked)
         self.lower_pipeline_version(op, plan, True)

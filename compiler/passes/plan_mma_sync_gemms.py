@@ -24,16 +24,27 @@ whole shared tile of its shape and type (attention's P aside, the register-A cha
 K-major layout and the copy `tile.mma_sync_load` (the gemm's plan). Other gemms are left to
 lower-gemm-simt. The pass does
 nothing on targets whose tensor cores are not the mma.sync family.
+
+With the module's `tile.staged_epilogue` (TILEC_STAGED_EPILOGUE=1, an opt-in until the GPU
+measures it), the accumulator's store that select-epilogue-store made `shared-staged` (a
+top-level statement of the kernel) becomes two copies through a shared tile of its own, its
+rows padded by 16 bytes: the fragment's registers into it (each lane's row of mma.sync's C
+fragment lands 4 banks past the row above: no bank conflicts), then the block's 16-byte
+vectors from it to global memory, as the whole-kernel sm_80 GEMM stores. Only where the tile is
+no larger than the kernel's cp.async rings, whose bytes plan-shared-memory can give it after
+the loop.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from mlir import ir
 
 from tilec.compiler.layouts.linear import LayoutError, LinearLayout
 from tilec.compiler.passes import TilePass, register
+from tilec.compiler.passes._async_pipeline import plan_pipeline
 from tilec.compiler.passes._fragment_layout import LAYOUT_ATTR, layout_attr, layout_of
 from tilec.compiler.passes._ir_walk import (
     as_operation,
@@ -54,8 +65,10 @@ from tilec.compiler.passes._mma_sync import (
     operand_a_layout,
     shared_operand_layout,
 )
+from tilec.compiler.passes._scalar import bit_width, index
 from tilec.compiler.passes._scheduling import (
     OPERAND_TYPES,
+    STAGED_EPILOGUE_ATTR,
     read_decision,
     target_description,
     tensorcore_type,
@@ -63,9 +76,12 @@ from tilec.compiler.passes._scheduling import (
 from tilec.compiler.passes._wgmma import SHARED_LAYOUT_ATTR, SharedOperandLayout
 from tilec.compiler.passes.infer_fragment_layout import threads_at
 from tilec.compiler.passes.infer_mma_layout import MMA_ATTR
+from tilec.compiler.passes.select_epilogue_store import STORE_ATTR, accumulator_store
 from tilec.compiler.tensorcore.dtypes import K_STEP_BYTES, OPERAND_BYTES
+from tilec.dialect import AllocOp, CopyOp
 
 MMA_SYNC_FAMILY = "mma.sync"
+STAGING_PAD_BYTES = 16  # past each row of a staged store's tile
 
 
 def _alloc(value: ir.Value) -> ir.Operation | None:
@@ -175,6 +191,7 @@ class PlanMmaSyncGemms(TilePass):
         if target_description(module, self.arch, self.name).mma != MMA_SYNC_FAMILY:
             return
         context = module.context
+        staged = STAGED_EPILOGUE_ATTR in module.operation.attributes
         for kernel in kernels(module):
             for gemm in [op for op in walk(kernel) if op.name == "tile.gemm"]:
                 layouts = gemm_layouts(gemm, threads_at(gemm, kernel))
@@ -190,6 +207,8 @@ class PlanMmaSyncGemms(TilePass):
                 gemm.attributes[MMA_SYNC_ATTR] = layouts.plan.to_attr(context)
                 if layouts.plan.a_registers:
                     self._load_a_by_ldmatrix(gemm, layouts.plan, context)
+                if staged:
+                    _stage_store(gemm, kernel)
 
     @staticmethod
     def _load_a_by_ldmatrix(gemm: ir.Operation, plan: MmaSyncPlan,
@@ -205,3 +224,41 @@ class PlanMmaSyncGemms(TilePass):
             return
         _record(tile, layout, context)
         copy.attributes[MMA_SYNC_LOAD_ATTR] = plan.to_attr(context)
+
+
+def _ring_bytes(kernel: ir.Operation) -> int:
+    """The bytes of the kernel's cp.async rings: every slot of every pipelined copy's tile."""
+    total = 0
+    for loop in walk(kernel):
+        plan = plan_pipeline(loop)
+        for buffer in [] if plan is None else plan.buffers:
+            type_ = ir.MemRefType(buffer.type)
+            total += plan.stages * math.prod(type_.shape) * bit_width(type_.element_type) // 8
+    return total
+
+
+def _stage_store(gemm: ir.Operation, kernel: ir.Operation) -> None:
+    """The gemm's shared-staged accumulator store through a padded shared tile (module
+    docstring), where it is a top-level statement of 2-D fragment tiles of whole bytes no
+    larger than the kernel's rings."""
+    store = accumulator_store(gemm, kernel)
+    fields = None if store is None else read_decision(store, STORE_ATTR)
+    if fields is None or fields.get("kind") != "shared-staged" or \
+            store.block != kernel.regions[0].blocks[0]:
+        return
+    src, src_offsets, src_box, dst, dst_offsets, dst_box = copy_parts(store)
+    element = ir.MemRefType(dst.type).element_type
+    element_bytes = bit_width(element) // 8
+    if scope(src) != "fragment" or len(src_box) != 2 or element_bytes == 0:
+        return
+    rows, columns = src_box
+    padded = [rows, columns + STAGING_PAD_BYTES // element_bytes]
+    if math.prod(padded) * element_bytes > _ring_bytes(kernel):
+        return
+    with store.location, ir.InsertionPoint(store):
+        tile = AllocOp(ir.MemRefType.get(padded, element,
+                                         memory_space=ir.StringAttr.get("shared"))).result
+        zeros = [index(0), index(0)]
+        CopyOp(src, src_offsets, src_box, tile, zeros, src_box)
+        CopyOp(tile, zeros, src_box, dst, dst_offsets, dst_box)
+    store.erase()

@@ -61,6 +61,7 @@ from tilec.compiler.passes._scheduling import (
     LOOP_VERSIONS_ATTR,
     PINGPONG_OPT_IN_ATTR,
     RING_LAG_ATTR,
+    STAGED_EPILOGUE_ATTR,
     VECTOR_LOADS_ATTR,
     WIDEN_K_ATTR,
 )
@@ -196,7 +197,8 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
                            ("TILEC_VECTOR_EPILOGUE_LOADS", VECTOR_LOADS_ATTR),
                            ("TILEC_WIDEN_K_TILES", WIDEN_K_ATTR),
                            ("TILEC_WARPGROUP_PINGPONG", PINGPONG_OPT_IN_ATTR),
-                           ("TILEC_LOOP_VERSIONS", LOOP_VERSIONS_ATTR)):
+                           ("TILEC_LOOP_VERSIONS", LOOP_VERSIONS_ATTR),
+                           ("TILEC_STAGED_EPILOGUE", STAGED_EPILOGUE_ATTR)):
         if os.environ.get(variable) == "1":
             module.operation.attributes[name] = ir.UnitAttr.get()
     fast_math = ("apply-fast-math",) if options.fast_math else ()

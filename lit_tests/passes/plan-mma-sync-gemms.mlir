@@ -215,3 +215,53 @@ module attributes {tile.arch = "sm_80"} {
     return
   }
 }
+
+// -----
+
+// With tile.staged_epilogue (TILEC_STAGED_EPILOGUE=1) the accumulator's shared-staged store
+// (select-epilogue-store's tile.store) goes through a shared tile of its own whose rows are 16
+// bytes longer (128 x 136 f16: 34816 bytes, within the two cp.async rings' 3 x 16 KiB): the
+// converted fragment into it, then the tile to global memory; no store of the fragment to
+// global is left.
+// CHECK-LABEL: func.func @staged_epilogue
+// CHECK: tile.parallel
+// CHECK: %[[STAGE:.*]] = tile.alloc : memref<128x136xf16, "shared">
+// CHECK: tile.copy %[[H:.*]][%{{.*}}, %{{.*}}] [128, 128] to %[[STAGE]][%{{.*}}, %{{.*}}] [128, 128] : memref<128x128xf16, "fragment"> to memref<128x136xf16, "shared">
+// CHECK-NEXT: tile.copy %[[STAGE]][%{{.*}}, %{{.*}}] [128, 128] to %{{.*}}[%{{.*}}, %{{.*}}] [128, 128] : memref<128x136xf16, "shared"> to memref<1024x1024xf16>
+// CHECK-NOT: tile.copy %[[H]]
+// CHECK: return
+module attributes {tile.arch = "sm_80", tile.staged_epilogue} {
+  func.func @staged_epilogue(%A: memref<1024x1024xf16>, %B: memref<1024x1024xf16>, %C: memref<1024x1024xf16>) attributes {tile.entry} {
+    %g = arith.constant 8 : index
+    tile.kernel grid(%g, %g) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c32 = arith.constant 32 : index
+      %c128 = arith.constant 128 : index
+      %zero = arith.constant 0.0 : f32
+      %as = tile.alloc {tile.swizzle = "xor"} : memref<128x32xf16, "shared">
+      %bs = tile.alloc {tile.swizzle = "xor"} : memref<32x128xf16, "shared">
+      %acc = tile.alloc {tile.mma_layout = "mma-accumulator"} : memref<128x128xf32, "fragment">
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %c128 : index
+      %col = arith.muli %bx, %c128 : index
+      tile.pipelined %c0 to %c32 step %c1 stages 3 attributes {tile.pipeline = {k_tile = 32 : i64, mechanism = "cp.async", stages = 3 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c32 : index
+        tile.copy %A[%row, %k0] [128, 32] to %as[%c0, %c0] [128, 32] {tile.async = "cp.async"} : memref<1024x1024xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%k0, %col] [32, 128] to %bs[%c0, %c0] [32, 128] {tile.async = "cp.async"} : memref<1024x1024xf16> to memref<32x128xf16, "shared">
+        tile.gemm %as, %bs, %acc {tile.mma = {a_source = "shared", instr = array<i64: 16, 8, 16>, kind = "mma.sync", warps = array<i64: 2, 2>}} : memref<128x32xf16, "shared">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      %h = tile.alloc : memref<128x128xf16, "fragment">
+      tile.parallel [128, 128] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x128xf32, "fragment">
+        %t = arith.truncf %v : f32 to f16
+        memref.store %t, %h[%i, %j] : memref<128x128xf16, "fragment">
+      }
+      tile.copy %h[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] {tile.store = {kind = "shared-staged", vector_bytes = 16 : i64}} : memref<128x128xf16, "fragment"> to memref<1024x1024xf16>
+    }
+    return
+  }
+}
