@@ -242,7 +242,6 @@ def test_sm80_opt_ins_assemble(case: MmaSyncCase, monkeypatch: pytest.MonkeyPatc
     tests/gpu/test_mma_sync_kernels.py, built with them.)"""
     monkeypatch.setenv("TILEC_LOOP_VERSIONS", "1")
     monkeypatch.setenv("TILEC_STAGED_EPILOGUE", "1")
-    monkeypatch.setenv("TILEC_DISABLE_CACHE", "1")  # the opt-ins are not part of the key
     kernel = tilec.compile(case.factory(), out_idx=[-1], target=TARGET)
     assert kernel.artifact.binary_kind == "cubin"
     ptx = kernel.asm["ptx"]
