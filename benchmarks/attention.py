@@ -11,9 +11,8 @@ Every implementation runs in the same process, each output checked first (poison
 tilec kernels) against a float32 reference on two (batch, head) slices; times are the median
 of CUDA-event timings after warm-up with the L2 flushed (tilec.profiler.do_bench). TFLOP/s
 counts 4 * B * H * S^2 * D (half of it causal); ratios are to cuDNN SDPA of the same shape.
-`--ablations` adds tilec's forward at other tile configurations and with its loop's two gemms
-alone (no softmax) at S 4096: what the configuration and the softmax cost (`build` compiles
-them unless --no-ablations).
+`--ablations` (to `build` and `run`) adds tilec's forward at other tile configurations and with
+its loop's two gemms alone (no softmax) at S 4096: what the configuration and the softmax cost.
 
 Decode: one query token per sequence against a KV cache (examples/attention/flash_decode.py:
 split-KV, then the combine), 32 query heads on 8 KV heads, d 128, beside SDPA (GQA), in
@@ -113,6 +112,7 @@ class TilecForward:
 # these compiles only)
 PINGPONG = "TILEC_WARPGROUP_PINGPONG"
 PINGPONG_SUFFIX = " (warpgroup ping-pong)"
+PINGPONG_SEQ = 4096  # the sequence length its rows run at
 
 
 @contextlib.contextmanager
@@ -152,7 +152,13 @@ def tilec_forwards() -> list[TilecForward]:
                      lambda s, c: example(BATCH, HEADS, s, DIM, c, **tuned_config),
                      tuned_config),
     ]
-    return forwards + [with_pingpong(forwards[0]), with_pingpong(forwards[2])]
+    return forwards
+
+
+def pingpong_forwards() -> list[TilecForward]:
+    """tilec's flash_fwd and TileLang's tuned example with the ping-pong opted in (S 4096)."""
+    forwards = tilec_forwards()
+    return [with_pingpong(forwards[0]), with_pingpong(forwards[2])]
 
 
 # tilec's own forward at other tile configurations (S 4096 only, with --ablations): what the
@@ -229,7 +235,7 @@ def head_dim_forwards() -> list[TilecForward]:
 
 
 def build(cache_dir: Path, examples: Path, seq_lens: tuple[int, ...],
-          sections: tuple[str, ...] = SECTIONS, ablations: bool = True,
+          sections: tuple[str, ...] = SECTIONS, ablations: bool = False,
           head_dims: bool = True) -> None:
     os.environ["TILEC_CACHE_DIR"] = str(cache_dir.resolve())
     os.environ["TILEC_TARGET"] = TARGET
@@ -240,6 +246,8 @@ def build(cache_dir: Path, examples: Path, seq_lens: tuple[int, ...],
         copy.parent.mkdir(parents=True, exist_ok=True)
         copy.write_text(rewrite_imports(source.read_text()))
         jobs = [(forward, seq_len) for forward in tilec_forwards() for seq_len in seq_lens]
+        jobs += [(forward, PINGPONG_SEQ) for forward in pingpong_forwards()
+                 if PINGPONG_SEQ in seq_lens]
         jobs += [(forward, ABLATION_SEQ) for forward in ablation_forwards() if ablations]
         jobs += [(forward, HEAD_DIM_SEQ) for forward in head_dim_forwards() if head_dims]
     for shape in DECODE_SHAPES if "decode" in sections else ():
@@ -683,12 +691,15 @@ def run(out: Path, seq_lens: tuple[int, ...], budget_s: float, peers: tuple[str,
     shapes = []
     for seq_len in seq_lens if "forward" in sections else ():
         shapes += [(seq_len, causal, forwards, peer_calls, DIM) for causal in (False, True)]
+        if seq_len == PINGPONG_SEQ:
+            shapes += [(seq_len, causal, pingpong_forwards(), {}, DIM) for causal in (False, True)]
         if ablations and seq_len == ABLATION_SEQ:
             shapes += [(seq_len, causal, ablation_forwards(), {}, DIM)
                        for causal in (False, True)]
         if head_dims and seq_len == HEAD_DIM_SEQ:
-            shapes += [(seq_len, causal, [forward], peer_calls, forward.dim)
-                       for forward in head_dim_forwards() for causal in (False, True)]
+            by_dim = head_dim_forwards()
+            shapes += [(seq_len, causal, [f for f in by_dim if f.dim == dim], peer_calls, dim)
+                       for dim in HEAD_DIM_CONFIGS for causal in (False, True)]
     cudnn_ms: dict[tuple[int, bool, int], float] = {}
     for seq_len, causal, kernels, shape_peers, dim in shapes:
         if time.perf_counter() - began > budget_s:
@@ -805,11 +816,9 @@ def main() -> None:
         run_parser.add_argument("--no-triton", action="store_true")
         run_parser.add_argument("--no-peers", action="store_true",
                                 help="tilec's kernels only (no SDPA, no Triton)")
-        run_parser.add_argument("--ablations", action="store_true",
-                                help=f"also tilec's forward at ABLATIONS (S {ABLATION_SEQ})")
-        build_parser.add_argument("--no-ablations", action="store_true",
-                                  help="leave out the kernels of run's --ablations")
         for p in (build_parser, run_parser):
+            p.add_argument("--ablations", action="store_true",
+                           help=f"also tilec's forward at ABLATIONS (S {ABLATION_SEQ})")
             p.add_argument("--no-head-dims", action="store_true",
                            help=f"leave out d {sorted(HEAD_DIM_CONFIGS)} (S {HEAD_DIM_SEQ})")
             p.add_argument("--seq-lens", type=lambda s: tuple(int(x) for x in s.split(",")),
@@ -818,8 +827,8 @@ def main() -> None:
                            help=f"comma-separated, of {','.join(SECTIONS)} (default: all)")
 
     def build_attention(args: argparse.Namespace) -> None:
-        build(args.cache_dir, args.examples, args.seq_lens, args.sections,
-              not args.no_ablations, not args.no_head_dims)
+        build(args.cache_dir, args.examples, args.seq_lens, args.sections, args.ablations,
+              not args.no_head_dims)
 
     def run_attention(args: argparse.Namespace) -> None:
         peers = () if args.no_peers else ("sdpa",) if args.no_triton else ("sdpa", "triton")
