@@ -190,7 +190,9 @@ def gemv_uint4_words(A, B, scales, zeros, warps=4, rows_per_warp=4, block_m=1, g
 def gemv_uint_half2(A, B, scales, zeros, bits=4, warps=4, rows_per_warp=4, block_m=1,
                     group=128, prefetch=False):
     """gemv_uint4_words' GEMV, for int4 or int2 words, computing on pairs of float16
-    (T.float16x2: HFMA2, two weights an instruction). field_pairs decodes word i of a lane's
+    (T.float16x2: HFMA2, two weights an instruction), each row's scale and zero of a step read
+    with its weights (where they are used, after the step's arithmetic, they would be waited
+    for there). field_pairs decodes word i of a lane's
     step into the pairs of weights (j, j + 16 / bits) minus the group's zero rounded to an
     integer (in the same instruction, exactly), the activations are paired the same way (once
     per step, for all rows), and each (row, pair) accumulates its step of 16 products per half
@@ -213,6 +215,10 @@ def gemv_uint_half2(A, B, scales, zeros, bits=4, warps=4, rows_per_warp=4, block
         a_local = T.alloc_local((block_m, per_lane), T.float16)
         b_local = T.alloc_local((rows_per_warp, words), T.uint32)
         b_next = T.alloc_local((rows_per_warp, words), T.uint32)
+        # each row's scale and zero of the step, read with its weights (not where they are
+        # used, after the step's arithmetic, which would then wait for them)
+        params = T.alloc_local((rows_per_warp, 2), T.float16)
+        params_next = T.alloc_local((rows_per_warp, 2), T.float16)
         a_pairs = T.alloc_local((block_m, words * pairs), T.uint32)
         a_sum = T.alloc_local((block_m,), T.uint32)  # float16x2 bits
         dot = T.alloc_local((block_m, rows_per_warp), T.uint32)  # float16x2 bits
@@ -223,16 +229,23 @@ def gemv_uint_half2(A, B, scales, zeros, bits=4, warps=4, rows_per_warp=4, block
         if prefetch:
             for r in T.unroll(rows_per_warp):
                 T.copy(B[row + r, lane * words:lane * words + words], b_next[r, :])
+                params_next[r, 0] = scales[row + r, lane * per_lane // group]
+                params_next[r, 1] = zeros[row + r, lane * per_lane // group]
         for ko in T.serial(T.ceildiv(K, chunk)):
             k0 = ko * chunk + lane * per_lane
             if prefetch:
                 for r in T.unroll(rows_per_warp):
                     T.copy(b_next[r, :], b_local[r, :])
+                    T.copy(params_next[r, :], params[r, :])
                     T.copy(B[row + r, (k0 + chunk) // fields:(k0 + chunk) // fields + words],
                            b_next[r, :])
+                    params_next[r, 0] = scales[row + r, (k0 + chunk) // group]
+                    params_next[r, 1] = zeros[row + r, (k0 + chunk) // group]
             else:
                 for r in T.unroll(rows_per_warp):
                     T.copy(B[row + r, k0 // fields:k0 // fields + words], b_local[r, :])
+                    params[r, 0] = scales[row + r, k0 // group]
+                    params[r, 1] = zeros[row + r, k0 // group]
             T.clear(a_sum)
             for m in T.unroll(block_m):
                 T.copy(A[by * block_m + m, k0:k0 + per_lane], a_local[m, :])
@@ -245,7 +258,7 @@ def gemv_uint_half2(A, B, scales, zeros, bits=4, warps=4, rows_per_warp=4, block
                                                  T.uint32)
             T.clear(dot)
             for r in T.unroll(rows_per_warp):
-                zero = T.Cast(T.float32, zeros[row + r, k0 // group])
+                zero = T.Cast(T.float32, params[r, 1])
                 whole = T.floor(zero + 0.5)
                 offset = T.float16x2(T.Cast(T.float16, whole))
                 for i in T.unroll(words):
@@ -256,9 +269,8 @@ def gemv_uint_half2(A, B, scales, zeros, bits=4, warps=4, rows_per_warp=4, block
                             dot[m, r] = T.reinterpret(
                                 T.reinterpret(dot[m, r], T.float16x2) + pair * weight,
                                 T.uint32)
-                scale = T.Cast(T.float32, scales[row + r, k0 // group])
                 for m in T.unroll(block_m):
-                    acc[m, r] += scale * (pair_sum(dot[m, r])
+                    acc[m, r] += T.Cast(T.float32, params[r, 0]) * (pair_sum(dot[m, r])
                                           - (zero - whole) * pair_sum(a_sum[m]))
         warp_sum_store(acc, C, lane, by * block_m, row)
     return C
