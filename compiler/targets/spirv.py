@@ -19,12 +19,15 @@ Stages ("tile" is the frontend's IR, added by the driver):
              arithmetic; the float atomic add on vulkan only) as attributes; then
              assign-spirv-storage-classes, spirv-prepare-float-atomics (each float32 atomic add
              as a marked store, its buffer as i32 bits where the float add is missing). An
-             NVIDIA-only op (TMA, mbarriers, cp.async, T.ws), a bf16 value (no SPIR-V type) or
-             more workgroup memory than the description allows is an error at the kernel's
-             line
-  spirv      upstream: flatten-memref (every access on a 1-D array), expand-strided-metadata,
+             NVIDIA-only op (TMA, mbarriers, cp.async, T.ws) or more workgroup memory than the
+             description allows is an error at the kernel's line
+  spirv      upstream: arith-emulate-unsupported-floats (bf16 arithmetic in f32),
+             flatten-memref (every access on a 1-D array), expand-strided-metadata,
              lower-affine, math-expand-ops (exp2, tanh... in terms of what GLSL.std.450
-             has), convert-math-to-spirv, arith-expand, convert-gpu-to-spirv; then
+             has), convert-math-to-spirv, arith-expand; spirv-pack-bfloat16 (bf16 memory as
+             i32 words of two, bf16 values as f32: SPIR-V has no bf16, naga no 16-bit
+             integers; any bf16 or float8 value left is an error at its line);
+             convert-gpu-to-spirv; then
              spirv-lower-float-atomics (the marked stores as OpAtomicFAddEXT, or on bits as
              compare-and-swap loops), spirv-bitcast-infinities (naga and WGSL take no
              infinite literal),
@@ -89,7 +92,8 @@ FLOAT_ATOMIC_ADD = (", AtomicFloat32AddEXT", ", SPV_EXT_shader_atomic_float_add"
 FLOAT_ATOMIC_FAMILIES = ("vulkan",)
 # optional device features (wgpu's names) a kernel needs by the ops it has: launch["features"]
 DEVICE_FEATURES = (("spirv.EXT.AtomicFAdd", "shader-float32-atomic"),)
-SPIRV_PASSES = ",".join([
+SPIRV_PREPARE = ",".join([
+    "gpu.module(arith-emulate-unsupported-floats{source-types=bf16 target-type=f32})",
     "gpu.module(flatten-memref)",
     "expand-strided-metadata",
     "lower-affine",
@@ -97,9 +101,10 @@ SPIRV_PASSES = ",".join([
     "cse",
     "gpu.module(math-expand-ops,convert-math-to-spirv)",
     "arith-expand",
-    "convert-gpu-to-spirv",
-    "canonicalize",
 ])
+# bf16 as storage: i32 words in memory, f32 values (SPIR-V has no bf16)
+BFLOAT16_PASSES = ("spirv-pack-bfloat16",)
+SPIRV_CONVERT = "convert-gpu-to-spirv,canonicalize"
 # what naga (wgpu's shader compiler, also reading SPIR-V) needs of every module
 SPIRV_FIXES = ("spirv-lower-float-atomics", "spirv-bitcast-infinities",
                "spirv-negate-as-subtract")
@@ -140,16 +145,6 @@ def _reject(module: ir.Module, location: CompileError, target: TargetDescription
                 f"warp specialization) or extern CUDA code, which the {target.name} target has "
                 "none of",
                 location.filename, location.lineno)
-        types = [result.type for result in op.results]
-        types += [ir.MemRefType(t).element_type for t in types if isinstance(t, ir.MemRefType)]
-        if any(isinstance(t, ir.BF16Type) or "bf16" in str(t) for t in types):
-            raise CompileError(
-                f"bfloat16 has no SPIR-V type on the {target.name} target (Vulkan 1.3 without "
-                "SPV_KHR_bfloat16): use float16 or float32", location.filename,
-                location.lineno)
-        if "f8E" in "".join(map(str, types)):
-            raise CompileError(f"float8 has no SPIR-V type on the {target.name} target",
-                               location.filename, location.lineno)
 
 
 def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
@@ -188,11 +183,30 @@ def spirv_stage(passes: tuple[str, ...]) -> Stage:
     spirv.module (what one API's compilers need), then its ABI and capabilities."""
 
     def run(module: ir.Module, options: CompileOptions) -> None:
-        run_pass_pipeline(module, SPIRV_PASSES, options)
+        run_pass_pipeline(module, SPIRV_PREPARE, options)
+        tile_passes("spirv", BFLOAT16_PASSES).run(module, options)
+        _reject_narrow_floats(module, options)
+        run_pass_pipeline(module, SPIRV_CONVERT, options)
         tile_passes("spirv", passes).run(module, options)
         run_pass_pipeline(module, SPIRV_FINISH, options)
 
-    return Stage("spirv", run, ", ".join([SPIRV_PASSES, *passes, SPIRV_FINISH]))
+    return Stage("spirv", run, ", ".join([SPIRV_PREPARE, *BFLOAT16_PASSES, SPIRV_CONVERT,
+                                          *passes, SPIRV_FINISH]))
+
+
+def _reject_narrow_floats(module: ir.Module, options: CompileOptions) -> None:
+    """A bf16 value spirv-pack-bfloat16 left (a vector of them, say) or a float8 one: an error
+    at its line rather than a failed conversion."""
+    family = target_of(options).name
+    for op in walk(module.operation):
+        types = [value.type for value in [*op.results, *op.operands]]
+        types += [ir.MemRefType(t).element_type for t in types if isinstance(t, ir.MemRefType)]
+        text = " ".join(map(str, types))
+        if "bf16" in text:
+            raise op_error(op, f"{op.name} has a bfloat16 value the {family} target cannot "
+                               "hold (bf16 is storage there: loads, stores, conversions)")
+        if "f8E" in text:
+            raise op_error(op, f"float8 has no SPIR-V type on the {family} target")
 
 
 @functools.cache

@@ -113,7 +113,14 @@ def _words(data: bytes) -> bytes:
 
 def _tensor_bytes(arg: Any) -> tuple[bytes, Any]:
     """The tensor's bytes and a numpy view of its memory to copy the result back into."""
-    array = arg if type(arg).__module__ == "numpy" else arg.detach().numpy()
+    if type(arg).__module__ == "numpy":
+        array = arg
+    else:
+        import torch
+
+        tensor = arg.detach()
+        # numpy has no bfloat16: its bytes as int16 (the kernel reads them as i32 words)
+        array = (tensor.view(torch.int16) if tensor.dtype == torch.bfloat16 else tensor).numpy()
     if array.size > MAX_ELEMENTS:
         raise LaunchError(f"a tensor of {array.size} elements: SPIR-V kernels index in 32 bits")
     return _words(array.tobytes()), array
