@@ -363,6 +363,9 @@ class KernelLowering:
         self.known_aligned: set[ir.Value] = set()
         self.shared_bytes = 0
         self.canonical: ir.Value | None = None
+        # (block, buffer, indices) -> the value a store there left, in a T.Parallel with
+        # replicas: a replica whose store was skipped reads it back from here
+        self.owned_stores: dict[tuple, ir.Value] = {}
         self.rings: dict[ir.Value, Ring] = {}
         # wgmma operand tiles (compiler/passes/_wgmma.py): view -> (layout, fenced for wgmma
         # by the cp.async pipeline filling it)
@@ -889,11 +892,23 @@ class KernelLowering:
         op.erase()
 
     def lower_access(self, op: ir.Operation) -> None:
-        """A load or store outside T.Parallel: guard global ones; a fragment there is held
-        whole by every thread (infer-fragment-layout), which uses its own copy."""
+        """A load or store: guard global ones; a fragment outside T.Parallel is held whole by
+        every thread (infer-fragment-layout), which uses its own copy. In a T.Parallel whose
+        layout gives several threads the same points, only one of them stores to shared or
+        global memory: a replica's store could land between another's load and store of the
+        same element (`s[i] = s[i] + 1` adding twice); a later load of that element in the same
+        block takes the stored value, as the owner's own load would."""
         load = op.name == "memref.load"
         buffer = op.operands[0 if load else 1]
         indices = list(op.operands)[1 if load else 2:]
+        if self.canonical is not None and buffer not in self.fragments:
+            key = (op.block, buffer, *indices)
+            if not load:
+                self.owned_stores[key] = op.operands[0]
+            elif key in self.owned_stores:
+                op.results[0].replace_all_uses_with(self.owned_stores[key])
+                op.erase()
+                return
         if buffer in self.fragments:
             fragment = self.fragments[buffer]
             if not fragment.layout.holds_whole_tile():
@@ -913,10 +928,16 @@ class KernelLowering:
                 if load:
                     op.results[0].replace_all_uses_with(memref.load(buffer, where))
                 else:
-                    memref.store(op.operands[0], buffer, where)
+                    stored = op.operands[0]
+                    guarded(self.canonical, lambda: memref.store(stored, buffer, where))
             op.erase()
             return
         if not self.is_global(buffer):
+            if not load and self.canonical is not None and self.is_workgroup(buffer):
+                with op.location, ir.InsertionPoint(op):
+                    stored = op.operands[0]
+                    guarded(self.canonical, lambda: memref.store(stored, buffer, indices))
+                op.erase()
             return
         with op.location, ir.InsertionPoint(op):
             inside = self.in_bounds(buffer, indices)
@@ -927,7 +948,9 @@ class KernelLowering:
                 op.results[0].replace_all_uses_with(value)
             else:
                 stored = op.operands[0]
-                guarded(inside, lambda: memref.store(stored, buffer, indices))
+                owner = [self.canonical] if self.canonical is not None else []
+                guarded(all_of(owner + ([inside] if inside is not None else [])),
+                        lambda: memref.store(stored, buffer, indices))
         op.erase()
 
     def in_bounds(self, buffer: ir.Value, indices: list[ir.Value]) -> ir.Value | None:
@@ -1035,6 +1058,7 @@ class KernelLowering:
         with op.location, ir.InsertionPoint(op):
             offsets = thread_coordinates(layout, self.tid)
             self.canonical = self.canonical_owner(layout)
+        self.owned_stores.clear()
         if not touches_fragments and layout.num_registers > UNROLL_LIMIT:
             self.parallel_loop(op, layout, offsets)
         else:
@@ -1318,6 +1342,11 @@ class KernelLowering:
     def is_global(buffer: ir.Value) -> bool:
         """Global tensors were rebuilt in address space 1 by the prelude."""
         return isinstance(memref_type(buffer).memory_space, ir.IntegerAttr)
+
+    @staticmethod
+    def is_workgroup(buffer: ir.Value) -> bool:
+        """A shared buffer (or a view of the shared arena)."""
+        return str(memref_type(buffer).memory_space) == WORKGROUP
 
     def lower_copy(self, op: ir.Operation) -> None:
         if MMA_SYNC_LOAD_ATTR in op.attributes:

@@ -464,3 +464,41 @@ func.func @fragment_box(%x: memref<64xf32>, %out: memref<64xf32>) attributes {ti
   }
   return
 }
+
+// -----
+
+// A T.Parallel whose layout repeats its 16 points over the 128 threads (lane bit 4 and the warp
+// bits add nothing): one owner of each point stores to shared and to global memory (replicas
+// that each did `s[i] = s[i] + 1` would add several times), and the load of the element it
+// just stored takes the stored value on every replica, owner or not.
+// CHECK-LABEL: gpu.func @replicas
+// CHECK: %[[COPY_BITS:.*]] = arith.andi %thread_id_x, %{{.*}} : index
+// CHECK: %[[OWNER:.*]] = arith.cmpi eq, %[[COPY_BITS]], %{{.*}} : index
+// CHECK: %[[OLD:.*]] = memref.load %[[TILE:.*]][%{{.*}}] : memref<16xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[NEW:.*]] = arith.addf %[[OLD]], %{{.*}} : f32
+// CHECK: scf.if %[[OWNER]] {
+// CHECK-NEXT: memref.store %[[NEW]], %[[TILE]][%{{.*}}]
+// CHECK-NEXT: }
+// CHECK-NOT: memref.load %[[TILE]]
+// CHECK: %[[TWICE:.*]] = arith.addf %[[NEW]], %[[NEW]] : f32
+// CHECK: %[[OK:.*]] = arith.andi %[[OWNER]], %{{.*}} : i1
+// CHECK: scf.if %[[OK]] {
+// CHECK-NEXT: memref.store %[[TWICE]], %{{.*}}[%{{.*}}] : memref<?xf32, 1>
+func.func @replicas(%out: memref<?xf32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [128] {
+  ^bb0(%bx: index):
+    %t = tile.alloc : memref<16xf32, "shared">
+    %one = arith.constant 1.0 : f32
+    tile.parallel [16] attributes {tile.layout = #tile.linear<[16], register = [], lane = [[1], [2], [4], [8], [0]], warp = [[0], [0]]>} {
+    ^bb0(%i: index):
+      %old = memref.load %t[%i] : memref<16xf32, "shared">
+      %new = arith.addf %old, %one : f32
+      memref.store %new, %t[%i] : memref<16xf32, "shared">
+      %back = memref.load %t[%i] : memref<16xf32, "shared">
+      %twice = arith.addf %back, %back : f32
+      memref.store %twice, %out[%i] : memref<?xf32>
+    }
+  }
+  return
+}

@@ -103,6 +103,26 @@ def column_sum(M: int, N: int, block_M: int = 32, block_N: int = 64):
     return kernel
 
 
+def replicated_updates(M: int, block_M: int = 16, threads: int = 256):
+    """T.Parallel over fewer points than threads, so several threads (of different warps) hold
+    each point: a read-modify-write of shared and of global memory, then a read back of the
+    element just stored. Each update happens once (replicas that each updated would add twice
+    or more)."""
+
+    @T.prim_func
+    def kernel(A: T.Tensor((M,), "float32"), out: T.Tensor((M,), "float32")):
+        with T.Kernel(T.ceildiv(M, block_M), threads=threads) as bx:
+            tile = T.alloc_shared((block_M,), "float32")
+            T.copy(A[bx * block_M], tile)
+            for i in T.Parallel(block_M):
+                tile[i] = tile[i] + 1.0
+            for i in T.Parallel(block_M):
+                out[bx * block_M + i] = out[bx * block_M + i] + tile[i] * 2.0
+                out[bx * block_M + i] = out[bx * block_M + i] - A[bx * block_M + i]
+
+    return kernel
+
+
 def shared_row_sum(M: int, N: int, block_M: int = 16):
     """out[i] = sum(X[i, :]) reduced from a shared tile into a shared buffer, as TileLang's
     kda examples reduce (stage-reduce-operands routes both through fragments on CUDA)."""
@@ -559,6 +579,9 @@ def cases() -> list[Case]:
     for M, N in [(1000, 300), (4096, 256)]:
         found.append(Case(f"column_sum_{M}x{N}", lambda M=M, N=N: column_sum(M, N), None,
                           [(M, N)], "float32", lambda a: a.sum(dim=0), zero_outputs=[(N,)]))
+    found.append(Case("replicated_updates_1000", lambda: replicated_updates(1000), None,
+                      [(1000,)], "float32", lambda a: (a + 1.0) * 2.0 - a,
+                      zero_outputs=[(1000,)]))
     found.append(Case("wide_row_sum_300x1000", lambda: wide_row_sum(300, 1000), None,
                       [(300, 1000)], "float32", lambda x: x.sum(dim=1), zero_outputs=[(300,)]))
     for M, N in [(256, 512), (100, 300)]:

@@ -77,6 +77,8 @@ PATHS = (
     f"{_SUITE}[gemm_float16_64x128x32_cp_async3-M77xN45xK33]",
     f"{_SUITE}[row_sum_float32_cp_async3-M50xK130]",
     f"{_SUITE}[softmax_long_float16_cp_async3-M64xK64]",
+    # T.Parallel over fewer points than threads: one replica updates shared and global memory
+    f"{_FRONTEND}test_frontend_kernel[replicated_updates_1000]",
     # reductions: warp shuffles, shared-memory trees, all-reduce across threads
     f"{_SUITE}[softmax_float32_512-M37]",
     f"{_FRONTEND}test_frontend_kernel[row_softmax_float16_37x512]",
