@@ -301,10 +301,10 @@ def test_box_past_the_end_of_a_fragment(row: int) -> None:
 # ------------------------------------------------------------------ grids and sizes
 
 
-def kernel_on_grid(x, y, z):
+def kernel_on_grid(x, y, z, threads=1):
     @T.prim_func
     def main(A: T.Tensor((64,), "float32")):
-        with T.Kernel(x, y, z, threads=1) as (bx, by, bz):  # error: grid
+        with T.Kernel(x, y, z, threads=threads) as (bx, by, bz):  # error: grid
             A[0] = 1.0
 
     return main
@@ -331,6 +331,84 @@ def test_grid_past_the_cuda_limit(grid: tuple[int, int, int], blocks: int, axis:
 
 def test_grid_at_the_cuda_limit_compiles() -> None:
     tilec.compile(kernel_on_grid(2, 65535, 65535), target="cuda:sm_90a")
+
+
+@pytest.mark.parametrize("target, grid, threads, fragments", [
+    ("hip:gfx942", (2**27, 1, 1), 32, ["134217728 blocks of 32 threads along x, 4294967296 "
+                                       "threads", "HIP counts at most 4294967295"]),
+    ("hip:gfx90a", (2**22, 1, 1), 1024, ["4194304 blocks of 1024 threads along x"]),
+    ("vulkan", (70000, 1, 1), 32, ["70000 blocks along x; the vulkan target launches at most "
+                                   "65535"]),
+    ("vulkan", (1, 1, 65536), 1, ["65536 blocks along z"]),
+    ("webgpu", (1, 65536, 1), 32, ["65536 blocks along y; the webgpu target launches at most "
+                                   "65535"]),
+    ("metal", (2**27, 1, 1), 32, ["4294967296 threads; the metal target counts at most "
+                                  "4294967295"]),
+])
+def test_grid_past_the_limit_of_each_gpu_target(target: str, grid: tuple[int, int, int],
+                                                threads: int, fragments: list[str]) -> None:
+    """Each API's own limit: blocks along an axis, or the threads along it where HIP and Metal
+    count them in 32 bits."""
+    error = compile_error(kernel_on_grid(*grid, threads=threads), target)
+    check_error(error, CompileError, "grid", *fragments)
+
+
+@pytest.mark.parametrize("target, grid, threads", [
+    ("hip:gfx942", (2**26 - 1, 65535, 65535), 64), ("vulkan", (65535, 65535, 65535), 64)])
+def test_grid_at_the_limit_of_a_gpu_target_compiles(target: str, grid: tuple[int, int, int],
+                                                    threads: int) -> None:
+    tilec.compile(kernel_on_grid(*grid, threads=threads), target=target)
+
+
+def tall_gemm(M):
+    """A GEMM tile of the quickstart's over M rows, one block row of them per block along y."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, 64), "float16"), B: T.Tensor((64, 128), "float16"),
+             C: T.Tensor((M, 128), "float16")):
+        with T.Kernel(1, T.ceildiv(M, 128), threads=128) as (bx, by):  # error: tall-grid
+            A_shared = T.alloc_shared((128, 64), "float16")
+            B_shared = T.alloc_shared((64, 128), "float16")
+            C_local = T.alloc_fragment((128, 128), "float32")
+            T.clear(C_local)
+            T.copy(A[by * 128, 0], A_shared)
+            T.copy(B[0, 0], B_shared)
+            T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[by * 128, 0])
+
+    return main
+
+
+def test_grid_of_a_tensor_core_gemm_past_the_cuda_limit() -> None:
+    error = compile_error(tall_gemm(65536 * 128), "cuda:sm_90a")
+    check_error(error, CompileError, "tall-grid", "the grid has 65536 blocks along y",
+                "at most 65535")
+
+
+def shared_tile(elements):
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=64) as _:  # error: shared-limit
+            tile = T.alloc_shared((elements,), "float32")
+            T.copy(A, tile[0:64])
+            T.copy(tile[0:64], A)
+
+    return main
+
+
+@pytest.mark.parametrize("target, kib, limit", [
+    ("cuda:sm_90a", 300, 232448), ("cuda:sm_80", 200, 166912), ("cuda:sm_86", 120, 101376),
+    ("cuda:sm_120a", 100, 101376), ("hip:gfx942", 128, 65536), ("vulkan", 40, 32768),
+    ("webgpu", 20, 16384)])
+def test_shared_memory_past_the_limit_of_each_target(target: str, kib: int, limit: int) -> None:
+    error = compile_error(shared_tile(kib * 256), target)
+    check_error(error, CompileError, "shared-limit", f"{kib * 1024} bytes of", f"{limit}")
+
+
+@pytest.mark.parametrize("target", ["cpu", "cuda:sm_90a", "hip:gfx942", "vulkan"])
+def test_threads_past_the_block_limit(target: str) -> None:
+    error = compile_error(kernel_on_grid(1, 1, 1, threads=2048), target)
+    check_error(error, TilecError, "grid", "a block has 1 to 1024 threads, got 2048")
 
 
 def zero_size_tensor():

@@ -240,11 +240,11 @@ def _gpu_functions(module: ir.Module) -> list[ir.Operation]:
 def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
     options.extra["extern"] = extern_unit(module)
     if _take_tensorcore_kernel(module, options):
-        return
+        return  # its grid is the tiles along x
     options.extra["abi"] = kernel_abi(module)
     kernel = next(op for op in walk(module.operation) if op.name == "tile.kernel")
     options.extra["threads"] = list(ir.DenseI64ArrayAttr(kernel.attributes["threads"]))
-    _check_grid(kernel)
+    check_grid(kernel, target_of(options), "CUDA")
     location = op_error(kernel, "")  # the kernel's file:line, for errors found after lowering
     tile_passes("gpu", ["lower-tile-to-gpu", "lower-float8-conversions",
                         "lower-device-prints"]).run(module, options)
@@ -262,21 +262,27 @@ def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
     options.extra["shared_bytes"] = shared_bytes
 
 
-MAX_GRID = (2**31 - 1, 65535, 65535)  # blocks along x, y, z on every NVIDIA chip
-
-
-def _check_grid(kernel: ir.Operation) -> None:
-    """A constant grid size past the chip's limit is an error at the kernel (the launch would
-    fail on every run); sizes known at run time are the driver's to reject."""
-    for axis, (size, limit) in enumerate(zip(kernel.operands, MAX_GRID, strict=False)):
+def check_grid(kernel: ir.Operation, target: TargetDescription, api: str) -> None:
+    """A constant grid size past the target's limit (blocks along an axis, or the threads
+    along it where the API counts those) is an error at the kernel: the launch would fail on
+    every run. Sizes known at run time are the driver's to reject."""
+    threads = (list(ir.DenseI64ArrayAttr(kernel.attributes["threads"])) + [1, 1])[:3]
+    for axis, (size, limit) in enumerate(zip(kernel.operands, target.max_grid, strict=False)):
         owner = getattr(size.owner, "operation", None)  # None for a block argument
         if owner is None or owner.name != "arith.constant":
             continue
         blocks = ir.IntegerAttr(owner.attributes["value"]).value
+        name = "xyz"[axis]
         if blocks > limit:
-            raise op_error(kernel, f"the grid has {blocks} blocks along {'xyz'[axis]}; CUDA "
+            raise op_error(kernel, f"the grid has {blocks} blocks along {name}; {api} "
                                    f"launches at most {limit} (fold the excess into another "
                                    "axis or loop over it in the kernel)")
+        if target.max_grid_threads and blocks * threads[axis] > target.max_grid_threads:
+            raise op_error(kernel, f"the grid has {blocks} blocks of {threads[axis]} threads "
+                                   f"along {name}, {blocks * threads[axis]} threads; {api} "
+                                   f"counts at most {target.max_grid_threads} along an axis "
+                                   "(fold the excess into another axis or loop over it in the "
+                                   "kernel)")
 
 
 def _producer_launch(module: ir.Module, options: CompileOptions) -> None:

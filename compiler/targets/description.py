@@ -39,6 +39,10 @@ class TargetDescription:
     Their `warp_size` is the subgroup width the kernel assumes, a lower bound of the device's
     (lanes combine by shuffles within it, the rest through workgroup memory); 1 means no
     subgroup operations at all.
+
+    `max_grid` is the blocks a launch may have along x, y and z, `max_grid_threads` the threads
+    (blocks times the block's threads) along one axis where the API counts those (HIP's
+    work-items and Metal's thread positions are 32-bit), 0 where it does not.
     """
 
     name: str
@@ -56,6 +60,8 @@ class TargetDescription:
     shared_banks: int = 32
     max_vgprs: int = 255
     logical_addressing: bool = False
+    max_grid: tuple[int, int, int] = (2**31 - 1, 65535, 65535)
+    max_grid_threads: int = 0
 
     @property
     def is_spirv(self) -> bool:
@@ -114,7 +120,7 @@ def _amd(name: str, compute_units: int, mma_elements: tuple[str, ...]) -> Target
         name=name, family="amd", chip=name, warp_size=64, max_threads_per_block=1024,
         max_shared_bytes=65536, registers_per_block=131072, sm_count=compute_units,
         mma="mfma", async_copies=(), ptx_features="", mma_elements=mma_elements,
-        shared_banks=32, max_vgprs=512,
+        shared_banks=32, max_vgprs=512, max_grid=(2**32 - 1,) * 3, max_grid_threads=2**32 - 1,
     )
 
 
@@ -131,11 +137,13 @@ AMD_DESCRIPTIONS: dict[str, TargetDescription] = {
 DEFAULT_HIP_ARCH = "gfx942"  # MI300X
 
 
-def _spirv(name: str, warp_size: int, max_shared_bytes: int) -> TargetDescription:
+def _spirv(name: str, warp_size: int, max_shared_bytes: int, max_grid: tuple[int, int, int],
+           max_grid_threads: int = 0) -> TargetDescription:
     return TargetDescription(
         name=name, family="spirv", chip=name, warp_size=warp_size, max_threads_per_block=1024,
         max_shared_bytes=max_shared_bytes, registers_per_block=65536, sm_count=1, mma="",
-        async_copies=(), ptx_features="", logical_addressing=True,
+        async_copies=(), ptx_features="", logical_addressing=True, max_grid=max_grid,
+        max_grid_threads=max_grid_threads,
     )
 
 
@@ -147,12 +155,16 @@ def _spirv(name: str, warp_size: int, max_shared_bytes: int) -> TargetDescriptio
 #   assume 8 as Vulkan's do (correct on any wider group), so the SPIR-V its MSL comes from is
 #   the one CI runs on lavapipe;
 # - webgpu: no subgroups (an optional feature that browsers gate), WebGPU's default 16 KiB.
+# Grids: Vulkan guarantees 65535 workgroups along each axis (maxComputeWorkGroupCount, lavapipe's
+# value), WebGPU's default maxComputeWorkgroupsPerDimension is 65535; Metal's thread positions
+# in the grid are 32-bit.
+_EVERY_AXIS = (65535, 65535, 65535)
 SPIRV_DESCRIPTIONS: dict[str, TargetDescription] = {
     description.name: description
     for description in (
-        _spirv("vulkan", 8, 32768),
-        _spirv("metal", 8, 32768),
-        _spirv("webgpu", 1, 16384),
+        _spirv("vulkan", 8, 32768, _EVERY_AXIS),
+        _spirv("metal", 8, 32768, (2**32 - 1,) * 3, max_grid_threads=2**32 - 1),
+        _spirv("webgpu", 1, 16384, _EVERY_AXIS),
     )
 }
 

@@ -64,7 +64,7 @@ from tilec.compiler.pipeline import (
     run_pass_pipeline,
     tile_passes,
 )
-from tilec.compiler.targets.cuda import SHARED_BYTES_ATTR, kernel_abi
+from tilec.compiler.targets.cuda import SHARED_BYTES_ATTR, check_grid, kernel_abi
 from tilec.compiler.targets.description import TargetDescription, describe
 from tilec.errors import CompileError
 
@@ -153,6 +153,7 @@ def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
     kernel = next(op for op in walk(module.operation) if op.name == "tile.kernel")
     threads = list(ir.DenseI64ArrayAttr(kernel.attributes["threads"]))
     options.extra["threads"] = threads
+    check_grid(kernel, target, f"the {target.name} target")
     location = op_error(kernel, "")  # the kernel's file:line, for errors found after lowering
     tile_passes("gpu", GPU_PASSES).run(module, options)
     run_pass_pipeline(module, "canonicalize,cse", options)
