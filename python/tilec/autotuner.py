@@ -36,7 +36,7 @@ from typing import Any
 
 import tilec.language as T
 from tilec import cache
-from tilec.errors import TilecError
+from tilec.errors import TilecError, check_options
 from tilec.jit import (
     JITFunction,
     JITKernel,
@@ -641,6 +641,7 @@ def autotune(func: Callable | None = None, *, configs: ConfigSource, warmup: int
     far is not timed in full. TileLang's other options (do_not_specialize...) are accepted,
     unused.
     """
+    check_options("tilec.autotune", _tilelang_options, frozenset({"do_not_specialize"}))
     if func is not None:
         raise TilecError("@tilec.autotune needs its configurations: "
                          "@tilec.autotune(configs=[...]) above @tilec.jit")
@@ -685,6 +686,8 @@ class AutoTuner:
     def set_compile_args(self, out_idx: Sequence[int] | int | None = None,
                          target: str | None = "auto", pass_configs: dict | None = None,
                          **_tilelang_options: Any) -> AutoTuner:
+        check_options("AutoTuner.set_compile_args", _tilelang_options,
+                      frozenset({"execution_backend", "target_host", "verbose"}))
         self.compile_args = CompileArgs(out_idx, target, pass_configs)
         return self
 
@@ -695,6 +698,7 @@ class AutoTuner:
                          skip_check: bool = False, manual_check_prog: Callable | None = None,
                          cache_input_tensors: bool = False, backend: str = "event",
                          **_tilelang_options: Any) -> AutoTuner:
+        check_options("AutoTuner.set_profile_args", _tilelang_options, frozenset())
         self.profile_args = ProfileArgs(warmup, rep, timeout, supply_type, ref_prog,
                                         supply_prog, rtol, atol, max_mismatched_ratio,
                                         skip_check, manual_check_prog, cache_input_tensors,
@@ -720,6 +724,9 @@ class AutoTuner:
         """Tune over every configuration (`warmup` / `rep`: runs; `timeout`: s per config;
         `early_stop` as for @autotune). TileLang's pipelining and multi-GPU options are
         accepted, unused."""
+        check_options("AutoTuner.run", _tilelang_options, frozenset({
+            "use_pipeline", "enable_grouped_compile", "group_compile_size", "benchmark_devices",
+            "benchmark_multi_gpu"}))
         name = self._python_fn.__name__
         configs = _load_configs(self.configs, (), {}, name, self._location)
         _check_keys(configs, self._python_fn, name, self._location)

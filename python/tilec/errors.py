@@ -45,3 +45,14 @@ def at_caller(message: str) -> TilecError:
     if frame is None:
         return TilecError(message)
     return TilecError(message, frame.f_code.co_filename, frame.f_lineno)
+
+
+def check_options(api: str, options: dict, accepted: frozenset[str]) -> None:
+    """`options` are keywords of TileLang's `api` that tilec takes without using them; any other
+    keyword is an error at the caller's line (a misspelt option would otherwise be dropped
+    without a word)."""
+    unknown = sorted(set(options) - accepted)
+    if unknown:
+        unused = (f" (TileLang's options it accepts unused: {', '.join(sorted(accepted))})"
+                  if accepted else "")
+        raise at_caller(f"{api} got an unexpected keyword argument {unknown[0]!r}{unused}")

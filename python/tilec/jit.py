@@ -24,7 +24,7 @@ from typing import Any
 
 import tilec.language as T
 from tilec import cache
-from tilec.errors import LaunchError, TilecError
+from tilec.errors import LaunchError, TilecError, at_caller, check_options
 from tilec.runtime import evaluate_size
 from tilec.runtime.artifact import Artifact, Param
 from tilec.transform import codegen_settings, ignored_pass_configs, normalize_pass_configs
@@ -65,6 +65,9 @@ def resolve_target(target: str | None) -> str:
     name the code they hold.
     """
     target = target or "auto"
+    if not isinstance(target, str):
+        raise at_caller(f"target is a name such as \"cuda\", \"cuda:sm_90a\" or \"cpu\", got "
+                        f"{type(target).__name__} {target!r}")
     if target == "auto":
         target = os.environ.get("TILEC_TARGET") or "auto"
     if target == "auto":
@@ -624,10 +627,16 @@ def _normalize_out_idx(out_idx: Sequence[int] | int | None, count: int,
     return positions
 
 
+# TileLang's keywords of tilelang.compile and tilelang.jit that tilec's pipelines do not read
+COMPILE_OPTIONS = frozenset({"execution_backend", "target_host", "verbose", "compile_flags"})
+JIT_OPTIONS = COMPILE_OPTIONS | {"debug_root_path"}
+
+
 def compile(func: T.PrimFunc, out_idx: Sequence[int] | int | None = None,  # noqa: A001
             target: str | None = "auto", pass_configs: dict | None = None,
             **_tilelang_options: Any) -> JITKernel:
     """Compile a `@T.prim_func` (TileLang's tilelang.compile); `out_idx` params are outputs."""
+    check_options("tilec.compile", _tilelang_options, COMPILE_OPTIONS)
     if not isinstance(func, T.PrimFunc):
         raise TilecError(f"tilec.compile takes a @T.prim_func, got {type(func).__name__}")
     try:
@@ -855,6 +864,7 @@ def jit(func: Callable | None = None, *, out_idx: Sequence[int] | int | None = N
     (tilec.transform); TileLang's other options (execution_backend...) are accepted so ported
     code runs, and tilec's pipelines do not read them.
     """
+    check_options("tilec.jit", _tilelang_options, JIT_OPTIONS)
     if func is None:
         return lambda fn: JITFunction(fn, out_idx, target, pass_configs)
     return JITFunction(func, out_idx, target, pass_configs)

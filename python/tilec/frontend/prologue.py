@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import tilec.language as T
-from tilec.errors import TilecError
+from tilec.errors import TilecError, at_caller
 from tilec.frontend.signature import EagerSignature, analyze_eager, bind_symbols
 from tilec.frontend.source import KernelSource
 
@@ -413,6 +413,7 @@ def run_prologue(compiled: CompiledPrologue, bind: Callable[[dict[str, Any]], tu
         except _NeedsValue as stop:
             needed = stop.name
         if needed is None and run.concrete:
+            _check_sizes_are_consts(run, sizes)
             return _describe(run, namespace, arguments, tensor_names, compiled.statements)
         learned = {k: v for k, (v, _) in run.learned.items() if k not in known}
         if not learned and needed is None:
@@ -423,6 +424,19 @@ def run_prologue(compiled: CompiledPrologue, bind: Callable[[dict[str, Any]], tu
         known = {**known, **learned}
     raise TilecError(f"kernel '{kernel}': its sizes did not settle after {_MAX_RUNS} runs of "
                      "its prologue", source.filename, source.def_line)
+
+
+def _check_sizes_are_consts(run: _Run, sizes: dict[str, int]) -> None:
+    """Every `.compile(M=...)` keyword names a T.const of the kernel (a misspelt size would be
+    dropped without a word); an error at the caller's line."""
+    unknown = [name for name in sizes if name not in run.consts]
+    if unknown:
+        fn = run.compiled.source.fn
+        kernel = fn.__name__
+        parameters = ", ".join(fn.__code__.co_varnames[:fn.__code__.co_argcount]) or "none"
+        consts = ", ".join(run.consts) or "none"
+        raise at_caller(f"kernel '{kernel}' has no parameter or T.const size {unknown[0]!r} "
+                        f"(its parameters: {parameters}; its T.const sizes: {consts})")
 
 
 def _sizes_from_indexing(run: _Run, source: KernelSource, known: dict[str, int]
