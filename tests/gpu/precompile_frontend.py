@@ -95,6 +95,9 @@ def main() -> None:
     from debug_kernels import compile_all as compile_debug_kernels
 
     compile_debug_kernels(target)  # T.print and the checked mode (test_debug_features.py)
+    from integer_kernels import compile_all as compile_integer_kernels
+
+    compile_integer_kernels(target)  # test_integer_semantics.py
     # what examples/quickstart.py runs on a GPU (the README's main command)
     big = torch.empty(4096, 4096, dtype=torch.float16)
     matmul.compile(big, big, target=target)
