@@ -82,11 +82,16 @@ def test_checked_mode_reports_a_bad_index_and_stops_the_kernel() -> None:
             print("raised:", error, flush=True)
     """)
     reports = [line for line in done.stdout.splitlines() if "tilec bounds check" in line]
-    assert len(reports) == 1, done.stdout + done.stderr
-    assert re.fullmatch(r"tilec bounds check: .*debug_kernels\.py:\d+: BlockIdx=\(0, 0, 0\), "
-                        r"ThreadIdx=\(\d+, 0, 0\): read of a shared buffer of shape \(8,\) at "
-                        r"index \(11\)", reports[0]), reports[0]
-    assert "raised:" in done.stdout and "illegal instruction" in done.stdout, done.stdout
+    assert reports, done.stdout + done.stderr
+    # 16 lookups over 32 threads: thread 5 and its replica 21 may both read the bad index
+    for report in reports:
+        match = re.fullmatch(r"tilec bounds check: .*debug_kernels\.py:\d+: BlockIdx=\(0, 0, 0\), "
+                             r"ThreadIdx=\((\d+), 0, 0\): read of a shared buffer of shape "
+                             r"\(8,\) at index \(11\)", report)
+        assert match and int(match.group(1)) % LOOKUPS == 5, report
+    # the trap: "illegal instruction", or "unspecified launch failure" on newer drivers (580)
+    assert "raised:" in done.stdout and re.search(
+        r"illegal instruction|unspecified launch failure", done.stdout), done.stdout
 
 
 def test_device_assert_that_holds_changes_nothing() -> None:
