@@ -12,6 +12,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "gpu"))
 from run_sanitizer import (  # noqa: E402
     BEGIN,
     END,
+    FAILURE,
+    FAILURE_END,
     PATHS,
     STOPS_ON_PURPOSE,
     ToolRun,
@@ -35,6 +37,9 @@ MEMCHECK = f"""========= COMPUTE-SANITIZER
 =========         Host Frame: [0x2e0a4f] in libcuda.so.1
 =========
 {END}{GEMM.format("M77xN45xK33")} failed 0.800
+{FAILURE}
+E   AssertionError: relative error 0.31 > 0.002
+{FAILURE_END}
 {BEGIN}{GEMM.format("M256xN256xK256")}
 ========= ERROR SUMMARY: 1 error
 """
@@ -71,6 +76,8 @@ def test_memcheck_reports_belong_to_the_test_and_kernel_that_made_them() -> None
     # the last test began and never ended: the process died inside it
     assert outcomes == [(ADD, "passed"), (GEMM.format("M77xN45xK33"), "failed"),
                         (GEMM.format("M256xN256xK256"), "unfinished")]
+    assert run.tests[1]["failure"] == ["E   AssertionError: relative error 0.31 > 0.002"]
+    assert "failure" not in run.tests[0]
 
 
 def test_racecheck_errors_and_warnings_are_told_apart() -> None:

@@ -13,8 +13,9 @@ on an H200; `all` under memcheck and racecheck about ten. Tests whose kernel sto
 (STOPS_ON_PURPOSE) never run under a tool. The tests check their numerics as usual; a marker
 line before and after each test ties every report of the tool to the test that launched the
 kernel. OUT_DIR gets sanitizer.log (each tool's and the tests' output, one after the other) and
-sanitizer.json (per tool: the tests run and their outcomes, every report parsed into test,
-kernel, kind and text, the tool's summary, and whether it ran to its end).
+sanitizer.json (per tool: the tests run and their outcomes, a failure's last lines with it,
+every report parsed into test, kernel, kind and text, the tool's summary, and whether it ran
+to its end).
 
 PyTorch's caching allocator is off in the tests' process (PYTORCH_NO_CUDA_MEMORY_CACHING=1):
 with it, tensors share one cudaMalloc block and memcheck cannot see a read past a tensor's end.
@@ -37,6 +38,8 @@ from pathlib import Path
 
 SUITE = Path(__file__).resolve().parent
 BEGIN, END = "@@sanitize-begin ", "@@sanitize-end "
+FAILURE = "@@sanitize-failure"  # a failed test's last lines follow, up to FAILURE_END
+FAILURE_END, FAILURE_LINES = "@@sanitize-failure-end", 30
 PREFIX = "========= "
 TOOL_OPTIONS = {
     "memcheck": ["--leak-check", "no", "--report-api-errors", "no"],
@@ -174,6 +177,7 @@ def parse_output(text: str, run: ToolRun) -> None:
     """Fills run's tests, reports and summary from the tool's and the tests' output."""
     current: Report | None = None
     test: str | None = None
+    failure: list[str] | None = None  # the lines of the failure being read
     for line in text.splitlines():
         if line.startswith(BEGIN):
             if test is not None:  # no end marker: the process ended inside the test
@@ -188,6 +192,17 @@ def parse_output(text: str, run: ToolRun) -> None:
                                   "seconds": float(fields[2])})
             test = None
             current = None
+            continue
+        if line.startswith(FAILURE_END):
+            failure = None
+            continue
+        if line.startswith(FAILURE):
+            failure = []
+            if run.tests:
+                run.tests[-1]["failure"] = failure
+            continue
+        if failure is not None:
+            failure.append(line)
             continue
         if not line.startswith(PREFIX.rstrip()):
             continue
@@ -364,6 +379,9 @@ class _Markers:
         if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
             elapsed = time.perf_counter() - self.began
             print(f"\n{END}{report.nodeid} {report.outcome} {elapsed:.3f}", flush=True)
+            if report.failed:  # now: a tool stopped at its time limit prints no summary
+                lines = report.longreprtext.splitlines()[-FAILURE_LINES:]
+                print("\n".join([FAILURE, *lines, FAILURE_END]), flush=True)
         if report.failed and not _cuda_works():
             print(f"\n{CONTEXT_LOST_LINE}", flush=True)
             os._exit(CONTEXT_LOST)
