@@ -269,6 +269,22 @@ def test_the_estimate_counts_the_flush_as_tilelang_does(fake_cuda) -> None:
     assert flush_ms > 2.0 and len(calls) <= 1 + 5 + 2 + 60 / flush_ms
 
 
+def test_early_stop_compares_the_calls_without_their_flushes(fake_cuda) -> None:
+    """A call under the baseline runs in full, however long its flush takes."""
+    calls = []
+
+    def one_ms() -> None:
+        calls.append(1)
+        time.sleep(1e-3)
+
+    # zeroing 256 MiB takes past 20 ms on a CPU; the call alone 1 ms
+    do_bench(one_ms, _n_warmup=1, _n_repeat=3, cache_size=256, early_stop_baseline=20.0)
+    assert len(calls) == 1 + 5 + 1 + 3
+    calls.clear()
+    assert do_bench(one_ms, cache_size=1, early_stop_baseline=0.5) >= 1.0
+    assert len(calls) == 1 + 5
+
+
 @pytest.mark.skipif(cupti_available(), reason="checks the fallback without CUPTI")
 def test_cupti_falls_back_to_events_with_a_warning(fake_cuda) -> None:
     with pytest.warns(RuntimeWarning, match="timing with CUDA events instead"):

@@ -150,16 +150,22 @@ def _bench_cuda(fn: Callable[[], Any], counts: tuple, backend: Backend, device: 
         flush = torch.empty(cache_size * 1024 * 1024 // element.itemsize, dtype=element,
                             device="cuda")
         start, end = _event(), _event()
+        calls = [(_event(), _event()) for _ in range(ESTIMATE_CALLS)]
         start.record()
-        for _ in range(ESTIMATE_CALLS):  # each call with its flush, as the timed calls have
+        for first, last in calls:  # each call with its flush, as the timed calls have
             flush.zero_()
+            first.record()
             fn()
+            last.record()
         end.record()
         torch.cuda.synchronize()
-        estimate = start.elapsed_time(end) / ESTIMATE_CALLS
+        # the counts from the calls with their flushes (TileLang's); early stopping compares
+        # the calls alone with the baseline (a best latency, itself without flushes)
+        estimate = sum(first.elapsed_time(last) for first, last in calls) / ESTIMATE_CALLS
         if early_stop_baseline is not None and estimate > early_stop_baseline:
             return [estimate]
-        warm, repeat = _counts(estimate, warmup, rep, n_warmup, n_repeat)
+        warm, repeat = _counts(start.elapsed_time(end) / ESTIMATE_CALLS, warmup, rep, n_warmup,
+                               n_repeat)
         for _ in range(warm):
             fn()
         if backend == "cupti":
