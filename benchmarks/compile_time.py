@@ -129,7 +129,8 @@ def _per_op_kernels() -> dict[str, Any]:
 
     def compiler(case: Any) -> Any:
         shape = fused_gemm.SHAPES.get(case.name, fused_gemm.DEFAULT_SHAPE)
-        return lambda: (case.kernel, fused_gemm._meta(case, shape), fused_gemm.TILE)
+        return lambda: (case.kernel, fused_gemm._meta(case, shape),
+                        {**fused_gemm.TILE, **({"per_op": True} if case.per_op else {})})
 
     return {f"per-op/{case.name}": compiler(case) for case in fused_gemm.CASES}
 

@@ -14,10 +14,11 @@ Two halves, as the GPU machine has no MLIR:
   python benchmarks/fused_gemm.py build CACHE_DIR                  (compiler machine)
   TILEC_CACHE_DIR=CACHE_DIR python benchmarks/fused_gemm.py run --out fused.json   (GPU)
 
-`plain_per_op` is the plain GEMM that the whole-kernel matcher (lower-gemm-to-tensorcore)
-declines, so the per-op path's plain GEMM is timed beside the matcher's; `quickstart` and
-`quickstart_per_op` do the same at the quickstart's own config (128x128x32, 128 threads, 3
-stages). `build` reports for each kernel which path compiled it and whether its PTX has
+A `*_per_op` row is the kernel of the row before it with an identity T.Parallel epilogue,
+which the whole-kernel matcher (lower-gemm-to-tensorcore) declines: the per-op path's own
+kernel, timed beside the matcher's (`ratio_to_matcher`): the plain GEMM, the quickstart's own
+config (128x128x32, 128 threads, 3 stages), transposed operands and the register-A chain.
+`build` reports for each kernel which path compiled it and whether its PTX has
 wgmma (the tensor cores);
 tests/test_fused_gemm_kernels.py checks the same kernels on the CPU target (ragged sizes).
 """
@@ -41,7 +42,10 @@ SMALL_TILE = {"block_M": 64, "block_N": 64, "block_K": 32, "threads": 128, "num_
 
 
 @tilec.jit
-def plain(A, B, block_M=128, block_N=128, block_K=32, threads=128, num_stages=3):
+def plain(A, B, block_M=128, block_N=128, block_K=32, threads=128, num_stages=3, per_op=False):
+    """The quickstart's GEMM; `per_op` adds an identity T.Parallel epilogue, which the
+    whole-kernel matcher declines: the per-op path's own plain GEMM, timed beside the
+    matcher's."""
     M, N, K = T.const("M, N, K")
     A: T.Tensor((M, K), T.float16)
     B: T.Tensor((K, N), T.float16)
@@ -55,29 +59,9 @@ def plain(A, B, block_M=128, block_N=128, block_K=32, threads=128, num_stages=3)
             T.copy(A[by * block_M, k * block_K], A_s)
             T.copy(B[k * block_K, bx * block_N], B_s)
             T.gemm(A_s, B_s, C_f)
-        T.copy(C_f, C[by * block_M, bx * block_N])
-    return C
-
-
-@tilec.jit
-def plain_per_op(A, B, block_M=128, block_N=128, block_K=32, threads=128, num_stages=3):
-    """The plain GEMM with an identity T.Parallel epilogue: the whole-kernel matcher declines
-    it, so this is the per-op path's own plain GEMM, timed beside the matcher's."""
-    M, N, K = T.const("M, N, K")
-    A: T.Tensor((M, K), T.float16)
-    B: T.Tensor((K, N), T.float16)
-    C = T.empty((M, N), T.float16)
-    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
-        A_s = T.alloc_shared((block_M, block_K), T.float16)
-        B_s = T.alloc_shared((block_K, block_N), T.float16)
-        C_f = T.alloc_fragment((block_M, block_N), T.float32)
-        T.clear(C_f)
-        for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
-            T.copy(A[by * block_M, k * block_K], A_s)
-            T.copy(B[k * block_K, bx * block_N], B_s)
-            T.gemm(A_s, B_s, C_f)
-        for i, j in T.Parallel(block_M, block_N):
-            C_f[i, j] = C_f[i, j]
+        if per_op:
+            for i, j in T.Parallel(block_M, block_N):
+                C_f[i, j] = C_f[i, j]
         T.copy(C_f, C[by * block_M, bx * block_N])
     return C
 
@@ -149,8 +133,9 @@ def batched_nt(A, B, block_M=128, block_N=128, block_K=32, threads=128, num_stag
 
 
 @tilec.jit
-def transposed_tn(A, B, block_M=128, block_N=128, block_K=32, threads=128, num_stages=3):
-    """C = A^T @ B^T: A stored K x M, B stored N x K."""
+def transposed_tn(A, B, block_M=128, block_N=128, block_K=32, threads=128, num_stages=3,
+                  per_op=False):
+    """C = A^T @ B^T: A stored K x M, B stored N x K (`per_op`: as plain's)."""
     M, N, K = T.const("M, N, K")
     A: T.Tensor((K, M), T.float16)
     B: T.Tensor((N, K), T.float16)
@@ -164,13 +149,18 @@ def transposed_tn(A, B, block_M=128, block_N=128, block_K=32, threads=128, num_s
             T.copy(A[k * block_K, by * block_M], A_s)
             T.copy(B[bx * block_N, k * block_K], B_s)
             T.gemm(A_s, B_s, C_f, transpose_A=True, transpose_B=True)
+        if per_op:
+            for i, j in T.Parallel(block_M, block_N):
+                C_f[i, j] = C_f[i, j]
         T.copy(C_f, C[by * block_M, bx * block_N])
     return C
 
 
 @tilec.jit
-def register_a(A, B, block_M=128, block_N=128, block_K=32, threads=128, num_stages=3):
-    """A goes shared -> fragment before the gemm (the form attention's P @ V takes)."""
+def register_a(A, B, block_M=128, block_N=128, block_K=32, threads=128, num_stages=3,
+               per_op=False):
+    """A goes shared -> fragment before the gemm (the form attention's P @ V takes;
+    `per_op`: as plain's)."""
     M, N, K = T.const("M, N, K")
     A: T.Tensor((M, K), T.float16)
     B: T.Tensor((K, N), T.float16)
@@ -186,6 +176,9 @@ def register_a(A, B, block_M=128, block_N=128, block_K=32, threads=128, num_stag
             T.copy(B[k * block_K, bx * block_N], B_s)
             T.copy(A_s, A_f)
             T.gemm(A_f, B_s, C_f)
+        if per_op:
+            for i, j in T.Parallel(block_M, block_N):
+                C_f[i, j] = C_f[i, j]
         T.copy(C_f, C[by * block_M, bx * block_N])
     return C
 
@@ -193,7 +186,8 @@ def register_a(A, B, block_M=128, block_N=128, block_K=32, threads=128, num_stag
 @dataclass(frozen=True)
 class Case:
     """One fused kernel: how to make its inputs, the torch expression it equals, its flops,
-    and its tile config (TILE unless given)."""
+    its tile config (TILE unless given) and whether it is the per-op form of a kernel the
+    whole-kernel matcher takes (`per_op`: the kernel's identity epilogue)."""
 
     name: str
     kernel: Callable
@@ -201,10 +195,16 @@ class Case:
     reference: Callable  # (*inputs) -> the same result with torch ops (cuBLAS + epilogue)
     flops: Callable  # shape -> multiply-adds x 2
     config: dict | None = None
+    per_op: bool = False
 
     @property
     def tile(self) -> dict:
         return TILE if self.config is None else self.config
+
+    @property
+    def options(self) -> dict:
+        """The kernel's compile arguments: the tile config, and per_op where asked."""
+        return {**self.tile, "per_op": True} if self.per_op else dict(self.tile)
 
 
 def _mm_inputs(torch, shape, device, dtype="float16"):
@@ -217,23 +217,29 @@ def _gemm_flops(shape) -> float:
     return 2.0 * math.prod(shape)
 
 
+def _tn_inputs(torch, shape, device):
+    m, n, k = shape
+    return [torch.randn(k, m, device=device).half(), torch.randn(n, k, device=device).half()]
+
+
 CASES = [
     Case("plain", plain, _mm_inputs, lambda a, b: a @ b, _gemm_flops),
-    Case("plain_per_op", plain_per_op, _mm_inputs, lambda a, b: a @ b, _gemm_flops),
+    Case("plain_per_op", plain, _mm_inputs, lambda a, b: a @ b, _gemm_flops, per_op=True),
     Case("quickstart", plain, _mm_inputs, lambda a, b: a @ b, _gemm_flops, QUICKSTART_TILE),
-    Case("quickstart_per_op", plain_per_op, _mm_inputs, lambda a, b: a @ b, _gemm_flops,
-         QUICKSTART_TILE),
+    Case("quickstart_per_op", plain, _mm_inputs, lambda a, b: a @ b, _gemm_flops,
+         QUICKSTART_TILE, per_op=True),
     Case("bias_relu", bias_relu,
          lambda torch, s, d: _mm_inputs(torch, s, d) + [torch.randn(s[1], device=d).half()],
          lambda a, b, bias: (a @ b + bias).clamp_min(0), _gemm_flops),
     Case("scale_residual", scale_residual,
          lambda torch, s, d: _mm_inputs(torch, s, d) + [torch.randn(s[0], s[1], device=d).half()],
          lambda a, b, r: (a @ b) * 0.5 + r, _gemm_flops),
-    Case("transposed_tn", transposed_tn,
-         lambda torch, s, d: [torch.randn(s[2], s[0], device=d).half(),
-                              torch.randn(s[1], s[2], device=d).half()],
-         lambda a, b: a.t() @ b.t(), _gemm_flops),
+    Case("transposed_tn", transposed_tn, _tn_inputs, lambda a, b: a.t() @ b.t(), _gemm_flops),
+    Case("transposed_tn_per_op", transposed_tn, _tn_inputs, lambda a, b: a.t() @ b.t(),
+         _gemm_flops, per_op=True),
     Case("register_a", register_a, _mm_inputs, lambda a, b: a @ b, _gemm_flops),
+    Case("register_a_per_op", register_a, _mm_inputs, lambda a, b: a @ b, _gemm_flops,
+         per_op=True),
     Case("batched_nt", batched_nt,
          lambda torch, s, d: [torch.randn(s[0], s[1], s[3], device=d).bfloat16(),
                               torch.randn(s[0], s[2], s[3], device=d).bfloat16()],
@@ -277,7 +283,7 @@ def build(cache_dir: Path) -> None:
     for case in CASES:
         for shape in _shapes(case):
             kernel = case.kernel.compile(*_meta(case, shape), target="cuda:sm_90a",
-                                         **case.tile)
+                                         **case.options)
             source = kernel.get_kernel_source()
             print(f"{case.name:17} {shape}: whole_kernel={_whole_kernel(kernel)} "
                   f"wgmma={'wgmma.mma_async' in source} "
@@ -301,17 +307,18 @@ def run(out: Path) -> None:
     torch.manual_seed(0)
     rows = []
     plain_tflops = {}
+    matcher_tflops = {}
     for case in CASES:
         checks = []
         for shape in _shapes(case)[1:]:
             inputs = case.inputs(torch, shape, "cuda")
-            result = case.kernel.compile(*inputs, **case.tile).get_profiler().run_poisoned(
+            result = case.kernel.compile(*inputs, **case.options).get_profiler().run_poisoned(
                 *inputs)
             error = _relative_error(result, case.reference(*[t.float() for t in inputs]))
             checks.append({"shape": list(shape), "relative_error": error})
         shape = SHAPES.get(case.name, DEFAULT_SHAPE)
         inputs = case.inputs(torch, shape, "cuda")
-        kernel = case.kernel.compile(*inputs, **case.tile)
+        kernel = case.kernel.compile(*inputs, **case.options)
         profiler = kernel.get_profiler()
         result = profiler.run_poisoned(*inputs)
         error = _relative_error(result, case.reference(*[t.float() for t in inputs]))
@@ -331,15 +338,21 @@ def run(out: Path) -> None:
             "ratio_to_torch": torch_ms / tilec_ms,
         }
         key = (tuple(shape), tuple(case.tile.items()))  # the plain GEMM of the same config
-        if case.kernel is plain:
+        if case.kernel is plain and not case.per_op:
             plain_tflops[key] = row["tilec_tflops"]
         if key in plain_tflops:
             row["ratio_to_plain"] = row["tilec_tflops"] / plain_tflops[key]
+        if not case.per_op:  # the matcher's kernel (where it takes it) of a per-op row
+            matcher_tflops[(case.kernel, *key)] = row["tilec_tflops"]
+        elif (case.kernel, *key) in matcher_tflops:
+            row["ratio_to_matcher"] = row["tilec_tflops"] / matcher_tflops[(case.kernel, *key)]
         rows.append(row)
         print(f"{case.name:17} {shape} err {max(errors):.1e} wgmma={row['wgmma']} tilec "
               f"{row['tilec_tflops']:6.1f} TF/s torch {row['torch_tflops']:6.1f} "
               f"x{row['ratio_to_torch']:.2f} vs torch"
-              + (f", x{row['ratio_to_plain']:.2f} of plain" if "ratio_to_plain" in row else ""))
+              + (f", x{row['ratio_to_plain']:.2f} of plain" if "ratio_to_plain" in row else "")
+              + (f", x{row['ratio_to_matcher']:.2f} of the matcher's"
+                 if "ratio_to_matcher" in row else ""))
     record = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,

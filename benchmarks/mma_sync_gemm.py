@@ -59,7 +59,8 @@ def _cases(only: list[str] | None = None) -> list[tuple[str, Case]]:
     those named in `only` when given."""
     plain = next(case for case in CASES if case.name == "plain")
     found = [("plain", plain), (PER_OP, plain)] + [(case.name, case) for case in CASES
-                                                   if case.name not in PLAIN_FORMS]
+                                                   if case.name not in PLAIN_FORMS
+                                                   and not case.per_op]
     return [(name, case) for name, case in found if only is None or name in only]
 
 

@@ -20,6 +20,7 @@ def test_fused_gemm_kernel_matches_torch(case, tmp_path, monkeypatch) -> None:
     shape = fused_gemm.CHECK_SHAPES.get(case.name, fused_gemm.DEFAULT_CHECK_SHAPES)[0]
     inputs = case.inputs(torch, shape, "cpu")
     expected = case.reference(*[t.float() for t in inputs])
-    kernel = case.kernel.compile(*inputs, target="cpu", **fused_gemm.SMALL_TILE)
+    kernel = case.kernel.compile(*inputs, target="cpu", **fused_gemm.SMALL_TILE,
+                                 **({"per_op": True} if case.per_op else {}))
     result = kernel.get_profiler().run_poisoned(*inputs)
     assert fused_gemm._relative_error(result, expected) < 1e-2

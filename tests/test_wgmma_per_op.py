@@ -33,7 +33,7 @@ from tilec.compiler.targets.cuda import ptxas_path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "gpu"))
 # the sm_80 suite's kernels, compiled here for sm_90a (and once for sm_80)
-from mma_sync_kernels import attention, batched, bias_relu  # noqa: E402
+from mma_sync_kernels import attention, batched, bias_relu, transposed  # noqa: E402
 
 needs_ptxas = pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
 
@@ -164,6 +164,10 @@ def test_attention_runs_both_gemms_on_wgmma() -> None:
      "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"),
     (lambda *s: bias_relu(*s, register_a=True), (512, 512, 512),
      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"),
+    # A as K x M (transpose_A): MN-major from shared memory, the instruction's transpose-A bit
+    (transposed, (136, 200, 520), "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"),
+    (lambda *s: transposed(*s, block_M=128, block_N=128), (256, 256, 512),
+     "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"),
 ])
 def test_declined_kernels_run_wgmma_per_op_on_sm90a(factory, args, instructions: str) -> None:
     kernel = tilec.compile(factory(*args), out_idx=[-1], target="cuda:sm_90a")
@@ -182,6 +186,14 @@ def test_declined_kernels_run_wgmma_per_op_on_sm90a(factory, args, instructions:
     assert len(lines) in ((per_loop, 2 * per_loop) if tma else (per_loop,))
     register_a = "a_registers = true" in kernel.asm["tile-cuda"]
     assert all(("}, {%r" in line) == register_a for line in lines)
+    # 16-bit types: after scale-d, scale-a and scale-b, transpose-A (not for register A) and
+    # transpose-B, 1 for an MN-major operand (A stored K x M, B stored K x N)
+    if "f16" in instructions:
+        tile_ir = kernel.asm["tile"]
+        transposes = [] if register_a else ["transpose_a = true" in tile_ir]
+        transposes.append("transpose_b = true" not in tile_ir)
+        ending = f"p, 1, 1, {', '.join(str(int(t)) for t in transposes)}; }}"
+        assert all(line.endswith(ending) for line in lines), ending
     for step in ("wgmma.fence.sync.aligned", "wgmma.commit_group.sync.aligned",
                  "wgmma.wait_group.sync.aligned"):
         assert step in ptx

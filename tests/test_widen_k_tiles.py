@@ -48,7 +48,8 @@ def test_widened_loop_computes_the_users_gemm(name, shape, tmp_path, monkeypatch
     torch.manual_seed(3)
     case = CASES[name]
     inputs = case.inputs(torch, shape, "cpu")
-    kernel = case.kernel.compile(*inputs, target="cpu", **QUICKSTART)
+    kernel = case.kernel.compile(*inputs, target="cpu", **QUICKSTART,
+                                 **({"per_op": True} if case.per_op else {}))
     module, text = widened(kernel.asm["tile"])
     element = "bf16" if name == "batched_nt" else "f16"
     assert text.count(f'x{element}, "shared">') >= 2
@@ -65,7 +66,8 @@ def test_loop_not_covering_k_is_left_alone(tmp_path, monkeypatch) -> None:
     """Half the K tiles (an odd count) of K: widening would add the next tile's real data."""
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     inputs = CASES["plain_per_op"].inputs(torch, (64, 64, 320), "cpu")
-    kernel = CASES["plain_per_op"].kernel.compile(*inputs, target="cpu", **QUICKSTART)
+    kernel = CASES["plain_per_op"].kernel.compile(*inputs, target="cpu", **QUICKSTART,
+                                                  per_op=True)
     half = kernel.asm["tile"].replace("arith.constant 10 : index", "arith.constant 5 : index")
     assert half != kernel.asm["tile"]
     _, text = widened(half)
@@ -75,8 +77,8 @@ def test_loop_not_covering_k_is_left_alone(tmp_path, monkeypatch) -> None:
 def test_without_the_opt_in_nothing_changes(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     inputs = CASES["plain_per_op"].inputs(torch, (136, 200, 96), "cpu")
-    tile_ir = CASES["plain_per_op"].kernel.compile(*inputs, target="cpu", **QUICKSTART).asm[
-        "tile"]
+    tile_ir = CASES["plain_per_op"].kernel.compile(*inputs, target="cpu", **QUICKSTART,
+                                                   per_op=True).asm["tile"]
     with tile_dialect.new_context():
         module = ir.Module.parse(tile_ir)
         before = str(module)
@@ -91,10 +93,10 @@ def test_widened_quickstart_is_the_64_column_kernel(tmp_path, monkeypatch) -> No
     case = CASES["quickstart_per_op"]
     meta = fused_gemm._meta(case, (1024, 1024, 1024))
     monkeypatch.setenv("TILEC_WIDEN_K_TILES", "1")
-    narrow = case.kernel.compile(*meta, target="cuda:sm_90a", **case.tile)
+    narrow = case.kernel.compile(*meta, target="cuda:sm_90a", **case.options)
     monkeypatch.delenv("TILEC_WIDEN_K_TILES")
     wide = case.kernel.compile(*meta, target="cuda:sm_90a",
-                               **{**case.tile, "block_K": 64, "num_stages": 2})
+                               **{**case.options, "block_K": 64, "num_stages": 2})
     assert "wgmma.mma_async" in narrow.asm["ptx"]
     assert narrow.asm["ptx"] == wide.asm["ptx"]
 
@@ -105,8 +107,8 @@ def test_opt_in_is_part_of_the_cache_key(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     case = CASES["quickstart_per_op"]
     meta = fused_gemm._meta(case, (512, 512, 512))
-    plain = case.kernel.compile(*meta, target="cuda:sm_90a", **case.tile)
+    plain = case.kernel.compile(*meta, target="cuda:sm_90a", **case.options)
     monkeypatch.setenv("TILEC_WIDEN_K_TILES", "1")
-    widened_kernel = case.kernel.compile(*meta, target="cuda:sm_90a", **case.tile)
+    widened_kernel = case.kernel.compile(*meta, target="cuda:sm_90a", **case.options)
     assert 'memref<128x64xf16, "shared">' in widened_kernel.asm["tile-schedule"]
     assert 'memref<128x64xf16, "shared">' not in plain.asm["tile-schedule"]

@@ -194,8 +194,16 @@ class SharedOperandLayout:
         return (along // self.span) * self.box_bytes + along % self.span
 
     def atom_offset(self, atom: int) -> int:
-        """Bytes from a K-major tile's start to 64-row atom `atom`."""
+        """Bytes from the tile's start to 64-row (M) atom `atom`: 64 rows down a K-major
+        tile, 64 columns (whole column boxes) along an MN-major one."""
+        if not self.k_major:
+            return atom * ATOM_ROWS * self.element_bytes // self.span * self.box_bytes
         return atom * ATOM_ROWS * self.span
+
+    @property
+    def k_extent(self) -> int:
+        """The tile's K: its columns (K-major) or its rows (MN-major)."""
+        return self.shape[1] if self.k_major else self.shape[0]
 
     def to_attr(self, context: ir.Context) -> ir.Attribute:
         return decision_attr({"k_major": self.k_major, "span": self.span,
@@ -264,7 +272,7 @@ def _shared_a(lowering: KernelLowering, a: ir.Value, layout: SharedOperandLayout
     """A's descriptor per (atom, step); a warpgroup's rows start `m_atoms` atoms further."""
     address = memref.ExtractAlignedPointerAsIndexOp(a).result
     if plan.warpgroups > 1:
-        slab = plan.m_atoms * ATOM_ROWS * layout.span
+        slab = layout.atom_offset(plan.m_atoms)
         address = arith.addi(address, arith.muli(warpgroup_index(lowering.tid), index(slab)))
     return lambda atom, step: [_descriptor(address, layout.atom_offset(atom)
                                            + layout.step_offset(step), layout.descriptor_bits())]
@@ -336,9 +344,10 @@ def lower_wgmma(lowering: KernelLowering, op: ir.Operation) -> None:
                                                                   plan.reordered))])
                for i in range(count)] for atom in range(plan.m_atoms)]
     text, constraints = mma_async_asm(plan.dtype, plan.n, plan.k,
-                                      None if a_layout is None else False, not b_layout.k_major)
-    steps = ir.MemRefType(op.operands[0].type).shape[1] // plan.k if a_layout is None else \
-        a_layout.shape[1] // plan.k  # A is M x K
+                                      None if a_layout is None else not a_layout.k_major,
+                                      not b_layout.k_major)
+    steps = (ir.MemRefType(op.operands[0].type).shape[1] if a_layout is None else
+             a_layout.k_extent) // plan.k
     registers_a = {}
     # every register the wgmmas read is final before the fence: the accumulator's (a T.clear's
     # zeros, an epilogue's writes from the tile before on a persistent grid) and A's

@@ -4,8 +4,9 @@ On sm_90a, for a kernel that lower-gemm-to-tensorcore did not replace (any kerne
 canonical GEMM: an epilogue in T.Parallel, a batched grid, several gemms, ...), every gemm that
 infer-mma-layout gave a wgmma `tile.mma` runs on the tensor cores where it stands when:
 
-- A and B are tiles of their own (tile.alloc), A not transposed (M x K), and no other gemm
-  reads them laid out differently; B is shared, A shared or (tile.mma's a_source =
+- A and B are tiles of their own (tile.alloc), A as M x K, or shared as K x M (transpose_A:
+  MN-major, 16-bit types, block_M a multiple of 64: 64-element boxes, one 64-row atom each),
+  and no other gemm reads them laid out differently; B is shared, A shared or (tile.mma's a_source =
   "registers") a fragment, which gets wgmma's A-operand layout (`operand_a_layout`: for 16-bit
   types the accumulator's registers where its K steps are the accumulator's 8-column groups,
   so the cast accumulator of attention's first gemm is the second's A as it stands); C is a
@@ -67,6 +68,10 @@ def _alloc(value: ir.Value) -> ir.Operation | None:
     return op if op is not None and op.name == "tile.alloc" else None
 
 
+def _flag(gemm: ir.Operation, name: str) -> bool:
+    return name in gemm.attributes and ir.BoolAttr(gemm.attributes[name]).value
+
+
 def _span(row_bytes: int) -> int | None:
     return next((span for span in SPANS if row_bytes % span == 0), None)
 
@@ -77,14 +82,23 @@ def operand_layouts(gemm: ir.Operation, plan: WgmmaPlan
     cannot read them."""
     a_type, b_type = ir.MemRefType(gemm.operands[0].type), ir.MemRefType(gemm.operands[1].type)
     element_bytes = OPERAND_BYTES[plan.dtype]
-    block_m, block_k = a_type.shape
-    a_span = _span(block_k * element_bytes)
-    if a_span is None or block_m % ATOM_ROWS:
+    transposed_a = _flag(gemm, "transpose_a")
+    block_m, block_k = reversed(a_type.shape) if transposed_a else a_type.shape
+    if block_m % ATOM_ROWS:
         return None
-    reorder = (plan.warpgroups, plan.m_atoms) if plan.reordered else (0, 0)
-    a = None if plan.a_registers else SharedOperandLayout(
-        (block_m, block_k), element_bytes, True, a_span, *reorder)
-    if ir.BoolAttr(gemm.attributes["transpose_b"]).value:  # N x K: K-major
+    if transposed_a:  # K x M: MN-major, 64-element boxes, each one 64-row atom
+        if plan.a_registers or plan.reordered or element_bytes != 2 or \
+                (block_m * element_bytes) % 128:
+            return None
+        a = SharedOperandLayout(tuple(a_type.shape), element_bytes, False, 128)
+    else:
+        a_span = _span(block_k * element_bytes)
+        if a_span is None:
+            return None
+        reorder = (plan.warpgroups, plan.m_atoms) if plan.reordered else (0, 0)
+        a = None if plan.a_registers else SharedOperandLayout(
+            (block_m, block_k), element_bytes, True, a_span, *reorder)
+    if _flag(gemm, "transpose_b"):  # N x K: K-major
         b_span = _span(block_k * element_bytes)
         if b_span is None:
             return None
@@ -102,7 +116,8 @@ def gemm_plan(gemm: ir.Operation, threads: int) -> WgmmaPlan | None:
     if mma is None or mma.get("kind") != "wgmma":
         return None
     a_registers = mma.get("a_source") == "registers"
-    if ir.BoolAttr(gemm.attributes["transpose_a"]).value:
+    transposed_a = _flag(gemm, "transpose_a")
+    if transposed_a and a_registers:
         return None
     a, b, c = gemm.operands[0], gemm.operands[1], gemm.operands[2]
     if any(_alloc(v) is None for v in (a, b, c)) or a == b or scope(c) != "fragment":
@@ -116,7 +131,7 @@ def gemm_plan(gemm: ir.Operation, threads: int) -> WgmmaPlan | None:
     dtype = tensorcore_type(ir.MemRefType(a.type).element_type, OPERAND_TYPES)
     if dtype is None:
         return None
-    block_k = ir.MemRefType(a.type).shape[1]
+    block_k = ir.MemRefType(a.type).shape[0 if transposed_a else 1]
     reordered = needs_reordering(block_m, block_n, block_k, warpgroups, OPERAND_BYTES[dtype],
                                  a_registers)
     if layout_of(c) not in (None, accumulator_layout(block_m, block_n, warpgroups, reordered)):

@@ -147,3 +147,43 @@ module attributes {tile.arch = "sm_90a"} {
     return
   }
 }
+
+// -----
+
+// A stored K x M (transpose_A), MN-major like B: both descriptors take the MN-major bits (8-row
+// K groups 1 KiB apart, the 64-column boxes 32 x 128 bytes apart), the instruction's
+// transpose-A and transpose-B bits are set; atom 1 (rows 64..127 of C) reads A's second box,
+// 4 KiB on; the second K step is 16 rows (2 KiB) down both tiles (atom 1: 6 KiB).
+// CHECK-LABEL: gpu.func @transposed_a
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: %[[BBITS:.*]] = arith.constant 4611686293322072064 : i64
+// CHECK: %[[DB:.*]] = arith.ori %{{.*}}, %[[BBITS]] : i64
+// CHECK: %[[ABITS:.*]] = arith.constant 4611686293322072064 : i64
+// CHECK: %[[DA:.*]] = arith.ori %{{.*}}, %[[ABITS]] : i64
+// CHECK: llvm.inline_asm has_side_effects {{.*}}m64n64k16.f32.f16.f16 {{.*}}, p, 1, 1, 1, 1; }"{{.*}}, %[[DA]], %[[DB]], %c1_i32
+// CHECK: arith.addi %{{.*}}, %c4096
+// CHECK: llvm.inline_asm has_side_effects {{.*}}m64n64k16.f32.f16.f16 {{.*}}, p, 1, 1, 1, 1; }"
+// CHECK: arith.addi %{{.*}}, %c2048
+// CHECK: llvm.inline_asm has_side_effects {{.*}}m64n64k16
+// CHECK: arith.addi %{{.*}}, %c6144
+// CHECK: llvm.inline_asm has_side_effects {{.*}}m64n64k16
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+module attributes {tile.arch = "sm_90a"} {
+  func.func @transposed_a(%A: memref<32x128xf16>, %B: memref<32x64xf16>, %C: memref<128x64xf32>) attributes {tile.entry} {
+    %g = arith.constant 1 : index
+    tile.kernel grid(%g, %g) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %zero = arith.constant 0.0 : f32
+      %as = tile.alloc : memref<32x128xf16, "shared">
+      %bs = tile.alloc : memref<32x64xf16, "shared">
+      %acc = tile.alloc : memref<128x64xf32, "fragment">
+      tile.fill %acc, %zero : memref<128x64xf32, "fragment">, f32
+      tile.copy %A[%c0, %c0] [32, 128] to %as[%c0, %c0] [32, 128] : memref<32x128xf16> to memref<32x128xf16, "shared">
+      tile.copy %B[%c0, %c0] [32, 64] to %bs[%c0, %c0] [32, 64] : memref<32x64xf16> to memref<32x64xf16, "shared">
+      tile.gemm %as, %bs, %acc {transpose_a = true, tile.mma = {a_source = "shared", instr = array<i64: 64, 64, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<32x128xf16, "shared">, memref<32x64xf16, "shared">, memref<128x64xf32, "fragment">
+      tile.copy %acc[%c0, %c0] [128, 64] to %C[%c0, %c0] [128, 64] : memref<128x64xf32, "fragment"> to memref<128x64xf32>
+    }
+    return
+  }
+}

@@ -163,8 +163,30 @@ module attributes {tile.arch = "sm_90a"} {
 
 // -----
 
-// Declined, left to lower-gemm-simt: more threads than the decision's warpgroups, A transposed,
-// a gemm without tile.mma; and nothing on sm_80.
+// A stored K x M (transpose_A): MN-major from shared memory, as B stored K x N is, its two
+// 64-row atoms two 64-column boxes of the tile.
+// CHECK-LABEL: func.func @transposed_a
+// CHECK: tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<64x128xf16, "shared">
+// CHECK: tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<128x64xf16, "shared">
+// CHECK: tile.gemm {{.*}}tile.wgmma = {a_registers = false, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}
+module attributes {tile.arch = "sm_90a"} {
+  func.func @transposed_a(%A: memref<256x256xf16>) attributes {tile.entry} {
+    %g = arith.constant 1 : index
+    tile.kernel grid(%g, %g) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %at = tile.alloc : memref<64x128xf16, "shared">
+      %bt = tile.alloc : memref<128x64xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      tile.gemm %at, %bt, %acc {transpose_a = true, transpose_b = true, tile.mma = {a_source = "shared", instr = array<i64: 64, 128, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<64x128xf16, "shared">, memref<128x64xf16, "shared">, memref<128x128xf32, "fragment">
+    }
+    return
+  }
+}
+
+// -----
+
+// Declined, left to lower-gemm-simt: more threads than the decision's warpgroups (A as M x K,
+// and as K x M), a gemm without tile.mma; and nothing on sm_80.
 // CHECK-LABEL: func.func @declined
 // CHECK-NOT: tile.wgmma
 // CHECK-NOT: tile.shared_layout
