@@ -178,6 +178,21 @@ def test_configs_are_part_of_the_cache_key() -> None:
         plain.key)
 
 
+def test_compile_settings_are_part_of_the_cache_key(monkeypatch) -> None:
+    """A kernel compiled under one of the CUDA target's opt-in variables is another kernel:
+    neither the disk cache nor the process's kernels hand the one compiled without it back."""
+    from tilec.cache import COMPILE_SETTINGS
+
+    a, b = gemm_operands()
+    keys = {matmul.specialize((a, b), {}, "cuda:sm_90a").key}
+    for name in COMPILE_SETTINGS:
+        monkeypatch.setenv(name, "1")
+        keys.add(matmul.specialize((a, b), {}, "cuda:sm_90a").key)
+        monkeypatch.delenv(name)
+    assert len(keys) == 1 + len(COMPILE_SETTINGS)
+    assert matmul.specialize((a, b), {}, "cuda:sm_90a").key in keys
+
+
 @pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
 def test_fast_math_marks_the_ops_and_changes_the_ptx() -> None:
     exact = tilec.compile(row_softmax(8, 64), out_idx=[-1], target="cuda:sm_90a")

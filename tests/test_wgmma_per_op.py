@@ -10,6 +10,7 @@ H200: the GPU suite (its sm_90a GEMM kernels take this path) and benchmarks/fuse
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -175,14 +176,16 @@ def test_declined_kernels_run_wgmma_per_op_on_sm90a(factory, args, instructions:
     ptx = kernel.asm["ptx"]
     assert "tile.tensorcore" not in kernel.asm["tile-cuda"]  # not the whole-kernel generator
     assert "tile.wgmma" in kernel.asm["tile-cuda"]
-    # per 32-byte K step of the 32-wide K tile (64 bytes of 16-bit, 128 of float32), one
+    # per 32-byte K step of the loop's K tile (the user's 32 columns: 64 bytes of 16-bit, 128
+    # of float32; 64 columns where widen-k-tiles made the loop's K rows 128 bytes), one
     # instruction per 64-row atom of a warpgroup;
     # A from registers as four 32-bit registers ({d}, {a0, a1, a2, a3}, descB), else descA
     # (twice where LLVM peels the first iteration off a TMA ring's loop: it releases no slot)
     atoms = 2 if "n128" in instructions else 1
     lines = [line for line in ptx.splitlines() if instructions in line]
     tma = "tile.tma_ring" in kernel.asm["tile-cuda"]
-    per_loop = (4 if "tf32" in instructions else 2) * atoms
+    k_tile = int(re.search(r"k_tile = (\d+)", kernel.asm["tile-cuda"]).group(1))
+    per_loop = k_tile * (4 if "tf32" in instructions else 2) // 32 * atoms
     assert len(lines) in ((per_loop, 2 * per_loop) if tma else (per_loop,))
     register_a = "a_registers = true" in kernel.asm["tile-cuda"]
     assert all(("}, {%r" in line) == register_a for line in lines)
@@ -245,14 +248,15 @@ def test_cpu_numerics_of_the_declined_kernels(rng: torch.Generator) -> None:
 
 
 @needs_ptxas
-def test_quickstart_k_rows_take_a_64_byte_swizzled_tma_ring() -> None:
-    """block_K = 32 (the quickstart's): A's K-major rows span 64 bytes, which TMA fills with
-    its 64B swizzle as wgmma's descriptors read them, one 32-element box per row; B keeps its
-    128B boxes, C its TMA store."""
+def test_quickstart_k_rows_are_widened_to_a_128_byte_tma_ring() -> None:
+    """block_K = 32 (the quickstart's): widen-k-tiles runs the loop over 64-column tiles, so
+    A's K-major rows span 128 bytes, one 64 x 128 box as the whole-kernel GEMM's slots, B two
+    64-column boxes of 64 rows, C its TMA store (the 64B-swizzled ring of 32-column rows
+    stays for loops widen-k-tiles leaves, lit_tests/passes/plan-tma-pipelines.mlir)."""
     kernel = tilec.compile(bias_relu(1000, 1016, 520), out_idx=[-1], target="cuda:sm_90a")
     launch = kernel.artifact.launch
-    assert launch["tma"] == {"map0": {"box": [32, 128], "swizzle": 64},
-                             "map1": {"box": [64, 32], "swizzle": 128},
+    assert launch["tma"] == {"map0": {"box": [64, 128], "swizzle": 128},
+                             "map1": {"box": [64, 64], "swizzle": 128},
                              "map2": {"box": [64, 128], "swizzle": 128}}
     ptx = kernel.asm["ptx"]
     assert "cp.async.bulk.tensor.2d.shared::cluster.global" in ptx
@@ -307,15 +311,17 @@ def test_loops_with_128_byte_rows_are_fed_by_a_tma_ring(factory, args, consumers
 @needs_ptxas
 @pytest.mark.parametrize("knobs,stages", [
     ({"block_N": 256, "block_K": 64, "threads": 256}, 4),  # 4 x 48 KiB fill shared memory
-    ({}, 12),  # the quickstart's 128 x 128 x 32: 12 x 16 KiB beside 32 KiB of staging
+    # the quickstart's 128 x 128 x 32, widened to 64 columns: 6 x 32 KiB beside 32 KiB of
+    # staging
+    ({}, 6),
 ])
 def test_ring_gemms_keep_their_wgmmas_pipelined(knobs: dict, stages: int) -> None:
     """The accumulator's registers (a T.clear's zeros, the epilogue's writes of the tile
     before) are final before wgmma.fence: ptxas injects no warpgroup.arrive / wait and does
     not serialize the wgmmas (C7520, which the plain per-op GEMM had), and nothing spills. A
     one-gemm ring is deeper than the user's stages where shared memory holds it beside the
-    staging tile, up to 1 KiB of K in flight (the quickstart's 3 slots of 64 bytes left TMA's
-    latency exposed)."""
+    staging tile, up to 1 KiB of K in flight (the quickstart's 3 slots of 64 bytes, before
+    widen-k-tiles, left TMA's latency exposed)."""
     from tilec.compiler.tensorcore.ptx import ptxas_check
 
     kernel = tilec.compile(bias_relu(1024, 1024, 1024, **knobs), out_idx=[-1],

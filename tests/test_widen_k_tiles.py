@@ -16,7 +16,6 @@ from mlir import ir
 
 import tilec.dialect as tile_dialect
 from tilec.compiler.driver import compile_module
-from tilec.compiler.passes._scheduling import WIDEN_K_ATTR
 from tilec.compiler.passes.widen_k_tiles import WidenKTiles
 from tilec.jit import JITKernel
 
@@ -28,10 +27,9 @@ CASES = {case.name: case for case in fused_gemm.CASES}
 
 
 def widened(tile_ir: str) -> tuple[ir.Module, str]:
-    """The frontend's module after widen-k-tiles (opted in, for sm_90a), and its text."""
+    """The frontend's module after widen-k-tiles (for sm_90a), and its text."""
     with tile_dialect.new_context():
         module = ir.Module.parse(tile_ir)
-        module.operation.attributes[WIDEN_K_ATTR] = ir.UnitAttr.get()
         WidenKTiles(arch="sm_90a").run(module)
         return module, str(module)
 
@@ -74,41 +72,15 @@ def test_loop_not_covering_k_is_left_alone(tmp_path, monkeypatch) -> None:
     assert 'memref<64x32xf16, "shared">' in text
 
 
-def test_without_the_opt_in_nothing_changes(tmp_path, monkeypatch) -> None:
-    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
-    inputs = CASES["plain_per_op"].inputs(torch, (136, 200, 96), "cpu")
-    tile_ir = CASES["plain_per_op"].kernel.compile(*inputs, target="cpu", **QUICKSTART,
-                                                   per_op=True).asm["tile"]
-    with tile_dialect.new_context():
-        module = ir.Module.parse(tile_ir)
-        before = str(module)
-        WidenKTiles(arch="sm_90a").run(module)
-        assert str(module) == before
-
-
 def test_widened_quickstart_is_the_64_column_kernel(tmp_path, monkeypatch) -> None:
     """sm_90a: the quickstart per op at block_K = 32, widened, has the PTX of block_K = 64 at
     2 stages (both then get the same TMA ring)."""
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     case = CASES["quickstart_per_op"]
     meta = fused_gemm._meta(case, (1024, 1024, 1024))
-    monkeypatch.setenv("TILEC_WIDEN_K_TILES", "1")
     narrow = case.kernel.compile(*meta, target="cuda:sm_90a", **case.options)
-    monkeypatch.delenv("TILEC_WIDEN_K_TILES")
     wide = case.kernel.compile(*meta, target="cuda:sm_90a",
                                **{**case.options, "block_K": 64, "num_stages": 2})
     assert "wgmma.mma_async" in narrow.asm["ptx"]
     assert narrow.asm["ptx"] == wide.asm["ptx"]
 
-
-def test_opt_in_is_part_of_the_cache_key(tmp_path, monkeypatch) -> None:
-    """A kernel compiled under an opt-in is another kernel: neither the disk cache nor the
-    process's kernels hand the one compiled without it back."""
-    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
-    case = CASES["quickstart_per_op"]
-    meta = fused_gemm._meta(case, (512, 512, 512))
-    plain = case.kernel.compile(*meta, target="cuda:sm_90a", **case.options)
-    monkeypatch.setenv("TILEC_WIDEN_K_TILES", "1")
-    widened_kernel = case.kernel.compile(*meta, target="cuda:sm_90a", **case.options)
-    assert 'memref<128x64xf16, "shared">' in widened_kernel.asm["tile-schedule"]
-    assert 'memref<128x64xf16, "shared">' not in plain.asm["tile-schedule"]

@@ -20,13 +20,11 @@ from tilec.errors import CompileError
 ARCH_ATTR = "tile.arch"  # module attribute the cuda target sets before the scheduling passes
 DISABLE_TMA_ATTR = "tile.disable_tma"  # unit module attribute: no TMA ring (the user's configs)
 # unit module attributes, opt-ins not yet measured on hardware (the CUDA target sets them from
-# TILEC_TMA_RING_LAG=1 / TILEC_VECTOR_EPILOGUE_LOADS=1 / TILEC_WIDEN_K_TILES=1): a one-gemm TMA
-# ring leaves two wgmma groups of 64-byte K rows in flight (plan-tma-pipelines); T.Parallel
-# reads global memory in vectors along a fragment's contiguous registers (lower-tile-to-gpu);
-# a GEMM loop over 64-byte K rows runs half the iterations over 128-byte ones (widen-k-tiles)
+# TILEC_TMA_RING_LAG=1 / TILEC_VECTOR_EPILOGUE_LOADS=1): a one-gemm TMA ring leaves two wgmma
+# groups of 64-byte K rows in flight (plan-tma-pipelines); T.Parallel reads global memory in
+# vectors along a fragment's contiguous registers (lower-tile-to-gpu)
 RING_LAG_ATTR = "tile.ring_lag"
 VECTOR_LOADS_ATTR = "tile.vector_epilogue_loads"
-WIDEN_K_ATTR = "tile.widen_k_tiles"
 # TILEC_WARPGROUP_PINGPONG=1: an attention loop's two consumer warpgroups take turns issuing
 # their gemms (plan-warpgroup-pingpong)
 PINGPONG_OPT_IN_ATTR = "tile.warpgroup_pingpong"

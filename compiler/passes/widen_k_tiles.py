@@ -30,9 +30,7 @@ and their K corners (k * F * block_K) widen by F. The gemm computes the same sum
 order of K (its K steps run in sequence), so the result is bit for bit the user loop's.
 
 It runs first among the CUDA scheduling passes, on chips with wgmma and TMA only, and not in a
-module with `tile.disable_tma` (a cp.async loop gains nothing). While unmeasured on the H200
-it is an opt-in: only a module with the unit attribute `tile.widen_k_tiles` (the CUDA target
-sets it from TILEC_WIDEN_K_TILES=1) is changed.
+module with `tile.disable_tma` (a cp.async loop gains nothing).
 """
 
 from __future__ import annotations
@@ -57,7 +55,6 @@ from tilec.compiler.passes._scalar import bit_width, index
 from tilec.compiler.passes._scheduling import (
     DISABLE_TMA_ATTR,
     OPERAND_TYPES,
-    WIDEN_K_ATTR,
     target_description,
     tensorcore_type,
 )
@@ -243,8 +240,7 @@ class WidenKTiles(TilePass):
     def run(self, module: ir.Module) -> None:
         target = target_description(module, self.arch, self.name)
         attributes = module.operation.attributes
-        if not (target.has_wgmma and target.has_tma) or DISABLE_TMA_ATTR in attributes or \
-                WIDEN_K_ATTR not in attributes:
+        if not (target.has_wgmma and target.has_tma) or DISABLE_TMA_ATTR in attributes:
             return
         for kernel in kernels(module):
             plans = [plan for op in walk(kernel) if op.name == "tile.pipelined"

@@ -3,8 +3,8 @@
 Stages ("tile" is the frontend's IR, added by the driver):
   tile-schedule  canonicalize + cse, module attribute `tile.arch` (and `tile.disable_tma` when
              the options say so), lower-sub-byte-types (2- and 4-bit buffers as bytes),
-             apply-fast-math with fast math, widen-k-tiles (sm_90a, TILEC_WIDEN_K_TILES=1:
-             GEMM loops over 64-byte K rows run over 128-byte ones), then the scheduling
+             apply-fast-math with fast math, widen-k-tiles (sm_90a: GEMM loops over
+             64-byte K rows run over 128-byte ones), then the scheduling
              passes, which only annotate ops with their decisions (tile.* attributes):
              infer-mma-layout (tensor-core instruction and warp split of each gemm),
              select-shared-swizzle (shared operand layouts), select-epilogue-store (how the
@@ -63,7 +63,6 @@ from tilec.compiler.passes._scheduling import (
     RING_LAG_ATTR,
     STAGED_EPILOGUE_ATTR,
     VECTOR_LOADS_ATTR,
-    WIDEN_K_ATTR,
 )
 from tilec.compiler.passes._tma_ring import MAPS_ATTR, TILES_ATTR
 from tilec.compiler.passes.lower_gemm_to_tensorcore import LAUNCH_ATTR
@@ -195,7 +194,6 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
         module.operation.attributes[DISABLE_TMA_ATTR] = ir.UnitAttr.get()
     for variable, name in (("TILEC_TMA_RING_LAG", RING_LAG_ATTR),
                            ("TILEC_VECTOR_EPILOGUE_LOADS", VECTOR_LOADS_ATTR),
-                           ("TILEC_WIDEN_K_TILES", WIDEN_K_ATTR),
                            ("TILEC_WARPGROUP_PINGPONG", PINGPONG_OPT_IN_ATTR),
                            ("TILEC_LOOP_VERSIONS", LOOP_VERSIONS_ATTR),
                            ("TILEC_STAGED_EPILOGUE", STAGED_EPILOGUE_ATTR)):

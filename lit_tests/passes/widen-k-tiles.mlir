@@ -1,6 +1,6 @@
 // RUN: tilec-opt --widen-k-tiles --split-input-file %s | FileCheck %s
 
-// widen-k-tiles (sm_90a, under the module's tile.widen_k_tiles opt-in): a T.Pipelined GEMM
+// widen-k-tiles (sm_90a): a T.Pipelined GEMM
 // loop whose operand tiles span 64 bytes of K (block_K = 32 in f16) runs half the iterations
 // over tiles of 128-byte K rows: the tiles and the copies' boxes twice as wide along K, the
 // K corner k * 64, the trip count ceil(N / 2), the stages ceil(S / 2) but at least 2.
@@ -18,7 +18,7 @@
 // CHECK: %[[K1:.*]] = arith.muli %[[K]], %{{.*}} : index
 // CHECK-NEXT: tile.copy %arg1[%[[K1]], %{{.*}}] [64, 128] to %[[B]][%{{.*}}, %{{.*}}] [64, 128]
 // CHECK: tile.gemm %[[A]], %[[B]], %{{.*}} : memref<128x64xf16, "shared">, memref<64x128xf16, "shared">, memref<128x128xf32, "fragment">
-module attributes {tile.arch = "sm_90a", tile.widen_k_tiles} {
+module attributes {tile.arch = "sm_90a"} {
   func.func @quickstart(%A: memref<8192x8192xf16>, %B: memref<8192x8192xf16>, %C: memref<8192x8192xf32>) attributes {tile.entry} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
@@ -60,7 +60,7 @@ module attributes {tile.arch = "sm_90a", tile.widen_k_tiles} {
 // CHECK: tile.copy %arg0[%{{.*}}, %{{.*}}, %{{.*}}] [1, 64, 64] to
 // CHECK: tile.copy %arg1[%{{.*}}, %{{.*}}, %{{.*}}] [1, 64, 64] to
 // CHECK: tile.gemm {{.*}} {transpose_b = true} : memref<64x64xbf16, "shared">, memref<64x64xbf16, "shared">
-module attributes {tile.arch = "sm_90a", tile.widen_k_tiles} {
+module attributes {tile.arch = "sm_90a"} {
   func.func @batched_ragged_k(%A: memref<3x72x96xbf16>, %B: memref<3x136x96xbf16>, %C: memref<3x72x136xf32>) attributes {tile.entry} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
@@ -96,7 +96,7 @@ module attributes {tile.arch = "sm_90a", tile.widen_k_tiles} {
 // CHECK: tile.alloc : memref<64x32xf16, "shared">
 // CHECK: tile.pipelined {{.*}} stages 3 {
 // CHECK: tile.copy {{.*}} [64, 32] to
-module attributes {tile.arch = "sm_90a", tile.widen_k_tiles} {
+module attributes {tile.arch = "sm_90a"} {
   func.func @part_of_k(%A: memref<64x320xf16>, %B: memref<320x64xf16>, %C: memref<64x64xf32>) attributes {tile.entry} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
@@ -123,11 +123,11 @@ module attributes {tile.arch = "sm_90a", tile.widen_k_tiles} {
 // -----
 
 // Left alone: a register-A chain (a statement besides the copies and the gemm), and the same
-// quickstart loop without the opt-in, and on sm_80.
+// loop on sm_80 and without TMA (tile.disable_tma).
 // CHECK-LABEL: func.func @register_a
 // CHECK: tile.alloc : memref<64x32xf16, "shared">
 // CHECK: tile.pipelined {{.*}} stages 3 {
-module attributes {tile.arch = "sm_90a", tile.widen_k_tiles} {
+module attributes {tile.arch = "sm_90a"} {
   func.func @register_a(%A: memref<64x320xf16>, %B: memref<320x64xf16>, %C: memref<64x64xf32>) attributes {tile.entry} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
@@ -155,10 +155,10 @@ module attributes {tile.arch = "sm_90a", tile.widen_k_tiles} {
 
 // -----
 
-// CHECK-LABEL: func.func @not_opted_in
+// CHECK-LABEL: func.func @without_tma
 // CHECK: tile.alloc : memref<64x32xf16, "shared">
-module attributes {tile.arch = "sm_90a"} {
-  func.func @not_opted_in(%A: memref<64x320xf16>, %B: memref<320x64xf16>, %C: memref<64x64xf32>) attributes {tile.entry} {
+module attributes {tile.arch = "sm_90a", tile.disable_tma} {
+  func.func @without_tma(%A: memref<64x320xf16>, %B: memref<320x64xf16>, %C: memref<64x64xf32>) attributes {tile.entry} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c10 = arith.constant 10 : index
@@ -185,7 +185,7 @@ module attributes {tile.arch = "sm_90a"} {
 
 // CHECK-LABEL: func.func @sm80
 // CHECK: tile.alloc : memref<64x32xf16, "shared">
-module attributes {tile.arch = "sm_80", tile.widen_k_tiles} {
+module attributes {tile.arch = "sm_80"} {
   func.func @sm80(%A: memref<64x320xf16>, %B: memref<320x64xf16>, %C: memref<64x64xf32>) attributes {tile.entry} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
