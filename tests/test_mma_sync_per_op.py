@@ -233,14 +233,13 @@ OPT_IN_CASES = ("sm80_bias_relu_misaligned_200x136x96", "sm80_register_a_200x136
 @needs_ptxas
 @pytest.mark.parametrize("case", [case for case in CASES if case.name in OPT_IN_CASES],
                          ids=lambda case: case.name)
-def test_sm80_opt_ins_assemble(case: MmaSyncCase, monkeypatch: pytest.MonkeyPatch) -> None:
-    """TILEC_LOOP_VERSIONS=1 (a loop of mma.sync gemms lowered twice, its sources' alignment
-    checked once before it) and TILEC_STAGED_EPILOGUE=1 (the accumulator's store through a
-    padded shared tile): the kernels still compile and assemble (attention's loop holds
-    fragments of its own, which both versions use), and the f16 C tile of the bias + ReLU
-    epilogue leaves in 16-byte vectors instead of pairs. (Their numerics:
-    tests/gpu/test_mma_sync_kernels.py, built with them.)"""
-    monkeypatch.setenv("TILEC_LOOP_VERSIONS", "1")
+def test_sm80_staged_epilogue_assembles(case: MmaSyncCase, monkeypatch: pytest.MonkeyPatch) -> None:
+    """TILEC_STAGED_EPILOGUE=1 (the accumulator's store through a padded shared tile): the
+    kernels still compile and assemble, and the f16 C tile of the bias + ReLU epilogue
+    leaves in 16-byte vectors instead of pairs (attention: its loop of two gemms, lowered
+    twice as every loop of mma.sync gemms whose alignment is not known, holds fragments of
+    its own, which both versions use). (Numerics: tests/gpu/test_mma_sync_kernels.py, built
+    with it.)"""
     monkeypatch.setenv("TILEC_STAGED_EPILOGUE", "1")
     kernel = tilec.compile(case.factory(), out_idx=[-1], target=TARGET)
     assert kernel.artifact.binary_kind == "cubin"

@@ -28,10 +28,8 @@ VECTOR_LOADS_ATTR = "tile.vector_epilogue_loads"
 # TILEC_WARPGROUP_PINGPONG=1: an attention loop's two consumer warpgroups take turns issuing
 # their gemms (plan-warpgroup-pingpong)
 PINGPONG_OPT_IN_ATTR = "tile.warpgroup_pingpong"
-# TILEC_LOOP_VERSIONS=1: a cp.async pipeline of mma.sync gemms checks its sources' alignment
-# once, before a loop of its own for each answer (lower-tile-to-gpu); TILEC_STAGED_EPILOGUE=1:
-# an mma.sync gemm's accumulator store goes through a padded shared tile (plan-mma-sync-gemms)
-LOOP_VERSIONS_ATTR = "tile.loop_versions"
+# TILEC_STAGED_EPILOGUE=1: an mma.sync gemm's accumulator store goes through a padded shared
+# tile (plan-mma-sync-gemms)
 STAGED_EPILOGUE_ATTR = "tile.staged_epilogue"
 PIPELINE_ATTR = "tile.pipeline"  # on tile.pipelined, written by pipeline-async-copies
 TMA_PIPELINE = "tma-mbarrier"  # its `mechanism` when TMA loads feed wgmma through mbarriers

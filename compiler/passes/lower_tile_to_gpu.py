@@ -87,7 +87,6 @@ from tilec.compiler.passes._scalar import (
     zero,
 )
 from tilec.compiler.passes._scheduling import (
-    LOOP_VERSIONS_ATTR,
     VECTOR_LOADS_ATTR,
     read_decision,
     target_description,
@@ -340,7 +339,7 @@ class KernelLowering:
 
     def __init__(self, func: ir.Operation, kernel: ir.Operation, gpu_block: ir.Block,
                  warp_size: int, max_shared_bytes: int, vector_loads: bool = False,
-                 logical_addressing: bool = False, loop_versions: bool = False):
+                 logical_addressing: bool = False):
         self.func = func
         self.kernel = kernel
         self.gpu_block = gpu_block
@@ -349,8 +348,6 @@ class KernelLowering:
         self.logical = logical_addressing  # typed buffers only (SPIR-V): see the module doc
         # T.Parallel's global reads as vectors (opt-in; never with logical addressing)
         self.vector_loads = vector_loads and not logical_addressing
-        # a cp.async pipeline of mma.sync gemms in two versions (opt-in, lower_pipelined)
-        self.loop_versions = loop_versions
         self.vector_bytes = 0 if logical_addressing else 16  # the widest access of a copy
         self.block_size = list(ir.DenseI64ArrayAttr(kernel.attributes["threads"]))
         self.threads = math.prod(self.block_size)
@@ -994,15 +991,15 @@ class KernelLowering:
 
     def lower_pipelined(self, op: ir.Operation) -> None:
         """A loop whose copies run ahead through cp.async (compiler/passes/_async_pipeline),
-        the sources' alignment checked in each iteration around its copies; with
-        loop_versions, a loop of mma.sync gemms in two versions where it is not known: the
-        loop of cp.async where every source's base and row length are aligned, checked once
-        before it, and a copy of it reading element by element where not. (The check in
-        every iteration keeps the element-wise copies' registers in the loop: ptxas then
-        has no room left to load the next K step's operands during this one's mma.sync.)"""
+        the sources' alignment checked in each iteration around its copies; a loop of
+        mma.sync gemms in two versions where it is not known: the loop of cp.async where
+        every source's base and row length are aligned, checked once before it, and a copy
+        of it reading element by element where not. (The check in every iteration keeps the
+        element-wise copies' registers in the loop: ptxas then has no room left to load the
+        next K step's operands during this one's mma.sync.)"""
         plan = self.plan_of(op)
-        if not self.loop_versions or not any(inner.name == "tile.gemm" and MMA_SYNC_ATTR in
-                                             inner.attributes for inner in walk(op)):
+        if not any(inner.name == "tile.gemm" and MMA_SYNC_ATTR in inner.attributes
+                   for inner in walk(op)):
             self.lower_pipeline_version(op, plan, None)
             return
         sources = [(copy_parts(copy)[0], vec)
@@ -1786,8 +1783,7 @@ class LowerTileToGpu(TilePass):
             KernelLowering(func, kernel_ops[0], gpu_block, target.warp_size,
                            target.max_shared_bytes,
                            VECTOR_LOADS_ATTR in module.operation.attributes,
-                           target.logical_addressing,
-                           LOOP_VERSIONS_ATTR in module.operation.attributes).build()
+                           target.logical_addressing).build()
         for op in list(module.body.operations):  # T.call_extern's callees go with the kernels
             op = as_operation(op)
             if op.name == "llvm.func" and EXTERN_ATTR in op.attributes:

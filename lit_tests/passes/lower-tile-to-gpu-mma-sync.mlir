@@ -66,10 +66,9 @@ module attributes {tile.arch = "sm_80"} {
 
 // -----
 
-// With tile.loop_versions (TILEC_LOOP_VERSIONS=1) the cp.async pipeline of a loop of mma.sync
-// gemms checks its sources' bases and row lengths once, before the loop: where they are
-// aligned it runs the loop of cp.async, with no branch around the copies, else the same loop
-// reading element by element. The ldmatrix of A's piece 16 rows down and of B's second K step
+// The cp.async pipeline of a loop of mma.sync gemms checks its sources' bases and row lengths
+// once, before the loop: where they are aligned it runs the loop of cp.async, with no branch
+// around the copies, else the same loop reading element by element. The ldmatrix of A's piece 16 rows down and of B's second K step
 // (16 rows down its K x N tile) address an immediate past the lane's first address: the
 // swizzle keeps moves by whole 8-row blocks constant.
 // CHECK-LABEL: gpu.func @loop_versions
@@ -100,7 +99,7 @@ module attributes {tile.arch = "sm_80"} {
 // CHECK: mma.sync.aligned.m16n8k16
 // CHECK-NOT: nvgpu.device_async_copy
 // CHECK: gpu.return
-module attributes {tile.arch = "sm_80", tile.loop_versions} {
+module attributes {tile.arch = "sm_80"} {
   func.func @loop_versions(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %C: memref<64x64xf32>) attributes {tile.entry} {
     %g = arith.constant 1 : index
     %c0 = arith.constant 0 : index
