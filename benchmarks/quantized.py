@@ -94,29 +94,21 @@ CASES = {
     "mxfp4_gemm_tile": Case("mxfp4_gemm_tile", gemm_mxfp4, "mxfp4"),
 }
 HEADLINE = (1, 28672, 8192)
-# (kernel, timed shape, config): the first row of a kernel at a shape is its default config
+# (kernel, timed shape, config): the first row of a kernel at a shape is its default config;
+# configs measured slower on the H200 are left out (README)
 TIMED = [
     ("int4_g128_gemv", HEADLINE, {}),
-    ("int4_g128_gemv", HEADLINE, {"rows_per_warp": 1}),
     ("int4_g128_gemv", HEADLINE, {"rows_per_warp": 4}),
-    ("int4_g128_gemv", HEADLINE, {"warps": 8, "rows_per_warp": 1}),
     ("int4_g128_gemv", HEADLINE, {"warps": 2, "rows_per_warp": 4}),
     ("int4_g128_gemv_half2", HEADLINE, {}),
     ("int4_g128_gemv_half2", HEADLINE, {"prefetch": True}),
     ("int4_g128_gemv_half2", HEADLINE, {"rows_per_warp": 2}),
     ("int4_g128_gemv_half2", HEADLINE, {"rows_per_warp": 8}),
-    ("int4_g128_gemv_half2", HEADLINE, {"rows_per_warp": 8, "warps": 2}),
-    ("int4_g128_gemv_half2", HEADLINE, {"prefetch": True, "rows_per_warp": 2}),
     ("int4_g128_gemv_half2", (1, 8192, 8192), {}),
     ("int4_g128_gemv_half2", (4, 28672, 8192), {"block_m": 4, "rows_per_warp": 2}),
     ("int2_g128_gemv_half2", HEADLINE, {}),
-    ("int2_g128_gemv_half2", HEADLINE, {"prefetch": True}),
     ("int4_g128_gemv_words", HEADLINE, {}),
-    ("int4_g128_gemv_words", HEADLINE, {"rows_per_warp": 2}),
-    ("int4_g128_gemv_words", HEADLINE, {"rows_per_warp": 8, "warps": 2}),
     ("int4_g128_gemv_words", HEADLINE, {"prefetch": True}),
-    ("int4_g128_gemv_words", HEADLINE, {"prefetch": True, "rows_per_warp": 2}),
-    ("int4_g128_gemv_words", HEADLINE, {"prefetch": True, "warps": 2}),
     ("int4_g128_gemv_words", (1, 8192, 8192), {}),
     ("int4_g128_gemv_words", (4, 28672, 8192), {"block_m": 4, "rows_per_warp": 1}),
     ("int2_g128_gemv", HEADLINE, {}),
