@@ -61,7 +61,8 @@ def test_trace_holds_every_stage_and_pass_in_order(cpu_trace: Trace) -> None:
         "tile", *cpu.TILE_PASSES, "canonicalize", "cse", "math-extend-to-supported-types",
         "arith-emulate-unsupported-floats", "expand-narrow-float-conversions",
         "convert-scf-to-cf", "arith-expand", "expand-strided-metadata", "lower-affine",
-        "finalize-memref-to-llvm", "convert-math-to-llvm", "convert-math-to-libm",
+        "convert-vector-to-llvm", "finalize-memref-to-llvm", "convert-math-to-llvm",
+        "convert-math-to-libm",
         "convert-arith-to-llvm", "convert-cf-to-llvm", "convert-func-to-llvm",
         "convert-ub-to-llvm", "reconcile-unrealized-casts", "canonicalize", "llvmir", "asm"]
     assert all(step.seconds >= 0 for step in cpu_trace.steps)
