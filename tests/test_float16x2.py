@@ -64,7 +64,7 @@ def decode_pairs(W, zeros, bits=4):
     sums = T.empty((N, WORDS * pairs), T.float32)
     with T.Kernel(N, threads=32) as bx:
         for i, j in T.Parallel(WORDS, pairs):
-            pair = field_pairs(W[bx, i], j, bits, T.float16x2(zeros[bx]))
+            pair = field_pairs(W[bx, i], j, bits) - T.float16x2(zeros[bx])
             out[bx, i * pairs + j] = T.reinterpret(pair, T.uint32)
             sums[bx, i * pairs + j] = pair_sum(out[bx, i * pairs + j])
     return out, sums
@@ -73,15 +73,15 @@ def decode_pairs(W, zeros, bits=4):
 @pytest.mark.parametrize("bits", [4, 2])
 def test_field_pairs_decode_words(bits: int, rng: torch.Generator) -> None:
     """gemv_uint_half2's decode on the CPU: pair j of word i is fields (j, j + 16 / bits)
-    minus the row's integer offset (the zero rounded to an integer), exactly, and pair_sum
+    minus the row's zero, rounded to float16 once (the decode itself is exact), and pair_sum
     adds its halves in float32."""
     n, words, fields = 8, 4, 32 // bits
     packed = torch.randint(0, 2**32, (n, words), generator=rng, dtype=torch.int64)
-    zeros = torch.randint(0, 1 << bits, (n,), generator=rng).half()
+    zeros = (torch.rand(n, generator=rng) * ((1 << bits) - 1)).half()
     out, sums = decode_pairs(packed.to(torch.int32).view(torch.uint32), zeros, bits=bits)
     codes = (packed[..., None] >> (bits * torch.arange(fields))) & ((1 << bits) - 1)
     pairs = torch.stack([codes[..., :fields // 2], codes[..., fields // 2:]], -1)
-    expected = pairs.reshape(n, -1, 2).double() - zeros.double()[:, None, None]
+    expected = (pairs.reshape(n, -1, 2).half() - zeros[:, None, None]).double()  # one rounding
     halves = out.view(torch.int32).view(torch.float16).reshape(n, -1, 2)
     torch.testing.assert_close(halves.double(), expected, rtol=0, atol=0)
     torch.testing.assert_close(sums.double(), expected.sum(-1), rtol=0, atol=1e-6)

@@ -39,21 +39,19 @@ def nibble_scaled(word, j):
     return T.reinterpret(bits, T.float32) - 8388608.0
 
 
-def field_pairs(word, j, bits=4, offset=0.0):
+def field_pairs(word, j, bits=4):
     """Fields j and j + 16 / bits (j < 16 / bits) of a T.uint32 word of 32 / bits unsigned
-    `bits`-bit fields, minus an integer `offset` (a T.float16x2 pair or a number), as a
-    T.float16x2 pair of exact integers: one bitwise op (a LOP3) puts the fields of both 16-bit
-    halves into the mantissas of 1024 (0x6400) where they lie in their byte, as
-    1024 + q * 2 ** (bits * p) (p = j % (8 / bits); the bytes from the word shifted down), and
-    one HADD2 or HFMA2 takes 1024 + offset * 2 ** (bits * p) and the power of two away (exact:
-    q - offset and 1024 / 2 ** (bits * p) + offset are small integers)."""
+    `bits`-bit fields, as a T.float16x2 pair of exact integers: one bitwise op (a LOP3) puts
+    the fields of both 16-bit halves into the mantissas of 1024 (0x6400) where they lie in
+    their byte, as 1024 + q * 2 ** (bits * p) (p = j % (8 / bits); the bytes from the word
+    shifted down), and one HADD2 or HFMA2 takes the 1024 and the power of two away."""
     per_byte = 8 // bits
     place = bits * (j % per_byte)
     mask = ((1 << bits) - 1) * 0x00010001
     masked = (word >> (8 * (j // per_byte))) & (mask << place)
     pair = T.reinterpret(T.Cast(T.uint32, masked) | 0x64006400, T.float16x2)
     factor = T.float16x2(T.Cast(T.float16, 0.5 ** place))
-    return pair * factor - (factor * 1024.0 + offset)
+    return pair * factor - factor * 1024.0
 
 
 def pair_sum(bits):
@@ -190,15 +188,14 @@ def gemv_uint4_words(A, B, scales, zeros, warps=4, rows_per_warp=4, block_m=1, g
 def gemv_uint_half2(A, B, scales, zeros, bits=4, warps=4, rows_per_warp=4, block_m=1,
                     group=128, prefetch=False):
     """gemv_uint4_words' GEMV, for int4 or int2 words, computing on pairs of float16
-    (T.float16x2: HFMA2, two weights an instruction), each row's scale and zero of a step read
-    with its weights (where they are used, after the step's arithmetic, they would be waited
-    for there). field_pairs decodes word i of a lane's
-    step into the pairs of weights (j, j + 16 / bits) minus the group's zero rounded to an
-    integer (in the same instruction, exactly), the activations are paired the same way (once
-    per step, for all rows), and each (row, pair) accumulates its step of 16 products per half
-    in float16; the step's sum is added in float32, less the zero's fraction times the step's
-    activation sum, and scaled there. The float16 products and short sums cost relative error
-    (6e-4 at 1x256x8192 in a torch simulation of this order, against 2e-4 of float32 sums)."""
+    (T.float16x2: HFMA2, two weights an instruction). field_pairs decodes word i of a lane's
+    step into the pairs of weights (j, j + 16 / bits), the activations are paired the same way
+    (once per step, for all rows), the
+    group's zero is subtracted from both weights at once (q - zero rounded to float16, as a
+    dequantized fp16 weight is), and each (row, pair) accumulates its step of 16 products per
+    half in float16; the step's sum is added in float32 and scaled there. The float16
+    products and short sums cost relative error (6e-4 at 1x256x8192 in a torch simulation of
+    this order, against 2e-4 of float32 sums)."""
     M, N, K = T.const("M, N, K")
     fields = 32 // bits  # weights of a word
     pairs = fields // 2
@@ -215,12 +212,7 @@ def gemv_uint_half2(A, B, scales, zeros, bits=4, warps=4, rows_per_warp=4, block
         a_local = T.alloc_local((block_m, per_lane), T.float16)
         b_local = T.alloc_local((rows_per_warp, words), T.uint32)
         b_next = T.alloc_local((rows_per_warp, words), T.uint32)
-        # each row's scale and zero of the step, read with its weights (not where they are
-        # used, after the step's arithmetic, which would then wait for them)
-        params = T.alloc_local((rows_per_warp, 2), T.float16)
-        params_next = T.alloc_local((rows_per_warp, 2), T.float16)
         a_pairs = T.alloc_local((block_m, words * pairs), T.uint32)
-        a_sum = T.alloc_local((block_m,), T.uint32)  # float16x2 bits
         dot = T.alloc_local((block_m, rows_per_warp), T.uint32)  # float16x2 bits
         acc = T.alloc_local((block_m, rows_per_warp), T.float32)
         lane = T.get_thread_binding(0)
@@ -229,49 +221,37 @@ def gemv_uint_half2(A, B, scales, zeros, bits=4, warps=4, rows_per_warp=4, block
         if prefetch:
             for r in T.unroll(rows_per_warp):
                 T.copy(B[row + r, lane * words:lane * words + words], b_next[r, :])
-                params_next[r, 0] = scales[row + r, lane * per_lane // group]
-                params_next[r, 1] = zeros[row + r, lane * per_lane // group]
         for ko in T.serial(T.ceildiv(K, chunk)):
             k0 = ko * chunk + lane * per_lane
             if prefetch:
                 for r in T.unroll(rows_per_warp):
                     T.copy(b_next[r, :], b_local[r, :])
-                    T.copy(params_next[r, :], params[r, :])
                     T.copy(B[row + r, (k0 + chunk) // fields:(k0 + chunk) // fields + words],
                            b_next[r, :])
-                    params_next[r, 0] = scales[row + r, (k0 + chunk) // group]
-                    params_next[r, 1] = zeros[row + r, (k0 + chunk) // group]
             else:
                 for r in T.unroll(rows_per_warp):
                     T.copy(B[row + r, k0 // fields:k0 // fields + words], b_local[r, :])
-                    params[r, 0] = scales[row + r, k0 // group]
-                    params[r, 1] = zeros[row + r, k0 // group]
-            T.clear(a_sum)
             for m in T.unroll(block_m):
                 T.copy(A[by * block_m + m, k0:k0 + per_lane], a_local[m, :])
                 for i in T.unroll(words):
                     for j in T.unroll(pairs):
-                        pair = T.float16x2(a_local[m, i * fields + j],
-                                           a_local[m, i * fields + j + pairs])
-                        a_pairs[m, i * pairs + j] = T.reinterpret(pair, T.uint32)
-                        a_sum[m] = T.reinterpret(T.reinterpret(a_sum[m], T.float16x2) + pair,
-                                                 T.uint32)
+                        a_pairs[m, i * pairs + j] = T.reinterpret(T.float16x2(
+                            a_local[m, i * fields + j], a_local[m, i * fields + j + pairs]),
+                            T.uint32)
             T.clear(dot)
             for r in T.unroll(rows_per_warp):
-                zero = T.Cast(T.float32, params[r, 1])
-                whole = T.floor(zero + 0.5)
-                offset = T.float16x2(T.Cast(T.float16, whole))
+                zero = T.float16x2(zeros[row + r, k0 // group])
                 for i in T.unroll(words):
                     for j in T.unroll(pairs):
-                        weight = field_pairs(b_local[r, i], j, bits, offset)
+                        weight = field_pairs(b_local[r, i], j, bits) - zero
                         for m in T.unroll(block_m):
                             pair = T.reinterpret(a_pairs[m, i * pairs + j], T.float16x2)
                             dot[m, r] = T.reinterpret(
                                 T.reinterpret(dot[m, r], T.float16x2) + pair * weight,
                                 T.uint32)
+                scale = T.Cast(T.float32, scales[row + r, k0 // group])
                 for m in T.unroll(block_m):
-                    acc[m, r] += T.Cast(T.float32, params[r, 0]) * (pair_sum(dot[m, r])
-                                          - (zero - whole) * pair_sum(a_sum[m]))
+                    acc[m, r] += scale * pair_sum(dot[m, r])
         warp_sum_store(acc, C, lane, by * block_m, row)
     return C
 
