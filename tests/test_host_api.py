@@ -574,3 +574,37 @@ def test_set_log_level_sets_tilecs_logger() -> None:
         assert logger.level == logging.DEBUG
     finally:
         logger.setLevel(before)
+
+
+@T.macro
+def _fill_with_twos(buffer):
+    for i in T.Parallel(16):
+        buffer[i] = 2.0
+
+
+@T.macro
+def _fill_with_threes(buffer):
+    for i in T.Parallel(16):
+        buffer[i] = 3.0
+
+
+@T.macro
+def _fill(buffer):
+    _fill_with_twos(buffer)
+
+
+@tilec.jit
+def _filled(A):
+    A: T.Tensor((16,), T.float32)
+    with T.Kernel(1, threads=16):
+        _fill(A)
+
+
+def test_the_macros_a_macro_calls_are_part_of_the_cache_key(monkeypatch) -> None:
+    """A kernel whose macro calls another macro, edited since, is compiled again: the disk
+    cache does not hand back the kernel of the old inner macro."""
+    x = torch.zeros(16)
+    before = _filled.specialize((x,), {}, "cpu").key
+    assert _filled.specialize((x,), {}, "cpu").key == before
+    monkeypatch.setitem(globals(), "_fill_with_twos", _fill_with_threes)
+    assert _filled.specialize((x,), {}, "cpu").key != before

@@ -532,10 +532,11 @@ def _key_value(value: Any, depth: int = 0) -> str:
     """A value's part of a cache key: constants by repr, macros and functions by source, plain
     objects (a config) by their fields, tensors by shape and dtype; two values that can build
     different kernels never share a key part."""
-    if isinstance(value, T.Macro):
+    if isinstance(value, T.Macro):  # with the globals it names: the macros it calls, in turn
         from tilec.frontend.source import source_text
 
-        return f"macro {source_text(value.fn)}"
+        named = _global_values(value.fn, depth + 1) if depth < 4 else {}
+        return f"macro {source_text(value.fn)} {_key_value(named, depth + 1)}"
     if isinstance(value, (tuple, list)):
         return "(" + ", ".join(_key_value(v, depth) for v in value) + ")"
     if isinstance(value, dict):
@@ -560,7 +561,7 @@ def _key_value(value: Any, depth: int = 0) -> str:
     return f"<{type(value).__qualname__}>"
 
 
-def _global_values(fn: Callable) -> dict[str, str]:
+def _global_values(fn: Callable, depth: int = 0) -> dict[str, str]:
     """The module globals a kernel names (sizes, dtypes, T.macros, helpers) are part of its
     key: a kernel whose global `BLOCK = 64` became 128 is compiled again, not taken from the
     cache. Modules (T, tilec) count by name."""
@@ -570,7 +571,7 @@ def _global_values(fn: Callable) -> dict[str, str]:
         code = codes.pop()
         names.update(code.co_names)
         codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
-    return {name: _key_value(fn.__globals__[name]) for name in sorted(names)
+    return {name: _key_value(fn.__globals__[name], depth) for name in sorted(names)
             if name in fn.__globals__ and not isinstance(fn.__globals__[name], types.ModuleType)}
 
 
