@@ -7,9 +7,10 @@ caller's line (marked `# error: TAG`) naming it, never a keyword dropped without
 
 from __future__ import annotations
 
-import re
+import functools
 from pathlib import Path
 
+import error_tags
 import pytest
 import torch
 
@@ -18,24 +19,14 @@ import tilec.language as T
 from tilec.errors import TilecError
 
 THIS_FILE = Path(__file__).resolve()
-_SOURCE = THIS_FILE.read_text().splitlines()
 
 
-def line_of(tag: str) -> int:
-    """The one line of this file carrying `# error: tag`."""
-    pattern = re.compile(rf"#\s*error:\s*{re.escape(tag)}(\s|$)")
-    matches = [n for n, text in enumerate(_SOURCE, start=1) if pattern.search(text)]
-    assert len(matches) == 1, f"tag {tag} is on lines {matches}"
-    return matches[0]
+line_of = functools.partial(error_tags.line_of, THIS_FILE)
 
 
 def check_error(error: TilecError, tag: str, *fragments: str) -> None:
     """`error` is a TilecError at the tagged line of this file that says every fragment."""
-    assert isinstance(error, TilecError), f"{type(error).__name__}: {error}"
-    assert error.filename is not None and Path(error.filename).resolve() == THIS_FILE, str(error)
-    assert error.lineno == line_of(tag), str(error)
-    for fragment in fragments:
-        assert fragment in error.message, f"{fragment!r} not in {error.message!r}"
+    error_tags.check_error(error, THIS_FILE, tag, *fragments)
 
 
 @T.prim_func

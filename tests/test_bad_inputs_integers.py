@@ -6,10 +6,12 @@ dtype are errors naming the line or the argument."""
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from pathlib import Path
 
+import error_tags
 import pytest
 import torch
 
@@ -30,22 +32,13 @@ from integer_kernels import (  # noqa: E402
 )
 
 THIS_FILE = Path(__file__).resolve()
-_SOURCE = THIS_FILE.read_text().splitlines()
 
 
-def line_of(tag: str) -> int:
-    pattern = re.compile(rf"#\s*error:\s*{re.escape(tag)}(\s|$)")
-    matches = [n for n, text in enumerate(_SOURCE, start=1) if pattern.search(text)]
-    assert len(matches) == 1, f"tag {tag} is on lines {matches}"
-    return matches[0]
+line_of = functools.partial(error_tags.line_of, THIS_FILE)
 
 
 def check_error(error: TilecError, kind: type[TilecError], tag: str, *fragments: str) -> None:
-    assert type(error) is kind, f"{type(error).__name__} instead of {kind.__name__}: {error}"
-    assert error.filename is not None and Path(error.filename).resolve() == THIS_FILE, str(error)
-    assert error.lineno == line_of(tag), str(error)
-    for fragment in fragments:
-        assert fragment in error.message, f"{fragment!r} not in {error.message!r}"
+    error_tags.check_error(error, THIS_FILE, tag, *fragments, kind=kind)
 
 
 def compile_error(kernel, target: str = "cpu") -> TilecError:
