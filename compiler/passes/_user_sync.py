@@ -233,11 +233,7 @@ def _tma_copy(lowering: KernelLowering, op: ir.Operation) -> None:
             aligned = arith.andi(_aligned(src, src_bytes), _aligned(dst, dst_bytes))
             fast = scf.IfOp(arith.andi(inside, aligned), has_else=True)
             with ir.InsertionPoint(fast.then_block):
-                barrier = _barrier(op)
-                nvvm.MBarrierExpectTxOp(barrier, _i32(row_bytes))
-                shared = llvm.addrspacecast(llvm.PointerType.get(7), _pointer(dst, dst_bytes, 3))
-                nvvm.CpAsyncBulkGlobalToSharedClusterOp(
-                    shared, _pointer(src, src_bytes, 1), barrier, _i32(row_bytes))
+                _bulk_copy(op, src, src_bytes, dst, dst_bytes, row_bytes)
                 scf.YieldOp([])
             with ir.InsertionPoint(fast.else_block):
                 _copy_row(src, src_at, dst, dst_at, inner, element)
@@ -274,11 +270,7 @@ def _tma_copy_to_operand_tile(lowering: KernelLowering, op: ir.Operation,
         fast = scf.IfOp(arith.andi(_row_inside(src, src_at, chunk), _aligned(src, src_bytes)),
                         has_else=True)
         with ir.InsertionPoint(fast.then_block):
-            barrier = _barrier(op)
-            nvvm.MBarrierExpectTxOp(barrier, _i32(BULK_ALIGN))
-            shared = llvm.addrspacecast(llvm.PointerType.get(7), _pointer(dst, dst_bytes, 3))
-            nvvm.CpAsyncBulkGlobalToSharedClusterOp(
-                shared, _pointer(src, src_bytes, 1), barrier, _i32(BULK_ALIGN))
+            _bulk_copy(op, src, src_bytes, dst, dst_bytes, BULK_ALIGN)
             scf.YieldOp([])
         with ir.InsertionPoint(fast.else_block):
             for step in range(chunk):
@@ -288,6 +280,18 @@ def _tma_copy_to_operand_tile(lowering: KernelLowering, op: ir.Operation,
                 memref.store(value, dst, [target])
             nvvm.FenceProxyOp(nvvm.ProxyKind.async_shared, space=nvvm.SharedSpace.shared_cta)
             scf.YieldOp([])
+
+
+def _bulk_copy(op: ir.Operation, src: ir.Value, src_bytes: ir.Value, dst: ir.Value,
+               dst_bytes: ir.Value, size: int) -> None:
+    """One cp.async.bulk of `size` bytes from global `src` to shared `dst` (byte offsets into
+    each), completing on `op`'s mbarrier: this thread raises the phase's expected bytes by
+    `size` first, so the copy's completion never finds the count below zero."""
+    barrier = _barrier(op)
+    nvvm.MBarrierExpectTxOp(barrier, _i32(size))
+    shared = llvm.addrspacecast(llvm.PointerType.get(7), _pointer(dst, dst_bytes, 3))
+    nvvm.CpAsyncBulkGlobalToSharedClusterOp(shared, _pointer(src, src_bytes, 1), barrier,
+                                            _i32(size))
 
 
 @contextlib.contextmanager
