@@ -5,9 +5,11 @@ Each bad kernel marks the line the error must name with a `# error: TAG` comment
 
 from __future__ import annotations
 
-import re
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
+import error_tags
 import pytest
 import torch
 
@@ -16,42 +18,18 @@ import tilec.language as T
 from tilec.errors import LaunchError, TilecError
 
 TARGET = "cpu"
-THIS_FILE = str(Path(__file__).resolve())
-_SOURCE = Path(__file__).read_text().splitlines()
+THIS_FILE = Path(__file__).resolve()
 
 
-def line_of(tag: str) -> int:
-    """The line carrying `# error: tag`."""
-    pattern = re.compile(rf"#\s*error:\s*{re.escape(tag)}\b")
-    matches = [n for n, text in enumerate(_SOURCE, start=1) if pattern.search(text)]
-    assert len(matches) == 1, f"tag {tag} is on lines {matches}"
-    return matches[0]
-
-
-def expect_error(tag: str, *fragments: str, kind: type[TilecError] = TilecError):
-    """Context manager: the block raises `kind` at the tagged line, mentioning every fragment."""
-    return _Expect(tag, fragments, kind)
-
-
-class _Expect:
-    def __init__(self, tag: str, fragments: tuple[str, ...], kind: type[TilecError]):
-        self.tag, self.fragments, self.kind = tag, fragments, kind
-
-    def __enter__(self) -> None:
-        self.raises = pytest.raises(self.kind)
-        self.info = self.raises.__enter__()
-
-    def __exit__(self, *exc: object) -> bool:
-        handled = self.raises.__exit__(*exc)
-        error = self.info.value
-        assert error.filename is not None and Path(error.filename).resolve() == Path(THIS_FILE)
-        assert error.lineno == line_of(self.tag), str(error)
-        for fragment in self.fragments:
-            assert fragment in error.message, f"{fragment!r} not in {error.message!r}"
-        rendered = str(error)
-        assert rendered.startswith(f"{error.filename}:{error.lineno}: "), rendered
-        assert "\n    " in rendered, "the offending source line is shown"
-        return handled
+@contextlib.contextmanager
+def expect_error(tag: str, *fragments: str,
+                 kind: type[TilecError] = TilecError) -> Iterator[None]:
+    """The block raises `kind` (or a subclass) at the tagged line, mentioning every fragment and
+    showing the offending source line."""
+    with pytest.raises(kind) as info:
+        yield
+    error_tags.check_error(info.value, THIS_FILE, tag, *fragments)
+    assert "\n    " in str(info.value), "the offending source line is shown"
 
 
 def build(factory, *args, out_idx=None):
