@@ -31,6 +31,9 @@ PINGPONG_OPT_IN_ATTR = "tile.warpgroup_pingpong"
 # TILEC_STAGED_EPILOGUE=1: an mma.sync gemm's accumulator store goes through a padded shared
 # tile (plan-mma-sync-gemms)
 STAGED_EPILOGUE_ATTR = "tile.staged_epilogue"
+# TILEC_PER_OP_GEMMS=1: lower-gemm-to-tensorcore declines every kernel, so each gemm takes the
+# per-op path (benchmarks time the two paths' kernels of one GEMM side by side)
+PER_OP_GEMMS_ATTR = "tile.per_op_gemms"
 PIPELINE_ATTR = "tile.pipeline"  # on tile.pipelined, written by pipeline-async-copies
 TMA_PIPELINE = "tma-mbarrier"  # its `mechanism` when TMA loads feed wgmma through mbarriers
 

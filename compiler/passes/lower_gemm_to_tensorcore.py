@@ -29,8 +29,10 @@ mma.sync. Operand types: f16/bf16 in any layout; float8 e4m3/e5m2 (sm_90a), int8
 instructions read. Outputs: f16/bf16 (converted) or f32 from fp32 accumulators, i32 from int8.
 `T.use_swizzle(panel)` sets the grouped tile order's panel (M-tiles per group; its order
 argument is not distinguished). Anything else (other epilogues, other layouts or types, a K
-known only at run time, a single k-tile) is left alone for the SIMT lowering. The arch comes from
-the pass option, else the module attribute `tile.arch`, else sm_90a.
+known only at run time, a single k-tile) is left alone for the SIMT lowering, and so is every
+kernel of a module with `tile.per_op_gemms` (TILEC_PER_OP_GEMMS=1: the per-op path's kernel of
+the same GEMM, for benchmarks that time both). The arch comes from the pass option, else the
+module attribute `tile.arch`, else sm_90a.
 
 Output: the entry func keeps its signature (the runtime's ABI is read from it) with an empty
 body; `gpu.module @kernels` holds the kernel, named as the entry; the module attribute
@@ -70,6 +72,7 @@ from tilec.compiler.passes._scheduling import (
     ACCUMULATOR_TYPES,
     OPERAND_TYPES,
     OUTPUT_TYPES,
+    PER_OP_GEMMS_ATTR,
     PIPELINE_ATTR,
     TMA_PIPELINE,
     DecisionValue,
@@ -529,7 +532,7 @@ class LowerGemmToTensorcore(TilePass):
 
     def run(self, module: ir.Module) -> None:
         target = target_description(module, self.arch, self.name)
-        if target.mma not in GENERATORS:
+        if target.mma not in GENERATORS or PER_OP_GEMMS_ATTR in module.operation.attributes:
             return
         wgmma = target.has_wgmma
         entries = [

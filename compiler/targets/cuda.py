@@ -58,6 +58,7 @@ from tilec.compiler.passes._ir_walk import op_error, walk
 from tilec.compiler.passes._scheduling import (
     ARCH_ATTR,
     DISABLE_TMA_ATTR,
+    PER_OP_GEMMS_ATTR,
     PINGPONG_OPT_IN_ATTR,
     RING_LAG_ATTR,
     STAGED_EPILOGUE_ATTR,
@@ -194,7 +195,8 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
     for variable, name in (("TILEC_TMA_RING_LAG", RING_LAG_ATTR),
                            ("TILEC_VECTOR_EPILOGUE_LOADS", VECTOR_LOADS_ATTR),
                            ("TILEC_WARPGROUP_PINGPONG", PINGPONG_OPT_IN_ATTR),
-                           ("TILEC_STAGED_EPILOGUE", STAGED_EPILOGUE_ATTR)):
+                           ("TILEC_STAGED_EPILOGUE", STAGED_EPILOGUE_ATTR),
+                           ("TILEC_PER_OP_GEMMS", PER_OP_GEMMS_ATTR)):
         if os.environ.get(variable) == "1":
             module.operation.attributes[name] = ir.UnitAttr.get()
     fast_math = ("apply-fast-math",) if options.fast_math else ()

@@ -656,3 +656,51 @@ module {
     return
   }
 }
+
+// -----
+
+// The same kernel in a module with tile.per_op_gemms (TILEC_PER_OP_GEMMS=1): declined, so
+// its gemm takes the per-op path (plan-wgmma-gemms) and benchmarks time both paths' kernels.
+// CHECK: module attributes {tile.per_op_gemms} {
+// CHECK-LABEL: func.func @per_op
+// CHECK: tile.kernel
+// CHECK: tile.gemm
+// CHECK-NOT: gpu.module
+module attributes {tile.per_op_gemms} {
+  func.func @per_op(%A: memref<4096x4096xf16>, %B: memref<4096x4096xf16>, %C: memref<4096x4096xf16>) attributes {tile.entry} {
+    %gx = arith.constant 32 : index
+    %gy = arith.constant 32 : index
+    tile.kernel grid(%gx, %gy) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %bm = arith.constant 128 : index
+      %bn = arith.constant 128 : index
+      %bk = arith.constant 32 : index
+      %kt = arith.constant 128 : index
+      %as = tile.alloc : memref<128x32xf16, "shared">
+      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %zero = arith.constant 0.0 : f32
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %bm : index
+      %col = arith.muli %bx, %bn : index
+      tile.pipelined %c0 to %kt step %c1 stages 3 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %bk : index
+        tile.copy %A[%row, %k0] [128, 32] to %as[%c0, %c0] [128, 32] : memref<4096x4096xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%k0, %col] [32, 128] to %bs[%c0, %c0] [32, 128] : memref<4096x4096xf16> to memref<32x128xf16, "shared">
+        tile.gemm %as, %bs, %acc : memref<128x32xf16, "shared">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      %h = tile.alloc : memref<128x128xf16, "fragment">
+      tile.parallel [128, 128] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %acc[%i, %j] : memref<128x128xf32, "fragment">
+        %t = arith.truncf %v : f32 to f16
+        memref.store %t, %h[%i, %j] : memref<128x128xf16, "fragment">
+      }
+      tile.copy %h[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] : memref<128x128xf16, "fragment"> to memref<4096x4096xf16>
+    }
+    return
+  }
+}
