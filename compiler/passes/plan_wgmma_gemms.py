@@ -15,7 +15,11 @@ infer-mma-layout gave a wgmma `tile.mma` runs on the tensor cores where it stand
 - the threads running it (the block, or its T.ws block's warpgroups) are exactly the
   decision's warpgroups (128 threads each: every thread issues);
 - a K-major tile's rows are a multiple of 32 bytes (the swizzle span is the widest of 128, 64
-  and 32 bytes dividing them), an MN-major B's a multiple of 64 elements.
+  and 32 bytes dividing them), an MN-major B's a multiple of 64 elements;
+- the operand type has a wgmma: f16 / bf16 (k16), fp8 e4m3 / e5m2 (k32) and float32 read as
+  tf32 (k8) into an f32 accumulator, int8 (k32) into an s32 one; every instruction consumes 32
+  bytes of K. Only 16-bit operands may be MN-major: an 8-bit or tf32 gemm needs A as M x K and
+  B as N x K (transpose_B), else it stays on the CUDA cores (TileLang takes mma.sync there).
 
 It records the decisions of `compiler/passes/_wgmma.py` (tile.wgmma on the gemm, tile.layout on
 the accumulator: wgmma's own fragment, or a blocked one with A's rows reordered for it where

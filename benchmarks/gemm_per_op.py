@@ -1,0 +1,300 @@
+"""benchmarks/gemm.py's GEMM suite through the per-op path, beside the whole-kernel GEMM and the
+library peer, in one process.
+
+Each row's kernel is compiled twice from the same source: as tilec compiles it by default (the
+canonical GEMM: lower-gemm-to-tensorcore's whole-kernel generator, "matcher") and with
+TILEC_PER_OP_GEMMS=1, which makes that pass decline it, so its gemm lowers where it stands
+(plan-wgmma-gemms, the TMA ring of plan-tma-pipelines: "per_op"). The variable is part of the
+cache key, so both kernels sit in one cache. Rows: the fp16 / bf16 shapes of the issue at the
+config an autotuner over gemm.py's CONFIGS keeps there (tuned 128x256x64; small for 128 rows;
+narrow at 1024^3) and the quickstart's own config at 8192^3, against torch.matmul (cuBLAS);
+fp8 e4m3 / e5m2 (bf16 out) against torch._scaled_mm (unit scales, fast accumulation, as wgmma's
+fp32 accumulators), int8 against torch._int_mm, tf32 against torch.matmul with tf32 allowed.
+Every kernel is checked first against a float64 reference on fresh random inputs with its
+output poisoned (NaN; int32's minimum), at the timed shape and at a ragged one; a wrong kernel
+is not timed. Timing: tilec's profiler do_bench (CUDA events, median, L2 flushed), the three
+contenders in alternating rounds, the median round kept.
+
+  python benchmarks/gemm_per_op.py build CACHE_DIR                  (compiler machine)
+  TILEC_CACHE_DIR=CACHE_DIR python benchmarks/gemm_per_op.py run --out gemm_per_op.json (GPU)
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import os
+import sys
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gemm import CONFIGS, TYPE_CONFIGS, matmul, matmul_typed  # noqa: E402
+from gemm_device import PERF_SHAPES  # noqa: E402
+
+import tilec.language as T  # noqa: E402
+
+PER_OP = "TILEC_PER_OP_GEMMS"
+PATHS = ("per_op", "matcher")
+RAGGED_SHAPE = (1000, 1016, 1008)  # rows 16-byte aligned for every type, several K tiles
+FP8_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192)]
+ROUNDS = 3
+DEVICE = "cuda"
+# torch dtype, tilec element, output, accumulator; tolerance of the relative (Frobenius) error:
+# 16-bit output rounding, fp8's exact products summed in f32 then rounded to bf16, tf32's
+# 10-bit inputs, int8 exact
+TYPES = {
+    "f16": ("float16", T.float16, T.float16, T.float32, 1e-2),
+    "bf16": ("bfloat16", T.bfloat16, T.bfloat16, T.float32, 2e-2),
+    "e4m3": ("float8_e4m3fn", T.float8_e4m3, T.bfloat16, T.float32, 2e-2),
+    "e5m2": ("float8_e5m2", T.float8_e5m2, T.bfloat16, T.float32, 2e-2),
+    "s8": ("int8", T.int8, T.int32, T.int32, 0.0),
+    "tf32": ("float32", T.float32, T.float32, T.float32, 1e-2),
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    dtype: str
+    config: str
+    shape: tuple[int, int, int]
+
+    @property
+    def k_major_b(self) -> bool:
+        """B given N x K (matmul_typed): the only layout 8-bit and tf32 wgmma read."""
+        return self.dtype not in ("f16", "bf16")
+
+    @property
+    def knobs(self) -> dict:
+        return TYPE_CONFIGS[self.config] if self.k_major_b else CONFIGS[self.config]
+
+
+def best_config(shape: tuple[int, int, int]) -> str:
+    """The config gemm.py's suite measured best at the shape (README's table)."""
+    if shape[0] <= 128:
+        return "small"
+    return "narrow" if shape == (1024, 1024, 1024) else "tuned"
+
+
+ROWS = ([Row(dtype, best_config(shape), shape) for dtype in ("f16", "bf16")
+         for shape in PERF_SHAPES]
+        + [Row("f16", "quickstart", (8192, 8192, 8192)), Row("bf16", "quickstart",
+                                                               (8192, 8192, 8192))]
+        + [Row("e4m3", "tuned", shape) for shape in FP8_SHAPES]
+        + [Row("e5m2", "tuned", FP8_SHAPES[0]), Row("s8", "tuned", FP8_SHAPES[0]),
+           Row("tf32", "tf32", FP8_SHAPES[0])])
+
+
+@contextmanager
+def path_setting(path: str):
+    """The per-op path's switch set (or cleared) while a kernel is compiled or looked up."""
+    before = os.environ.pop(PER_OP, None)
+    if path == "per_op":
+        os.environ[PER_OP] = "1"
+    try:
+        yield
+    finally:
+        os.environ.pop(PER_OP, None)
+        if before is not None:
+            os.environ[PER_OP] = before
+
+
+def compile_kernel(row: Row, path: str, a, b, target: str | None = None):
+    """The row's kernel for operands like `a`, `b` on the given path (and target: the GPU's
+    when None)."""
+    _, element, out, accum, _ = TYPES[row.dtype]
+    with path_setting(path):
+        if row.k_major_b:
+            return matmul_typed.compile(a, b, target=target, in_dtype=element, out_dtype=out,
+                                        accum_dtype=accum, **row.knobs)
+        return matmul.compile(a, b, target=target, dtype=element, **row.knobs)
+
+
+def operands(torch, row: Row, shape: tuple[int, int, int], device: str):
+    """A (M x K) and B (N x K for the K-major types, else K x N), random normal (int8:
+    uniform over its range)."""
+    m, n, k = shape
+    torch_type = getattr(torch, TYPES[row.dtype][0])
+    b_shape = (n, k) if row.k_major_b else (k, n)
+    if device == "meta":
+        return (torch.empty(m, k, dtype=torch_type, device="meta"),
+                torch.empty(*b_shape, dtype=torch_type, device="meta"))
+    if row.dtype == "s8":
+        return (torch.randint(-128, 128, (m, k), dtype=torch.int8, device=device),
+                torch.randint(-128, 128, b_shape, dtype=torch.int8, device=device))
+    return (torch.randn(m, k, device=device).to(torch_type),
+            torch.randn(*b_shape, device=device).to(torch_type))
+
+
+def build(cache_dir: Path) -> None:
+    import torch
+
+    os.environ["TILEC_CACHE_DIR"] = str(cache_dir.resolve())
+    for row in ROWS:
+        for shape in (row.shape, RAGGED_SHAPE):
+            for path in PATHS:
+                start = time.time()
+                kernel = compile_kernel(row, path, *operands(torch, row, shape, "meta"),
+                                        target="cuda:sm_90a")
+                whole = "tile.tensorcore" in kernel.asm.get("tile-cuda", "")
+                if whole != (path == "matcher"):
+                    raise RuntimeError(f"{row} {shape} {path}: compiled by the "
+                                       f"{'whole-kernel' if whole else 'per-op'} path")
+                ptx = kernel.get_kernel_source()
+                print(f"{row.dtype:5} {row.config:10} {shape} {path:8} "
+                      f"wgmma={'wgmma.mma_async' in ptx} tma={'cp.async.bulk.tensor' in ptx} "
+                      f"({time.time() - start:.1f} s)", flush=True)
+
+
+def reference(torch, row: Row, a, b):
+    return a.double() @ (b.double().T if row.k_major_b else b.double())
+
+
+def relative_error(result, expected) -> float:
+    return ((result.double() - expected).norm() / expected.norm()).item()
+
+
+def peer(torch, row: Row, a, b) -> tuple[str, Callable]:
+    """The library call computing the same product."""
+    b_kn = b.T if row.k_major_b else b  # a column-major view for the N x K operand
+    if row.dtype in ("e4m3", "e5m2"):
+        one = torch.ones((), device=a.device, dtype=torch.float32)
+        return "torch._scaled_mm(use_fast_accum=True)", lambda: torch._scaled_mm(
+            a, b_kn, one, one, out_dtype=torch.bfloat16, use_fast_accum=True)
+    if row.dtype == "s8":
+        return "torch._int_mm", lambda: torch._int_mm(a, b_kn)
+    if row.dtype == "tf32":
+        def tf32_matmul():
+            torch.backends.cuda.matmul.allow_tf32 = True
+            try:
+                return torch.matmul(a, b_kn)
+            finally:
+                torch.backends.cuda.matmul.allow_tf32 = False
+        return "torch.matmul (tf32)", tf32_matmul
+    return "torch.matmul (cuBLAS)", lambda: torch.matmul(a, b_kn)
+
+
+def check(torch, row: Row, path: str, shape: tuple[int, int, int]) -> tuple[float, object]:
+    """Relative error of the path's kernel at `shape` (outputs poisoned first), and the
+    kernel with its inputs."""
+    a, b = operands(torch, row, shape, DEVICE)
+    kernel = compile_kernel(row, path, a, b)
+    result = kernel.get_profiler().run_poisoned(a, b)
+    return relative_error(result, reference(torch, row, a, b)), (kernel, a, b)
+
+
+def run(out: Path, budget_s: float) -> None:
+    import torch
+
+    torch.manual_seed(0)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    started = time.time()
+    rows = []
+    record = {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+        "method": "per_op (TILEC_PER_OP_GEMMS=1) and matcher (whole-kernel generator) kernels "
+                  "of one source, and the library peer, timed by tilec's profiler do_bench "
+                  f"(CUDA events, median, L2 flushed) in {ROUNDS} alternating rounds, the "
+                  "median round kept; every kernel checked against float64 with NaN-poisoned "
+                  "outputs at the timed shape and at a ragged one first",
+        "rows": rows,
+    }
+    for row in ROWS:
+        if time.time() - started > budget_s:
+            print(f"budget of {budget_s} s spent: {row} and later rows not run", flush=True)
+            break
+        tolerance = TYPES[row.dtype][4]
+        entry = {"dtype": row.dtype, "config": row.config, "shape": list(row.shape),
+                 "knobs": row.knobs, "tolerance": tolerance}
+        timed = {}
+        for path in PATHS:
+            try:
+                ragged, _ = check(torch, row, path, RAGGED_SHAPE)
+                error, timed[path] = check(torch, row, path, row.shape)
+            except Exception as failure:  # one kernel failing must not stop the others
+                entry[f"{path}_failure"] = f"{type(failure).__name__}: {failure}"[-400:]
+                timed.pop(path, None)
+                continue
+            entry[f"{path}_relative_error"] = error
+            entry[f"{path}_ragged_relative_error"] = ragged
+            correct = all(math.isfinite(e) and e <= tolerance for e in (error, ragged))
+            entry[f"{path}_correct"] = correct
+            if not correct:
+                timed.pop(path)
+        if timed:
+            kernel, a, b = next(iter(timed.values()))
+            name, library = peer(torch, row, a, b)
+            entry["peer"] = name
+            contenders = {path: (lambda k=k, x=x, y=y: k(x, y)) for path, (k, x, y) in
+                          timed.items()}
+            try:  # a peer the library lacks (cuBLASLt's fp8 pairs) leaves the others' times
+                library()
+                torch.cuda.synchronize()
+                contenders["peer"] = library
+            except RuntimeError as failure:
+                entry["peer_failure"] = str(failure)[-300:]
+            profiler = kernel.get_profiler()
+            times: dict[str, list[float]] = {key: [] for key in contenders}
+            for _ in range(ROUNDS):
+                for key, fn in contenders.items():
+                    times[key].append(profiler.do_bench(fn, warmup=25, rep=60, input_tensors=[],
+                                                        return_mode="median"))
+            flops = 2.0 * math.prod(row.shape)
+            for key, values in times.items():
+                entry[f"{key}_ms"] = sorted(values)[len(values) // 2]
+                entry[f"{key}_tflops"] = flops / entry[f"{key}_ms"] / 1e9
+            for path in timed:
+                if "peer_ms" in entry:
+                    entry[f"{path}_ratio_to_peer"] = entry["peer_ms"] / entry[f"{path}_ms"]
+            if len(timed) == 2:
+                entry["per_op_ratio_to_matcher"] = entry["matcher_ms"] / entry["per_op_ms"]
+        rows.append(entry)
+        print(json.dumps(entry), flush=True)
+        out.write_text(json.dumps(record, indent=1) + "\n")  # kept if a later row hangs
+        del timed
+        torch.cuda.empty_cache()
+    record["summary"] = summary(rows)
+    out.write_text(json.dumps(record, indent=1) + "\n")
+    print(json.dumps(record["summary"], indent=1))
+
+
+def summary(rows: list[dict]) -> dict:
+    """Geomeans of each path's ratio to the peer over the fp16 / bf16 rows at the best config,
+    and the lowest; the other rows' ratios by name."""
+    out: dict = {}
+    suite = [r for r in rows if r["dtype"] in ("f16", "bf16") and r["config"] != "quickstart"]
+    for path in PATHS:
+        ratios = [r[f"{path}_ratio_to_peer"] for r in suite if f"{path}_ratio_to_peer" in r]
+        if ratios:
+            out[f"{path}_f16_bf16_geomean"] = math.exp(sum(map(math.log, ratios)) / len(ratios))
+            out[f"{path}_f16_bf16_lowest"] = min(ratios)
+            out[f"{path}_f16_bf16_rows"] = len(ratios)
+    for r in rows:
+        if r not in suite:
+            name = f"{r['dtype']}_{r['config']}_{'x'.join(map(str, r['shape']))}"
+            out[name] = {key: r[key] for key in ("per_op_ratio_to_peer",
+                                                 "matcher_ratio_to_peer",
+                                                 "per_op_ratio_to_matcher") if key in r}
+    out["incorrect"] = [f"{r['dtype']} {r['config']} {r['shape']} {p}" for r in rows
+                        for p in PATHS if r.get(f"{p}_correct") is False or f"{p}_failure" in r]
+    return out
+
+
+def main() -> None:
+    from device_cli import build_or_run  # beside this script
+
+    def options(_build, run_parser) -> None:
+        run_parser.add_argument("--budget", type=float, default=170.0,
+                                help="seconds after which no further row starts")
+
+    build_or_run(__doc__, "gemm_per_op.json", lambda args: build(args.cache_dir),
+                 lambda args: run(args.out, args.budget), options)
+
+
+if __name__ == "__main__":
+    main()
