@@ -96,6 +96,40 @@ def matmul_typed(
 
 
 @tilec.jit
+def matmul_register_a(
+    A,
+    B,
+    block_M=128,
+    block_N=128,
+    block_K=64,
+    threads=128,
+    num_stages=3,
+    in_dtype=T.float8_e4m3,
+    out_dtype=T.bfloat16,
+    accum_dtype=T.float32,
+):
+    """matmul_typed with A read from registers: each K tile copied from shared memory into a
+    fragment, then T.gemm(A_fragment, B_shared) (the form of attention's second gemm)."""
+    M, N, K = T.const("M, N, K")
+    A: T.Tensor((M, K), in_dtype)
+    B: T.Tensor((N, K), in_dtype)
+    C = T.empty((M, N), out_dtype)
+    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+        A_shared = T.alloc_shared((block_M, block_K), in_dtype)
+        A_local = T.alloc_fragment((block_M, block_K), in_dtype)
+        B_shared = T.alloc_shared((block_N, block_K), in_dtype)
+        C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+        T.clear(C_local)
+        for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+            T.copy(A[by * block_M, k * block_K], A_shared)
+            T.copy(B[bx * block_N, k * block_K], B_shared)
+            T.copy(A_shared, A_local)
+            T.gemm(A_local, B_shared, C_local, transpose_B=True)
+        T.copy(C_local, C[by * block_M, bx * block_N])
+    return C
+
+
+@tilec.jit
 def matmul_tn(
     A,
     B,

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gemm import CONFIGS, TYPE_CONFIGS, matmul, matmul_typed  # noqa: E402
+from gemm import CONFIGS, TYPE_CONFIGS, matmul, matmul_register_a, matmul_typed  # noqa: E402
 from gemm_device import PERF_SHAPES  # noqa: E402
 
 import tilec.language as T  # noqa: E402
@@ -80,13 +80,27 @@ def best_config(shape: tuple[int, int, int]) -> str:
     return "narrow" if shape == (1024, 1024, 1024) else "tuned"
 
 
-ROWS = ([Row(dtype, best_config(shape), shape) for dtype in ("f16", "bf16")
-         for shape in PERF_SHAPES]
-        + [Row("f16", "quickstart", (8192, 8192, 8192)), Row("bf16", "quickstart",
-                                                               (8192, 8192, 8192))]
-        + [Row("e4m3", "tuned", shape) for shape in FP8_SHAPES]
+# the other types first: a run cut short by its time budget keeps them
+ROWS = ([Row("e4m3", "tuned", shape) for shape in FP8_SHAPES]
         + [Row("e5m2", "tuned", FP8_SHAPES[0]), Row("s8", "tuned", FP8_SHAPES[0]),
-           Row("tf32", "tf32", FP8_SHAPES[0])])
+           Row("tf32", "tf32", FP8_SHAPES[0])]
+        + [Row(dtype, best_config(shape), shape) for dtype in ("f16", "bf16")
+           for shape in PERF_SHAPES]
+        + [Row("f16", "quickstart", (8192, 8192, 8192)), Row("bf16", "quickstart",
+                                                               (8192, 8192, 8192))])
+
+
+# checked only, per op: A read from registers (T.copy(A_shared, A_fragment); T.gemm(A_fragment,
+# ...)), each type's packing of wgmma's A registers (4 fp8 / int8 elements or 1 tf32 per register)
+REGISTER_A_TYPES = ("e4m3", "s8", "tf32")
+REGISTER_A_SHAPES = [RAGGED_SHAPE, (2048, 2048, 2048)]
+
+
+def register_a_kernel(dtype: str, a, b, target: str | None = None):
+    _, element, out, accum, _ = TYPES[dtype]
+    with path_setting("per_op"):
+        return matmul_register_a.compile(a, b, target=target, in_dtype=element, out_dtype=out,
+                                         accum_dtype=accum, block_K=32 if dtype == "tf32" else 64)
 
 
 @contextmanager
@@ -148,6 +162,13 @@ def build(cache_dir: Path) -> None:
                 print(f"{row.dtype:5} {row.config:10} {shape} {path:8} "
                       f"wgmma={'wgmma.mma_async' in ptx} tma={'cp.async.bulk.tensor' in ptx} "
                       f"({time.time() - start:.1f} s)", flush=True)
+    for dtype in REGISTER_A_TYPES:
+        for shape in REGISTER_A_SHAPES:
+            row = Row(dtype, "register_a", shape)
+            kernel = register_a_kernel(dtype, *operands(torch, row, shape, "meta"), "cuda:sm_90a")
+            tile_cuda = kernel.asm.get("tile-cuda", "")
+            print(f"{dtype:5} register_a {shape} per_op "
+                  f"a_registers={'a_registers = true' in tile_cuda}", flush=True)
 
 
 def reference(torch, row: Row, a, b):
@@ -204,6 +225,8 @@ def run(out: Path, budget_s: float) -> None:
                   "outputs at the timed shape and at a ragged one first",
         "rows": rows,
     }
+    record["register_a_checks"] = register_a_checks(torch)
+    out.write_text(json.dumps(record, indent=1) + "\n")
     for row in ROWS:
         if time.time() - started > budget_s:
             print(f"budget of {budget_s} s spent: {row} and later rows not run", flush=True)
@@ -259,8 +282,31 @@ def run(out: Path, budget_s: float) -> None:
         del timed
         torch.cuda.empty_cache()
     record["summary"] = summary(rows)
+    record["summary"]["incorrect"] += [f"{c['dtype']} register_a {c['shape']} per_op"
+                                       for c in record["register_a_checks"] if not c["correct"]]
     out.write_text(json.dumps(record, indent=1) + "\n")
     print(json.dumps(record["summary"], indent=1))
+
+
+def register_a_checks(torch) -> list[dict]:
+    """Relative errors of the register-A kernels (outputs poisoned first)."""
+    checks = []
+    for dtype in REGISTER_A_TYPES:
+        for shape in REGISTER_A_SHAPES:
+            row = Row(dtype, "register_a", shape)
+            entry = {"dtype": dtype, "shape": list(shape), "tolerance": TYPES[dtype][4]}
+            try:
+                a, b = operands(torch, row, shape, DEVICE)
+                result = register_a_kernel(dtype, a, b).get_profiler().run_poisoned(a, b)
+                entry["relative_error"] = relative_error(result, reference(torch, row, a, b))
+                entry["correct"] = math.isfinite(entry["relative_error"]) and \
+                    entry["relative_error"] <= entry["tolerance"]
+            except Exception as failure:  # recorded; the timed rows still run
+                entry["failure"] = f"{type(failure).__name__}: {failure}"[-400:]
+                entry["correct"] = False
+            print(json.dumps(entry), flush=True)
+            checks.append(entry)
+    return checks
 
 
 def summary(rows: list[dict]) -> dict:
@@ -289,7 +335,7 @@ def main() -> None:
     from device_cli import build_or_run  # beside this script
 
     def options(_build, run_parser) -> None:
-        run_parser.add_argument("--budget", type=float, default=170.0,
+        run_parser.add_argument("--budget", type=float, default=120.0,
                                 help="seconds after which no further row starts")
 
     build_or_run(__doc__, "gemm_per_op.json", lambda args: build(args.cache_dir),

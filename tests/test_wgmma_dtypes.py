@@ -4,11 +4,15 @@ TILEC_PER_OP_GEMMS=1 makes lower-gemm-to-tensorcore decline the canonical GEMM, 
 benchmarks/gemm.py times on the whole-kernel generator compiles here per op: each operand type
 runs its own wgmma (k32 for one-byte types into f32 or s32, k8 for tf32) fed by the TMA ring,
 and ptxas assembles it for sm_90a without spills or serialized wgmmas. An MN-major 8-bit or
-32-bit operand, which these instructions cannot read, stays on the CUDA cores. The same kernels
-are checked against torch on the CPU target (the reference semantics).
+32-bit operand, which these instructions cannot read, stays on the CUDA cores; an A copied into a
+fragment is packed into wgmma's four A registers. The same kernels are checked against torch
+on the CPU target (the reference semantics); on the H200 benchmarks/gemm_per_op.py checks them.
 """
 
 from __future__ import annotations
+
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -17,6 +21,9 @@ from conftest import TOLERANCES, randn
 import tilec
 import tilec.language as T
 from tilec.compiler.targets.cuda import ptxas_path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+from gemm import matmul_register_a  # noqa: E402  (benchmarks/gemm_per_op.py checks it on the GPU)
 
 needs_ptxas = pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
 
@@ -116,14 +123,43 @@ def test_mn_major_b_stays_on_cuda_cores(name: str, monkeypatch) -> None:
     assert "tile.wgmma" not in kernel.asm["tile-cuda"] and "wgmma" not in kernel.asm["ptx"]
 
 
+def compile_register_a(name: str, shape: tuple[int, int, int], target: str, block_N: int = 128):
+    m, n, k = shape
+    torch_type = TYPES[name][1]
+    a = torch.empty(m, k, dtype=torch_type, device="meta")
+    b = torch.empty(n, k, dtype=torch_type, device="meta")
+    return matmul_register_a.compile(a, b, target=target, block_N=block_N, **knobs(name))
+
+
+@needs_ptxas
+@pytest.mark.parametrize("name", ["e4m3", "s8", "tf32"])
+def test_register_a_packs_each_type_into_wgmma_a_registers(name: str, monkeypatch) -> None:
+    """A copied from shared memory into a fragment: wgmma reads it as four 32-bit registers
+    (four one-byte elements or one tf32 each). tf32 at 64 columns of N: one warpgroup's
+    128 x 128 f32 accumulator beside 128 x 32 f32 of A takes all 255 registers and spills."""
+    from tilec.compiler.tensorcore.ptx import ptxas_check
+
+    monkeypatch.setenv("TILEC_PER_OP_GEMMS", "1")
+    block_n = 64 if name == "tf32" else 128
+    kernel = compile_register_a(name, (1000, 1016, 1024), "cuda:sm_90a", block_N=block_n)
+    assert "a_registers = true" in kernel.asm["tile-cuda"]
+    instruction = TYPES[name][4].replace("n128", f"n{block_n}")
+    lines = [line for line in kernel.asm["ptx"].splitlines() if "wgmma.mma_async" in line]
+    assert lines and all(instruction in line and "}, {%r" in line for line in lines)
+    report = ptxas_check(kernel.asm["ptx"], "sm_90a")
+    assert report.ok and report.spill_bytes == 0, report.log
+
+
 def reference(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """A @ B^T in float64 from the operands' exact values (int8: exact integers)."""
     return a.double() @ b.double().T
 
 
 @pytest.mark.parametrize("name", list(TYPES))
-@pytest.mark.parametrize("b_k_major", [True, False])
-def test_cpu_numerics_of_each_type(name: str, b_k_major: bool, rng: torch.Generator) -> None:
+@pytest.mark.parametrize("b_k_major", [True, False, None])
+def test_cpu_numerics_of_each_type(name: str, b_k_major: bool | None,
+                                   rng: torch.Generator) -> None:
+    """B given N x K, K x N, or (None) N x K with A read through a fragment."""
     m, n, k = 200, 136, 192
     torch_type = TYPES[name][1]
     if name == "s8":
@@ -131,8 +167,11 @@ def test_cpu_numerics_of_each_type(name: str, b_k_major: bool, rng: torch.Genera
         b = torch.randint(-128, 128, (n, k), generator=rng, dtype=torch.int8)
     else:
         a, b = randn((m, k), torch_type, rng), randn((n, k), torch_type, rng)
-    kernel = compile_for(name, (m, n, k), "cpu", b_k_major=b_k_major)
-    out = kernel.get_profiler().run_poisoned(a, b if b_k_major else b.T.contiguous())
+    if b_k_major is None:  # A through a fragment
+        kernel = compile_register_a(name, (m, n, k), "cpu")
+    else:
+        kernel = compile_for(name, (m, n, k), "cpu", b_k_major=b_k_major)
+    out = kernel.get_profiler().run_poisoned(a, b if b_k_major is not False else b.T.contiguous())
     expected = reference(a, b)
     if name == "s8":
         assert out.dtype == torch.int32 and torch.equal(out.long(), expected.long())
