@@ -8,6 +8,7 @@ TILEC_PER_OP_GEMMS=1, which makes that pass decline it, so its gemm lowers where
 cache key, so both kernels sit in one cache. Rows: the fp16 / bf16 shapes of the issue at the
 config an autotuner over gemm.py's CONFIGS keeps there (tuned 128x256x64; small for 128 rows;
 narrow at 1024^3) and the quickstart's own config at 8192^3, against torch.matmul (cuBLAS);
+transposed layouts (f16 B as N x K, A as K x M; bf16 both) at 4096^3;
 fp8 e4m3 / e5m2 (bf16 out) against torch._scaled_mm (unit scales, fast accumulation, as wgmma's
 fp32 accumulators), int8 against torch._int_mm, tf32 against torch.matmul with tf32 allowed.
 Every kernel is checked first against a float64 reference on fresh random inputs with its
@@ -33,7 +34,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gemm import CONFIGS, TYPE_CONFIGS, matmul, matmul_register_a, matmul_typed  # noqa: E402
+from gemm import (  # noqa: E402
+    CONFIGS,
+    TYPE_CONFIGS,
+    matmul,
+    matmul_register_a,
+    matmul_tn,
+    matmul_tt,
+    matmul_typed,
+)
 from gemm_device import PERF_SHAPES  # noqa: E402
 
 import tilec.language as T  # noqa: E402
@@ -62,15 +71,17 @@ class Row:
     dtype: str
     config: str
     shape: tuple[int, int, int]
+    # how A and B are stored, gemm.py's letters: "t" = transposed (A as K x M, B as N x K);
+    # 8-bit and tf32 wgmma read "nt" only
+    layout: str = ""
 
     @property
-    def k_major_b(self) -> bool:
-        """B given N x K (matmul_typed): the only layout 8-bit and tf32 wgmma read."""
-        return self.dtype not in ("f16", "bf16")
+    def stored(self) -> str:
+        return self.layout or ("nn" if self.dtype in ("f16", "bf16") else "nt")
 
     @property
     def knobs(self) -> dict:
-        return TYPE_CONFIGS[self.config] if self.k_major_b else CONFIGS[self.config]
+        return {**CONFIGS, **TYPE_CONFIGS}[self.config]
 
 
 def best_config(shape: tuple[int, int, int]) -> str:
@@ -84,6 +95,8 @@ def best_config(shape: tuple[int, int, int]) -> str:
 ROWS = ([Row("e4m3", "tuned", shape) for shape in FP8_SHAPES]
         + [Row("e5m2", "tuned", FP8_SHAPES[0]), Row("s8", "tuned", FP8_SHAPES[0]),
            Row("tf32", "tf32", FP8_SHAPES[0])]
+        + [Row("f16", "tuned", FP8_SHAPES[0], layout) for layout in ("nt", "tn")]
+        + [Row("bf16", "tuned", FP8_SHAPES[0], "tt")]
         + [Row(dtype, best_config(shape), shape) for dtype in ("f16", "bf16")
            for shape in PERF_SHAPES]
         + [Row("f16", "quickstart", (8192, 8192, 8192)), Row("bf16", "quickstart",
@@ -122,25 +135,29 @@ def compile_kernel(row: Row, path: str, a, b, target: str | None = None):
     when None)."""
     _, element, out, accum, _ = TYPES[row.dtype]
     with path_setting(path):
-        if row.k_major_b:
+        if row.stored == "nt":
             return matmul_typed.compile(a, b, target=target, in_dtype=element, out_dtype=out,
                                         accum_dtype=accum, **row.knobs)
-        return matmul.compile(a, b, target=target, dtype=element, **row.knobs)
+        if row.stored == "nn":
+            return matmul.compile(a, b, target=target, dtype=element, **row.knobs)
+        kernel = {"tn": matmul_tn, "tt": matmul_tt}[row.stored]
+        return kernel.compile(a, b, target=target, dtype=element, out_dtype=out, **row.knobs)
 
 
 def operands(torch, row: Row, shape: tuple[int, int, int], device: str):
-    """A (M x K) and B (N x K for the K-major types, else K x N), random normal (int8:
-    uniform over its range)."""
+    """A and B as the row stores them (A M x K or K x M, B K x N or N x K), random normal
+    (int8: uniform over its range)."""
     m, n, k = shape
     torch_type = getattr(torch, TYPES[row.dtype][0])
-    b_shape = (n, k) if row.k_major_b else (k, n)
+    a_shape = (k, m) if row.stored[0] == "t" else (m, k)
+    b_shape = (n, k) if row.stored[1] == "t" else (k, n)
     if device == "meta":
-        return (torch.empty(m, k, dtype=torch_type, device="meta"),
+        return (torch.empty(*a_shape, dtype=torch_type, device="meta"),
                 torch.empty(*b_shape, dtype=torch_type, device="meta"))
     if row.dtype == "s8":
-        return (torch.randint(-128, 128, (m, k), dtype=torch.int8, device=device),
+        return (torch.randint(-128, 128, a_shape, dtype=torch.int8, device=device),
                 torch.randint(-128, 128, b_shape, dtype=torch.int8, device=device))
-    return (torch.randn(m, k, device=device).to(torch_type),
+    return (torch.randn(*a_shape, device=device).to(torch_type),
             torch.randn(*b_shape, device=device).to(torch_type))
 
 
@@ -159,7 +176,7 @@ def build(cache_dir: Path) -> None:
                     raise RuntimeError(f"{row} {shape} {path}: compiled by the "
                                        f"{'whole-kernel' if whole else 'per-op'} path")
                 ptx = kernel.get_kernel_source()
-                print(f"{row.dtype:5} {row.config:10} {shape} {path:8} "
+                print(f"{row.dtype:5} {row.stored} {row.config:10} {shape} {path:8} "
                       f"wgmma={'wgmma.mma_async' in ptx} tma={'cp.async.bulk.tensor' in ptx} "
                       f"({time.time() - start:.1f} s)", flush=True)
     for dtype in REGISTER_A_TYPES:
@@ -171,8 +188,14 @@ def build(cache_dir: Path) -> None:
                   f"a_registers={'a_registers = true' in tile_cuda}", flush=True)
 
 
+def as_m_by_k_and_k_by_n(row: Row, a, b):
+    """The operands as A (M x K) and B (K x N) views of their stored tensors."""
+    return (a.T if row.stored[0] == "t" else a), (b.T if row.stored[1] == "t" else b)
+
+
 def reference(torch, row: Row, a, b):
-    return a.double() @ (b.double().T if row.k_major_b else b.double())
+    a_mk, b_kn = as_m_by_k_and_k_by_n(row, a.double(), b.double())
+    return a_mk @ b_kn
 
 
 def relative_error(result, expected) -> float:
@@ -181,7 +204,7 @@ def relative_error(result, expected) -> float:
 
 def peer(torch, row: Row, a, b) -> tuple[str, Callable]:
     """The library call computing the same product."""
-    b_kn = b.T if row.k_major_b else b  # a column-major view for the N x K operand
+    a, b_kn = as_m_by_k_and_k_by_n(row, a, b)  # column-major views of transposed ones
     if row.dtype in ("e4m3", "e5m2"):
         one = torch.ones((), device=a.device, dtype=torch.float32)
         return "torch._scaled_mm(use_fast_accum=True)", lambda: torch._scaled_mm(
@@ -232,7 +255,8 @@ def run(out: Path, budget_s: float) -> None:
             print(f"budget of {budget_s} s spent: {row} and later rows not run", flush=True)
             break
         tolerance = TYPES[row.dtype][4]
-        entry = {"dtype": row.dtype, "config": row.config, "shape": list(row.shape),
+        entry = {"dtype": row.dtype, "layout": row.stored, "config": row.config,
+                 "shape": list(row.shape),
                  "knobs": row.knobs, "tolerance": tolerance}
         timed = {}
         for path in PATHS:
@@ -313,7 +337,8 @@ def summary(rows: list[dict]) -> dict:
     """Geomeans of each path's ratio to the peer over the fp16 / bf16 rows at the best config,
     and the lowest; the other rows' ratios by name."""
     out: dict = {}
-    suite = [r for r in rows if r["dtype"] in ("f16", "bf16") and r["config"] != "quickstart"]
+    suite = [r for r in rows if r["dtype"] in ("f16", "bf16") and r["config"] != "quickstart"
+             and r["layout"] == "nn"]
     for path in PATHS:
         ratios = [r[f"{path}_ratio_to_peer"] for r in suite if f"{path}_ratio_to_peer" in r]
         if ratios:
@@ -322,7 +347,7 @@ def summary(rows: list[dict]) -> dict:
             out[f"{path}_f16_bf16_rows"] = len(ratios)
     for r in rows:
         if r not in suite:
-            name = f"{r['dtype']}_{r['config']}_{'x'.join(map(str, r['shape']))}"
+            name = f"{r['dtype']}_{r['layout']}_{r['config']}_{'x'.join(map(str, r['shape']))}"
             out[name] = {key: r[key] for key in ("per_op_ratio_to_peer",
                                                  "matcher_ratio_to_peer",
                                                  "per_op_ratio_to_matcher") if key in r}
