@@ -8,7 +8,9 @@
 # launch overhead) and then each benchmark's `run` half, each bounded by its own timeout, so a
 # hang in one leaves the others' results. DIR can pass the device's carry limit (64 MiB): tar it
 # (`tar czf DIR.tgz DIR`, a fifth of the size) and unpack it there before run.sh. SUITE names a subset: gpu fused_gemm mma_sync_gemm
-# attention bandwidth quantized gemm (default: all), or sanitizer (not in the default): one small
+# attention bandwidth quantized gemm (default: all), gemm_per_op (not in the default: gemm's suite per
+# op beside the whole-kernel GEMM and the library peers, benchmarks/gemm_per_op.py, about two
+# minutes) or sanitizer (not in the default either): one small
 # problem per lowering path of the GPU suite under compute-sanitizer's memcheck, racecheck,
 # synccheck and initcheck (tests/gpu/run_sanitizer.py's `paths` plan, about two minutes,
 # reports in OUT/sanitizer/sanitizer.json; its --plan runs the whole suite in about ten).
@@ -38,10 +40,11 @@ declare -A run_line=(
   [bandwidth]='TILEC_CACHE_DIR="$DIR/bandwidth" python3 benchmarks/bandwidth.py run --out "$OUT/bandwidth.json"'
   [quantized]='TILEC_CACHE_DIR="$DIR/quantized" python3 benchmarks/quantized.py run --out "$OUT/quantized.json"'
   [gemm]='python3 benchmarks/gemm_device.py run "$DIR/gemm" --out "$OUT/gemm.json"'
+  [gemm_per_op]='TILEC_CACHE_DIR="$DIR/gemm_per_op" python3 benchmarks/gemm_per_op.py run --out "$OUT/gemm_per_op.json"'
   [sanitizer]='python3 tests/gpu/run_sanitizer.py "$OUT/sanitizer" --artifacts "$DIR/gpu/artifacts" --cache "$DIR/gpu/cache"'
 )
 declare -A run_limit=([gpu]=450 [fused_gemm]=150 [mma_sync_gemm]=120 [attention]=240 [bandwidth]=120
-                      [quantized]=120 [gemm]=300 [sanitizer]=150)
+                      [quantized]=120 [gemm]=300 [gemm_per_op]=150 [sanitizer]=150)
 
 {
   echo '#!/usr/bin/env bash'
