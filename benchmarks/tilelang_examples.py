@@ -1,7 +1,9 @@
 """TileLang's own examples run on tilec with only their imports changed: the conformance runner.
 
     python benchmarks/tilelang_examples.py --examples DIR [--out JSON] [--timeout S]
-        [--only PATTERN] [--mode run|compile] [--jobs N] [--budget S]
+        [--retry-timeout S] [--only PATTERN] [--part K/N] [--mode run|compile|cpu] [--jobs N]
+        [--budget S]
+    python benchmarks/tilelang_examples.py --merge JSON... --out JSON
     python benchmarks/tilelang_examples.py --regroup JSON
 
 DIR is a checkout of TileLang's public `examples/` folder (never part of this repository).
@@ -32,15 +34,19 @@ Running. Each selected file runs in its own Python process (`python FILE ARGS` i
 scratch copy) with a timeout; ARGS come from `SMALL_SIZES` (small sizes through the file's own
 argparse flags), otherwise the file runs as is. `--jobs` files run at once (each alone in its
 process; the GPU is shared); `--budget` bounds the whole suite: files not started by then are
-recorded as not run, as are those stopped by a SIGTERM to the runner, which still writes its JSON. A
-file's status: passed (exit status 0), failed (a Python exception, or a nonzero exit), timeout,
-crashed (killed by a signal or died without a Python exception: an abort inside native code), not
-run. For a failure the JSON keeps the exception's type and message, the place in the example where
-it arose (file:line, the innermost frame inside the example folder, or the place a tilec error
-names) and a short reason that groups failures alike ("T.annotate_layout missing"). A file about
-to time out dumps its threads' stacks into its log (faulthandler): its record keeps the example's
-line the main thread was at and what it was busy in ("tilec's compiler", "Triton (the example's
-reference)", "torch"), and its reason says the latter.
+recorded as not run, as are those stopped by a SIGTERM to the runner, which still writes its JSON.
+Files in `RUN_ALONE` (those that take most of the GPU's memory) run after the others, one at a time
+with nothing beside them. A file that timed out gets a second chance once the first pass is over: it
+runs again (the retried files `--jobs` at a time) with `--retry-timeout` seconds (clipped to what is
+left of the budget); its record is then the second run's, with `retried` and the first run's status,
+seconds and reason under `first_try`. A file's status: passed (exit status 0), failed (a Python
+exception, or a nonzero exit), timeout, crashed (killed by a signal or died without a Python
+exception: an abort inside native code), not run. For a failure the JSON keeps the exception's type
+and message, the place in the example where it arose (file:line, the innermost frame inside the
+example folder, or the place a tilec error names) and a short reason that groups failures alike
+("T.annotate_layout missing"). A file about to time out dumps its threads' stacks into its log
+(faulthandler): its record keeps the example's line the main thread was at and what it was busy in
+("tilec's compiler", "Triton (the example's reference)", "torch"), and its reason says the latter.
 
 `--mode compile` is for a machine without a GPU: the examples compile for CUDA
 (`TILEC_TARGET=cuda`, sm_90a) and stop at the first kernel launch. To get there, tensors the
@@ -56,6 +62,11 @@ end: it needed no GPU), failed, timeout, crashed. Its output is a triage, not a 
 without a GPU and find wrong results (at the examples' small sizes; slow, and CUDA-only
 features are errors there).
 
+Splitting the suite over two commands (a device command has 600 s): `--part 1/2` and `--part 2/2`
+each run every second selected file (the same selection, split by position), each writing its
+own JSON; `--merge A.json B.json --out ALL.json` then joins them into one result, counts and
+failure groups redone, as if one command had run them all.
+
 `--regroup JSON` redoes the reasons and their groups in a JSON written earlier, by the rules of
 `failure_reason` as they are now (after refining them), without running anything.
 
@@ -69,8 +80,14 @@ downloads the wheels of `EXAMPLE_DEPS` (pure Python, without their own dependenc
 import only these) and unpacks them into DIR, by default `.devbundle/b/example-deps` (git-ignored;
 about 3 MiB beside the bundle's 36 MiB, so it travels with `.devbundle/b` to the H200). A run
 puts `--deps DIR` (by default that folder, when it exists) at the end of each example's sys.path:
-the machine's own packages come first, the staged ones fill what it lacks. The JSON's
-`environment.example_deps` lists what was staged.
+the machine's own packages come first, the staged ones fill what it lacks. A folder whose examples
+were written against another release of a dependency has its own set in `FOLDER_DEPS`, staged
+into DIR/by-folder/FOLDER and put at the front of sys.path for that folder's examples only: gdn's
+references call flash-linear-attention as it was at commit f03cb3ae (their comments say so; it
+lies between releases 0.2.2 and 0.3.0, whose `chunk_fwd_o`, `chunk_bwd_dqkwg`,
+`chunk_scaled_dot_kkt_fwd` and `recompute_w_u_fwd` take other arguments), which is staged from
+that commit's source (`--fla-source`: a clone or mirror of flash-linear-attention, by default
+GitHub's). The JSON's `environment.example_deps` lists what was staged.
 """
 
 from __future__ import annotations
@@ -186,6 +203,26 @@ LEFT_OUT: dict[str, str] = {
 EXAMPLE_DEPS = ("fla-core==0.3.2", "einops==0.8.2", "packaging==26.0")
 DEPS_DEFAULT = ROOT / ".devbundle" / "b" / "example-deps"
 DEPS_MANIFEST = "example-deps.txt"
+FOLDER_DEPS_DIR = "by-folder"  # not an importable name: the common set's sys.path entry hides it
+
+
+@dataclass(frozen=True)
+class GitPackage:
+    """A pure-Python package staged from its source at one commit (no release matches it)."""
+
+    name: str
+    commit: str
+    package: str  # the top-level folder that is imported
+
+
+FLA_SOURCE = "https://github.com/fla-org/flash-linear-attention"
+FOLDER_DEPS: dict[str, tuple[GitPackage, ...]] = {
+    "gdn": (GitPackage("flash-linear-attention", "f03cb3ae", "fla"),),
+}
+
+# Files that run after the others, one at a time: they take most of the GPU's memory (the
+# pool_mqa_fp8 benchmark allocates 8-32 GiB and ran out beside eleven other examples).
+RUN_ALONE = frozenset({"dsa_hisa/pool_mqa_fp8.py"})
 
 STATUSES_RUN = ("passed", "failed", "timeout", "crashed")
 STATUSES_COMPILE = ("passed", "compiled", "needs-gpu", "failed", "timeout", "crashed")
@@ -509,10 +546,11 @@ def _error_record(error: BaseException, scratch: Path) -> dict[str, Any]:
     return record
 
 
-def child_main(mode: str, result_file: str, scratch: str, deps: str, timeout: float,
-               script: str, argv: list[str]) -> int:
+def child_main(mode: str, result_file: str, scratch: str, deps: str, front_deps: str,
+               timeout: float, script: str, argv: list[str]) -> int:
     """Runs `script` as `python script argv...` would (with the staged `deps` folder, if any,
-    last on sys.path), writing what happened to `result_file`. Shortly before the runner's
+    last on sys.path, and its folder's own `front_deps` first), writing what happened to
+    `result_file`. Shortly before the runner's
     `timeout` stops it, every thread's stack goes to stderr (the log), so that a timeout
     records where the example was."""
     import faulthandler
@@ -526,6 +564,8 @@ def child_main(mode: str, result_file: str, scratch: str, deps: str, timeout: fl
     sys.path[0] = os.path.dirname(os.path.abspath(script))
     if deps:
         sys.path.append(deps)
+    if front_deps:
+        sys.path.insert(1, front_deps)
     exit_code = 0
     try:
         if mode in ("compile", "cpu"):
@@ -617,13 +657,42 @@ def triage(files: dict[str, dict[str, Any]], statuses: tuple[str, ...]) -> list[
 # the examples' dependencies, staged for a machine without network
 
 
-def stage_deps(dest: Path, requirements: tuple[str, ...] = EXAMPLE_DEPS) -> list[str]:
+def stage_deps(dest: Path, requirements: tuple[str, ...] = EXAMPLE_DEPS,
+               fla_source: str = FLA_SOURCE) -> list[str]:
     """The wheels of `requirements` downloaded (pip, without their own dependencies) and unpacked
-    into `dest`; returns what was staged (`name==version` each)."""
+    into `dest`, then each folder's `FOLDER_DEPS` from `fla_source` (a git URL or path) into
+    dest/by-folder/FOLDER; returns what was staged (`name==version` each)."""
     with tempfile.TemporaryDirectory(prefix="tilec-example-wheels-") as folder:
         subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
                         "--only-binary=:all:", "--dest", folder, *requirements], check=True)
-        return unpack_wheels(Path(folder), dest)
+        staged = unpack_wheels(Path(folder), dest)
+    for example_folder, packages in FOLDER_DEPS.items():
+        for package in packages:
+            staged.append(stage_git_package(fla_source, package,
+                                            dest / FOLDER_DEPS_DIR / example_folder)
+                          + f" (for {example_folder}/)")
+    (dest / DEPS_MANIFEST).write_text("\n".join(staged) + "\n")
+    return staged
+
+
+def stage_git_package(source: str, package: GitPackage, dest: Path) -> str:
+    """`package`'s folder at its commit, from the git repository `source`, copied into `dest`;
+    returns its `name@commit`."""
+    dest.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="tilec-example-git-") as folder:
+        subprocess.run(["git", "clone", "--quiet", "--no-checkout", source, folder], check=True)
+        archive = subprocess.run(["git", "-C", folder, "archive", package.commit,
+                                  package.package], check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return f"{package.name}@{package.commit}"
+
+
+def folder_deps(deps: Path | None, relative: str) -> Path | None:
+    """The staged dependencies of `relative`'s top folder alone (FOLDER_DEPS), if any."""
+    if deps is None:
+        return None
+    folder = deps / FOLDER_DEPS_DIR / relative.split("/", 1)[0]
+    return folder if "/" in relative and folder.is_dir() else None
 
 
 def unpack_wheels(wheels: Path, dest: Path) -> list[str]:
@@ -657,7 +726,8 @@ def unpack_wheels(wheels: Path, dest: Path) -> list[str]:
 def staged_deps(deps: Path | None) -> list[str]:
     """What `stage_deps` put into `deps` (empty when nothing is staged there)."""
     manifest = deps / DEPS_MANIFEST if deps is not None else None
-    return manifest.read_text().split() if manifest is not None and manifest.exists() else []
+    return (manifest.read_text().splitlines() if manifest is not None and manifest.exists()
+            else [])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -693,8 +763,10 @@ def run_example(relative: str, scratch: Path, mode: str, timeout: float,
     log = script.with_name(script.name + ".log")
     result_file = script.with_name(script.name + ".result.json")
     result_file.unlink(missing_ok=True)
+    front_deps = folder_deps(deps, relative)
     command = [sys.executable, str(Path(__file__).resolve()), "--child", mode, str(result_file),
-               str(scratch), str(deps or ""), str(timeout), str(script), *args]
+               str(scratch), str(deps or ""), str(front_deps or ""), str(timeout), str(script),
+               *args]
     start = time.perf_counter()
     with open(log, "wb") as output:
         process = subprocess.Popen(command, cwd=script.parent, stdout=output,
@@ -837,33 +909,87 @@ def default_output(mode: str, gpu: str | None) -> Path:
     return RESULTS / f"{date}-{label}_tilelang-examples.json"
 
 
+@dataclass(frozen=True)
+class Part:
+    """`--part K/N`: the K-th of N interleaved shares of the selected files."""
+
+    index: int
+    count: int
+
+    @staticmethod
+    def parse(text: str) -> Part:
+        match = re.fullmatch(r"(\d+)/(\d+)", text)
+        if match is None or not 1 <= int(match[1]) <= int(match[2]):
+            raise ValueError(f"--part {text}: expected K/N with 1 <= K <= N")
+        return Part(int(match[1]), int(match[2]))
+
+    def take(self, files: list[str]) -> list[str]:
+        return files[self.index - 1::self.count]
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
 def run_suite(examples: Path, mode: str, timeout: float, only: str | None, jobs: int,
-              budget: float | None, deps: Path | None = None) -> dict[str, Any]:
+              budget: float | None, deps: Path | None = None, retry_timeout: float = 0.0,
+              part: Part | None = None) -> dict[str, Any]:
+    """The selected files (those matching `only`, of `part`) run in three passes: the others
+    `jobs` at a time, `RUN_ALONE` one by one, then those that timed out again with
+    `retry_timeout` seconds (none when 0)."""
     selection = select_examples(examples)
     chosen = [f for f in selection.selected if only is None or fnmatch.fnmatch(f, only)
               or only in f]
+    if part is not None:
+        chosen = part.take(chosen)
     files: dict[str, dict[str, Any]] = {}
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="tilec-tl-examples-") as folder:
         scratch = Path(folder).resolve()
         copy_rewritten(examples, scratch)
 
-        def one(relative: str) -> tuple[str, dict[str, Any]]:
-            late = budget is not None and time.perf_counter() - started > budget
-            if late or _STOPPED.is_set():
-                why = f"the suite's {budget:g} s were spent" if late else "the runner was stopped"
-                return relative, {"args": SMALL_SIZES.get(relative, []), "seconds": 0.0,
-                                  "status": "not-run", "error": None, "reason": f"not run: {why}"}
-            record = run_example(relative, scratch, mode, timeout, deps)
+        def one(relative: str, limit: float) -> dict[str, Any]:
+            left = None if budget is None else budget - (time.perf_counter() - started)
+            if (left is not None and left <= 0) or _STOPPED.is_set():
+                why = (f"the suite's {budget:g} s were spent" if not _STOPPED.is_set()
+                       else "the runner was stopped")
+                return {"args": SMALL_SIZES.get(relative, []), "seconds": 0.0,
+                        "status": "not-run", "error": None, "reason": f"not run: {why}"}
+            record = run_example(relative, scratch, mode, limit if left is None
+                                 else max(1.0, min(limit, left)), deps)
             if _STOPPED.is_set() and record["status"] != "passed":
                 record.update(status="not-run", reason="not run: the runner was stopped")
-            return relative, record
+            return record
 
-        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-            for done, (relative, record) in enumerate(pool.map(one, chosen), start=1):
-                files[relative] = record
-                print(f"[{done:3}/{len(chosen)}] {record['status']:9} {record['seconds']:6.1f}s "
-                      f"{relative}  {record.get('reason') or ''}", flush=True)
+        def run_pass(names: list[str], limit: float, workers: int, label: str) -> None:
+            with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+                records = zip(names, pool.map(lambda name: one(name, limit), names), strict=True)
+                for done, (relative, record) in enumerate(records, start=1):
+                    if label == "retry" and record["status"] == "not-run":
+                        continue  # no time left for it: the first try's timeout stands
+                    if label == "retry":
+                        first = files[relative]
+                        record = {**record, "retried": True, "first_try": {
+                            key: first.get(key) for key in ("status", "seconds", "reason")}}
+                    files[relative] = record
+                    print(f"{label:5} [{done:3}/{len(names)}] {record['status']:9} "
+                          f"{record['seconds']:6.1f}s {relative}  {record.get('reason') or ''}",
+                          flush=True)
+
+        run_pass([f for f in chosen if f not in RUN_ALONE], timeout, jobs, "first")
+        run_pass([f for f in chosen if f in RUN_ALONE], timeout, 1, "alone")
+        if retry_timeout > 0:
+            late = [f for f in chosen if files[f]["status"] == "timeout"]
+            run_pass(late, retry_timeout, jobs, "retry")
+    settings = {"timeout_s": timeout, "retry_timeout_s": retry_timeout, "jobs": jobs,
+                "budget_s": budget, "only": only, "part": str(part) if part else None}
+    result = suite_result(mode, files, selection.left_out, [settings])
+    result["wall_s"] = round(time.perf_counter() - started, 1)
+    return result
+
+
+def suite_result(mode: str, files: dict[str, dict[str, Any]], left_out: dict[str, str],
+                 settings: list[dict[str, Any]]) -> dict[str, Any]:
+    """The JSON of a run (or of several parts merged) from its files' records."""
     passed = sum(r["status"] == "passed" for r in files.values())
     by_status: dict[str, int] = {}
     for record in files.values():
@@ -872,24 +998,46 @@ def run_suite(examples: Path, mode: str, timeout: float, only: str | None, jobs:
         "suite": "TileLang's examples on tilec with only the import changed "
                  "(benchmarks/tilelang_examples.py)",
         "mode": mode, "date": datetime.date.today().isoformat(),
-        "settings": {"timeout_s": timeout, "jobs": jobs, "budget_s": budget, "only": only},
+        "settings": settings[0] if len(settings) == 1 else settings,
         "passed": passed, "failed": len(files) - passed, "total": len(files),
         "by_status": by_status,
+        "passed_on_retry": sorted(f for f, r in files.items()
+                                  if r.get("retried") and r["status"] == "passed"),
         "failure_reasons": triage(files, FAILING),  # each file under its first error only
-        "files": files,
-        "left_out_count": len(selection.left_out),
-        "left_out": selection.left_out,
+        "files": dict(sorted(files.items())),
+        "left_out_count": len(left_out),
+        "left_out": left_out,
     }
     if mode in ("compile", "cpu"):
         result["needs_gpu_reasons"] = triage(files, ("needs-gpu",))
-    result["wall_s"] = round(time.perf_counter() - started, 1)
+    return result
+
+
+def merge_results(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The JSONs of one suite's parts (`--part`) joined into one, as one command would write it."""
+    modes = {part["mode"] for part in parts}
+    if len(modes) != 1:
+        raise ValueError(f"the parts ran in different modes: {sorted(modes)}")
+    files: dict[str, dict[str, Any]] = {}
+    for part in parts:
+        twice = files.keys() & part["files"].keys()
+        if twice:
+            raise ValueError(f"files in two parts: {sorted(twice)[:5]}")
+        files.update(part["files"])
+    settings = [s for part in parts for s in (part["settings"] if isinstance(part["settings"], list)
+                                              else [part["settings"]])]
+    result = suite_result(modes.pop(), files, parts[0]["left_out"], settings)
+    result["wall_s"] = round(sum(part.get("wall_s", 0.0) for part in parts), 1)
+    if "environment" in parts[0]:
+        result["environment"] = parts[0]["environment"]
     return result
 
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        mode, result_file, scratch, deps, timeout, script, *argv = sys.argv[2:]
-        sys.exit(child_main(mode, result_file, scratch, deps, float(timeout), script, argv))
+        mode, result_file, scratch, deps, front_deps, timeout, script, *argv = sys.argv[2:]
+        sys.exit(child_main(mode, result_file, scratch, deps, front_deps, float(timeout), script,
+                            argv))
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--examples", type=Path, help="a checkout of TileLang's examples/ folder")
@@ -898,6 +1046,12 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None, help="the JSON to write (default: "
                         "benchmarks/results/<date>-<gpu>_tilelang-examples.json)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per file")
+    parser.add_argument("--retry-timeout", type=float, default=180.0, help="seconds for the "
+                        "second run of a file that timed out, after the others (0: no retry)")
+    parser.add_argument("--part", type=Part.parse, default=None, metavar="K/N",
+                        help="run the K-th of N shares of the selected files (see --merge)")
+    parser.add_argument("--merge", type=Path, nargs="+", default=None, metavar="JSON",
+                        help="join the JSONs of a suite's parts into --out (runs nothing)")
     parser.add_argument("--only", default=None, help="run the files matching this glob or "
                         "containing this text")
     parser.add_argument("--mode", choices=("run", "compile", "cpu"), default="run")
@@ -910,12 +1064,14 @@ def main() -> None:
     parser.add_argument("--deps", type=Path, default=None, help="the examples' dependencies "
                         f"staged by --stage-deps (default: {DEPS_DEFAULT.relative_to(ROOT)} "
                         "when it exists)")
+    parser.add_argument("--fla-source", default=FLA_SOURCE, help="the flash-linear-attention "
+                        "git repository (URL or path) --stage-deps takes FOLDER_DEPS from")
     parser.add_argument("--stage-deps", type=Path, nargs="?", const=DEPS_DEFAULT, default=None,
                         metavar="DIR", help="download and unpack EXAMPLE_DEPS into DIR (default: "
                         f"{DEPS_DEFAULT.relative_to(ROOT)}) and stop (needs network)")
     args = parser.parse_args()
     if args.stage_deps is not None:
-        staged = stage_deps(args.stage_deps.resolve())
+        staged = stage_deps(args.stage_deps.resolve(), fla_source=args.fla_source)
         size = sum(f.stat().st_size for f in args.stage_deps.rglob("*") if f.is_file())
         print(f"staged {', '.join(staged)} into {args.stage_deps} ({size / 2**20:.1f} MiB)")
         return
@@ -924,6 +1080,13 @@ def main() -> None:
     if deps is not None and not deps.is_dir():
         parser.error(f"--deps {deps}: not a folder")
     deps = deps.resolve() if deps is not None else None
+    if args.merge is not None:
+        if args.out is None:
+            parser.error("--merge needs --out")
+        result = merge_results([json.loads(path.read_text()) for path in args.merge])
+        args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+        _print_summary(result, args.out)
+        return
     if args.regroup is not None:
         result = regroup(json.loads(args.regroup.read_text()))
         args.regroup.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
@@ -937,7 +1100,7 @@ def main() -> None:
     print(f"tilec {env['tilec_commit']}, torch {env['torch']}, GPU {env['gpu']}, example deps "
           f"{', '.join(env['example_deps']) or 'none'}", flush=True)
     result = run_suite(args.examples.resolve(), args.mode, args.timeout, args.only, args.jobs,
-                       args.budget, deps)
+                       args.budget, deps, args.retry_timeout, args.part)
     result = {**result, "environment": {**env, "tilelang_examples_commit": args.examples_commit}}
     out = args.out or default_output(args.mode, env["gpu"])
     out.parent.mkdir(parents=True, exist_ok=True)

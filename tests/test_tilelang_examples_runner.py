@@ -417,3 +417,95 @@ def test_an_example_imports_staged_deps_after_the_machines_own(tmp_path: Path) -
         del runner.SMALL_SIZES["demo/example.py"]
     assert record["status"] == "passed", record
     assert without["status"] == "failed" and without["reason"] == "package not installed: fla"
+
+
+def test_a_folders_own_deps_come_first_for_its_examples_only(tmp_path: Path) -> None:
+    deps = tmp_path / "deps"
+    runner.unpack_wheels(_wheel(tmp_path / "wheels", "fla_core", "0.3.2", {
+        "fla/__init__.py": "VALUE = 32\n"}).parent, deps)
+    _write(deps / runner.FOLDER_DEPS_DIR / "gdn", "fla/__init__.py", "VALUE = 22\n")
+    for folder, value in (("gdn", 22), ("kda", 32)):
+        _write(tmp_path / "scratch", f"{folder}/example.py",
+               f"import fla\nassert fla.VALUE == {value}\n")
+        record = runner.run_example(f"{folder}/example.py", (tmp_path / "scratch").resolve(),
+                                    "run", 60.0, deps)
+        assert record["status"] == "passed", (folder, record)
+    assert runner.folder_deps(deps, "gdn/example.py") == deps / "by-folder" / "gdn"
+    assert runner.folder_deps(deps, "kda/example.py") is None
+    assert runner.folder_deps(None, "gdn/example.py") is None
+
+
+def test_staging_a_package_from_its_git_commit(tmp_path: Path) -> None:
+    import subprocess
+
+    source = tmp_path / "fla-source"
+    _write(source, "fla/__init__.py", "VALUE = 1\n")
+    _write(source, "tests/test_fla.py", "")
+    git = ["git", "-C", str(source), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(source)], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "one"], check=True)
+    commit = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    _write(source, "fla/__init__.py", "VALUE = 2\n")
+    subprocess.run([*git, "commit", "-q", "-am", "two"], check=True)
+    package = runner.GitPackage("flash-linear-attention", commit[:8], "fla")
+    staged = runner.stage_git_package(str(source), package, tmp_path / "dest")
+    assert staged == f"flash-linear-attention@{commit[:8]}"
+    assert (tmp_path / "dest" / "fla" / "__init__.py").read_text() == "VALUE = 1\n"
+    assert not (tmp_path / "dest" / "tests").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# the suite: passes, retries, parts
+
+
+SLEEPER = 'import time, tilelang\nT = "T.Kernel("\ntime.sleep({seconds})\n'
+
+
+def test_a_timed_out_file_is_retried_with_the_longer_limit(tmp_path: Path) -> None:
+    _write(tmp_path, "a/quick.py", SLEEPER.format(seconds=0))
+    _write(tmp_path, "a/slow.py", SLEEPER.format(seconds=6))
+    _write(tmp_path, "a/never.py", SLEEPER.format(seconds=600))
+    result = runner.run_suite(tmp_path, "run", 4.0, None, 3, None, retry_timeout=12.0)
+    files = result["files"]
+    assert files["a/quick.py"]["status"] == "passed" and "retried" not in files["a/quick.py"]
+    assert files["a/slow.py"]["status"] == "passed" and files["a/slow.py"]["retried"]
+    assert files["a/slow.py"]["first_try"]["status"] == "timeout"
+    assert files["a/never.py"]["status"] == "timeout" and files["a/never.py"]["retried"]
+    assert files["a/never.py"]["reason"] == "timeout (over 12 s) in the example"
+    assert result["passed_on_retry"] == ["a/slow.py"] and result["passed"] == 2
+    assert result["settings"]["retry_timeout_s"] == 12.0
+
+
+def test_run_alone_files_run_after_the_others_one_at_a_time(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    stamp = ('import time, tilelang\nT = "T.Kernel("\nimport pathlib\n'
+             'p = pathlib.Path({log!r})\np.write_text(p.read_text() + "{name} " '
+             'if p.exists() else "{name} ")\n')
+    log = str(tmp_path / "order.txt")
+    for name in ("a", "b", "heavy"):
+        _write(tmp_path / "ex", f"x/{name}.py", stamp.format(log=log, name=name))
+    monkeypatch.setattr(runner, "RUN_ALONE", frozenset({"x/a.py"}))
+    result = runner.run_suite(tmp_path / "ex", "run", 30.0, None, 1, None)
+    assert result["passed"] == 3
+    assert (tmp_path / "order.txt").read_text().split() == ["b", "heavy", "a"]
+
+
+def test_parts_split_the_selection_and_merge_into_one_result(tmp_path: Path) -> None:
+    for name in ("a", "b", "c"):
+        _write(tmp_path, f"x/{name}.py", SLEEPER.format(seconds=0))
+    _write(tmp_path, "x/bad.py", SLEEPER.format(seconds=0) + "raise ValueError('no')\n")
+    first = runner.run_suite(tmp_path, "run", 30.0, None, 2, None, part=runner.Part.parse("1/2"))
+    second = runner.run_suite(tmp_path, "run", 30.0, None, 2, None, part=runner.Part.parse("2/2"))
+    assert sorted(first["files"]) == ["x/a.py", "x/bad.py"]  # every second file, by path
+    assert sorted(second["files"]) == ["x/b.py", "x/c.py"]
+    merged = runner.merge_results([first, second])
+    assert (merged["passed"], merged["failed"], merged["total"]) == (3, 1, 4)
+    assert merged["failure_reasons"][0]["files"] == ["x/bad.py"]
+    assert [s["part"] for s in merged["settings"]] == ["1/2", "2/2"]
+    with pytest.raises(ValueError, match="two parts"):
+        runner.merge_results([first, first])
+    with pytest.raises(ValueError, match="K/N"):
+        runner.Part.parse("3/2")
