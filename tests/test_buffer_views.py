@@ -153,6 +153,57 @@ def test_copies_between_parts_of_fragments(rng: torch.Generator) -> None:
     assert_close(last, lse[3:].double(), torch.float32)
 
 
+@tilec.jit
+def reinterpreted_scratch(X, Y, rows=16, cols=32):
+    """sparse_mla_bwd's reuse of a bf16 shared tile as float32 scratch: the tile, loaded and
+    stored as bf16, then written and read through [rows // 2, cols] and default-shaped
+    ([rows, cols // 2]) float32 views; its raw bf16 contents show the float32 bytes; T.clear of
+    a view zeroes the tile; a local int8 buffer read as int32."""
+    X: T.Tensor((rows, cols), T.bfloat16)
+    Y: T.Tensor((rows // 2, cols), T.float32)
+    passed = T.empty((rows, cols), T.bfloat16)
+    scratch = T.empty((rows // 2, cols), T.float32)
+    raw = T.empty((rows, cols), T.bfloat16)
+    halves = T.empty((rows, cols // 2), T.float32)
+    cleared = T.empty((rows, cols), T.bfloat16)
+    words = T.empty((2,), T.int32)
+    with T.Kernel(1, threads=64):
+        tile = T.alloc_shared((rows, cols), T.bfloat16)
+        wide = T.view(tile, shape=[rows // 2, cols], dtype=T.float32)
+        wide_rows = T.view(tile, dtype=T.float32)
+        small = T.alloc_local((8,), T.int8)
+        small_words = T.view(small, dtype=T.int32)
+        T.copy(X, tile)
+        T.copy(tile, passed)
+        for i, j in T.Parallel(rows // 2, cols):
+            wide[i, j] = Y[i, j] * 2.0
+        for i, j in T.Parallel(rows // 2, cols):
+            scratch[i, j] = wide[i, j] + 1.0
+        T.copy(tile, raw)
+        for i, j in T.Parallel(rows, cols // 2):
+            halves[i, j] = wide_rows[i, j]
+        T.clear(wide)
+        T.copy(tile, cleared)
+        for k in T.serial(8):
+            small[k] = k + 1
+        for k in T.serial(2):
+            words[k] = small_words[k]
+    return passed, scratch, raw, halves, cleared, words
+
+
+def test_a_view_of_another_dtype_reinterprets_the_bytes(rng: torch.Generator) -> None:
+    x = randn((16, 32), torch.bfloat16, rng)
+    y = randn((8, 32), torch.float32, rng)
+    passed, scratch, raw, halves, cleared, words = reinterpreted_scratch(x, y)
+    assert torch.equal(passed, x)
+    assert_close(scratch, y.double() * 2 + 1, torch.float32)
+    assert torch.equal(raw.view(torch.float32).reshape(8, 32), y * 2)  # the same bytes
+    assert torch.equal(halves, (y * 2).reshape(16, 16))
+    assert torch.equal(cleared, torch.zeros(16, 32, dtype=torch.bfloat16))
+    expected = torch.arange(1, 9, dtype=torch.int8).view(torch.int32)
+    assert torch.equal(words, expected)
+
+
 def _error_kernel(body: str, tmp_path: Path):
     path = tmp_path / "bad_view.py"
     path.write_text(
@@ -170,7 +221,13 @@ def _error_kernel(body: str, tmp_path: Path):
 
 
 @pytest.mark.parametrize(("body", "message"), [
-    ("V = T.view(S, shape=(8, 16), dtype='float32')", "keeps its dtype float16"),
+    ("V = T.view(S, shape=(16, 16), dtype='float32')", "takes 1024 bytes, but buffer 'S'"),
+    ("V = T.view(S, dtype='int8')", "as wide as its own or wider"),
+    ("V = T.view(F, dtype='float64')", "not of a fragment one"),
+    ("V = T.view(S, shape=(15, 3), dtype='float16')", "has 45 elements"),
+    ("T.view(T.alloc_shared((3, 3), 'float16'), dtype='float32')", "give the view's shape"),
+    ("V = T.view(S, dtype='float32'); T.atomic_add(V[0, 0], 1.0)",
+     "no single atomic covers"),
     ("V = T.reshape(F, (16, 8))", "has 128 elements, but buffer 'F'"),
     ("V = T.reshape(S, (256,)); T.gemm(V, S, F)", "T.gemm does not take"),
     ("V = T.reshape(F, (256,)); T.cumsum(V)", "T.cumsum does not take"),
@@ -193,5 +250,6 @@ def test_fragment_views_assemble_for_sm90a(tmp_path: Path, monkeypatch) -> None:
     # with its loop variables (its registers, not a shared copy)
     assert "tile.parallel [8, 16]" in logits.asm["tile"]
     for kernel in (logits, reduce_into_view.compile(target="cuda:sm_90a"),
+                   reinterpreted_scratch.compile(target="cuda:sm_90a"),
                    combine_splits.compile(M=64, target="cuda:sm_90a")):
         assert kernel.artifact.binary.startswith(b"\x7fELF")

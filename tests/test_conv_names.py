@@ -244,7 +244,7 @@ def _error_kernel(body: str, tmp_path: Path, name: str):
 @pytest.mark.parametrize(("body", "message"), [
     ("V = T.Tensor((5, 8), 'float32', A.data)", "has 40 elements, but buffer 'A'"),
     ("V = T.reshape(A, (8, 8))", "has 64 elements"),
-    ("V = T.view(A, (32,), 'float16')", "keeps its dtype float32"),
+    ("V = T.view(A, (64,), 'float16')", "not of a global one"),
     ("V = T.Tensor((32,), 'float32', 3)", "tensor's memory, as `A.data`"),
     ("S = T.alloc_shared((4, 8), 'float32'); V = T.reshape(S, (32,)); T.gemm(V, S, S)",
      "T.gemm does not take"),

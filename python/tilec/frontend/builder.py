@@ -51,6 +51,7 @@ from tilec.frontend.values import (
     aliased,
     is_alias,
     mlir_type,
+    reinterpreted,
     row_major_map,
     storage_type,
 )
@@ -1540,6 +1541,11 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
                 self.store(region.buffer, self.box_indices(region, point), value, node)
             return
         buffer = self.buffer_arg(nodes, "buffer", node, views=True)
+        if is_alias(buffer) and buffer.placement.parts > 1:  # elements taken apart
+            region = self.whole(buffer)
+            with self.over_box(region, node) as (point, _):
+                self.store(buffer, self.box_indices(region, point), value, node)
+            return
         if is_alias(buffer):  # a view holds every element of its source
             buffer = buffer.placement.storage
         tile.fill(buffer.value, self.stored(value, buffer.dtype, node))
@@ -2115,10 +2121,51 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
         return self.reshaped(source, self.arg(nodes, "shape"), source.dtype, node)
 
     def t_view(self, nodes: dict, node: ast.Call) -> Buffer:
-        source = self.buffer_arg(nodes, "src", node)
+        source = self.buffer_arg(nodes, "src", node, views=True)
         shape, dtype = self.arg(nodes, "shape"), self.arg(nodes, "dtype")
         dtype = source.dtype if dtype is None else self._dtype(dtype, node)
+        if not dtype.interchangeable(source.dtype):
+            return self.reinterpreted_view(source, shape, dtype, node)
         return self.reshaped(source, source.dims if shape is None else shape, dtype, node)
+
+    def reinterpreted_view(self, source: Buffer, shape: Any, dtype: T.DType,
+                           node: ast.AST) -> Buffer:
+        """`T.view(buf, shape, dtype)` of another element type: the buffer's bytes read and
+        written as `dtype` (its shape by default the source's, the last dimension scaled by
+        the sizes' ratio). Each element of the view is several of the source's side by side,
+        put together and taken apart by the view's loads and stores."""
+        self.require_kernel(node, "a view of a buffer")
+        if source.scope not in ("shared", "local"):
+            self.error(node, f"T.view of '{source.name}' as {dtype}: tilec reinterprets the "
+                             f"bytes of shared and local buffers, not of a {source.scope} one")
+        narrow = min(source.dtype.bits, dtype.bits)
+        if narrow < 8 or T.bool in (source.dtype, dtype) or dtype.bits % source.dtype.bits:
+            self.error(node, f"T.view of '{source.name}' ({source.dtype}) as {dtype}: tilec "
+                             "reinterprets a buffer as elements as wide as its own or wider, "
+                             "whole multiples of them (a narrower element written alone would "
+                             "rewrite its neighbours' bytes), of 8 bits or more and not bool")
+        if not all(isinstance(d, int) for d in source.dims):
+            self.error(node, f"buffer '{source.name}' has dynamic sizes; tilec views buffers "
+                           "of static shape only")
+        parts = dtype.bits // source.dtype.bits
+        if shape is None:
+            if source.dims[-1] % parts:
+                self.error(node, f"T.view of '{source.name}' {source.dims} as {dtype}: its last "
+                                 f"dimension does not hold whole {dtype} elements; give the "
+                                 "view's shape")
+            shape = (*source.dims[:-1], source.dims[-1] // parts)
+        shape = list(shape) if isinstance(shape, (tuple, list)) else [shape]
+        if not shape or not all(isinstance(d, int) and not isinstance(d, builtins.bool)
+                                and d > 0 for d in shape):
+            self.error(node, f"a view's shape is a tuple of positive ints known at compile "
+                             f"time, got {tuple(shape)!r}")
+        view_bytes = pymath.prod(shape) * dtype.bytes
+        source_bytes = pymath.prod(source.dims) * source.dtype.bytes
+        if view_bytes != source_bytes:
+            self.error(node, f"a {dtype} view of shape {tuple(shape)} takes {view_bytes} bytes, "
+                             f"but buffer '{source.name}' ({source.dtype}, shape "
+                             f"{source.dims}) holds {source_bytes}")
+        return reinterpreted(source, tuple(shape), dtype)
 
     def reshaped(self, source: Buffer, shape: Any, dtype: T.DType, node: ast.AST) -> Buffer:
         """A row-major reinterpretation of a buffer's memory: no data moves, so copies and
@@ -2311,6 +2358,7 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
         value = self.materialize(self.rvalue(self.eval(nodes["value"]), node), dst.buffer.dtype,
                                  node)
         self.check_atomic_dtype(dst.buffer, node)
+        self.refuse_reinterpreted(dst.buffer, "T.atomic_add into", node)
         buffer, indices = self.placed(dst.buffer, dst.offsets, node)
         kind = arith.AtomicRMWKind.addf if buffer.dtype.is_float else arith.AtomicRMWKind.addi
         previous = memref.AtomicRMWOp(kind, value.value, buffer.value,
@@ -2336,6 +2384,7 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
     def emit_atomic_add(self, buffer: Buffer, indices: list[Any], value: Scalar,
                         node: ast.AST) -> None:
         self.check_atomic_dtype(buffer, node)
+        self.refuse_reinterpreted(buffer, "T.atomic_add into", node)
         buffer, indices = self.placed(buffer, indices, node)
         tile.atomic_add(buffer.value, [self.index_value(i, node) for i in indices], value.value)
 
@@ -2819,9 +2868,62 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
                              f"{len(elements)} indices were given")
         return [self.rvalue(self.eval(e), e) for e in elements]
 
+    def refuse_reinterpreted(self, buffer: Buffer, what: str, node: ast.AST) -> None:
+        if buffer.placement is not None and buffer.placement.parts > 1:
+            self.error(node, f"{what} a T.view of '{buffer.placement.storage.name}' as "
+                             f"{buffer.dtype}: each of its elements is several of the buffer's "
+                             "in tilec, which no single atomic covers")
+
+    def parts_of(self, buffer: Buffer, indices: list[Any], node: ast.AST | None) -> list[
+            list[Any]]:
+        """Where the parts of element `indices` of a reinterpreting view lie in its storage
+        (the part that holds the lowest bits first)."""
+        placement = buffer.placement
+        wrapped = [_LayoutIndex(self, self.rvalue(i, node), node) for i in indices]
+        return [[i.value if isinstance(i, _LayoutIndex) else i
+                 for i in placement.forward(*wrapped, part)] for part in range(placement.parts)]
+
+    def load_parts(self, buffer: Buffer, indices: list[Any], node: ast.AST | None) -> Scalar:
+        """An element of a reinterpreting view: its storage's parts, put together."""
+        storage = buffer.placement.storage
+        part_type = ir.IntegerType.get_signless(storage.dtype.bits)
+        word_type = ir.IntegerType.get_signless(buffer.dtype.bits)
+        word = None
+        for number, place in enumerate(self.parts_of(buffer, indices, node)):
+            part = memref.load(storage.value, [self.index_value(i, node) for i in place])
+            if part.type != part_type:
+                part = arith.bitcast(part_type, part)
+            part = arith.extui(word_type, part)
+            if number:
+                shift = arith.constant(word_type, number * storage.dtype.bits)
+                part = arith.shli(part, shift)
+            word = part if word is None else arith.ori(word, part)
+        element_type = storage_type(buffer.dtype)
+        return Scalar(word if element_type == word_type else arith.bitcast(element_type, word),
+                      buffer.dtype)
+
+    def store_parts(self, buffer: Buffer, indices: list[Any], element: ir.Value,
+                    node: ast.AST | None) -> None:
+        """An element of a reinterpreting view taken apart into its storage's parts."""
+        storage = buffer.placement.storage
+        part_type = ir.IntegerType.get_signless(storage.dtype.bits)
+        word_type = ir.IntegerType.get_signless(buffer.dtype.bits)
+        word = element if element.type == word_type else arith.bitcast(word_type, element)
+        stored_type = storage_type(storage.dtype)
+        for number, place in enumerate(self.parts_of(buffer, indices, node)):
+            part = word
+            if number:
+                part = arith.shrui(part, arith.constant(word_type, number * storage.dtype.bits))
+            part = arith.trunci(part_type, part)
+            if stored_type != part_type:
+                part = arith.bitcast(stored_type, part)
+            memref.store(part, storage.value, [self.index_value(i, node) for i in place])
+
     def load(self, buffer: Buffer, indices: list[Any], node: ast.AST | None) -> Scalar:
         self.require_kernel(node, f"reading buffer '{buffer.name}'")
         self.check_index_bounds(buffer, indices, node)
+        if buffer.placement is not None and buffer.placement.parts > 1:
+            return self.load_parts(buffer, indices, node)
         buffer, indices = self.placed(buffer, indices, node)
         values = [self.index_value(i, node) for i in indices]
         element = memref.load(buffer.value, values)
@@ -2845,6 +2947,10 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
             self.error(node, "a buffer element is assigned a scalar; copy buffers with T.copy")
         element = self.stored(value, buffer.dtype, node)
         self.check_index_bounds(buffer, indices, node)
+        if buffer.placement is not None and buffer.placement.parts > 1:
+            self.store_parts(buffer, indices, element, node)
+            self.var_readings.clear()
+            return
         buffer, indices = self.placed(buffer, indices, node)
         values = [self.index_value(i, node) for i in indices]
         memref.store(element, buffer.value, values)

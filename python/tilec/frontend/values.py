@@ -116,6 +116,7 @@ class Placement:
 
     storage: Buffer
     forward: Callable[..., Any]
+    parts: int = 1  # > 1: a reinterpreting view; forward takes the part's number last
 
 
 def is_alias(buffer: Buffer) -> bool:
@@ -128,17 +129,32 @@ def aliased(source: Buffer, shape: tuple[int, ...]) -> Buffer:
     element (i, j, ...) is read and written at the source's element of the same row-major
     position, so no data moves and the source sees every write (TileLang's T.reshape /
     T.view of a shared or fragment buffer). A view of a view maps through both."""
-    storage, inner = source, None
+    storage, inner, parts = source, None, 1
     if source.placement is not None:
         storage, inner = source.placement.storage, source.placement.forward
+        parts = source.placement.parts
     mapping = row_major_map(shape, tuple(source.dims))
 
     def forward(*indices: Any) -> list[Any]:
+        if parts > 1:  # a view of a reinterpreting view: its part number passes through
+            return list(inner(*mapping(*indices[:-1]), indices[-1]))
         image = mapping(*indices)
         return list(inner(*image)) if inner is not None else image
 
     return Buffer(storage.value, "", shape, source.dtype, source.scope,
-                  Placement(storage, forward))
+                  Placement(storage, forward, parts))
+
+
+def reinterpreted(source: Buffer, shape: tuple[int, ...], dtype: DType) -> Buffer:
+    """`source` (a shared or local buffer that is no view) seen as elements of `dtype`, each
+    `parts` of the source's side by side (TileLang's T.view with a wider dtype): element
+    (i, j, ...) of the view is made of the source's elements at row-major positions
+    parts * p ... parts * p + parts - 1, p its own row-major position, the first one its
+    lowest bits (the bytes in memory, on the little-endian machines tilec targets)."""
+    parts = dtype.bits // source.dtype.bits
+    mapping = row_major_map((*shape, parts), tuple(source.dims))
+    return Buffer(source.value, "", shape, dtype, source.scope,
+                  Placement(source, lambda *indices: mapping(*indices), parts))
 
 
 def row_major_map(shape: tuple[int, ...], other: tuple[int, ...]) -> Callable[..., list[Any]]:

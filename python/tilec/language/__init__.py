@@ -662,7 +662,9 @@ def reshape(src: Any, shape: Any) -> Any:
 
 @_intrinsic
 def view(src: Any, shape: Any = None, dtype: Any = None) -> Any:
-    """T.reshape with the shape defaulting to the source's (tilec keeps the source's dtype)."""
+    """T.reshape with the shape defaulting to the source's; with another `dtype`, a shared or
+    local buffer's bytes read and written as that wider type (the last dimension scaled by
+    the sizes' ratio when no shape is given)."""
 
 
 @_intrinsic
