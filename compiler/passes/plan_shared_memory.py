@@ -18,7 +18,9 @@ statement. Buffers a TMA copy fills or a warp-specialized (T.ws) block touches l
 the whole kernel (their writes land asynchronously, or their threads run apart), and so do
 the tiles a TMA ring fills (plan-tma-pipelines: its producer warpgroup runs apart from the
 statements' order, a persistent one already into the next tile); the kernel's other buffers
-are only touched by its own warpgroups in statement order and are reused as anywhere. Buffers are
+are only touched by its own warpgroups in statement order and are reused as anywhere. A buffer
+nothing touches (TileLang's examples allocate a bias tile whether or not the kernel adds a bias)
+takes no bytes: it lives with no other buffer and counts nothing towards the arena. Buffers are
 placed largest first, each at the lowest aligned offset where it overlaps no placed buffer
 alive at the same time (TileLang's MergeSharedMemoryAllocations does the same). Where a buffer
 takes bytes another one used earlier, a gpu.barrier goes before its first statement unless one
@@ -139,6 +141,10 @@ class Buffer:
     last: int
     offset: int = -1
 
+    @property
+    def used(self) -> bool:
+        return self.first <= self.last
+
     def lives_with(self, other: Buffer) -> bool:
         return self.first <= other.last and other.first <= self.last
 
@@ -158,7 +164,12 @@ def lifetimes(kernel: ir.Operation, statements: list[ir.Operation],
         whole = any(op.name in WHOLE_KERNEL_OPS or any(
             parent.name in WHOLE_KERNEL_OPS for parent in ancestors(op)) for op in touched)
         whole = whole or any(LOAD_ATTR in op.attributes for op in touched)
-        first, last = (0, len(statements)) if whole or not spots else (min(spots), max(spots))
+        if not touched:  # lives nowhere: with no other buffer
+            first, last = len(statements), -1
+        elif whole:
+            first, last = 0, len(statements)
+        else:
+            first, last = min(spots), max(spots)
         found.append(Buffer(alloc, footprint(alloc, rings), first, last))
     return found
 
@@ -185,15 +196,16 @@ def place(buffers: list[Buffer]) -> int:
             offset = max(offset, round_up(rival.offset + rival.footprint.bytes, align))
         buffer.offset = offset
         placed.append(buffer)
-    return max((b.offset + b.footprint.bytes for b in buffers), default=0)
+    return max((b.offset + b.footprint.bytes for b in buffers if b.used), default=0)
 
 
 def separate_reuses(buffers: list[Buffer], statements: list[ir.Operation]) -> None:
     """A barrier before the first statement of a buffer taking bytes an earlier one used,
     unless one stands at the top level between the two."""
     needed: set[int] = set()
-    for later in buffers:
-        for earlier in buffers:
+    used = [buffer for buffer in buffers if buffer.used]
+    for later in used:
+        for earlier in used:
             if earlier.last < later.first and earlier.shares_bytes(later) and not any(
                     op.name == "gpu.barrier" for op in statements[earlier.last + 1:later.first]):
                 needed.add(later.first)

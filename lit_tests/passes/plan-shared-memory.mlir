@@ -119,3 +119,27 @@ func.func @ring_tiles_apart(%Q: memref<256x64xf16>, %K: memref<256x64xf16>, %O: 
   }
   return
 }
+
+// -----
+
+// A buffer nothing touches (a bias tile of a kernel without bias) takes no bytes: the arena
+// holds the two used buffers only (alive together), and no barrier goes in for the unused one.
+// CHECK-LABEL: func.func @unused_buffer
+// CHECK: tile.kernel grid(%{{.*}}) threads [128] attributes {tile.shared_arena = {align = 128 : i64, bytes = 1536 : i64}}
+// CHECK: tile.alloc {tile.shared_offset = 0 : i64} : memref<256xf32, "shared">
+// CHECK: tile.alloc {tile.shared_offset = 0 : i64} : memref<16384xf32, "shared">
+// CHECK: tile.alloc {tile.shared_offset = 1024 : i64} : memref<128xf32, "shared">
+// CHECK-NOT: gpu.barrier
+func.func @unused_buffer(%A: memref<256xf32>, %B: memref<128xf32>, %n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [128] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %a = tile.alloc : memref<256xf32, "shared">
+    %bias = tile.alloc : memref<16384xf32, "shared">
+    %b = tile.alloc : memref<128xf32, "shared">
+    tile.copy %A[%c0] [256] to %a[%c0] [256] : memref<256xf32> to memref<256xf32, "shared">
+    tile.copy %a[%c0] [128] to %b[%c0] [128] : memref<256xf32, "shared"> to memref<128xf32, "shared">
+    tile.copy %b[%c0] [128] to %B[%c0] [128] : memref<128xf32, "shared"> to memref<128xf32>
+  }
+  return
+}
