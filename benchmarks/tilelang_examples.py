@@ -1,7 +1,7 @@
 """TileLang's own examples run on tilec with only their imports changed: the conformance runner.
 
     python benchmarks/tilelang_examples.py --examples DIR [--out JSON] [--timeout S]
-        [--retry-timeout S] [--only PATTERN] [--part K/N] [--mode run|compile|cpu] [--jobs N]
+        [--retry-timeout S] [--only PATTERN]... [--part K/N] [--mode run|compile|cpu] [--jobs N]
         [--budget S]
     python benchmarks/tilelang_examples.py --merge JSON... --out JSON
     python benchmarks/tilelang_examples.py --regroup JSON
@@ -930,15 +930,15 @@ class Part:
         return f"{self.index}/{self.count}"
 
 
-def run_suite(examples: Path, mode: str, timeout: float, only: str | None, jobs: int,
+def run_suite(examples: Path, mode: str, timeout: float, only: list[str] | None, jobs: int,
               budget: float | None, deps: Path | None = None, retry_timeout: float = 0.0,
               part: Part | None = None) -> dict[str, Any]:
-    """The selected files (those matching `only`, of `part`) run in three passes: the others
+    """The selected files (those matching one of `only`, of `part`) run in three passes: the others
     `jobs` at a time, `RUN_ALONE` one by one, then those that timed out again with
     `retry_timeout` seconds (none when 0)."""
     selection = select_examples(examples)
-    chosen = [f for f in selection.selected if only is None or fnmatch.fnmatch(f, only)
-              or only in f]
+    chosen = [f for f in selection.selected if only is None or any(
+        fnmatch.fnmatch(f, pattern) or pattern in f for pattern in only)]
     if part is not None:
         chosen = part.take(chosen)
     files: dict[str, dict[str, Any]] = {}
@@ -1052,8 +1052,8 @@ def main() -> None:
                         help="run the K-th of N shares of the selected files (see --merge)")
     parser.add_argument("--merge", type=Path, nargs="+", default=None, metavar="JSON",
                         help="join the JSONs of a suite's parts into --out (runs nothing)")
-    parser.add_argument("--only", default=None, help="run the files matching this glob or "
-                        "containing this text")
+    parser.add_argument("--only", action="append", default=None, help="run the files matching "
+                        "this glob or containing this text (repeatable: any of them)")
     parser.add_argument("--mode", choices=("run", "compile", "cpu"), default="run")
     parser.add_argument("--jobs", type=int, default=min(8, max(1, (os.cpu_count() or 2) // 2)),
                         help="files run at once")

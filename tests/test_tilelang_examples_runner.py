@@ -478,7 +478,7 @@ def test_a_timed_out_file_is_retried_with_the_longer_limit(tmp_path: Path) -> No
     assert result["settings"]["retry_timeout_s"] == 12.0
 
 
-def test_run_alone_files_run_after_the_others_one_at_a_time(tmp_path: Path,
+def test_run_alone_files_run_after_the_others_and_only_picks_files(tmp_path: Path,
                                                             monkeypatch: pytest.MonkeyPatch
                                                             ) -> None:
     stamp = ('import time, tilelang\nT = "T.Kernel("\nimport pathlib\n'
@@ -488,9 +488,9 @@ def test_run_alone_files_run_after_the_others_one_at_a_time(tmp_path: Path,
     for name in ("a", "b", "heavy"):
         _write(tmp_path / "ex", f"x/{name}.py", stamp.format(log=log, name=name))
     monkeypatch.setattr(runner, "RUN_ALONE", frozenset({"x/a.py"}))
-    result = runner.run_suite(tmp_path / "ex", "run", 30.0, None, 1, None)
-    assert result["passed"] == 3
-    assert (tmp_path / "order.txt").read_text().split() == ["b", "heavy", "a"]
+    result = runner.run_suite(tmp_path / "ex", "run", 30.0, ["x/a.py", "*/b.py"], 1, None)
+    assert result["passed"] == 2 and "x/heavy.py" not in result["files"]  # --only, twice
+    assert (tmp_path / "order.txt").read_text().split() == ["b", "a"]
 
 
 def test_parts_split_the_selection_and_merge_into_one_result(tmp_path: Path) -> None:
