@@ -15,6 +15,12 @@ tile.alloc_barrier, tile.mbarrier_*, tile.tma_copy, tile.fence_proxy_async, tile
   threads follows, so every row's bytes are expected before any of them arrives on the
   mbarrier (one thread issuing a tile's thousand bulk copies alone kept a warp-specialized
   GEMM's producer a hundred times slower than its consumer). The bulk copy needs no tensor map.
+- tile.copy marked `tile.cp_async` (T.ptx_cp_async: one thread's own copy of 4, 8 or 16
+  bytes, global -> shared): one cp.async to where the shared tile's layout puts the element
+  (an element run of it stays whole under the 16-byte-chunk swizzles: its column must be a
+  multiple of its length), zero-filled outside the tensor; element by element where the
+  tensor's address is misaligned. tile.mbarrier_arrive marked `tile.cp_async_noinc`:
+  cp.async.mbarrier.arrive.noinc, the arrival made once this thread's earlier cp.async landed.
 - tile.warpgroups: an scf.if on the thread's warpgroup; inside, the block is the listed
   warpgroups (thread index from 0, their thread count), so copies and T.Parallel loops share
   their work out among those threads only, and block barriers become the named barrier
@@ -64,6 +70,8 @@ BULK_ALIGN = 16  # cp.async.bulk: addresses and sizes in multiples of 16 bytes
 MAX_TX_BYTES = (1 << 20) - 1
 WAIT_TICKS = 10_000_000  # try_wait's suspend-time hint, as CUTLASS
 GUARD_ATTR = "tile.warpgroups_guard"
+CP_ASYNC_ATTR = "tile.cp_async"  # a tile.copy that is one thread's own cp.async
+CP_ASYNC_NOINC_ATTR = "tile.cp_async_noinc"  # a tile.mbarrier_arrive of the thread's cp.async
 
 
 def lower_user_sync(lowering: KernelLowering, op: ir.Operation) -> None:
@@ -167,6 +175,9 @@ def _alloc_barrier(lowering: KernelLowering, op: ir.Operation) -> None:
 
 
 def _arrive(lowering: KernelLowering, op: ir.Operation) -> None:
+    if CP_ASYNC_NOINC_ATTR in op.attributes:
+        nvvm.CpAsyncMBarrierArriveOp(_barrier(op), noinc=True)
+        return
     nvvm.MBarrierArriveOp(ir.IntegerType.get_signless(64), _barrier(op))
 
 

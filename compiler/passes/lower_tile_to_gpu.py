@@ -104,7 +104,7 @@ from tilec.compiler.passes._tma_ring import (
     TmaStore,
     grouped_order,
 )
-from tilec.compiler.passes._user_sync import USER_SYNC_OPS, lower_user_sync
+from tilec.compiler.passes._user_sync import CP_ASYNC_ATTR, USER_SYNC_OPS, lower_user_sync
 from tilec.compiler.passes._warpgroup_pingpong import Turns
 from tilec.compiler.passes._wgmma import (
     SWIZZLE_ATOM_BYTES,
@@ -1349,6 +1349,9 @@ class KernelLowering:
         if MMA_SYNC_LOAD_ATTR in op.attributes:
             lower_mma_sync_load(self, op)
             return
+        if CP_ASYNC_ATTR in op.attributes:
+            self.thread_cp_async(op)
+            return
         src, src_offsets, src_shape, dst, dst_offsets, dst_shape = copy_parts(op)
         src_dims, dst_dims = box_dims(src_shape), box_dims(dst_shape)
         extents = [src_shape[d] for d in src_dims]
@@ -1562,6 +1565,31 @@ class KernelLowering:
         loop = scf.ForOp(self.tid, index(total), index(self.threads))
         with ir.InsertionPoint(loop.body):
             chunk(loop.induction_variable)
+            scf.YieldOp([])
+
+    def thread_cp_async(self, op: ir.Operation) -> None:
+        """T.ptx_cp_async (a tile.copy marked tile.cp_async): this thread's own cp.async of
+        its 1 x n box, to where the shared tile's layout puts the box's first element (a run
+        within one 16-byte chunk, which the swizzles keep whole: its column a multiple of n);
+        element by element where the tensor's base or row length is misaligned for it."""
+        src, src_at, src_shape, dst, dst_at, dst_shape = copy_parts(op)
+        vec = src_shape[-1]
+        if dst in self.rings:
+            raise fail(op, "T.ptx_cp_async into a shared ring tilec pipelines itself is not "
+                           "supported")
+        if dst in self.shared_layouts and not multiple_of(dst_at[-1], vec):
+            raise fail(op, f"T.ptx_cp_async into a swizzled shared tile: its column must be a "
+                           f"multiple of the {vec} elements it copies (runs of a 16-byte chunk "
+                           "stay whole under the swizzle), which tilec cannot prove here")
+        where, target = list(src_at), list(dst_at)
+        extent = memref.dim(src, index(len(where) - 1))
+        branch = scf.IfOp(all_of(self.vector_aligned(src, where, vec, extent)), has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            self.cp_async(src, where, extent, dst, target, vec)
+            scf.YieldOp([])
+        with ir.InsertionPoint(branch.else_block):
+            self.write(Side(dst, target, box_dims(dst_shape)), target,
+                       self.read_elements(src, where, vec))
             scf.YieldOp([])
 
     def cp_async(self, src: ir.Value, where: list[ir.Value], extent: ir.Value, dst: ir.Value,

@@ -11,8 +11,15 @@ is named as `bars[i]`, or `bars` for its first. They become tile ops (tile.alloc
 tile.mbarrier_*, tile.tma_copy, tile.warpgroups); the named-barrier arrive and setmaxnreg are
 nvvm ops, as T.sync_threads' named barrier is.
 
-A loop holding any of them is the user's own schedule: a T.Pipelined one becomes a plain
-sequential loop (tile.for), which multi-buffering would otherwise change under the barriers.
+`T.ptx_cp_async(T.access_ptr(S[i, j], "w", n), T.access_ptr(A[k, l], "r", n), n)` is one
+thread's own asynchronous copy of n elements (4, 8 or 16 bytes) along the last dimension: a
+tile.copy of that 1 x n box marked `tile.cp_async` (each thread running it copies its box; the
+CPU target copies at once). `T.cp_async_barrier_noinc(bars[i])` is a tile.mbarrier_arrive
+marked `tile.cp_async_noinc`: the arrival comes when the thread's earlier cp.async have landed.
+
+A loop holding any of them (or a T.ptx_cp_async) is the user's own schedule: a T.Pipelined one
+becomes a plain sequential loop (tile.for), which multi-buffering would otherwise change under
+the barriers.
 """
 
 from __future__ import annotations
@@ -26,10 +33,12 @@ from mlir.dialects import nvvm
 
 import tilec.dialect as tile
 import tilec.language as T
+from tilec.compiler.passes._user_sync import CP_ASYNC_ATTR, CP_ASYNC_NOINC_ATTR
 from tilec.frontend.values import Buffer, Scalar, mlir_type
 
 BARRIER_SCOPE = "barrier"
 MAX_ARRIVE_COUNT = (1 << 20) - 1
+CP_ASYNC_BYTES = (4, 8, 16)  # the sizes one cp.async moves
 WARPGROUP_THREADS = 128
 # the ops that make a loop the user's schedule
 USER_SYNC_OPS = ("tile.alloc_barrier", "tile.mbarrier_arrive", "tile.mbarrier_expect_tx",
@@ -42,6 +51,13 @@ class WarpgroupSpec:
     """What `T.ws(0, 1)` evaluates to, entered by `with`."""
 
     groups: list[int]
+
+
+def _callee_name(func: ast.expr) -> str | None:
+    """`access_ptr` for `T.access_ptr` or a bare `access_ptr`."""
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else None
 
 
 def _walk(op: ir.Operation):
@@ -79,13 +95,14 @@ class BarrierOps:
     def insertion_block_owner(self) -> ir.Operation:
         return ir.InsertionPoint.current.block.owner
 
-    def outside_parallel(self, node: ast.AST, what: str) -> None:
+    def outside_parallel(self, node: ast.AST, what: str,
+                         why: str = "the barrier counts threads") -> None:
         """Barriers and TMA copies act per thread, not per point of a T.Parallel loop."""
         owner = self.insertion_block_owner()
         while owner is not None and owner != self.kernel_op.operation:
             if owner.name == "tile.parallel":
                 self.error(node, f"{what} cannot stand in T.Parallel (its points are spread "
-                                 "over the threads; the barrier counts threads)")
+                                 f"over the threads; {why})")
             owner = owner.parent
 
     def barrier_ref(self, nodes: dict, key: str, node: ast.Call) -> tuple[Buffer, ir.Value]:
@@ -143,6 +160,67 @@ class BarrierOps:
                 isinstance(value, Scalar) and not value.dtype.is_integer):
             self.error(node, f"argument '{key}' must be an integer, got {value!r}")
         return self.materialize(value, T.int32, node).value
+
+    # ----- per-thread cp.async --------------------------------------------------------------
+    def t_ptx_cp_async(self, nodes: dict, node: ast.Call) -> None:
+        self.require_kernel(node, "T.ptx_cp_async")
+        self.outside_parallel(node, "T.ptx_cp_async", "it is one thread's own copy")
+        if self.arg(nodes, "predicate") is not None:
+            self.error(node, "T.ptx_cp_async(predicate=...) is not supported by tilec: put the "
+                             "call under an `if`")
+        dst, dst_at = self.cp_async_element(nodes["dst_access_ptr"], "dst_access_ptr", node)
+        src, src_at = self.cp_async_element(nodes["src_access_ptr"], "src_access_ptr", node)
+        if src.scope != "global" or dst.scope != "shared":
+            self.error(node, f"T.ptx_cp_async copies a global tensor's elements into a shared "
+                             f"buffer, not {src.scope} '{src.name}' into {dst.scope} "
+                             f"'{dst.name}'")
+        if src.dtype != dst.dtype:
+            self.error(node, f"T.ptx_cp_async does not convert: {src.dtype} into {dst.dtype}")
+        count = self.const_arg(nodes, "num_elems", node)
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1 or (
+                count * src.dtype.bits) % 8 or count * src.dtype.bits // 8 not in CP_ASYNC_BYTES:
+            self.error(node, f"T.ptx_cp_async moves 4, 8 or 16 bytes: num_elems={count!r} "
+                             f"elements of {src.dtype}")
+        for buffer, at in ((src, src_at), (dst, dst_at)):
+            last = at[-1]
+            if isinstance(last, int) and isinstance(buffer.dims[-1], int) and \
+                    last + count > buffer.dims[-1]:
+                self.error(node, f"T.ptx_cp_async: {count} elements from column {last} leave "
+                                 f"'{buffer.name}' (its last dimension is {buffer.dims[-1]})")
+        op = tile.copy(src.value, [self.index_value(i) for i in src_at],
+                       [1] * (src.rank - 1) + [count],
+                       dst.value, [self.index_value(i) for i in dst_at],
+                       [1] * (dst.rank - 1) + [count])
+        op.operation.attributes[CP_ASYNC_ATTR] = ir.UnitAttr.get()
+
+    def cp_async_element(self, expr: ast.expr, key: str, node: ast.Call
+                         ) -> tuple[Buffer, list[Any]]:
+        """The buffer and element an operand of T.ptx_cp_async names: `T.access_ptr(buf[i, j],
+        mode, ...)` (TileLang's form) or `buf[i, j]`."""
+        base = expr
+        if isinstance(expr, ast.Call) and _callee_name(expr.func) == "access_ptr":
+            offsets = [k for k in expr.keywords if k.arg == "offset"]
+            if not expr.args or offsets:
+                self.error(node, f"T.ptx_cp_async: {key} is T.access_ptr(buf[i, j], mode, n) "
+                                 "of one element (no offset=)")
+            base = expr.args[0]
+        if isinstance(base, ast.Subscript):
+            buffer = self.eval(base.value)
+            if isinstance(buffer, Buffer):
+                indices = self.element_indices(buffer, base)
+                self.check_index_bounds(buffer, indices, node)
+                return buffer, indices
+        else:
+            buffer = self.eval(base)
+            if isinstance(buffer, Buffer):
+                return buffer, [0] * buffer.rank
+        self.error(node, f"T.ptx_cp_async: {key} must name an element of a buffer "
+                         f"(T.access_ptr(buf[i, j], ...)), got {ast.unparse(expr)}")
+
+    def t_cp_async_barrier_noinc(self, nodes: dict, node: ast.Call) -> None:
+        buffer, position = self.barrier_ref(nodes, "barrier", node)
+        op = tile.mbarrier_arrive(buffer.value, position)
+        op.operation.attributes[CP_ASYNC_NOINC_ATTR] = ir.UnitAttr.get()
 
     # ----- named barriers, fences, registers ------------------------------------------------
     def t_named_barrier_arrive(self, nodes: dict, node: ast.Call) -> None:
@@ -247,7 +325,8 @@ class BarrierOps:
 
     def serial_if_user_synchronized(self, loop: ir.OpView) -> None:
         """A T.Pipelined loop holding barriers, TMA copies or T.ws becomes a tile.for."""
-        if not any(inner.name in USER_SYNC_OPS for inner in _walk(loop.operation)):
+        if not any(inner.name in USER_SYNC_OPS or CP_ASYNC_ATTR in inner.attributes
+                   for inner in _walk(loop.operation)):
             return
         with loop.location, ir.InsertionPoint(loop):
             serial = tile.ForOp(loop.lower, loop.upper, loop.step)

@@ -1024,6 +1024,27 @@ def tma_copy(src: Any, dst: Any, *, barrier: Any = None, cluster_mask: Any = Non
 
 
 @_intrinsic
+def ptx_cp_async(dst_access_ptr: Any, src_access_ptr: Any, num_elems: Any,
+                 predicate: Any = None) -> Any:
+    """This thread starts an asynchronous copy (cp.async) of `num_elems` elements (4, 8 or 16
+    bytes) from a global element to a shared one, each named `T.access_ptr(buf[i, j], ...)`;
+    complete it with T.cp_async_barrier_noinc and a wait on that barrier."""
+
+
+@_intrinsic
+def cp_async_barrier_noinc(barrier: Any) -> Any:
+    """The barrier (`bars[i]`) receives this thread's arrival once every cp.async it started
+    before has landed (cp.async.mbarrier.arrive.noinc: counted in the arrive count)."""
+
+
+@_intrinsic
+def sync_grid() -> Any:
+    """Waits until every thread of every block of the grid arrives here; global-memory writes
+    before it are visible after it. The kernel is launched cooperatively (all its blocks
+    resident at once), so its grid may not exceed what the GPU holds at a time."""
+
+
+@_intrinsic
 def ws(*warp_group_idx: int) -> Any:
     """`with T.ws(1):` the body runs on warpgroup 1 only (threads 128 to 255)."""
 
@@ -1157,5 +1178,6 @@ __all__ = [
     "dec_max_nreg", "no_set_max_nreg", "disable_warp_group_reg_alloc", "SharedBuffer",
     "FragmentBuffer", "LocalBuffer", "alloc_reducer", "finalize_reducer", "attr", "comm_reducer",
     "tvm_thread_allreduce", "rng_init", "rng_rand", "rng_rand_float",
-    "import_source", "call_extern", "access_ptr",
+    "import_source", "call_extern", "access_ptr", "ptx_cp_async", "cp_async_barrier_noinc",
+    "sync_grid",
 ]
