@@ -25,7 +25,11 @@ from tilec.compiler.targets.cuda import ptxas_path
 from tilec.errors import TilecError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "gpu"))
-from thread_copy_kernels import cp_async_gemm, cp_async_scale  # noqa: E402 - the GPU suite's
+from thread_copy_kernels import (  # noqa: E402 - the GPU suite's
+    cp_async_gemm,
+    cp_async_scale,
+    grid_sum_broadcast,
+)
 
 needs_ptxas = pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
 
@@ -87,3 +91,21 @@ def bad(A: T.Tensor((64, 64), T.float16), B: T.Tensor((64, 64), T.float16)):
         with pytest.raises(TilecError, match=rf"bad_cp_async_{number}.py:(9|10): .*"
                                              rf"{re.escape(message)}"):
             tilec.compile(bad, target="cpu")
+
+
+@needs_ptxas
+def test_sync_grid_assembles_and_launches_cooperatively() -> None:
+    kernel = grid_sum_broadcast.compile(N=5000, target="cuda:sm_90a")
+    assert kernel.artifact.launch["cooperative"] is True
+    ptx = kernel.get_kernel_source()
+    assert ".global .align 4 .u32 tilec_grid_barrier;" in ptx
+    assert len(re.findall(r"atom\.add\.release\.gpu\.global\.u32", ptx)) == 1  # one T.sync_grid
+    assert "ld.acquire.gpu.global.u32" in ptx
+    assert "cooperative" not in cp_async_scale.compile(
+        M=64, K=64, target="cuda:sm_90a").artifact.launch
+
+
+def test_sync_grid_is_an_error_on_cpu() -> None:
+    with pytest.raises(TilecError, match=r"thread_copy_kernels\.py:\d+: T\.sync_grid waits for "
+                                         r"every block of the grid, but the CPU target"):
+        grid_sum_broadcast.compile(N=5000, target="cpu")

@@ -21,6 +21,15 @@ tile.alloc_barrier, tile.mbarrier_*, tile.tma_copy, tile.fence_proxy_async, tile
   multiple of its length), zero-filled outside the tensor; element by element where the
   tensor's address is misaligned. tile.mbarrier_arrive marked `tile.cp_async_noinc`:
   cp.async.mbarrier.arrive.noinc, the arrival made once this thread's earlier cp.async landed.
+- nvvm.barrier marked `tile.sync_grid` (T.sync_grid): a block barrier, then thread 0 of each
+  block arrives on a 32-bit counter in global memory (a zero-initialized global of the
+  module) and spins until every block has: block (0, 0, 0) adds 2^31 - (blocks - 1), the
+  others 1, so the counter's top bit flips once all have arrived and its low bits are back
+  to 0 for the next barrier (cooperative groups' scheme). The add is a release and the spin
+  an acquire at GPU scope, with fences around them, so every thread's writes before the
+  barrier are visible to every thread after it; a block barrier ends it. Every block must be
+  resident at once: the gpu.func is marked `tile.cooperative` and the runtime launches it
+  cooperatively, checking the grid against what the GPU holds.
 - tile.warpgroups: an scf.if on the thread's warpgroup; inside, the block is the listed
   warpgroups (thread index from 0, their thread count), so copies and T.Parallel loops share
   their work out among those threads only, and block barriers become the named barrier
@@ -72,6 +81,10 @@ WAIT_TICKS = 10_000_000  # try_wait's suspend-time hint, as CUTLASS
 GUARD_ATTR = "tile.warpgroups_guard"
 CP_ASYNC_ATTR = "tile.cp_async"  # a tile.copy that is one thread's own cp.async
 CP_ASYNC_NOINC_ATTR = "tile.cp_async_noinc"  # a tile.mbarrier_arrive of the thread's cp.async
+SYNC_GRID_ATTR = "tile.sync_grid"  # an nvvm.barrier that waits for the whole grid
+COOPERATIVE_ATTR = "tile.cooperative"  # a gpu.func whose blocks must all be resident at once
+GRID_COUNTER = "tilec_grid_barrier"
+GRID_FLIP = -(1 << 31)  # the counter's top bit, as a signless i32 constant
 
 
 def lower_user_sync(lowering: KernelLowering, op: ir.Operation) -> None:
@@ -383,6 +396,77 @@ def _copy_row(src: ir.Value, src_at: list[ir.Value], dst: ir.Value, dst_at: list
         dst_index = dst_at[:-1] + [arith.addi(dst_at[-1], step)]
         memref.store(_load_or_zero(src, src_index, element), dst, dst_index)
         scf.YieldOp([])
+
+
+# ----- T.sync_grid ------------------------------------------------------------------------------
+def lower_sync_grid(lowering: KernelLowering, op: ir.Operation) -> None:
+    """A grid-wide barrier (see the module docstring); the op is gone afterwards."""
+    _check_every_thread_reaches(op, "T.sync_grid waits for every thread of the grid")
+    if lowering.tma_ring is not None and lowering.tma_ring.persistent:
+        raise op_error(op, "T.sync_grid in a kernel tilec made persistent (its TMA ring loops "
+                           "over tiles) is not supported")
+    function = op.parent
+    while function.name != "gpu.func":
+        function = function.parent
+    function.attributes[COOPERATIVE_ATTR] = ir.UnitAttr.get()
+    i32 = ir.IntegerType.get_signless(32)
+    with op.location, ir.InsertionPoint(op):
+        counter = _grid_counter(lowering)
+        gpu.BarrierOp()
+        leader = scf.IfOp(arith.cmpi(arith.CmpIPredicate.eq, lowering.tid, index(0)))
+        with ir.InsertionPoint(leader.then_block):
+            blocks = _product([gpu.grid_dim(d) for d in _AXES])
+            first = _all_zero([gpu.block_id(d) for d in _AXES])
+            first_share = arith.subi(_i32(GRID_FLIP + 1), arith.index_cast(i32, blocks))
+            share = arith.select(first, first_share, _i32(1))
+            old = llvm.InlineAsmOp(i32, [counter, share],
+                                   "fence.acq_rel.gpu;\n\tatom.add.release.gpu.global.u32 $0, "
+                                   "[$1], $2;", "=r,l,r,~{memory}", has_side_effects=True).result
+            spin = scf.WhileOp([], [])
+            before = spin.before.blocks.append()
+            with ir.InsertionPoint(before):
+                now = llvm.InlineAsmOp(i32, [counter], "ld.acquire.gpu.global.u32 $0, [$1];",
+                                       "=r,l,~{memory}", has_side_effects=True).result
+                flipped = arith.andi(arith.xori(old, now), _i32(GRID_FLIP))
+                scf.ConditionOp(arith.cmpi(arith.CmpIPredicate.eq, flipped, _i32(0)), [])
+            with ir.InsertionPoint(spin.after.blocks.append()):
+                scf.YieldOp([])
+            llvm.InlineAsmOp(None, [], "fence.acq_rel.gpu;", "~{memory}", has_side_effects=True)
+            scf.YieldOp([])
+        gpu.BarrierOp()
+    op.erase()
+
+
+_AXES = (gpu.Dimension.x, gpu.Dimension.y, gpu.Dimension.z)
+
+
+def _grid_counter(lowering: KernelLowering) -> ir.Value:
+    """The address of the module's grid-barrier counter (declared on first use)."""
+    block = lowering.gpu_block
+    known = any(as_operation(o).name == "llvm.mlir.global" and
+                ir.StringAttr(as_operation(o).attributes["sym_name"]).value == GRID_COUNTER
+                for o in block.operations)
+    if not known:
+        i32 = ir.IntegerType.get_signless(32)
+        with ir.InsertionPoint.at_block_begin(block), ir.Location.unknown():
+            llvm.GlobalOp(i32, GRID_COUNTER, ir.Attribute.parse("#llvm.linkage<internal>"),
+                          value=ir.IntegerAttr.get(i32, 0), addr_space=1)
+    return llvm.mlir_addressof(llvm.PointerType.get(1), GRID_COUNTER)
+
+
+def _product(values: list[ir.Value]) -> ir.Value:
+    result = values[0]
+    for value in values[1:]:
+        result = arith.muli(result, value)
+    return result
+
+
+def _all_zero(values: list[ir.Value]) -> ir.Value:
+    result = None
+    for value in values:
+        term = arith.cmpi(arith.CmpIPredicate.eq, value, index(0))
+        result = term if result is None else arith.andi(result, term)
+    return result
 
 
 # ----- tile.warpgroups -------------------------------------------------------------------------

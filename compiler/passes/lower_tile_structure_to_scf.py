@@ -12,9 +12,11 @@ One thread runs the whole block (`threads` is ignored), so:
 - tile.parallel becomes a loop nest over its extents, tile.pipelined and tile.for plain
   `scf.for` loops (stages and `unroll` are performance hints the CPU does without);
 - barriers (gpu.barrier, nvvm.barrier: T.sync_threads) are dropped: the block's one thread
-  runs its statements in order. What names one thread of many (gpu.thread_id, nvvm.shfl.sync,
-  nvvm.vote.sync: T.get_thread_binding, T.shfl_*, T.warp_reduce_*, T.any_sync) has no meaning
-  here and is rejected, as is a call of CUDA C code (llvm.call: T.call_extern);
+  runs its statements in order; T.sync_grid (an nvvm.barrier marked tile.sync_grid) is an
+  error, since no block could wait for the blocks after it. What names one thread of many
+  (gpu.thread_id, nvvm.shfl.sync, nvvm.vote.sync: T.get_thread_binding, T.shfl_*,
+  T.warp_reduce_*, T.any_sync) has no meaning here and is rejected, as is a call of CUDA C
+  code (llvm.call: T.call_extern);
 - an element load or store of a global buffer whose index is not provably inside is guarded
   as the CUDA target guards it: out of bounds, a load gives 0 and a store is skipped (a ragged
   last block must not write past a tensor on one target and not the other).
@@ -32,6 +34,7 @@ from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._builders import BoundsGuard, loop_nest, move_body, ops_named
 from tilec.compiler.passes._ir_walk import op_error
 from tilec.compiler.passes._scalar import bit_width, constant
+from tilec.compiler.passes._user_sync import SYNC_GRID_ATTR
 from tilec.errors import CompileError
 
 LOOP_OPS = ("tile.parallel", "tile.pipelined", "tile.for")
@@ -68,6 +71,12 @@ class LowerTileStructureToScf(TilePass):
         for kernel in ops_named(module.operation, ("tile.kernel",)):
             _guard_global_elements(kernel)
         for op in ops_named(module.operation, BARRIERS):
+            if SYNC_GRID_ATTR in op.operation.attributes:
+                raise op_error(op.operation, "T.sync_grid waits for every block of the grid, "
+                                             "but the CPU target runs the blocks one after "
+                                             "another on one thread: the first would wait for "
+                                             "blocks that have not started; compile this "
+                                             "kernel for CUDA")
             op.operation.erase()
         for op in ops_named(module.operation, LOOP_OPS):
             with ir.InsertionPoint(op), op.location:

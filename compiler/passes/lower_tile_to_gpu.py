@@ -104,7 +104,13 @@ from tilec.compiler.passes._tma_ring import (
     TmaStore,
     grouped_order,
 )
-from tilec.compiler.passes._user_sync import CP_ASYNC_ATTR, USER_SYNC_OPS, lower_user_sync
+from tilec.compiler.passes._user_sync import (
+    CP_ASYNC_ATTR,
+    SYNC_GRID_ATTR,
+    USER_SYNC_OPS,
+    lower_sync_grid,
+    lower_user_sync,
+)
 from tilec.compiler.passes._warpgroup_pingpong import Turns
 from tilec.compiler.passes._wgmma import (
     SWIZZLE_ATOM_BYTES,
@@ -862,6 +868,9 @@ class KernelLowering:
                 return
             elif name in USER_SYNC_OPS:
                 lower_user_sync(self, op)
+                return
+            elif name == "nvvm.barrier" and SYNC_GRID_ATTR in op.attributes:
+                lower_sync_grid(self, op)
                 return
             elif name == "memref.reinterpret_cast":
                 self.lower_view(op)

@@ -65,6 +65,7 @@ from tilec.compiler.passes._scheduling import (
     VECTOR_LOADS_ATTR,
 )
 from tilec.compiler.passes._tma_ring import MAPS_ATTR, TILES_ATTR
+from tilec.compiler.passes._user_sync import COOPERATIVE_ATTR
 from tilec.compiler.passes.lower_gemm_to_tensorcore import LAUNCH_ATTR
 from tilec.compiler.pipeline import (
     CompileOptions,
@@ -258,6 +259,8 @@ def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
             f"has at most {target.max_shared_bytes} (use smaller tiles or fewer stages)",
             location.filename, location.lineno)
     options.extra["shared_bytes"] = shared_bytes
+    if any(COOPERATIVE_ATTR in function.attributes for function in _gpu_functions(module)):
+        options.extra["cooperative"] = True  # T.sync_grid: every block resident at once
 
 
 def check_grid(kernel: ir.Operation, target: TargetDescription, api: str) -> None:
@@ -333,6 +336,8 @@ def finish(product: bytes | str, options: CompileOptions, kernel_name: str
         launch["tma"] = options.extra["tma"]
     if "grid" in options.extra:  # a persistent grid: replaces the frontend's
         launch["grid"] = options.extra["grid"]
+    if options.extra.get("cooperative"):
+        launch["cooperative"] = True
     tensorcore = options.extra.get("tensorcore")
     if tensorcore:
         launch["tma"] = tensorcore.get("tma", {})

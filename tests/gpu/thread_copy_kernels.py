@@ -73,3 +73,37 @@ def cp_async_gemm(A, B, block_M=64, block_N=64, block_K=64, num_stages=2):
         with T.ws(0):
             T.copy(acc, C[by * block_M, bx * block_N])
     return C
+
+
+@tilec.jit
+def grid_sum_broadcast(A, blocks=8, block=256):
+    """Every element of B is the sum of all of A's, in two phases of one kernel: each of the
+    `blocks` blocks sums its share of A into `partial[b]`, T.sync_grid, then each block adds
+    the partials up and writes its share of B (run twice: the barrier is reused)."""
+    N = T.const("N")
+    A: T.Tensor((N,), T.float32)
+    B = T.empty((N,), T.float32)
+    partial = T.alloc_global((2, blocks), T.float32)
+    with T.Kernel(blocks, threads=block) as bx:
+        shares = T.alloc_fragment((block,), T.float32)
+        total = T.alloc_fragment((1,), T.float32)
+        for phase in T.serial(2):
+            T.clear(shares)
+            for i in T.serial(T.ceildiv(N, blocks * block)):
+                for t in T.Parallel(block):
+                    at = (i * blocks + bx) * block + t
+                    shares[t] += T.if_then_else(at < N, A[at] * (phase + 1), 0.0)
+            T.reduce_sum(shares, total, dim=0)
+            partial[phase, bx] = total[0]
+            T.sync_grid()
+            for t in T.Parallel(block):
+                shares[t] = 0.0
+            for b in T.serial(blocks):
+                for t in T.Parallel(block):
+                    shares[t] += partial[phase, b]
+            for i in T.serial(T.ceildiv(N, blocks * block)):
+                for t in T.Parallel(block):
+                    at = (i * blocks + bx) * block + t
+                    if at < N:
+                        B[at] = shares[t] if phase == 0 else B[at] + shares[t]
+    return B

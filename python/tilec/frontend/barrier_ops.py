@@ -16,6 +16,8 @@ thread's own asynchronous copy of n elements (4, 8 or 16 bytes) along the last d
 tile.copy of that 1 x n box marked `tile.cp_async` (each thread running it copies its box; the
 CPU target copies at once). `T.cp_async_barrier_noinc(bars[i])` is a tile.mbarrier_arrive
 marked `tile.cp_async_noinc`: the arrival comes when the thread's earlier cp.async have landed.
+`T.sync_grid()` is an nvvm.barrier marked `tile.sync_grid`: every thread of the grid waits
+there (compiler/passes/_user_sync.py lowers it; the CPU target refuses it).
 
 A loop holding any of them (or a T.ptx_cp_async) is the user's own schedule: a T.Pipelined one
 becomes a plain sequential loop (tile.for), which multi-buffering would otherwise change under
@@ -33,7 +35,7 @@ from mlir.dialects import nvvm
 
 import tilec.dialect as tile
 import tilec.language as T
-from tilec.compiler.passes._user_sync import CP_ASYNC_ATTR, CP_ASYNC_NOINC_ATTR
+from tilec.compiler.passes._user_sync import CP_ASYNC_ATTR, CP_ASYNC_NOINC_ATTR, SYNC_GRID_ATTR
 from tilec.frontend.values import Buffer, Scalar, mlir_type
 
 BARRIER_SCOPE = "barrier"
@@ -236,6 +238,13 @@ class BarrierOps:
                              f"got {count}")
         nvvm.BarrierArriveOp(self.materialize(count, T.int32, node).value,
                              barrierId=self.materialize(barrier_id, T.int32, node).value)
+
+    def t_sync_grid(self, nodes: dict, node: ast.Call) -> None:
+        """A grid-wide barrier: an nvvm.barrier (the block's) marked tile.sync_grid."""
+        self.require_kernel(node, "T.sync_grid")
+        self.outside_parallel(node, "T.sync_grid", "every thread of the grid waits there")
+        op = nvvm.BarrierOp(None)
+        op.operation.attributes[SYNC_GRID_ATTR] = ir.UnitAttr.get()
 
     def t_fence_proxy_async(self, nodes: dict, node: ast.Call) -> None:
         self.require_kernel(node, "T.fence_proxy_async")

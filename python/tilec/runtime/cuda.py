@@ -13,13 +13,17 @@ kernel's static shared bytes).
 
 Two launch paths with the same interface: the native extension `tilec.runtime._launcher`
 (C++, built by CMake; a launch is one call with a list of ints) and, where it is absent, the
-CUDA driver through cuda-bindings.
+CUDA driver through cuda-bindings. A kernel marked launch["cooperative"] (T.sync_grid: its
+blocks wait for each other) takes the latter, launched by cuLaunchCooperativeKernel after
+checking its grid against the blocks the GPU holds at once (the occupancy of its block size
+and shared memory on every multiprocessor): a larger grid would wait forever.
 """
 
 from __future__ import annotations
 
 import ast
 import ctypes
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -112,7 +116,7 @@ class _BindingsKernel:
     """The same launch interface as the native Kernel, through cuda-bindings (slower)."""
 
     def __init__(self, image: bytes, entry: str, kinds: list[int], shared_bytes: int,
-                 block: list[int], device: int):
+                 block: list[int], device: int, cooperative: bool = False):
         try:
             from cuda.bindings import driver as cu
         except ImportError:
@@ -139,6 +143,25 @@ class _BindingsKernel:
         self.types = tuple(CTYPES[kind] for kind in kinds)
         self.shared_bytes = shared_bytes
         self.block = block
+        self.entry = entry
+        self.resident = self._resident_blocks(device) if cooperative else None
+
+    def _resident_blocks(self, device: int) -> tuple[int, int]:
+        """(blocks per multiprocessor, multiprocessors) of this kernel on `device`."""
+        cu = self.cu
+        handle = self._check(cu.cuDeviceGet(device), "cuDeviceGet")
+        attributes = cu.CUdevice_attribute
+        if not self._check(cu.cuDeviceGetAttribute(
+                attributes.CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, handle), "cuDeviceGetAttribute"):
+            raise LaunchError(f"kernel '{self.entry}' synchronizes its whole grid "
+                              "(T.sync_grid), which needs a cooperative launch this GPU does "
+                              "not support")
+        per_sm = self._check(cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+            self.function, self.block[0] * self.block[1] * self.block[2], self.shared_bytes),
+            "cuOccupancyMaxActiveBlocksPerMultiprocessor")
+        sms = self._check(cu.cuDeviceGetAttribute(
+            attributes.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, handle), "cuDeviceGetAttribute")
+        return per_sm, sms
 
     def _check(self, result: Any, what: str) -> Any:
         result = result if isinstance(result, tuple) else (result,)
@@ -149,6 +172,19 @@ class _BindingsKernel:
 
     def launch(self, values: list, gx: int, gy: int, gz: int, stream: int) -> None:
         if gx == 0 or gy == 0 or gz == 0:
+            return
+        if self.resident is not None:
+            per_sm, sms = self.resident
+            if gx * gy * gz > per_sm * sms:
+                raise LaunchError(
+                    f"kernel '{self.entry}' synchronizes its whole grid (T.sync_grid), so its "
+                    f"{gx * gy * gz} blocks must all be resident at once; this GPU holds "
+                    f"{per_sm * sms} of them ({per_sm} per multiprocessor x {sms} at "
+                    f"{self.block[0] * self.block[1] * self.block[2]} threads and "
+                    f"{self.shared_bytes} bytes of shared memory each): launch fewer blocks")
+            self._check(self.cu.cuLaunchCooperativeKernel(
+                self.function, gx, gy, gz, *self.block, self.shared_bytes, stream,
+                (tuple(values), self.types)), "cuLaunchCooperativeKernel")
             return
         self._check(self.cu.cuLaunchKernel(
             self.function, gx, gy, gz, *self.block, self.shared_bytes, stream,
@@ -167,11 +203,12 @@ def load(artifact: Artifact, *, native: bool | None = None) -> Launcher:
     shared_bytes = int(launch.get("shared_bytes", 0))
     entry = launch.get("entry", artifact.name)
     pack = build_packer(artifact)
-    use_native = native_available() if native is None else native
+    cooperative = bool(launch.get("cooperative"))
+    use_native = not cooperative and (native_available() if native is None else native)
     if use_native:
         from tilec.runtime._launcher import Kernel as kernel_class
     else:
-        kernel_class = _BindingsKernel
+        kernel_class = functools.partial(_BindingsKernel, cooperative=cooperative)
     tensor_params = [n for n, p in enumerate(artifact.params) if p.kind == "tensor"]
     first_tensor = tensor_params[0] if tensor_params else None
     raw_stream = torch._C._cuda_getCurrentRawStream

@@ -109,7 +109,7 @@ def native_call(artifact: Artifact, launcher: Callable[[list, dict], None],
                 fallback: Callable[..., Any], error: type[Exception]) -> Callable[..., Any] | None:
     """The native call of `artifact` on `device` (a torch.device), or None where a kernel
     takes the Python call. `launcher` is what tilec.runtime.load made of the artifact."""
-    if not enabled(device.type) or artifact.kernels or any(
+    if not enabled(device.type) or artifact.kernels or artifact.launch.get("cooperative") or any(
             dtype is None for _, _, dtype, _ in inputs):
         return None
     try:
