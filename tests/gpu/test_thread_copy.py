@@ -1,7 +1,9 @@
 """One thread's own cp.async (T.ptx_cp_async + T.cp_async_barrier_noinc) on the GPU, checked
 against float32 references on fresh random inputs with NaN-poisoned outputs: a tile every
 thread fills, and a producer warpgroup filling a ring of swizzled wgmma operand tiles for a
-consumer warpgroup's gemm (TileLang's MLA producer pattern). The kernels:
+consumer warpgroup's gemm (TileLang's MLA producer pattern); and T.sync_grid between the two
+phases of a cooperative kernel, launched three times, and its grid past what the GPU holds at
+once refused with a clear error. The kernels:
 tests/gpu/thread_copy_kernels.py; compiled in process, or taken from TILEC_CACHE_DIR."""
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ pytestmark = [pytest.mark.gpu,
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from thread_copy_kernels import cp_async_gemm, cp_async_scale  # noqa: E402
+from thread_copy_kernels import cp_async_gemm, cp_async_scale, grid_sum_broadcast  # noqa: E402
+
+from tilec.errors import LaunchError  # noqa: E402
 
 
 @pytest.mark.parametrize(("M", "K"), [(256, 512), (100, 200)])
@@ -33,3 +37,22 @@ def test_cp_async_ring_feeds_wgmma(M: int, N: int, K: int) -> None:  # noqa: N80
     b = torch.randn(N, K, device="cuda").half()
     c = cp_async_gemm.compile(M=M, N=N, K=K).get_profiler().run_poisoned(a, b)
     torch.testing.assert_close(c, a.float() @ b.float().T, rtol=1e-3, atol=2e-2)
+
+
+@pytest.mark.parametrize(("N", "blocks"), [(100_000, 8), (54_321, 132)])
+def test_sync_grid_publishes_every_block_writes(N: int, blocks: int) -> None:  # noqa: N803
+    a = torch.randn(N, device="cuda")
+    kernel = grid_sum_broadcast.compile(N=N, blocks=blocks)
+    assert kernel.artifact.launch["cooperative"] is True
+    for _ in range(3):  # the barrier's counter carries over from launch to launch
+        b = kernel.get_profiler().run_poisoned(a)
+        expected = (a.double().sum() * 3).float().expand(N)
+        torch.testing.assert_close(b, expected, rtol=1e-4, atol=1e-2)
+
+
+def test_sync_grid_past_the_resident_blocks_is_a_clear_error() -> None:
+    a = torch.randn(1000, device="cuda")
+    kernel = grid_sum_broadcast.compile(N=1000, blocks=8192)
+    with pytest.raises(LaunchError, match=r"synchronizes its whole grid \(T\.sync_grid\), so its "
+                                          r"8192 blocks must all be resident at once"):
+        kernel(a)
