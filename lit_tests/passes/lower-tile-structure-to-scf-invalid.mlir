@@ -1,6 +1,6 @@
 // RUN: not tilec-opt --lower-tile-structure-to-scf %s --split-input-file 2>&1 | FileCheck %s
-// Block-level ops must be lowered first: the pass says which pass to run. One thread runs each
-// block, so what names one thread of many (a thread index, a warp shuffle) is rejected.
+// Block-level ops must be lowered first. One thread runs each block, so what names one thread
+// of many (a thread index, a warp shuffle) and a grid-wide barrier (T.sync_grid) are rejected.
 
 // CHECK: error: lower-tile-structure-to-scf: run lower-tile-ops-to-loops first ('tile.fill'
 func.func @fill_left(%n: index) {
@@ -54,6 +54,17 @@ func.func @extern_call(%out: memref<1xf32>, %x: f32) {
     %y = llvm.call @tilec_extern_0_f(%x) : (f32) -> f32
     %c0 = arith.constant 0 : index
     memref.store %y, %out[%c0] : memref<1xf32>
+  }
+  return
+}
+
+// -----
+
+// CHECK: lower-tile-structure-to-scf-invalid.mlir:[[@LINE+4]]: error: T.sync_grid waits for every block of the grid, but the CPU target runs the blocks one after another on one thread
+func.func @sync_grid(%n: index) {
+  tile.kernel grid(%n) threads [32] {
+  ^bb0(%bx: index):
+    "nvvm.barrier"() {tile.sync_grid, operandSegmentSizes = array<i32: 0, 0, 0>} : () -> ()
   }
   return
 }
