@@ -21,6 +21,7 @@ import torch
 from conftest import assert_close, randn
 
 import tilec
+import tilec.language as T
 from tilec.compiler.targets.cuda import ptxas_path
 from tilec.errors import TilecError
 
@@ -29,6 +30,7 @@ from thread_copy_kernels import (  # noqa: E402 - the GPU suite's
     cp_async_gemm,
     cp_async_scale,
     grid_sum_broadcast,
+    thread_range_scale,
 )
 
 needs_ptxas = pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
@@ -109,3 +111,29 @@ def test_sync_grid_is_an_error_on_cpu() -> None:
     with pytest.raises(TilecError, match=r"thread_copy_kernels\.py:\d+: T\.sync_grid waits for "
                                          r"every block of the grid, but the CPU target"):
         grid_sum_broadcast.compile(N=5000, target="cpu")
+
+
+@needs_ptxas
+def test_thread_range_branches_run_on_their_warpgroups() -> None:
+    kernel = thread_range_scale.compile(M=200, N=100, target="cuda:sm_90a")
+    assert kernel.artifact.binary_kind == "cubin"
+    schedule = kernel.asm["tile-schedule"]
+    for groups in ("[0]", "[1]", "[2]"):  # tx < 128, 128 <= tx < 256, the rest
+        assert f"tile.warpgroups {groups}" in schedule
+
+
+@T.prim_func
+def lone_thread_branch(A: T.Tensor((256,), T.float32), B: T.Tensor((256,), T.float32)):
+    with T.Kernel(1, threads=256):
+        tx = T.get_thread_binding()
+        if tx < 128:
+            B[tx] = A[tx]
+        elif tx < 200:
+            B[tx] = A[tx] * 2.0
+
+
+def test_other_thread_branches_stay_branches() -> None:
+    """One branch of whole warpgroups and one that is not: a plain `if`, as written."""
+    kernel = tilec.compile(lone_thread_branch, target="cuda:sm_90a")
+    assert "tile.warpgroups" not in kernel.asm["tile-schedule"]
+    assert "scf.if" in kernel.asm["tile-schedule"]

@@ -301,9 +301,16 @@ class _KernelInference:
         self.copies = [op for op in ops if op.name == "tile.copy"
                        and scope(op.operands[0]) == "fragment" and scope(
                            copy_parts(op)[3]) == "fragment"]
-        if (self.allocs or self.parallels) and not is_power_of_two(self.threads):
+        # a fragment or T.Parallel of T.ws blocks only is laid out over their threads
+        spans = [self.fragment_threads(op.results[0]) for op in self.allocs] + [
+            self.parallel_threads(op) for op in self.parallels]
+        if any(not is_power_of_two(threads) for threads in spans):
             raise op_error(kernel, f"fragments and T.Parallel need a power-of-two thread "
                                    f"count on this target, not {self.threads}")
+
+    def parallel_threads(self, parallel: ir.Operation) -> int:
+        groups = warpgroups_at(parallel, self.kernel)
+        return self.threads if groups is None else WARPGROUP_THREADS * len(groups)
 
     def fragment_threads(self, fragment: ir.Value) -> int:
         groups = self.fragment_groups.get(fragment)

@@ -3,7 +3,8 @@ against float32 references on fresh random inputs with NaN-poisoned outputs: a t
 thread fills, and a producer warpgroup filling a ring of swizzled wgmma operand tiles for a
 consumer warpgroup's gemm (TileLang's MLA producer pattern); and T.sync_grid between the two
 phases of a cooperative kernel, launched three times, and its grid past what the GPU holds at
-once refused with a clear error. The kernels:
+once refused with a clear error; TileLang's `if tx < 128: ... elif ...` split of a 384-thread
+block, each branch on its own warpgroup. The kernels:
 tests/gpu/thread_copy_kernels.py; compiled in process, or taken from TILEC_CACHE_DIR."""
 
 from __future__ import annotations
@@ -19,7 +20,12 @@ pytestmark = [pytest.mark.gpu,
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from thread_copy_kernels import cp_async_gemm, cp_async_scale, grid_sum_broadcast  # noqa: E402
+from thread_copy_kernels import (  # noqa: E402
+    cp_async_gemm,
+    cp_async_scale,
+    grid_sum_broadcast,
+    thread_range_scale,
+)
 
 from tilec.errors import LaunchError  # noqa: E402
 
@@ -56,3 +62,12 @@ def test_sync_grid_past_the_resident_blocks_is_a_clear_error() -> None:
     with pytest.raises(LaunchError, match=r"synchronizes its whole grid \(T\.sync_grid\), so its "
                                           r"8192 blocks must all be resident at once"):
         kernel(a)
+
+
+@pytest.mark.parametrize(("M", "N"), [(192, 128), (200, 100)])
+def test_thread_range_branches(M: int, N: int) -> None:  # noqa: N803
+    a = torch.randn(M, N, device="cuda")
+    b = thread_range_scale.compile(M=M, N=N).get_profiler().run_poisoned(a)
+    scale = torch.tensor([1.0, 2.0, 3.0], device="cuda").repeat_interleave(32).repeat(
+        (M + 95) // 96)[:M, None]
+    torch.testing.assert_close(b, a * scale)

@@ -107,3 +107,33 @@ def grid_sum_broadcast(A, blocks=8, block=256):
                     if at < N:
                         B[at] = shares[t] if phase == 0 else B[at] + shares[t]
     return B
+
+
+@tilec.jit
+def thread_range_scale(A, block_M=32, block_N=64):
+    """B = A * (1, 2, 3 by thread range) in TileLang's warp-specialized form: a 384-thread block
+    split by `if tx < 128` / `elif tx >= 128 and tx < 256` / `else`, each branch working on
+    its own rows through a fragment laid out over its 128 threads."""
+    M, N = T.const("M, N")
+    A: T.Tensor((M, N), T.float32)
+    B = T.empty((M, N), T.float32)
+    with T.Kernel(T.ceildiv(M, 3 * block_M), T.ceildiv(N, block_N), threads=384) as (bx, by):
+        first = T.alloc_fragment((block_M, block_N), T.float32)
+        second = T.alloc_fragment((block_M, block_N), T.float32)
+        third = T.alloc_fragment((block_M, block_N), T.float32)
+        row = bx * 3 * block_M
+        tx = T.get_thread_binding()
+        if tx < 128:
+            T.copy(A[row, by * block_N], first)
+            T.copy(first, B[row, by * block_N])
+        elif tx >= 128 and tx < 256:
+            T.copy(A[row + block_M, by * block_N], second)
+            for i, j in T.Parallel(block_M, block_N):
+                second[i, j] = second[i, j] * 2.0
+            T.copy(second, B[row + block_M, by * block_N])
+        else:
+            T.copy(A[row + 2 * block_M, by * block_N], third)
+            for i, j in T.Parallel(block_M, block_N):
+                third[i, j] = third[i, j] * 3.0
+            T.copy(third, B[row + 2 * block_M, by * block_N])
+    return B

@@ -16,6 +16,10 @@ thread's own asynchronous copy of n elements (4, 8 or 16 bytes) along the last d
 tile.copy of that 1 x n box marked `tile.cp_async` (each thread running it copies its box; the
 CPU target copies at once). `T.cp_async_barrier_noinc(bars[i])` is a tile.mbarrier_arrive
 marked `tile.cp_async_noinc`: the arrival comes when the thread's earlier cp.async have landed.
+TileLang's other spelling of T.ws, an `if tx < 128: ... elif tx >= 128 and tx < 256: ... else:`
+chain in the kernel's body whose branches (two or more) are disjoint ranges of whole
+warpgroups of a 1-d block, becomes one tile.warpgroups per branch (TileLang lays each branch
+out over its thread range); any other `if` on the thread index stays an `if`.
 `T.sync_grid()` is an nvvm.barrier marked `tile.sync_grid`: every thread of the grid waits
 there (compiler/passes/_user_sync.py lowers it; the CPU target refuses it).
 
@@ -53,6 +57,13 @@ class WarpgroupSpec:
     """What `T.ws(0, 1)` evaluates to, entered by `with`."""
 
     groups: list[int]
+
+
+_MIRRORED = {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE}
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _callee_name(func: ast.expr) -> str | None:
@@ -331,6 +342,104 @@ class BarrierOps:
         with ir.InsertionPoint(op.body.blocks.append()), self.scope():
             self.body(node.body)
             tile.yield_()
+
+    # ----- thread-range branches as warpgroup blocks ------------------------------------------
+    def warpgroup_branches(self, node: ast.If) -> list[tuple[list[int], list[ast.stmt]]] | None:
+        """TileLang's warp-specialized form, `if tx < 128: ... elif tx >= 128 and tx < 256:
+        ... elif tx >= 256: ...` standing in the kernel's body: each branch of such a chain
+        (two or more, each a range of whole warpgroups of a 1-d block) as the warpgroups it
+        runs on, so its fragments and T.Parallel loops are laid out over those threads, as
+        TileLang lays them out over the branch's thread range. None for any other `if`."""
+        if not self.in_kernel or self.insertion_block_owner() != self.kernel_op.operation:
+            return None
+        size = self.block_size()
+        threads = size[0]
+        if size[1] != 1 or size[2] != 1 or threads % WARPGROUP_THREADS or \
+                threads <= WARPGROUP_THREADS:
+            return None
+        branches: list[tuple[list[int], list[ast.stmt]]] = []
+        taken: set[int] = set()
+        current: ast.stmt | None = node
+        while current is not None:
+            if isinstance(current, ast.If):
+                span = self.thread_span(current.test, threads)
+                body, rest = current.body, current.orelse
+                current = rest[0] if len(rest) == 1 and isinstance(rest[0], ast.If) else None
+                tail = rest if current is None and rest else None
+            else:
+                break
+            if span is None:
+                return None
+            groups = self.whole_warpgroups(span)
+            if groups is None or taken & set(groups):
+                return None
+            taken |= set(groups)
+            branches.append((groups, body))
+            if tail is not None:
+                remaining = sorted(set(range(threads // WARPGROUP_THREADS)) - taken)
+                if not remaining or remaining != list(range(remaining[0], remaining[-1] + 1)):
+                    return None
+                branches.append((remaining, tail))
+        return branches if len(branches) >= 2 else None
+
+    def whole_warpgroups(self, span: tuple[int, int]) -> list[int] | None:
+        low, high = span
+        if low >= high or low % WARPGROUP_THREADS or high % WARPGROUP_THREADS:
+            return None
+        return list(range(low // WARPGROUP_THREADS, high // WARPGROUP_THREADS))
+
+    def thread_span(self, test: ast.expr, threads: int) -> tuple[int, int] | None:
+        """[low, high) of the thread indices `test` holds for, when it compares the 1-d thread
+        index with constants (`tx < 128`, `tx >= 128 and tx < 256`, `128 <= tx < 256`)."""
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            low, high = 0, threads
+            for value in test.values:
+                span = self.thread_span(value, threads)
+                if span is None:
+                    return None
+                low, high = max(low, span[0]), min(high, span[1])
+            return low, high
+        if not isinstance(test, ast.Compare):
+            return None
+        low, high = 0, threads
+        operands = [test.left, *test.comparators]
+        for left, op, right in zip(operands, test.ops, operands[1:], strict=False):
+            left_value, right_value = self.eval(left), self.eval(right)
+            if self.is_thread_x(left_value) and _is_int(right_value):
+                bound, op_type = right_value, type(op)
+            elif self.is_thread_x(right_value) and _is_int(left_value):
+                bound, op_type = left_value, _MIRRORED.get(type(op))
+            else:
+                return None
+            if op_type is ast.Lt:
+                high = min(high, bound)
+            elif op_type is ast.LtE:
+                high = min(high, bound + 1)
+            elif op_type is ast.Gt:
+                low = max(low, bound + 1)
+            elif op_type is ast.GtE:
+                low = max(low, bound)
+            else:
+                return None
+        return low, high
+
+    @staticmethod
+    def is_thread_x(value: Any) -> bool:
+        """Whether `value` is the thread index along x (gpu.thread_id x) itself."""
+        if not isinstance(value, Scalar):
+            return False
+        owner = value.value.owner
+        op = getattr(owner, "operation", owner)
+        return (isinstance(op, ir.Operation) and op.name == "gpu.thread_id"
+                and "x" in str(op.attributes["dimension"]))
+
+    def warpgroup_chain(self, branches: list[tuple[list[int], list[ast.stmt]]]) -> None:
+        """The branches of warpgroup_branches, each a tile.warpgroups block."""
+        for groups, body in branches:
+            op = tile.WarpgroupsOp(groups)
+            with ir.InsertionPoint(op.body.blocks.append()), self.scope():
+                self.body(body)
+                tile.yield_()
 
     def serial_if_user_synchronized(self, loop: ir.OpView) -> None:
         """A T.Pipelined loop holding barriers, TMA copies or T.ws becomes a tile.for."""

@@ -578,6 +578,10 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
         self.returned = names
 
     def stmt_If(self, node: ast.If) -> None:  # noqa: N802
+        branches = self.warpgroup_branches(node)
+        if branches is not None:  # `if tx < 128: ... elif tx >= 128: ...`
+            self.warpgroup_chain(branches)
+            return
         test = self.rvalue(self.eval(node.test), node.test)
         if _is_py_value(test):  # folded at compile time
             self.body(node.body if test else node.orelse)
