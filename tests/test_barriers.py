@@ -119,7 +119,9 @@ def test_mbarrier_waits_and_tma_need_sm90(kernel) -> None:
 
 def test_warp_specialization_needs_a_gpu_target() -> None:
     with pytest.raises(tilec.CompileError, match=r"frontend_kernels.py:\d+: a warp-specialized "
-                                                 r"block \(T.ws\) needs a GPU target"):
+                                                 r"block \(T.ws, or an if-chain on the thread "
+                                                 r"index over whole warpgroups\) needs a GPU "
+                                                 r"target"):
         warp_specialized_scale.compile(M=256, K=256, target="cpu")
 
 

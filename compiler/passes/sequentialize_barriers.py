@@ -34,9 +34,11 @@ class SequentializeBarriers(TilePass):
 
     def run(self, module: ir.Module) -> None:
         for op in ops_named(module.operation, ("tile.warpgroups",)):
-            raise op_error(op.operation, "a warp-specialized block (T.ws) needs a GPU target: "
-                                         "its warpgroups wait on each other's arrivals, which "
-                                         "the CPU target's one thread per block cannot run")
+            raise op_error(op.operation, "a warp-specialized block (T.ws, or an if-chain on "
+                                         "the thread index over whole warpgroups) needs a GPU "
+                                         "target: its warpgroups wait on each other's "
+                                         "arrivals, which the CPU target's one thread per "
+                                         "block cannot run")
         for op in ops_named(module.operation, ("tile.tma_copy",)):
             with op.location, ir.InsertionPoint(op):
                 tile.copy(op.src, list(op.src_offsets), op.src_shape,

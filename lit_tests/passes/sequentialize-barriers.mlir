@@ -35,7 +35,7 @@ func.func @staged(%a: memref<?x?xf32>, %n: index) {
 func.func @warp_specialized(%n: index) {
   tile.kernel grid(%n) threads [256] {
   ^bb0(%bx: index):
-    // expected-error @+1 {{a warp-specialized block (T.ws) needs a GPU target}}
+    // expected-error @+1 {{a warp-specialized block (T.ws, or an if-chain on the thread index over whole warpgroups) needs a GPU target}}
     tile.warpgroups [1] {
     }
   }
