@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 
 from mlir import ir
 
 from tilec.compiler.layouts.linear import LinearLayout, blocked, is_power_of_two, padded
+from tilec.compiler.passes._ir_walk import as_operation
 
 LAYOUT_ATTR = "tile.layout"
 
@@ -70,6 +72,58 @@ def follows(fragment: LinearLayout, loop: LinearLayout, dims: list[int | None]) 
     return len(fragment.lane) == len(loop.lane) and len(fragment.warp) == len(loop.warp) and all(
         project(loop, theirs, dims) == ours
         for theirs, ours in zip(loop.thread_bases, fragment.thread_bases, strict=True))
+
+
+def depends_on(value: ir.Value, argument: ir.Value, block: ir.Block) -> bool:
+    """Whether `value` is computed (by ops of `block`) from block argument `argument`."""
+    pending, seen = [value], []
+    while pending:
+        value = pending.pop()
+        if value == argument:
+            return True
+        owner = value.owner
+        if isinstance(owner, ir.Block) or any(owner == known for known in seen):
+            continue
+        owner = as_operation(owner)
+        seen.append(owner)
+        if owner.block == block:  # else defined outside the body
+            pending += list(owner.operands)
+    return False
+
+
+def unit_stride(value: ir.Value, argument: ir.Value, block: ir.Block) -> bool:
+    """Whether `value` is `argument` plus something that does not depend on it."""
+    if value == argument:
+        return True
+    owner = value.owner
+    if isinstance(owner, ir.Block) or as_operation(owner).name != "arith.addi":
+        return False
+    left, right = as_operation(owner).operands
+    return (unit_stride(left, argument, block) and not depends_on(right, argument, block)) \
+        or (unit_stride(right, argument, block) and not depends_on(left, argument, block))
+
+
+def row_contiguous_loads(parallel: ir.Operation, is_global: Callable[[ir.Value], bool]
+                         ) -> list[tuple[int, ir.Type]]:
+    """(position in the body, element type) of each load of a T.Parallel body, directly in
+    it, from a global buffer (`is_global`) of elements of a byte or more, whose last index is
+    the loop's last variable plus what does not depend on it and whose other indices are free
+    of that variable: points side by side along the last dimension read side by side."""
+    body = parallel.regions[0].blocks[0]
+    last = body.arguments[len(body.arguments) - 1]
+    found = []
+    for position, inner in enumerate(body.operations):
+        inner = as_operation(inner)
+        if inner.name != "memref.load" or not is_global(inner.operands[0]):
+            continue
+        indices = list(inner.operands)[1:]
+        element = ir.MemRefType(inner.operands[0].type).element_type
+        if getattr(element, "width", 64) < 8 or not indices or not unit_stride(
+                indices[-1], last, body) or any(depends_on(value, last, body)
+                                                for value in indices[:-1]):
+            continue
+        found.append((position, element))
+    return found
 
 
 def default_layout(shape: tuple[int, ...], threads: int, elem_bytes: int,

@@ -57,6 +57,7 @@ from tilec.compiler.passes._fragment_layout import (
     layout_attr,
     layout_of,
     op_layout,
+    row_contiguous_loads,
     set_layout,
 )
 from tilec.compiler.passes._ir_walk import (
@@ -274,8 +275,16 @@ def reported_at(op: ir.Operation) -> Iterator[None]:
 
 
 def elem_bytes(value: ir.Value) -> int:
-    element = ir.MemRefType(value.type).element_type
+    return elem_bytes_of(ir.MemRefType(value.type).element_type)
+
+
+def elem_bytes_of(element: ir.Type) -> int:
     return max(1, getattr(element, "width", 32) // 8)
+
+
+def is_global_tensor(value: ir.Value) -> bool:
+    """A kernel's tensor (no memory space) rather than a shared, fragment or local buffer."""
+    return ir.MemRefType(value.type).memory_space is None
 
 
 def shape_of(value: ir.Value) -> tuple[int, ...]:
@@ -480,10 +489,16 @@ class _KernelInference:
                 with reported_at(parallel):
                     set_layout(parallel, layout.extend(dims, extents))
                 return
-        # one point per thread per step: scalar accesses of consecutive threads coalesce
+        # a gather into on-chip buffers reading global rows along the last dimension: 16
+        # bytes of them per thread (whole vectors); else one point per thread per step, the
+        # scalar accesses of consecutive threads coalescing (stores to global memory stay so)
+        gather = not any(inner.name == "memref.store" and is_global_tensor(inner.operands[1])
+                         for inner in walk(parallel))
+        widest = max((elem_bytes_of(element) for _, element in row_contiguous_loads(
+            parallel, is_global_tensor)), default=16) if gather else 16
         with reported_at(parallel):
-            set_layout(parallel, default_layout(extents, threads_at(parallel, self.kernel), 16,
-                                                  self.warp_size))
+            set_layout(parallel, default_layout(extents, threads_at(parallel, self.kernel),
+                                                widest, self.warp_size))
 
     # ----- conversions ----------------------------------------------------------------------
     def converted(self, fragment: ir.Value, layout: LinearLayout, op: ir.Operation,

@@ -57,7 +57,12 @@ from tilec.compiler.passes._async_pipeline import (
     plan_pipeline,
 )
 from tilec.compiler.passes._extern import EXTERN_ATTR
-from tilec.compiler.passes._fragment_layout import follows, op_layout, project
+from tilec.compiler.passes._fragment_layout import (
+    follows,
+    op_layout,
+    project,
+    row_contiguous_loads,
+)
 from tilec.compiler.passes._ir_walk import (
     as_operation,
     block_arg_index,
@@ -139,7 +144,7 @@ from tilec.errors import CompileError
 PER_THREAD_ALIGN = 16
 
 WORKGROUP = "#gpu.address_space<workgroup>"
-UNROLL_LIMIT = 16  # a T.Parallel without fragments loops instead of unrolling past this
+UNROLL_LIMIT = 16  # a T.Parallel without fragments loops past this many registers (vectors)
 MAX_FRAGMENT_REGISTERS = 4096  # 16x the register file a thread can have; code per register
 COPY_UNROLL_LIMIT = 8  # a pipelined copy of at most this many chunks per thread is unrolled
 UNROLL_OPS_LIMIT = 4096  # ops a T.unroll may copy out; past this it stays a loop (see lower_loop)
@@ -265,59 +270,18 @@ def move_body_before(holder: ir.Operation, values: list[ir.Value], anchor: ir.Op
     return moved
 
 
-def _depends_on(value: ir.Value, argument: ir.Value, block: ir.Block) -> bool:
-    """Whether `value` is computed (by ops of `block`) from block argument `argument`."""
-    pending, seen = [value], []
-    while pending:
-        value = pending.pop()
-        if value == argument:
-            return True
-        owner = value.owner
-        if isinstance(owner, ir.Block) or any(owner == known for known in seen):
-            continue
-        owner = as_operation(owner)
-        seen.append(owner)
-        if owner.block == block:  # else defined outside the body
-            pending += list(owner.operands)
-    return False
-
-
-def _unit_stride(value: ir.Value, argument: ir.Value, block: ir.Block) -> bool:
-    """Whether `value` is `argument` plus something that does not depend on it."""
-    if value == argument:
-        return True
-    owner = value.owner
-    if isinstance(owner, ir.Block) or as_operation(owner).name != "arith.addi":
-        return False
-    left, right = as_operation(owner).operands
-    return (_unit_stride(left, argument, block) and not _depends_on(right, argument, block)) \
-        or (_unit_stride(right, argument, block) and not _depends_on(left, argument, block))
-
-
 def vector_loads(op: ir.Operation, layout: LinearLayout) -> list[tuple[int, int]]:
     """(position in the body, vector width) of each global load of a T.Parallel body whose
     consecutive registers read consecutive elements: a load directly in the body, its last
     index the last loop variable plus what does not depend on it, its other indices free of
     that variable; the width the layout's run of registers along the last dimension, at most
     16 bytes, starting where no thread's or later register's column breaks a vector."""
-    body = op.regions[0].blocks[0]
-    last = body.arguments[len(body.arguments) - 1]
     runs = layout.contiguous_registers()
     if runs < 2 or any(basis[-1] % runs for basis in layout.register[log2(runs):]) or \
             layout.thread_span()[-1] & (runs - 1):
         return []
-    found = []
-    for position, inner in enumerate(body.operations):
-        inner = as_operation(inner)
-        if inner.name != "memref.load" or not KernelLowering.is_global(inner.operands[0]):
-            continue
-        indices = list(inner.operands)[1:]
-        element = memref_type(inner.operands[0]).element_type
-        if bit_width(element) < 8 or not _unit_stride(indices[-1], last, body) or any(
-                _depends_on(value, last, body) for value in indices[:-1]):
-            continue
-        found.append((position, math.gcd(runs, 16 // element_bytes(element))))
-    return found
+    return [(position, math.gcd(runs, 16 // element_bytes(element))) for position, element
+            in row_contiguous_loads(op, KernelLowering.is_global)]
 
 
 def _unique(values: list[ir.Value]) -> list[ir.Value]:
@@ -1065,11 +1029,13 @@ class KernelLowering:
             offsets = thread_coordinates(layout, self.tid)
             self.canonical = self.canonical_owner(layout)
         self.owned_stores.clear()
-        if not touches_fragments and layout.num_registers > UNROLL_LIMIT:
+        # a loop on no fragment (a gather into shared memory) reads vectors; one on fragments
+        # (an epilogue) with the opt-in tile.vector_epilogue_loads
+        loads = vector_loads(op, layout) if self.vector_loads or not touches_fragments else []
+        vec = math.gcd(*[width for _, width in loads]) if loads else 1
+        if not touches_fragments and layout.num_registers > UNROLL_LIMIT * vec:
             self.parallel_loop(op, layout, offsets)
         else:
-            loads = vector_loads(op, layout) if self.vector_loads else []
-            vec = math.gcd(*[width for _, width in loads]) if loads else 1
             buffers = _unique([op.regions[0].blocks[0].operations[at].operands[0]
                                for at, _ in loads])
             with op.location, ir.InsertionPoint(op):

@@ -84,6 +84,49 @@ func.func @global_only(%A: memref<32x64xf32>, %n: index) attributes {tile.entry}
 
 // -----
 
+// A T.Parallel gathering global rows into a shared tile (an implicit GEMM's patch tile, zero
+// where the select drops the read): 16 bytes of each row per thread (8 f16 registers along
+// the columns), so the reads can be vectors. A read whose last index does not follow the
+// last loop variable (B[j, i]) gives no such run: one point per thread per step.
+// CHECK-LABEL: func.func @gather_rows
+// CHECK: tile.parallel [64, 32] attributes {tile.layout = #tile.linear<[64, 32], register = {{\[\[}}0, 1], [0, 2], [0, 4], [32, 0]], lane = {{\[\[}}0, 8], [0, 16], [1, 0], [2, 0], [4, 0]], warp = {{\[\[}}8, 0], [16, 0]]>}
+// CHECK-LABEL: func.func @gather_columns
+// CHECK: tile.parallel [32, 32] attributes {tile.layout = #tile.linear<[32, 32], register = {{\[\[}}8, 0], [16, 0]], lane = {{\[\[}}0, 1], [0, 2], [0, 4], [0, 8], [0, 16]], warp = {{\[\[}}1, 0], [2, 0], [4, 0]]>}
+func.func @gather_rows(%A: memref<1024x256xf16>, %k: index, %n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [128] {
+  ^bb0(%bx: index):
+    %tile = tile.alloc : memref<64x32xf16, "shared">
+    tile.parallel [64, 32] {
+    ^bb0(%i: index, %j: index):
+      %c3 = arith.constant 3 : index
+      %row = arith.muli %i, %c3 : index
+      %col = arith.addi %k, %j : index
+      %x = memref.load %A[%row, %col] : memref<1024x256xf16>
+      %c0 = arith.constant 0 : index
+      %inside = arith.cmpi ne, %i, %c0 : index
+      %zero = arith.constant 0.0 : f16
+      %y = arith.select %inside, %x, %zero : f16
+      memref.store %y, %tile[%i, %j] : memref<64x32xf16, "shared">
+    }
+  }
+  return
+}
+
+func.func @gather_columns(%B: memref<32x32xf16>, %n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [256] {
+  ^bb0(%bx: index):
+    %tile = tile.alloc : memref<32x32xf16, "shared">
+    tile.parallel [32, 32] {
+    ^bb0(%i: index, %j: index):
+      %x = memref.load %B[%j, %i] : memref<32x32xf16>
+      memref.store %x, %tile[%i, %j] : memref<32x32xf16, "shared">
+    }
+  }
+  return
+}
+
+// -----
+
 // A fragment one gemm accumulates and another reads as its A operand in a different layout
 // (C's rows, whole along K): the second gemm reads a converted copy.
 // CHECK-LABEL: func.func @gemm_chain

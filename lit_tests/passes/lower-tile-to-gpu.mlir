@@ -348,6 +348,38 @@ func.func @transposed_tile(%x: memref<64x64xf16>, %y: memref<64x64xf16>) attribu
 
 // -----
 
+// A T.Parallel on no fragment gathering global rows into a shared tile (infer-fragment-layout
+// gave each thread 8 consecutive f16 columns) reads each run as one 16-byte vector without
+// the opt-in, checked in bounds and aligned per vector (element by element where not), the
+// base pointer and row length once around the loop (the unaligned branch reads elements);
+// its 16 registers (2 vectors) are unrolled.
+// CHECK-LABEL: gpu.func @gather_rows
+// CHECK: scf.if
+// CHECK-COUNT-2: vector.load %{{.*}} {alignment = 16 : i64} : memref<1024x256xf16, 1>, vector<8xf16>
+// CHECK-NOT: vector.load
+// CHECK: gpu.return
+func.func @gather_rows(%A: memref<1024x256xf16>, %k: index, %n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [128] {
+  ^bb0(%bx: index):
+    %tile = tile.alloc : memref<64x32xf16, "shared">
+    tile.parallel [64, 32] attributes {tile.layout = #tile.linear<[64, 32], register = [[0, 1], [0, 2], [0, 4], [32, 0]], lane = [[0, 8], [0, 16], [1, 0], [2, 0], [4, 0]], warp = [[8, 0], [16, 0]]>} {
+    ^bb0(%i: index, %j: index):
+      %c3 = arith.constant 3 : index
+      %row = arith.muli %i, %c3 : index
+      %col = arith.addi %k, %j : index
+      %x = memref.load %A[%row, %col] : memref<1024x256xf16>
+      %c0 = arith.constant 0 : index
+      %inside = arith.cmpi ne, %i, %c0 : index
+      %zero = arith.constant 0.0 : f16
+      %y = arith.select %inside, %x, %zero : f16
+      memref.store %y, %tile[%i, %j] : memref<64x32xf16, "shared">
+    }
+  }
+  return
+}
+
+// -----
+
 // With tile.vector_epilogue_loads (TILEC_VECTOR_EPILOGUE_LOADS=1), a T.Parallel epilogue on an
 // mma accumulator layout (2 consecutive columns per thread) reads
 // its residual R as one 2-wide vector per register pair, checked in bounds and aligned per
