@@ -1030,8 +1030,9 @@ class KernelLowering:
             self.canonical = self.canonical_owner(layout)
         self.owned_stores.clear()
         # a loop on no fragment (a gather into shared memory) reads vectors; one on fragments
-        # (an epilogue) with the opt-in tile.vector_epilogue_loads
-        loads = vector_loads(op, layout) if self.vector_loads or not touches_fragments else []
+        # (an epilogue) with the opt-in tile.vector_epilogue_loads; none with logical addressing
+        vectors = self.vector_loads or (not touches_fragments and self.vector_bytes > 0)
+        loads = vector_loads(op, layout) if vectors else []
         vec = math.gcd(*[width for _, width in loads]) if loads else 1
         if not touches_fragments and layout.num_registers > UNROLL_LIMIT * vec:
             self.parallel_loop(op, layout, offsets)
