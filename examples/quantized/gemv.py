@@ -186,7 +186,7 @@ def gemv_uint4_words(A, B, scales, zeros, warps=4, rows_per_warp=4, block_m=1, g
 
 @tilelang.jit(pass_configs=FAST_MATH)
 def gemv_uint_half2(A, B, scales, zeros, bits=4, warps=4, rows_per_warp=4, block_m=1,
-                    group=128, prefetch=False):
+                    group=128, k_unroll=1):
     """gemv_uint4_words' GEMV, for int4 or int2 words, computing on pairs of float16
     (T.float16x2: HFMA2, two weights an instruction). field_pairs decodes word i of a lane's
     step into the pairs of weights (j, j + 16 / bits), the activations are paired the same way
@@ -195,7 +195,9 @@ def gemv_uint_half2(A, B, scales, zeros, bits=4, warps=4, rows_per_warp=4, block
     dequantized fp16 weight is), and each (row, pair) accumulates its step of 16 products per
     half in float16; the step's sum is added in float32 and scaled there. The float16
     products and short sums cost relative error (6e-4 at 1x256x8192 in a torch simulation of
-    this order, against 2e-4 of float32 sums)."""
+    this order, against 2e-4 of float32 sums). A lane issues the loads of `k_unroll` steps
+    (k_unroll x rows_per_warp 16-byte weight loads) before it decodes the first of them, so
+    that many bytes are in flight per warp; past K the bounds-checked copies read zeros."""
     M, N, K = T.const("M, N, K")
     fields = 32 // bits  # weights of a word
     pairs = fields // 2
@@ -209,49 +211,43 @@ def gemv_uint_half2(A, B, scales, zeros, bits=4, warps=4, rows_per_warp=4, block
     chunk = LANES * per_lane
     with T.Kernel(T.ceildiv(N, warps * rows_per_warp), T.ceildiv(M, block_m),
                   threads=(LANES, warps)) as (bx, by):
-        a_local = T.alloc_local((block_m, per_lane), T.float16)
-        b_local = T.alloc_local((rows_per_warp, words), T.uint32)
-        b_next = T.alloc_local((rows_per_warp, words), T.uint32)
+        a_local = T.alloc_local((k_unroll, block_m, per_lane), T.float16)
+        b_local = T.alloc_local((k_unroll, rows_per_warp, words), T.uint32)
         a_pairs = T.alloc_local((block_m, words * pairs), T.uint32)
         dot = T.alloc_local((block_m, rows_per_warp), T.uint32)  # float16x2 bits
         acc = T.alloc_local((block_m, rows_per_warp), T.float32)
         lane = T.get_thread_binding(0)
         row = (bx * warps + T.get_thread_binding(1)) * rows_per_warp
         T.clear(acc)
-        if prefetch:
-            for r in T.unroll(rows_per_warp):
-                T.copy(B[row + r, lane * words:lane * words + words], b_next[r, :])
-        for ko in T.serial(T.ceildiv(K, chunk)):
-            k0 = ko * chunk + lane * per_lane
-            if prefetch:
+        for ko in T.serial(T.ceildiv(K, chunk * k_unroll)):
+            for u in T.unroll(k_unroll):
+                k0 = (ko * k_unroll + u) * chunk + lane * per_lane
                 for r in T.unroll(rows_per_warp):
-                    T.copy(b_next[r, :], b_local[r, :])
-                    T.copy(B[row + r, (k0 + chunk) // fields:(k0 + chunk) // fields + words],
-                           b_next[r, :])
-            else:
-                for r in T.unroll(rows_per_warp):
-                    T.copy(B[row + r, k0 // fields:k0 // fields + words], b_local[r, :])
-            for m in T.unroll(block_m):
-                T.copy(A[by * block_m + m, k0:k0 + per_lane], a_local[m, :])
-                for i in T.unroll(words):
-                    for j in T.unroll(pairs):
-                        a_pairs[m, i * pairs + j] = T.reinterpret(T.float16x2(
-                            a_local[m, i * fields + j], a_local[m, i * fields + j + pairs]),
-                            T.uint32)
-            T.clear(dot)
-            for r in T.unroll(rows_per_warp):
-                zero = T.float16x2(zeros[row + r, k0 // group])
-                for i in T.unroll(words):
-                    for j in T.unroll(pairs):
-                        weight = field_pairs(b_local[r, i], j, bits) - zero
-                        for m in T.unroll(block_m):
-                            pair = T.reinterpret(a_pairs[m, i * pairs + j], T.float16x2)
-                            dot[m, r] = T.reinterpret(
-                                T.reinterpret(dot[m, r], T.float16x2) + pair * weight,
-                                T.uint32)
-                scale = T.Cast(T.float32, scales[row + r, k0 // group])
+                    T.copy(B[row + r, k0 // fields:k0 // fields + words], b_local[u, r, :])
                 for m in T.unroll(block_m):
-                    acc[m, r] += scale * pair_sum(dot[m, r])
+                    T.copy(A[by * block_m + m, k0:k0 + per_lane], a_local[u, m, :])
+            for u in T.unroll(k_unroll):
+                k0 = (ko * k_unroll + u) * chunk + lane * per_lane
+                for m in T.unroll(block_m):
+                    for i in T.unroll(words):
+                        for j in T.unroll(pairs):
+                            a_pairs[m, i * pairs + j] = T.reinterpret(T.float16x2(
+                                a_local[u, m, i * fields + j],
+                                a_local[u, m, i * fields + j + pairs]), T.uint32)
+                T.clear(dot)
+                for r in T.unroll(rows_per_warp):
+                    zero = T.float16x2(zeros[row + r, k0 // group])
+                    for i in T.unroll(words):
+                        for j in T.unroll(pairs):
+                            weight = field_pairs(b_local[u, r, i], j, bits) - zero
+                            for m in T.unroll(block_m):
+                                pair = T.reinterpret(a_pairs[m, i * pairs + j], T.float16x2)
+                                dot[m, r] = T.reinterpret(
+                                    T.reinterpret(dot[m, r], T.float16x2) + pair * weight,
+                                    T.uint32)
+                    scale = T.Cast(T.float32, scales[row + r, k0 // group])
+                    for m in T.unroll(block_m):
+                        acc[m, r] += scale * pair_sum(dot[m, r])
         warp_sum_store(acc, C, lane, by * block_m, row)
     return C
 
