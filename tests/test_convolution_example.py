@@ -1,0 +1,50 @@
+"""examples/convolution/conv2d.py, the NHWC implicit GEMM: numerics on the CPU target against
+torch's float32 conv2d (random inputs, poisoned output, output pixels that fill no tile,
+padding, stride 2, a 1x1 filter), and on sm_90a its gemm on wgmma with the patch rows read
+as 16-byte vectors (speed: benchmarks/conv2d.py on the GPU).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples" / "convolution"))
+
+import conv2d  # noqa: E402
+
+SMALL = {"block_M": 64, "block_N": 64, "block_K": 32, "num_stages": 2, "threads": 128}
+
+
+@pytest.mark.parametrize("n, h, w, c, f, kernel, stride, pad", [
+    (2, 9, 7, 64, 64, 3, 1, 1),  # 126 pixels: the second tile ragged
+    (1, 10, 10, 32, 96, 3, 2, 1),  # stride 2; F ragged in the second column of tiles
+    (2, 5, 6, 64, 64, 1, 1, 0),  # a 1x1 filter
+])
+def test_conv2d_matches_torch_on_cpu(n, h, w, c, f, kernel, stride, pad) -> None:
+    torch.manual_seed(0)
+    data = torch.randn(n, h, w, c).half()
+    weight = (torch.randn(kernel, kernel, c, f) * 0.1).half()
+    compiled = conv2d.conv2d_nhwc.compile(data, weight, stride=stride, pad=pad, target="cpu",
+                                          **SMALL)
+    result = compiled.get_profiler().run_poisoned(data, weight)
+    expected = conv2d.reference(data, weight, stride, pad, 1)
+    assert not result.float().isnan().any(), "an output pixel was never written"
+    torch.testing.assert_close(result.float(), expected, atol=2e-2, rtol=1e-2)
+
+
+def test_conv2d_runs_on_wgmma_with_vector_patch_reads() -> None:
+    data = torch.empty(64, 28, 28, 128, dtype=torch.float16, device="meta")
+    weight = torch.empty(3, 3, 128, 128, dtype=torch.float16, device="meta")
+    ptx = conv2d.conv2d_nhwc.compile(data, weight, target="cuda:sm_90a").get_kernel_source()
+    assert "wgmma.mma_async" in ptx and "ld.global.v4" in ptx and "cp.async" in ptx
+
+
+def test_conv2d_rejects_channels_past_its_blocks() -> None:
+    data = torch.empty(1, 8, 8, 48, dtype=torch.float16, device="meta")
+    weight = torch.empty(3, 3, 48, 64, dtype=torch.float16, device="meta")
+    with pytest.raises(Exception, match="must divide C = 48"):
+        conv2d.conv2d_nhwc.compile(data, weight, target="cpu")
