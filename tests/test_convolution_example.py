@@ -16,6 +16,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples" / "co
 
 import conv2d  # noqa: E402
 
+from tilec.errors import TilecError  # noqa: E402
+
 SMALL = {"block_M": 64, "block_N": 64, "block_K": 32, "num_stages": 2, "threads": 128}
 
 
@@ -46,5 +48,5 @@ def test_conv2d_runs_on_wgmma_with_vector_patch_reads() -> None:
 def test_conv2d_rejects_channels_past_its_blocks() -> None:
     data = torch.empty(1, 8, 8, 48, dtype=torch.float16, device="meta")
     weight = torch.empty(3, 3, 48, 64, dtype=torch.float16, device="meta")
-    with pytest.raises(Exception, match="must divide C = 48"):
+    with pytest.raises(TilecError, match=r"conv2d\.py:\d+: ValueError: .*must divide C = 48"):
         conv2d.conv2d_nhwc.compile(data, weight, target="cpu")
