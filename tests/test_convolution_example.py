@@ -1,7 +1,7 @@
 """examples/convolution/conv2d.py, the NHWC implicit GEMM: numerics on the CPU target against
 torch's float32 conv2d (random inputs, poisoned output, output pixels that fill no tile,
 padding, stride 2, a 1x1 filter), and on sm_90a its gemm on wgmma with the patch rows read
-as 16-byte vectors (speed: benchmarks/conv2d.py on the GPU).
+as 16-byte vectors (speed: benchmarks/convolution.py on the GPU).
 """
 
 from __future__ import annotations

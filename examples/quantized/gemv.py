@@ -186,7 +186,7 @@ def gemv_uint4_words(A, B, scales, zeros, warps=4, rows_per_warp=4, block_m=1, g
 
 @tilelang.jit(pass_configs=FAST_MATH)
 def gemv_uint_half2(A, B, scales, zeros, bits=4, warps=4, rows_per_warp=4, block_m=1,
-                    group=128, k_unroll=1):
+                    group=128, k_unroll=1, zero_from_sums=False):
     """gemv_uint4_words' GEMV, for int4 or int2 words, computing on pairs of float16
     (T.float16x2: HFMA2, two weights an instruction). field_pairs decodes word i of a lane's
     step into the pairs of weights (j, j + 16 / bits), the activations are paired the same way
@@ -197,7 +197,11 @@ def gemv_uint_half2(A, B, scales, zeros, bits=4, warps=4, rows_per_warp=4, block
     products and short sums cost relative error (6e-4 at 1x256x8192 in a torch simulation of
     this order, against 2e-4 of float32 sums). A lane issues the loads of `k_unroll` steps
     (k_unroll x rows_per_warp 16-byte weight loads) before it decodes the first of them, so
-    that many bytes are in flight per warp; past K the bounds-checked copies read zeros."""
+    that many bytes are in flight per warp; past K the bounds-checked copies read zeros. With
+    `zero_from_sums`, the weights are not shifted by the zero: a step sums a * q per row and
+    the activations once (one HADD2 per pair for all rows), and the zero is applied to that
+    sum in float32, scale * (sum a * q - zero * sum a): a LOP3, an HFMA2 decode and an HFMA2
+    product per two weights of a row, where the shift costs an HSUB2 more."""
     M, N, K = T.const("M, N, K")
     fields = 32 // bits  # weights of a word
     pairs = fields // 2
@@ -215,6 +219,7 @@ def gemv_uint_half2(A, B, scales, zeros, bits=4, warps=4, rows_per_warp=4, block
         b_local = T.alloc_local((k_unroll, rows_per_warp, words), T.uint32)
         a_pairs = T.alloc_local((block_m, words * pairs), T.uint32)
         dot = T.alloc_local((block_m, rows_per_warp), T.uint32)  # float16x2 bits
+        a_sum = T.alloc_local((block_m,), T.uint32)  # float16x2 bits
         acc = T.alloc_local((block_m, rows_per_warp), T.float32)
         lane = T.get_thread_binding(0)
         row = (bx * warps + T.get_thread_binding(1)) * rows_per_warp
@@ -234,12 +239,20 @@ def gemv_uint_half2(A, B, scales, zeros, bits=4, warps=4, rows_per_warp=4, block
                             a_pairs[m, i * pairs + j] = T.reinterpret(T.float16x2(
                                 a_local[u, m, i * fields + j],
                                 a_local[u, m, i * fields + j + pairs]), T.uint32)
+                    if zero_from_sums:
+                        a_sum[m] = a_pairs[m, 0]
+                        for p in T.unroll(1, words * pairs):
+                            a_sum[m] = T.reinterpret(
+                                T.reinterpret(a_sum[m], T.float16x2)
+                                + T.reinterpret(a_pairs[m, p], T.float16x2), T.uint32)
                 T.clear(dot)
                 for r in T.unroll(rows_per_warp):
                     zero = T.float16x2(zeros[row + r, k0 // group])
                     for i in T.unroll(words):
                         for j in T.unroll(pairs):
-                            weight = field_pairs(b_local[u, r, i], j, bits) - zero
+                            weight = field_pairs(b_local[u, r, i], j, bits)
+                            if not zero_from_sums:
+                                weight = weight - zero
                             for m in T.unroll(block_m):
                                 pair = T.reinterpret(a_pairs[m, i * pairs + j], T.float16x2)
                                 dot[m, r] = T.reinterpret(
@@ -247,7 +260,11 @@ def gemv_uint_half2(A, B, scales, zeros, bits=4, warps=4, rows_per_warp=4, block
                                     T.uint32)
                     scale = T.Cast(T.float32, scales[row + r, k0 // group])
                     for m in T.unroll(block_m):
-                        acc[m, r] += scale * pair_sum(dot[m, r])
+                        if zero_from_sums:
+                            acc[m, r] += scale * (pair_sum(dot[m, r]) - T.Cast(
+                                T.float32, zeros[row + r, k0 // group]) * pair_sum(a_sum[m]))
+                        else:
+                            acc[m, r] += scale * pair_sum(dot[m, r])
         warp_sum_store(acc, C, lane, by * block_m, row)
     return C
 

@@ -7,8 +7,8 @@ conv2d (TF32 off) on a NaN-poisoned output, at a ragged small shape (pixels that
 tile) and at the timed shape. Times are medians of CUDA-event timings after warm-up with L2
 flushed (tilec.profiler.do_bench); TFLOP/s count 2 * N * OH * OW * F * C * KH * KW.
 
-  python benchmarks/conv2d.py build CACHE_DIR                    (compiler machine)
-  TILEC_CACHE_DIR=CACHE_DIR python benchmarks/conv2d.py run --out conv2d.json     (GPU)
+  python benchmarks/convolution.py build CACHE_DIR                    (compiler machine)
+  TILEC_CACHE_DIR=CACHE_DIR python benchmarks/convolution.py run --out conv2d.json     (GPU)
 """
 
 from __future__ import annotations
