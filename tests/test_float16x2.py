@@ -93,7 +93,9 @@ def test_half2_gemv_computes_on_pairs_in_registers() -> None:
     against float32 on the GPU: benchmarks/quantized.py)."""
     m, n, k = 1, 256, 4096
     for config in ({}, {"k_unroll": 2}, {"block_m": 2, "rows_per_warp": 2}, {"bits": 2},
-                   {"bits": 2, "k_unroll": 2}, {"zero_from_sums": True, "k_unroll": 2}):
+                   {"bits": 2, "k_unroll": 2}, {"zero_from_sums": True, "k_unroll": 2},
+                   {"words": 1, "rows_per_warp": 1},
+                   {"bits": 2, "words": 2, "rows_per_warp": 2, "zero_from_sums": True}):
         bits = config.get("bits", 4)
         ptx = gemv_uint_half2.compile(
             torch.empty(m, k, dtype=torch.float16, device="meta"),

@@ -186,7 +186,7 @@ def gemv_uint4_words(A, B, scales, zeros, warps=4, rows_per_warp=4, block_m=1, g
 
 @tilelang.jit(pass_configs=FAST_MATH)
 def gemv_uint_half2(A, B, scales, zeros, bits=4, warps=4, rows_per_warp=4, block_m=1,
-                    group=128, k_unroll=1, zero_from_sums=False):
+                    group=128, k_unroll=1, zero_from_sums=False, words=4):
     """gemv_uint4_words' GEMV, for int4 or int2 words, computing on pairs of float16
     (T.float16x2: HFMA2, two weights an instruction). field_pairs decodes word i of a lane's
     step into the pairs of weights (j, j + 16 / bits), the activations are paired the same way
@@ -201,11 +201,12 @@ def gemv_uint_half2(A, B, scales, zeros, bits=4, warps=4, rows_per_warp=4, block
     `zero_from_sums`, the weights are not shifted by the zero: a step sums a * q per row and
     the activations once (one HADD2 per pair for all rows), and the zero is applied to that
     sum in float32, scale * (sum a * q - zero * sum a): a LOP3, an HFMA2 decode and an HFMA2
-    product per two weights of a row, where the shift costs an HSUB2 more."""
+    product per two weights of a row, where the shift costs an HSUB2 more. `words` is the
+    weight words a lane loads per row and step: 4 (16 bytes), or 1 or 2 for more, smaller
+    steps (a warp then reads 128 or 256 bytes of a row at a time)."""
     M, N, K = T.const("M, N, K")
     fields = 32 // bits  # weights of a word
     pairs = fields // 2
-    words = 4  # one 16-byte load
     per_lane = words * fields
     A: T.Tensor((M, K), T.float16)
     B: T.Tensor((N, K // fields), T.uint32)
@@ -228,7 +229,10 @@ def gemv_uint_half2(A, B, scales, zeros, bits=4, warps=4, rows_per_warp=4, block
             for u in T.unroll(k_unroll):
                 k0 = (ko * k_unroll + u) * chunk + lane * per_lane
                 for r in T.unroll(rows_per_warp):
-                    T.copy(B[row + r, k0 // fields:k0 // fields + words], b_local[u, r, :])
+                    if words == 1:  # one word: an element, not a box
+                        b_local[u, r, 0] = B[row + r, k0 // fields]
+                    else:
+                        T.copy(B[row + r, k0 // fields:k0 // fields + words], b_local[u, r, :])
                 for m in T.unroll(block_m):
                     T.copy(A[by * block_m + m, k0:k0 + per_lane], a_local[u, m, :])
             for u in T.unroll(k_unroll):
