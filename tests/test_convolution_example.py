@@ -1,7 +1,7 @@
 """examples/convolution/conv2d.py, the NHWC implicit GEMM: numerics on the CPU target against
 torch's float32 conv2d (random inputs, poisoned output, output pixels that fill no tile,
 padding, stride 2, a 1x1 filter), and on sm_90a its gemm on wgmma with the patch rows read
-as 16-byte vectors (speed: benchmarks/convolution.py on the GPU).
+and stored as 16-byte vectors (speed: benchmarks/convolution.py on the GPU).
 """
 
 from __future__ import annotations
@@ -38,11 +38,17 @@ def test_conv2d_matches_torch_on_cpu(n, h, w, c, f, kernel, stride, pad) -> None
     torch.testing.assert_close(result.float(), expected, atol=2e-2, rtol=1e-2)
 
 
-def test_conv2d_runs_on_wgmma_with_vector_patch_reads() -> None:
+def test_conv2d_runs_on_wgmma_with_vector_patch_reads_and_stores() -> None:
     data = torch.empty(64, 28, 28, 128, dtype=torch.float16, device="meta")
     weight = torch.empty(3, 3, 128, 128, dtype=torch.float16, device="meta")
     ptx = conv2d.conv2d_nhwc.compile(data, weight, target="cuda:sm_90a").get_kernel_source()
     assert "wgmma.mma_async" in ptx and "ld.global.v4" in ptx and "cp.async" in ptx
+    # each 16-byte patch read goes to the swizzled tile as one 16-byte store
+    lines = [line.strip() for line in ptx.splitlines()]
+    reads = [at for at, line in enumerate(lines) if line.startswith("ld.global.v4")]
+    for at in reads:
+        store = next(line for line in lines[at:] if line.startswith("st.shared"))
+        assert store.startswith("st.shared.v4"), store
 
 
 def test_conv2d_rejects_channels_past_its_blocks() -> None:

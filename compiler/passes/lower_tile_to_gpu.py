@@ -58,6 +58,7 @@ from tilec.compiler.passes._async_pipeline import (
 )
 from tilec.compiler.passes._extern import EXTERN_ATTR
 from tilec.compiler.passes._fragment_layout import (
+    depends_on,
     follows,
     op_layout,
     project,
@@ -1051,9 +1052,14 @@ class KernelLowering:
         """The body once per register of the layout. With `vec` > 1, the global loads at
         `loads` (body positions) are read as one vec-wide vector by the first register of
         each run of vec (registers holding consecutive columns, a run unmasked), the run's
-        registers taking their elements from it: a T.Parallel epilogue's residual reads."""
+        registers taking their elements from it: a T.Parallel epilogue's residual reads.
+        The run's stores into a wgmma operand tile along its columns are then one vec-wide
+        store of the run's values (its swizzle moves whole 16-byte chunks): a gather's."""
         here = ir.InsertionPoint.current  # before the loop, or in an alignment branch
         vectors: dict[int, ir.Value] = {}
+        stores = self.operand_tile_stores(op) if vec > 1 and self.canonical is None else []
+        pending: dict[int, list[ir.Value]] = {}
+        corners: dict[int, list[ir.Value]] = {}
         for reg in range(layout.num_registers):
             mask = layout.register_mask(reg)
             if mask is False:
@@ -1072,9 +1078,24 @@ class KernelLowering:
             run = vec > 1 and all(layout.register_mask(reg - reg % vec + i) is True
                                   for i in range(vec))
             picked = [as_operation(body.operations[at]) for at, _ in loads] if run else []
+            stored = [as_operation(body.operations[at]) for at in stores] if run else []
             self.bind_fragments(clone, layout, reg)
             moved = [inner for inner in move_body_before(clone, points, anchor)
-                     if not any(inner == load for load in picked)]
+                     if not any(inner == load for load in picked + stored)]
+            for number, store in enumerate(stored):
+                pending.setdefault(number, []).append(store.operands[0])
+                if reg % vec == 0:
+                    corners[number] = list(store.operands)[2:]
+                if reg % vec == vec - 1:
+                    buffer = store.operands[1]
+                    with store.location, ir.InsertionPoint(store):
+                        values = pending.pop(number)
+                        run_value = vector.FromElementsOp(
+                            ir.VectorType.get([vec], values[0].type), values).result
+                        vector.StoreOp(run_value, buffer,
+                                       self.shared_where(buffer, corners.pop(number)),
+                                       alignment=vec * element_bytes(values[0].type))
+                store.erase()
             for number, load in enumerate(picked):
                 with load.location, ir.InsertionPoint(load):
                     if reg % vec == 0:
@@ -1085,6 +1106,25 @@ class KernelLowering:
                 load.results[0].replace_all_uses_with(value)
                 load.erase()
             self.lower_block_ops(moved)
+
+    def operand_tile_stores(self, op: ir.Operation) -> list[int]:
+        """Body positions of a T.Parallel's stores into a wgmma operand tile whose last index
+        is the loop's last variable and whose other indices are free of it: a run of the
+        layout's registers starts at a column that is a multiple of its length, so its
+        elements lie side by side in one 16-byte chunk of the swizzled tile."""
+        body = op.regions[0].blocks[0]
+        last = body.arguments[len(body.arguments) - 1]
+        found = []
+        for position, inner in enumerate(body.operations):
+            inner = as_operation(inner)
+            if inner.name != "memref.store" or not isinstance(
+                    self.shared_layouts.get(inner.operands[1], (None,))[0], SharedOperandLayout):
+                continue
+            indices = list(inner.operands)[2:]
+            if indices[-1] == last and not any(depends_on(value, last, body)
+                                               for value in indices[:-1]):
+                found.append(position)
+        return found
 
     def parallel_loop(self, op: ir.Operation, layout: LinearLayout,
                       offsets: list[ir.Value]) -> None:
