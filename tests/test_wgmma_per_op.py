@@ -332,3 +332,35 @@ def test_ring_gemms_keep_their_wgmmas_pipelined(knobs: dict, stages: int) -> Non
         assert warning not in report.log, report.log
     assert f"overlap = true, persistent = true, stages = {stages} : i64}}" in \
         kernel.asm["tile-cuda"]
+
+
+@needs_ptxas
+@pytest.mark.parametrize("knobs,consumers,span", [
+    ({"block_N": 256, "block_K": 64, "threads": 256}, 2, 128),
+    ({}, 1, 64),  # the quickstart's 32 columns: 64-byte rows, TMA's 64B swizzle
+])
+def test_register_a_chain_runs_on_a_tma_ring(knobs: dict, consumers: int, span: int) -> None:
+    """T.copy(A_shared, A_frag) then T.gemm(A_frag, B_shared, C): A's tile, read by no gemm,
+    is filled by TMA in wgmma's K-major swizzled layout (tile.shared_layout written by
+    plan-tma-pipelines) and the consumers load their A registers from the ring's slot; the
+    wgmmas take A from registers, B by descriptor; no cp.async is left. The gemm's group is
+    waited for in its own iteration (overlap = false): the next iteration rewrites the A
+    registers it reads. ptxas serializes nothing and spills nothing."""
+    from tilec.compiler.tensorcore.ptx import ptxas_check
+
+    kernel = tilec.compile(bias_relu(1000, 1016, 520, register_a=True, **knobs), out_idx=[-1],
+                           target="cuda:sm_90a")
+    tile_ir = kernel.asm["tile-cuda"]
+    assert f"tile.tma_ring = {{consumers = {consumers} : i64, overlap = false" in tile_ir
+    assert f"tile.shared_layout = {{k_major = true, m_atoms = 0 : i64, span = {span} : i64, " \
+        "warpgroups = 0 : i64}" in tile_ir
+    ptx = kernel.asm["ptx"]
+    wgmmas = [line for line in ptx.splitlines() if "wgmma.mma_async" in line]
+    assert wgmmas and all("}, {%r" in line for line in wgmmas)  # A's four registers
+    assert "cp.async.bulk.tensor.2d.shared::cluster.global" in ptx
+    assert "cp.async.cg.shared.global" not in ptx and "ld.shared" in ptx
+    assert "wgmma.wait_group.sync.aligned \t1" not in ptx
+    report = ptxas_check(ptx, "sm_90a")
+    assert report.ok and report.spill_bytes == 0, report.log
+    for warning in ("C7519", "C7517", "C7520"):
+        assert warning not in report.log, report.log

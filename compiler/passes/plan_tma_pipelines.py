@@ -12,7 +12,9 @@ the loop's trip count, while the epilogue's staging tiles still fit beside it), 
 (plan-shared-memory's arena, asked with the ring in place) would not hold it: the ring's tiles
 share bytes with no other buffer, so a ring can need more than the cp.async pipeline it
 replaces, and a loop whose ring fits at no depth keeps its pipeline; `overlap` when the
-loop's work is one gemm, whose wgmma group then stays in flight until the next iteration's;
+loop's work is one gemm, whose wgmma group then stays in flight until the next iteration's
+(not when the gemm's A is a fragment the loop writes: the next iteration would rewrite the
+registers the group in flight reads);
 `persistent` when the grid's extents are constants: one block per multiprocessor runs the
 grid's tiles in turn, the producer streaming the next tile's operands while the consumers run
 the epilogue.
@@ -26,14 +28,18 @@ The loop qualifies when
   tensors: attention's online softmax between its two gemms, its mask of the diagonal
   tile), so no other shared memory is touched between the barriers the ring replaces (a
   reduction or layout conversion that goes through shared scratch brings its own barriers,
-  named ones over the consumers);
+  named ones over the consumers), and copies from the ring's tiles into fragments (a
+  register-A chain: `T.copy(A_shared, A_frag)` then `T.gemm(A_frag, B_shared, C)`; the
+  consumers load their registers from the slot before they hand it back);
 - every copy reads a tensor parameter (rank <= 5, whose rows are 16-byte multiples when the
   shape is known) in a box of two non-unit dimensions, the destination tile's rows (at most
   256) and its columns (the tensor's last dimension), into the whole of an operand tile laid
   out with a 128- or 64-byte span (TMA's 128B / 64B swizzle writes it as wgmma's
   descriptors read it; a 64-byte span is a K-major tile of 32 16-bit elements, the
   quickstart's block_K) and wgmma's own row order (tile.shared_layout: k_major either way,
-  warpgroups = 0);
+  warpgroups = 0); a tile no gemm reads, only such fragment copies (plan-wgmma-gemms gave it
+  no layout), gets `tile.shared_layout` here: K-major, 128-byte column boxes (64 where its
+  rows are 64 bytes), which the fragment copies then read through as TMA wrote it;
 - the loop bounds and the copies' corners are pure arithmetic of values the kernel has
   before the loop (the producer recomputes them).
 Any other loop keeps its cp.async pipeline.
@@ -51,7 +57,7 @@ column boxes (a slab's rows) by TMA, overlapping the next tile's main loop (`_tm
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mlir import ir
 
@@ -86,7 +92,12 @@ from tilec.compiler.passes._tma_ring import (
     TmaStore,
     recomputable,
 )
-from tilec.compiler.passes._wgmma import SWIZZLE_ATOM_BYTES, WGMMA_ATTR, SharedOperandLayout
+from tilec.compiler.passes._wgmma import (
+    SHARED_LAYOUT_ATTR,
+    SWIZZLE_ATOM_BYTES,
+    WGMMA_ATTR,
+    SharedOperandLayout,
+)
 from tilec.compiler.passes.pipeline_async_copies import gemm_k_extent
 from tilec.compiler.passes.plan_shared_memory import arena_bytes
 from tilec.compiler.passes.select_epilogue_store import STORE_ATTR as EPILOGUE_ATTR
@@ -122,13 +133,40 @@ def _in_registers(op: ir.Operation) -> bool:
     return True
 
 
-def tma_load(copy: ir.Operation) -> TmaLoad | None:
-    """The TMA box of a pipelined copy into a 128B- or 64B-swizzled operand tile, None when
-    TMA cannot fill the tile as wgmma reads it."""
+def _ring_tile_load(op: ir.Operation, tiles: list[ir.Value]) -> bool:
+    """A copy from one of the ring's tiles into a fragment (a register-A gemm's operand):
+    the consumers read it from the slot before they hand the slot back."""
+    if op.name != "tile.copy" or len(op.regions):
+        return False
+    src, dst = op.operands[0], copy_parts(op)[3]
+    return any(src == tile for tile in tiles) and is_memref(dst) and scope(dst) == "fragment"
+
+
+def staged_tile_layout(tile: ir.Value) -> SharedOperandLayout | None:
+    """The layout TMA fills a ring tile with that no gemm reads (plan-wgmma-gemms left it
+    none), read only into fragments: wgmma's K-major layout of its rows, 128-byte column
+    boxes (one 64-byte box where a row is 64 bytes); None for a tile of other rows."""
+    type_ = ir.MemRefType(tile.type)
+    element_bits = bit_width(type_.element_type)
+    if type_.rank != 2 or element_bits < 8:
+        return None
+    row_bytes = type_.shape[1] * element_bits // 8
+    span = SWIZZLE_BYTES if row_bytes % SWIZZLE_BYTES == 0 else \
+        row_bytes if row_bytes in TMA_SPANS else None
+    if span is None:
+        return None
+    return SharedOperandLayout(tuple(type_.shape), element_bits // 8, True, span)
+
+
+def tma_load(copy: ir.Operation, layout: SharedOperandLayout | None = None) -> TmaLoad | None:
+    """The TMA box of a pipelined copy into a 128B- or 64B-swizzled operand tile (its
+    `tile.shared_layout`, else `layout`), None when TMA cannot fill the tile as wgmma reads
+    it."""
     src, _, src_shape, dst, dst_offsets, dst_shape = copy_parts(copy)
     alloc = defining_op(dst)
-    layout = SharedOperandLayout.of(alloc) if alloc is not None and \
-        alloc.name == "tile.alloc" else None
+    if alloc is not None and alloc.name == "tile.alloc" and SHARED_LAYOUT_ATTR in \
+            alloc.attributes:
+        layout = SharedOperandLayout.of(alloc)
     if layout is None or layout.span not in TMA_SPANS or layout.warpgroups:
         return None
     if not isinstance(src, ir.BlockArgument):
@@ -195,6 +233,9 @@ def _threads(kernel: ir.Operation) -> int | None:
 class RingPlan:
     ring: TmaRing
     loads: list[tuple[ir.Operation, TmaLoad]]
+    # the ring's tiles no gemm reads (a register-A gemm's, read into fragments) and the
+    # layout TMA fills them with: tile.shared_layout on their tile.alloc
+    staged: list[tuple[ir.Operation, SharedOperandLayout]] = field(default_factory=list)
 
 
 def plan_ring(loop: ir.Operation, kernel: ir.Operation, limit: int, deep_groups: bool = False
@@ -210,17 +251,24 @@ def plan_ring(loop: ir.Operation, kernel: ir.Operation, limit: int, deep_groups:
     body = loop.regions[0].blocks[0]
     statements = [as_operation(op) for op in body.operations]
     copies = [op for op in statements if any(op == copy for copy in plan.copies)]
+    tiles = [copy_parts(copy)[3] for copy in copies]
     gemms = []
     for op in statements:
         if op.name == "tile.yield" or any(op == copy for copy in copies):
             continue
         if op.name == "tile.gemm" and WGMMA_ATTR in op.attributes:
             gemms.append(op)
-        elif not (_is_pure(op) and not len(op.regions)) and not _in_registers(op):
+        elif not (_is_pure(op) and not len(op.regions)) and not _in_registers(op) and \
+                not _ring_tile_load(op, tiles):
             return None
     if not gemms:
         return None
-    loads = [(copy, tma_load(copy)) for copy in copies]
+    staged = _staged_tiles(copies, gemms)
+    if staged is None:
+        return None
+    loads = [(copy, tma_load(copy, next((layout for alloc, layout in staged
+                                         if alloc == defining_op(copy_parts(copy)[3])), None)))
+             for copy in copies]
     if any(load is None for _, load in loads):
         return None
     corners = [v for copy in copies for v in copy_parts(copy)[1]]
@@ -233,14 +281,48 @@ def plan_ring(loop: ir.Operation, kernel: ir.Operation, limit: int, deep_groups:
     fewest = min(stages, MIN_RING_STAGES)
     deepest = stages if len(gemms) != 1 else max(stages, _deepest_ring(loop, gemms[0]))
     staging = _staging_bytes(loop, kernel)
-    lag = _lag(gemms[0]) if deep_groups and len(gemms) == 1 else 1
+    overlap = len(gemms) == 1 and not _a_rewritten(gemms[0], loop)
+    lag = _lag(gemms[0]) if deep_groups and overlap else 1
     for depth in range(deepest, fewest - 1, -1):
-        ring = TmaRing(depth, threads // WARPGROUP_THREADS, len(gemms) == 1, persistent,
+        ring = TmaRing(depth, threads // WARPGROUP_THREADS, overlap, persistent,
                        min(lag, depth - 1))
+        candidate = RingPlan(ring, loads, staged)
         # past the loop's own depth the epilogue's staging tile must still fit beside it
-        if ring_bytes(loop, ring, loads) + (staging if depth > stages else 0) <= limit:
-            return RingPlan(ring, loads)
+        if ring_bytes(loop, candidate) + (staging if depth > stages else 0) <= limit:
+            return candidate
     return None
+
+
+def _staged_tiles(copies: list[ir.Operation], gemms: list[ir.Operation]
+                  ) -> list[tuple[ir.Operation, SharedOperandLayout]] | None:
+    """The allocs of the ring's tiles that no gemm reads, each with the layout TMA is to
+    fill it with (`staged_tile_layout`); None when one has no such layout. A tile a gemm
+    reads keeps plan-wgmma-gemms' layout (tma_load checks it)."""
+    staged = []
+    for copy in copies:
+        alloc = defining_op(copy_parts(copy)[3])
+        if alloc is None or alloc.name != "tile.alloc" or SHARED_LAYOUT_ATTR in \
+                alloc.attributes or any(alloc == known for known, _ in staged):
+            continue
+        if any(operand == alloc.results[0] for gemm in gemms for operand in gemm.operands):
+            return None  # a gemm's tile without plan-wgmma-gemms' layout
+        layout = staged_tile_layout(alloc.results[0])
+        if layout is None:
+            return None
+        staged.append((alloc, layout))
+    return staged
+
+
+def _a_rewritten(gemm: ir.Operation, loop: ir.Operation) -> bool:
+    """Whether the gemm's A is a fragment the loop touches elsewhere (a register-A chain's
+    load): its wgmma must have read those registers before the next iteration rewrites them,
+    so its group cannot stay in flight across iterations."""
+    a = gemm.operands[0]
+    if scope(a) != "fragment":
+        return False
+    inside = list(walk(loop))
+    return any(as_operation(use.owner) != gemm and any(
+        as_operation(use.owner) == op for op in inside) for use in a.uses)
 
 
 def _staging_bytes(loop: ir.Operation, kernel: ir.Operation) -> int:
@@ -280,24 +362,32 @@ def _deepest_ring(loop: ir.Operation, gemm: ir.Operation) -> int:
     return deepest
 
 
-def ring_bytes(loop: ir.Operation, ring: TmaRing, loads: list[tuple[ir.Operation, TmaLoad]]
-               ) -> int:
-    """The kernel's shared memory with `ring` feeding the loop (plan-shared-memory's arena,
-    the ring's tiles then living through the kernel once per slot) and the ring's mbarriers;
-    the decisions are taken back after."""
+def ring_bytes(loop: ir.Operation, plan: RingPlan) -> int:
+    """The kernel's shared memory with the planned ring feeding the loop (plan-shared-memory's
+    arena, the ring's tiles then living through the kernel once per slot) and the ring's
+    mbarriers; the decisions are taken back after."""
     context = loop.context
-    loop.attributes[RING_ATTR] = ring.to_attr(context)
-    for copy, load in loads:
-        copy.attributes[LOAD_ATTR] = load.to_attr(context)
+    _apply(loop, plan, context)
     try:
         kernel = loop.parent
         while as_operation(kernel).name != "tile.kernel":
             kernel = kernel.parent
-        return arena_bytes(as_operation(kernel)) + 2 * ring.stages * BARRIER_BYTES
+        return arena_bytes(as_operation(kernel)) + 2 * plan.ring.stages * BARRIER_BYTES
     finally:
         del loop.attributes[RING_ATTR]
-        for copy, _ in loads:
+        for copy, _ in plan.loads:
             del copy.attributes[LOAD_ATTR]
+        for alloc, _ in plan.staged:
+            del alloc.attributes[SHARED_LAYOUT_ATTR]
+
+
+def _apply(loop: ir.Operation, plan: RingPlan, context: ir.Context) -> None:
+    """Write the plan's decisions: the ring, each copy's load, the staged tiles' layouts."""
+    loop.attributes[RING_ATTR] = plan.ring.to_attr(context)
+    for copy, load in plan.loads:
+        copy.attributes[LOAD_ATTR] = load.to_attr(context)
+    for alloc, layout in plan.staged:
+        alloc.attributes[SHARED_LAYOUT_ATTR] = layout.to_attr(context)
 
 
 @register
@@ -326,9 +416,7 @@ class PlanTmaPipelines(TilePass):
             if len(plans) != 1:
                 continue  # one producer warpgroup serves one loop
             loop = as_operation(plans[0].loads[0][0].parent)
-            loop.attributes[RING_ATTR] = plans[0].ring.to_attr(context)
-            for copy, load in plans[0].loads:
-                copy.attributes[LOAD_ATTR] = load.to_attr(context)
+            _apply(loop, plans[0], context)
             for copy in (op for op in walk(kernel) if op.name == "tile.copy"):
                 store = tma_store(copy, loop, plans[0].ring.consumers)
                 if store is not None:

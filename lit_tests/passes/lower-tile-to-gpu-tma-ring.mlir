@@ -160,3 +160,55 @@ module attributes {tile.arch = "sm_90a"} {
     return
   }
 }
+
+// -----
+
+// A register-A chain on the ring (overlap = false): after the full barrier's wait the
+// consumers load their A registers from the slot's 128B-swizzled tile (plan-tma-pipelines gave
+// it wgmma's K-major layout), run the gemm with A from registers and wait for it, and only
+// then hand the slot back: its tile was read by the loads and its B by the wgmmas.
+// CHECK-LABEL: gpu.func @ring_register_a
+// CHECK: nvvm.setmaxregister increase 240
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: memref.view
+// CHECK: memref.view
+// CHECK-COUNT-32: vector.load {{.*}} : memref<8192xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{.*}}}, {$128, $129, $130, $131}, $132
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: nvvm.wgmma.wait.group
+// CHECK: nvvm.mbarrier.arrive
+// CHECK-NOT: nvvm.mbarrier.arrive
+// CHECK: nvvm.barrier id = {{.*}} number_of_threads = %c128_i32
+module attributes {tile.arch = "sm_90a"} {
+  func.func @ring_register_a(%A: memref<512x512xf16>, %B: memref<512x512xf16>, %C: memref<512x512xf32>) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %c64 = arith.constant 64 : index
+    %c128 = arith.constant 128 : index
+    %g = arith.constant 4 : index
+    %zero = arith.constant 0.0 : f32
+    tile.kernel grid(%g, %g) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %as = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<128x64xf16, "shared">
+      %af = tile.alloc {tile.layout = #tile.linear<[128, 64], register = [[0, 1], [8, 0], [0, 8], [0, 16], [0, 32], [64, 0]], lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = [[16, 0], [32, 0]]>} : memref<128x64xf16, "fragment">
+      %bs = tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<64x128xf16, "shared">
+      %acc = tile.alloc {tile.layout = #tile.linear<[128, 128], register = [[0, 1], [8, 0], [0, 8], [0, 16], [0, 32], [0, 64], [64, 0]], lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = [[16, 0], [32, 0]]>} : memref<128x128xf32, "fragment">
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %c128 : index
+      %col = arith.muli %bx, %c128 : index
+      tile.pipelined %c0 to %c8 step %c1 stages 3 attributes {tile.pipeline = {k_tile = 64 : i64, mechanism = "cp.async", stages = 3 : i64}, tile.tma_ring = {consumers = 1 : i64, overlap = false, persistent = true, stages = 3 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c64 : index
+        tile.copy %A[%row, %k0] [128, 64] to %as[%c0, %c0] [128, 64] {tile.async = "cp.async", tile.tma_load = {box = array<i64: 64, 128>, boxes = 1 : i64, swizzle = 128 : i64}} : memref<512x512xf16> to memref<128x64xf16, "shared">
+        tile.copy %B[%k0, %col] [64, 128] to %bs[%c0, %c0] [64, 128] {tile.async = "cp.async", tile.tma_load = {box = array<i64: 64, 64>, boxes = 2 : i64, swizzle = 128 : i64}} : memref<512x512xf16> to memref<64x128xf16, "shared">
+        tile.copy %as[%c0, %c0] [128, 64] to %af[%c0, %c0] [128, 64] : memref<128x64xf16, "shared"> to memref<128x64xf16, "fragment">
+        tile.gemm %af, %bs, %acc {tile.wgmma = {a_registers = true, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}} : memref<128x64xf16, "fragment">, memref<64x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      tile.copy %acc[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] : memref<128x128xf32, "fragment"> to memref<512x512xf32>
+    }
+    return
+  }
+}

@@ -406,3 +406,95 @@ module attributes {tile.arch = "sm_90a"} {
     return
   }
 }
+
+// -----
+
+// A register-A chain: A's tile, which no gemm reads (plan-wgmma-gemms left it no layout), is
+// copied into the gemm's A fragment in the loop. TMA fills it in wgmma's K-major layout of
+// 128-byte rows (tile.shared_layout written on it here), the consumers read their registers
+// from the slot before they hand it back. The gemm's group cannot stay in flight: the next
+// iteration rewrites the registers it reads (overlap = false).
+// CHECK-LABEL: func.func @register_a
+// CHECK: tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}, tile.swizzle = "128B"} : memref<128x64xf16, "shared">
+// CHECK: tile.pipelined {{.*}} tile.tma_ring = {consumers = 2 : i64, overlap = false, persistent = true, stages = 4 : i64}
+// CHECK: tile.copy {{.*}} tile.tma_load = {box = array<i64: 64, 128>, boxes = 1 : i64, swizzle = 128 : i64}
+// CHECK: tile.copy {{.*}} tile.tma_load = {box = array<i64: 64, 64>, boxes = 4 : i64, swizzle = 128 : i64}
+// CHECK: tile.copy %{{.*}} to %{{.*}} : memref<128x64xf16, "shared"> to memref<128x64xf16, "fragment">
+// CHECK-NEXT: tile.gemm
+module attributes {tile.arch = "sm_90a"} {
+  func.func @register_a(%A: memref<1024x1024xf16>, %B: memref<1024x1024xf16>) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c8 = arith.constant 8 : index
+    %c16 = arith.constant 16 : index
+    %c64 = arith.constant 64 : index
+    %c128 = arith.constant 128 : index
+    %c256 = arith.constant 256 : index
+    tile.kernel grid(%c4, %c8) threads [256] {
+    ^bb0(%bx: index, %by: index):
+      %as = tile.alloc {tile.swizzle = "128B"} : memref<128x64xf16, "shared">
+      %af = tile.alloc : memref<128x64xf16, "fragment">
+      %bs = tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<64x256xf16, "shared">
+      %acc = tile.alloc : memref<128x256xf32, "fragment">
+      %row = arith.muli %by, %c128 : index
+      %col = arith.muli %bx, %c256 : index
+      tile.pipelined %c0 to %c16 step %c1 stages 4 attributes {tile.pipeline = {k_tile = 64 : i64, mechanism = "cp.async", stages = 4 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c64 : index
+        tile.copy %A[%row, %k0] [128, 64] to %as[%c0, %c0] [128, 64] {tile.async = "cp.async"} : memref<1024x1024xf16> to memref<128x64xf16, "shared">
+        tile.copy %B[%k0, %col] [64, 256] to %bs[%c0, %c0] [64, 256] {tile.async = "cp.async"} : memref<1024x1024xf16> to memref<64x256xf16, "shared">
+        tile.copy %as[%c0, %c0] [128, 64] to %af[%c0, %c0] [128, 64] : memref<128x64xf16, "shared"> to memref<128x64xf16, "fragment">
+        tile.gemm %af, %bs, %acc {tile.wgmma = {a_registers = true, dtype = "f16", k = 16 : i64, m_atoms = 1 : i64, n = 256 : i64, reordered = false, warpgroups = 2 : i64}} : memref<128x64xf16, "fragment">, memref<64x256xf16, "shared">, memref<128x256xf32, "fragment">
+      }
+    }
+    return
+  }
+}
+
+// -----
+
+// Register-A chains declined (the cp.async pipeline stays): A's rows span 32 bytes (no TMA
+// swizzle writes them as the fragment copy reads them); a fragment loaded from a shared tile
+// no ring copy fills.
+// CHECK-LABEL: func.func @register_a_declined
+// CHECK-NOT: tile.tma_ring
+// CHECK-NOT: tile.tma_load
+// CHECK-NOT: tile.shared_layout = {k_major = true
+// CHECK: return
+module attributes {tile.arch = "sm_90a"} {
+  func.func @register_a_declined(%A: memref<1024x1024xf16>, %B: memref<1024x1024xf16>) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c16 = arith.constant 16 : index
+    %c64 = arith.constant 64 : index
+    %c128 = arith.constant 128 : index
+    tile.kernel grid(%c4, %c4) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %as = tile.alloc : memref<128x16xf16, "shared">
+      %af = tile.alloc : memref<128x16xf16, "fragment">
+      %bs = tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<16x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      tile.pipelined %c0 to %c16 step %c1 stages 3 attributes {tile.pipeline = {k_tile = 16 : i64, mechanism = "cp.async", stages = 3 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c16 : index
+        tile.copy %A[%c0, %k0] [128, 16] to %as[%c0, %c0] [128, 16] {tile.async = "cp.async"} : memref<1024x1024xf16> to memref<128x16xf16, "shared">
+        tile.copy %B[%k0, %c0] [16, 128] to %bs[%c0, %c0] [16, 128] {tile.async = "cp.async"} : memref<1024x1024xf16> to memref<16x128xf16, "shared">
+        tile.copy %as[%c0, %c0] [128, 16] to %af[%c0, %c0] [128, 16] : memref<128x16xf16, "shared"> to memref<128x16xf16, "fragment">
+        tile.gemm %af, %bs, %acc {tile.wgmma = {a_registers = true, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}} : memref<128x16xf16, "fragment">, memref<16x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      %fixed = tile.alloc : memref<128x64xf16, "shared">
+      %af2 = tile.alloc : memref<128x64xf16, "fragment">
+      %bs2 = tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<64x128xf16, "shared">
+      tile.pipelined %c0 to %c16 step %c1 stages 3 attributes {tile.pipeline = {k_tile = 64 : i64, mechanism = "cp.async", stages = 3 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c64 : index
+        tile.copy %B[%k0, %c0] [64, 128] to %bs2[%c0, %c0] [64, 128] {tile.async = "cp.async"} : memref<1024x1024xf16> to memref<64x128xf16, "shared">
+        tile.copy %fixed[%c0, %c0] [128, 64] to %af2[%c0, %c0] [128, 64] : memref<128x64xf16, "shared"> to memref<128x64xf16, "fragment">
+        tile.gemm %af2, %bs2, %acc {tile.wgmma = {a_registers = true, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}} : memref<128x64xf16, "fragment">, memref<64x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+    }
+    return
+  }
+}
