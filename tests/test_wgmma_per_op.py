@@ -364,3 +364,34 @@ def test_register_a_chain_runs_on_a_tma_ring(knobs: dict, consumers: int, span: 
     assert report.ok and report.spill_bytes == 0, report.log
     for warning in ("C7519", "C7517", "C7520"):
         assert warning not in report.log, report.log
+
+
+@needs_ptxas
+def test_register_a_steps_keep_the_chains_groups_in_flight(monkeypatch, tmp_path) -> None:
+    """TILEC_REGISTER_A_STEPS=1: the register-A chain's gemm loads each 32-byte K step's A
+    registers from the ring's slot right before that step's wgmmas, after wait_group 3 (the
+    same step's group of the iteration before has read those registers), and commits each
+    step as a group; the ring keeps 4 groups of an iteration in flight into the next one and
+    hands a slot back after wait_group 4. ptxas serializes nothing and spills nothing."""
+    from tilec.compiler.tensorcore.ptx import ptxas_check
+
+    monkeypatch.setenv("TILEC_REGISTER_A_STEPS", "1")
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    kernel = tilec.compile(bias_relu(1000, 1016, 520, register_a=True, block_N=256,
+                                     block_K=64, threads=256), out_idx=[-1],
+                           target="cuda:sm_90a")
+    tile_ir = kernel.asm["tile-cuda"]
+    assert "groups = 4 : i64, overlap = true" in tile_ir and "{tile.a_step_loads}" in tile_ir
+    ptx = kernel.asm["ptx"]
+    lines = [line.strip() for line in ptx.splitlines()
+             if "wgmma." in line or line.strip().startswith("ld.shared.b32")]
+    first = lines.index("wgmma.wait_group.sync.aligned \t3;")
+    # one K step: the wait, its atom's four A registers, the fence, its wgmma, the commit
+    assert [line.split()[0] for line in lines[first:first + 8]] == [
+        "wgmma.wait_group.sync.aligned", *["ld.shared.b32"] * 4, "wgmma.fence.sync.aligned;",
+        "{", "wgmma.commit_group.sync.aligned;"]
+    assert "wgmma.wait_group.sync.aligned \t4;" in ptx
+    report = ptxas_check(ptx, "sm_90a")
+    assert report.ok and report.spill_bytes == 0, report.log
+    for warning in ("C7519", "C7517", "C7520", "C7515"):
+        assert warning not in report.log, report.log

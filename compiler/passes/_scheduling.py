@@ -34,6 +34,10 @@ STAGED_EPILOGUE_ATTR = "tile.staged_epilogue"
 # TILEC_PER_OP_GEMMS=1: lower-gemm-to-tensorcore declines every kernel, so each gemm takes the
 # per-op path (benchmarks time the two paths' kernels of one GEMM side by side)
 PER_OP_GEMMS_ATTR = "tile.per_op_gemms"
+# TILEC_REGISTER_A_STEPS=1: a TMA ring's register-A chain loads A's registers one K step at a
+# time, each just before that step's wgmma, so the gemm's groups stay in flight
+# (plan-tma-pipelines)
+REGISTER_A_STEPS_ATTR = "tile.register_a_steps"
 PIPELINE_ATTR = "tile.pipeline"  # on tile.pipelined, written by pipeline-async-copies
 TMA_PIPELINE = "tma-mbarrier"  # its `mechanism` when TMA loads feed wgmma through mbarriers
 

@@ -1,11 +1,11 @@
 """The decisions of plan-tma-pipelines and their CUDA lowering (lower-tile-to-gpu's part).
 
 A `tile.pipelined` loop marked `tile.tma_ring = {stages = S, consumers = G, overlap,
-persistent, lag = L (1 when absent)}` runs as a warp-specialized TMA ring; each of its copies
-carries `tile.tma_load = {box, boxes, swizzle}`: the TMA box (innermost dimension first) of one
-column box of the operand tile and how many such boxes the tile has (`SharedOperandLayout`'s
-column boxes, each `rows x swizzle` bytes, swizzled (128B or 64B) as wgmma's descriptors read
-them).
+persistent, lag = L (1 when absent), groups = W (1 when absent)}` runs as a warp-specialized
+TMA ring; each of its copies carries `tile.tma_load = {box, boxes, swizzle}`: the TMA box
+(innermost dimension first) of one column box of the operand tile and how many such boxes the
+tile has (`SharedOperandLayout`'s column boxes, each `rows x swizzle` bytes, swizzled (128B or
+64B) as wgmma's descriptors read them).
 
 The kernel is launched with one warpgroup more than it was written for; that warpgroup (G) is
 the producer, warpgroups 0..G-1 are the kernel as written (their thread indices unchanged):
@@ -21,7 +21,9 @@ the producer, warpgroups 0..G-1 are the kernel as written (their thread indices 
       loop becomes (after a barrier over the consumers: the statements before it may have
       filled shared tiles its gemms read)
         for each iteration i: wait full[s] (parity n & 1); the body on slot s; then
-          overlap: wgmma.wait_group L (gemm i-L has read its slot), lane 0 of each warp
+          overlap: wgmma.wait_group L * W (gemm i-L, its W groups, has read its slot;
+          W > 1: the gemm loads its A registers from the slot per K step and commits each
+          step's wgmmas as a group, `_wgmma`'s `step_loads`), lane 0 of each warp
           arrives on empty[(i-L) mod S] (i >= L); else lane 0 arrives on empty[s]
         overlap: wgmma.wait_group 0, lane 0 of each warp hands the last L slots back; a
         barrier over the consumers (the drain)
@@ -92,13 +94,17 @@ class TmaRing:
     consumers: int  # warpgroups of the kernel as written; the producer is the next one
     overlap: bool  # the loop's one gemm leaves its wgmma groups in flight for `lag` iterations
     persistent: bool = False  # one block per multiprocessor runs the grid's blocks in turn
-    lag: int = 1  # wgmma groups an overlapped gemm leaves in flight (< stages)
+    lag: int = 1  # iterations an overlapped gemm leaves its wgmma groups in flight (< stages)
+    groups: int = 1  # wgmma groups the overlapped gemm commits per iteration (one per K step
+    # where its A registers are loaded step by step: REGISTER_A_STEPS_ATTR)
 
     def to_attr(self, context: ir.Context) -> ir.Attribute:
         fields = {"stages": self.stages, "consumers": self.consumers, "overlap": self.overlap,
                   "persistent": self.persistent}
         if self.lag != 1:
             fields["lag"] = self.lag
+        if self.groups != 1:
+            fields["groups"] = self.groups
         return decision_attr(fields, context)
 
     @classmethod
@@ -110,7 +116,8 @@ class TmaRing:
             raise op_error(loop, f"{RING_ATTR} needs stages, consumers and overlap "
                                  "(plan-tma-pipelines writes it)")
         ring = cls(int(fields["stages"]), int(fields["consumers"]), bool(fields["overlap"]),
-                   bool(fields.get("persistent")), int(fields.get("lag", 1)))
+                   bool(fields.get("persistent")), int(fields.get("lag", 1)),
+                   int(fields.get("groups", 1)))
         if not 1 <= ring.lag < ring.stages:
             raise op_error(loop, f"{RING_ATTR} lag = {ring.lag} must be at least 1 and less "
                                  f"than its {ring.stages} stages")
@@ -530,7 +537,7 @@ class RingLowering:
         lane_zero, first = self.lane_zero()
         if self.ring.overlap:
             lag = self.ring.lag
-            nvvm.wgmma_wait_group_sync_aligned(lag)
+            nvvm.wgmma_wait_group_sync_aligned(lag * self.ring.groups)
             stages = index(self.ring.stages)
             previous = arith.remui(arith.addi(slot, arith.subi(stages, index(lag))), stages)
             started = arith.cmpi(arith.CmpIPredicate.uge, iteration, index(lag))

@@ -33,7 +33,10 @@ The rule (`lower_wgmma`): wgmma.fence, per K step and atom one descriptor pair a
 `wgmma.mma_async` (inline PTX over the accumulator registers), commit_group and wait_group 0,
 so the accumulator is final when the next op reads it; a gemm that is the only work of a
 cp.async pipeline or a TMA ring (`_tma_ring`) leaves its group in flight instead, and the
-loop waits for it one iteration later (`_async_pipeline`). Tiles a TMA ring filled need no
+loop waits for it one iteration later (`_async_pipeline`); a register-A gemm whose A a
+`tile.a_step_loads` copy fills (an opt-in of plan-tma-pipelines) loads each K step's A
+registers right before that step's wgmmas, after waiting for the same step's group of the
+iteration before, and commits each step as a group of its own. Tiles a TMA ring filled need no
 fence (TMA writes through the async proxy). Shared memory the generic proxy wrote (cp.async,
 st.shared) must be fenced for the async proxy that wgmma reads through: a cp.async pipeline
 does it before its per-iteration barrier; other operand tiles get a fence.proxy.async and a
@@ -62,6 +65,10 @@ if TYPE_CHECKING:
 
 WGMMA_ATTR = "tile.wgmma"
 SHARED_LAYOUT_ATTR = "tile.shared_layout"
+# on a copy of a ring tile into a gemm's whole A fragment (plan-tma-pipelines, opt-in): the
+# gemm loads each K step's A registers right before that step's wgmmas, which it commits as a
+# group of their own after waiting for the same step's group of the iteration before
+STEP_LOADS_ATTR = "tile.a_step_loads"
 WARPGROUP_THREADS = 128
 ATOM_ROWS = 64
 SWIZZLE_ATOM_BYTES = 1024  # the span of one swizzle pattern: tiles start at a multiple of it
@@ -352,13 +359,24 @@ def lower_wgmma(lowering: KernelLowering, op: ir.Operation) -> None:
     # every register the wgmmas read is final before the fence: the accumulator's (a T.clear's
     # zeros, an epilogue's writes from the tile before on a persistent grid) and A's
     values = [_pinned(atom_values) for atom_values in values]
-    if a_layout is None:
+    step_load = lowering.step_loads.get(a) if a_layout is None else None
+    if a_layout is None and step_load is None:
         registers_a = {(atom, step): _pinned(a_operands(atom, step))
                        for step in range(steps) for atom in range(plan.m_atoms)}
     if lowering.turns is not None:  # its warpgroup's turn on the tensor cores
         lowering.turns.before_issue(op)
-    nvvm.wgmma_fence_aligned()
+    if step_load is None:
+        nvvm.wgmma_fence_aligned()
     for step in range(steps):
+        if step_load is not None:  # STEP_LOADS_ATTR: this step's group of one iteration ago
+            nvvm.wgmma_wait_group_sync_aligned(steps - 1)  # has read the registers
+            a_type = ir.MemRefType(a.type)
+            step_load([slot for atom in range(plan.m_atoms) for slots in operand_a_registers(
+                atom, step, a_type.shape[1], max(1, a_type.element_type.width // 8),
+                plan.reordered) for slot in slots])
+            registers_a.update({(atom, step): _pinned(a_operands(atom, step))
+                                for atom in range(plan.m_atoms)})
+            nvvm.wgmma_fence_aligned()
         scale = constant(i32, 0 if clear and step == 0 else 1)
         b_descriptor = _descriptor(b_address, b_layout.step_offset(step),
                                    b_layout.descriptor_bits())
@@ -368,7 +386,10 @@ def lower_wgmma(lowering: KernelLowering, op: ir.Operation) -> None:
                                                     b_descriptor, scale], text, constraints,
                                       has_side_effects=True).result
             values[atom] = [llvm.extractvalue(element, result, [i]) for i in range(count)]
-    nvvm.wgmma_commit_group_sync_aligned()
+        if step_load is not None:
+            nvvm.wgmma_commit_group_sync_aligned()
+    if step_load is None:
+        nvvm.wgmma_commit_group_sync_aligned()
     if lowering.turns is not None:
         lowering.turns.after_commit(op)
     overlapped = lowering.overlapped_gemm

@@ -119,6 +119,7 @@ from tilec.compiler.passes._user_sync import (
 )
 from tilec.compiler.passes._warpgroup_pingpong import Turns
 from tilec.compiler.passes._wgmma import (
+    STEP_LOADS_ATTR,
     SWIZZLE_ATOM_BYTES,
     WGMMA_ATTR,
     SharedOperandLayout,
@@ -341,6 +342,9 @@ class KernelLowering:
                                                   bool]] = {}
         self.swizzle_base: ir.Value | None = None
         self.overlapped_gemm: ir.Operation | None = None  # its pipeline waits for its wgmma
+        # a fragment A a tile.a_step_loads copy fills: its gemm emits the loads per K step
+        # (`load_registers` of the given registers), compiler/passes/_wgmma.py
+        self.step_loads: dict[ir.Value, Callable[[list[int]], None]] = {}
         self.turns: Turns | None = None  # a ring loop's consumers taking turns on its gemms
         # a T.Pipelined loop fed by a TMA ring and a producer warpgroup (plan-tma-pipelines)
         self.ring_loop, self.tma_ring = next(
@@ -1373,6 +1377,10 @@ class KernelLowering:
         extents = [src_shape[d] for d in src_dims]
         src_at = Side(src, src_offsets, src_dims)
         dst_at = Side(dst, dst_offsets, dst_dims)
+        if STEP_LOADS_ATTR in op.attributes and dst in self.fragments:
+            self.step_loads[dst] = lambda slots: self.load_registers(src_at, self.fragments[
+                dst], slots)
+            return
         if src in self.fragments and dst in self.fragments:
             if any(constant_index(v) != 0 for v in src_offsets + dst_offsets) or list(
                     src_shape) != list(memref_type(src).shape) or list(dst_shape) != list(
@@ -1450,6 +1458,25 @@ class KernelLowering:
                     fragment, reading, other, where, slots, frag_element, other_element))
 
         self.split_on_alignment([other.buffer], vec, emit)
+
+    def load_registers(self, src: Side, fragment: Fragment, slots: list[int]) -> None:
+        """The fragment's registers `slots` (runs of consecutive registers holding
+        consecutive elements) from the whole-tile copy's source `src`, in vectors of a run."""
+        layout = fragment.layout
+        offsets = thread_coordinates(layout, self.tid)
+        frag_element = memref_type(fragment.registers).element_type
+        src_element = memref_type(src.buffer).element_type
+        runs: list[list[int]] = []
+        for slot in slots:
+            if runs and slot == runs[-1][-1] + 1 and \
+                    len(runs[-1]) < layout.contiguous_registers():
+                runs[-1].append(slot)
+            else:
+                runs.append([slot])
+        for run in runs:
+            point = register_coordinates(layout, run[0], offsets)
+            self.move_fragment(fragment, False, src, src.index([point[d] for d in src.dims]),
+                               run, frag_element, src_element)
 
     def move_fragment(self, fragment: Fragment, reading: bool, other: Side,
                       where: list[ir.Value], slots: list[int], frag_element: ir.Type,

@@ -76,6 +76,7 @@ from tilec.compiler.passes._ir_walk import (
 from tilec.compiler.passes._scalar import bit_width
 from tilec.compiler.passes._scheduling import (
     DISABLE_TMA_ATTR,
+    REGISTER_A_STEPS_ATTR,
     RING_LAG_ATTR,
     read_decision,
     target_description,
@@ -94,6 +95,7 @@ from tilec.compiler.passes._tma_ring import (
 )
 from tilec.compiler.passes._wgmma import (
     SHARED_LAYOUT_ATTR,
+    STEP_LOADS_ATTR,
     SWIZZLE_ATOM_BYTES,
     WGMMA_ATTR,
     SharedOperandLayout,
@@ -101,6 +103,7 @@ from tilec.compiler.passes._wgmma import (
 from tilec.compiler.passes.pipeline_async_copies import gemm_k_extent
 from tilec.compiler.passes.plan_shared_memory import arena_bytes
 from tilec.compiler.passes.select_epilogue_store import STORE_ATTR as EPILOGUE_ATTR
+from tilec.compiler.tensorcore.dtypes import K_STEP_BYTES
 
 MAX_TENSOR_RANK = 5  # cuTensorMapEncodeTiled's
 MAX_BOX = 256  # elements per box dimension
@@ -236,12 +239,14 @@ class RingPlan:
     # the ring's tiles no gemm reads (a register-A gemm's, read into fragments) and the
     # layout TMA fills them with: tile.shared_layout on their tile.alloc
     staged: list[tuple[ir.Operation, SharedOperandLayout]] = field(default_factory=list)
+    step_loads: list[ir.Operation] = field(default_factory=list)  # STEP_LOADS_ATTR copies
 
 
-def plan_ring(loop: ir.Operation, kernel: ir.Operation, limit: int, deep_groups: bool = False
-              ) -> RingPlan | None:
+def plan_ring(loop: ir.Operation, kernel: ir.Operation, limit: int, deep_groups: bool = False,
+              register_a_steps: bool = False) -> RingPlan | None:
     """The TMA ring of a loop, None when it does not qualify (module docstring); `limit`: the
-    block's shared memory; `deep_groups`: the module opted into RING_LAG_ATTR."""
+    block's shared memory; `deep_groups`: the module opted into RING_LAG_ATTR;
+    `register_a_steps`: into REGISTER_A_STEPS_ATTR."""
     if loop.parent is None or as_operation(loop.parent) != kernel:
         return None
     plan = plan_pipeline(loop)
@@ -283,10 +288,15 @@ def plan_ring(loop: ir.Operation, kernel: ir.Operation, limit: int, deep_groups:
     staging = _staging_bytes(loop, kernel)
     overlap = len(gemms) == 1 and not _a_rewritten(gemms[0], loop)
     lag = _lag(gemms[0]) if deep_groups and overlap else 1
+    step_loads, groups = [], 1
+    if register_a_steps and len(gemms) == 1 and not overlap:
+        load = _step_loaded_a(gemms[0], loop, tiles)
+        if load is not None:  # the gemm loads A per K step: its groups may stay in flight
+            step_loads, groups, overlap = [load], _k_steps(gemms[0]), True
     for depth in range(deepest, fewest - 1, -1):
         ring = TmaRing(depth, threads // WARPGROUP_THREADS, overlap, persistent,
-                       min(lag, depth - 1))
-        candidate = RingPlan(ring, loads, staged)
+                       min(lag, depth - 1), groups)
+        candidate = RingPlan(ring, loads, staged, step_loads)
         # past the loop's own depth the epilogue's staging tile must still fit beside it
         if ring_bytes(loop, candidate) + (staging if depth > stages else 0) <= limit:
             return candidate
@@ -311,6 +321,40 @@ def _staged_tiles(copies: list[ir.Operation], gemms: list[ir.Operation]
             return None
         staged.append((alloc, layout))
     return staged
+
+
+def _k_steps(gemm: ir.Operation) -> int:
+    """The gemm's 32-byte K steps (one wgmma per atom each)."""
+    return _slot_k_bytes(gemm) // K_STEP_BYTES
+
+
+def _step_loaded_a(gemm: ir.Operation, loop: ir.Operation, tiles: list[ir.Value]
+                   ) -> ir.Operation | None:
+    """The copy of a whole ring tile into the whole of the gemm's A fragment, its one other
+    use in the loop, before the gemm in the loop's body: with REGISTER_A_STEPS_ATTR the gemm
+    loads A's registers of each K step from the tile itself, right before that step's wgmmas
+    (after waiting for the same step's group of the iteration before), so the copy emits
+    nothing. None for any other register A (the blocked layout's reordered rows included)."""
+    a = gemm.operands[0]
+    fields = read_decision(gemm, WGMMA_ATTR) or {}
+    if not fields.get("a_registers") or fields.get("reordered") or scope(a) != "fragment":
+        return None
+    inside = list(walk(loop))
+    users = [as_operation(use.owner) for use in a.uses
+             if any(as_operation(use.owner) == op for op in inside)]
+    copies = [op for op in users if op != gemm]
+    if len(copies) != 1 or not _ring_tile_load(copies[0], tiles):
+        return None
+    copy = copies[0]
+    src, src_offsets, src_shape, dst, dst_offsets, dst_shape = copy_parts(copy)
+    whole = list(ir.MemRefType(a.type).shape)
+    if dst != a or list(src_shape) != whole or list(dst_shape) != whole or list(
+            ir.MemRefType(src.type).shape) != whole or any(
+            constant_index(v) != 0 for v in [*src_offsets, *dst_offsets]):
+        return None
+    if copy.block != gemm.block or not copy.is_before_in_block(gemm):
+        return None
+    return copy
 
 
 def _a_rewritten(gemm: ir.Operation, loop: ir.Operation) -> bool:
@@ -379,6 +423,8 @@ def ring_bytes(loop: ir.Operation, plan: RingPlan) -> int:
             del copy.attributes[LOAD_ATTR]
         for alloc, _ in plan.staged:
             del alloc.attributes[SHARED_LAYOUT_ATTR]
+        for copy in plan.step_loads:
+            del copy.attributes[STEP_LOADS_ATTR]
 
 
 def _apply(loop: ir.Operation, plan: RingPlan, context: ir.Context) -> None:
@@ -388,6 +434,8 @@ def _apply(loop: ir.Operation, plan: RingPlan, context: ir.Context) -> None:
         copy.attributes[LOAD_ATTR] = load.to_attr(context)
     for alloc, layout in plan.staged:
         alloc.attributes[SHARED_LAYOUT_ATTR] = layout.to_attr(context)
+    for copy in plan.step_loads:
+        copy.attributes[STEP_LOADS_ATTR] = ir.UnitAttr.get(context)
 
 
 @register
@@ -410,9 +458,10 @@ class PlanTmaPipelines(TilePass):
                    for op in walk(kernel)):
                 continue
             deep_groups = RING_LAG_ATTR in module.operation.attributes
+            steps = REGISTER_A_STEPS_ATTR in module.operation.attributes
             plans = [plan for op in walk(kernel) if op.name == "tile.pipelined"
-                     and (plan := plan_ring(op, kernel, target.max_shared_bytes, deep_groups))
-                     is not None]
+                     and (plan := plan_ring(op, kernel, target.max_shared_bytes, deep_groups,
+                                            steps)) is not None]
             if len(plans) != 1:
                 continue  # one producer warpgroup serves one loop
             loop = as_operation(plans[0].loads[0][0].parent)

@@ -60,6 +60,7 @@ from tilec.compiler.passes._scheduling import (
     DISABLE_TMA_ATTR,
     PER_OP_GEMMS_ATTR,
     PINGPONG_OPT_IN_ATTR,
+    REGISTER_A_STEPS_ATTR,
     RING_LAG_ATTR,
     STAGED_EPILOGUE_ATTR,
     VECTOR_LOADS_ATTR,
@@ -197,7 +198,8 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
                            ("TILEC_VECTOR_EPILOGUE_LOADS", VECTOR_LOADS_ATTR),
                            ("TILEC_WARPGROUP_PINGPONG", PINGPONG_OPT_IN_ATTR),
                            ("TILEC_STAGED_EPILOGUE", STAGED_EPILOGUE_ATTR),
-                           ("TILEC_PER_OP_GEMMS", PER_OP_GEMMS_ATTR)):
+                           ("TILEC_PER_OP_GEMMS", PER_OP_GEMMS_ATTR),
+                           ("TILEC_REGISTER_A_STEPS", REGISTER_A_STEPS_ATTR)):
         if os.environ.get(variable) == "1":
             module.operation.attributes[name] = ir.UnitAttr.get()
     fast_math = ("apply-fast-math",) if options.fast_math else ()

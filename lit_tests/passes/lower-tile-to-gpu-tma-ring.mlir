@@ -212,3 +212,59 @@ module attributes {tile.arch = "sm_90a"} {
     return
   }
 }
+
+// -----
+
+// groups = 4 with the A copy's tile.a_step_loads (TILEC_REGISTER_A_STEPS=1): the copy emits
+// nothing; per 32-byte K step the gemm waits until at most 3 groups are in flight (the same
+// step's group of the iteration before has read its registers), loads the step's registers of
+// both atoms from the slot, fences, issues the step's two wgmmas and commits them as a group;
+// the slot read one iteration before goes back after wait_group 4 (all of its groups done).
+// CHECK-LABEL: gpu.func @ring_register_a_steps
+// CHECK: nvvm.setmaxregister increase 240
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-NOT: vector.load
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 3
+// CHECK-COUNT-8: vector.load {{.*}} : memref<8192xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-2: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 3
+// CHECK-COUNT-3: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: wgmma
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 4
+// CHECK: nvvm.mbarrier.arrive
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.mbarrier.arrive
+// CHECK: nvvm.barrier id = {{.*}} number_of_threads = %c128_i32
+module attributes {tile.arch = "sm_90a"} {
+  func.func @ring_register_a_steps(%A: memref<512x512xf16>, %B: memref<512x512xf16>, %C: memref<512x512xf32>) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %c64 = arith.constant 64 : index
+    %c128 = arith.constant 128 : index
+    %g = arith.constant 4 : index
+    %zero = arith.constant 0.0 : f32
+    tile.kernel grid(%g, %g) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %as = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<128x64xf16, "shared">
+      %af = tile.alloc {tile.layout = #tile.linear<[128, 64], register = [[0, 1], [8, 0], [0, 8], [0, 16], [0, 32], [64, 0]], lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = [[16, 0], [32, 0]]>} : memref<128x64xf16, "fragment">
+      %bs = tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<64x128xf16, "shared">
+      %acc = tile.alloc {tile.layout = #tile.linear<[128, 128], register = [[0, 1], [8, 0], [0, 8], [0, 16], [0, 32], [0, 64], [64, 0]], lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = [[16, 0], [32, 0]]>} : memref<128x128xf32, "fragment">
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %c128 : index
+      %col = arith.muli %bx, %c128 : index
+      tile.pipelined %c0 to %c8 step %c1 stages 3 attributes {tile.pipeline = {k_tile = 64 : i64, mechanism = "cp.async", stages = 3 : i64}, tile.tma_ring = {consumers = 1 : i64, groups = 4 : i64, overlap = true, persistent = true, stages = 3 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c64 : index
+        tile.copy %A[%row, %k0] [128, 64] to %as[%c0, %c0] [128, 64] {tile.async = "cp.async", tile.tma_load = {box = array<i64: 64, 128>, boxes = 1 : i64, swizzle = 128 : i64}} : memref<512x512xf16> to memref<128x64xf16, "shared">
+        tile.copy %B[%k0, %col] [64, 128] to %bs[%c0, %c0] [64, 128] {tile.async = "cp.async", tile.tma_load = {box = array<i64: 64, 64>, boxes = 2 : i64, swizzle = 128 : i64}} : memref<512x512xf16> to memref<64x128xf16, "shared">
+        tile.copy %as[%c0, %c0] [128, 64] to %af[%c0, %c0] [128, 64] {tile.a_step_loads} : memref<128x64xf16, "shared"> to memref<128x64xf16, "fragment">
+        tile.gemm %af, %bs, %acc {tile.wgmma = {a_registers = true, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}} : memref<128x64xf16, "fragment">, memref<64x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      tile.copy %acc[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] : memref<128x128xf32, "fragment"> to memref<512x512xf32>
+    }
+    return
+  }
+}

@@ -498,3 +498,40 @@ module attributes {tile.arch = "sm_90a"} {
     return
   }
 }
+
+// -----
+
+// With tile.register_a_steps (TILEC_REGISTER_A_STEPS=1) the register-A chain's gemm loads A's
+// registers one 32-byte K step at a time (the copy gets tile.a_step_loads and emits nothing),
+// so its groups, one per K step (groups = 4), stay in flight across iterations (overlap).
+// CHECK-LABEL: func.func @register_a_steps
+// CHECK: tile.pipelined {{.*}} tile.tma_ring = {consumers = 1 : i64, groups = 4 : i64, overlap = true, persistent = true, stages = 7 : i64}
+// CHECK: tile.copy %{{.*}} to %{{.*}} {tile.a_step_loads} : memref<128x64xf16, "shared"> to memref<128x64xf16, "fragment">
+module attributes {tile.arch = "sm_90a", tile.register_a_steps} {
+  func.func @register_a_steps(%A: memref<1024x1024xf16>, %B: memref<1024x1024xf16>) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %c16 = arith.constant 16 : index
+    %c64 = arith.constant 64 : index
+    %c128 = arith.constant 128 : index
+    tile.kernel grid(%c8, %c8) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %as = tile.alloc {tile.swizzle = "128B"} : memref<128x64xf16, "shared">
+      %af = tile.alloc : memref<128x64xf16, "fragment">
+      %bs = tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<64x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %row = arith.muli %by, %c128 : index
+      %col = arith.muli %bx, %c128 : index
+      tile.pipelined %c0 to %c16 step %c1 stages 3 attributes {tile.pipeline = {k_tile = 64 : i64, mechanism = "cp.async", stages = 3 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c64 : index
+        tile.copy %A[%row, %k0] [128, 64] to %as[%c0, %c0] [128, 64] {tile.async = "cp.async"} : memref<1024x1024xf16> to memref<128x64xf16, "shared">
+        tile.copy %B[%k0, %col] [64, 128] to %bs[%c0, %c0] [64, 128] {tile.async = "cp.async"} : memref<1024x1024xf16> to memref<64x128xf16, "shared">
+        tile.copy %as[%c0, %c0] [128, 64] to %af[%c0, %c0] [128, 64] : memref<128x64xf16, "shared"> to memref<128x64xf16, "fragment">
+        tile.gemm %af, %bs, %acc {tile.wgmma = {a_registers = true, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}} : memref<128x64xf16, "fragment">, memref<64x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+    }
+    return
+  }
+}
