@@ -240,6 +240,34 @@ def test_flash_fwd_consumers_take_turns_when_opted_in(causal, tmp_path, monkeypa
 
 
 @pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
+@pytest.mark.parametrize("pingpong", [False, True])
+def test_flash_fwd_leaves_p_v_in_flight_when_opted_in(pingpong, tmp_path, monkeypatch) -> None:
+    """TILEC_OVERLAP_RING_GEMMS=1 (overlap-ring-gemms): the plain flash_fwd source's ring at
+    the benchmark's tiles gets overlap and a third slot; in the PTX Q K^T still waits for
+    every group (the softmax reads S) while P V's commit is followed by wait_group 1 before
+    the slot hand-over, and wait_group 0 only after the loop; ptxas assembles it without
+    spills, with the warpgroups' turns as well. The opt-in is part of the cache key."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TILEC_TARGET", "cuda:sm_90a")
+    tiles = {"block_M": 128, "block_N": 128, "num_stages": 2, "threads": 256}
+    plain = flash_fwd.flash_fwd(2, 4, 512, 128, False, **tiles).asm["tile-cuda"]
+    assert "overlap = false" in plain and "overlap = true" not in plain
+    monkeypatch.setenv("TILEC_OVERLAP_RING_GEMMS", "1")
+    if pingpong:
+        monkeypatch.setenv("TILEC_WARPGROUP_PINGPONG", "1")
+    kernel = flash_fwd.flash_fwd(2, 4, 512, 128, False, **tiles)
+    assert "overlap = true" in kernel.asm["tile-cuda"]
+    assert "stages = 3 : i64" in kernel.asm["tile-cuda"]
+    assert ("tile.pingpong" in kernel.asm["tile-cuda"]) == pingpong
+    ptx = kernel.get_kernel_source()
+    waits = [ptx.index("wgmma.wait_group", m.start())
+             for m in re.finditer(r"wgmma\.commit_group", ptx)]
+    assert [ptx[w:ptx.index(";", w)].split()[-1] for w in waits] == ["0", "1"]
+    assert re.search(r"wgmma\.wait_group\.sync\.aligned\s+0;", ptx[waits[1] + 20:])
+    assert _ptxas_spill_bytes(ptx) == 0
+
+
+@pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
 def test_flash_bwd_gemms_all_run_on_wgmma_on_sm90a(tmp_path, monkeypatch) -> None:
     """At the benchmark's tiles, every gemm of the dK / dV and dQ kernels is planned for wgmma
     (none left to CUDA cores: a tile read both as N x K and as K x N would be), the PTX holds

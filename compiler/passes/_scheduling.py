@@ -28,6 +28,9 @@ VECTOR_LOADS_ATTR = "tile.vector_epilogue_loads"
 # TILEC_WARPGROUP_PINGPONG=1: an attention loop's two consumer warpgroups take turns issuing
 # their gemms (plan-warpgroup-pingpong)
 PINGPONG_OPT_IN_ATTR = "tile.warpgroup_pingpong"
+# TILEC_OVERLAP_RING_GEMMS=1: a several-gemm TMA ring loop leaves its last gemm in flight into
+# the next iteration (overlap-ring-gemms)
+OVERLAP_RING_GEMMS_ATTR = "tile.overlap_ring_gemms"
 # TILEC_STAGED_EPILOGUE=1: an mma.sync gemm's accumulator store goes through a padded shared
 # tile (plan-mma-sync-gemms)
 STAGED_EPILOGUE_ATTR = "tile.staged_epilogue"

@@ -92,7 +92,7 @@ class TmaRing:
 
     stages: int
     consumers: int  # warpgroups of the kernel as written; the producer is the next one
-    overlap: bool  # the loop's one gemm leaves its wgmma groups in flight for `lag` iterations
+    overlap: bool  # the loop's last gemm leaves its wgmma groups in flight for `lag` iterations
     persistent: bool = False  # one block per multiprocessor runs the grid's blocks in turn
     lag: int = 1  # iterations an overlapped gemm leaves its wgmma groups in flight (< stages)
     groups: int = 1  # wgmma groups the overlapped gemm commits per iteration (one per K step
@@ -461,8 +461,9 @@ class RingLowering:
         """The consumers' loop; the caller moves the body in before the returned anchor."""
         loop = self.loop
         lower, upper, step = loop.operands[0], loop.operands[1], loop.operands[2]
-        gemm = next((op for op in map(as_operation, self.body.operations)
-                     if op.name == "tile.gemm"), None) if self.ring.overlap else None
+        # overlapped: the body's last gemm (its only one, or attention's P V: overlap-ring-gemms)
+        gemm = [op for op in map(as_operation, self.body.operations)
+                if op.name == "tile.gemm"][-1] if self.ring.overlap else None
         self.lowering.overlapped_gemm = gemm
         with loop.location, ir.InsertionPoint(loop):
             # what the statements before the loop wrote to shared memory (attention's Q tile)

@@ -9,8 +9,9 @@ one warpgroup's P V and next Q K^T while the other computes its softmax, as
 FlashAttention-3's ping-pong schedule does.
 
 A loop qualifies when plan-tma-pipelines gave it a `tile.tma_ring` of two consumer
-warpgroups without an overlapped gemm, and its statements hold exactly two gemms, both
-tile.wgmma over both warpgroups (each warpgroup issues the wgmmas of its own rows).
+warpgroups (overlapped by overlap-ring-gemms or not: with P V left in flight a turn ends once
+the next Q K^T is issued, not after P V's wait), and its statements hold exactly two gemms,
+both tile.wgmma over both warpgroups (each warpgroup issues the wgmmas of its own rows).
 
 An opt-in: the pass marks loops only in a module carrying the unit attribute
 `tile.warpgroup_pingpong` (the CUDA target sets it from TILEC_WARPGROUP_PINGPONG=1); a loop
@@ -39,7 +40,7 @@ def pingpong_gemms(loop: ir.Operation) -> list[ir.Operation] | None:
     """The loop's two gemms when its consumers can take turns on them (module docstring),
     else None."""
     ring = TmaRing.of(loop)
-    if ring is None or ring.consumers != TURNS or ring.overlap:
+    if ring is None or ring.consumers != TURNS or (ring.overlap and ring.lag != 1):
         return None
     gemms = [op for op in map(as_operation, loop.regions[0].blocks[0].operations)
              if op.name == "tile.gemm"]

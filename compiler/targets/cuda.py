@@ -58,6 +58,7 @@ from tilec.compiler.passes._ir_walk import op_error, walk
 from tilec.compiler.passes._scheduling import (
     ARCH_ATTR,
     DISABLE_TMA_ATTR,
+    OVERLAP_RING_GEMMS_ATTR,
     PER_OP_GEMMS_ATTR,
     PINGPONG_OPT_IN_ATTR,
     REGISTER_A_STEPS_ATTR,
@@ -92,7 +93,8 @@ SCHEDULE_PASSES = (
     "rasterize-blocks",
 )
 TILE_PASSES = (
-    "plan-wgmma-gemms", "plan-mma-sync-gemms", "plan-tma-pipelines", "plan-warpgroup-pingpong",
+    "plan-wgmma-gemms", "plan-mma-sync-gemms", "plan-tma-pipelines", "overlap-ring-gemms",
+    "plan-warpgroup-pingpong",
     "stage-reduce-operands",
     "infer-fragment-layout", "lower-gemm-simt", "insert-shared-barriers", "plan-shared-memory",
 )
@@ -197,6 +199,7 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
     for variable, name in (("TILEC_TMA_RING_LAG", RING_LAG_ATTR),
                            ("TILEC_VECTOR_EPILOGUE_LOADS", VECTOR_LOADS_ATTR),
                            ("TILEC_WARPGROUP_PINGPONG", PINGPONG_OPT_IN_ATTR),
+                           ("TILEC_OVERLAP_RING_GEMMS", OVERLAP_RING_GEMMS_ATTR),
                            ("TILEC_STAGED_EPILOGUE", STAGED_EPILOGUE_ATTR),
                            ("TILEC_PER_OP_GEMMS", PER_OP_GEMMS_ATTR),
                            ("TILEC_REGISTER_A_STEPS", REGISTER_A_STEPS_ATTR)):

@@ -69,7 +69,8 @@ def clear_memory() -> None:
 # yet measured on hardware): a kernel compiled with one set is another kernel
 COMPILE_SETTINGS = ("TILEC_TMA_RING_LAG", "TILEC_VECTOR_EPILOGUE_LOADS",
                     "TILEC_WARPGROUP_PINGPONG", "TILEC_STAGED_EPILOGUE", "TILEC_PER_OP_GEMMS",
-                    "TILEC_REGISTER_A_STEPS")
+                    "TILEC_REGISTER_A_STEPS",
+                    "TILEC_OVERLAP_RING_GEMMS")
 
 
 def cache_key(parts: dict[str, Any]) -> str:
