@@ -107,34 +107,45 @@ class TilecForward:
     dim: int = DIM
 
 
-# the compiler's opt-in not yet the default: the same sources compiled with it are rows of
-# their own (the variable is part of the cache key, so `build` and `run` both set it around
-# these compiles only)
+# the compiler's opt-ins not yet the default: the same sources compiled with them are rows of
+# their own, named with the variant's suffix (the variables are part of the cache key, so
+# `build` and `run` both set them around these compiles only): the consumers' ping-pong
+# (plan-warpgroup-pingpong), P V left in flight into the next iteration (overlap-ring-gemms),
+# and both
 PINGPONG = "TILEC_WARPGROUP_PINGPONG"
-PINGPONG_SUFFIX = " (warpgroup ping-pong)"
-PINGPONG_SEQ = 4096  # the sequence length its rows run at
+OVERLAP = "TILEC_OVERLAP_RING_GEMMS"
+VARIANTS = {  # suffix -> (opt-in variables, summary key suffix)
+    " (warpgroup ping-pong)": ((PINGPONG,), "pingpong"),
+    " (P V in flight)": ((OVERLAP,), "overlap"),
+    " (P V in flight, ping-pong)": ((OVERLAP, PINGPONG), "overlap_pingpong"),
+}
+VARIANT_SEQS = (4096, 8192)  # the sequence lengths the variants' rows run at
 
 
 @contextlib.contextmanager
-def _opted_in(variable: str) -> Iterator[None]:
-    saved = os.environ.get(variable)
-    os.environ[variable] = "1"
+def _opted_in(variables: tuple[str, ...]) -> Iterator[None]:
+    saved = {variable: os.environ.get(variable) for variable in variables}
+    os.environ.update({variable: "1" for variable in variables})
     try:
         yield
     finally:
-        if saved is None:
-            del os.environ[variable]
-        else:
-            os.environ[variable] = saved
+        for variable, value in saved.items():
+            if value is None:
+                del os.environ[variable]
+            else:
+                os.environ[variable] = value
 
 
-def with_pingpong(forward: TilecForward) -> TilecForward:
-    """`forward` compiled with the consumers' ping-pong (plan-warpgroup-pingpong) opted in."""
+def with_variant(forward: TilecForward, suffix: str) -> TilecForward:
+    """`forward` compiled with the opt-ins of VARIANTS[suffix]."""
     def compile_opted_in(seq_len: int, causal: bool) -> Any:
-        with _opted_in(PINGPONG):
+        with _opted_in(VARIANTS[suffix][0]):
             return forward.compile(seq_len, causal)
-    return TilecForward(forward.name + PINGPONG_SUFFIX, compile_opted_in, forward.config,
-                        forward.dim)
+    return TilecForward(forward.name + suffix, compile_opted_in, forward.config, forward.dim)
+
+
+def with_variants(forward: TilecForward) -> list[TilecForward]:
+    return [with_variant(forward, suffix) for suffix in VARIANTS]
 
 
 def tilec_forwards() -> list[TilecForward]:
@@ -155,10 +166,19 @@ def tilec_forwards() -> list[TilecForward]:
     return forwards
 
 
-def pingpong_forwards() -> list[TilecForward]:
-    """tilec's flash_fwd and TileLang's tuned example with the ping-pong opted in (S 4096)."""
+THREE_SLOTS = {"block_M": 128, "block_N": 128, "num_stages": 3, "threads": 256}
+
+
+def variant_forwards() -> list[TilecForward]:
+    """tilec's flash_fwd and TileLang's tuned example with each of VARIANTS opted in, and
+    flash_fwd at three stages alone and with the ping-pong: overlap-ring-gemms deepens the
+    two-stage ring to three, so these tell the slot from the overlap (VARIANT_SEQS)."""
     forwards = tilec_forwards()
-    return [with_pingpong(forwards[0]), with_pingpong(forwards[2])]
+    own = _own_forward().flash_fwd
+    three = TilecForward(OWN_FORWARD + " (3 stages)", lambda s, c: own(
+        BATCH, HEADS, s, DIM, c, **THREE_SLOTS), THREE_SLOTS)
+    return with_variants(forwards[0]) + with_variants(forwards[2]) + [
+        three, with_variant(three, " (warpgroup ping-pong)")]
 
 
 # tilec's own forward at other tile configurations (S 4096 only, with --ablations): what the
@@ -231,7 +251,7 @@ def head_dim_forwards() -> list[TilecForward]:
     own = _own_forward().flash_fwd
     forwards = [TilecForward(OWN_FORWARD, lambda s, c, d=dim, cfg=config: own(
         BATCH, HEADS, s, d, c, **cfg), config, dim) for dim, config in HEAD_DIM_CONFIGS.items()]
-    return forwards + [with_pingpong(forward) for forward in forwards]
+    return forwards + [variant for forward in forwards for variant in with_variants(forward)]
 
 
 def build(cache_dir: Path, examples: Path, seq_lens: tuple[int, ...],
@@ -246,8 +266,8 @@ def build(cache_dir: Path, examples: Path, seq_lens: tuple[int, ...],
         copy.parent.mkdir(parents=True, exist_ok=True)
         copy.write_text(rewrite_imports(source.read_text()))
         jobs = [(forward, seq_len) for forward in tilec_forwards() for seq_len in seq_lens]
-        jobs += [(forward, PINGPONG_SEQ) for forward in pingpong_forwards()
-                 if PINGPONG_SEQ in seq_lens]
+        jobs += [(forward, seq_len) for forward in variant_forwards()
+                 for seq_len in VARIANT_SEQS if seq_len in seq_lens]
         jobs += [(forward, ABLATION_SEQ) for forward in ablation_forwards() if ablations]
         jobs += [(forward, HEAD_DIM_SEQ) for forward in head_dim_forwards() if head_dims]
     for shape in DECODE_SHAPES if "decode" in sections else ():
@@ -691,8 +711,8 @@ def run(out: Path, seq_lens: tuple[int, ...], budget_s: float, peers: tuple[str,
     shapes = []
     for seq_len in seq_lens if "forward" in sections else ():
         shapes += [(seq_len, causal, forwards, peer_calls, DIM) for causal in (False, True)]
-        if seq_len == PINGPONG_SEQ:
-            shapes += [(seq_len, causal, pingpong_forwards(), {}, DIM) for causal in (False, True)]
+        if seq_len in VARIANT_SEQS:
+            shapes += [(seq_len, causal, variant_forwards(), {}, DIM) for causal in (False, True)]
         if ablations and seq_len == ABLATION_SEQ:
             shapes += [(seq_len, causal, ablation_forwards(), {}, DIM)
                        for causal in (False, True)]
@@ -774,16 +794,14 @@ def summary(rows: list[dict[str, Any]], backward: list[dict[str, Any]] = (),
     and not; TileLang's numbers from TILELANG_BASELINE, not this run); bwd_vs_sdpa: the
     lowest ratio of tilec's backward to the faster SDPA backward over S >= 4096, causal and
     not; mla_decode_fraction_of_copy: the lowest of tilec's MLA decode;
-    fwd_d128_vs_cudnn_pingpong: fwd_d128_vs_cudnn of the forward with the warpgroup ping-pong
-    opted in."""
-    def lowest(impl: str) -> float | None:
-        return min((r["ratio_to_cudnn"] for r in rows if r["impl"] == impl and r["dim"] == DIM
+    fwd_d{D}_vs_cudnn_{variant}: the same of the forward with a VARIANTS opt-in."""
+    def lowest(impl: str, dim: int = DIM) -> float | None:
+        return min((r["ratio_to_cudnn"] for r in rows if r["impl"] == impl and r["dim"] == dim
                     and r["seq_len"] >= 4096 and "ratio_to_cudnn" in r and r.get("passed")),
                    default=None)
-    other_dims = {f"fwd_d{dim}_vs_cudnn": min((r["ratio_to_cudnn"] for r in rows
-                                               if r["impl"] == OWN_FORWARD and r["dim"] == dim
-                                               and "ratio_to_cudnn" in r and r.get("passed")),
-                                              default=None) for dim in HEAD_DIM_CONFIGS}
+    by_dim = {f"fwd_d{dim}_vs_cudnn{key}": lowest(OWN_FORWARD + suffix, dim)
+              for dim in (DIM, *HEAD_DIM_CONFIGS)
+              for suffix, key in (("", ""), *((s, "_" + k) for s, (_, k) in VARIANTS.items()))}
     example = {r["causal"]: r["tflops"] / TILELANG_MAIN_CONFIG_TFLOPS[r["causal"]]
                for r in rows if r["impl"] == EXAMPLE_MAIN and r["seq_len"] == 4096
                and r.get("passed")}
@@ -794,8 +812,7 @@ def summary(rows: list[dict[str, Any]], backward: list[dict[str, Any]] = (),
            and r.get("heads_kv", HEADS) != HEADS and "ratio_to_sdpa" in r and r.get("passed")]
     mla_fractions = [r["fraction_of_copy"] for r in mla if r["impl"] == OWN_MLA
                      and "fraction_of_copy" in r and r.get("passed")]
-    return {"fwd_d128_vs_cudnn": lowest(OWN_FORWARD),
-            "fwd_d128_vs_cudnn_pingpong": lowest(OWN_FORWARD + PINGPONG_SUFFIX), **other_dims,
+    return {**by_dim,
             "bwd_vs_sdpa": min(bwd) if bwd else None,
             "bwd_gqa_vs_sdpa": min(gqa) if gqa else None,
             "mla_decode_fraction_of_copy": min(mla_fractions) if mla_fractions else None,

@@ -151,7 +151,12 @@ def test_benchmark_summary_takes_the_lowest_ratio() -> None:
                  "tflops": 624.3, "passed": True})
     rows.append({"impl": attention.OWN_FORWARD, "seq_len": 4096, "causal": True,
                  "ratio_to_cudnn": 0.5, "dim": 64, "passed": True})
+    rows += [{"impl": attention.OWN_FORWARD + " (P V in flight)", "seq_len": 8192,
+              "causal": c, "ratio_to_cudnn": r, "dim": 128, "passed": True}
+             for c, r in ((False, 1.1), (True, 1.05))]
     summary = attention.summary(rows)
+    assert summary["fwd_d128_vs_cudnn_overlap"] == 1.05
+    assert summary["fwd_d128_vs_cudnn_pingpong"] is None
     assert summary["fwd_d128_vs_cudnn"] == 0.7
     assert summary["fwd_d64_vs_cudnn"] == 0.5 and summary["fwd_d256_vs_cudnn"] is None
     assert summary["tilelang_example_vs_tilelang"] == pytest.approx(2.0, rel=1e-3)
