@@ -193,6 +193,37 @@ def test_compile_settings_are_part_of_the_cache_key(monkeypatch) -> None:
     assert matmul.specialize((a, b), {}, "cuda:sm_90a").key in keys
 
 
+def test_compile_settings_are_part_of_the_in_memory_kernels(tmp_path, monkeypatch) -> None:
+    """The kernels a process keeps by call (an eager jit function's, the autotuner's results)
+    are keyed by the opt-in variables too: an autotuned factory given every tuned argument,
+    called again under TILEC_WARPGROUP_PINGPONG=1, handed back the kernel compiled without it
+    (benchmarks/attention.py's ping-pong rows of TileLang's example ran the plain kernel)."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+
+    @tilec.autotune(configs=[{"block_M": 4}, {"block_M": 8}], warmup=1, rep=1)
+    @tilec.jit(out_idx=[-1], target="cpu")
+    def double(M, block_M=4):
+        @T.prim_func
+        def kernel(X: T.Tensor((M,), "float32"), Y: T.Tensor((M,), "float32")):
+            with T.Kernel(T.ceildiv(M, block_M), threads=32) as bx:
+                for i in T.Parallel(block_M):
+                    Y[bx * block_M + i] = X[bx * block_M + i] * 2.0
+        return kernel
+
+    plain = double(16, block_M=4)
+    assert double(16, block_M=4) is plain
+    monkeypatch.setenv("TILEC_WARPGROUP_PINGPONG", "1")
+    assert double(16, block_M=4) is not plain
+    monkeypatch.delenv("TILEC_WARPGROUP_PINGPONG")
+    a = torch.randn(128, 64, dtype=torch.float16)
+    b = torch.randn(64, 128, dtype=torch.float16)
+    eager = tilec.jit(matmul.fn, target="cpu")
+    eager(a, b)
+    monkeypatch.setenv("TILEC_WARPGROUP_PINGPONG", "1")
+    eager(a, b)
+    assert len(eager._kernels) == 2
+
+
 @pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
 def test_fast_math_marks_the_ops_and_changes_the_ptx() -> None:
     exact = tilec.compile(row_softmax(8, 64), out_idx=[-1], target="cuda:sm_90a")

@@ -570,7 +570,8 @@ class AutotunedFunction:
     def tune(self, *args: Any, target: str | None = None, **kwargs: Any) -> AutotuneResult:
         """The result for these arguments (tensors, or sizes as keywords), tuning if needed."""
         resolved = resolve_target(target or self.fn.target)
-        key = (_key_value(args), _key_value(kwargs), resolved)
+        key = (_key_value(args), _key_value(kwargs), resolved,
+               tuple(cache.compile_settings().items()))
         try:
             result = self.results.get(key)
         except TypeError:  # an argument that cannot be hashed: tune every time

@@ -73,12 +73,18 @@ COMPILE_SETTINGS = ("TILEC_TMA_RING_LAG", "TILEC_VECTOR_EPILOGUE_LOADS",
                     "TILEC_OVERLAP_RING_GEMMS")
 
 
+def compile_settings() -> dict[str, str]:
+    """The COMPILE_SETTINGS set now: part of every key a compiled kernel is kept under, the
+    in-memory ones of a jit function's calls and of the autotuner's results too."""
+    return {name: os.environ[name] for name in COMPILE_SETTINGS if os.environ.get(name)}
+
+
 def cache_key(parts: dict[str, Any]) -> str:
     """A stable hash of the key's parts (sorted JSON; unknown objects by repr) and of the
     COMPILE_SETTINGS that are set."""
     from tilec import __version__
 
-    settings = {name: os.environ[name] for name in COMPILE_SETTINGS if os.environ.get(name)}
+    settings = compile_settings()
     if settings:
         parts = {**parts, "settings": settings}
     payload = json.dumps({**parts, "tilec": __version__}, sort_keys=True, default=repr)

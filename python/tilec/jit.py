@@ -730,7 +730,7 @@ class JITFunction:
         target = self.target
         if target in (None, "auto"):
             target = (target, os.environ.get("TILEC_TARGET"))
-        key = (tuple(parts), target)
+        key = (tuple(parts), target, tuple(cache.compile_settings().items()))
         try:
             hash(key)
         except TypeError:
