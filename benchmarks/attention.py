@@ -169,11 +169,14 @@ def tilec_forwards() -> list[TilecForward]:
 THREE_SLOTS = {"block_M": 128, "block_N": 128, "num_stages": 3, "threads": 256}
 
 
-def variant_forwards() -> list[TilecForward]:
-    """tilec's flash_fwd and TileLang's tuned example with each of VARIANTS opted in, and
-    flash_fwd at three stages alone and with the ping-pong: overlap-ring-gemms deepens the
-    two-stage ring to three, so these tell the slot from the overlap (VARIANT_SEQS)."""
+def variant_forwards(seq_len: int) -> list[TilecForward]:
+    """tilec's flash_fwd with each of VARIANTS opted in; at the first of VARIANT_SEQS also
+    TileLang's tuned example with each, and flash_fwd at three stages alone and with the
+    ping-pong: overlap-ring-gemms deepens the two-stage ring to three, so these tell the slot
+    from the overlap."""
     forwards = tilec_forwards()
+    if seq_len != VARIANT_SEQS[0]:
+        return with_variants(forwards[0])
     own = _own_forward().flash_fwd
     three = TilecForward(OWN_FORWARD + " (3 stages)", lambda s, c: own(
         BATCH, HEADS, s, DIM, c, **THREE_SLOTS), THREE_SLOTS)
@@ -266,8 +269,8 @@ def build(cache_dir: Path, examples: Path, seq_lens: tuple[int, ...],
         copy.parent.mkdir(parents=True, exist_ok=True)
         copy.write_text(rewrite_imports(source.read_text()))
         jobs = [(forward, seq_len) for forward in tilec_forwards() for seq_len in seq_lens]
-        jobs += [(forward, seq_len) for forward in variant_forwards()
-                 for seq_len in VARIANT_SEQS if seq_len in seq_lens]
+        jobs += [(forward, seq_len) for seq_len in VARIANT_SEQS if seq_len in seq_lens
+                 for forward in variant_forwards(seq_len)]
         jobs += [(forward, ABLATION_SEQ) for forward in ablation_forwards() if ablations]
         jobs += [(forward, HEAD_DIM_SEQ) for forward in head_dim_forwards() if head_dims]
     for shape in DECODE_SHAPES if "decode" in sections else ():
@@ -712,7 +715,8 @@ def run(out: Path, seq_lens: tuple[int, ...], budget_s: float, peers: tuple[str,
     for seq_len in seq_lens if "forward" in sections else ():
         shapes += [(seq_len, causal, forwards, peer_calls, DIM) for causal in (False, True)]
         if seq_len in VARIANT_SEQS:
-            shapes += [(seq_len, causal, variant_forwards(), {}, DIM) for causal in (False, True)]
+            shapes += [(seq_len, causal, variant_forwards(seq_len), {}, DIM)
+                       for causal in (False, True)]
         if ablations and seq_len == ABLATION_SEQ:
             shapes += [(seq_len, causal, ablation_forwards(), {}, DIM)
                        for causal in (False, True)]
