@@ -297,7 +297,8 @@ static int64_t threadsRunning(Operation *op, KernelOp kernel) {
 
 /// A tile.layout must be a #tile.linear over `shape` spanning the threads that run the op: the
 /// kernel's, or those of the T.ws block around it; a fragment's allocation may span those of
-/// the T.ws blocks using it, when every use is in one of them.
+/// the T.ws blocks using it, when every use is in one of them. Outside T.ws blocks it may span
+/// fewer (a branch on the thread index, a thread count that is not a power of two).
 static LogicalResult verifyLayout(Operation *op, Attribute attr, ArrayRef<int64_t> shape) {
   auto layout = llvm::dyn_cast<LinearLayoutAttr>(attr);
   if (!layout)
@@ -318,6 +319,11 @@ static LogicalResult verifyLayout(Operation *op, Attribute attr, ArrayRef<int64_
   if (usedByThoseThreads)
     return success();
   bool inWarpgroups = static_cast<bool>(op->getParentOfType<WarpgroupsOp>());
+  // Outside T.ws blocks a layout may span fewer threads than the kernel's: those of a branch
+  // on the thread index (`if tx < 32:`), and the largest power of two of a count that is not
+  // one (96 threads); the threads past it run as copies (compiler/passes/_thread_range.py).
+  if (!inWarpgroups && layout.getNumThreads() < threads)
+    return success();
   return op->emitOpError() << "layout spans " << layout.getNumThreads() << " threads but the "
                            << (inWarpgroups ? "T.ws block running it" : "kernel") << " has "
                            << threads;

@@ -490,12 +490,12 @@ def _warpgroups(lowering: KernelLowering, op: ir.Operation) -> None:
         local = arith.subi(tid, index(first))
         end = as_operation(scf.YieldOp([]))
     moved = move_body_before(op, [], end)
-    saved = lowering.tid, lowering.threads
-    lowering.tid, lowering.threads = local, count
+    saved = lowering.tid, lowering.threads, lowering.tid_is_global
+    lowering.tid, lowering.threads, lowering.tid_is_global = local, count, whole
     try:
         lowering.lower_block_ops(moved)
     finally:
-        lowering.tid, lowering.threads = saved
+        lowering.tid, lowering.threads, lowering.tid_is_global = saved
     if whole:
         return
     for barrier in [inner for inner in walk(branch.operation) if inner.name == "gpu.barrier"]:

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from tilec.compiler.layouts.linear import LayoutError, LinearLayout, is_power_of_two, whole_tile
+from tilec.compiler.layouts.linear import LayoutError, LinearLayout, whole_tile
 from tilec.compiler.layouts.nvidia import mma_accumulator, wgmma_accumulator
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._fragment_layout import (
@@ -76,6 +76,7 @@ from tilec.compiler.passes._mfma import MFMA_ATTR, MfmaPlan
 from tilec.compiler.passes._mma_sync import MMA_SYNC_ATTR
 from tilec.compiler.passes._scalar import index
 from tilec.compiler.passes._scheduling import read_decision, target_description
+from tilec.compiler.passes._thread_range import layout_threads, thread_range_at
 from tilec.compiler.passes._wgmma import WARPGROUP_THREADS, WGMMA_ATTR
 from tilec.dialect import AllocOp, ConvertLayoutOp, CopyOp
 
@@ -97,23 +98,52 @@ def warpgroups_at(op: ir.Operation, kernel: ir.Operation) -> tuple[int, ...] | N
     return None
 
 
-def threads_at(op: ir.Operation, kernel: ir.Operation) -> int:
-    """How many threads run `op`: its T.ws block's warpgroups (their thread index starts at 0
-    there, so layouts are over them alone), else the whole block."""
+def threads_at(op: ir.Operation, kernel: ir.Operation, warp_size: int = 32) -> int:
+    """How many threads `op`'s layouts span: its T.ws block's warpgroups (their thread index
+    starts at 0 there, so layouts are over them alone), else the threads of the branch on the
+    thread index around it (compiler/passes/_thread_range.py), else the whole block; a count
+    that is not a power of two spans the largest power of two it holds."""
+    groups = threads_of(op, kernel, warp_size)
+    if isinstance(groups, tuple):
+        return WARPGROUP_THREADS * len(groups)
+    return layout_threads(kernel_threads(kernel) if groups is None else groups.count)
+
+
+@dataclass(frozen=True)
+class BranchThreads:
+    """The threads [first, end) of a branch on the thread index (not a T.ws block)."""
+
+    first: int
+    end: int
+
+    @property
+    def count(self) -> int:
+        return self.end - self.first
+
+
+Threads = tuple[int, ...] | BranchThreads | None  # warpgroups, a branch's threads, the block
+
+
+def threads_of(op: ir.Operation, kernel: ir.Operation, warp_size: int) -> Threads:
+    """The threads running `op`: a T.ws block's warpgroups, a branch's thread range, or None
+    (the whole block)."""
     groups = warpgroups_at(op, kernel)
-    return kernel_threads(kernel) if groups is None else WARPGROUP_THREADS * len(groups)
+    if groups is not None:
+        return groups
+    found = thread_range_at(op, kernel, warp_size)
+    return None if found is None else BranchThreads(*found)
 
 
-def fragment_warpgroups(kernel: ir.Operation) -> dict[ir.Value, tuple[int, ...] | None]:
-    """The warpgroups whose T.ws blocks use each fragment (None: the whole block). Its
-    registers belong to those threads, so a fragment used by two sets of threads is an error
-    at the second use."""
-    found: dict[ir.Value, tuple[int, ...] | None] = {}
+def fragment_warpgroups(kernel: ir.Operation, warp_size: int) -> dict[ir.Value, Threads]:
+    """The threads (warpgroups of T.ws blocks, a branch's thread range) using each fragment
+    (None: the whole block). Its registers belong to those threads, so a fragment used by two
+    sets of threads is an error at the second use."""
+    found: dict[ir.Value, Threads] = {}
     for op in walk(kernel):
         for operand in op.operands:
             if not is_memref(operand) or scope(operand) != "fragment":
                 continue
-            groups = warpgroups_at(op, kernel)
+            groups = threads_of(op, kernel, warp_size)
             if operand not in found:
                 found[operand] = groups
             elif found[operand] != groups:
@@ -124,7 +154,9 @@ def fragment_warpgroups(kernel: ir.Operation) -> dict[ir.Value, tuple[int, ...] 
     return found
 
 
-def _threads_name(groups: tuple[int, ...] | None) -> str:
+def _threads_name(groups: Threads) -> str:
+    if isinstance(groups, BranchThreads):
+        return f"threads {groups.first} to {groups.end - 1} (a branch on the thread index)"
     return "the whole block" if groups is None else f"T.ws({', '.join(map(str, groups))})"
 
 
@@ -295,14 +327,14 @@ class _KernelInference:
     def __init__(self, kernel: ir.Operation, warp_size: int):
         self.kernel = kernel
         self.warp_size = warp_size  # lanes of a warp (wavefront): where lane bits end
-        self.threads = kernel_threads(kernel)
+        self.threads = layout_threads(kernel_threads(kernel))
         for reduce in [op for op in walk(kernel) if op.name == "tile.reduce"]:
             stage_reduce_in_fragments(kernel, reduce)
         ops = list(walk(kernel))
         self.allocs = [op for op in ops if op.name == "tile.alloc"
                        and scope(op.results[0]) == "fragment"]
         # the threads each fragment is laid out over (those of the T.ws blocks using it)
-        self.fragment_groups = fragment_warpgroups(kernel)
+        self.fragment_groups = fragment_warpgroups(kernel, warp_size)
         self.gemms = [op for op in ops if op.name == "tile.gemm"]
         self.reduces = [op for op in ops if op.name == "tile.reduce"]
         self.parallels = [op for op in ops if op.name == "tile.parallel"]
@@ -313,9 +345,10 @@ class _KernelInference:
         # a fragment or T.Parallel of T.ws blocks only is laid out over their threads
         spans = [self.fragment_threads(op.results[0]) for op in self.allocs] + [
             self.parallel_threads(op) for op in self.parallels]
-        if any(not is_power_of_two(threads) for threads in spans):
+        odd = [threads for threads in spans if not is_power_of_two(threads)]
+        if odd:
             raise op_error(kernel, f"fragments and T.Parallel need a power-of-two thread "
-                                   f"count on this target, not {self.threads}")
+                                   f"count on this target, not {odd[0]}")
 
     def parallel_threads(self, parallel: ir.Operation) -> int:
         groups = warpgroups_at(parallel, self.kernel)
@@ -323,6 +356,8 @@ class _KernelInference:
 
     def fragment_threads(self, fragment: ir.Value) -> int:
         groups = self.fragment_groups.get(fragment)
+        if isinstance(groups, BranchThreads):
+            return layout_threads(groups.count)
         return self.threads if groups is None else WARPGROUP_THREADS * len(groups)
 
     def alloc_of(self, fragment: ir.Value, where: ir.Operation) -> ir.Operation:
@@ -384,7 +419,7 @@ class _KernelInference:
 
         owner = defining_op(gemm.operands[2])
         mma = read_decision(gemm, MMA_ATTR)
-        threads = threads_at(gemm, self.kernel)
+        threads = threads_at(gemm, self.kernel, self.warp_size)
         if mma is not None and owner is not None and ACCUMULATOR_LAYOUT_ATTR in owner.attributes:
             try:
                 if mma["kind"] == "wgmma" and 128 * int(mma["warpgroups"]) == threads:
@@ -497,8 +532,8 @@ class _KernelInference:
         widest = max((elem_bytes_of(element) for _, element in row_contiguous_loads(
             parallel, is_global_tensor)), default=16) if gather else 16
         with reported_at(parallel):
-            set_layout(parallel, default_layout(extents, threads_at(parallel, self.kernel),
-                                                widest, self.warp_size))
+            threads = threads_at(parallel, self.kernel, self.warp_size)
+            set_layout(parallel, default_layout(extents, threads, widest, self.warp_size))
 
     # ----- conversions ----------------------------------------------------------------------
     def converted(self, fragment: ir.Value, layout: LinearLayout, op: ir.Operation,

@@ -11,7 +11,10 @@ condition is the same on every thread of the block (`varies_by_thread` says it i
 into like a block of statements, so a loop under a run-time `if` or inside a `while` gets its
 barriers; one whose condition may differ between threads is one statement, as a T.Parallel or a
 copy is: barriers go between statements, never inside divergent code. A T.ws block
-(tile.warpgroups) is one statement too, and its body is walked as a block of its own.
+(tile.warpgroups) is one statement too, and its body is walked as a block of its own; so are
+both branches of an `if` giving each a range of the block's threads (`tid < 32`,
+compiler/passes/_thread_range.py), whose barriers lower-tile-to-gpu makes named barriers over
+the branch's threads.
 Shared tiles written by tile.tma_copy are synchronized by the mbarriers the kernel waits on.
 
 A loop lower-tile-to-gpu turns into a cp.async pipeline (compiler/passes/_async_pipeline.py,
@@ -30,6 +33,7 @@ from mlir.dialects import gpu
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._async_pipeline import plan_pipeline
 from tilec.compiler.passes._ir_walk import as_operation, copy_parts, kernels, scope, walk
+from tilec.compiler.passes._thread_range import is_thread_branch
 
 LOOPS = ("tile.for", "tile.pipelined")
 # ops whose block arguments are the same on every thread (kernel parameters, block and loop
@@ -236,6 +240,12 @@ def process(block: ir.Block, pending: Pending, insert: bool,
             # its threads alone run the body: barriers there wait for them only (named ones,
             # lower-tile-to-gpu); towards the rest of the block it is one statement
             process(op.regions[0].blocks[0], Pending(), insert)
+        elif is_thread_branch(op):
+            # each branch runs on its range of threads (compiler/passes/_thread_range.py), as a
+            # T.ws block does
+            for region in op.regions:
+                for branch in region.blocks:
+                    process(branch, Pending(), insert)
         if _barrier_before(op, pending, insert):
             pending = Pending()
         reads, writes = shared_effects(op)

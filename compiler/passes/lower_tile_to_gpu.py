@@ -97,6 +97,7 @@ from tilec.compiler.passes._scheduling import (
     read_decision,
     target_description,
 )
+from tilec.compiler.passes._thread_range import branch_ranges
 from tilec.compiler.passes._tma_ring import (
     CONSUMER_BARRIER,
     LOAD_ATTR,
@@ -144,6 +145,10 @@ from tilec.errors import CompileError
 # their elements in vectors of up to 16 bytes, which, where an array stays in local memory
 # (indexed at run time), are st.local.v4 / ld.local.v4 and fault on a smaller alignment
 PER_THREAD_ALIGN = 16
+# named barriers of branches on the thread index: 9 to 15 (below: T.ws blocks, 1 + warpgroup,
+# the TMA ring's consumers and slabs, ping-pong turns)
+FIRST_BRANCH_BARRIER = 8
+LAST_BARRIER_ID = 15
 
 WORKGROUP = "#gpu.address_space<workgroup>"
 UNROLL_LIMIT = 16  # a T.Parallel without fragments loops past this many registers (vectors)
@@ -576,6 +581,8 @@ class KernelLowering:
             scale *= self.block_size[axis - 1]
             tid = arith.addi(tid, arith.muli(ids[axis], index(scale)))
         self.tid = tid
+        self.tid_is_global = True  # False inside a T.ws block or a branch's thread range
+        self.branch_barriers = 0
         self.smem = None if self.logical else gpu.DynamicSharedMemoryOp(ir.MemRefType.get(
             [ir.ShapedType.get_dynamic_size()], ir.IntegerType.get_signless(8),
             memory_space=ir.Attribute.parse(WORKGROUP))).result
@@ -844,12 +851,55 @@ class KernelLowering:
             elif name == "memref.reinterpret_cast":
                 self.lower_view(op)
                 return
+            elif self.lower_thread_branch(op):
+                return
             else:
                 for region in op.regions:
                     for block in region.blocks:
                         self.lower_block_ops([as_operation(o) for o in block.operations])
                 return
         op.erase()
+
+    def lower_thread_branch(self, op: ir.Operation) -> bool:
+        """An scf.if on the thread index giving each branch a range of the block's threads
+        (compiler/passes/_thread_range.py): each branch runs with its threads' index from 0
+        and their count, as a T.ws block does, and its block barriers become a named barrier
+        over those threads. False (nothing done) for any other op."""
+        ranges = branch_ranges(op, self.kernel, self.warp_size)
+        if ranges is None or not self.tid_is_global:
+            return False
+        if self.logical:
+            raise fail(op, "a branch on the thread index holding fragments or T.Parallel "
+                           "loops is not supported on this target")
+        saved = self.tid, self.threads, self.tid_is_global
+        for region, (first, end) in zip(op.regions, ranges, strict=True):
+            if not region.blocks:
+                continue
+            block = region.blocks[0]
+            with op.location, ir.InsertionPoint.at_block_begin(block):
+                local = arith.subi(self.tid, index(first)) if first else self.tid
+            self.tid, self.threads, self.tid_is_global = local, end - first, False
+            try:
+                self.lower_block_ops([as_operation(o) for o in block.operations][
+                    1 if first else 0:])
+            finally:
+                self.tid, self.threads, self.tid_is_global = saved
+            tops = [as_operation(top) for top in block.operations]
+            barriers = [inner for top in tops for inner in [top, *walk(top)]
+                        if inner.name == "gpu.barrier"]
+            if barriers:
+                self.branch_barriers += 1
+                if self.branch_barriers > LAST_BARRIER_ID - FIRST_BRANCH_BARRIER:
+                    raise fail(op, "too many branches on the thread index with block "
+                                   "barriers in one kernel (named barriers run out)")
+            i32 = ir.IntegerType.get_signless(32)
+            for barrier in barriers:
+                with barrier.location, ir.InsertionPoint(barrier):
+                    nvvm.BarrierOp(None, barrierId=constant(
+                        i32, FIRST_BRANCH_BARRIER + self.branch_barriers),
+                        numberOfThreads=constant(i32, end - first))
+                barrier.erase()
+        return True
 
     def lower_view(self, op: ir.Operation) -> None:
         """A reshaped view of a tensor parameter, rebuilt in the parameter's global memory
@@ -1013,10 +1063,13 @@ class KernelLowering:
         """True on one thread of each group holding the same elements (None: no copies):
         the thread whose replicated thread-id bits are clear."""
         bits = layout.replicated_thread_bits()
-        if not bits:
+        # threads past a layout's span (a count that is not a power of two) are copies too
+        beyond = self.threads > layout.threads
+        if not bits and not beyond:
             return None
         mask = sum(1 << bit for bit in bits)
-        return cmp("eq", arith.andi(self.tid, index(mask)), index(0))
+        owner = cmp("eq", arith.andi(self.tid, index(mask)), index(0))
+        return arith.andi(owner, cmp("ult", self.tid, index(layout.threads))) if beyond else owner
 
     def inside_tile(self, layout: LinearLayout, point: list[ir.Value]) -> ir.Value | None:
         """Whether a coordinate of a padded layout lies inside the tile (None: always)."""

@@ -1,18 +1,6 @@
 // RUN: tilec-opt --infer-fragment-layout %s --split-input-file --verify-diagnostics
 // What infer-fragment-layout rejects.
 
-// Layouts are linear over the thread id's bits: the block's thread count must be a power of two.
-func.func @odd_threads(%n: index) attributes {tile.entry} {
-  // expected-error @+1 {{fragments and T.Parallel need a power-of-two thread count on this target, not 96}}
-  tile.kernel grid(%n) threads [96] {
-  ^bb0(%bx: index):
-    %f = tile.alloc : memref<64xf32, "fragment">
-  }
-  return
-}
-
-// -----
-
 // A fragment reduce must drop the reduced dimension (no unit dimension in its place).
 func.func @reduce_keeps_dim(%n: index) attributes {tile.entry} {
   tile.kernel grid(%n) threads [128] {

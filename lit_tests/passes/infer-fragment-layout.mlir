@@ -441,3 +441,57 @@ func.func @warpgroup_fragments(%A: memref<64x64xf32>, %B: memref<128xf32>) attri
   }
   return
 }
+
+// -----
+
+// A block of 96 threads: layouts span the largest power of two it holds (64 threads, warps 0
+// and 1); warp 2 runs as a copy of warp 0 (lower-tile-to-gpu stores from warps 0 and 1 only).
+// CHECK-LABEL: func.func @threads_96
+// CHECK: tile.alloc {tile.layout = #tile.linear<[256], register = {{\[\[}}1], [2]], lane = {{\[\[}}4], [8], [16], [32], [64]], warp = {{\[\[}}128]]>} : memref<256xf32, "fragment">
+// CHECK: tile.parallel [256] attributes {tile.layout = #tile.linear<[256], register = {{\[\[}}1], [2]], lane = {{\[\[}}4], [8], [16], [32], [64]], warp = {{\[\[}}128]]>}
+func.func @threads_96(%A: memref<?xf32>, %n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [96] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %f = tile.alloc : memref<256xf32, "fragment">
+    tile.copy %A[%c0] [256] to %f[%c0] [256] : memref<?xf32> to memref<256xf32, "fragment">
+    tile.parallel [256] {
+    ^bb0(%i: index):
+      %x = memref.load %f[%i] : memref<256xf32, "fragment">
+      %y = arith.addf %x, %x : f32
+      memref.store %y, %f[%i] : memref<256xf32, "fragment">
+    }
+  }
+  return
+}
+
+// -----
+
+// `if tx < 32: ... else: ...` in a block of 96: the then branch's fragment spans warp 0's 32
+// threads, the else branch's the 64 threads of warps 1 and 2 (their index from 32 up, as a
+// T.ws block's; its second warp holds copies of the first's 16-byte runs): a layout over the
+// whole block would leave the elements of the threads that do not run the branch uncomputed.
+// CHECK-LABEL: func.func @thread_branches
+// CHECK: scf.if
+// CHECK: tile.alloc {tile.layout = #tile.linear<[128], register = {{\[\[}}1], [2]], lane = {{\[\[}}4], [8], [16], [32], [64]], warp = []>} : memref<128xf32, "fragment">
+// CHECK: } else {
+// CHECK: tile.alloc {tile.layout = #tile.linear<[128], register = {{\[\[}}1], [2]], lane = {{\[\[}}4], [8], [16], [32], [64]], warp = {{\[\[}}0]]>} : memref<128xf32, "fragment">
+func.func @thread_branches(%A: memref<?xf32>, %n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [96] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c32 = arith.constant 32 : index
+    %tx = gpu.thread_id x
+    %low = arith.cmpi slt, %tx, %c32 : index
+    scf.if %low {
+      %f = tile.alloc : memref<128xf32, "fragment">
+      tile.copy %A[%c0] [128] to %f[%c0] [128] : memref<?xf32> to memref<128xf32, "fragment">
+      tile.copy %f[%c0] [128] to %A[%c0] [128] : memref<128xf32, "fragment"> to memref<?xf32>
+    } else {
+      %g = tile.alloc : memref<128xf32, "fragment">
+      tile.copy %A[%c0] [128] to %g[%c0] [128] : memref<?xf32> to memref<128xf32, "fragment">
+      tile.copy %g[%c0] [128] to %A[%c0] [128] : memref<128xf32, "fragment"> to memref<?xf32>
+    }
+  }
+  return
+}

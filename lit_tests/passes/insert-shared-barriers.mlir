@@ -294,3 +294,42 @@ func.func @atomic_writes_then_read(%Y: memref<32x64xi8>) attributes {tile.entry}
   }
   return
 }
+
+// -----
+
+// An if comparing the thread index with a multiple of 32 gives each branch a range of the
+// block's threads (warp 0; warps 1-3): each branch is walked as a block of its own and gets
+// its barriers (lower-tile-to-gpu makes them named barriers over the branch's threads); towards
+// the rest of the block the if is one statement.
+// CHECK-LABEL: func.func @thread_ranges
+// CHECK: scf.if
+// CHECK-NEXT: tile.copy
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.copy
+// CHECK: } else {
+// CHECK-NEXT: tile.copy
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.copy
+// CHECK: }
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.copy
+func.func @thread_ranges(%A: memref<?x?xf16>) attributes {tile.entry} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  tile.kernel grid(%c1) threads [128] {
+  ^bb0(%bx: index):
+    %as = tile.alloc : memref<64x32xf16, "shared">
+    %t = gpu.thread_id x
+    %warp0 = arith.cmpi ult, %t, %c32 : index
+    scf.if %warp0 {
+      tile.copy %A[%c0, %c0] [64, 32] to %as[%c0, %c0] [64, 32] : memref<?x?xf16> to memref<64x32xf16, "shared">
+      tile.copy %as[%c0, %c0] [64, 32] to %A[%c0, %c1] [64, 32] : memref<64x32xf16, "shared"> to memref<?x?xf16>
+    } else {
+      tile.copy %A[%c1, %c0] [64, 32] to %as[%c0, %c0] [64, 32] : memref<?x?xf16> to memref<64x32xf16, "shared">
+      tile.copy %as[%c0, %c0] [64, 32] to %A[%c1, %c1] [64, 32] : memref<64x32xf16, "shared"> to memref<?x?xf16>
+    }
+    tile.copy %as[%c0, %c0] [64, 32] to %A[%c0, %c0] [64, 32] : memref<64x32xf16, "shared"> to memref<?x?xf16>
+  }
+  return
+}

@@ -1,0 +1,98 @@
+"""Thread ranges: the threads that run the branches of `if T.get_thread_binding() < c:`.
+
+A kernel may give a branch to part of its block (`if tx < 32: ... else: ...`, as TileLang's
+examples do). Fragments and T.Parallel loops inside such a branch are laid out over the
+threads that run it, their thread index counted from the range's first thread, as a T.ws
+block's are: a layout over the whole block would give elements to threads that never reach
+the branch, and those elements would never be computed.
+
+A range is recognised when the condition compares the block's x thread index (of a block
+that is one-dimensional along x) with a constant multiple of the warp size: `tid < c` (then
+[0, c), else [c, n)) or `tid >= c` (the other way round). Other conditions on the thread
+index keep today's meaning (the whole block's layouts).
+
+A range of a count that is not a power of two (96 threads, or the 64 of `else` in a block of
+96) is laid out over the largest power of two it holds (`layout_threads`); its threads past
+that run as copies of the first ones (the layout's thread bits ignore the higher bits of
+their index), and only the first ones store (lower-tile-to-gpu's `canonical_owner`).
+"""
+
+from __future__ import annotations
+
+import math
+
+from mlir import ir
+
+from tilec.compiler.passes._ir_walk import as_operation, constant_index, defining_op
+
+ThreadRange = tuple[int, int]  # [first, end) of the block's thread index
+
+_BELOW = {"slt": True, "ult": True, "sge": False, "uge": False}
+# arith.CmpIPredicate's numbering
+_PREDICATES = {2: "slt", 6: "ult", 5: "sge", 9: "uge"}
+
+
+def layout_threads(count: int) -> int:
+    """The threads a layout over `count` threads spans: the largest power of two <= count."""
+    return 1 << (max(count, 1).bit_length() - 1)
+
+
+def block_threads(kernel: ir.Operation) -> int:
+    return math.prod(ir.DenseI64ArrayAttr(kernel.attributes["threads"]))
+
+
+def branch_ranges(branch: ir.Operation, kernel: ir.Operation, warp_size: int
+                  ) -> tuple[ThreadRange, ThreadRange] | None:
+    """The thread ranges of an scf.if's then and else regions, None when its condition is not
+    a comparison of the thread index with a multiple of the warp size."""
+    if branch.name != "scf.if":
+        return None
+    compare = defining_op(branch.operands[0])
+    if compare is None or compare.name != "arith.cmpi":
+        return None
+    predicate = _PREDICATES.get(ir.IntegerAttr(compare.attributes["predicate"]).value)
+    tid = defining_op(compare.operands[0])
+    bound = constant_index(compare.operands[1])
+    sizes = list(ir.DenseI64ArrayAttr(kernel.attributes["threads"]))
+    if (predicate is None or tid is None or tid.name != "gpu.thread_id" or bound is None
+            or "x" not in str(tid.attributes["dimension"]) or any(s != 1 for s in sizes[1:])):
+        return None
+    threads = sizes[0]
+    if not 0 < bound < threads or bound % warp_size:
+        return None
+    low, high = (0, bound), (bound, threads)
+    return (low, high) if _BELOW[predicate] else (high, low)
+
+
+def is_thread_branch(op: ir.Operation, warp_size: int = 32) -> bool:
+    """Whether `op` is an scf.if whose branches run on thread ranges (inside a tile.kernel)."""
+    kernel = as_operation(op.parent) if op.name == "scf.if" else None
+    while kernel is not None and kernel.name != "tile.kernel":
+        kernel = as_operation(kernel.parent) if kernel.parent is not None else None
+    return kernel is not None and branch_ranges(op, kernel, warp_size) is not None
+
+
+def thread_range_at(op: ir.Operation, kernel: ir.Operation, warp_size: int
+                    ) -> ThreadRange | None:
+    """The thread range of the innermost recognised branch around `op` (None: the whole
+    block). A branch inside a T.ws block is not followed (its warpgroups are the range)."""
+    child, parent = op, as_operation(op.parent)
+    while parent.name != "tile.kernel":
+        if parent.name == "tile.warpgroups":
+            return None
+        ranges = branch_ranges(parent, kernel, warp_size)
+        if ranges is not None:
+            inner = thread_range_at(parent, kernel, warp_size)
+            then_range, else_range = ranges
+            mine = then_range if _in_region(child, parent.regions[0]) else else_range
+            if inner is None:
+                return mine
+            first, end = max(inner[0], mine[0]), min(inner[1], mine[1])
+            return (first, max(first, end))
+        child, parent = parent, as_operation(parent.parent)
+    return None
+
+
+def _in_region(op: ir.Operation, region: ir.Region) -> bool:
+    return any(as_operation(inner) == op for block in region.blocks
+               for inner in block.operations)
