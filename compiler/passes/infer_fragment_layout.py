@@ -24,7 +24,11 @@ kernel:
 - threads: an op in a T.ws block over part of the block (tile.warpgroups) runs on that block's
   warpgroups, their thread index from 0 (`threads_at`), so its layouts span those threads; a
   fragment is laid out over the threads of the T.ws blocks that use it, and one used by two
-  sets of threads (two warpgroups, or a T.ws block and the whole block) is an error;
+  sets of threads (two warpgroups, or a T.ws block and the whole block) is an error; the
+  branches of an `if` comparing the thread index with a multiple of the warp size
+  (`if T.get_thread_binding() < 32:`) run on their range of threads as a T.ws block does
+  (compiler/passes/_thread_range.py), and a count that is not a power of two (a block of 96)
+  is laid out over the largest power of two it holds, the threads past it running as copies;
 - conversions: where an op needs a fragment in another layout than the one it has (a
   T.Parallel whose threads do not hold that fragment's elements, a gemm operand, a reduce
   into a destination laid out otherwise, a reduction the layout's threads cannot butterfly),
