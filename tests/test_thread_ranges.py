@@ -53,3 +53,4 @@ def test_whole_block_of_96_on_cuda() -> None:
     kernel = mix_rows_whole.compile(hidden=HIDDEN, target="cuda:sm_90a")
     assert "64 threads" not in kernel.asm["tile-cuda"]
     assert kernel.asm["cubin"]
+

@@ -9,7 +9,8 @@ the branch, and those elements would never be computed.
 A range is recognised when the condition compares the block's x thread index (of a block
 that is one-dimensional along x) with a constant multiple of the warp size: `tid < c` (then
 [0, c), else [c, n)) or `tid >= c` (the other way round). Other conditions on the thread
-index keep today's meaning (the whole block's layouts).
+index keep today's meaning (the whole block's layouts). Only NVIDIA targets have ranges
+(`range_warp`): a branch's barriers become named barriers, which AMD and SPIR-V lack.
 
 A range of a count that is not a power of two (96 threads, or the 64 of `else` in a block of
 96) is laid out over the largest power of two it holds (`layout_threads`); its threads past
@@ -24,12 +25,18 @@ import math
 from mlir import ir
 
 from tilec.compiler.passes._ir_walk import as_operation, constant_index, defining_op
+from tilec.compiler.targets.description import TargetDescription
 
 ThreadRange = tuple[int, int]  # [first, end) of the block's thread index
 
 _BELOW = {"slt": True, "ult": True, "sge": False, "uge": False}
 # arith.CmpIPredicate's numbering
 _PREDICATES = {2: "slt", 6: "ult", 5: "sge", 9: "uge"}
+
+
+def range_warp(description: TargetDescription) -> int:
+    """The warp size ranges are counted in on this target, 0 where it has none."""
+    return description.warp_size if description.family == "nvidia" else 0
 
 
 def layout_threads(count: int) -> int:
@@ -44,8 +51,9 @@ def block_threads(kernel: ir.Operation) -> int:
 def branch_ranges(branch: ir.Operation, kernel: ir.Operation, warp_size: int
                   ) -> tuple[ThreadRange, ThreadRange] | None:
     """The thread ranges of an scf.if's then and else regions, None when its condition is not
-    a comparison of the thread index with a multiple of the warp size."""
-    if branch.name != "scf.if":
+    a comparison of the thread index with a multiple of the warp size (always None for a
+    warp size of 0: a target without ranges)."""
+    if branch.name != "scf.if" or warp_size <= 0:
         return None
     compare = defining_op(branch.operands[0])
     if compare is None or compare.name != "arith.cmpi":
@@ -64,7 +72,7 @@ def branch_ranges(branch: ir.Operation, kernel: ir.Operation, warp_size: int
     return (low, high) if _BELOW[predicate] else (high, low)
 
 
-def is_thread_branch(op: ir.Operation, warp_size: int = 32) -> bool:
+def is_thread_branch(op: ir.Operation, warp_size: int) -> bool:
     """Whether `op` is an scf.if whose branches run on thread ranges (inside a tile.kernel)."""
     kernel = as_operation(op.parent) if op.name == "scf.if" else None
     while kernel is not None and kernel.name != "tile.kernel":

@@ -80,7 +80,7 @@ from tilec.compiler.passes._mfma import MFMA_ATTR, MfmaPlan
 from tilec.compiler.passes._mma_sync import MMA_SYNC_ATTR
 from tilec.compiler.passes._scalar import index
 from tilec.compiler.passes._scheduling import read_decision, target_description
-from tilec.compiler.passes._thread_range import layout_threads, thread_range_at
+from tilec.compiler.passes._thread_range import layout_threads, range_warp, thread_range_at
 from tilec.compiler.passes._wgmma import WARPGROUP_THREADS, WGMMA_ATTR
 from tilec.dialect import AllocOp, ConvertLayoutOp, CopyOp
 
@@ -102,12 +102,12 @@ def warpgroups_at(op: ir.Operation, kernel: ir.Operation) -> tuple[int, ...] | N
     return None
 
 
-def threads_at(op: ir.Operation, kernel: ir.Operation, warp_size: int = 32) -> int:
+def threads_at(op: ir.Operation, kernel: ir.Operation, range_warp: int = 32) -> int:
     """How many threads `op`'s layouts span: its T.ws block's warpgroups (their thread index
     starts at 0 there, so layouts are over them alone), else the threads of the branch on the
     thread index around it (compiler/passes/_thread_range.py), else the whole block; a count
     that is not a power of two spans the largest power of two it holds."""
-    groups = threads_of(op, kernel, warp_size)
+    groups = threads_of(op, kernel, range_warp)
     if isinstance(groups, tuple):
         return WARPGROUP_THREADS * len(groups)
     return layout_threads(kernel_threads(kernel) if groups is None else groups.count)
@@ -328,9 +328,10 @@ def shape_of(value: ir.Value) -> tuple[int, ...]:
 
 
 class _KernelInference:
-    def __init__(self, kernel: ir.Operation, warp_size: int):
+    def __init__(self, kernel: ir.Operation, warp_size: int, range_warp: int):
         self.kernel = kernel
         self.warp_size = warp_size  # lanes of a warp (wavefront): where lane bits end
+        self.range_warp = range_warp  # branches on the thread index: _thread_range.py
         self.threads = layout_threads(kernel_threads(kernel))
         for reduce in [op for op in walk(kernel) if op.name == "tile.reduce"]:
             stage_reduce_in_fragments(kernel, reduce)
@@ -338,7 +339,7 @@ class _KernelInference:
         self.allocs = [op for op in ops if op.name == "tile.alloc"
                        and scope(op.results[0]) == "fragment"]
         # the threads each fragment is laid out over (those of the T.ws blocks using it)
-        self.fragment_groups = fragment_warpgroups(kernel, warp_size)
+        self.fragment_groups = fragment_warpgroups(kernel, range_warp)
         self.gemms = [op for op in ops if op.name == "tile.gemm"]
         self.reduces = [op for op in ops if op.name == "tile.reduce"]
         self.parallels = [op for op in ops if op.name == "tile.parallel"]
@@ -423,7 +424,7 @@ class _KernelInference:
 
         owner = defining_op(gemm.operands[2])
         mma = read_decision(gemm, MMA_ATTR)
-        threads = threads_at(gemm, self.kernel, self.warp_size)
+        threads = threads_at(gemm, self.kernel, self.range_warp)
         if mma is not None and owner is not None and ACCUMULATOR_LAYOUT_ATTR in owner.attributes:
             try:
                 if mma["kind"] == "wgmma" and 128 * int(mma["warpgroups"]) == threads:
@@ -536,7 +537,7 @@ class _KernelInference:
         widest = max((elem_bytes_of(element) for _, element in row_contiguous_loads(
             parallel, is_global_tensor)), default=16) if gather else 16
         with reported_at(parallel):
-            threads = threads_at(parallel, self.kernel, self.warp_size)
+            threads = threads_at(parallel, self.kernel, self.range_warp)
             set_layout(parallel, default_layout(extents, threads, widest, self.warp_size))
 
     # ----- conversions ----------------------------------------------------------------------
@@ -662,6 +663,6 @@ class InferFragmentLayout(TilePass):
     arch: str = ""
 
     def run(self, module: ir.Module) -> None:
-        warp_size = target_description(module, self.arch, self.name).warp_size
+        target = target_description(module, self.arch, self.name)
         for kernel in kernels(module):
-            _KernelInference(kernel, warp_size).run()
+            _KernelInference(kernel, target.warp_size, range_warp(target)).run()

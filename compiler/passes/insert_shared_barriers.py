@@ -33,7 +33,8 @@ from mlir.dialects import gpu
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._async_pipeline import plan_pipeline
 from tilec.compiler.passes._ir_walk import as_operation, copy_parts, kernels, scope, walk
-from tilec.compiler.passes._thread_range import is_thread_branch
+from tilec.compiler.passes._scheduling import target_description
+from tilec.compiler.passes._thread_range import is_thread_branch, range_warp
 
 LOOPS = ("tile.for", "tile.pipelined")
 # ops whose block arguments are the same on every thread (kernel parameters, block and loop
@@ -181,18 +182,20 @@ def _uniform_branches(op: ir.Operation) -> list[ir.Block] | None:
     return None
 
 
-def _in_sequence(blocks: list[ir.Block], pending: Pending, insert: bool) -> Pending:
+def _in_sequence(blocks: list[ir.Block], pending: Pending, insert: bool,
+                 range_warp: int) -> Pending:
     for block in blocks:
-        pending = process(block, pending, insert)
+        pending = process(block, pending, insert, range_warp=range_warp)
     return pending
 
 
-def _around_loop(blocks: list[ir.Block], pending: Pending, insert: bool) -> Pending:
+def _around_loop(blocks: list[ir.Block], pending: Pending, insert: bool,
+                 range_warp: int) -> Pending:
     """A loop's blocks run in order, again and again: walked until what the back edge carries
     is known, inserting on the last walk; what leaves the loop may come from any iteration."""
-    end = _in_sequence(blocks, pending, insert=False)
-    end = _in_sequence(blocks, pending.merged(end), insert=False)
-    after = _in_sequence(blocks, pending.merged(end), insert=insert)
+    end = _in_sequence(blocks, pending, False, range_warp)
+    end = _in_sequence(blocks, pending.merged(end), False, range_warp)
+    after = _in_sequence(blocks, pending.merged(end), insert, range_warp)
     return pending.merged(after)
 
 
@@ -209,7 +212,9 @@ def _barrier_before(op: ir.Operation, pending: Pending, insert: bool) -> bool:
 
 
 def process(block: ir.Block, pending: Pending, insert: bool,
-            issued_elsewhere: tuple[ir.Operation, ...] = ()) -> Pending:
+            issued_elsewhere: tuple[ir.Operation, ...] = (), range_warp: int = 0) -> Pending:
+    """Walk `block` (barriers inserted where `insert`); `range_warp`: the warp size branches on
+    the thread index take ranges of threads in (0: none, compiler/passes/_thread_range.py)."""
     for op in list(block.operations):
         op = op.operation
         if any(op == known for known in issued_elsewhere):
@@ -217,7 +222,7 @@ def process(block: ir.Block, pending: Pending, insert: bool,
         plan = plan_pipeline(op) if op.name == "tile.pipelined" else None
         if plan is not None:
             # every iteration starts after a barrier; the drain ends with one
-            process(op.regions[0].blocks[0], Pending(), insert, tuple(plan.copies))
+            process(op.regions[0].blocks[0], Pending(), insert, tuple(plan.copies), range_warp)
             pending = Pending()
             continue
         branches = [op.regions[0].blocks[0]] if op.name in LOOPS else _uniform_branches(op)
@@ -226,9 +231,10 @@ def process(block: ir.Block, pending: Pending, insert: bool,
             # own statements (and, for a loop, its back edge) conflict
             pending = Pending() if _barrier_before(op, pending, insert) else pending
             if op.name in LOOPS or op.name == "scf.while":
-                pending = _around_loop(branches, pending, insert)
+                pending = _around_loop(branches, pending, insert, range_warp)
                 continue
-            ends = [process(branch, pending, insert) for branch in branches]
+            ends = [process(branch, pending, insert, range_warp=range_warp)
+                    for branch in branches]
             if len(branches) == 1:  # no else: the condition may be false
                 ends.append(pending)
             pending = ends[0].merged(ends[1])
@@ -239,13 +245,13 @@ def process(block: ir.Block, pending: Pending, insert: bool,
         if op.name == "tile.warpgroups":
             # its threads alone run the body: barriers there wait for them only (named ones,
             # lower-tile-to-gpu); towards the rest of the block it is one statement
-            process(op.regions[0].blocks[0], Pending(), insert)
-        elif is_thread_branch(op):
+            process(op.regions[0].blocks[0], Pending(), insert, range_warp=range_warp)
+        elif is_thread_branch(op, range_warp):
             # each branch runs on its range of threads (compiler/passes/_thread_range.py), as a
             # T.ws block does
             for region in op.regions:
                 for branch in region.blocks:
-                    process(branch, Pending(), insert)
+                    process(branch, Pending(), insert, range_warp=range_warp)
         if _barrier_before(op, pending, insert):
             pending = Pending()
         reads, writes = shared_effects(op)
@@ -254,12 +260,15 @@ def process(block: ir.Block, pending: Pending, insert: bool,
 
 
 @register
+@dataclass
 class InsertSharedBarriers(TilePass):
     """Insert gpu.barrier between conflicting accesses of shared buffers."""
 
     name = "insert-shared-barriers"
     summary = "gpu.barrier between producers and consumers of shared buffers"
+    arch: str = ""
 
     def run(self, module: ir.Module) -> None:
+        warp = range_warp(target_description(module, self.arch, self.name))
         for kernel in kernels(module):
-            process(kernel.regions[0].blocks[0], Pending(), insert=True)
+            process(kernel.regions[0].blocks[0], Pending(), insert=True, range_warp=warp)

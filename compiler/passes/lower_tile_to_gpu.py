@@ -97,7 +97,7 @@ from tilec.compiler.passes._scheduling import (
     read_decision,
     target_description,
 )
-from tilec.compiler.passes._thread_range import branch_ranges
+from tilec.compiler.passes._thread_range import branch_ranges, range_warp
 from tilec.compiler.passes._tma_ring import (
     CONSUMER_BARRIER,
     LOAD_ATTR,
@@ -316,11 +316,12 @@ class KernelLowering:
 
     def __init__(self, func: ir.Operation, kernel: ir.Operation, gpu_block: ir.Block,
                  warp_size: int, max_shared_bytes: int, vector_loads: bool = False,
-                 logical_addressing: bool = False):
+                 logical_addressing: bool = False, range_warp: int = 0):
         self.func = func
         self.kernel = kernel
         self.gpu_block = gpu_block
         self.warp_size = warp_size  # a shuffle's width: the target's warp (wavefront)
+        self.range_warp = range_warp  # branches on the thread index (_thread_range.py)
         self.max_shared_bytes = max_shared_bytes  # a block's, on the target
         self.logical = logical_addressing  # typed buffers only (SPIR-V): see the module doc
         # T.Parallel's global reads as vectors (opt-in; never with logical addressing)
@@ -865,12 +866,9 @@ class KernelLowering:
         (compiler/passes/_thread_range.py): each branch runs with its threads' index from 0
         and their count, as a T.ws block does, and its block barriers become a named barrier
         over those threads. False (nothing done) for any other op."""
-        ranges = branch_ranges(op, self.kernel, self.warp_size)
+        ranges = branch_ranges(op, self.kernel, self.range_warp)
         if ranges is None or not self.tid_is_global:
             return False
-        if self.logical:
-            raise fail(op, "a branch on the thread index holding fragments or T.Parallel "
-                           "loops is not supported on this target")
         saved = self.tid, self.threads, self.tid_is_global
         for region, (first, end) in zip(op.regions, ranges, strict=True):
             if not region.blocks:
@@ -1907,7 +1905,7 @@ class LowerTileToGpu(TilePass):
             KernelLowering(func, kernel_ops[0], gpu_block, target.warp_size,
                            target.max_shared_bytes,
                            VECTOR_LOADS_ATTR in module.operation.attributes,
-                           target.logical_addressing).build()
+                           target.logical_addressing, range_warp(target)).build()
         for op in list(module.body.operations):  # T.call_extern's callees go with the kernels
             op = as_operation(op)
             if op.name == "llvm.func" and EXTERN_ATTR in op.attributes:

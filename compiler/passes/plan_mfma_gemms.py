@@ -113,7 +113,7 @@ class PlanMfmaGemms(TilePass):
         context = module.context
         for kernel in kernels(module):
             for gemm in [op for op in walk(kernel) if op.name == "tile.gemm"]:
-                grid = gemm_grid(gemm, target.chip, threads_at(gemm, kernel))
+                grid = gemm_grid(gemm, target.chip, threads_at(gemm, kernel, 0))
                 if grid is None:
                     continue
                 plan = MfmaPlan.for_grid(grid)

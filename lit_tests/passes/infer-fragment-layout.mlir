@@ -495,3 +495,28 @@ func.func @thread_branches(%A: memref<?xf32>, %n: index) attributes {tile.entry}
   }
   return
 }
+
+// -----
+
+// AMD has no named barriers, so no thread ranges there: the branch's fragment spans the
+// block's 128 threads (two 64-lane wavefronts, a warp bit), as any fragment of the block.
+// CHECK-LABEL: func.func @no_thread_ranges_on_amd
+// CHECK: scf.if
+// CHECK: tile.alloc {tile.layout = #tile.linear<[128], register = {{\[\[}}1], [2]], lane = {{\[\[}}4], [8], [16], [32], [64], [0]], warp = {{\[\[}}0]]>} : memref<128xf32, "fragment">
+module attributes {tile.arch = "gfx942"} {
+func.func @no_thread_ranges_on_amd(%A: memref<?xf32>, %n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [128] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c64 = arith.constant 64 : index
+    %tx = gpu.thread_id x
+    %low = arith.cmpi slt, %tx, %c64 : index
+    scf.if %low {
+      %f = tile.alloc : memref<128xf32, "fragment">
+      tile.copy %A[%c0] [128] to %f[%c0] [128] : memref<?xf32> to memref<128xf32, "fragment">
+      tile.copy %f[%c0] [128] to %A[%c0] [128] : memref<128xf32, "fragment"> to memref<?xf32>
+    }
+  }
+  return
+}
+}
