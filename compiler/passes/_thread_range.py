@@ -25,6 +25,7 @@ import math
 from mlir import ir
 
 from tilec.compiler.passes._ir_walk import as_operation, constant_index, defining_op
+from tilec.compiler.passes._wgmma import WARPGROUP_THREADS
 from tilec.compiler.targets.description import TargetDescription
 
 ThreadRange = tuple[int, int]  # [first, end) of the block's thread index
@@ -73,32 +74,56 @@ def branch_ranges(branch: ir.Operation, kernel: ir.Operation, warp_size: int
 
 
 def is_thread_branch(op: ir.Operation, warp_size: int) -> bool:
-    """Whether `op` is an scf.if whose branches run on thread ranges (inside a tile.kernel)."""
-    kernel = as_operation(op.parent) if op.name == "scf.if" else None
-    while kernel is not None and kernel.name != "tile.kernel":
-        kernel = as_operation(kernel.parent) if kernel.parent is not None else None
-    return kernel is not None and branch_ranges(op, kernel, warp_size) is not None
+    """Whether `op` is an scf.if whose branches run on thread ranges: a recognised condition,
+    not inside another such branch nor inside a T.ws block over part of the block (nested
+    ranges are ordinary divergent code; lower-tile-to-gpu's `tid_is_global` agrees)."""
+    if op.name != "scf.if" or warp_size <= 0:
+        return False
+    kernel = _kernel_of(op)
+    if kernel is None or branch_ranges(op, kernel, warp_size) is None:
+        return False
+    parent = as_operation(op.parent)
+    while parent.name != "tile.kernel":
+        if _partial_warpgroups(parent, kernel) or (
+                branch_ranges(parent, kernel, warp_size) is not None):
+            return False
+        parent = as_operation(parent.parent)
+    return True
 
 
 def thread_range_at(op: ir.Operation, kernel: ir.Operation, warp_size: int
                     ) -> ThreadRange | None:
-    """The thread range of the innermost recognised branch around `op` (None: the whole
-    block). A branch inside a T.ws block is not followed (its warpgroups are the range)."""
+    """The thread range of the branch around `op` that runs on a range (`is_thread_branch`),
+    None where the whole block (or a T.ws block's warpgroups) runs it."""
     child, parent = op, as_operation(op.parent)
+    found = None
     while parent.name != "tile.kernel":
-        if parent.name == "tile.warpgroups":
+        if _partial_warpgroups(parent, kernel):
             return None
         ranges = branch_ranges(parent, kernel, warp_size)
-        if ranges is not None:
-            inner = thread_range_at(parent, kernel, warp_size)
+        if ranges is not None:  # the outermost one counts
             then_range, else_range = ranges
-            mine = then_range if _in_region(child, parent.regions[0]) else else_range
-            if inner is None:
-                return mine
-            first, end = max(inner[0], mine[0]), min(inner[1], mine[1])
-            return (first, max(first, end))
+            found = then_range if _in_region(child, parent.regions[0]) else else_range
         child, parent = parent, as_operation(parent.parent)
+    return found
+
+
+def _kernel_of(op: ir.Operation) -> ir.Operation | None:
+    parent = op.parent
+    while parent is not None:
+        parent = as_operation(parent)
+        if parent.name == "tile.kernel":
+            return parent
+        parent = parent.parent
     return None
+
+
+def _partial_warpgroups(op: ir.Operation, kernel: ir.Operation) -> bool:
+    """A T.ws block over part of the block (its body's thread index starts at 0 there)."""
+    if op.name != "tile.warpgroups":
+        return False
+    groups = len(ir.DenseI64ArrayAttr(op.attributes["groups"]))
+    return WARPGROUP_THREADS * groups != block_threads(kernel)
 
 
 def _in_region(op: ir.Operation, region: ir.Region) -> bool:
