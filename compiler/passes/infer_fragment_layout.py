@@ -50,7 +50,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from tilec.compiler.layouts.linear import LayoutError, LinearLayout, whole_tile
+from tilec.compiler.layouts.linear import LayoutError, LinearLayout, is_power_of_two, whole_tile
 from tilec.compiler.layouts.nvidia import mma_accumulator, wgmma_accumulator
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._fragment_layout import (
