@@ -322,7 +322,12 @@ static LogicalResult verifyLayout(Operation *op, Attribute attr, ArrayRef<int64_
   // Outside T.ws blocks a layout may span fewer threads than the kernel's: those of a branch
   // on the thread index (`if tx < 32:`), and the largest power of two of a count that is not
   // one (96 threads); the threads past it run as copies (compiler/passes/_thread_range.py).
-  if (!inWarpgroups && layout.getNumThreads() < threads)
+  // A fragment some T.ws block uses keeps that block's threads: its registers are theirs.
+  bool usedInWarpgroups = isa<AllocOp>(op) &&
+                          llvm::any_of(op->getResult(0).getUsers(), [](Operation *user) {
+                            return static_cast<bool>(user->getParentOfType<WarpgroupsOp>());
+                          });
+  if (!inWarpgroups && !usedInWarpgroups && layout.getNumThreads() < threads)
     return success();
   return op->emitOpError() << "layout spans " << layout.getNumThreads() << " threads but the "
                            << (inWarpgroups ? "T.ws block running it" : "kernel") << " has "

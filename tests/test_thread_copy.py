@@ -6,7 +6,7 @@ On the CPU target (one thread per block) the copy happens at once and the barrie
 checked against torch on fresh random inputs with ragged sizes; for sm_90a the kernels
 assemble with ptxas and hold one cp.async of 16 bytes per copy and the noinc arrival, also
 into a ring of wgmma operand tiles. Bad uses are errors at their line. GPU numerics:
-tests/gpu/test_thread_copy.py.
+tests/gpu/test_thread_copy_gpu.py.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Blocks of 96 threads and branches on the thread index (tests/gpu/thread_range_kernels.py):
 numerics on the CPU target against float64, and on CUDA the code each branch gets: layouts
 over the branch's threads, its block barriers a named barrier over them, PTX through ptxas for
-sm_90a and sm_80. The GPU suite runs the same kernels (tests/gpu/test_thread_ranges.py)."""
+sm_90a and sm_80. The GPU suite runs the same kernels (tests/gpu/test_thread_ranges_gpu.py)."""
 
 from __future__ import annotations
 

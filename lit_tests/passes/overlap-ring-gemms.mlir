@@ -85,7 +85,7 @@ module attributes {tile.arch = "sm_90a", tile.overlap_ring_gemms} {
 // -----
 
 // CHECK-LABEL: func.func @two_slots_full
-// d 128 at two slots beside a 32 KiB staging tile: a third slot does not fit, and two would
+// d 128 at two slots beside a 32 KiB staging tile alive across the loop: a third slot does not fit, and two would
 // leave none to prefetch into: left alone.
 // CHECK: tile.pipelined {{.*}}tile.tma_ring = {consumers = 2 : i64, overlap = false, persistent = true, stages = 2 : i64}
 module attributes {tile.arch = "sm_90a", tile.overlap_ring_gemms} {
@@ -103,6 +103,7 @@ module attributes {tile.arch = "sm_90a", tile.overlap_ring_gemms} {
       %s = tile.alloc : memref<128x128xf32, "fragment">
       %p = tile.alloc : memref<128x128xf16, "fragment">
       %o = tile.alloc : memref<128x128xf32, "fragment">
+      tile.copy %p[%c0, %c0] [128, 128] to %os[%c0, %c0] [128, 128] : memref<128x128xf16, "fragment"> to memref<128x128xf16, "shared">
       tile.pipelined %c0 to %c4 step %c1 stages 2 attributes {tile.tma_ring = {consumers = 2 : i64, overlap = false, persistent = true, stages = 2 : i64}} {
       ^bb0(%k: index):
         %k0 = arith.muli %k, %c128 : index
@@ -118,6 +119,7 @@ module attributes {tile.arch = "sm_90a", tile.overlap_ring_gemms} {
         tile.copy %V[%bx, %k0, %c0] [1, 128, 128] to %vs[%c0, %c0] [128, 128] {tile.async = "cp.async", tile.tma_load = {box = array<i64: 64, 128, 1>, boxes = 2 : i64, swizzle = 128 : i64}} : memref<4x128x128xf16> to memref<128x128xf16, "shared">
         tile.gemm %p, %vs, %o {tile.wgmma = {a_registers = true, dtype = "f16", k = 16 : i64, m_atoms = 1 : i64, n = 128 : i64, reordered = false, warpgroups = 2 : i64}} : memref<128x128xf16, "fragment">, memref<128x128xf16, "shared">, memref<128x128xf32, "fragment">
       }
+      tile.copy %p[%c0, %c0] [128, 128] to %os[%c0, %c0] [128, 128] : memref<128x128xf16, "fragment"> to memref<128x128xf16, "shared">
     }
     return
   }

@@ -3,7 +3,7 @@ them: T.ptx_cp_async of 16 bytes per thread completed through T.cp_async_barrier
 grid-wide barrier (T.sync_grid) between two phases of a persistent kernel.
 
 The CPU suite (tests/test_thread_copy.py) runs the ones without a thread index on the CPU
-target and assembles all of them for sm_90a; tests/gpu/test_thread_copy.py runs them on a GPU.
+target and assembles all of them for sm_90a; tests/gpu/test_thread_copy_gpu.py runs them on a GPU.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ the thread index (`if T.get_thread_binding() < 32: ... else: ...`), written as T
 deepseek_mhc example writes them: the whole block computes per-row norms into shared memory,
 then warp 0 turns the row's scores into a softmax while warps 1 and 2 stream the row's
 features through a pipelined loop and mix them. tests/test_thread_ranges.py runs them on the
-CPU target (the branch-free one) and checks their CUDA code; tests/gpu/test_thread_ranges.py
+CPU target (the branch-free one) and checks their CUDA code; tests/gpu/test_thread_ranges_gpu.py
 runs them on the GPU, both against `reference`.
 """
 
