@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 from mlir import ir
 
@@ -14,14 +13,21 @@ def as_operation(op: ir.Operation | ir.OpView) -> ir.Operation:
     return op.operation if hasattr(op, "operation") else op
 
 
-def walk(op: ir.Operation | ir.OpView) -> Iterator[ir.Operation]:
-    """Every op nested in `op` (not `op` itself), parents before children, in program order."""
-    for region in as_operation(op).regions:
-        for block in region.blocks:
-            for child in list(block.operations):
-                child = as_operation(child)
-                yield child
-                yield from walk(child)
+def walk(op: ir.Operation | ir.OpView) -> list[ir.Operation]:
+    """Every op nested in `op` (not `op` itself), parents before children, in program order,
+    as they stand when called (a pass rewriting ops as it goes through the list does not see
+    the ops it adds; the ops nested in one it erases are gone, so it must not visit them).
+
+    MLIR's own walk collects them: a generator nested as deep as the IR, building an OpView
+    per op, took a tenth of a large kernel's compile."""
+    found: list[ir.Operation] = []
+
+    def visit(child: ir.Operation) -> ir.WalkResult:
+        found.append(child)
+        return ir.WalkResult.ADVANCE
+
+    as_operation(op).walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found[1:]
 
 
 def scope(value: ir.Value) -> str:
