@@ -134,6 +134,28 @@ def test_precompile_then_tune_from_the_cache(tmp_path, monkeypatch, rng):
     assert result.latency > 0
 
 
+class _InterruptedProgress:
+    """A progress bar whose first update is a ^C: the tuning stops there."""
+
+    def update(self, count: int = 1) -> None:
+        raise KeyboardInterrupt
+
+    def close(self) -> None:
+        pass
+
+
+def test_an_interrupted_precompile_keeps_what_it_compiled(tmp_path, monkeypatch):
+    """Each configuration's kernel is cached as its compile ends, so a run stopped half way
+    (a time limit, ^C) leaves its work to the next; before, nothing was kept."""
+    cache_dir = _fresh_cache(tmp_path, monkeypatch)
+    monkeypatch.setattr(tilec.autotuner, "_progress",
+                        lambda total, description: _InterruptedProgress())
+    monkeypatch.setattr(double_plus_one, "max_workers", 1)
+    with pytest.raises(KeyboardInterrupt):
+        double_plus_one.precompile(T.Tensor((24, 24), T.float32), target="cpu")
+    assert len(_entries(cache_dir)) == 1
+
+
 def test_compile_on_the_tuned_object_returns_the_kernel(tmp_path, monkeypatch, rng):
     _fresh_cache(tmp_path, monkeypatch)
     kernel = double_plus_one.compile(T.Tensor((33, 40), T.float32))

@@ -166,8 +166,9 @@ def _crash_report(process: Any, log: Any) -> str:
 
 
 def _compile_in_children(specs: list[Specialization], workers: int,
-                         on_done: Callable[[], None]) -> list[Artifact | str]:
-    """Compile each spec in its own forked child, `workers` at a time."""
+                         on_done: Callable[[int, Artifact | str], None]) -> list[Artifact | str]:
+    """Compile each spec in its own forked child, `workers` at a time; on_done(index, result)
+    as each one ends."""
     context = multiprocessing.get_context("fork")
     results: list[Artifact | str] = [""] * len(specs)
     waiting = deque(range(len(specs)))
@@ -191,7 +192,7 @@ def _compile_in_children(specs: list[Specialization], workers: int,
             receiver.close()
             process.join()
             log.close()
-            on_done()
+            on_done(index, results[index])
         now = time.monotonic()
         for receiver, (index, process, started, log) in list(running.items()):
             if now - started > COMPILE_TIMEOUT_S:
@@ -201,7 +202,7 @@ def _compile_in_children(specs: list[Specialization], workers: int,
                 log.close()
                 del running[receiver]
                 results[index] = f"compiling took longer than {COMPILE_TIMEOUT_S:.0f} s; stopped"
-                on_done()
+                on_done(index, results[index])
     return results
 
 
@@ -226,24 +227,30 @@ def _compile_all(specs: list[Specialization], max_workers: int | None,
     if not missing:
         return outcomes
     firsts = [indices[0] for indices in missing.values()]
+
+    def done(position: int, result: Artifact | str) -> None:
+        """Each artifact goes into the cache as it comes: a run stopped half way (a time
+        limit, ^C) leaves what it compiled to the next run."""
+        if isinstance(result, Artifact):
+            cache.store(specs[firsts[position]].key, result)
+        progress.update(1)
+
     if "fork" in multiprocessing.get_all_start_methods():
         for target in {specs[index].target for index in firsts}:
             load_compiler(target)
         workers = max(1, min(len(firsts), max_workers or _usable_cpus()))
-        compiled = _compile_in_children([specs[i] for i in firsts], workers,
-                                        lambda: progress.update(1))
+        compiled = _compile_in_children([specs[i] for i in firsts], workers, done)
     else:  # no fork: compile here, one after another
         compiled = []
-        for index in firsts:
+        for position, index in enumerate(firsts):
             try:
                 compiled.append(compile_specialization(specs[index]).artifact)
             except Exception as error:
                 compiled.append(_describe(error))
-            progress.update(1)
+            done(position, compiled[-1])
     for first, result in zip(firsts, compiled, strict=True):
         spec = specs[first]
         if isinstance(result, Artifact):
-            cache.store(spec.key, result)
             kernel: JITKernel | str = (compile_specialization(spec) if cache.is_enabled()
                                        else JITKernel(result, spec.location, spec.pass_configs,
                                                       spec))
