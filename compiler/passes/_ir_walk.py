@@ -30,6 +30,15 @@ def walk(op: ir.Operation | ir.OpView) -> list[ir.Operation]:
     return found[1:]
 
 
+def ancestors(op: ir.Operation) -> list[ir.Operation]:
+    """The ops `op` is nested in, innermost first."""
+    found = []
+    while op.parent is not None:
+        op = as_operation(op.parent)
+        found.append(op)
+    return found
+
+
 def scope(value: ir.Value) -> str:
     """The scope a memref value's memory space names: global, shared, fragment, local, var."""
     space = ir.MemRefType(value.type).memory_space

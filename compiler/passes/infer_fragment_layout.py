@@ -343,6 +343,9 @@ class _KernelInference:
         self.gemms = [op for op in ops if op.name == "tile.gemm"]
         self.reduces = [op for op in ops if op.name == "tile.reduce"]
         self.parallels = [op for op in ops if op.name == "tile.parallel"]
+        # each T.Parallel's fragment accesses, read once: propagation only sets attributes
+        # (the conversions, which change operands, come after it)
+        self.propagated_accesses: dict[ir.Operation, list[Access]] = {}
         self.floating = floating_accesses(kernel)
         self.copies = [op for op in ops if op.name == "tile.copy"
                        and scope(op.operands[0]) == "fragment" and scope(
@@ -493,9 +496,14 @@ class _KernelInference:
                                    f"source's shape without dim {dim} is {list(sliced.shape)})")
         return sliced
 
+    def accesses_before_conversion(self, parallel: ir.Operation) -> list[Access]:
+        if parallel not in self.propagated_accesses:
+            self.propagated_accesses[parallel] = fragment_accesses(parallel)
+        return self.propagated_accesses[parallel]
+
     def propagate_parallel(self, parallel: ir.Operation) -> bool:
         extents = loop_extents(parallel)
-        accesses = fragment_accesses(parallel)
+        accesses = self.accesses_before_conversion(parallel)
         changed = False
         if LAYOUT_ATTR not in parallel.attributes:
             for _, fragment, dims, _ in accesses:
@@ -522,7 +530,7 @@ class _KernelInference:
         """No fragment fixes this loop's mapping: follow a partially indexed fragment if any,
         else spread the points over the threads."""
         extents = loop_extents(parallel)
-        for _, fragment, dims, _ in fragment_accesses(parallel):
+        for _, fragment, dims, _ in self.accesses_before_conversion(parallel):
             layout = layout_of(fragment)
             if layout is not None and None not in dims and len(set(dims)) == len(
                     dims) and spans(parallel, fragment, dims):

@@ -40,6 +40,7 @@ from mlir import ir
 
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._ir_walk import (
+    ancestors,
     as_operation,
     constant_index,
     copy_parts,
@@ -98,24 +99,47 @@ def _reads(op: ir.Operation, buffer: ir.Value) -> bool:
     return any(inner.name == "memref.load" and inner.operands[0] == buffer for inner in walk(op))
 
 
-def stored_element_type(accumulator_value: ir.Value, kernel: ir.Operation) -> ir.Type:
-    """The element type of the global tensor the accumulator is copied to, directly or from a
-    fragment that a tile.parallel reading it writes; the accumulator's own type otherwise."""
-    sources = [accumulator_value]
-    for op in walk(kernel):
-        if op.name == "tile.parallel" and _reads(op, accumulator_value):
-            sources += [
-                inner.operands[1]
-                for inner in walk(op)
-                if inner.name == "memref.store" and scope(inner.operands[1]) == "fragment"
-            ]
-    for op in walk(kernel):
-        if op.name != "tile.copy":
+def _parallels_reading(buffer: ir.Value, kernel: ir.Operation) -> list[ir.Operation]:
+    """The tile.parallel ops of `kernel` holding a memref.load of `buffer` (found from its
+    uses: a scan of the kernel per gemm was a large kernel's slowest part of this pass)."""
+    found: list[ir.Operation] = []
+    for use in buffer.uses:
+        load = as_operation(use.owner)
+        if load.name != "memref.load" or use.operand_number != 0:
             continue
-        src, _, _, dst, _, _ = copy_parts(op)
-        if scope(dst) == "global" and any(src == source for source in sources):
-            return _element_type(dst)
-    return _element_type(accumulator_value)
+        inside: list[ir.Operation] = []  # its enclosing ops up to the kernel
+        for op in ancestors(load):
+            if op == kernel:
+                found += [op for op in inside if op.name == "tile.parallel"
+                          and not any(op == known for known in found)]
+                break
+            inside.append(op)
+    return found
+
+
+def stored_element_type(accumulator_value: ir.Value, kernel: ir.Operation) -> ir.Type:
+    """The element type of the global tensor the accumulator is copied to (the first such
+    copy), directly or from a fragment that a tile.parallel reading it writes; the
+    accumulator's own type otherwise."""
+    sources = [accumulator_value]
+    for parallel in _parallels_reading(accumulator_value, kernel):
+        sources += [
+            inner.operands[1]
+            for inner in walk(parallel)
+            if inner.name == "memref.store" and scope(inner.operands[1]) == "fragment"
+        ]
+    stores = []
+    for source in sources:
+        for use in source.uses:
+            copy = as_operation(use.owner)
+            if copy.name == "tile.copy" and use.operand_number == 0 and \
+                    scope(copy_parts(copy)[3]) == "global" and \
+                    any(op == kernel for op in ancestors(copy)):
+                stores.append(copy)
+    if len(stores) > 1:  # the first in program order
+        stores = [op for op in walk(kernel) if any(op == store for store in stores)]
+    return _element_type(copy_parts(stores[0])[3]) if stores else \
+        _element_type(accumulator_value)
 
 
 def gemm_problem(gemm: ir.Operation, kernel: ir.Operation) -> GemmProblem | None:

@@ -43,6 +43,7 @@ from mlir.dialects import gpu
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._async_pipeline import SLOT_ALIGN, plan_pipeline
 from tilec.compiler.passes._ir_walk import (
+    ancestors,
     as_operation,
     copy_parts,
     kernels,
@@ -171,14 +172,6 @@ def lifetimes(kernel: ir.Operation, statements: list[ir.Operation],
         else:
             first, last = min(spots), max(spots)
         found.append(Buffer(alloc, footprint(alloc, rings), first, last))
-    return found
-
-
-def ancestors(op: ir.Operation) -> list[ir.Operation]:
-    found = []
-    while op.parent is not None:
-        op = as_operation(op.parent)
-        found.append(op)
     return found
 
 

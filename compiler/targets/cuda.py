@@ -294,7 +294,7 @@ def check_grid(kernel: ir.Operation, target: TargetDescription, api: str) -> Non
 def _producer_launch(module: ir.Module, options: CompileOptions) -> None:
     """A kernel with a TMA ring launches its producer warpgroup too (the gpu.func's block
     size) and takes a tensor map per ring copy after its other arguments."""
-    kernel = next(op for op in walk(module.operation) if op.name == "gpu.func")
+    kernel = _gpu_functions(module)[0]
     if MAPS_ATTR not in kernel.attributes:
         return
     options.extra["threads"] = list(ir.DenseI32ArrayAttr(kernel.attributes["known_block_size"]))
