@@ -170,3 +170,22 @@ def test_simt_fallback_still_lays_out_an_annotated_accumulator() -> None:
         for alloc in accumulators:
             assert "tile.mma_layout" in alloc.attributes
             assert str(alloc.attributes["tile.layout"]).startswith("#tile.linear<")
+
+
+def test_a_pass_is_found_by_its_own_file_and_an_unknown_name_lists_the_passes() -> None:
+    """get_pass imports the named pass's file alone (a CUDA compile skips the CPU, SPIR-V and
+    Ascend passes); a name no file has still lists every pass."""
+    import subprocess
+    import sys
+
+    probe = ("import sys\n"
+             "from tilec.compiler.passes import get_pass\n"
+             "print(get_pass('insert-shared-barriers').name)\n"
+             "print('tilec.compiler.passes.lower_tile_ops_to_loops' in sys.modules)\n"
+             "try:\n"
+             "    get_pass('no-such-pass')\n"
+             "except KeyError as error:\n"
+             "    print('lower-tile-ops-to-loops' in str(error))\n")
+    lines = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True,
+                           text=True).stdout.split()
+    assert lines == ["insert-shared-barriers", "False", "True"]

@@ -50,7 +50,17 @@ def all_passes() -> dict[str, type[TilePass]]:
 
 
 def get_pass(name: str) -> type[TilePass]:
-    passes = all_passes()
-    if name not in passes:
-        raise KeyError(f"unknown tilec pass '{name}'; known: {', '.join(passes)}")
-    return passes[name]
+    """The pass named `name`: its own file imported first (a CUDA compile then never imports
+    the CPU, SPIR-V or Ascend passes), every pass file where it is not there."""
+    if name not in _REGISTRY:
+        module = f"{__name__}.{name.replace('-', '_')}"
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as error:
+            if error.name != module:
+                raise
+    if name not in _REGISTRY:
+        passes = all_passes()
+        if name not in passes:
+            raise KeyError(f"unknown tilec pass '{name}'; known: {', '.join(passes)}")
+    return _REGISTRY[name]
