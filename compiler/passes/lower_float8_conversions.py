@@ -108,7 +108,8 @@ class LowerFloat8Conversions(TilePass):
 
     def run(self, module: ir.Module) -> None:
         hardware = target_description(module, self.arch, self.name).has_float8_conversions
-        for gpu_module in ops_named(module.operation, ("gpu.module",)):
+        for gpu_module in [op for op in module.body.operations
+                           if op.operation.name == "gpu.module"]:
             symbols = gpu_module.operation.regions[0].blocks[0]
             tables: dict[str, str] = {}
             for op in ops_named(gpu_module.operation, ("arith.extf", "arith.truncf")):

@@ -475,6 +475,8 @@ class KernelLowering:
     def fold_tensor_dims(self) -> None:
         """memref.dim of a tensor's view is the size it was made with: SPIR-V cannot ask a
         storage buffer for the extent of one of its dimensions."""
+        if not self.view_sizes:  # no tensor views (physical addressing): nothing to fold
+            return
         for op in [op for op in walk(self.gpu_func) if op.name == "memref.dim"]:
             if op.operands[0] not in self.view_sizes:
                 continue
