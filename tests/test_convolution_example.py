@@ -1,11 +1,13 @@
 """examples/convolution/conv2d.py, the NHWC implicit GEMM: numerics on the CPU target against
 torch's float32 conv2d (random inputs, poisoned output, output pixels that fill no tile,
 padding, stride 2, a 1x1 filter), and on sm_90a its gemm on wgmma with the patch rows read
-and stored as 16-byte vectors (speed: benchmarks/convolution.py on the GPU).
+and stored as 16-byte vectors; with TILEC_ASYNC_GATHERS=1 the patch rows go through the loop's
+cp.async pipeline (speed: benchmarks/convolution.py on the GPU).
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -49,6 +51,29 @@ def test_conv2d_runs_on_wgmma_with_vector_patch_reads_and_stores() -> None:
     for at in reads:
         store = next(line for line in lines[at:] if line.startswith("st.shared"))
         assert store.startswith("st.shared.v4"), store
+
+
+@pytest.mark.parametrize("arch, instruction, barriers", [
+    ("sm_90a", "wgmma.mma_async", 2),
+    ("sm_80", "mma.sync", 3),  # the loop twice: aligned sources or not, one drain each
+])
+def test_conv2d_gather_joins_the_cp_async_pipeline_when_opted_in(
+        arch: str, instruction: str, barriers: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """TILEC_ASYNC_GATHERS=1: the patch gather is issued ahead by the loop's cp.async pipeline
+    with the filter tile: 3 issues (two in the prologue, one per iteration) of 4 patch and 4
+    filter chunks per thread at 128 x 64 / 64 x 128 tiles over 256 threads, each patch chunk's
+    src-size a register (0 where the tap falls into the padding: zero-filled), and one barrier
+    per iteration plus the drain's (the synchronous gather needed its own)."""
+    monkeypatch.setenv("TILEC_ASYNC_GATHERS", "1")
+    data = torch.empty(64, 28, 28, 128, dtype=torch.float16, device="meta")
+    weight = torch.empty(3, 3, 128, 128, dtype=torch.float16, device="meta")
+    ptx = conv2d.conv2d_nhwc.compile(data, weight, target=f"cuda:{arch}").get_kernel_source()
+    assert instruction in ptx
+    copies = re.findall(r"cp\.async\.cg\.shared\.global \[[^]]+\], \[[^]]+\], (\S+), (\S+);",
+                        ptx)
+    assert len(copies) == 3 * (4 + 4)
+    assert all(size == "16" and fill.startswith("%r") for size, fill in copies)
+    assert ptx.count("bar.sync") == barriers
 
 
 def test_conv2d_rejects_channels_past_its_blocks() -> None:

@@ -28,6 +28,13 @@ loop is not nested in divergent or unrolled code, the destination is a shared bu
 in this loop, written there only by pipelined copies and read only after them, the source is
 global and not written in the loop, and the corners depend on the loop index through pure
 arithmetic only (they are recomputed for iteration i+S-1). Other copies stay synchronous.
+
+A T.Parallel that pipeline-async-copies marked (the opt-in tile.async_gathers) is such a copy
+when it is a gather (`gather_of`): one global element per point stored into a shared tile, or
+zero where a condition the same for a whole run of the layout's registers fails (the padding
+taps of an implicit GEMM's patch tile). Each thread's run is then one cp.async whose src-size
+is 0 where the condition fails, so the slot is zero-filled as the T.Parallel would store, and
+the values it reads from the loop body are recomputed for the later iteration like corners.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from typing import TYPE_CHECKING
 from mlir import ir
 from mlir.dialects import arith, gpu, memref, nvvm, scf
 
+from tilec.compiler.passes._fragment_layout import depends_on, op_layout, vector_loads
 from tilec.compiler.passes._ir_walk import as_operation, constant_index, copy_parts, scope, walk
 from tilec.compiler.passes._scalar import bit_width, index
 from tilec.compiler.passes._scheduling import PIPELINE_ATTR
@@ -66,6 +74,16 @@ class PipelinePlan:
     vectors: list[int]
     buffers: list[ir.Value]
     overlapped: ir.Operation | None = None  # a wgmma gemm left in flight for an iteration
+    gathers: list[Gather | None] | None = None  # per copy: what a T.Parallel gather is
+
+    def gather(self, at: int) -> Gather | None:
+        return None if self.gathers is None else self.gathers[at]
+
+    def source(self, at: int) -> ir.Value:
+        """The global tensor copy `at` reads."""
+        gather = self.gather(at)
+        copy = self.copies[at]
+        return copy_parts(copy)[0] if gather is None else gather.source(copy)
 
     def of_copy(self, loop: ir.Operation, copy: ir.Operation) -> PipelinePlan:
         """The same plan for `copy`, a clone of `loop`: its ops at the same places."""
@@ -77,7 +95,7 @@ class PipelinePlan:
 
         return PipelinePlan(self.stages, [same(op) for op in self.copies], self.vectors,
                             self.buffers, None if self.overlapped is None
-                            else same(self.overlapped))
+                            else same(self.overlapped), self.gathers)
 
 
 @dataclass
@@ -174,11 +192,15 @@ def _statement(op: ir.Operation, body: ir.Block) -> ir.Operation | None:
 
 
 def offset_slice(copy: ir.Operation, body: ir.Block) -> list[ir.Operation] | None:
-    """The body's ops the copy's corners are computed from, in order; None when one of them
-    is not pure arithmetic (it could not be recomputed for a later iteration)."""
-    src, src_offsets, _, dst, dst_offsets, _ = copy_parts(copy)
+    """The body's ops the copy's corners (a gather's: the values its body reads from outside
+    it) are computed from, in order; None when one of them is not pure arithmetic (it could
+    not be recomputed for a later iteration)."""
+    if copy.name == "tile.parallel":
+        pending = [value for inner in walk(copy) for value in inner.operands]
+    else:
+        src, src_offsets, _, dst, dst_offsets, _ = copy_parts(copy)
+        pending = [*src_offsets, *dst_offsets]
     needed: list[ir.Operation] = []
-    pending = [*src_offsets, *dst_offsets]
     while pending:
         value = pending.pop()
         owner = value.owner
@@ -187,12 +209,102 @@ def offset_slice(copy: ir.Operation, body: ir.Block) -> list[ir.Operation] | Non
         owner = as_operation(owner)
         if owner.block != body or any(owner == known for known in needed):
             continue
-        pure = owner.name.split(".")[0] in ("arith", "math", "index") or owner.name in PURE_OPS
-        if not pure or len(owner.regions):
+        if not _pure(owner):
             return None
         needed.append(owner)
         pending += list(owner.operands)
     return [op for op in map(as_operation, body.operations) if any(op == n for n in needed)]
+
+
+def _pure(op: ir.Operation) -> bool:
+    """Arithmetic without regions or side effects: recomputable anywhere."""
+    return (op.name.split(".")[0] in ("arith", "math", "index") or op.name in PURE_OPS) and \
+        not len(op.regions)
+
+
+@dataclass(frozen=True)
+class Gather:
+    """A T.Parallel that fills a shared tile from one global tensor, each run of `vec`
+    registers one vector of a row (an implicit GEMM's patch tile): a copy of the pipeline.
+    Positions in its body: the global load, the shared store, and the select that stores
+    zero where `condition` (free of the last loop variable: the same for a whole run) fails."""
+
+    load: int
+    store: int
+    select: int | None
+    vec: int
+
+    @staticmethod
+    def _body_op(op: ir.Operation, at: int) -> ir.Operation:
+        return as_operation(op.regions[0].blocks[0].operations[at])
+
+    def source(self, op: ir.Operation) -> ir.Value:
+        """The global tensor gather `op` reads (read off the op: lowering replaces values)."""
+        return self._body_op(op, self.load).operands[0]
+
+    def destination(self, op: ir.Operation) -> ir.Value:
+        """The shared tile gather `op` fills."""
+        return self._body_op(op, self.store).operands[1]
+
+
+def _is_zero(value: ir.Value) -> bool:
+    owner = value.owner
+    if isinstance(owner, ir.Block) or as_operation(owner).name != "arith.constant":
+        return False
+    attribute = as_operation(owner).attributes["value"]
+    if isinstance(attribute, ir.FloatAttr):
+        return ir.FloatAttr(attribute).value == 0.0
+    return isinstance(attribute, ir.IntegerAttr) and ir.IntegerAttr(attribute).value == 0
+
+
+def _block_threads(op: ir.Operation) -> int | None:
+    while op is not None and op.name != "tile.kernel":
+        op = _parent(op)
+    return None if op is None else math.prod(ir.DenseI64ArrayAttr(op.attributes["threads"]))
+
+
+def gather_of(op: ir.Operation) -> Gather | None:
+    """The gather a T.Parallel is, or None: its body is arithmetic, one load of a global
+    tensor and one store of it (or of select(condition, it, 0)) into a shared tile at (...,
+    the last loop variable), its layout gives every thread its own whole runs of 4, 8 or 16
+    bytes (no replicas, no masked register), and the tile's rows hold whole runs."""
+    layout = op_layout(op) if op.name == "tile.parallel" else None
+    if layout is None or layout.replicated_thread_bits() or \
+            _block_threads(op) != layout.threads or \
+            any(layout.register_mask(reg) is not True for reg in range(layout.num_registers)):
+        return None
+    body = op.regions[0].blocks[0]
+    last = body.arguments[len(body.arguments) - 1]
+    ops = [as_operation(inner) for inner in body.operations]
+    loads = [at for at, inner in enumerate(ops) if inner.name == "memref.load"]
+    stores = [at for at, inner in enumerate(ops) if inner.name == "memref.store"]
+    if len(loads) != 1 or len(stores) != 1 or not all(
+            _pure(inner) or at in loads + stores or inner.name == "tile.yield"
+            for at, inner in enumerate(ops)):
+        return None
+    load, store = ops[loads[0]], ops[stores[0]]
+    source, destination = load.operands[0], store.operands[1]
+    indices = list(store.operands)[2:]
+    if scope(source) != "global" or scope(destination) != "shared" or indices[-1] != last or \
+            any(depends_on(value, last, body) for value in indices[:-1]):
+        return None
+    widths = dict(vector_loads(op, layout, lambda value: scope(value) == "global"))
+    vec = widths.get(loads[0], 0)
+    element = ir.MemRefType(source.type).element_type
+    if vec * bit_width(element) // 8 not in CP_ASYNC_BYTES or \
+            ir.MemRefType(destination.type).element_type != element or \
+            ir.MemRefType(destination.type).shape[-1] % vec:
+        return None
+    stored = store.operands[0]
+    if stored == load.results[0]:
+        return Gather(loads[0], stores[0], None, vec)
+    select = stored.owner
+    if isinstance(select, ir.Block) or as_operation(select).name != "arith.select":
+        return None
+    condition, chosen, other = as_operation(select).operands
+    if chosen != load.results[0] or not _is_zero(other) or depends_on(condition, last, body):
+        return None
+    return Gather(loads[0], stores[0], ops.index(as_operation(select)), vec)
 
 
 def _reads(use: ir.OpOperand) -> bool:
@@ -228,19 +340,31 @@ def plan_pipeline(loop: ir.Operation) -> PipelinePlan | None:
     statements = [as_operation(op) for op in body.operations]
     written = [value for op in walk(loop) for value in _writes(op)]
     candidates = []
-    for op in statements:
-        if op.name != "tile.copy" or _string(_attribute(op, ASYNC_ATTR)) != CP_ASYNC:
+    gathers: dict[int, Gather] = {}
+    for at, op in enumerate(statements):
+        if op.name not in ("tile.copy", "tile.parallel") or \
+                _string(_attribute(op, ASYNC_ATTR)) != CP_ASYNC:
             continue
-        src = op.operands[0]
-        if async_vector(op) is None or offset_slice(op, body) is None:
+        if op.name == "tile.parallel":
+            gather = gather_of(op)
+            if gather is None:
+                continue
+            gathers[at] = gather
+        elif async_vector(op) is None:
             continue
-        if any(src == value for value in written):
+        source = gathers[at].source(op) if at in gathers else copy_parts(op)[0]
+        if offset_slice(op, body) is None or any(source == value for value in written):
             continue
         candidates.append(op)
+
+    def destination(op: ir.Operation) -> ir.Value:
+        at = statements.index(op)
+        return gathers[at].destination(op) if at in gathers else copy_parts(op)[3]
+
     copies: list[ir.Operation] = []
     buffers: list[ir.Value] = []
-    for dst in _unique([copy_parts(op)[3] for op in candidates]):
-        writers = [op for op in candidates if copy_parts(op)[3] == dst]
+    for dst in _unique([destination(op) for op in candidates]):
+        writers = [op for op in candidates if destination(op) == dst]
         if _ring_ok(dst, writers, loop, body, statements):
             copies += writers
             buffers.append(dst)
@@ -248,8 +372,11 @@ def plan_pipeline(loop: ir.Operation) -> PipelinePlan | None:
         return None
     copies.sort(key=statements.index)
     overlapped = _overlapped_gemm(statements, copies, buffers, stages)
+    planned = [gathers.get(statements.index(op)) for op in copies]
     return PipelinePlan(stages + (overlapped is not None), copies,
-                        [async_vector(op) or 0 for op in copies], buffers, overlapped)
+                        [async_vector(op) if gather is None else gather.vec
+                         for op, gather in zip(copies, planned, strict=True)],
+                        buffers, overlapped, planned)
 
 
 def _overlapped_gemm(statements: list[ir.Operation], copies: list[ir.Operation],
@@ -288,7 +415,7 @@ def _ring_ok(dst: ir.Value, writers: list[ir.Operation], loop: ir.Operation, bod
     last_write = max(statements.index(op) for op in writers)
     for use in dst.uses:
         user = as_operation(use.owner)
-        if any(user == op for op in writers) and not _reads(use):
+        if any(_inside(user, op) for op in writers) and not _reads(use):
             continue
         statement = _statement(user, body)
         if statement is None or not _reads(use) or statements.index(statement) <= last_write:
@@ -400,8 +527,8 @@ class PipelinedLoop:
             if self.aligned is not None:
                 self.copies(at, slot, self.aligned)
             else:
-                sources = [(copy_parts(copy)[0], vec) for copy, vec in
-                           zip(self.plan.copies, self.plan.vectors, strict=True)]
+                sources = [(self.plan.source(at), vec)
+                           for at, vec in enumerate(self.plan.vectors)]
                 self.lowering.on_alignment(sources,
                                            lambda aligned: self.copies(at, slot, aligned))
             scf.YieldOp([])
@@ -410,8 +537,8 @@ class PipelinedLoop:
         """The copies of iteration `at` into `slot`, their corners recomputed for it."""
         views = {buffer: self.slot_view(buffer, slot) for buffer in self.plan.buffers}
         mapping: dict[ir.Value, ir.Value] = {self.body.arguments[0]: at}
-        for copy, vec, ops in zip(self.plan.copies, self.plan.vectors, self.slices,
-                                  strict=True):
+        for at, (copy, vec, ops) in enumerate(zip(self.plan.copies, self.plan.vectors,
+                                                  self.slices, strict=True)):
             for op in ops:
                 if op.results[0] in mapping:
                     continue
@@ -421,6 +548,11 @@ class PipelinedLoop:
                         clone.operands[number] = mapping[operand]
                 for old, new in zip(op.results, clone.results, strict=True):
                     mapping[old] = new
+            gather = self.plan.gather(at)
+            if gather is not None:
+                self.lowering.gather_async(copy, gather, mapping,
+                                           views[gather.destination(copy)], vectorized)
+                continue
             _, src_offsets, _, dst, dst_offsets, _ = copy_parts(copy)
             self.lowering.copy_async(copy, vec, [mapping.get(v, v) for v in src_offsets],
                                      views[dst], [mapping.get(v, v) for v in dst_offsets],

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from mlir import ir
 
-from tilec.compiler.layouts.linear import LinearLayout, blocked, is_power_of_two, padded
+from tilec.compiler.layouts.linear import LinearLayout, blocked, is_power_of_two, log2, padded
 from tilec.compiler.passes._ir_walk import as_operation
 
 LAYOUT_ATTR = "tile.layout"
@@ -167,3 +167,18 @@ def gemm_layout(m: int, n: int, threads: int, warp_size: int = 32) -> LinearLayo
     spt_m = next(s for s in (4, 2, 1) if (m // tpb_m) % s == 0)
     spt_n = next(s for s in (4, 2, 1) if (n // tpb_n) % s == 0)
     return blocked((m, n), (spt_m, spt_n), (tpb_m, tpb_n), (tpb_n, 1), threads, warp_size)
+
+
+def vector_loads(parallel: ir.Operation, layout: LinearLayout,
+                 is_global: Callable[[ir.Value], bool]) -> list[tuple[int, int]]:
+    """(position in the body, vector width) of each global load of a T.Parallel body whose
+    consecutive registers read consecutive elements: a load directly in the body, its last
+    index the last loop variable plus what does not depend on it, its other indices free of
+    that variable; the width the layout's run of registers along the last dimension, at most
+    16 bytes, starting where no thread's or later register's column breaks a vector."""
+    runs = layout.contiguous_registers()
+    if runs < 2 or any(basis[-1] % runs for basis in layout.register[log2(runs):]) or \
+            layout.thread_span()[-1] & (runs - 1):
+        return []
+    return [(position, math.gcd(runs, 16 // max(1, getattr(element, "width", 8) // 8)))
+            for position, element in row_contiguous_loads(parallel, is_global)]

@@ -47,10 +47,11 @@ from tilec.compiler.layouts.emit import (
     register_coordinates,
     thread_coordinates,
 )
-from tilec.compiler.layouts.linear import LayoutError, LinearLayout, log2
+from tilec.compiler.layouts.linear import LayoutError, LinearLayout
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._async_pipeline import (
     SLOT_ALIGN,
+    Gather,
     PipelinedLoop,
     PipelinePlan,
     Ring,
@@ -62,7 +63,7 @@ from tilec.compiler.passes._fragment_layout import (
     follows,
     op_layout,
     project,
-    row_contiguous_loads,
+    vector_loads,
 )
 from tilec.compiler.passes._ir_walk import (
     as_operation,
@@ -275,20 +276,6 @@ def move_body_before(holder: ir.Operation, values: list[ir.Value], anchor: ir.Op
         moved.append(inner)
     holder.erase()
     return moved
-
-
-def vector_loads(op: ir.Operation, layout: LinearLayout) -> list[tuple[int, int]]:
-    """(position in the body, vector width) of each global load of a T.Parallel body whose
-    consecutive registers read consecutive elements: a load directly in the body, its last
-    index the last loop variable plus what does not depend on it, its other indices free of
-    that variable; the width the layout's run of registers along the last dimension, at most
-    16 bytes, starting where no thread's or later register's column breaks a vector."""
-    runs = layout.contiguous_registers()
-    if runs < 2 or any(basis[-1] % runs for basis in layout.register[log2(runs):]) or \
-            layout.thread_span()[-1] & (runs - 1):
-        return []
-    return [(position, math.gcd(runs, 16 // element_bytes(element))) for position, element
-            in row_contiguous_loads(op, KernelLowering.is_global)]
 
 
 def _unique(values: list[ir.Value]) -> list[ir.Value]:
@@ -1030,8 +1017,7 @@ class KernelLowering:
                    for inner in walk(op)):
             self.lower_pipeline_version(op, plan, None)
             return
-        sources = [(copy_parts(copy)[0], vec)
-                   for copy, vec in zip(plan.copies, plan.vectors, strict=True)]
+        sources = [(plan.source(at), vec) for at, vec in enumerate(plan.vectors)]
         checked, condition = self.alignment_check(sources)
         if condition is None:
             self.lower_pipeline_version(op, plan, True)
@@ -1090,7 +1076,7 @@ class KernelLowering:
         # a loop on no fragment (a gather into shared memory) reads vectors; one on fragments
         # (an epilogue) with the opt-in tile.vector_epilogue_loads; none with logical addressing
         vectors = self.vector_loads or (not touches_fragments and self.vector_bytes > 0)
-        loads = vector_loads(op, layout) if vectors else []
+        loads = vector_loads(op, layout, self.is_global) if vectors else []
         vec = math.gcd(*[width for _, width in loads]) if loads else 1
         if not touches_fragments and layout.num_registers > UNROLL_LIMIT * vec:
             self.parallel_loop(op, layout, offsets)
@@ -1663,6 +1649,69 @@ class KernelLowering:
             chunk(loop.induction_variable)
             scf.YieldOp([])
 
+    def gather_async(self, op: ir.Operation, gather: Gather, mapping: dict[ir.Value, ir.Value],
+                     slot: ir.Value, vectorized: bool) -> None:
+        """A pipelined gather (a T.Parallel filling a shared tile, _async_pipeline.Gather) of
+        a later iteration into its ring slot: its values from the loop body taken from
+        `mapping` (recomputed for that iteration), each thread's run of `vec` registers one
+        cp.async whose src-size is 0 where the run's condition fails (the slot's bytes then
+        zero-filled) or the row lies outside the tensor, as the T.Parallel stores zero there;
+        a run the column leaves misaligned read element by element. Where the sources are
+        not aligned (`vectorized` false) the gather runs as its synchronous T.Parallel."""
+        destination = gather.destination(op)
+        clone = as_operation(op.clone())
+        for inner in walk(clone):
+            for number, operand in enumerate(inner.operands):
+                if operand == destination:
+                    inner.operands[number] = slot
+                elif operand in mapping:
+                    inner.operands[number] = mapping[operand]
+        if not vectorized:
+            self.lower_parallel(clone)
+            return
+        layout, vec = op_layout(clone), gather.vec
+        with op.location, ir.InsertionPoint(clone):
+            offsets = thread_coordinates(layout, self.tid)
+        for reg in range(0, layout.num_registers, vec):
+            with op.location, ir.InsertionPoint(clone):
+                points = register_coordinates(layout, reg, offsets)
+            run = as_operation(clone.clone(ip=ir.InsertionPoint(clone)))
+            moved = move_body_before(run, points, clone)
+            load, store = moved[gather.load], moved[gather.store]
+            select = None if gather.select is None else moved[gather.select]
+            live = None if select is None else select.operands[0]
+            with op.location, ir.InsertionPoint(store):
+                self.gathered_run(load, store, live, vec)
+            rest = [inner for at, inner in enumerate(moved)
+                    if at not in (gather.load, gather.store, gather.select)]
+            for done in (store, select, load):
+                if done is not None:
+                    done.erase()
+            self.lower_block_ops(rest)
+        clone.erase()
+
+    def gathered_run(self, load: ir.Operation, store: ir.Operation, live: ir.Value | None,
+                     vec: int) -> None:
+        """One run of a pipelined gather: cp.async of `vec` elements from the load's indices
+        to the store's, nothing read (zeros) where `live` fails."""
+        src, dst = load.operands[0], store.operands[1]
+        where, target = list(load.operands)[1:], list(store.operands)[2:]
+        extent = memref.dim(src, index(len(where) - 1))
+        if multiple_of(where[-1], vec):
+            self.cp_async(src, where, extent, dst, target, vec, live)
+            return
+        branch = scf.IfOp(all_of(self.vector_aligned(src, where, vec, extent)), has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            self.cp_async(src, where, extent, dst, target, vec, live)
+            scf.YieldOp([])
+        with ir.InsertionPoint(branch.else_block):
+            value = self.read_elements(src, where, vec)
+            if live is not None:
+                zeros = vector.BroadcastOp(value.type, zero(memref_type(src).element_type))
+                value = arith.select(live, value, zeros.result)
+            vector.StoreOp(value, dst, self.shared_where(dst, target))
+            scf.YieldOp([])
+
     def thread_cp_async(self, op: ir.Operation) -> None:
         """T.ptx_cp_async (a tile.copy marked tile.cp_async): this thread's own cp.async of
         its 1 x n box, to where the shared tile's layout puts the box's first element (a run
@@ -1689,9 +1738,10 @@ class KernelLowering:
             scf.YieldOp([])
 
     def cp_async(self, src: ir.Value, where: list[ir.Value], extent: ir.Value, dst: ir.Value,
-                 target: list[ir.Value], vec: int) -> None:
+                 target: list[ir.Value], vec: int, live: ir.Value | None = None) -> None:
         """One cp.async of `vec` elements; src-size counts the elements inside the tensor (0
-        for a row outside it, which then reads from the tensor's start: nothing is read). In a
+        for a row outside it, or where `live` is false, which then reads from the tensor's
+        start: nothing is read). In a
         tensor of rank > 1 the callers checked the row length and the column to be multiples
         of `vec`, so a chunk is whole or outside: src-size vec or 0, which ptxas makes a
         predicate rather than a zero-fill length."""
@@ -1705,6 +1755,8 @@ class KernelLowering:
         rows = self.in_bounds(src, where[:-1]) if len(where) > 1 else None
         if rows is not None:
             count = arith.select(rows, count, index(0))
+        if live is not None:
+            count = arith.select(live, count, index(0))
         live = cmp("ne", count, index(0))
         source = [arith.select(live, value, index(0)) for value in where]
         whole_line = vec * element_bytes(memref_type(src).element_type) == 16

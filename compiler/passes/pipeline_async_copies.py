@@ -25,6 +25,12 @@ copies get `tile.async`:
   row pitch, box rows and column offset all 16-byte multiples) get `tile.async = "cp.async"`;
   the others stay synchronous. KT = the user's block_K, S = max(2, num_stages).
 
+With the module's unit attribute `tile.async_gathers` (opt-in, TILEC_ASYNC_GATHERS=1, until
+measured on the GPU), a cp.async loop's T.Parallel that stores into a shared tile (an implicit
+GEMM's patch gather) gets `tile.async = "cp.async"` too: the pipeline issues it ahead as
+cp.async with zero-fill where its vectors qualify (compiler/passes/_async_pipeline.py,
+gather_of), and leaves it synchronous where not.
+
 A loop none of whose copies can go asynchronously is left alone. A module with the unit
 attribute `tile.disable_tma` (the CUDA target sets it when the user's pass configs disable TMA
 lowering or warp specialization) gets no TMA ring: every loop is scheduled by cp.async.
@@ -64,6 +70,7 @@ from tilec.compiler.targets.description import TargetDescription
 from tilec.compiler.tensorcore.dtypes import OPERAND_BYTES
 
 ASYNC_ATTR = "tile.async"
+ASYNC_GATHERS_ATTR = "tile.async_gathers"  # module opt-in: pipeline T.Parallel gathers
 ALIGNMENT_SLACK_BYTES = 1024  # the wgmma kernel aligns its ring to 1 KiB
 MAX_FILLED_STAGES = 8
 MIN_STAGES = 2
@@ -84,6 +91,20 @@ def _operand_k_dim(gemm: ir.Operation, operand: int) -> int:
     if operand == 0:
         return 0 if _is_true(gemm, "transpose_a") else 1
     return 1 if _is_true(gemm, "transpose_b") else 0
+
+
+def _shared_gathers(loop: ir.Operation) -> list[ir.Operation]:
+    """The loop body's own T.Parallel ops whose only store is into a shared tile (what the
+    pipeline may issue ahead: it checks the rest once the layouts are known)."""
+    found = []
+    for op in loop.regions[0].blocks[0].operations:
+        op = as_operation(op)
+        if op.name != "tile.parallel":
+            continue
+        stores = [inner for inner in walk(op) if inner.name == "memref.store"]
+        if len(stores) == 1 and scope(stores[0].operands[1]) == "shared":
+            found.append(op)
+    return found
 
 
 def _global_copies(loop: ir.Operation) -> list[ir.Operation]:
@@ -246,23 +267,25 @@ class PipelineAsyncCopies(TilePass):
         target = target_description(module, self.arch, self.name)
         tma = target.has_wgmma and target.has_tma and (
             DISABLE_TMA_ATTR not in module.operation.attributes)
+        gathers = ASYNC_GATHERS_ATTR in module.operation.attributes
         for kernel in kernels(module):
             for loop in walk(kernel):
                 if loop.name == "tile.pipelined":
-                    self._schedule(loop, kernel, target, tma, module.context)
+                    self._schedule(loop, kernel, target, tma, gathers, module.context)
 
     @staticmethod
     def _schedule(loop: ir.Operation, kernel: ir.Operation, target: TargetDescription, tma: bool,
-                  context: ir.Context) -> None:
+                  gathers: bool, context: ir.Context) -> None:
         copies = _global_copies(loop)
-        if not copies:
+        shared_gathers = _shared_gathers(loop) if gathers else []
+        if not copies and not shared_gathers:
             return
         num_stages = ir.IntegerAttr(loop.attributes["num_stages"]).value
-        ring = wgmma_loop(loop, copies) if tma else None
+        ring = wgmma_loop(loop, copies) if tma and not shared_gathers else None
         stages = 0 if ring is None else tma_stages(
             ring, gemm_k_extent(ring.gemm), num_stages, kernel, target.max_shared_bytes)
         if not stages:
-            schedule_cp_async(loop, context)
+            schedule_cp_async(loop, context, shared_gathers)
             return
         pipeline = {"stages": stages, "k_tile": ring.k_tile, "mechanism": TMA_PIPELINE}
         for copy in copies:
@@ -270,11 +293,12 @@ class PipelineAsyncCopies(TilePass):
         loop.attributes[PIPELINE_ATTR] = decision_attr(pipeline, context)
 
 
-def schedule_cp_async(loop: ir.Operation, context: ir.Context) -> None:
-    """The cp.async schedule of a loop: its 16-byte-row copies go ahead, S = max(2,
-    num_stages), KT = the user's block_K (nothing when no copy qualifies)."""
+def schedule_cp_async(loop: ir.Operation, context: ir.Context,
+                      gathers: list[ir.Operation] = ()) -> None:
+    """The cp.async schedule of a loop: its 16-byte-row copies and `gathers` go ahead, S =
+    max(2, num_stages), KT = the user's block_K (nothing when none qualifies)."""
     copies = _global_copies(loop)
-    chosen = [copy for copy in copies if _cp_async_ready(copy)]
+    chosen = [copy for copy in copies if _cp_async_ready(copy)] + list(gathers)
     if not chosen:
         return
     num_stages = ir.IntegerAttr(loop.attributes["num_stages"]).value

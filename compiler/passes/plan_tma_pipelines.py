@@ -251,7 +251,8 @@ def plan_ring(loop: ir.Operation, kernel: ir.Operation, limit: int, deep_groups:
         return None
     plan = plan_pipeline(loop)
     threads = _threads(kernel)
-    if plan is None or threads is None or threads % WARPGROUP_THREADS:
+    if plan is None or threads is None or threads % WARPGROUP_THREADS or any(
+            op.name != "tile.copy" for op in plan.copies):  # a gather is no TMA box
         return None
     body = loop.regions[0].blocks[0]
     statements = [as_operation(op) for op in body.operations]

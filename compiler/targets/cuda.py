@@ -69,6 +69,7 @@ from tilec.compiler.passes._scheduling import (
 from tilec.compiler.passes._tma_ring import MAPS_ATTR, TILES_ATTR
 from tilec.compiler.passes._user_sync import COOPERATIVE_ATTR
 from tilec.compiler.passes.lower_gemm_to_tensorcore import LAUNCH_ATTR
+from tilec.compiler.passes.pipeline_async_copies import ASYNC_GATHERS_ATTR
 from tilec.compiler.pipeline import (
     CompileOptions,
     Stage,
@@ -202,7 +203,8 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
                            ("TILEC_OVERLAP_RING_GEMMS", OVERLAP_RING_GEMMS_ATTR),
                            ("TILEC_STAGED_EPILOGUE", STAGED_EPILOGUE_ATTR),
                            ("TILEC_PER_OP_GEMMS", PER_OP_GEMMS_ATTR),
-                           ("TILEC_REGISTER_A_STEPS", REGISTER_A_STEPS_ATTR)):
+                           ("TILEC_REGISTER_A_STEPS", REGISTER_A_STEPS_ATTR),
+                           ("TILEC_ASYNC_GATHERS", ASYNC_GATHERS_ATTR)):
         if os.environ.get(variable) == "1":
             module.operation.attributes[name] = ir.UnitAttr.get()
     fast_math = ("apply-fast-math",) if options.fast_math else ()

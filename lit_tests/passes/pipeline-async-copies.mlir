@@ -781,3 +781,80 @@ module attributes {tile.disable_tma} {
     return
   }
 }
+
+// -----
+
+// Opted in (tile.async_gathers, TILEC_ASYNC_GATHERS=1): an implicit GEMM's patch gather, a
+// T.Parallel storing select(inside, a global element, 0) into a shared tile, joins the cp.async
+// pipeline beside the filter's tile copy (the rest is checked once layouts are known).
+// CHECK-LABEL: func.func @gather_opted_in
+// CHECK: tile.pipelined {{.*}} attributes {tile.pipeline = {k_tile = 32 : i64, mechanism = "cp.async", stages = 3 : i64}}
+// CHECK: tile.parallel [64, 32] attributes {tile.async = "cp.async"}
+// CHECK: tile.copy {{.*}} {tile.async = "cp.async"}
+module attributes {tile.arch = "sm_80", tile.async_gathers} {
+  func.func @gather_opted_in(%X: memref<1024x64xf16>, %W: memref<64x64xf16>) attributes {tile.entry} {
+    %g = arith.constant 16 : index
+    tile.kernel grid(%g) threads [128] {
+    ^bb0(%bx: index):
+      %c0 = arith.constant 0 : index
+      %c2 = arith.constant 2 : index
+      %c32 = arith.constant 32 : index
+      %c1000 = arith.constant 1000 : index
+      %zero = arith.constant 0.0 : f16
+      %ps = tile.alloc : memref<64x32xf16, "shared">
+      %ws = tile.alloc : memref<32x64xf16, "shared">
+      %acc = tile.alloc : memref<64x64xf32, "fragment">
+      tile.pipelined %c0 to %c2 step %c2 stages 3 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c32 : index
+        tile.parallel [64, 32] {
+        ^bb0(%i: index, %j: index):
+          %row = arith.addi %bx, %i : index
+          %inside = arith.cmpi ult, %row, %c1000 : index
+          %col = arith.addi %k0, %j : index
+          %v = memref.load %X[%row, %col] : memref<1024x64xf16>
+          %s = arith.select %inside, %v, %zero : f16
+          memref.store %s, %ps[%i, %j] : memref<64x32xf16, "shared">
+        }
+        tile.copy %W[%k0, %c0] [32, 64] to %ws[%c0, %c0] [32, 64] : memref<64x64xf16> to memref<32x64xf16, "shared">
+        tile.gemm %ps, %ws, %acc : memref<64x32xf16, "shared">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
+      }
+    }
+    return
+  }
+}
+
+// -----
+
+// Not opted in: the gather stays synchronous in the loop, only the tile copy goes ahead.
+// CHECK-LABEL: func.func @gather_not_opted_in
+// CHECK: tile.parallel [64, 32] {
+// CHECK: tile.copy {{.*}} {tile.async = "cp.async"}
+module attributes {tile.arch = "sm_80"} {
+  func.func @gather_not_opted_in(%X: memref<1024x64xf16>, %W: memref<64x64xf16>) attributes {tile.entry} {
+    %g = arith.constant 16 : index
+    tile.kernel grid(%g) threads [128] {
+    ^bb0(%bx: index):
+      %c0 = arith.constant 0 : index
+      %c2 = arith.constant 2 : index
+      %c32 = arith.constant 32 : index
+      %ps = tile.alloc : memref<64x32xf16, "shared">
+      %ws = tile.alloc : memref<32x64xf16, "shared">
+      %acc = tile.alloc : memref<64x64xf32, "fragment">
+      tile.pipelined %c0 to %c2 step %c2 stages 3 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c32 : index
+        tile.parallel [64, 32] {
+        ^bb0(%i: index, %j: index):
+          %row = arith.addi %bx, %i : index
+          %col = arith.addi %k0, %j : index
+          %v = memref.load %X[%row, %col] : memref<1024x64xf16>
+          memref.store %v, %ps[%i, %j] : memref<64x32xf16, "shared">
+        }
+        tile.copy %W[%k0, %c0] [32, 64] to %ws[%c0, %c0] [32, 64] : memref<64x64xf16> to memref<32x64xf16, "shared">
+        tile.gemm %ps, %ws, %acc : memref<64x32xf16, "shared">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
+      }
+    }
+    return
+  }
+}
