@@ -14,6 +14,7 @@ flushed (tilec.profiler.do_bench); TFLOP/s count 2 * N * OH * OW * F * C * KH * 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import math
@@ -41,14 +42,31 @@ CONFIGS = [
     {"block_M": 64, "block_N": 128, "block_K": 64, "num_stages": 3, "threads": 128},
 ]
 CHECK = (2, 9, 9)  # N, H, W of the ragged check (162 output pixels), the timed C, F, kernel
+# compile-time opt-ins timed beside the default kernel (cache.COMPILE_SETTINGS): name -> variables
+VARIANTS = {"": {}, "async gathers": {"TILEC_ASYNC_GATHERS": "1"}}
+
+
+@contextlib.contextmanager
+def _variant(name: str):
+    """The variant's variables set while its kernels compile (they are part of the key)."""
+    saved = {key: os.environ.get(key) for key in VARIANTS[name]}
+    os.environ.update(VARIANTS[name])
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def _configs(f: int) -> list[dict]:
     return [config for config in CONFIGS if config["block_N"] <= f]
 
 
-def _label(name: str, config: dict) -> str:
-    return f"{name} {config}"
+def _label(name: str, config: dict, variant: str = "") -> str:
+    return f"{name} {config}" + (f" ({variant})" if variant else "")
 
 
 def _tensors(torch, n: int, h: int, w: int, c: int, f: int, kernel: int, device: str):
@@ -64,21 +82,24 @@ def _tensors(torch, n: int, h: int, w: int, c: int, f: int, kernel: int, device:
 def _builds(only: str | None):
     for name, n, h, w, c, f, kernel, stride, pad in SHAPES:
         for config in _configs(f):
-            if only and not re.search(only, _label(name, config)):
-                continue
-            for shape in ((n, h, w), CHECK):
-                yield (*shape, c, f, kernel, stride, pad, config)
+            for variant in VARIANTS:
+                if only and not re.search(only, _label(name, config, variant)):
+                    continue
+                for shape in ((n, h, w), CHECK):
+                    yield (*shape, c, f, kernel, stride, pad, config, variant)
 
 
 def build(cache_dir: Path, only: str | None = None) -> None:
     import torch
 
     os.environ["TILEC_CACHE_DIR"] = str(cache_dir.resolve())
-    for n, h, w, c, f, kernel, stride, pad, config in _builds(only):
+    for n, h, w, c, f, kernel, stride, pad, config, variant in _builds(only):
         data, weight = _tensors(torch, n, h, w, c, f, kernel, "meta")
-        source = conv2d.conv2d_nhwc.compile(data, weight, stride=stride, pad=pad,
-                                            target=TARGET, **config).get_kernel_source()
-        print(f"{n}x{h}x{w}x{c} -> {f} {config}: wgmma={source.count('wgmma.mma_async')} "
+        with _variant(variant):
+            source = conv2d.conv2d_nhwc.compile(data, weight, stride=stride, pad=pad,
+                                                target=TARGET, **config).get_kernel_source()
+        print(f"{n}x{h}x{w}x{c} -> {f} {_label('', config, variant)}: "
+              f"wgmma={source.count('wgmma.mma_async')} "
               f"ld.global.v4={source.count('ld.global.v4')} "
               f"cp.async={source.count('cp.async.cg')}", flush=True)
 
@@ -90,7 +111,7 @@ def _checked(torch, kernel_fn, data, weight, stride: int, pad: int, config: dict
     return ((result.float() - expected).norm() / expected.norm()).item()
 
 
-def _row(torch, shape: tuple, config: dict) -> dict:
+def _row(torch, shape: tuple, config: dict, variant: str) -> dict:
     from tilec.profiler import do_bench
 
     name, n, h, w, c, f, kernel, stride, pad = shape
@@ -109,13 +130,15 @@ def _row(torch, shape: tuple, config: dict) -> dict:
     ow = conv2d.out_size(w, kernel, stride, pad, 1)
     flops = 2 * n * oh * ow * f * c * kernel * kernel
     row = {"shape": name, "nhwc": [n, h, w, c], "filters": f, "kernel": kernel,
-           "stride": stride, "pad": pad, "config": config, "relative_error": error,
+           "stride": stride, "pad": pad, "config": config, "variant": variant,
+           "relative_error": error,
            "check_relative_error": check,
            "passed": all(math.isfinite(e) and e < 1e-2 for e in (error, check)),
            "tilec_us": tilec_ms * 1e3, "cudnn_us": cudnn_ms * 1e3,
            "tilec_tflops": flops / tilec_ms / 1e9, "cudnn_tflops": flops / cudnn_ms / 1e9,
            "speedup_vs_cudnn": cudnn_ms / tilec_ms}
-    print(f"{name} {config} err {max(error, check):.1e} tilec {row['tilec_us']:8.1f} us "
+    print(f"{_label(name, config, variant)} err {max(error, check):.1e} "
+          f"tilec {row['tilec_us']:8.1f} us "
           f"({row['tilec_tflops']:5.0f} TFLOP/s) cuDNN {row['cudnn_us']:8.1f} us "
           f"({row['cudnn_tflops']:5.0f}) x{row['speedup_vs_cudnn']:.2f}", flush=True)
     return row
@@ -130,22 +153,24 @@ def run(out: Path, only: str | None = None) -> None:
     torch.backends.cuda.matmul.allow_tf32 = False
     rows = []
     for shape in SHAPES:
-        for config in _configs(shape[5]):
-            if only and not re.search(only, _label(shape[0], config)):
+        for config, variant in [(c, v) for c in _configs(shape[5]) for v in VARIANTS]:
+            label = _label(shape[0], config, variant)
+            if only and not re.search(only, label):
                 continue
             try:
-                rows.append(_row(torch, shape, config))
+                with _variant(variant):
+                    rows.append(_row(torch, shape, config, variant))
             except Exception as error:  # noqa: BLE001 - recorded; the other rows still run
-                rows.append({"shape": shape[0], "config": config, "passed": False,
-                             "error": f"{type(error).__name__}: {error}"})
-                print(f"{shape[0]} {config} failed: {rows[-1]['error']}", flush=True)
-            passed = [r for r in rows if r["passed"]]
-            best = {}
-            for r in passed:
-                if r["shape"] not in best or r["tilec_us"] < best[r["shape"]]["tilec_us"]:
-                    best[r["shape"]] = r
-            summary = {name: {"speedup_vs_cudnn": r["speedup_vs_cudnn"], "config": r["config"]}
-                       for name, r in best.items()}
+                rows.append({"shape": shape[0], "config": config, "variant": variant,
+                             "passed": False, "error": f"{type(error).__name__}: {error}"})
+                print(f"{label} failed: {rows[-1]['error']}", flush=True)
+            best = {}  # the fastest passing config per shape and variant
+            for r in rows:
+                key = _label(r["shape"], {}, r["variant"]).replace(" {}", "")
+                if r["passed"] and (key not in best or r["tilec_us"] < best[key]["tilec_us"]):
+                    best[key] = r
+            summary = {key: {"speedup_vs_cudnn": r["speedup_vs_cudnn"], "config": r["config"]}
+                       for key, r in best.items()}
             out.write_text(json.dumps({
                 "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
                     timespec="seconds"),
@@ -164,7 +189,8 @@ def main() -> None:
     def options(build_parser: argparse.ArgumentParser,
                 run_parser: argparse.ArgumentParser) -> None:
         for parser in (build_parser, run_parser):
-            parser.add_argument("--only", help="a regular expression over 'shape config'")
+            parser.add_argument("--only", help="a regular expression over 'shape config "
+                                               "(variant)'")
 
     build_or_run(__doc__, "conv2d.json", lambda args: build(args.cache_dir, args.only),
                  lambda args: run(args.out, args.only), options)

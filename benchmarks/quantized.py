@@ -50,6 +50,7 @@ class Case:
     fmt: str  # a format of examples/quantized/gemv.py
     words: bool = False  # the packed weights passed as uint32 words (gemv_uint4_words)
     takes_bits: bool = False  # a words kernel of int4 and int2 (gemv_uint_half2: bits=)
+    integer_zeros: bool = False  # integer zeros, folded into the decode (integer_zeros=)
 
     def inputs(self, torch, m: int, n: int, k: int, device: str):
         """The kernel's inputs and the float32 (N, K) weight (None on the meta device)."""
@@ -58,7 +59,7 @@ class Case:
             args, weight = gemv.meta_weights(self.fmt, n, k), None
         else:
             a = torch.randn(m, k, device=device).half()
-            args, weight = gemv.weights(self.fmt, n, k, device)
+            args, weight = gemv.weights(self.fmt, n, k, device, self.integer_zeros)
         if self.words:
             args[0] = args[0].view(torch.uint32)
         return [a, *args], weight
@@ -75,7 +76,8 @@ class Case:
     def options(self, config: dict) -> dict:
         if self.words and not self.takes_bits:
             return config
-        return {**gemv.compile_options(self.fmt), **config}
+        folded = {"integer_zeros": True} if self.integer_zeros else {}
+        return {**gemv.compile_options(self.fmt), **folded, **config}
 
 
 CASES = {
@@ -84,7 +86,13 @@ CASES = {
                                  words=True),
     "int4_g128_gemv_half2": Case("int4_g128_gemv_half2", gemv.gemv_uint_half2, "uint4",
                                  words=True, takes_bits=True),
+    "int4_g128_gemv_half2_intzeros": Case("int4_g128_gemv_half2_intzeros",
+                                          gemv.gemv_uint_half2, "uint4", words=True,
+                                          takes_bits=True, integer_zeros=True),
     "int2_g128_gemv": Case("int2_g128_gemv", gemv.gemv_uint, "uint2"),
+    "int2_g128_gemv_half2_intzeros": Case("int2_g128_gemv_half2_intzeros",
+                                          gemv.gemv_uint_half2, "uint2", words=True,
+                                          takes_bits=True, integer_zeros=True),
     "int2_g128_gemv_half2": Case("int2_g128_gemv_half2", gemv.gemv_uint_half2, "uint2",
                                  words=True, takes_bits=True),
     "nf4_g128_gemv": Case("nf4_g128_gemv", gemv.gemv_nf4, "nf4"),
@@ -128,6 +136,10 @@ TIMED = [
     ("int2_g128_gemv_half2", HEADLINE, {"zero_from_sums": True, "rows_per_warp": 8}),
     ("int2_g128_gemv_half2", HEADLINE, {"words": 1, "rows_per_warp": 1}),
     ("int2_g128_gemv_half2", HEADLINE, {"words": 2, "rows_per_warp": 2, "zero_from_sums": True}),
+    # integer zeros folded into the decode's HFMA2: 1.5 instructions a weight, exact
+    ("int2_g128_gemv_half2_intzeros", HEADLINE, {}),
+    ("int2_g128_gemv_half2_intzeros", HEADLINE, {"rows_per_warp": 8}),
+    ("int4_g128_gemv_half2_intzeros", HEADLINE, {}),
     ("int4_g128_gemv_words", HEADLINE, {}),
     ("int4_g128_gemv_words", HEADLINE, {"prefetch": True}),
     ("int4_g128_gemv_words", (1, 8192, 8192), {}),

@@ -55,7 +55,7 @@ def test_pair_arithmetic_is_float16_arithmetic_on_both_halves(rng: torch.Generat
 
 
 @tilec.jit(target=TARGET)
-def decode_pairs(W, zeros, bits=4):
+def decode_pairs(W, zeros, bits=4, folded=False):
     N, WORDS = T.const("N, WORDS")
     pairs = 16 // bits
     W: T.Tensor((N, WORDS), T.uint32)
@@ -64,21 +64,30 @@ def decode_pairs(W, zeros, bits=4):
     sums = T.empty((N, WORDS * pairs), T.float32)
     with T.Kernel(N, threads=32) as bx:
         for i, j in T.Parallel(WORDS, pairs):
-            pair = field_pairs(W[bx, i], j, bits) - T.float16x2(zeros[bx])
+            zero = T.float16x2(zeros[bx])
+            if folded:  # the zero taken away by the decode's own HFMA2 (integer zeros)
+                pair = field_pairs(W[bx, i], j, bits, zero)
+            else:
+                pair = field_pairs(W[bx, i], j, bits) - zero
             out[bx, i * pairs + j] = T.reinterpret(pair, T.uint32)
             sums[bx, i * pairs + j] = pair_sum(out[bx, i * pairs + j])
     return out, sums
 
 
-@pytest.mark.parametrize("bits", [4, 2])
-def test_field_pairs_decode_words(bits: int, rng: torch.Generator) -> None:
+@pytest.mark.parametrize("bits, folded", [(4, False), (2, False), (4, True), (2, True)])
+def test_field_pairs_decode_words(bits: int, folded: bool, rng: torch.Generator) -> None:
     """gemv_uint_half2's decode on the CPU: pair j of word i is fields (j, j + 16 / bits)
     minus the row's zero, rounded to float16 once (the decode itself is exact), and pair_sum
-    adds its halves in float32."""
-    n, words, fields = 8, 4, 32 // bits
+    adds its halves in float32. Folded into the decode (integer_zeros), an integer zero (every
+    one from 0 to 2 ** bits - 1 among the rows) gives the same bits."""
+    n, words, fields = 32, 4, 32 // bits
     packed = torch.randint(0, 2**32, (n, words), generator=rng, dtype=torch.int64)
-    zeros = (torch.rand(n, generator=rng) * ((1 << bits) - 1)).half()
-    out, sums = decode_pairs(packed.to(torch.int32).view(torch.uint32), zeros, bits=bits)
+    zeros = torch.rand(n, generator=rng) * ((1 << bits) - 1)
+    if folded:
+        zeros = torch.arange(n) % (1 << bits)
+    zeros = zeros.half()
+    out, sums = decode_pairs(packed.to(torch.int32).view(torch.uint32), zeros, bits=bits,
+                             folded=folded)
     codes = (packed[..., None] >> (bits * torch.arange(fields))) & ((1 << bits) - 1)
     pairs = torch.stack([codes[..., :fields // 2], codes[..., fields // 2:]], -1)
     expected = (pairs.reshape(n, -1, 2).half() - zeros[:, None, None]).double()  # one rounding
@@ -106,6 +115,40 @@ def test_half2_gemv_computes_on_pairs_in_registers() -> None:
         # the zero shifts each weight pair (HSUB2) unless it is applied to the step's sums
         assert ("sub.f16x2" in ptx) != config.get("zero_from_sums", False)
         assert "ld.local" not in ptx and "fma.rn.f16 " not in ptx
+
+
+def _f16x2_ops_per_weight(ptx: str, weights: int) -> float:
+    """The decode and product instructions of a GEMV step per weight: f16x2 arithmetic and
+    the LOP3s (and.b32 + or.b32 in PTX) that decode pairs."""
+    arithmetic = sum(ptx.count(op) for op in ("fma.rn.f16x2", "add.f16x2", "sub.f16x2"))
+    return (arithmetic + ptx.count("and.b32")) / weights
+
+
+def test_integer_zeros_cut_the_int2_decode_to_three_instructions_per_pair() -> None:
+    """int2 at 1 x 28672 x 8192 (the K loop not unrolled: one step of 4 rows x 4 words x 16
+    weights a lane in the PTX): the default spends a LOP3, a decode HFMA2 / HADD2, an HSUB2 for
+    the zero and the product's HFMA2 per two weights (2 a weight); integer_zeros folds the zero
+    into the decode (1.5 a weight, and 4 HSUB2 a row and step building the addends)."""
+    n, k, bits = 28672, 8192, 2
+    inputs = (torch.empty(1, k, dtype=torch.float16, device="meta"),
+              torch.empty(n, k * bits // 32, dtype=torch.uint32, device="meta"),
+              *meta_weights("uint2", n, k)[1:])
+    per_weight = {}
+    for folded in (False, True):
+        ptx = gemv_uint_half2.compile(*inputs, bits=bits, integer_zeros=folded,
+                                      target="cuda:sm_90a").get_kernel_source()
+        per_weight[folded] = _f16x2_ops_per_weight(ptx, 4 * 4 * 16)
+        assert ptx.count("sub.f16x2") == (4 * 4 if folded else 4 * 4 * 8)
+    assert per_weight[False] == 2.0 and per_weight[True] <= 1.5 + 16 / 256
+
+
+def test_integer_zeros_and_zero_from_sums_exclude_each_other() -> None:
+    n, k = 256, 1024
+    with pytest.raises(TilecError, match=r"zero_from_sums.*integer_zeros"):
+        gemv_uint_half2.compile(torch.empty(1, k, dtype=torch.float16, device="meta"),
+                                torch.empty(n, k // 8, dtype=torch.uint32, device="meta"),
+                                *meta_weights("uint4", n, k)[1:], target="cuda:sm_90a",
+                                integer_zeros=True, zero_from_sums=True)
 
 
 BAD_KERNELS = {

@@ -39,19 +39,25 @@ def nibble_scaled(word, j):
     return T.reinterpret(bits, T.float32) - 8388608.0
 
 
-def field_pairs(word, j, bits=4):
+def field_pairs(word, j, bits=4, zero=None):
     """Fields j and j + 16 / bits (j < 16 / bits) of a T.uint32 word of 32 / bits unsigned
     `bits`-bit fields, as a T.float16x2 pair of exact integers: one bitwise op (a LOP3) puts
     the fields of both 16-bit halves into the mantissas of 1024 (0x6400) where they lie in
     their byte, as 1024 + q * 2 ** (bits * p) (p = j % (8 / bits); the bytes from the word
-    shifted down), and one HADD2 or HFMA2 takes the 1024 and the power of two away."""
+    shifted down), and one HADD2 or HFMA2 takes the 1024 and the power of two away. With an
+    integer `zero` (a T.float16x2 pair), the same HFMA2 takes it away too: its addend
+    -1024 * 2 ** -(bits * p) - zero (at least 16 in magnitude, its ulp at most 1/64) is exact
+    for an integer zero below 2 ** bits, so q - zero comes out exact, as decoding and then
+    subtracting gives it (a fractional zero would be rounded in the addend: use the HSUB2)."""
     per_byte = 8 // bits
     place = bits * (j % per_byte)
     mask = ((1 << bits) - 1) * 0x00010001
     masked = (word >> (8 * (j // per_byte))) & (mask << place)
     pair = T.reinterpret(T.Cast(T.uint32, masked) | 0x64006400, T.float16x2)
     factor = T.float16x2(T.Cast(T.float16, 0.5 ** place))
-    return pair * factor - factor * 1024.0
+    if zero is None:
+        return pair * factor - factor * 1024.0
+    return pair * factor + (factor * -1024.0 - zero)
 
 
 def pair_sum(bits):
@@ -186,7 +192,7 @@ def gemv_uint4_words(A, B, scales, zeros, warps=4, rows_per_warp=4, block_m=1, g
 
 @tilelang.jit(pass_configs=FAST_MATH)
 def gemv_uint_half2(A, B, scales, zeros, bits=4, warps=4, rows_per_warp=4, block_m=1,
-                    group=128, k_unroll=1, zero_from_sums=False, words=4):
+                    group=128, k_unroll=1, zero_from_sums=False, words=4, integer_zeros=False):
     """gemv_uint4_words' GEMV, for int4 or int2 words, computing on pairs of float16
     (T.float16x2: HFMA2, two weights an instruction). field_pairs decodes word i of a lane's
     step into the pairs of weights (j, j + 16 / bits), the activations are paired the same way
@@ -203,7 +209,13 @@ def gemv_uint_half2(A, B, scales, zeros, bits=4, warps=4, rows_per_warp=4, block
     sum in float32, scale * (sum a * q - zero * sum a): a LOP3, an HFMA2 decode and an HFMA2
     product per two weights of a row, where the shift costs an HSUB2 more. `words` is the
     weight words a lane loads per row and step: 4 (16 bytes), or 1 or 2 for more, smaller
-    steps (a warp then reads 128 or 256 bytes of a row at a time)."""
+    steps (a warp then reads 128 or 256 bytes of a row at a time). With `integer_zeros` (the
+    zeros are integers stored as float16, as GPTQ's zero points are) the zero is folded into
+    the decode's HFMA2 (field_pairs), exactly: a LOP3, an HFMA2 decode and an HFMA2 product per
+    two weights of a row, with the default's numerics; a fractional zero is then wrong."""
+    if integer_zeros and zero_from_sums:
+        raise ValueError("gemv_uint_half2 applies the zero either to the step's sums "
+                         "(zero_from_sums) or in the decode (integer_zeros), not both")
     M, N, K = T.const("M, N, K")
     fields = 32 // bits  # weights of a word
     pairs = fields // 2
@@ -254,8 +266,11 @@ def gemv_uint_half2(A, B, scales, zeros, bits=4, warps=4, rows_per_warp=4, block
                     zero = T.float16x2(zeros[row + r, k0 // group])
                     for i in T.unroll(words):
                         for j in T.unroll(pairs):
-                            weight = field_pairs(b_local[u, r, i], j, bits)
-                            if not zero_from_sums:
+                            if integer_zeros:
+                                weight = field_pairs(b_local[u, r, i], j, bits, zero)
+                            else:
+                                weight = field_pairs(b_local[u, r, i], j, bits)
+                            if not (zero_from_sums or integer_zeros):
                                 weight = weight - zero
                             for m in T.unroll(block_m):
                                 pair = T.reinterpret(a_pairs[m, i * pairs + j], T.float16x2)
@@ -378,14 +393,16 @@ def _groups(values: torch.Tensor, size: int) -> torch.Tensor:
     return values.float().repeat_interleave(size, 1)
 
 
-def weights(fmt: str, n: int, k: int, device: str = "cpu") -> tuple[list, torch.Tensor]:
+def weights(fmt: str, n: int, k: int, device: str = "cpu", integer_zeros: bool = False
+            ) -> tuple[list, torch.Tensor]:
     """Random quantized weights of a format: the kernel's weight arguments (after A) and the
-    float32 (N, K) weight they stand for."""
+    float32 (N, K) weight they stand for (uint formats: integer zeros where asked)."""
     bits = BITS[fmt]
     codes = torch.randint(0, 1 << bits, (n, k), device=device, dtype=torch.uint8)
     if fmt in ("uint4", "uint2"):
         scales = (torch.rand(n, k // 128, device=device) * 0.1 + 0.01).half()
-        zeros = (torch.rand(n, k // 128, device=device) * ((1 << bits) - 1)).half()
+        zeros = torch.rand(n, k // 128, device=device) * ((1 << bits) - 1)
+        zeros = (zeros.round() if integer_zeros else zeros).half()
         weight = (codes.float() - _groups(zeros, 128)) * _groups(scales, 128)
         return [pack(codes, bits), scales, zeros], weight
     if fmt == "nf4":
