@@ -4,6 +4,7 @@ float64 torch references, clear errors at the kernel's line, PTX for sm_90a asse
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -184,6 +185,7 @@ CONV_CASES = [  # N, C, H, W, F, K, S, D, P: ragged tiles in every direction
     (2, 16, 9, 7, 24, 3, 1, 1, 1),
     (1, 8, 11, 10, 16, 3, 2, 2, 2),
     (3, 4, 6, 6, 8, 1, 1, 1, 0),
+    (2, 32, 7, 6, 16, 3, 1, 1, 1),  # two 16-channel tile rows per tap
 ]
 
 
@@ -271,3 +273,24 @@ def test_convolution_ptx_assembles_for_sm90a(tmp_path: Path, monkeypatch) -> Non
     assert example.artifact.binary.startswith(b"\x7fELF")
     norm = rms_norm_serial.compile(M=64, N=256, blk_m=1, blk_k=128, target="cuda:sm_90a")
     assert norm.artifact.binary.startswith(b"\x7fELF")
+
+
+@pytest.mark.parametrize("async_gathers", [False, True])
+def test_im2col_rows_are_vectors_and_join_the_pipeline_when_opted_in(
+        async_gathers: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """TileLang's example at 128 x 128 x 64 tiles (256 threads) on sm_90a: where the tile's
+    columns divide the channels a T.im2col row is one tap's run of channels, read as 16-byte
+    vectors; with TILEC_ASYNC_GATHERS=1 they are cp.async beside the filter tile's (3 issues
+    of 4 patch and 4 filter chunks a thread), each src-size a register (zero-filled padding)."""
+    if async_gathers:
+        monkeypatch.setenv("TILEC_ASYNC_GATHERS", "1")
+    example = convolution.compile(N=64, C=128, H=28, W=28, F=128, K=3, S=1, D=1, P=1,
+                                  block_M=128, block_N=128, block_K=64, num_stages=3,
+                                  threads=256, target="cuda:sm_90a")
+    ptx = example.artifact.asm["ptx"]
+    assert "wgmma.mma_async" in ptx
+    copies = re.findall(r"cp\.async\.cg\.shared\.global \[[^]]+\], \[[^]]+\], 16, (\S+);", ptx)
+    if async_gathers:
+        assert len(copies) == 3 * (4 + 4) and all(fill.startswith("%r") for fill in copies)
+    else:  # the filter's chunks alone; each patch row a vector read
+        assert len(copies) == 3 * 4 and "ld.global.v4" in ptx

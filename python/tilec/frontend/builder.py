@@ -2204,7 +2204,10 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
     def t_im2col(self, nodes: dict, node: ast.Call) -> None:
         """A T.Parallel over `col` whose points load their image element, clamped into the
         image and replaced by zero where the patch reaches into the padding (or past the
-        last output pixel or patch column)."""
+        last output pixel or patch column). Where the tile's columns divide the channels, a
+        tile row is one tap's run of channels: the tap and the bounds are computed from the
+        tile's first column (free of the column variable, so the compiler reads each row's
+        run as vectors, and can issue it as an async copy), the channel is that run's plus j."""
         img, col = self.buffer_arg(nodes, "img", node), self.buffer_arg(nodes, "col", node)
         kernel, stride, dilation, pad = (self.const_arg(nodes, key, node) for key in
                                          ("kernel", "stride", "dilation", "pad"))
@@ -2236,13 +2239,17 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
         with ir.InsertionPoint(block):
             i, j = (Scalar(arg, T.index, affine=Affine.variable()) for arg in block.arguments)
             pixel = self.binop("+", self.binop("*", nhw_step, rows, node), i, node)
-            column = self.binop("+", self.binop("*", c_step, cols, node), j, node)
+            first = self.binop("*", c_step, cols, node)
+            column = self.binop("+", first, j, node)
+            # one tap per tile row where the columns divide the channels: the tap from the
+            # row's first column
+            tap_column = first if channels % cols == 0 else column
             image = self.binop("//", pixel, out_h * out_w, node)
             h_at = self.binop("*", self.binop("%", self.binop("//", pixel, out_w, node), out_h,
                                               node), stride, node)
             w_at = self.binop("*", self.binop("%", pixel, out_w, node), stride, node)
-            kh = self.binop("//", column, kernel * channels, node)
-            kw = self.binop("%", self.binop("//", column, channels, node), kernel, node)
+            kh = self.binop("//", tap_column, kernel * channels, node)
+            kw = self.binop("%", self.binop("//", tap_column, channels, node), kernel, node)
             h = self.binop("-", self.binop("+", h_at, self.binop("*", kh, dilation, node), node),
                            pad, node)
             w = self.binop("-", self.binop("+", w_at, self.binop("*", kw, dilation, node), node),
@@ -2255,7 +2262,8 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
                 inside = arith.andi(inside, check.value)
             indices = [self.min_or_max("min", image, batch - 1, node),
                        self.clamped(h, height, node), self.clamped(w, width, node),
-                       self.binop("%", column, channels, node)]
+                       self.binop("%", column, channels, node) if tap_column is column else
+                       self.binop("+", self.binop("%", first, channels, node), j, node)]
             value = self.load(img, indices, node)
             self.store(col, [i, j], self.select(Scalar(inside, T.bool), value, 0, node), node)
             tile.yield_()
