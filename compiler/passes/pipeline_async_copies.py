@@ -281,7 +281,7 @@ class PipelineAsyncCopies(TilePass):
         if not copies and not shared_gathers:
             return
         num_stages = ir.IntegerAttr(loop.attributes["num_stages"]).value
-        ring = wgmma_loop(loop, copies) if tma and not shared_gathers else None
+        ring = wgmma_loop(loop, copies) if tma and copies else None  # a TMA ring keeps its own
         stages = 0 if ring is None else tma_stages(
             ring, gemm_k_extent(ring.gemm), num_stages, kernel, target.max_shared_bytes)
         if not stages:
