@@ -188,11 +188,11 @@ def test_simplify_prim_func_takes_only_kernel_factories() -> None:
     assert inspect.signature(scaled_copy).parameters.keys() == {"rows", "cols", "dtype", "scale"}
 
 
-def test_hand_written_mma_emitters_raise_at_the_callers_line() -> None:
+def test_removed_mma_emitters_raise_at_the_callers_line() -> None:
     from tilec.cuda.intrinsics.macro.mma_macro_generator import INT4TensorCoreIntrinEmitter
 
-    with pytest.raises(TilecError, match="INT4TensorCoreIntrinEmitter .* write the tile "
-                                         r"product as T.gemm") as raised:
+    with pytest.raises(TilecError, match="INT4TensorCoreIntrinEmitter .* TileLang removed it "
+                                         r".* write T.gemm on T.int4 tiles") as raised:
         INT4TensorCoreIntrinEmitter(a_dtype=T.int8, b_dtype=T.int8)  # marker: emitter
     _assert_raised_here(raised.value, "marker: emitter")
     with pytest.raises(AttributeError, match="not implemented by tilec"):

@@ -32,6 +32,7 @@ from tilec.frontend.barrier_ops import BarrierOps, WarpgroupSpec
 from tilec.frontend.extern_ops import ExternOps
 from tilec.frontend.layouts import annotate as annotate_layout
 from tilec.frontend.layouts import output_shape
+from tilec.frontend.mma_emitter_ops import MmaEmitterOps
 from tilec.frontend.print_ops import PrintOps
 from tilec.frontend.prologue import EagerTensor, Prologue, Workspace
 from tilec.frontend.random_ops import RandomOps, inside_parallel
@@ -193,7 +194,8 @@ _MAX_BUFFER_BYTES = 2**63 - 1  # the largest byte offset of 64-bit index arithme
 _MEMORY_ORDERS = ("relaxed", "consume", "acquire", "release", "acq_rel", "seq_cst")
 
 
-class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, PrintOps):
+class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, PrintOps,
+                    MmaEmitterOps):
     """Builds the tile IR of one kernel from its parsed source."""
 
     def __init__(self, source: KernelSource, name: str):
@@ -225,6 +227,8 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
         self.rng_state: Buffer | None = None  # this T.Kernel's T.rng_init state
         self.reducers: list[CommReducer] = []  # the enclosing T.attr reduce scopes'
         self.reducers_allocated: set[int] = set()  # ids of the T.alloc_reducer buffers
+        # this T.Kernel's MMA emitter operands: {local buffer name: (emitter, role)}
+        self.emitter_operands: dict[str, tuple[Any, str]] = {}
 
     # ------------------------------------------------------------------ errors and locations
 
@@ -479,6 +483,12 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
             self.error(node, str(message))
 
     def stmt_Assign(self, node: ast.Assign) -> None:  # noqa: N802
+        target = node.targets[0]
+        if len(node.targets) == 1 and isinstance(target, ast.Name) and self.in_kernel:
+            operand = self.emitter_allocation(target.id, node.value, node)
+            if operand is not None:
+                self.assign(target, operand, node)
+                return
         value = self.eval(node.value)
         for target in node.targets:
             self.assign(target, value, node)
@@ -852,12 +862,14 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
         block = op.body.blocks.append(*[ir.IndexType.get()] * len(grid),
                                       arg_locs=[self.location(node)] * len(grid))
         self.in_kernel = True
+        self.emitter_operands = self.find_emitter_operands(node.body)
         with ir.InsertionPoint(block), self.scope():
             for name, arg in zip(names, block.arguments, strict=False):
                 self.scopes[-1][name] = Scalar(arg, T.index, affine=Affine.variable())
             self.body(node.body)
             tile.yield_()
         self.in_kernel = False
+        self.emitter_operands = {}
         self.rng_state = None
         for buffer in self.placed_tensors:  # a T.Layout holds in its kernel only
             buffer.placement = None
@@ -1074,7 +1086,11 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
         reads_buffers = getattr(callee, "__module__", None) in _LAYOUT_MAKER_MODULES
         on_kernel_values = not all(_is_py_value(v) for v in (*args, *kwargs.values()))
         if on_kernel_values and _is_user_function(callee):
-            return self.call_helper(callee, args, kwargs, node)
+            if not self.makes_functions(callee, node):
+                return self.call_helper(callee, args, kwargs, node)
+            # a helper defining functions (a layout's index map) runs as Python, as TileLang
+            # runs it: on buffers it reads their shapes and dtypes
+            reads_buffers = not any(isinstance(v, Scalar) for v in (*args, *kwargs.values()))
         if on_kernel_values and not reads_buffers:
             name = getattr(callee, "__name__", repr(callee))
             self.error(node, f"cannot call {name}() on kernel values: only T functions and "
@@ -1092,6 +1108,12 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
         except Exception as error:  # a compile-time helper failed: show where it was called
             self.error(node, f"calling {getattr(callee, '__name__', callee)} at compile time "
                              f"failed: {type(error).__name__}: {error}")
+
+    def makes_functions(self, fn: Callable, node: ast.Call) -> bool:
+        """Whether `fn`'s body defines a function (which no kernel can build)."""
+        body = self.helper_source(fn, {}, node).tree.body
+        return any(isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef))
+                   for statement in body for inner in ast.walk(statement))
 
     def call_arguments(self, node: ast.Call) -> tuple[list[Any], dict[str, Any]]:
         """A call's positional and keyword values; `*xs` and `**kw` spread compile-time
@@ -1224,6 +1246,8 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
             return self.math_op(name, self.eval(nodes["x"]), node)
         if handler is None:
             self.error(node, f"T.{name} is not supported by tilec yet")
+        if inspect.ismethod(marker):  # an object's method (an MMA emitter's): it is passed
+            return handler(marker.__self__, nodes, node)
         return handler(nodes, node)
 
     def arg(self, nodes: dict[str, Any], key: str, default: Any = None) -> Any:
@@ -1936,11 +1960,13 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
             buffer = self.eval(node)
             if not isinstance(buffer, Buffer):
                 self.error(node, f"expected a buffer or a buffer region, got {buffer!r}")
+            self.refuse_emitter_operand(buffer, node)
             extents = [d if isinstance(d, int) else RuntimeExtent() for d in buffer.dims]
             return Region(buffer, [0] * buffer.rank, extents)
         buffer = self.eval(node.value)
         if not isinstance(buffer, Buffer):
             self.error(node, f"expected a buffer region, got {buffer!r}")
+        self.refuse_emitter_operand(buffer, node)
         elements = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         if len(elements) > buffer.rank:
             self.error(node, f"buffer '{buffer.name}' has {buffer.rank} dimensions, indexed "
@@ -2871,6 +2897,7 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
     # ------------------------------------------------------------------ elements
 
     def element_indices(self, buffer: Buffer, node: ast.Subscript) -> list[Any]:
+        self.refuse_emitter_operand(buffer, node)
         elements = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         if any(isinstance(e, ast.Slice) for e in elements):
             self.error(node, "slices select regions for T.copy; to compute on elements, index "

@@ -98,11 +98,37 @@ def annotate(buffer: Buffer, layout: Any, threads: int) -> None:
         if isinstance(layout, T.Layout) and tuple(layout.shape) == tuple(buffer.shape) and \
                 layout.is_identity():
             return
+        swizzle = _mma_swizzle(buffer, layout)
+        if swizzle is not None:  # TileLang's get_swizzle_layout as a T.Layout
+            annotate(buffer, swizzle, threads)
+            return
         raise TilecError(f"shared buffer '{buffer.name}' takes tilec.layout."
                          "make_swizzled_layout(...) (or a T.Layout that keeps elements in "
                          "place); other index layouts are not supported by tilec")
     raise TilecError(f"T.annotate_layout takes fragment and shared buffers, not the "
                      f"{buffer.scope} buffer '{buffer.name}'")
+
+
+def _mma_swizzle(buffer: Buffer, layout: Any) -> SwizzledLayout | None:
+    """The swizzle request a T.Layout of a 2-d shared tile stands for where its index map is
+    `get_swizzle_layout`'s (tilec.cuda.intrinsics) at every element: that map's XOR swizzle
+    of 16-byte vectors in groups as wide as the row (at most 128 bytes), which tilec's own
+    swizzles are; None for any other layout."""
+    from tilec.cuda.intrinsics.layout.mma_layout import get_swizzle_layout
+
+    shape = tuple(buffer.shape)
+    if not isinstance(layout, T.Layout) or tuple(layout.shape) != shape or len(shape) != 2:
+        return None
+    row_bytes = shape[1] * buffer.dtype.bits // 8
+    if row_bytes % 32:
+        return None
+    for i in range(shape[0]):
+        for j in range(shape[1]):
+            image = layout.forward_fn(i, j)
+            image = tuple(image) if isinstance(image, (list, tuple)) else (image,)
+            if image != tuple(get_swizzle_layout(i, j, shape[1], buffer.dtype)):
+                return None
+    return SwizzledLayout(shape, buffer.dtype.name, f"{min(128, row_bytes)}B", True, True)
 
 
 class _Bounds:

@@ -85,6 +85,7 @@ class Buffer:
     dtype: DType
     scope: str  # "global" | "shared" | "fragment" | "local" | "var"
     placement: Placement | None = None  # a global tensor's T.Layout: where elements live
+    mma_operand: tuple[Any, str] | None = None  # (MMA emitter, "A" | "B" | "C") it stands for
 
     @property
     def rank(self) -> int:

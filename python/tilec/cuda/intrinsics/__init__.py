@@ -1,6 +1,6 @@
 """TileLang's `tilelang.cuda.intrinsics`: shared-memory swizzles for tensor-core operands, MMA
-tile sizes, and the hand-written MMA emitters (which tilec does not have: see
-`tilec.cuda.intrinsics.macro.mma_macro_generator`).
+tile sizes, and the hand-written MMA emitters (`TensorCoreIntrinEmitter`, built as the block-level
+tile ops its warps amount to: `tilec.cuda.intrinsics.macro.mma_macro_generator`).
 """
 
 from __future__ import annotations
