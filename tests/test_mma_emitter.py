@@ -179,5 +179,7 @@ def test_outside_a_kernel_and_removed_emitters() -> None:
     assert (emitter.warp_rows, emitter.warp_cols, emitter.k_dim) == (2, 2, 16)
     with pytest.raises(TilecError, match=r"writes kernel code: call it inside"):
         emitter.mma(None, None, None)
+    with pytest.raises(AttributeError, match=r"mma_atom is not implemented by tilec"):
+        emitter.mma_atom  # noqa: B018
     with pytest.raises(TilecError, match=r"TileLang removed it .* 99ee74b"):
         INT4TensorCoreIntrinEmitter(a_dtype=T.int8, b_dtype=T.int8)

@@ -15,9 +15,10 @@ torch = pytest.importorskip("torch")
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")]
 
-import tilec.language as T  # noqa: E402
 from mma_emitter_kernels import emitter_gemm  # noqa: E402
 from mma_sync_kernels import launch_as_ptx  # noqa: E402
+
+import tilec.language as T  # noqa: E402
 
 M, N, K = 384, 256, 512
 

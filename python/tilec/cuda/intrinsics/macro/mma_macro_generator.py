@@ -84,6 +84,15 @@ class TensorCoreIntrinEmitter:
         self.local_size_out = M_DIM * self.n_dim // WARP_SIZE
         self.threads = WARP_SIZE * block_row_warps * block_col_warps
 
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        from tilec.tvm import NotInTilec
+
+        raise NotInTilec(f"{type(self).__name__}.{name} is not implemented by tilec: it "
+                         "builds ldmatrix_a, ldmatrix_b, mma and stmatrix (as block-level tile "
+                         "ops)")
+
     @property
     def block_m(self) -> int:
         """Rows of the block tile (all warps' A pieces)."""
