@@ -50,6 +50,15 @@ def test_f16_on_cpu(b_transposed: bool, store: str, rng: torch.Generator) -> Non
     assert_close(c, reference(a, b, b_transposed), torch.float32)
 
 
+def test_transposed_a_on_cpu(rng: torch.Generator) -> None:
+    """A stored K x M (a_transposed): the emitter reads its K step down the tile's columns."""
+    a, b = operands(T.float16, False, rng)
+    kernel = emitter_gemm.compile(M=M, N=N, K=K, a_transposed=True, b_transposed=False,
+                                  out_dtype=T.float32, target="cpu")
+    c = kernel(a.T.contiguous(), b)
+    assert_close(c, reference(a, b, False), torch.float32)
+
+
 def test_int8_on_cpu(rng: torch.Generator) -> None:
     """int8 into int32 (k_dim 32, as TileLang's m16n8k32): exact."""
     a, b = operands(T.int8, True, rng, (M, N, 128))

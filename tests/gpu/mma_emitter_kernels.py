@@ -28,12 +28,14 @@ def swizzled(shared_buf):
 @tilelang.jit
 def emitter_gemm(A, B, in_dtype=T.float16, accum_dtype=T.float32, out_dtype=T.float16,
                  block_row_warps=2, block_col_warps=2, warp_row_tiles=32, warp_col_tiles=32,
-                 chunk=32, b_transposed=True, store="tiled", stages=2):
-    """C = A B^T (b_transposed: B is N x K) or A B (B is K x N); the accumulator stored
+                 chunk=32, a_transposed=False, b_transposed=True, store="tiled",
+                 stages=2):
+    """C = A B^T (b_transposed: B is N x K) or A B (B is K x N), A stored M x K or (a_transposed)
+    K x M; the accumulator stored
     through a 4-d ("tiled") or 2-d ("plain") shared tile, or straight into C ("global")."""
     M, N, K = T.const("M, N, K")
     emitter = TensorCoreIntrinEmitter(
-        a_dtype=in_dtype, b_dtype=in_dtype, accum_dtype=accum_dtype, a_transposed=False,
+        a_dtype=in_dtype, b_dtype=in_dtype, accum_dtype=accum_dtype, a_transposed=a_transposed,
         b_transposed=b_transposed, block_row_warps=block_row_warps,
         block_col_warps=block_col_warps, warp_row_tiles=warp_row_tiles,
         warp_col_tiles=warp_col_tiles, chunk=chunk)
@@ -41,16 +43,18 @@ def emitter_gemm(A, B, in_dtype=T.float16, accum_dtype=T.float32, out_dtype=T.fl
     block_M = block_row_warps * warp_row_tiles
     block_N = block_col_warps * warp_col_tiles
     block_K = chunk
+    A_shape = (K, M) if a_transposed else (M, K)
+    A_shared_shape = (block_K, block_M) if a_transposed else (block_M, block_K)
     B_shape = (N, K) if b_transposed else (K, N)
     B_shared_shape = (block_N, block_K) if b_transposed else (block_K, block_N)
-    A: T.Tensor((M, K), in_dtype)
+    A: T.Tensor(A_shape, in_dtype)
     B: T.Tensor(B_shape, in_dtype)
     C = T.empty((M, N), out_dtype)
     threads = 32 * block_row_warps * block_col_warps
     warp_rows, warp_cols = emitter.warp_rows, emitter.warp_cols
 
     with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
-        A_shared = T.alloc_shared((block_M, block_K), in_dtype)
+        A_shared = T.alloc_shared(A_shared_shape, in_dtype)
         B_shared = T.alloc_shared(B_shared_shape, in_dtype)
         C_tiled = T.alloc_shared((block_M // micro_x, block_N // micro_y, micro_x, micro_y),
                                  out_dtype)
@@ -61,8 +65,12 @@ def emitter_gemm(A, B, in_dtype=T.float16, accum_dtype=T.float32, out_dtype=T.fl
         T.annotate_layout({A_shared: swizzled(A_shared), B_shared: swizzled(B_shared)})
         T.clear(C_local)
         for ko in T.Pipelined(K // block_K, num_stages=stages):
-            for i, k in T.Parallel(block_M, block_K):
-                A_shared[i, k] = A[by * block_M + i, ko * block_K + k]
+            if a_transposed:
+                for k, i in T.Parallel(block_K, block_M):
+                    A_shared[k, i] = A[ko * block_K + k, by * block_M + i]
+            else:
+                for i, k in T.Parallel(block_M, block_K):
+                    A_shared[i, k] = A[by * block_M + i, ko * block_K + k]
             if b_transposed:
                 for j, k in T.Parallel(block_N, block_K):
                     B_shared[j, k] = B[bx * block_N + j, ko * block_K + k]
