@@ -25,6 +25,16 @@ around the gemm must agree on; lower-tile-to-gpu then calls `lower_wgmma` for ea
   tiles by TMA); for a reordered A (warpgroups > 0) the rows reordered as above. Every copy
   into or out of the tile, and every load or store of it, goes through `element_index`.
 
+A gemm may read its operand tile in place from a column slice of a larger shared tile
+(`T.gemm(Q_shared[:, 0:64], ...)`): the frontend fills the slice's own tile by a tile.copy,
+and where the slice starts at a whole column box of the larger tile laid out with the same
+rows and span, plan-wgmma-gemms marks that copy `tile.read_in_place = {columns, box_bytes}`
+and gives the larger tile the same layout: its boxes from the slice's first column on are the
+slice's tile byte for byte, so the copy moves nothing and the gemm's descriptors start
+`column / columns * box_bytes` bytes into the larger tile (`read_in_place`). One 128-byte
+span tile is the same bytes whether a gemm reads it K-major or MN-major (transposed), so
+both may read it; each gemm's orientation comes from its own transpose flags.
+
 A may instead be a fragment (`tile.wgmma`'s a_registers): it is laid out as wgmma's A
 operand (`operand_a_layout`, rows as the accumulator's), and each instruction takes its four
 32-bit registers packed from the fragment's (`operand_a_registers`).
@@ -46,7 +56,7 @@ barrier here.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from mlir import ir
@@ -54,7 +64,7 @@ from mlir.dialects import arith, gpu, llvm, memref, nvvm, vector
 
 from tilec.compiler.layouts.linear import LayoutError, LinearLayout, blocked, padded
 from tilec.compiler.layouts.nvidia import wgmma_accumulator, wgmma_operand_a
-from tilec.compiler.passes._ir_walk import op_error
+from tilec.compiler.passes._ir_walk import as_operation, copy_parts, op_error
 from tilec.compiler.passes._scalar import constant, index
 from tilec.compiler.passes._scheduling import decision_attr, read_decision
 from tilec.compiler.tensorcore.dtypes import K_STEP_BYTES, accumulator
@@ -69,6 +79,9 @@ SHARED_LAYOUT_ATTR = "tile.shared_layout"
 # gemm loads each K step's A registers right before that step's wgmmas, which it commits as a
 # group of their own after waiting for the same step's group of the iteration before
 STEP_LOADS_ATTR = "tile.a_step_loads"
+# on the tile.copy filling a gemm's operand tile from a column slice of a larger shared tile
+# (plan-wgmma-gemms): the copy moves nothing, the gemm reads the larger tile's bytes in place
+IN_PLACE_ATTR = "tile.read_in_place"
 WARPGROUP_THREADS = 128
 ATOM_ROWS = 64
 SWIZZLE_ATOM_BYTES = 1024  # the span of one swizzle pattern: tiles start at a multiple of it
@@ -212,6 +225,16 @@ class SharedOperandLayout:
         """The tile's K: its columns (K-major) or its rows (MN-major)."""
         return self.shape[1] if self.k_major else self.shape[0]
 
+    def same_bytes(self, other: SharedOperandLayout) -> bool:
+        """Whether two layouts place every element alike: they differ at most in the
+        orientation wgmma reads them in (MN-major layouts have 128-byte spans, as a K-major
+        one of 128-byte rows)."""
+        return replace(self, k_major=True) == replace(other, k_major=True)
+
+    def oriented(self, k_major: bool) -> SharedOperandLayout:
+        """The layout as a gemm reading K along the columns (`k_major`) or rows sees it."""
+        return self if k_major == self.k_major else replace(self, k_major=k_major)
+
     def to_attr(self, context: ir.Context) -> ir.Attribute:
         return decision_attr({"k_major": self.k_major, "span": self.span,
                               "warpgroups": self.warpgroups, "m_atoms": self.m_atoms}, context)
@@ -322,6 +345,49 @@ def _pinned(values: list[ir.Value]) -> list[ir.Value]:
         value.type, ir.F32Type) else "=r,0", has_side_effects=True).result for value in values]
 
 
+def _flag(op: ir.Operation, name: str) -> bool:
+    return name in op.attributes and ir.BoolAttr(op.attributes[name]).value
+
+
+def slice_source(tile: ir.Value) -> ir.Value | None:
+    """The larger shared tile a gemm's operand tile is read from in place (IN_PLACE_ATTR on
+    the copy filling it), None for a tile of its own."""
+    for use in tile.uses:
+        fill = as_operation(use.owner)
+        if fill.name == "tile.copy" and IN_PLACE_ATTR in fill.attributes and \
+                copy_parts(fill)[3] == tile:
+            return fill.operands[0]
+    return None
+
+
+def read_in_place(lowering: KernelLowering, op: ir.Operation) -> None:
+    """An IN_PLACE_ATTR copy: its destination tile becomes a view of the source's bytes from
+    the slice's first column box on, which the gemms after it read; nothing is copied."""
+    src, src_offsets, _, dst, _, _ = copy_parts(op)
+    fields = read_decision(op, IN_PLACE_ATTR) or {}
+    if src not in lowering.shared_layouts or dst not in lowering.shared_layouts or \
+            "columns" not in fields:
+        raise op_error(op, f"a {IN_PLACE_ATTR} copy needs {SHARED_LAYOUT_ATTR} on both tiles "
+                           "(plan-wgmma-gemms)")
+    box = arith.divui(src_offsets[-1], index(int(fields["columns"])))
+    base = memref.ExtractAlignedPointerAsIndexOp(lowering.smem).result
+    start = arith.subi(memref.ExtractAlignedPointerAsIndexOp(src).result, base)
+    start = arith.addi(start, arith.muli(box, index(int(fields["box_bytes"]))))
+    view = memref.ViewOp(dst.type, lowering.smem, start, []).result
+    lowering.shared_layouts[view] = (lowering.shared_layouts[dst][0],
+                                     lowering.shared_layouts[src][1])
+    # the gemms after it read the view, up to the tile's next fill (an unrolled loop's next
+    # iteration, whose copy gives its own gemms the next slice)
+    ops = [as_operation(later) for later in op.block.operations]
+    for later in ops[ops.index(op) + 1:]:
+        if later.name == "tile.copy" and copy_parts(later)[3] == dst:
+            break
+        if later.name == "tile.gemm":
+            for n, operand in enumerate(later.operands):
+                if operand == dst:
+                    later.operands[n] = view
+
+
 def lower_wgmma(lowering: KernelLowering, op: ir.Operation) -> None:
     """Emit the gemm at the current insertion point (module docstring)."""
     a, b, c = op.operands[0], op.operands[1], op.operands[2]
@@ -332,6 +398,10 @@ def lower_wgmma(lowering: KernelLowering, op: ir.Operation) -> None:
                            "operand tiles and fragments for the others (plan-wgmma-gemms)")
     a_layout, a_fenced = lowering.shared_layouts.get(a, (None, True))
     b_layout, b_fenced = lowering.shared_layouts[b]
+    # a tile may be read K-major by one gemm and MN-major by another (same_bytes)
+    b_layout = b_layout.oriented(_flag(op, "transpose_b"))
+    if a_layout is not None:
+        a_layout = a_layout.oriented(not _flag(op, "transpose_a"))
     registers = lowering.fragments[c].registers
     if not (a_fenced and b_fenced):
         nvvm.fence_proxy(nvvm.ProxyKind.async_shared, space=nvvm.SharedSpace.shared_cta)

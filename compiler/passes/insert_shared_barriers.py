@@ -15,6 +15,8 @@ copy is: barriers go between statements, never inside divergent code. A T.ws blo
 both branches of an `if` giving each a range of the block's threads (`tid < 32`,
 compiler/passes/_thread_range.py), whose barriers lower-tile-to-gpu makes named barriers over
 the branch's threads.
+A copy plan-wgmma-gemms marks `tile.read_in_place` moves nothing: the gemms after it read the
+larger tile it names, and count as its readers.
 Shared tiles written by tile.tma_copy are synchronized by the mbarriers the kernel waits on.
 
 A loop lower-tile-to-gpu turns into a cp.async pipeline (compiler/passes/_async_pipeline.py,
@@ -35,6 +37,7 @@ from tilec.compiler.passes._async_pipeline import plan_pipeline
 from tilec.compiler.passes._ir_walk import as_operation, copy_parts, kernels, scope, walk
 from tilec.compiler.passes._scheduling import target_description
 from tilec.compiler.passes._thread_range import is_thread_branch, range_warp
+from tilec.compiler.passes._wgmma import IN_PLACE_ATTR, slice_source
 
 LOOPS = ("tile.for", "tile.pipelined")
 # ops whose block arguments are the same on every thread (kernel parameters, block and loop
@@ -81,11 +84,11 @@ def shared_effects(op: ir.Operation) -> tuple[list[ir.Value], list[ir.Value]]:
         elif name == "memref.atomic_rmw":
             reads.append(operands[1])
             writes.append(operands[1])
-        elif name == "tile.copy":
+        elif name == "tile.copy" and IN_PLACE_ATTR not in inner.attributes:
             reads.append(operands[0])
             writes.append(copy_parts(inner)[3])
-        elif name == "tile.gemm":
-            reads += operands[:2]
+        elif name == "tile.gemm":  # an operand read in place is its larger tile's bytes
+            reads += operands[:2] + [s for s in map(slice_source, operands[:2]) if s is not None]
             reads.append(operands[2])
             writes.append(operands[2])
         elif name in ("tile.fill", "tile.atomic_add"):

@@ -121,11 +121,13 @@ from tilec.compiler.passes._user_sync import (
 )
 from tilec.compiler.passes._warpgroup_pingpong import Turns
 from tilec.compiler.passes._wgmma import (
+    IN_PLACE_ATTR,
     STEP_LOADS_ATTR,
     SWIZZLE_ATOM_BYTES,
     WGMMA_ATTR,
     SharedOperandLayout,
     lower_wgmma,
+    read_in_place,
 )
 from tilec.compiler.passes.lower_sub_byte_types import multiple_of
 from tilec.compiler.passes.plan_shared_memory import (
@@ -741,8 +743,9 @@ class KernelLowering:
         view = memref.ViewOp(view_type, self.smem, add_index(self.swizzle_base, offset),
                              []).result
         # wgmma reads through the async proxy, so writers fence; ldmatrix reads as they wrote
-        read_by_wgmma = any(as_operation(use.owner).name == "tile.gemm" and WGMMA_ATTR in
-                            as_operation(use.owner).attributes for use in old.uses)
+        read_by_wgmma = any(WGMMA_ATTR in owner.attributes if owner.name == "tile.gemm" else
+                            IN_PLACE_ATTR in owner.attributes
+                            for owner in (as_operation(use.owner) for use in old.uses))
         self.shared_layouts[view] = (layout, not read_by_wgmma)
         if stages:
             self.rings[view] = Ring(offset, slot_bytes, view_type, self.swizzle_base)
@@ -1410,6 +1413,9 @@ class KernelLowering:
             return
         if CP_ASYNC_ATTR in op.attributes:
             self.thread_cp_async(op)
+            return
+        if IN_PLACE_ATTR in op.attributes:
+            read_in_place(self, op)
             return
         src, src_offsets, src_shape, dst, dst_offsets, dst_shape = copy_parts(op)
         src_dims, dst_dims = box_dims(src_shape), box_dims(dst_shape)

@@ -20,7 +20,9 @@ the tiles a TMA ring fills (plan-tma-pipelines: its producer warpgroup runs apar
 statements' order, a persistent one already into the next tile); the kernel's other buffers
 are only touched by its own warpgroups in statement order and are reused as anywhere. A buffer
 nothing touches (TileLang's examples allocate a bias tile whether or not the kernel adds a bias)
-takes no bytes: it lives with no other buffer and counts nothing towards the arena. Buffers are
+takes no bytes: it lives with no other buffer and counts nothing towards the arena; neither
+does a gemm's operand tile read in place from a larger one (plan-wgmma-gemms'
+`tile.read_in_place` copy), whose gemms count as the larger tile's users. Buffers are
 placed largest first, each at the lowest aligned offset where it overlaps no placed buffer
 alive at the same time (TileLang's MergeSharedMemoryAllocations does the same). Where a buffer
 takes bytes another one used earlier, a gpu.barrier goes before its first statement unless one
@@ -53,7 +55,12 @@ from tilec.compiler.passes._ir_walk import (
 )
 from tilec.compiler.passes._scheduling import target_description
 from tilec.compiler.passes._tma_ring import LOAD_ATTR, TmaRing
-from tilec.compiler.passes._wgmma import SWIZZLE_ATOM_BYTES, SharedOperandLayout
+from tilec.compiler.passes._wgmma import (
+    IN_PLACE_ATTR,
+    SWIZZLE_ATOM_BYTES,
+    SharedOperandLayout,
+    slice_source,
+)
 
 OFFSET_ATTR = "tile.shared_offset"
 ARENA_ATTR = "tile.shared_arena"
@@ -157,10 +164,18 @@ class Buffer:
 def lifetimes(kernel: ir.Operation, statements: list[ir.Operation],
               rings: list[tuple[ir.Value, int]]) -> list[Buffer]:
     position = {op: n for n, op in enumerate(statements)}
+    read_in_place_by: dict[ir.Value, list[ir.Value]] = {}  # a tile -> its slices read in place
+    for copy in walk(kernel):
+        if copy.name == "tile.copy" and IN_PLACE_ATTR in copy.attributes:
+            read_in_place_by.setdefault(copy.operands[0], []).append(copy_parts(copy)[3])
     found = []
     for alloc in [op for op in walk(kernel) if op.name == "tile.alloc"
                   and scope(op.results[0]) == "shared"]:
-        touched = users(alloc.results[0])
+        if slice_source(alloc.results[0]) is not None:  # the bytes of a larger tile
+            found.append(Buffer(alloc, Footprint(0, 0, SHARED_ALIGN), len(statements), -1))
+            continue
+        touched = users(alloc.results[0]) + [op for tile in read_in_place_by.get(
+            alloc.results[0], []) for op in users(tile)]
         spots = [position[top_level(op, kernel)] for op in touched]
         whole = any(op.name in WHOLE_KERNEL_OPS or any(
             parent.name in WHOLE_KERNEL_OPS for parent in ancestors(op)) for op in touched)

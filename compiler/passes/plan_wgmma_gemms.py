@@ -21,6 +21,17 @@ infer-mma-layout gave a wgmma `tile.mma` runs on the tensor cores where it stand
   bytes of K. Only 16-bit operands may be MN-major: an 8-bit or tf32 gemm needs A as M x K and
   B as N x K (transpose_B), else it stays on the CUDA cores (TileLang takes mma.sync there).
 
+A gemm's operand tile that the frontend fills from a column slice of a larger shared tile
+(`T.gemm(Q_shared[:, 0:256], KV_shared[:, 0:256], ...)`, `T.gemm(P, KV_shared[:, 256:512],
+...)`) is read in place when the slice starts at a whole column box of the larger tile laid out
+as the slice's tile is (same rows, same swizzle span: for 16-bit types a multiple of 64 columns
+of a 128-byte swizzle), covers all its rows, and nothing writes the larger tile between the copy
+and the gemms: the copy gets `tile.read_in_place = {columns, box_bytes}` (it then moves nothing:
+_wgmma.read_in_place), the larger tile the slice's layout over its own shape, and the slice's
+tile no bytes of its own (plan-shared-memory). Other slices keep their copy. A tile read
+K-major by one gemm and MN-major (transposed) by another is one 128-byte-span layout for both
+(`SharedOperandLayout.same_bytes`).
+
 It records the decisions of `compiler/passes/_wgmma.py` (tile.wgmma on the gemm, tile.layout on
 the accumulator: wgmma's own fragment, or a blocked one with A's rows reordered for it where
 the fragment does not cover the tile; tile.shared_layout on A's and B's tiles) and, since the
@@ -39,17 +50,27 @@ from mlir import ir
 from tilec.compiler.layouts.linear import LinearLayout
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._fragment_layout import LAYOUT_ATTR, layout_attr, layout_of
-from tilec.compiler.passes._ir_walk import as_operation, defining_op, kernels, scope, walk
+from tilec.compiler.passes._ir_walk import (
+    as_operation,
+    constant_index,
+    copy_parts,
+    defining_op,
+    kernels,
+    scope,
+    walk,
+)
 from tilec.compiler.passes._scheduling import (
     OPERAND_TYPES,
     PIPELINE_ATTR,
     TMA_PIPELINE,
+    decision_attr,
     read_decision,
     target_description,
     tensorcore_type,
 )
 from tilec.compiler.passes._wgmma import (
     ATOM_ROWS,
+    IN_PLACE_ATTR,
     SHARED_LAYOUT_ATTR,
     WARPGROUP_THREADS,
     WGMMA_ATTR,
@@ -61,6 +82,7 @@ from tilec.compiler.passes._wgmma import (
 )
 from tilec.compiler.passes.infer_fragment_layout import threads_at
 from tilec.compiler.passes.infer_mma_layout import MMA_ATTR
+from tilec.compiler.passes.lower_sub_byte_types import multiple_of
 from tilec.compiler.passes.pipeline_async_copies import ASYNC_ATTR, schedule_cp_async
 from tilec.compiler.tensorcore.dtypes import OPERAND_BYTES
 
@@ -145,13 +167,80 @@ def gemm_plan(gemm: ir.Operation, threads: int) -> WgmmaPlan | None:
                      dtype, a_registers, reordered)
 
 
+def _fits(alloc: ir.Operation, layout: SharedOperandLayout) -> bool:
+    """Whether a tile has no operand layout yet or one with `layout`'s bytes."""
+    known = SharedOperandLayout.of(alloc)
+    return known is None or known.same_bytes(layout)
+
+
 def _claim(alloc: ir.Operation, layout: SharedOperandLayout, context: ir.Context) -> bool:
-    """Record `layout` on an operand tile; False when another gemm recorded a different one."""
+    """Record `layout` on an operand tile; False when another gemm recorded different bytes."""
     known = SharedOperandLayout.of(alloc)
     if known is not None:
-        return known == layout
+        return known.same_bytes(layout)
     alloc.attributes[SHARED_LAYOUT_ATTR] = layout.to_attr(context)
     return True
+
+
+def _slice_fill(tile: ir.Operation) -> tuple[ir.Operation, ir.Operation] | None:
+    """(the copy, the larger tile's alloc) where a wgmma gemm's operand tile may be read in
+    place from the shared tile its one filling copy reads (module docstring), else None."""
+    layout = SharedOperandLayout.of(tile)
+    value = tile.results[0]
+    owners = [as_operation(use.owner) for use in value.uses]
+    fills = [op for op in owners if op.name == "tile.copy"]
+    gemms = [op for op in owners if op.name == "tile.gemm"]
+    if layout is None or layout.warpgroups or len(fills) != 1 or \
+            len(fills) + len(gemms) != len(owners):
+        return None
+    fill = fills[0]
+    src, src_offsets, src_box, dst, dst_offsets, dst_box = copy_parts(fill)
+    source = _alloc(src)
+    if dst != value or source is None or scope(src) != "shared" or any(
+            WGMMA_ATTR not in gemm.attributes or not any(
+                value == operand for operand in list(gemm.operands)[:2]) for gemm in gemms):
+        return None
+    src_type = ir.MemRefType(src.type)
+    rows, columns = layout.shape
+    per_box = layout.span // layout.element_bytes
+    if src_type.rank != 2 or src_type.element_type != ir.MemRefType(value.type).element_type \
+            or src_box != [rows, columns] or dst_box != [rows, columns] \
+            or src_type.shape[0] != rows or src_type.shape[1] % per_box \
+            or constant_index(src_offsets[0]) != 0 or not multiple_of(src_offsets[1], per_box) \
+            or any(constant_index(offset) != 0 for offset in dst_offsets):
+        return None
+    block = fill.block
+    order = {as_operation(op): n for n, op in enumerate(block.operations)}
+    if any(gemm.block != block or order[gemm] < order[fill] for gemm in gemms):
+        return None
+    last = max(order[gemm] for gemm in gemms)
+    between = [op for op, n in order.items() if order[fill] < n < last]
+    for op in between:  # the larger tile is only read (by copies) until the last gemm
+        for inner in [op, *walk(op)]:
+            if any(src == operand for operand in inner.operands) and not (
+                    inner.name == "tile.copy" and copy_parts(inner)[3] != src) and not (
+                    inner.name == "tile.gemm" and inner.operands[2] != src):
+                return None
+    return fill, source
+
+
+def _read_slices_in_place(kernel: ir.Operation, context: ir.Context) -> None:
+    """Mark the copies whose gemms read the larger tile in place (module docstring)."""
+    tiles = [op for op in walk(kernel) if op.name == "tile.alloc" and SharedOperandLayout.of(op)
+             is not None and scope(op.results[0]) == "shared"]
+    for tile in tiles:
+        found = _slice_fill(tile)
+        if found is None:
+            continue
+        fill, source = found
+        layout = SharedOperandLayout.of(tile)
+        whole = SharedOperandLayout(tuple(ir.MemRefType(source.results[0].type).shape),
+                                    layout.element_bytes, layout.k_major, layout.span)
+        if not _claim(source, whole, context):
+            continue
+        fill.attributes[IN_PLACE_ATTR] = decision_attr({
+            "columns": layout.span // layout.element_bytes, "box_bytes": layout.box_bytes},
+            context)
 
 
 def _enclosing_loop(op: ir.Operation) -> ir.Operation | None:
@@ -184,8 +273,8 @@ class PlanWgmmaGemms(TilePass):
                 if layouts is None:
                     continue
                 a_alloc, b_alloc = _alloc(gemm.operands[0]), _alloc(gemm.operands[1])
-                if not (self._a_fits(gemm, a_alloc, layouts[0], plan) and SharedOperandLayout.of(
-                        b_alloc) in (None, layouts[1])):
+                if not (self._a_fits(gemm, a_alloc, layouts[0], plan) and _fits(b_alloc,
+                                                                              layouts[1])):
                     continue
                 if layouts[0] is None:
                     a_alloc.attributes[LAYOUT_ATTR] = layout_attr(self._a_registers(gemm, plan))
@@ -199,6 +288,7 @@ class PlanWgmmaGemms(TilePass):
                 loop = _enclosing_loop(gemm)
                 if loop is not None:
                     self._cp_async_loop(loop, context)
+            _read_slices_in_place(kernel, context)
 
     @staticmethod
     def _a_registers(gemm: ir.Operation, plan: WgmmaPlan) -> LinearLayout:
@@ -210,7 +300,7 @@ class PlanWgmmaGemms(TilePass):
                 layout: SharedOperandLayout | None, plan: WgmmaPlan) -> bool:
         """Whether A's tile has no layout yet or the one this gemm needs."""
         if layout is not None:
-            return SharedOperandLayout.of(alloc) in (None, layout)
+            return _fits(alloc, layout)
         return LAYOUT_ATTR not in alloc.attributes or layout_of(alloc.results[0]) == \
             self._a_registers(gemm, plan)
 
