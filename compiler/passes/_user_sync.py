@@ -57,10 +57,11 @@ from mlir.dialects import arith, gpu, llvm, memref, nvvm, scf
 
 from tilec.compiler.passes._builders import typed_view
 from tilec.compiler.passes._fragment_layout import default_layout, op_layout, set_layout
-from tilec.compiler.passes._ir_walk import as_operation, constant_index, op_error, scope, walk
+from tilec.compiler.passes._ir_walk import as_operation, op_error, scope, walk
 from tilec.compiler.passes._scalar import bit_width, index, zero
 from tilec.compiler.passes._scheduling import ARCH_ATTR
 from tilec.compiler.passes._wgmma import SharedOperandLayout
+from tilec.compiler.passes.lower_sub_byte_types import multiple_of
 from tilec.compiler.targets.description import DEFAULT_CUDA_ARCH, TargetDescription, describe
 
 if TYPE_CHECKING:
@@ -278,9 +279,9 @@ def _tma_copy_to_operand_tile(lowering: KernelLowering, op: ir.Operation,
     src_offsets, dst_offsets = list(view.src_offsets), list(view.dst_offsets)
     width = bit_width(element) // 8
     chunk = BULK_ALIGN // width  # elements of one 16-byte chunk
-    column = constant_index(dst_offsets[1]) if len(dst_offsets) == 2 else None
-    if len(dst_dims) != 2 or dst_dims != [0, 1] or extents[-1] % chunk or column is None \
-            or column % chunk:
+    # a column known only as a multiple of the chunk (an unrolled `j * k_tile`) will do
+    if len(dst_dims) != 2 or dst_dims != [0, 1] or extents[-1] % chunk or \
+            len(dst_offsets) != 2 or not multiple_of(dst_offsets[1], chunk):
         raise op_error(op, "T.tma_copy into a wgmma operand tile copies a 2-d box whose "
                            "columns start and end on 16-byte boundaries")
     rows, chunks = extents[0], extents[1] // chunk
