@@ -21,7 +21,7 @@ from tilec.compiler.targets.cuda import ptxas_path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "gpu"))
 
-from slice_kernels import mla_slices, reference  # noqa: E402
+from slice_kernels import mla_slices, reference, sliced_gemm  # noqa: E402
 
 needs_ptxas = pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
 HEADS, DIM, TAIL, BLOCK_N = 64, 512, 64, 64
@@ -85,4 +85,24 @@ def test_slices_off_a_box_boundary_keep_their_copies() -> None:
     copied = re.findall(r"tile.copy %\d+\[%c0\w*, %c32\w*\] \[64, 192\] to %\d+\[[^]]*\] "
                         r"\[64, 192\] :", tile)
     assert len(copied) == 2
+    assert "wgmma.mma_async" in kernel.asm["ptx"]
+
+
+def test_sliced_gemm_on_cpu(rng: torch.Generator) -> None:
+    a, b = randn((200, 384), torch.float16, rng), randn((136, 384), torch.float16, rng)
+    kernel = sliced_gemm.compile(M=200, N=136, K=384, target="cpu")
+    c = kernel.get_profiler().run_poisoned(a, b)
+    torch.testing.assert_close(c.double(), a.double() @ b.double().T, rtol=1e-4, atol=1e-3)
+
+
+@needs_ptxas
+def test_sliced_gemm_reads_the_pipelines_slots_in_place() -> None:
+    """The halves of the cp.async pipeline's slots are read in place: the arena holds the
+    slots only (3 stages of two 32 KiB tiles)."""
+    kernel = sliced_gemm.compile(M=200, N=136, K=384, target="cuda:sm_90a")
+    tile = kernel.asm["tile-cuda"]
+    assert tile.count("tile.read_in_place") == 4 and tile.count("tile.wgmma =") == 2
+    assert 'mechanism = "cp.async"' in tile
+    arena = int(re.search(r"tile.shared_arena = \{align = \d+ : i64, bytes = (\d+)", tile)[1])
+    assert arena == 3 * 2 * 128 * 128 * 2
     assert "wgmma.mma_async" in kernel.asm["ptx"]

@@ -6,7 +6,8 @@ and one KV tile, then P V with V the KV tile's first 512 columns read transposed
 place (plan-wgmma-gemms' tile.read_in_place); `shift` moves the scores' first two slices 32
 columns in (off the boundary), where they keep copies of their own. tests/test_wgmma_slices.py
 runs it on the CPU target and checks its CUDA code, tests/gpu/test_wgmma_slices.py runs it on
-the GPU, both against `reference`.
+the GPU, both against `reference`. `sliced_gemm` reads the two 64-column halves of a
+T.Pipelined loop's tiles in place: its slices are views of the loop's cp.async slots.
 """
 
 from __future__ import annotations
@@ -65,3 +66,24 @@ def reference(q: torch.Tensor, kv: torch.Tensor, dim: int = 512, block_N: int = 
         rows = slice(b * block_N, min((b + 1) * block_N, kv.shape[0]))
         o[b] = s[:, rows].half().double() @ kv[rows, :dim]
     return s, o
+
+
+@tilec.jit
+def sliced_gemm(A, B, block_M: int = 128, block_N: int = 128, stages: int = 3):
+    """C = A B^T, each 128-column K tile as two gemms on its halves."""
+    M, N, K = T.const("M, N, K")
+    A: T.Tensor[[M, K], T.float16]
+    B: T.Tensor[[N, K], T.float16]
+    C = T.empty((M, N), T.float32)
+    with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=128) as (bx, by):
+        A_shared = T.alloc_shared((block_M, 128), T.float16)
+        B_shared = T.alloc_shared((block_N, 128), T.float16)
+        acc = T.alloc_fragment((block_M, block_N), T.float32)
+        T.clear(acc)
+        for k in T.Pipelined(T.ceildiv(K, 128), num_stages=stages):
+            T.copy(A[by * block_M, k * 128], A_shared)
+            T.copy(B[bx * block_N, k * 128], B_shared)
+            T.gemm(A_shared[:, 0:64], B_shared[:, 0:64], acc, transpose_B=True)
+            T.gemm(A_shared[:, 64:128], B_shared[:, 64:128], acc, transpose_B=True)
+        T.copy(acc, C[by * block_M, bx * block_N])
+    return C

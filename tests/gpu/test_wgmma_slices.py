@@ -1,7 +1,7 @@
 """tests/gpu/slice_kernels.py on the GPU (sm_90a): gemms reading column slices of shared tiles
-in place (K-major for the scores, transposed for P V) and, with `shift`, slices off a box
-boundary through copies of their own, against float64 with the outputs poisoned (NaN) first.
-Compiled in process (the whole compiler on the GPU machine)."""
+in place (K-major for the scores, transposed for P V, halves of a cp.async pipeline's slots)
+and, with `shift`, slices off a box boundary through copies of their own, against float64 with
+the outputs poisoned (NaN) first. Compiled in process (the whole compiler on the GPU machine)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ torch = pytest.importorskip("torch")
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")]
 
-from slice_kernels import mla_slices, reference  # noqa: E402
+from slice_kernels import mla_slices, reference, sliced_gemm  # noqa: E402
 
 HEADS, DIM, TAIL, BLOCK_N = 64, 512, 64, 64
 
@@ -37,3 +37,15 @@ def test_mla_slices_on_gpu(shift: int, tokens: int) -> None:
     torch.testing.assert_close(s.double().cpu(), expected_s, rtol=1e-4, atol=1e-4)
     # P is S rounded to float16: a product near a rounding boundary may round the other way
     torch.testing.assert_close(o.double().cpu(), expected_o, rtol=2e-3, atol=2e-2)
+
+
+def test_sliced_gemm_on_gpu() -> None:
+    generator = torch.Generator().manual_seed(3)
+    a = torch.randn((1000, 1152), generator=generator).half()
+    b = torch.randn((520, 1152), generator=generator).half()
+    compiled = sliced_gemm.compile(M=1000, N=520, K=1152)
+    assert compiled.asm["tile-cuda"].count("tile.read_in_place") == 4
+    c = compiled.get_profiler().run_poisoned(a.cuda(), b.cuda())
+    torch.cuda.synchronize()
+    assert not c.isnan().any(), "elements left unwritten"
+    torch.testing.assert_close(c.double().cpu(), a.double() @ b.double().T, rtol=1e-4, atol=2e-3)
