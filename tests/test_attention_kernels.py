@@ -245,6 +245,28 @@ def test_flash_fwd_consumers_take_turns_when_opted_in(causal, tmp_path, monkeypa
 
 
 @pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
+@pytest.mark.parametrize("causal", [False, True])
+def test_flash_fwd_on_one_warpgroup_runs_on_two(causal, tmp_path, monkeypatch) -> None:
+    """At TileLang's example_mha_fwd_bshd.py main() configuration (128 x 128 tiles, d 128, one
+    stage, 128 threads) one warpgroup would hold S, P and O, 320 registers a thread: ptxas
+    spilled 1652 bytes. widen-register-bound-blocks runs the block on two consumer
+    warpgroups, so the kernel is the one 256 threads compile to (the same PTX), both gemms on
+    wgmma, assembled without spills."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TILEC_TARGET", "cuda:sm_90a")
+    tiles = {"block_M": 128, "block_N": 128, "num_stages": 1}
+    kernel = flash_fwd.flash_fwd(2, 4, 512, 128, causal, threads=128, **tiles)
+    assert "threads [256]" in kernel.asm["tile-schedule"]
+    assert "tile.tma_ring = {consumers = 2 : i64" in kernel.asm["tile-cuda"]
+    ptx = kernel.get_kernel_source()
+    assert ptx == flash_fwd.flash_fwd(2, 4, 512, 128, causal, threads=256,
+                                      **tiles).get_kernel_source()
+    assert "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16" in ptx
+    assert re.search(r"wgmma\.mma_async\S*\s*\{[^}]*\},\s*\{", ptx), "P not from registers"
+    assert _ptxas_spill_bytes(ptx) == 0
+
+
+@pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
 @pytest.mark.parametrize("pingpong", [False, True])
 def test_flash_fwd_leaves_p_v_in_flight_when_opted_in(pingpong, tmp_path, monkeypatch) -> None:
     """TILEC_OVERLAP_RING_GEMMS=1 (overlap-ring-gemms): the plain flash_fwd source's ring at

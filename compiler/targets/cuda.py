@@ -3,7 +3,9 @@
 Stages ("tile" is the frontend's IR, added by the driver):
   tile-schedule  canonicalize + cse, module attribute `tile.arch` (and `tile.disable_tma` when
              the options say so), lower-sub-byte-types (2- and 4-bit buffers as bytes),
-             apply-fast-math with fast math, widen-k-tiles (sm_90a: GEMM loops over
+             apply-fast-math with fast math, widen-register-bound-blocks (sm_90a: a
+             block of one warpgroup whose fragments overflow its registers runs on two),
+             widen-k-tiles (sm_90a: GEMM loops over
              64-byte K rows run over 128-byte ones), then the scheduling
              passes, which only annotate ops with their decisions (tile.* attributes):
              infer-mma-layout (tensor-core instruction and warp split of each gemm),
@@ -85,6 +87,7 @@ ABI = "tilec-cuda-bare-v1"
 SHARED_BYTES_ATTR = "tile.shared_bytes"  # on the gpu.func: the dynamic shared memory it needs
 
 SCHEDULE_PASSES = (
+    "widen-register-bound-blocks",
     "widen-k-tiles",
     "infer-mma-layout",
     "select-shared-swizzle",
