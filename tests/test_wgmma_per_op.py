@@ -142,15 +142,18 @@ def test_swizzle_keeps_chunks_whole_and_xors_by_row(shape: tuple[int, int], elem
 
 @needs_ptxas
 def test_attention_runs_both_gemms_on_wgmma() -> None:
-    """Q K^T from shared tiles, P V with P (the scores' layout, cast) from registers."""
+    """Q K^T from shared tiles, P V with P (the scores' layout, cast) from registers. The
+    block's 128 threads would hold S, P and O of 128 rows (320 registers a thread), so
+    widen-register-bound-blocks runs it on two warpgroups of 64 rows each."""
     kernel = tilec.compile(attention(2, 4, 1000, 128, block_M=128, block_N=128), out_idx=[-1],
                            target="cuda:sm_90a")
     assert kernel.artifact.binary_kind == "cubin"
     assert kernel.asm["tile-cuda"].count("tile.wgmma =") == 2
+    assert "warpgroups = 2 : i64" in kernel.asm["tile-cuda"]
     lines = [line for line in kernel.asm["ptx"].splitlines()
              if "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16" in line]
-    # 8 K steps of 16 over dim = 128 and over block_N = 128, two 64-row atoms each
-    assert len(lines) == 32 and sum("}, {%r" in line for line in lines) == 16
+    # 8 K steps of 16 over dim = 128 and over block_N = 128, one 64-row atom per warpgroup
+    assert len(lines) == 16 and sum("}, {%r" in line for line in lines) == 8
 
 
 @needs_ptxas

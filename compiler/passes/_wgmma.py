@@ -288,13 +288,27 @@ def warpgroup_index(tid: ir.Value) -> ir.Value:
     return arith.index_cast(ir.IndexType.get(), uniform.results[0])
 
 
-def _descriptor(address: ir.Value, offset: int, bits: int) -> ir.Value:
-    """A descriptor of the operand at shared address `address` + `offset` bytes."""
+def _descriptors(address: ir.Value, bits: int) -> Callable[[int], ir.Value]:
+    """The descriptor of the operand at shared address `address` + an offset (bytes, a
+    multiple of 16), for every offset one gemm reads: the descriptor of `address` made here
+    once, kept here by an empty asm with side effects, and the offset >> 4 added to its
+    address field (bits 0..13: 228 KB of shared memory >> 4 never carries out of it). Without
+    the asm LLVM hoists every step's descriptor of a tile the loop does not rewrite out of the
+    loop, and they stay live across it: MLA decode's 36 score wgmmas kept 72 64-bit
+    descriptors, 144 registers beside its 128 accumulators (255 registers, 740 bytes of
+    spills); now one per tile."""
     i64 = ir.IntegerType.get_signless(64)
-    start = arith.index_cast(i64, address) if offset == 0 else arith.index_cast(
-        i64, arith.addi(address, index(offset)))
     signed = bits - (1 << 64) if bits >= 1 << 63 else bits  # i64 attributes are signed
-    return arith.ori(arith.shrui(start, constant(i64, 4)), constant(i64, signed))
+    start = arith.ori(arith.shrui(arith.index_cast(i64, address), constant(i64, 4)),
+                      constant(i64, signed))
+    base = llvm.InlineAsmOp(i64, [start], "", "=l,0", has_side_effects=True).result
+
+    def at(offset: int) -> ir.Value:
+        if offset % CHUNK_BYTES:
+            raise ValueError(f"a wgmma operand offset of {offset} bytes is not 16-byte aligned")
+        return base if offset == 0 else arith.addi(base, constant(i64, offset >> 4))
+
+    return at
 
 
 def _shared_a(lowering: KernelLowering, a: ir.Value, layout: SharedOperandLayout,
@@ -304,8 +318,8 @@ def _shared_a(lowering: KernelLowering, a: ir.Value, layout: SharedOperandLayout
     if plan.warpgroups > 1:
         slab = layout.atom_offset(plan.m_atoms)
         address = arith.addi(address, arith.muli(warpgroup_index(lowering.tid), index(slab)))
-    return lambda atom, step: [_descriptor(address, layout.atom_offset(atom)
-                                           + layout.step_offset(step), layout.descriptor_bits())]
+    descriptor = _descriptors(address, layout.descriptor_bits())
+    return lambda atom, step: [descriptor(layout.atom_offset(atom) + layout.step_offset(step))]
 
 
 def _register_a(lowering: KernelLowering, op: ir.Operation, plan: WgmmaPlan
@@ -410,7 +424,8 @@ def lower_wgmma(lowering: KernelLowering, op: ir.Operation) -> None:
         a_operands = _register_a(lowering, op, plan)
     else:
         a_operands = _shared_a(lowering, a, a_layout, plan)
-    b_address = memref.ExtractAlignedPointerAsIndexOp(b).result
+    b_descriptor = _descriptors(memref.ExtractAlignedPointerAsIndexOp(b).result,
+                                b_layout.descriptor_bits())
     element = ir.IntegerType.get_signless(32) if accumulator(plan.dtype) == "s32" \
         else ir.F32Type.get()
     count = plan.n // 2
@@ -448,12 +463,11 @@ def lower_wgmma(lowering: KernelLowering, op: ir.Operation) -> None:
                                 for atom in range(plan.m_atoms)})
             nvvm.wgmma_fence_aligned()
         scale = constant(i32, 0 if clear and step == 0 else 1)
-        b_descriptor = _descriptor(b_address, b_layout.step_offset(step),
-                                   b_layout.descriptor_bits())
+        b_step = b_descriptor(b_layout.step_offset(step))
         for atom in range(plan.m_atoms):
             operands_a = registers_a.get((atom, step)) or a_operands(atom, step)
             result = llvm.InlineAsmOp(result_type, [*values[atom], *operands_a,
-                                                    b_descriptor, scale], text, constraints,
+                                                    b_step, scale], text, constraints,
                                       has_side_effects=True).result
             values[atom] = [llvm.extractvalue(element, result, [i]) for i in range(count)]
         if step_load is not None:

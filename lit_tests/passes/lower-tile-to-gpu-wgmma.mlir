@@ -4,8 +4,9 @@
 // the swizzle (16-byte chunk index XOR-ed with the row's place in the pattern); the gemm fences
 // those generic-proxy writes for the async proxy, then per 32-byte K step one
 // wgmma.mma_async over the accumulator's registers, with descriptors (address >> 4 | constant
-// bits: A K-major with 64-byte rows, B MN-major in one 128-byte box of 32 rows), then commit and
-// wait for the group before the accumulator is read.
+// bits: A K-major with 64-byte rows, B MN-major in one 128-byte box of 32 rows; a later K step's
+// or atom's the first's plus its byte offset >> 4), then commit and wait for the group before
+// the accumulator is read.
 
 // CHECK-LABEL: gpu.func @gemm_then_store
 // the two 4 KiB tiles from the window's first 1 KiB boundary (found at run time: up to 1 KiB
@@ -27,19 +28,23 @@
 // CHECK: gpu.barrier
 // CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-NEXT: gpu.barrier
+// each operand's descriptor made once at the gemm and kept there (an empty asm LLVM does not
+// hoist out of a loop), every K step's an offset >> 4 added to it
 // CHECK: memref.extract_aligned_pointer_as_index %[[AS]]
-// CHECK: memref.extract_aligned_pointer_as_index %[[BS]]
-// CHECK: nvvm.wgmma.fence.aligned
-// CHECK: %[[BBITS:.*]] = arith.constant 4611686293322072064 : i64
-// CHECK: %[[DB:.*]] = arith.ori %{{.*}}, %[[BBITS]] : i64
 // CHECK: %[[ABITS:.*]] = arith.constant -9223371899415756800 : i64
-// CHECK: %[[DA:.*]] = arith.ori %{{.*}}, %[[ABITS]] : i64
+// CHECK: %[[A0:.*]] = arith.ori %{{.*}}, %[[ABITS]] : i64
+// CHECK: %[[DA:.*]] = llvm.inline_asm has_side_effects "", "=l,0" %[[A0]] : (i64) -> i64
+// CHECK: memref.extract_aligned_pointer_as_index %[[BS]]
+// CHECK: %[[BBITS:.*]] = arith.constant 4611686293322072064 : i64
+// CHECK: %[[B0:.*]] = arith.ori %{{.*}}, %[[BBITS]] : i64
+// CHECK: %[[DB:.*]] = llvm.inline_asm has_side_effects "", "=l,0" %[[B0]] : (i64) -> i64
+// CHECK: nvvm.wgmma.fence.aligned
 // 32 accumulators (tied in and out), the descriptors, scale-d = 1: D += A * B
 // CHECK: llvm.inline_asm has_side_effects "{ .reg .pred p; setp.ne.b32 p, $66, 0; wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, {{.*}}, $31}, $64, $65, p, 1, 1, 0, 1; }", "=f,{{.*}},=f,0,{{.*}},31,l,l,r" {{.*}}, %[[DA]], %[[DB]], %c1_i32
-// second K step: B 16 rows of 128 bytes down, A 32 bytes along its rows
-// CHECK: arith.addi %{{.*}}, %c2048
-// CHECK: arith.addi %{{.*}}, %c32
-// CHECK: llvm.inline_asm has_side_effects {{.*}}m64n64k16
+// second K step: B 16 rows of 128 bytes down (2048 >> 4), A 32 bytes along its rows (32 >> 4)
+// CHECK: %[[DB1:.*]] = arith.addi %[[DB]], %c128_i64
+// CHECK: %[[DA1:.*]] = arith.addi %[[DA]], %c2_i64
+// CHECK: llvm.inline_asm has_side_effects {{.*}}m64n64k16{{.*}}, %[[DA1]], %[[DB1]], %c1_i32
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-NOT: llvm.inline_asm
@@ -155,17 +160,20 @@ module attributes {tile.arch = "sm_90a"} {
 // transpose-A and transpose-B bits are set; atom 1 (rows 64..127 of C) reads A's second box,
 // 4 KiB on; the second K step is 16 rows (2 KiB) down both tiles (atom 1: 6 KiB).
 // CHECK-LABEL: gpu.func @transposed_a
-// CHECK: nvvm.wgmma.fence.aligned
-// CHECK: %[[BBITS:.*]] = arith.constant 4611686293322072064 : i64
-// CHECK: %[[DB:.*]] = arith.ori %{{.*}}, %[[BBITS]] : i64
 // CHECK: %[[ABITS:.*]] = arith.constant 4611686293322072064 : i64
-// CHECK: %[[DA:.*]] = arith.ori %{{.*}}, %[[ABITS]] : i64
+// CHECK: %[[A0:.*]] = arith.ori %{{.*}}, %[[ABITS]] : i64
+// CHECK: %[[DA:.*]] = llvm.inline_asm has_side_effects "", "=l,0" %[[A0]]
+// CHECK: %[[BBITS:.*]] = arith.constant 4611686293322072064 : i64
+// CHECK: %[[B0:.*]] = arith.ori %{{.*}}, %[[BBITS]] : i64
+// CHECK: %[[DB:.*]] = llvm.inline_asm has_side_effects "", "=l,0" %[[B0]]
+// CHECK: nvvm.wgmma.fence.aligned
 // CHECK: llvm.inline_asm has_side_effects {{.*}}m64n64k16.f32.f16.f16 {{.*}}, p, 1, 1, 1, 1; }"{{.*}}, %[[DA]], %[[DB]], %c1_i32
-// CHECK: arith.addi %{{.*}}, %c4096
+// CHECK: arith.addi %[[DA]], %c256_i64
 // CHECK: llvm.inline_asm has_side_effects {{.*}}m64n64k16.f32.f16.f16 {{.*}}, p, 1, 1, 1, 1; }"
-// CHECK: arith.addi %{{.*}}, %c2048
+// CHECK: arith.addi %[[DB]], %c128_i64
+// CHECK: arith.addi %[[DA]], %c128_i64
 // CHECK: llvm.inline_asm has_side_effects {{.*}}m64n64k16
-// CHECK: arith.addi %{{.*}}, %c6144
+// CHECK: arith.addi %[[DA]], %c384_i64
 // CHECK: llvm.inline_asm has_side_effects {{.*}}m64n64k16
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 module attributes {tile.arch = "sm_90a"} {
