@@ -250,16 +250,17 @@ HEAD_DIM_CONFIGS = {
 HEAD_DIM_SEQ = 4096
 
 
-def head_dim_forwards() -> list[TilecForward]:
+def head_dim_forwards(variants: bool = True) -> list[TilecForward]:
     own = _own_forward().flash_fwd
     forwards = [TilecForward(OWN_FORWARD, lambda s, c, d=dim, cfg=config: own(
         BATCH, HEADS, s, d, c, **cfg), config, dim) for dim, config in HEAD_DIM_CONFIGS.items()]
-    return forwards + [variant for forward in forwards for variant in with_variants(forward)]
+    return forwards + [variant for forward in forwards if variants
+                       for variant in with_variants(forward)]
 
 
 def build(cache_dir: Path, examples: Path, seq_lens: tuple[int, ...],
           sections: tuple[str, ...] = SECTIONS, ablations: bool = False,
-          head_dims: bool = True) -> None:
+          head_dims: bool = True, variants: bool = True) -> None:
     os.environ["TILEC_CACHE_DIR"] = str(cache_dir.resolve())
     os.environ["TILEC_TARGET"] = TARGET
     jobs = []
@@ -270,9 +271,10 @@ def build(cache_dir: Path, examples: Path, seq_lens: tuple[int, ...],
         copy.write_text(rewrite_imports(source.read_text()))
         jobs = [(forward, seq_len) for forward in tilec_forwards() for seq_len in seq_lens]
         jobs += [(forward, seq_len) for seq_len in VARIANT_SEQS if seq_len in seq_lens
-                 for forward in variant_forwards(seq_len)]
+                 and variants for forward in variant_forwards(seq_len)]
         jobs += [(forward, ABLATION_SEQ) for forward in ablation_forwards() if ablations]
-        jobs += [(forward, HEAD_DIM_SEQ) for forward in head_dim_forwards() if head_dims]
+        jobs += [(forward, HEAD_DIM_SEQ) for forward in head_dim_forwards(variants)
+                 if head_dims]
     for shape in DECODE_SHAPES if "decode" in sections else ():
         ptx = _decode_kernel(shape).get_kernel_source()
         print(f"{OWN_DECODE} {shape}: wgmma={ptx.count('wgmma.mma_async')} "
@@ -690,7 +692,8 @@ def _shape_rows(seq_len: int, causal: bool, forwards: list[TilecForward],
 
 
 def run(out: Path, seq_lens: tuple[int, ...], budget_s: float, peers: tuple[str, ...],
-        ablations: bool, head_dims: bool, sections: tuple[str, ...] = SECTIONS) -> None:
+        ablations: bool, head_dims: bool, sections: tuple[str, ...] = SECTIONS,
+        variants: bool = True) -> None:
     import torch
 
     began = time.perf_counter()
@@ -714,14 +717,14 @@ def run(out: Path, seq_lens: tuple[int, ...], budget_s: float, peers: tuple[str,
     shapes = []
     for seq_len in seq_lens if "forward" in sections else ():
         shapes += [(seq_len, causal, forwards, peer_calls, DIM) for causal in (False, True)]
-        if seq_len in VARIANT_SEQS:
+        if seq_len in VARIANT_SEQS and variants:
             shapes += [(seq_len, causal, variant_forwards(seq_len), {}, DIM)
                        for causal in (False, True)]
         if ablations and seq_len == ABLATION_SEQ:
             shapes += [(seq_len, causal, ablation_forwards(), {}, DIM)
                        for causal in (False, True)]
         if head_dims and seq_len == HEAD_DIM_SEQ:
-            by_dim = head_dim_forwards()
+            by_dim = head_dim_forwards(variants)
             shapes += [(seq_len, causal, [f for f in by_dim if f.dim == dim], peer_calls, dim)
                        for dim in HEAD_DIM_CONFIGS for causal in (False, True)]
     cudnn_ms: dict[tuple[int, bool, int], float] = {}
@@ -840,6 +843,9 @@ def main() -> None:
         for p in (build_parser, run_parser):
             p.add_argument("--ablations", action="store_true",
                            help=f"also tilec's forward at ABLATIONS (S {ABLATION_SEQ})")
+            p.add_argument("--no-variants", action="store_true",
+                           help=f"leave out the opt-in variants' rows (S {VARIANT_SEQS}, and "
+                           "at the other head dimensions)")
             p.add_argument("--no-head-dims", action="store_true",
                            help=f"leave out d {sorted(HEAD_DIM_CONFIGS)} (S {HEAD_DIM_SEQ})")
             p.add_argument("--seq-lens", type=lambda s: tuple(int(x) for x in s.split(",")),
@@ -849,12 +855,12 @@ def main() -> None:
 
     def build_attention(args: argparse.Namespace) -> None:
         build(args.cache_dir, args.examples, args.seq_lens, args.sections, args.ablations,
-              not args.no_head_dims)
+              not args.no_head_dims, not args.no_variants)
 
     def run_attention(args: argparse.Namespace) -> None:
         peers = () if args.no_peers else ("sdpa",) if args.no_triton else ("sdpa", "triton")
         run(args.out, args.seq_lens, args.budget, peers, args.ablations,
-            not args.no_head_dims, args.sections)
+            not args.no_head_dims, args.sections, not args.no_variants)
 
     build_or_run(__doc__, "attention.json", build_attention, run_attention, options)
 
