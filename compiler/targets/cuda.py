@@ -15,7 +15,9 @@ Stages ("tile" is the frontend's IR, added by the driver):
              warpgroups), rasterize-blocks (tile order, persistent grid)
   tile-cuda  lower-gemm-to-tensorcore (a GEMM kernel the annotations put on tensor cores
              becomes a TMA/wgmma (sm_90a) or cp.async/mma.sync (sm_80) kernel); for the other
-             kernels the SIMT passes: plan-wgmma-gemms (sm_90a: the gemms lower-tile-to-gpu
+             kernels check-thread-branches (no tile-wide statement under a condition
+             that differs between threads, but for a thread range), then the SIMT passes:
+             plan-wgmma-gemms (sm_90a: the gemms lower-tile-to-gpu
              computes with wgmma where they stand, their accumulator and operand layouts),
              plan-mma-sync-gemms (sm_80: the same with ldmatrix + mma.sync),
              plan-tma-pipelines (sm_90a: loops feeding them through a TMA ring and a
@@ -97,6 +99,7 @@ SCHEDULE_PASSES = (
     "rasterize-blocks",
 )
 TILE_PASSES = (
+    "check-thread-branches",
     "plan-wgmma-gemms", "plan-mma-sync-gemms", "plan-tma-pipelines", "overlap-ring-gemms",
     "plan-warpgroup-pingpong",
     "stage-reduce-operands",

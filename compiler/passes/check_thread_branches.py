@@ -1,0 +1,166 @@
+"""check-thread-branches: no tile-wide statement under a condition on the thread index.
+
+A tile-wide statement (T.copy, T.gemm, T.fill / T.clear, T.reduce_*, a T.Parallel loop,
+T.atomic_add of a tile, T.tma_copy, T.alloc_barrier) is shared among the threads of the block:
+each thread computes the elements its layout gives it. Under `if` on a value that differs
+between the block's threads, the threads that skip the branch leave their elements undone, a
+silent wrong result (or a hang, where an mbarrier waits for their bytes). Such a statement is
+an error at its line, naming the condition's line, unless the branch is a thread range
+(compiler/passes/_thread_range.py: `T.get_thread_binding() < c`, c a multiple of the warp
+size, on NVIDIA targets), whose statements are laid out over the threads that run it.
+
+What differs between threads: the thread index (T.get_thread_binding), warp shuffles and votes,
+and every value computed from them, through arithmetic, through per-thread buffers (T.alloc_var,
+T.alloc_local, fragment elements) written with such a value or under such a condition, and
+through loads at an index computed from them. A loop whose bounds differ between threads is
+such a condition too (its body runs a different number of times on each thread). Values loaded
+from shared or global memory at the same index on every thread are the same on all of them.
+Run before infer-fragment-layout (the CUDA, HIP and SPIR-V targets run it first in their tile
+stage); the CPU target, which runs a block as one thread, rejects the thread index itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+from tilec.compiler.passes import TilePass, register
+from tilec.compiler.passes._integer_storage import root_of
+from tilec.compiler.passes._ir_walk import LOCATION, as_operation, kernels, op_error, scope, walk
+from tilec.compiler.passes._scheduling import target_description
+from tilec.compiler.passes._thread_range import is_thread_branch, range_warp
+from tilec.compiler.passes._user_sync import CP_ASYNC_ATTR
+from tilec.errors import CompileError
+
+# the ops whose result differs between the threads of a block
+THREAD_VALUES = ("gpu.thread_id", "gpu.lane_id", "gpu.shuffle", "nvvm.shfl.sync",
+                 "nvvm.vote.sync")
+# the tile-wide statements, as the user wrote them
+TILE_WIDE = {
+    "tile.copy": "T.copy",
+    "tile.gemm": "T.gemm",
+    "tile.fill": "T.fill (T.clear)",
+    "tile.reduce": "T.reduce",
+    "tile.parallel": "a T.Parallel loop",
+    "tile.atomic_add": "T.atomic_add of a tile",
+    "tile.tma_copy": "T.tma_copy",
+    "tile.alloc_barrier": "T.alloc_barrier",
+}
+PER_THREAD_SCOPES = ("var", "local", "fragment")
+LOOPS = ("scf.for", "tile.for", "tile.pipelined")  # lower, upper, step come first
+
+
+def _location(op: ir.Operation) -> str:
+    found = LOCATION.search(str(op.location))
+    return f"line {found.group(2)}" if found else "a condition"
+
+
+class _ThreadValues:
+    """The values of one kernel that differ between its threads (see the module's doc)."""
+
+    def __init__(self, kernel: ir.Operation) -> None:
+        self.kernel = kernel
+        self.values: set[ir.Value] = set()
+        self.buffers: set[ir.Value] = set()
+        changed = True
+        while changed:  # stores under a condition can make an earlier load per-thread
+            before = (len(self.values), len(self.buffers))
+            for op in walk(kernel):
+                self._visit(op)
+            changed = (len(self.values), len(self.buffers)) != before
+
+    def differs(self, value: ir.Value) -> bool:
+        return value in self.values
+
+    def divergent(self, op: ir.Operation) -> bool:
+        """Whether the threads of the block may disagree on running `op`'s regions."""
+        if op.name == "scf.if":
+            return self.differs(op.operands[0])
+        if op.name in LOOPS:
+            return any(self.differs(bound) for bound in list(op.operands)[:3])
+        if op.name == "scf.while":
+            condition = list(op.regions[0].blocks[0].operations)[-1]
+            return self.differs(as_operation(condition).operands[0])
+        if op.name == "scf.index_switch":
+            return self.differs(op.operands[0])
+        return False
+
+    def conditions(self, op: ir.Operation) -> list[ir.Operation]:
+        """The divergent ops around `op`, innermost first."""
+        found = []
+        parent = as_operation(op.parent)
+        while parent != self.kernel:
+            if self.divergent(parent):
+                found.append(parent)
+            parent = as_operation(parent.parent)
+        return found
+
+    def _visit(self, op: ir.Operation) -> None:
+        operands = list(op.operands)
+        if op.name in THREAD_VALUES:
+            self._mark(op.results)
+        elif op.name == "memref.store":
+            value, buffer, indices = operands[0], operands[1], operands[2:]
+            if (self.differs(value) or any(map(self.differs, indices))
+                    or self.conditions(op)) and scope(buffer) in PER_THREAD_SCOPES:
+                self.buffers.add(root_of(buffer))
+        elif op.name == "memref.load":
+            if root_of(operands[0]) in self.buffers or any(map(self.differs, operands[1:])):
+                self._mark(op.results)
+        elif op.name in ("scf.yield", "scf.condition"):
+            parent = as_operation(op.parent)
+            if any(map(self.differs, operands)) or self.divergent(parent):
+                self._mark(parent.results)
+                for region in parent.regions:
+                    for block in region.blocks:
+                        self._mark(block.arguments)
+        elif any(map(self.differs, operands)):
+            self._mark(op.results)
+            for region in op.regions:
+                for block in region.blocks:
+                    self._mark(block.arguments)
+
+    def _mark(self, values) -> None:
+        self.values.update(values)
+
+
+@register
+@dataclass
+class CheckThreadBranches(TilePass):
+    """Reject tile-wide statements under conditions that differ between a block's threads."""
+
+    name = "check-thread-branches"
+    summary = "error: T.copy / T.gemm / T.Parallel ... under an `if` on the thread index"
+    arch: str = ""
+
+    def run(self, module: ir.Module) -> None:
+        target = target_description(module, self.arch, self.name)
+        warp = range_warp(target)
+        for kernel in kernels(module):
+            thread_values = _ThreadValues(kernel)
+            for op in walk(kernel):
+                what = TILE_WIDE.get(op.name)
+                if what is None or CP_ASYNC_ATTR in op.attributes:
+                    continue
+                for condition in thread_values.conditions(op):
+                    if not is_thread_branch(condition, warp):
+                        raise _error(op, what, condition, target.name, warp)
+
+
+def _error(op: ir.Operation, what: str, condition: ir.Operation, target: str,
+           warp: int) -> CompileError:
+    if condition.name in ("scf.if", "scf.index_switch"):
+        around = "an `if` whose condition differs"
+    else:
+        around = "a loop whose bounds differ"
+    if warp:
+        ranges = (f"only a branch of `if T.get_thread_binding() < c` (or >= c), c a multiple "
+                  f"of {warp} and not inside another such branch, runs its tile statements on "
+                  f"its own threads")
+    else:
+        ranges = f"{target} has no thread ranges: branch inside a T.Parallel body instead"
+    return op_error(op, f"{what} stands under {around} between the block's threads "
+                        f"({_location(condition)}): a tile-wide statement is shared by all the "
+                        f"block's threads, and those that skip it would leave their part "
+                        f"undone; move it out of the branch ({ranges})")

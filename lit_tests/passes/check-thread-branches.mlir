@@ -1,0 +1,84 @@
+// RUN: tilec-opt --check-thread-branches %s --split-input-file | FileCheck %s
+// What check-thread-branches accepts: it changes nothing.
+
+// A branch of `if tx < 32` (a multiple of the warp size) on NVIDIA is a thread range: its tile
+// statements are laid out over the threads that run it (infer-fragment-layout).
+// CHECK-LABEL: func.func @thread_range
+// CHECK: scf.if
+// CHECK: tile.copy
+// CHECK: } else {
+// CHECK: tile.fill
+func.func @thread_range(%A: memref<128xf32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [96] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c32 = arith.constant 32 : index
+    %zero = arith.constant 0.0 : f32
+    %f = tile.alloc : memref<128xf32, "fragment">
+    %tx = gpu.thread_id x
+    %low = arith.cmpi slt, %tx, %c32 : index
+    scf.if %low {
+      tile.copy %A[%c0] [128] to %f[%c0] [128] : memref<128xf32> to memref<128xf32, "fragment">
+    } else {
+      tile.fill %f, %zero : memref<128xf32, "fragment">, f32
+    }
+  }
+  return
+}
+
+// -----
+
+// Statements of one thread under any condition on the thread index: each thread runs its own.
+// CHECK-LABEL: func.func @per_thread_statements
+// CHECK: scf.if
+// CHECK: memref.store
+func.func @per_thread_statements(%A: memref<128xf32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [128] {
+  ^bb0(%bx: index):
+    %c2 = arith.constant 2 : index
+    %c0 = arith.constant 0 : index
+    %one = arith.constant 1.0 : f32
+    %tx = gpu.thread_id x
+    %odd = arith.remsi %tx, %c2 : index
+    %even = arith.cmpi eq, %odd, %c0 : index
+    scf.if %even {
+      memref.store %one, %A[%tx] : memref<128xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// A condition every thread agrees on: a block index, or a shared element read at one index
+// (a flag one thread wrote before a barrier), even where a thread wrote it.
+// CHECK-LABEL: func.func @uniform_conditions
+// CHECK-COUNT-2: tile.copy
+func.func @uniform_conditions(%A: memref<128xf32>, %n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [128] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %zero = arith.constant 0.0 : f32
+    %f = tile.alloc : memref<128xf32, "fragment">
+    %flag = tile.alloc : memref<1xf32, "shared">
+    %tx = gpu.thread_id x
+    %first = arith.cmpi eq, %tx, %c0 : index
+    scf.if %first {
+      memref.store %zero, %flag[%c0] : memref<1xf32, "shared">
+    }
+    gpu.barrier
+    %odd_block = arith.cmpi eq, %bx, %c1 : index
+    scf.if %odd_block {
+      tile.copy %A[%c0] [128] to %f[%c0] [128] : memref<128xf32> to memref<128xf32, "fragment">
+    }
+    %value = memref.load %flag[%c0] : memref<1xf32, "shared">
+    %set = arith.cmpf oeq, %value, %zero : f32
+    scf.if %set {
+      tile.copy %f[%c0] [128] to %A[%c0] [128] : memref<128xf32, "fragment"> to memref<128xf32>
+    }
+  }
+  return
+}
