@@ -43,6 +43,9 @@ class Pointer:
     address: ir.Value
     dtype: T.DType
 
+    def __repr__(self) -> str:
+        return f"<a pointer to {self.dtype} (T.access_ptr)>"
+
 
 class ExternOps:
     """t_* handlers of the extern-call intrinsics; mixed into KernelBuilder."""

@@ -71,6 +71,13 @@ class Scalar:
     expr: str | None = None
     affine: Affine | None = None
 
+    def __repr__(self) -> str:
+        # what a user's message shows: no MLIR object
+        if self.expr is not None:
+            return f"<the size {self.expr}>"
+        article = "an" if str(self.dtype)[0] in "aeiou" else "a"
+        return f"<{article} {self.dtype} value computed in the kernel>"
+
 
 @dataclass
 class Buffer:
@@ -86,6 +93,10 @@ class Buffer:
     scope: str  # "global" | "shared" | "fragment" | "local" | "var"
     placement: Placement | None = None  # a global tensor's T.Layout: where elements live
     mma_operand: tuple[Any, str] | None = None  # (MMA emitter, "A" | "B" | "C") it stands for
+
+    def __repr__(self) -> str:
+        dims = ", ".join(map(repr, self.dims))
+        return f"<{self.scope} buffer {self.name}[{dims}] of {self.dtype}>"
 
     @property
     def rank(self) -> int:
@@ -214,6 +225,9 @@ class Region:
     offsets: list[Any]
     extents: list[int | None | RuntimeExtent]
 
+    def __repr__(self) -> str:
+        return f"<a box of {self.buffer!r} at {self.offsets!r}, extents {self.extents!r}>"
+
     @property
     def is_corner(self) -> bool:
         return any(e is None for e in self.extents)
@@ -230,6 +244,9 @@ class ElementRef:
 
     buffer: Buffer
     indices: list[Any]
+
+    def __repr__(self) -> str:
+        return f"<element {self.indices!r} of {self.buffer!r}>"
 
 
 @dataclass
