@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import importlib
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from tilec.errors import LaunchError
@@ -69,6 +69,22 @@ def evaluate_size(size: int | str, symbols: dict[str, int]) -> int:
 def scalar_positions(artifact: Artifact) -> dict[str, int]:
     """Where each scalar parameter a grid expression may name sits among the arguments."""
     return {p.name: n for n, p in enumerate(artifact.params) if p.kind == "scalar"}
+
+
+def checked_grid(artifact: Artifact, grid: Sequence[int], limits: Sequence[int]) -> bool:
+    """Whether a grid evaluated from a call's arguments has blocks to run. A size below zero or
+    past the target's `limits` (blocks along x, y, z) is a LaunchError naming the kernel and
+    the grid's expressions (the CPU target would run no block, leaving the outputs unwritten;
+    a GPU driver refuses with a code); a size of 0 runs nothing, as the native call does."""
+    for axis, (size, limit) in enumerate(zip(grid, limits, strict=False)):
+        if 0 <= size <= limit:
+            continue
+        why = "below 0" if size < 0 else f"past the {limit} blocks this target launches there"
+        sizes = ", ".join(map(str, artifact.launch.get("grid", [1])))
+        raise LaunchError(f"kernel '{artifact.name}' got a grid of {list(grid)} blocks from "
+                          f"this call's arguments (grid: {sizes}): its size along "
+                          f"{'xyz'[axis]}, {size}, is {why}")
+    return 0 not in grid
 
 
 def launch_grid(artifact: Artifact, symbols: dict[str, Any],

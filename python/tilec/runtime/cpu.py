@@ -15,9 +15,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tilec.errors import LaunchError
+from tilec.runtime import checked_grid, launch_grid
 from tilec.runtime.artifact import Artifact, Param
 
 ABI = "mlir-memref-expanded-v1"
+CPU_MAX_GRID = 2**63 - 1  # the grid loops count in 64-bit indices
 
 Launcher = Callable[[list, dict], None]
 
@@ -94,8 +96,12 @@ def load(artifact: Artifact) -> Launcher:
     entry.restype = None
     entry.argtypes = _argument_types(artifact.params)
     params = list(artifact.params)
+    runtime_grid = any(isinstance(size, str) for size in artifact.launch.get("grid", [1]))
 
     def launcher(args: list, symbols: dict[str, int]) -> None:
+        if runtime_grid and not checked_grid(artifact, launch_grid(artifact, symbols, args),
+                                             (CPU_MAX_GRID,) * 3):
+            return
         values: list[Any] = []
         for param, arg in zip(params, args, strict=True):
             if param.kind == "tensor":

@@ -28,11 +28,12 @@ from collections.abc import Callable
 from typing import Any
 
 from tilec.errors import LaunchError
-from tilec.runtime import scalar_positions
+from tilec.runtime import checked_grid, scalar_positions
 from tilec.runtime.artifact import Artifact
 
 Launcher = Callable[[list, dict], None]
 
+MAX_GRID = (2**31 - 1, 65535, 65535)  # blocks along x, y, z a CUDA launch may have
 SLOT_KINDS = {"ptr": 0, "i32": 1, "i64": 2, "f32": 3, "f64": 4}
 CTYPES = {0: ctypes.c_void_p, 1: ctypes.c_int32, 2: ctypes.c_int64, 3: ctypes.c_float,
           4: ctypes.c_double}
@@ -212,6 +213,7 @@ def load(artifact: Artifact, *, native: bool | None = None) -> Launcher:
     tensor_params = [n for n, p in enumerate(artifact.params) if p.kind == "tensor"]
     first_tensor = tensor_params[0] if tensor_params else None
     raw_stream = torch._C._cuda_getCurrentRawStream
+    runtime_grid = any(isinstance(size, str) for size in launch.get("grid", [1]))
     loaded: dict[int, Any] = {}
 
     def load_on(device: int) -> Any:
@@ -225,6 +227,8 @@ def load(artifact: Artifact, *, native: bool | None = None) -> Launcher:
 
     def launcher(args: list, symbols: dict) -> None:
         values, grid = pack(args, symbols)
+        if runtime_grid and not checked_grid(artifact, grid, MAX_GRID):
+            return
         device = args[first_tensor].get_device() if first_tensor is not None else (
             torch.cuda.current_device())
         kernel = loaded.get(device) or load_on(device)

@@ -17,10 +17,12 @@ from collections.abc import Callable
 from typing import Any
 
 from tilec.errors import LaunchError
+from tilec.runtime import checked_grid
 from tilec.runtime.artifact import Artifact
 from tilec.runtime.cuda import CTYPES, _slot_kind, build_packer
 
 Launcher = Callable[[list, dict], None]
+MAX_GRID = (2**32 - 1,) * 3  # blocks along x, y, z a HIP launch takes (32-bit counts)
 LIBRARY_NAMES = ("libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5")
 
 
@@ -108,6 +110,7 @@ def load(artifact: Artifact) -> Launcher:
     pack = build_packer(artifact)
     tensor_params = [n for n, p in enumerate(artifact.params) if p.kind == "tensor"]
     first_tensor = tensor_params[0] if tensor_params else None
+    runtime_grid = any(isinstance(size, str) for size in launch.get("grid", [1]))
     loaded: dict[int, HipKernel] = {}
 
     def kernel_for(device: int) -> HipKernel:
@@ -120,6 +123,8 @@ def load(artifact: Artifact) -> Launcher:
 
     def launcher(args: list, symbols: dict) -> None:
         values, grid = pack(args, symbols)
+        if runtime_grid and not checked_grid(artifact, grid, MAX_GRID):
+            return
         device = args[first_tensor].get_device() if first_tensor is not None else (
             torch.cuda.current_device())
         kernel = loaded.get(device) or kernel_for(device)

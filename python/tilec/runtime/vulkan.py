@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tilec.errors import LaunchError
-from tilec.runtime import launch_grid
+from tilec.runtime import checked_grid, launch_grid
 from tilec.runtime.artifact import Artifact
 
 Launcher = Callable[[list, dict], None]
@@ -187,7 +187,7 @@ class SpirvKernel:
             raise LaunchError(f"kernel '{self.artifact.name}' needs a grid of {grid} "
                               f"workgroups; Vulkan and WebGPU guarantee {MAX_WORKGROUPS} per "
                               "dimension (use larger blocks)")
-        if 0 in grid:
+        if not checked_grid(self.artifact, grid, (MAX_WORKGROUPS,) * 3):
             return
         data, tensors = self.buffers(args)
         usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
