@@ -14,7 +14,9 @@ and every value computed from them, through arithmetic, through per-thread buffe
 T.alloc_local, fragment elements) written with such a value or under such a condition, and
 through loads at an index computed from them. A loop whose bounds differ between threads is
 such a condition too (its body runs a different number of times on each thread). Values loaded
-from shared or global memory at the same index on every thread are the same on all of them.
+from shared or global memory at the same index on every thread are the same on all of them, and
+a per-thread buffer written inside a thread range's branch (the same value on each of its
+threads) is the same on that range's threads: only its reads outside the branch differ.
 Run before infer-fragment-layout (the CUDA, HIP and SPIR-V targets run it first in their tile
 stage); the CPU target, which runs a block as one thread, rejects the thread index itself.
 """
@@ -59,16 +61,24 @@ def _location(op: ir.Operation) -> str:
 class _ThreadValues:
     """The values of one kernel that differ between its threads (see the module's doc)."""
 
-    def __init__(self, kernel: ir.Operation) -> None:
+    def __init__(self, kernel: ir.Operation, warp: int) -> None:
         self.kernel = kernel
+        self.warp = warp
         self.values: set[ir.Value] = set()
-        self.buffers: set[ir.Value] = set()
+        self.buffers: set[ir.Value] = set()  # per-thread buffers that differ everywhere
+        # per-thread buffers written (the same on each thread) in a thread range's branch:
+        # the same on that range's threads, not on the block's
+        self.ranged: dict[ir.Value, list[ir.Operation]] = {}
         changed = True
         while changed:  # stores under a condition can make an earlier load per-thread
-            before = (len(self.values), len(self.buffers))
+            before = self._size()
             for op in walk(kernel):
                 self._visit(op)
-            changed = (len(self.values), len(self.buffers)) != before
+            changed = self._size() != before
+
+    def _size(self) -> tuple[int, int, int]:
+        return (len(self.values), len(self.buffers),
+                sum(len(branches) for branches in self.ranged.values()))
 
     def differs(self, value: ir.Value) -> bool:
         return value in self.values
@@ -102,11 +112,13 @@ class _ThreadValues:
             self._mark(op.results)
         elif op.name == "memref.store":
             value, buffer, indices = operands[0], operands[1], operands[2:]
-            if (self.differs(value) or any(map(self.differs, indices))
-                    or self.conditions(op)) and scope(buffer) in PER_THREAD_SCOPES:
-                self.buffers.add(root_of(buffer))
+            if scope(buffer) in PER_THREAD_SCOPES:
+                self._store(op, root_of(buffer),
+                            self.differs(value) or any(map(self.differs, indices)))
         elif op.name == "memref.load":
-            if root_of(operands[0]) in self.buffers or any(map(self.differs, operands[1:])):
+            root = root_of(operands[0])
+            if (root in self.buffers or any(map(self.differs, operands[1:]))
+                    or not all(_inside(op, branch) for branch in self.ranged.get(root, []))):
                 self._mark(op.results)
         elif op.name in ("scf.yield", "scf.condition"):
             parent = as_operation(op.parent)
@@ -121,8 +133,28 @@ class _ThreadValues:
                 for block in region.blocks:
                     self._mark(block.arguments)
 
+    def _store(self, op: ir.Operation, root: ir.Value, differs: bool) -> None:
+        conditions = self.conditions(op)
+        if differs or not all(is_thread_branch(c, self.warp) for c in conditions):
+            self.buffers.add(root)
+        elif conditions:
+            branches = self.ranged.setdefault(root, [])
+            if conditions[-1] not in branches:
+                branches.append(conditions[-1])
+
     def _mark(self, values) -> None:
         self.values.update(values)
+
+
+def _inside(op: ir.Operation, branch: ir.Operation) -> bool:
+    """Whether `op` is nested in `branch`."""
+    parent = op.parent
+    while parent is not None:
+        parent = as_operation(parent)
+        if parent == branch:
+            return True
+        parent = parent.parent
+    return False
 
 
 @register
@@ -138,7 +170,7 @@ class CheckThreadBranches(TilePass):
         target = target_description(module, self.arch, self.name)
         warp = range_warp(target)
         for kernel in kernels(module):
-            thread_values = _ThreadValues(kernel)
+            thread_values = _ThreadValues(kernel, warp)
             for op in walk(kernel):
                 what = TILE_WIDE.get(op.name)
                 if what is None or CP_ASYNC_ATTR in op.attributes:

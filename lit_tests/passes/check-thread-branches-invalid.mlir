@@ -208,3 +208,31 @@ func.func @no_ranges_on_amd(%A: memref<128xf32>) attributes {tile.entry} {
   return
 }
 }
+
+// -----
+
+// The same variable read after the range's branch: threads 0-63 wrote it, the others did not.
+func.func @variable_after_a_range(%A: memref<128xf32>, %Lens: memref<4xindex>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [128] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c64 = arith.constant 64 : index
+    %v = tile.alloc : memref<1xindex, "var">
+    %f = tile.alloc : memref<128xf32, "fragment">
+    memref.store %c0, %v[%c0] : memref<1xindex, "var">
+    %tx = gpu.thread_id x
+    %low = arith.cmpi slt, %tx, %c64 : index
+    scf.if %low {
+      %length = memref.load %Lens[%bx] : memref<4xindex>
+      memref.store %length, %v[%c0] : memref<1xindex, "var">
+    }
+    %bound = memref.load %v[%c0] : memref<1xindex, "var">
+    tile.for %c0 to %bound step %c1 {
+    ^bb0(%k: index):
+      // expected-error @+1 {{T.copy stands under a loop whose bounds differ}}
+      tile.copy %A[%c0] [128] to %f[%c0] [128] : memref<128xf32> to memref<128xf32, "fragment">
+    }
+  }
+  return
+}

@@ -82,3 +82,33 @@ func.func @uniform_conditions(%A: memref<128xf32>, %n: index) attributes {tile.e
   }
   return
 }
+
+// -----
+
+// A variable written in a thread range's branch is the same on that range's threads: a loop
+// there bounded by it runs its tile statements on all of them.
+// CHECK-LABEL: func.func @variable_in_a_range
+// CHECK: tile.for
+// CHECK: tile.copy
+func.func @variable_in_a_range(%A: memref<128xf32>, %Lens: memref<4xindex>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [128] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c64 = arith.constant 64 : index
+    %v = tile.alloc : memref<1xindex, "var">
+    %f = tile.alloc : memref<128xf32, "fragment">
+    %tx = gpu.thread_id x
+    %low = arith.cmpi slt, %tx, %c64 : index
+    scf.if %low {
+      %length = memref.load %Lens[%bx] : memref<4xindex>
+      memref.store %length, %v[%c0] : memref<1xindex, "var">
+      %bound = memref.load %v[%c0] : memref<1xindex, "var">
+      tile.for %c0 to %bound step %c1 {
+      ^bb0(%k: index):
+        tile.copy %A[%c0] [128] to %f[%c0] [128] : memref<128xf32> to memref<128xf32, "fragment">
+      }
+    }
+  }
+  return
+}
