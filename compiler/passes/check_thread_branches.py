@@ -1,11 +1,12 @@
 """check-thread-branches: no tile-wide statement under a condition on the thread index.
 
 A tile-wide statement (T.copy, T.gemm, T.fill / T.clear, T.reduce_*, a T.Parallel loop,
-T.atomic_add of a tile, T.tma_copy, T.alloc_barrier) is shared among the threads of the block:
-each thread computes the elements its layout gives it. Under `if` on a value that differs
-between the block's threads, the threads that skip the branch leave their elements undone, a
-silent wrong result (or a hang, where an mbarrier waits for their bytes). Such a statement is
-an error at its line, naming the condition's line, unless the branch is a thread range
+T.tma_copy, T.alloc_barrier) is shared among the threads of the block: each thread computes the
+elements its layout gives it (an element's T.atomic_add, by contrast, is each thread's own).
+Under `if` on a value that differs between the block's threads, the threads that skip the
+branch leave their elements undone, a silent wrong result (or a hang, where an mbarrier waits
+for their bytes). Such a statement is an error at its line, naming the condition's line, unless
+the branch is a thread range
 (compiler/passes/_thread_range.py: `T.get_thread_binding() < c`, c a multiple of the warp
 size, on NVIDIA targets), whose statements are laid out over the threads that run it.
 
@@ -45,7 +46,6 @@ TILE_WIDE = {
     "tile.fill": "T.fill (T.clear)",
     "tile.reduce": "T.reduce",
     "tile.parallel": "a T.Parallel loop",
-    "tile.atomic_add": "T.atomic_add of a tile",
     "tile.tma_copy": "T.tma_copy",
     "tile.alloc_barrier": "T.alloc_barrier",
 }

@@ -112,3 +112,27 @@ func.func @variable_in_a_range(%A: memref<128xf32>, %Lens: memref<4xindex>) attr
   }
   return
 }
+
+// -----
+
+// An element's atomic add is each thread's own (a histogram, TileLang's topk_selector).
+// CHECK-LABEL: func.func @element_atomic_add
+// CHECK: scf.if
+// CHECK: tile.atomic_add
+func.func @element_atomic_add(%A: memref<128xi32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [128] {
+  ^bb0(%bx: index):
+    %c100 = arith.constant 100 : index
+    %one = arith.constant 1 : i32
+    %histogram = tile.alloc : memref<256xi32, "shared">
+    %tx = gpu.thread_id x
+    %some = arith.cmpi slt, %tx, %c100 : index
+    scf.if %some {
+      %bin = memref.load %A[%tx] : memref<128xi32>
+      %at = arith.index_cast %bin : i32 to index
+      tile.atomic_add %histogram[%at], %one : memref<256xi32, "shared">, i32
+    }
+  }
+  return
+}
