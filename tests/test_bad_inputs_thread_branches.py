@@ -23,6 +23,7 @@ from tilec.errors import CompileError
 THIS_FILE = Path(__file__).resolve()
 GPU_TARGETS = ["cuda:sm_90a", "cuda:sm_80", "hip:gfx942", "vulkan"]
 N = 128
+PAIRS = 100  # the threads that copy a pair of A's elements into a local buffer
 
 
 def check_error(error: CompileError, tag: str, *fragments: str) -> None:
@@ -162,14 +163,16 @@ def test_warp_range_on_nvidia_compiles(arch: str) -> None:
 @functools.cache
 def uniform_conditions():
     """Tile statements under conditions every thread agrees on (the block index; a shared
-    flag thread 0 set before a barrier), and per-thread stores under `tx % 2 == 0`."""
+    flag thread 0 set before a barrier), per-thread stores under `tx % 2 == 0` and per-thread
+    copies into a T.alloc_local buffer under `tx < 100`."""
 
     @T.prim_func
     def main(A: T.Tensor((4, N), "float32"), B: T.Tensor((4, N), "float32"),
-             C: T.Tensor((4, N), "float32")):
+             C: T.Tensor((4, N), "float32"), D: T.Tensor((4, N), "float32")):
         with T.Kernel(4, threads=N) as bx:
             tx = T.get_thread_binding()
             f = T.alloc_fragment((N,), "float32")
+            pair = T.alloc_local((2,), "float32")
             flag = T.alloc_shared((1,), "int32")
             if tx == 0:
                 flag[0] = bx % 2
@@ -186,15 +189,22 @@ def uniform_conditions():
                 C[bx, tx] = A[bx, tx] * 3.0
             else:
                 C[bx, tx] = -A[bx, tx]
+            if tx < PAIRS:  # each thread's own local copy
+                T.copy(A[bx, tx], pair)
+            else:
+                T.clear(pair)
+            D[bx, tx] = pair[0] + pair[1]
     return main
 
 
-def uniform_reference(a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def uniform_reference(a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     rows = torch.arange(4, dtype=a.dtype).unsqueeze(1)
     b = a * torch.where(rows >= 2, 2.0, 1.0) + torch.where(rows % 2 == 1, 1.0, 0.0)
     even = torch.arange(N) % 2 == 0
     c = torch.where(even, a * 3.0, -a)
-    return b, c
+    d = torch.zeros_like(a)
+    d[:, :PAIRS] = a[:, :PAIRS] + a[:, 1:PAIRS + 1]
+    return b, c, d
 
 
 @pytest.mark.parametrize("target", ["cuda:sm_90a", "cuda:sm_80", "hip:gfx942"])
@@ -213,10 +223,8 @@ def test_uniform_conditions_run_on_lavapipe() -> None:
     require_device()
     kernel = tilec.compile(uniform_conditions(), target="vulkan")
     a = torch.randn((4, N), generator=torch.Generator().manual_seed(5))
-    b = torch.full((4, N), float("nan"))
-    c = torch.full((4, N), float("nan"))
-    kernel(a, b, c)
-    expected_b, expected_c = uniform_reference(a.double())
-    assert not b.isnan().any() and not c.isnan().any(), "an element was never written"
-    torch.testing.assert_close(b.double(), expected_b, rtol=1e-6, atol=1e-6)
-    torch.testing.assert_close(c.double(), expected_c, rtol=1e-6, atol=1e-6)
+    outputs = [torch.full((4, N), float("nan")) for _ in range(3)]
+    kernel(a, *outputs)
+    for produced, expected in zip(outputs, uniform_reference(a.double()), strict=True):
+        assert not produced.isnan().any(), "an element was never written"
+        torch.testing.assert_close(produced.double(), expected, rtol=1e-6, atol=1e-6)

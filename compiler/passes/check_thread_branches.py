@@ -2,7 +2,8 @@
 
 A tile-wide statement (T.copy, T.gemm, T.fill / T.clear, T.reduce_*, a T.Parallel loop,
 T.tma_copy, T.alloc_barrier) is shared among the threads of the block: each thread computes the
-elements its layout gives it (an element's T.atomic_add, by contrast, is each thread's own).
+elements its layout gives it (an element's T.atomic_add, and a copy or fill of a T.alloc_local
+buffer, by contrast, are each thread's own).
 Under `if` on a value that differs between the block's threads, the threads that skip the
 branch leave their elements undone, a silent wrong result (or a hang, where an mbarrier waits
 for their bytes). Such a statement is an error at its line, naming the condition's line, unless
@@ -30,7 +31,15 @@ from mlir import ir
 
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._integer_storage import root_of
-from tilec.compiler.passes._ir_walk import LOCATION, as_operation, kernels, op_error, scope, walk
+from tilec.compiler.passes._ir_walk import (
+    LOCATION,
+    as_operation,
+    is_memref,
+    kernels,
+    op_error,
+    scope,
+    walk,
+)
 from tilec.compiler.passes._scheduling import target_description
 from tilec.compiler.passes._thread_range import is_thread_branch, range_warp
 from tilec.compiler.passes._user_sync import CP_ASYNC_ATTR
@@ -173,11 +182,18 @@ class CheckThreadBranches(TilePass):
             thread_values = _ThreadValues(kernel, warp)
             for op in walk(kernel):
                 what = TILE_WIDE.get(op.name)
-                if what is None or CP_ASYNC_ATTR in op.attributes:
+                if what is None or CP_ASYNC_ATTR in op.attributes or _each_thread_own(op):
                     continue
                 for condition in thread_values.conditions(op):
                     if not is_thread_branch(condition, warp):
                         raise _error(op, what, condition, target.name, warp)
+
+
+def _each_thread_own(op: ir.Operation) -> bool:
+    """A copy or fill touching a T.alloc_local / T.alloc_var buffer: each thread does all of it
+    on its own copy (lower-tile-to-gpu), as T.ptx_cp_async's copy is its thread's own."""
+    return op.name in ("tile.copy", "tile.fill") and any(
+        is_memref(value) and scope(value) in ("local", "var") for value in op.operands)
 
 
 def _error(op: ir.Operation, what: str, condition: ir.Operation, target: str,

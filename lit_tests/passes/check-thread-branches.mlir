@@ -136,3 +136,30 @@ func.func @element_atomic_add(%A: memref<128xi32>) attributes {tile.entry} {
   }
   return
 }
+
+// -----
+
+// A copy into, and a fill of, a T.alloc_local buffer: each thread moves all of it on its own
+// copy, so a condition on the thread index is each thread's own business.
+// CHECK-LABEL: func.func @per_thread_local_copies
+// CHECK: scf.if
+// CHECK: tile.copy
+// CHECK: tile.fill
+func.func @per_thread_local_copies(%A: memref<128x8xf32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [128] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c100 = arith.constant 100 : index
+    %zero = arith.constant 0.0 : f32
+    %row = tile.alloc : memref<8xf32, "local">
+    %tx = gpu.thread_id x
+    %some = arith.cmpi slt, %tx, %c100 : index
+    scf.if %some {
+      tile.copy %A[%tx, %c0] [1, 8] to %row[%c0] [8] : memref<128x8xf32> to memref<8xf32, "local">
+    } else {
+      tile.fill %row, %zero : memref<8xf32, "local">, f32
+    }
+  }
+  return
+}

@@ -1,7 +1,8 @@
 """check-thread-branches' accepted forms on the GPU: tile statements under conditions every
-thread agrees on (a block index, a shared flag thread 0 set before a barrier) and per-thread
-stores under `tx % 2 == 0`, against float64, outputs poisoned (NaN) first
-(tests/test_bad_inputs_thread_branches.py runs the same kernel on lavapipe)."""
+thread agrees on (a block index, a shared flag thread 0 set before a barrier), per-thread
+stores under `tx % 2 == 0` and per-thread local copies under `tx < 100`, against float64,
+outputs poisoned (NaN) first (tests/test_bad_inputs_thread_branches.py runs the same kernel on
+lavapipe)."""
 
 from __future__ import annotations
 
@@ -24,12 +25,10 @@ import tilec  # noqa: E402
 def test_uniform_conditions_on_gpu() -> None:
     kernel = tilec.compile(uniform_conditions(), target="cuda")
     a = torch.randn((4, N), generator=torch.Generator().manual_seed(5)).cuda()
-    b = torch.full((4, N), float("nan"), device="cuda")
-    c = torch.full((4, N), float("nan"), device="cuda")
-    kernel(a, b, c)
+    outputs = [torch.full((4, N), float("nan"), device="cuda") for _ in range(3)]
+    kernel(a, *outputs)
     torch.cuda.synchronize()
-    expected_b, expected_c = uniform_reference(a.double().cpu())
-    for produced, expected in ((b, expected_b), (c, expected_c)):
+    for produced, expected in zip(outputs, uniform_reference(a.double().cpu()), strict=True):
         produced = produced.double().cpu()
         assert not produced.isnan().any(), "elements left unwritten"
         torch.testing.assert_close(produced, expected, rtol=1e-6, atol=1e-6)
