@@ -22,12 +22,14 @@ Stages ("tile" is the frontend's IR, added by the driver):
              as a marked store, its buffer as i32 bits where the float add is missing). An
              NVIDIA-only op (TMA, mbarriers, cp.async, T.ws) or more workgroup memory than the
              description allows is an error at the kernel's line
-  spirv      upstream: arith-emulate-unsupported-floats (bf16 arithmetic in f32),
+  spirv      spirv-expand-erf (GLSL.std.450 has no erf); upstream:
+             arith-emulate-unsupported-floats (bf16 arithmetic in f32),
              flatten-memref (every access on a 1-D array), expand-strided-metadata,
              lower-affine, math-expand-ops (exp2, tanh... in terms of what GLSL.std.450
-             has), convert-math-to-spirv, arith-expand; spirv-pack-bfloat16 (bf16 memory as
-             i32 words of two, bf16 values as f32: SPIR-V has no bf16, naga no 16-bit
-             integers; any bf16 or float8 value left is an error at its line);
+             has; not ceil, which it has), convert-math-to-spirv, arith-expand;
+             spirv-pack-bfloat16 (bf16 memory as i32 words of two, bf16 values as f32:
+             SPIR-V has no bf16, naga no 16-bit integers; any bf16 or float8 value left
+             is an error at its line);
              convert-gpu-to-spirv; then
              spirv-lower-float-atomics (the marked stores as OpAtomicFAddEXT, or on bits as
              compare-and-swap loops), spirv-bitcast-infinities (naga and WGSL take no
@@ -49,6 +51,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import subprocess
 import sysconfig
@@ -93,6 +96,17 @@ FLOAT_ATOMIC_ADD = (", AtomicFloat32AddEXT", ", SPV_EXT_shader_atomic_float_add"
 FLOAT_ATOMIC_FAMILIES = ("vulkan",)
 # optional device features (wgpu's names) a kernel needs by the ops it has: launch["features"]
 DEVICE_FEATURES = (("spirv.EXT.AtomicFAdd", "shader-float32-atomic"),)
+# and by the capabilities it declares (spirv-update-vce keeps those its types use): f64 and
+# 64-bit integer values (T.float64 tensors, the CPU suite's float64 decodes) run where wgpu has
+# them, lavapipe included; a device without them refuses the kernel at load, naming the feature
+CAPABILITY_FEATURES = {"Float64": "shader-f64", "Int64": "shader-int64"}
+DECLARED_CAPABILITIES = re.compile(r"#spirv\.vce<v[\d.]+, \[([^\]]*)\]")
+# what math-expand-ops rewrites in terms of GLSL.std.450's instructions: all it knows but ceil,
+# which GLSL.std.450 has and which it would expand through a 64-bit integer (naga takes none)
+MATH_EXPANSIONS = ("sinh", "cosh", "tan", "tanh", "asinh", "acosh", "atanh", "fma", "exp2",
+                   "powf", "fpowi", "round", "roundeven", "rsqrt", "ctlz", "clampf")
+# before them: what no upstream pass lowers to SPIR-V
+MATH_PASSES = ("spirv-expand-erf",)
 SPIRV_PREPARE = ",".join([
     "gpu.module(arith-emulate-unsupported-floats{source-types=bf16 target-type=f32})",
     "gpu.module(flatten-memref)",
@@ -100,7 +114,7 @@ SPIRV_PREPARE = ",".join([
     "lower-affine",
     "canonicalize",
     "cse",
-    "gpu.module(math-expand-ops,convert-math-to-spirv)",
+    f"gpu.module(math-expand-ops{{ops={','.join(MATH_EXPANSIONS)}}},convert-math-to-spirv)",
     "arith-expand",
 ])
 # bf16 as storage: i32 words in memory, f32 values (SPIR-V has no bf16)
@@ -185,6 +199,7 @@ def spirv_stage(passes: tuple[str, ...]) -> Stage:
     spirv.module (what one API's compilers need), then its ABI and capabilities."""
 
     def run(module: ir.Module, options: CompileOptions) -> None:
+        tile_passes("spirv", MATH_PASSES).run(module, options)
         run_pass_pipeline(module, SPIRV_PREPARE, options)
         tile_passes("spirv", BFLOAT16_PASSES).run(module, options)
         _reject_narrow_floats(module, options)
@@ -192,8 +207,8 @@ def spirv_stage(passes: tuple[str, ...]) -> Stage:
         tile_passes("spirv", passes).run(module, options)
         run_pass_pipeline(module, SPIRV_FINISH, options)
 
-    return Stage("spirv", run, ", ".join([SPIRV_PREPARE, *BFLOAT16_PASSES, SPIRV_CONVERT,
-                                          *passes, SPIRV_FINISH]))
+    return Stage("spirv", run, ", ".join([*MATH_PASSES, SPIRV_PREPARE, *BFLOAT16_PASSES,
+                                          SPIRV_CONVERT, *passes, SPIRV_FINISH]))
 
 
 def _reject_narrow_floats(module: ir.Module, options: CompileOptions) -> None:
@@ -260,7 +275,11 @@ class SpirvBinary:
 def serialize(module: ir.Module, options: CompileOptions) -> SpirvBinary:
     """The spirv.module as a SPIR-V binary, validated by spirv-val."""
     text = spirv_module_text(module)
-    options.extra["features"] = [feature for op, feature in DEVICE_FEATURES if op in text]
+    declared = DECLARED_CAPABILITIES.search(text)
+    capabilities = set(declared.group(1).split(", ")) if declared else set()
+    options.extra["features"] = [feature for op, feature in DEVICE_FEATURES if op in text] + [
+        feature for capability, feature in CAPABILITY_FEATURES.items()
+        if capability in capabilities]
     with tempfile.TemporaryDirectory(prefix="tilec-spirv-") as folder:
         source, binary = os.path.join(folder, "kernel.mlir"), os.path.join(folder, "kernel.spv")
         with open(source, "w") as file:

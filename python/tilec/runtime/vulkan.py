@@ -28,7 +28,7 @@ ABI = "tilec-spirv-bindings-v1"
 MAX_WORKGROUPS = 65535  # per grid dimension, Vulkan's and WebGPU's guaranteed minimum
 MAX_ELEMENTS = 2**31 - 1  # the kernels index in 32 bits
 # wgpu features a kernel may use (requested where the adapter has them)
-FEATURES = ("shader-f16", "subgroup", "shader-float32-atomic")
+FEATURES = ("shader-f16", "subgroup", "shader-float32-atomic", "shader-f64", "shader-int64")
 SCALAR_FORMATS = {"int8": "i", "int16": "i", "int32": "i", "uint8": "I", "uint16": "I",
                   "uint32": "I", "bool": "I", "int64": "q", "uint64": "Q", "float32": "f",
                   "float64": "d", "float16": "e"}
