@@ -10,7 +10,8 @@ every bf16 value as the f32 it is exactly:
   threads writing the two halves of one word both land;
 - a per-thread (Function) bf16 array is an f32 array;
 - arith.truncf to bf16 rounds the f32 to the nearest bf16 (ties to even; NaN stays NaN) in
-  integer code, arith.extf from bf16 is the value itself, a bf16 constant the f32 of it, and
+  integer code, arith.extf from bf16 is the value itself, a bf16 constant the f32 of it, a
+  bitcast between i16 and bf16 moves the bits to or from the f32's top half, and
   every other value of type bf16 (scf results, shuffles, selects) has type f32.
 Run it after arith-emulate-unsupported-floats (bf16 arithmetic in f32, rounded by truncf) and
 flatten-memref (every access on a 1-D buffer, views at offset 0), before convert-gpu-to-spirv.
@@ -186,6 +187,22 @@ def _round_to_bf16(value: ir.Value) -> ir.Value:
     return arith.bitcast(f32, arith.select(is_nan, quiet, top))
 
 
+def _widen_bitcast(op: ir.Operation, f32: ir.Type) -> None:
+    """A bitcast between 16 bits and a bf16 value (held as f32): the bits are its f32's top
+    half."""
+    source, result = op.operands[0], op.results[0]
+    i32 = ir.IntegerType.get_signless(32)
+    sixteen = lambda: arith.constant(i32, 16)  # noqa: E731
+    with ir.InsertionPoint(op), op.location:
+        if _is_bf16(result.type):
+            widened = arith.bitcast(f32, arith.shli(arith.extui(i32, source), sixteen()))
+        else:
+            widened = arith.trunci(result.type, arith.shrui(arith.bitcast(i32, source),
+                                                            sixteen()))
+    result.replace_all_uses_with(widened)
+    op.erase()
+
+
 def _widen_values(op: ir.Operation, f32: ir.Type) -> None:
     """bf16 values as f32: conversions, constants, then every other result and block
     argument."""
@@ -203,6 +220,11 @@ def _widen_values(op: ir.Operation, f32: ir.Type) -> None:
             rounded = _round_to_bf16(source)
         results[0].replace_all_uses_with(rounded)
         op.erase()
+        return
+    if op.name == "arith.bitcast" and (_is_bf16(results[0].type) or (
+            op.operands[0].type in (ir.BF16Type.get(), f32)  # a bf16, widened or not yet
+            and results[0].type == ir.IntegerType.get_signless(16))):
+        _widen_bitcast(op, f32)
         return
     if op.name == "arith.constant" and _is_bf16(results[0].type):
         with ir.InsertionPoint(op), op.location:

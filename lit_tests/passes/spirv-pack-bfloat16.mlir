@@ -99,3 +99,30 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A bitcast between i16 and bf16 (a decoded value's bits): the bits are the f32's top half.
+// CHECK-LABEL: gpu.func @bits
+// CHECK: %[[WIDE:.*]] = arith.extui %arg0 : i16 to i32
+// CHECK: %[[SIXTEEN:.*]] = arith.constant 16 : i32
+// CHECK: %[[TOP:.*]] = arith.shli %[[WIDE]], %[[SIXTEEN]] : i32
+// CHECK: %[[VALUE:.*]] = arith.bitcast %[[TOP]] : i32 to f32
+// CHECK: %[[SUM:.*]] = arith.addf %[[VALUE]], %[[VALUE]] : f32
+// CHECK: %[[BITS:.*]] = arith.bitcast %[[SUM]] : f32 to i32
+// CHECK: %[[HIGH:.*]] = arith.shrui %[[BITS]], %{{.*}} : i32
+// CHECK: %[[HALF:.*]] = arith.trunci %[[HIGH]] : i32 to i16
+// CHECK: memref.store %[[HALF]], %arg1[%{{.*}}] : memref<4xi16, #spirv.storage_class<StorageBuffer>>
+// CHECK-NOT: bf16
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @bits(%x: i16, %out: memref<4xi16, #spirv.storage_class<StorageBuffer>>) kernel {
+      %c0 = arith.constant 0 : index
+      %value = arith.bitcast %x : i16 to bf16
+      %sum = arith.addf %value, %value : bf16
+      %bits = arith.bitcast %sum : bf16 to i16
+      memref.store %bits, %out[%c0] : memref<4xi16, #spirv.storage_class<StorageBuffer>>
+      gpu.return
+    }
+  }
+}
