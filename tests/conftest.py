@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
 
@@ -14,6 +16,16 @@ def _private_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> None:
     patcher.delenv("TILEC_DISABLE_CACHE", raising=False)
     yield
     patcher.undo()
+
+
+SUITE_TARGET_VARIABLE = "TILEC_SUITE_TARGET"
+
+
+def suite_target() -> str:
+    """The target the CPU suite's modules compile for when imported: "cpu", or what
+    TILEC_SUITE_TARGET names (tests/test_spirv_cpu_suite.py imports them again for vulkan and
+    webgpu; `TILEC_SUITE_TARGET=vulkan pytest tests/test_numerics_cpu.py` runs one)."""
+    return os.environ.get(SUITE_TARGET_VARIABLE) or "cpu"
 
 
 @pytest.fixture

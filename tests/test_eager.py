@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import assert_close, poisoned, randn
+from conftest import assert_close, poisoned, randn, suite_target
 
 import tilec
 import tilec.language as T
 
-TARGET = "cpu"
+TARGET = suite_target()
 
 
 @pytest.fixture(autouse=True)

@@ -12,12 +12,13 @@ from pathlib import Path
 import error_tags
 import pytest
 import torch
+from conftest import suite_target
 
 import tilec
 import tilec.language as T
 from tilec.errors import LaunchError, TilecError
 
-TARGET = "cpu"
+TARGET = suite_target()
 THIS_FILE = Path(__file__).resolve()
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import randn
+from conftest import randn, suite_target
 
 import tilec
 import tilec.language as T
@@ -22,7 +22,7 @@ from tilec.errors import TilecError
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "quantized"))
 from gemv import field_pairs, gemv_uint_half2, meta_weights, pair_sum  # noqa: E402
 
-TARGET = "cpu"
+TARGET = suite_target()
 
 
 @tilec.jit(target=TARGET)

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import assert_close, poisoned, randn
+from conftest import assert_close, poisoned, randn, suite_target
 
 import tilec
 import tilec.language as T
@@ -20,7 +20,7 @@ import tilec.language as T
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 from quickstart import matmul as quickstart_matmul  # noqa: E402
 
-TARGET = "cpu"
+TARGET = suite_target()
 TORCH_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}
 
 

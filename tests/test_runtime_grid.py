@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from conftest import poisoned, randn
+from conftest import poisoned, randn, suite_target
 
 import tilec
 import tilec.language as T
@@ -18,7 +18,7 @@ from tilec.errors import TilecError
 from tilec.runtime import launch_grid
 from tilec.runtime.cuda import build_packer
 
-TARGET = "cpu"
+TARGET = suite_target()
 
 
 def varlen_row_copy(total, dim, batch, block_M=4):

@@ -13,13 +13,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from conftest import poisoned, randn
+from conftest import poisoned, randn, suite_target
 
 import tilec
 import tilec.language as T
 from tilec.compiler.targets.cuda import ptxas_path
 
-TARGET = "cpu"
+TARGET = suite_target()
 
 
 def grouped_rows_scale(rows, cols, groups, block_M=8):

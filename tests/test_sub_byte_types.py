@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import randn
+from conftest import randn, suite_target
 
 import tilec
 import tilec.language as T
@@ -31,7 +31,7 @@ from gemv import (  # noqa: E402
     weights,
 )
 
-TARGET = "cpu"
+TARGET = suite_target()
 FP4_VALUES = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]
 FP4_TABLE = torch.tensor(FP4_VALUES + [-v for v in FP4_VALUES])
 # dtype -> (bits, smallest and largest value of its integers); fp4: its codes
