@@ -3,7 +3,7 @@ tile.read_in_place, compiler/passes/_wgmma.py): a slice's own tile is the larger
 from the slice's first column box on, element for element; TileLang's MLA layout (Q K^T over
 512 + 64 columns, P V on the KV tile read transposed) runs on the CPU target against float64,
 and on sm_90a its slices take no shared memory of their own and its PTX assembles (ptxas).
-The GPU suite runs the same kernel (tests/gpu/test_wgmma_slices.py)."""
+The GPU suite runs the same kernel (tests/gpu/test_wgmma_slices_gpu.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """GEMMs written with TileLang's hand-written MMA emitter (TensorCoreIntrinEmitter: per-warp
 ldmatrix_a / ldmatrix_b / mma / stmatrix over T.alloc_local buffers), in TileLang's syntax as
 gemm/example_gemm_intrinsics.py writes them: shared by the CPU tests (tests/test_mma_emitter.py)
-and the GPU suite (tests/gpu/test_mma_emitter.py)."""
+and the GPU suite (tests/gpu/test_mma_emitter_gpu.py)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ and one KV tile, then P V with V the KV tile's first 512 columns read transposed
 256-column halves of an unrolled loop. On sm_90a each slice on a 64-column boundary is read in
 place (plan-wgmma-gemms' tile.read_in_place); `shift` moves the scores' first two slices 32
 columns in (off the boundary), where they keep copies of their own. tests/test_wgmma_slices.py
-runs it on the CPU target and checks its CUDA code, tests/gpu/test_wgmma_slices.py runs it on
+runs it on the CPU target and checks its CUDA code, tests/gpu/test_wgmma_slices_gpu.py runs it on
 the GPU, both against `reference`. `sliced_gemm` reads the two 64-column halves of a
 T.Pipelined loop's tiles in place: its slices are views of the loop's cp.async slots.
 """
