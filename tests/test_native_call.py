@@ -4,6 +4,7 @@ hands every other call to the Python call, which raises the error naming the arg
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import time
 import weakref
@@ -21,7 +22,7 @@ native = pytest.importorskip("tilec.runtime._launcher_torch",
                              reason="the native call is built against this torch")
 
 
-def add_kernel(block: int = 64):
+def add_kernel(block: int = 64, target: str = "cpu"):
     N = T.dynamic("N")
 
     @T.prim_func
@@ -32,7 +33,7 @@ def add_kernel(block: int = 64):
                 if bx * block + i < N:
                     C[bx * block + i] = A[bx * block + i] + B[bx * block + i]
 
-    return fresh(tilec.compile(add, out_idx=[-1], target="cpu"))
+    return fresh(tilec.compile(add, out_idx=[-1], target=target))
 
 
 def scale_rows_kernel(M: int = 32, N: int = 48):
@@ -190,3 +191,31 @@ def test_the_native_call_costs_less_than_the_python_call(monkeypatch,
             best = min(best, (time.perf_counter() - began) / 2000)
         timings[setting] = best
     assert timings["1"] < timings["0"], timings
+
+
+def test_on_by_default_for_cpu_and_cuda(monkeypatch) -> None:
+    monkeypatch.delenv("TILEC_NATIVE_CALL", raising=False)
+    assert fastcall.enabled("cpu") and fastcall.enabled("cuda")
+    assert not fastcall.enabled("mps")
+    monkeypatch.setenv("TILEC_NATIVE_CALL", "0")
+    assert not fastcall.enabled("cpu") and not fastcall.enabled("cuda")
+
+
+def test_a_rocm_device_named_cuda_takes_the_python_call(monkeypatch) -> None:
+    """torch calls a ROCm GPU "cuda": an HSACO kernel there must not reach cuLaunchKernel,
+    even though its HIP launcher has a kernel_for whose kernels hold a function handle."""
+    monkeypatch.delenv("TILEC_NATIVE_CALL", raising=False)
+    from tilec.jit import stored_shape, torch_dtype
+
+    artifact = add_kernel(target="cuda:sm_90a").artifact
+    hsaco = dataclasses.replace(artifact, binary_kind="hsaco")
+
+    class HipLauncher:
+        @staticmethod
+        def kernel_for(device: int) -> object:
+            raise AssertionError("the native call asked a HIP launcher for its kernel")
+
+    plans = [(n, stored_shape(p), torch_dtype(p.dtype), True)
+             for n, p in enumerate(artifact.params)]
+    assert fastcall.native_call(hsaco, HipLauncher(), plans[:2], plans[2:],
+                                torch.device("cuda", 0), print, LaunchError) is None

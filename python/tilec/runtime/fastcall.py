@@ -9,9 +9,10 @@ exactly the same calls.
 
 A kernel takes the Python call instead when the native module is absent (built against the
 torch it runs with: launcher/CMakeLists.txt), when TILEC_NATIVE_CALL=0, or when its launch
-needs Python: scalar parameters, TMA maps, derived sizes, several kernels in turn. On CUDA the
-native call is an opt-in, TILEC_NATIVE_CALL=1, until a GPU run has checked it (the CPU
-target's, which tests/test_native_call.py checks, is on by default).
+needs Python: scalar parameters, TMA maps, derived sizes, several kernels in turn. It is the
+default on the CPU target (tests/test_native_call.py) and on CUDA (tests/gpu/
+test_native_call_gpu.py runs the CUDA suite's kernels through it; the rest of the GPU suite
+calls kernels through whichever call is the default).
 """
 
 from __future__ import annotations
@@ -28,15 +29,16 @@ CONST, SYMBOL, ADD, SUB, MUL, FLOOR_DIV, MOD, NEG = range(8)
 BINARY = {ast.Add: ADD, ast.Sub: SUB, ast.Mult: MUL, ast.FloorDiv: FLOOR_DIV, ast.Mod: MOD}
 # launch slot kinds
 POINTER, CONSTANT, SYMBOL_VALUE = range(3)
+CUDA_BINARIES = ("cubin", "ptx")
 
 # (position among the parameters, stored shape, torch dtype, returned to the caller)
 TensorPlan = tuple[int, Sequence[int | str], Any, bool]
 
 
 def enabled(device_type: str) -> bool:
-    """TILEC_NATIVE_CALL: "0" off, "1" on; unset: on for the CPU target only."""
-    setting = os.environ.get("TILEC_NATIVE_CALL")
-    return setting == "1" or (setting is None and device_type == "cpu")
+    """TILEC_NATIVE_CALL: "0" off; otherwise on for the CPU and CUDA devices (the module
+    checks and allocates torch tensors of those two only)."""
+    return os.environ.get("TILEC_NATIVE_CALL") != "0" and device_type in ("cpu", "cuda")
 
 
 def grid_program(size: int | str, symbols: dict[str, int]) -> list[int] | None:
@@ -138,7 +140,9 @@ def native_call(artifact: Artifact, launcher: Callable[[list, dict], None],
                                     launch=launcher)
     kernel_for = getattr(launcher, "kernel_for", None)
     slots = _slots(artifact, symbols)
-    if device.type != "cuda" or kernel_for is None or slots is None:
+    # torch names a ROCm GPU "cuda" too: only a CUDA binary launches through cuLaunchKernel
+    if device.type != "cuda" or artifact.binary_kind not in CUDA_BINARIES \
+            or kernel_for is None or slots is None:
         return None
     kernel = kernel_for(device.index)
     if not hasattr(kernel, "function"):  # the cuda-bindings launcher
