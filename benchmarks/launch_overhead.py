@@ -6,11 +6,19 @@ installed, and torch ops, in one process, on a tiny 3-tensor kernel.
     python benchmarks/launch_overhead.py --artifacts DIR [--out results.json]
 
 DIR holds `vector_add_float32` as tests/gpu/build_artifacts.py writes it (C = A + B, three
-tensor arguments; the kernel call allocates C, as `torch.add(a, b)` does). Each figure is the
-median over 21 rounds of the mean host time of 400 back-to-back launches, the GPU drained
-between rounds: fewer launches than the driver's queue holds, so the host's cost is timed, not
-the GPU's rate of running tiny kernels. The native call is timed with TILEC_NATIVE_CALL=1 (on
-CUDA it is an opt-in), the Python call with TILEC_NATIVE_CALL=0.
+tensor arguments; the kernel call allocates C, as `torch.add(a, b)` does).
+
+Host time is what the calling thread spends per call, not the GPU's rate of running tiny
+kernels: a loop of back-to-back calls measures the latter as soon as the kernel runs longer
+on the GPU than a launch takes on the host (the launch queue fills and each launch waits for a
+free slot). So each round first holds the GPU with a sleep kernel (`torch.cuda._sleep`, long
+enough for the whole round), then issues 64 calls behind it, far fewer than the driver's launch
+queue holds: every call only enqueues, and nothing it times waits for the GPU. A figure is the
+median over 31 rounds of the mean per call: wall time (`*_us`) and the thread's CPU time
+(`cpu_us`, time.thread_time). `tilec_launch_only_us` is the driver's own floor on this host
+(cuLaunchKernel with its arguments packed beforehand). For comparison, `back_to_back_us` holds
+the old figure of a few paths: 400 calls in a row on an idle GPU, drained between rounds. The
+native call is the default on CUDA; the Python call is timed with TILEC_NATIVE_CALL=0.
 
 Where the native call's time goes: `tilec_launch_only_us` is cuLaunchKernel through the
 nanobind launcher with its arguments packed beforehand, `tilec_native_call_no_output_us` the
@@ -36,22 +44,50 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
 
-CALLS = 400
-ROUNDS = 21
+CALLS = 64  # per round: far below the launch queue's depth
+ROUNDS = 31
 ELEMENTS = 1024
+SLEEP_CYCLES_PER_CALL = 100_000  # about 50 µs of GPU sleep per call: the round never drains it
+BACK_TO_BACK_CALLS = 400
+
+CPU_TIMES: dict[str, float] = {}  # per figure: the thread's CPU microseconds per call
 
 
-def per_call_us(launch) -> float:
-    """Median over rounds of the mean host microseconds per launch."""
-    for _ in range(200):
+def per_call_us(launch, name: str | None = None) -> float:
+    """Median over rounds of the mean host microseconds per call, the GPU held busy by a sleep
+    kernel queued before each round; with `name`, the CPU time per call goes to CPU_TIMES."""
+    for _ in range(100):
         launch()
     torch.cuda.synchronize()
-    rounds = []
+    walls, cpus = [], []
     for _ in range(ROUNDS):
-        began = time.perf_counter()
+        torch.cuda._sleep(SLEEP_CYCLES_PER_CALL * CALLS)
+        began, began_cpu = time.perf_counter(), time.thread_time()
         for _ in range(CALLS):
             launch()
-        rounds.append((time.perf_counter() - began) / CALLS * 1e6)
+        cpus.append((time.thread_time() - began_cpu) / CALLS * 1e6)
+        walls.append((time.perf_counter() - began) / CALLS * 1e6)
+        torch.cuda.synchronize()
+    if name is not None:
+        CPU_TIMES[name] = statistics.median(cpus)
+    return statistics.median(walls)
+
+
+def measure(results: dict, key: str, launch) -> None:
+    """results[key]: the host time per call of `launch`; its CPU time goes to CPU_TIMES."""
+    results[key] = per_call_us(launch, key)
+
+
+def back_to_back_us(launch) -> float:
+    """The old figure: median over rounds of the mean time of 400 calls in a row on an idle
+    GPU (bounded by the GPU's rate when the kernel outlasts the launch)."""
+    torch.cuda.synchronize()
+    rounds = []
+    for _ in range(11):
+        began = time.perf_counter()
+        for _ in range(BACK_TO_BACK_CALLS):
+            launch()
+        rounds.append((time.perf_counter() - began) / BACK_TO_BACK_CALLS * 1e6)
         torch.cuda.synchronize()
     return statistics.median(rounds)
 
@@ -97,7 +133,7 @@ def tilelang_call(a: torch.Tensor, b: torch.Tensor) -> tuple[float, str]:
 
     kernel = add(a.numel())
     assert torch.equal(kernel(a, b), a + b), "TileLang's kernel computed a wrong sum"
-    return per_call_us(lambda: kernel(a, b)), tilelang.__version__
+    return per_call_us(lambda: kernel(a, b), "tilelang_kernel_call_us"), tilelang.__version__
 
 
 def checked_launch(artifact, launcher, device):
@@ -135,59 +171,63 @@ def main() -> None:
         native([a, b, c], symbols)
         torch.cuda.synchronize()
         assert torch.equal(c, a + b), "tilec's kernel computed a wrong sum"
-        results["tilec_native_launcher_us"] = per_call_us(lambda: native([a, b, c], symbols))
+        measure(results, "tilec_native_launcher_us", lambda: native([a, b, c], symbols))
         values, grid = cuda.build_packer(artifact)([a, b, c], symbols)
         loaded, stream = native.kernel_for(a.get_device()), torch.cuda.current_stream().cuda_stream
-        results["tilec_launch_only_us"] = per_call_us(
-            lambda: loaded.launch(values, *grid, stream))
+        measure(results, "tilec_launch_only_us", lambda: loaded.launch(values, *grid, stream))
     try:
         bindings = cuda.load(artifact, native=False)
-        results["tilec_cuda_bindings_launcher_us"] = per_call_us(
-            lambda: bindings([a, b, c], symbols))
+        measure(results, "tilec_cuda_bindings_launcher_us", lambda: bindings([a, b, c], symbols))
     except Exception as error:  # noqa: BLE001 - report the missing path, keep measuring
         results["tilec_cuda_bindings_error"] = str(error)
     for setting, key in (("1", "tilec_kernel_call_us"), ("0", "tilec_python_call_us")):
         os.environ["TILEC_NATIVE_CALL"] = setting
         kernel = JITKernel(artifact, (__file__, 0))
         assert torch.equal(kernel(a, b), a + b), "tilec's kernel call computed a wrong sum"
-        results[key] = per_call_us(lambda kernel=kernel: kernel(a, b))
+        measure(results, key, lambda kernel=kernel: kernel(a, b))
         if setting == "1":
             native_kernel = kernel
             results["tilec_kernel_call_native"] = type(kernel._call).__name__ == "Call"
             native_call = kernel._call  # the same call without the kernel object's frame
-            results["tilec_native_call_direct_us"] = per_call_us(
-                lambda call=native_call: call(a, b))
+            measure(results, "tilec_native_call_direct_us", lambda call=native_call: call(a, b))
             no_output = checked_launch(artifact, kernel.launcher, a.device)
             try:
                 no_output(a, b, c)
-                results["tilec_native_call_no_output_us"] = per_call_us(
-                    lambda call=no_output: call(a, b, c))
+                measure(results, "tilec_native_call_no_output_us",
+                        lambda call=no_output: call(a, b, c))
             except Exception as error:  # noqa: BLE001 - report it, keep measuring
                 results["tilec_native_call_no_output_error"] = repr(error)
     os.environ.pop("TILEC_NATIVE_CALL")
+    default = JITKernel(artifact, (__file__, 0))
+    results["tilec_default_call_native"] = type(default._call).__name__ == "Call"
+    back_to_back = {"tilec_kernel_call_us": back_to_back_us(lambda: native_kernel(a, b)),
+                    "torch_add_us": back_to_back_us(lambda: torch.add(a, b))}
+    if cuda.native_available():
+        back_to_back["tilec_launch_only_us"] = back_to_back_us(
+            lambda: loaded.launch(values, *grid, stream))
     triton_version = None
     try:
         launch, triton_version = triton_launch(a, b, c)
-        results["triton_launch_us"] = per_call_us(launch)
+        measure(results, "triton_launch_us", launch)
+        back_to_back["triton_launch_us"] = back_to_back_us(launch)
     except Exception as error:  # noqa: BLE001
         results["triton_error"] = str(error)
     try:
         results["tilelang_kernel_call_us"], tilelang_version = tilelang_call(a, b)
     except ImportError:
         tilelang_version = None
-    results["torch_add_out_us"] = per_call_us(lambda: torch.add(a, b, out=c))
-    results["torch_add_us"] = per_call_us(lambda: torch.add(a, b))
-    results["torch_empty_us"] = per_call_us(lambda: torch.empty(ELEMENTS, device="cuda"))
+    measure(results, "torch_add_out_us", lambda: torch.add(a, b, out=c))
+    measure(results, "torch_add_us", lambda: torch.add(a, b))
+    measure(results, "torch_empty_us", lambda: torch.empty(ELEMENTS, device="cuda"))
     side = torch.cuda.Stream()  # a created stream: not the legacy default stream
     try:
         with torch.cuda.stream(side):
             assert torch.equal(native_kernel(a, b), a + b), "the call on a side stream is wrong"
-            results["tilec_kernel_call_side_stream_us"] = per_call_us(
-                lambda: native_kernel(a, b))
+            measure(results, "tilec_kernel_call_side_stream_us", lambda: native_kernel(a, b))
             if cuda.native_available():
-                results["tilec_launch_only_side_stream_us"] = per_call_us(
-                    lambda: loaded.launch(values, *grid, side.cuda_stream))
-            results["torch_add_side_stream_us"] = per_call_us(lambda: torch.add(a, b))
+                measure(results, "tilec_launch_only_side_stream_us",
+                        lambda: loaded.launch(values, *grid, side.cuda_stream))
+            measure(results, "torch_add_side_stream_us", lambda: torch.add(a, b))
     except Exception as error:  # noqa: BLE001 - report it, keep the other figures
         results["side_stream_error"] = repr(error)
 
@@ -202,13 +242,20 @@ def main() -> None:
         "calls_per_round": CALLS,
         "rounds": ROUNDS,
         "elements": ELEMENTS,
+        "method": "host time per call: calls queued behind a GPU sleep kernel (wall and the "
+                  "thread's CPU time), median of rounds",
+        "driver_floor_us": results.get("tilec_launch_only_us"),
         "results": results,
+        "cpu_us": CPU_TIMES,
+        "back_to_back_us": back_to_back,
     }
     print(json.dumps(report, indent=1))
-    print(f"{'path':36s} {'us/launch':>10s}")
+    print(f"{'path':36s} {'wall us':>8s} {'cpu us':>8s} {'back-to-back':>13s}")
     for key, value in results.items():
         if isinstance(value, float):
-            print(f"{key:36s} {value:10.2f}")
+            old = back_to_back.get(key)
+            print(f"{key:36s} {value:8.2f} {CPU_TIMES.get(key, float('nan')):8.2f} "
+                  f"{'' if old is None else f'{old:13.2f}'}")
     if options.out:
         options.out.write_text(json.dumps(report, indent=1))
 
