@@ -60,7 +60,7 @@ from tilec.compiler.passes._fragment_layout import default_layout, op_layout, se
 from tilec.compiler.passes._ir_walk import as_operation, op_error, scope, walk
 from tilec.compiler.passes._scalar import bit_width, index, zero
 from tilec.compiler.passes._scheduling import ARCH_ATTR
-from tilec.compiler.passes._wgmma import SharedOperandLayout
+from tilec.compiler.passes._wgmma import SharedOperandLayout, StackedOperandLayout
 from tilec.compiler.passes.lower_sub_byte_types import multiple_of
 from tilec.compiler.targets.description import DEFAULT_CUDA_ARCH, TargetDescription, describe
 
@@ -268,8 +268,9 @@ def _tma_copy(lowering: KernelLowering, op: ir.Operation) -> None:
 
 
 def _tma_copy_to_operand_tile(lowering: KernelLowering, op: ir.Operation,
-                              layout: SharedOperandLayout, src_dims: list[int],
-                              dst_dims: list[int], extents: list[int], element: ir.Type) -> None:
+                              layout: SharedOperandLayout | StackedOperandLayout,
+                              src_dims: list[int], dst_dims: list[int], extents: list[int],
+                              element: ir.Type) -> None:
     """T.tma_copy into a wgmma operand tile (swizzled, A's rows reordered: compiler/passes/
     _wgmma.py): its 16-byte chunks stay whole, so each is one bulk copy to where the layout
     puts it (element by element where it leaves the tensor or is misaligned, then fenced for
@@ -280,8 +281,9 @@ def _tma_copy_to_operand_tile(lowering: KernelLowering, op: ir.Operation,
     width = bit_width(element) // 8
     chunk = BULK_ALIGN // width  # elements of one 16-byte chunk
     # a column known only as a multiple of the chunk (an unrolled `j * k_tile`) will do
-    if len(dst_dims) != 2 or dst_dims != [0, 1] or extents[-1] % chunk or \
-            len(dst_offsets) != 2 or not multiple_of(dst_offsets[1], chunk):
+    rank = len(dst_offsets)  # 3: one stage of a stage buffer (StackedOperandLayout)
+    if len(dst_dims) != 2 or dst_dims != [rank - 2, rank - 1] or extents[-1] % chunk or \
+            rank not in (2, 3) or not multiple_of(dst_offsets[-1], chunk):
         raise op_error(op, "T.tma_copy into a wgmma operand tile copies a 2-d box whose "
                            "columns start and end on 16-byte boundaries")
     rows, chunks = extents[0], extents[1] // chunk
@@ -301,7 +303,7 @@ def _tma_copy_to_operand_tile(lowering: KernelLowering, op: ir.Operation,
             for step in range(chunk):
                 src_index = src_at[:-1] + [arith.addi(src_at[-1], index(step))]
                 value = _load_or_zero(src, src_index, element)
-                target = layout.element_index(dst_at[0], arith.addi(dst_at[1], index(step)))
+                target = layout.element_index(*dst_at[:-1], arith.addi(dst_at[-1], index(step)))
                 memref.store(value, dst, [target])
             nvvm.FenceProxyOp(nvvm.ProxyKind.async_shared, space=nvvm.SharedSpace.shared_cta)
             scf.YieldOp([])

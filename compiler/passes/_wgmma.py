@@ -33,7 +33,10 @@ and gives the larger tile the same layout: its boxes from the slice's first colu
 slice's tile byte for byte, so the copy moves nothing and the gemm's descriptors start
 `column / columns * box_bytes` bytes into the larger tile (`read_in_place`). One 128-byte
 span tile is the same bytes whether a gemm reads it K-major or MN-major (transposed), so
-both may read it; each gemm's orientation comes from its own transpose flags.
+both may read it; each gemm's orientation comes from its own transpose flags. A slice of
+one stage of a 3-d stage buffer (`KV_shared[stage, :, 256:]`) is read alike: the buffer's
+stages are each one such tile (`StackedOperandLayout`), and the view starts a further
+stage * stage bytes in.
 
 A may instead be a fragment (`tile.wgmma`'s a_registers): it is laid out as wgmma's A
 operand (`operand_a_layout`, rows as the accumulator's), and each instruction takes its four
@@ -241,10 +244,11 @@ class SharedOperandLayout:
 
     @classmethod
     def of(cls, alloc: ir.Operation) -> SharedOperandLayout | None:
+        """The layout recorded on a 2-d tile (a 3-d buffer's is a StackedOperandLayout)."""
         fields = read_decision(alloc, SHARED_LAYOUT_ATTR)
-        if fields is None:
-            return None
         type_ = ir.MemRefType(alloc.results[0].type)
+        if fields is None or type_.rank != 2:
+            return None
         rows, cols = type_.shape
         element_bytes = max(1, type_.element_type.width // 8)
         return cls((rows, cols), element_bytes, bool(fields["k_major"]), int(fields["span"]),
@@ -277,6 +281,60 @@ class SharedOperandLayout:
         phase = arith.andi(arith.shrui(linear, index(7 - shift)),
                            index(self.span // CHUNK_BYTES - 1))
         return arith.xori(linear, arith.shli(phase, index(_log2(CHUNK_BYTES) - shift)))
+
+
+@dataclass(frozen=True)
+class StackedOperandLayout:
+    """A 3-d shared buffer (stages x rows x columns, TileLang's `KV_shared[stage, :, :]`) whose
+    every stage is one operand tile laid out as `tile`, stage s from byte s * tile.bytes on:
+    gemms read column slices of one stage in place (plan-wgmma-gemms). Its records are
+    `tile.shared_layout`'s fields on the 3-d alloc; a stage is a whole number of 1 KiB swizzle
+    patterns, so every stage's XOR pattern starts where the stage does."""
+
+    stages: int
+    tile: SharedOperandLayout
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        return (self.stages, *self.tile.shape)
+
+    @property
+    def bytes(self) -> int:
+        return self.stages * self.tile.bytes
+
+    @property
+    def stage_bytes(self) -> int:
+        return self.tile.bytes
+
+    @staticmethod
+    def fits(tile: SharedOperandLayout) -> bool:
+        """Whether stages of `tile` can be stacked: each a whole number of swizzle patterns."""
+        return not tile.warpgroups and tile.bytes % SWIZZLE_ATOM_BYTES == 0
+
+    def element_index(self, stage: ir.Value, row: ir.Value, column: ir.Value) -> ir.Value:
+        """The element offset of (stage, row, column) from the buffer's start."""
+        per_stage = self.tile.bytes // self.tile.element_bytes
+        return arith.addi(arith.muli(stage, index(per_stage)),
+                          self.tile.element_index(row, column))
+
+    def to_attr(self, context: ir.Context) -> ir.Attribute:
+        return self.tile.to_attr(context)
+
+    @classmethod
+    def of(cls, alloc: ir.Operation) -> StackedOperandLayout | None:
+        fields = read_decision(alloc, SHARED_LAYOUT_ATTR)
+        type_ = ir.MemRefType(alloc.results[0].type)
+        if fields is None or type_.rank != 3:
+            return None
+        stages, rows, cols = type_.shape
+        element_bytes = max(1, type_.element_type.width // 8)
+        return cls(stages, SharedOperandLayout((rows, cols), element_bytes,
+                                               bool(fields["k_major"]), int(fields["span"])))
+
+
+def operand_layout_of(alloc: ir.Operation) -> SharedOperandLayout | StackedOperandLayout | None:
+    """The operand layout recorded on a shared tile (2-d) or stage buffer (3-d), if any."""
+    return SharedOperandLayout.of(alloc) or StackedOperandLayout.of(alloc)
 
 
 def warpgroup_index(tid: ir.Value) -> ir.Value:
@@ -387,6 +445,9 @@ def read_in_place(lowering: KernelLowering, op: ir.Operation) -> None:
     base = memref.ExtractAlignedPointerAsIndexOp(lowering.smem).result
     start = arith.subi(memref.ExtractAlignedPointerAsIndexOp(src).result, base)
     start = arith.addi(start, arith.muli(box, index(int(fields["box_bytes"]))))
+    source_layout = lowering.shared_layouts[src][0]
+    if isinstance(source_layout, StackedOperandLayout):  # one stage of a 3-d buffer
+        start = arith.addi(start, arith.muli(src_offsets[0], index(source_layout.stage_bytes)))
     view = memref.ViewOp(dst.type, lowering.smem, start, []).result
     lowering.shared_layouts[view] = (lowering.shared_layouts[dst][0],
                                      lowering.shared_layouts[src][1])

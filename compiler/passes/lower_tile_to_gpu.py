@@ -126,7 +126,9 @@ from tilec.compiler.passes._wgmma import (
     SWIZZLE_ATOM_BYTES,
     WGMMA_ATTR,
     SharedOperandLayout,
+    StackedOperandLayout,
     lower_wgmma,
+    operand_layout_of,
     read_in_place,
 )
 from tilec.compiler.passes.lower_sub_byte_types import multiple_of
@@ -333,8 +335,8 @@ class KernelLowering:
         self.rings: dict[ir.Value, Ring] = {}
         # wgmma operand tiles (compiler/passes/_wgmma.py): view -> (layout, fenced for wgmma
         # by the cp.async pipeline filling it)
-        self.shared_layouts: dict[ir.Value, tuple[SharedOperandLayout | TransposedTile,
-                                                  bool]] = {}
+        self.shared_layouts: dict[ir.Value, tuple[
+            SharedOperandLayout | StackedOperandLayout | TransposedTile, bool]] = {}
         self.swizzle_base: ir.Value | None = None
         self.overlapped_gemm: ir.Operation | None = None  # its pipeline waits for its wgmma
         # a fragment A a tile.a_step_loads copy fills: its gemm emits the loads per K step
@@ -622,7 +624,7 @@ class KernelLowering:
             kind = scope(old)
             with op.location, ir.InsertionPoint(self.ret):
                 stages = self.ring_stages(old) if kind == "shared" else 0
-                operand = SharedOperandLayout.of(op) if kind == "shared" else None
+                operand = operand_layout_of(op) if kind == "shared" else None
                 offset = ir.IntegerAttr(op.attributes[OFFSET_ATTR]).value if (
                     kind == "shared" and not self.logical) else 0
                 if self.logical and kind == "shared" and (operand is not None or stages):
@@ -732,11 +734,11 @@ class KernelLowering:
             plan.buffers = [placeholder if buffer == old else buffer for buffer in plan.buffers]
         return placeholder
 
-    def operand_tile(self, old: ir.Value, layout: SharedOperandLayout, type_: ir.MemRefType,
-                     stages: int, offset: int) -> ir.Value:
-        """A wgmma operand tile: a flat view (or ring of them) at the arena's `offset`, a 1 KiB
-        boundary of the shared window, where its swizzle pattern starts; accesses go through
-        its layout."""
+    def operand_tile(self, old: ir.Value, layout: SharedOperandLayout | StackedOperandLayout,
+                     type_: ir.MemRefType, stages: int, offset: int) -> ir.Value:
+        """A wgmma operand tile (or a stage buffer of them): a flat view (or ring of them) at
+        the arena's `offset`, a 1 KiB boundary of the shared window, where its swizzle pattern
+        starts; accesses go through its layout."""
         slot_bytes = -(-layout.bytes // SWIZZLE_ATOM_BYTES) * SWIZZLE_ATOM_BYTES
         view_type = ir.MemRefType.get([math.prod(type_.shape)], type_.element_type,
                                       memory_space=ir.Attribute.parse(WORKGROUP))

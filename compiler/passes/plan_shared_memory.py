@@ -58,7 +58,7 @@ from tilec.compiler.passes._tma_ring import LOAD_ATTR, TmaRing
 from tilec.compiler.passes._wgmma import (
     IN_PLACE_ATTR,
     SWIZZLE_ATOM_BYTES,
-    SharedOperandLayout,
+    operand_layout_of,
     slice_source,
 )
 
@@ -114,7 +114,7 @@ def footprint(alloc: ir.Operation, rings: list[tuple[ir.Value, int]]) -> Footpri
     if not type_.has_static_shape:
         raise op_error(alloc, "a shared buffer needs a shape known at compile time")
     stages = next((count for known, count in rings if known == buffer), 0)
-    operand = SharedOperandLayout.of(alloc)
+    operand = operand_layout_of(alloc)
     if operand is not None:
         return Footprint(round_up(operand.bytes, SWIZZLE_ATOM_BYTES), stages, SWIZZLE_ATOM_BYTES)
     size = math.prod(type_.shape) * max(1, getattr(type_.element_type, "width", 8) // 8)

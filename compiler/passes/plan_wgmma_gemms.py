@@ -28,7 +28,11 @@ as the slice's tile is (same rows, same swizzle span: for 16-bit types a multipl
 of a 128-byte swizzle), covers all its rows, and nothing writes the larger tile between the copy
 and the gemms: the copy gets `tile.read_in_place = {columns, box_bytes}` (it then moves nothing:
 _wgmma.read_in_place), the larger tile the slice's layout over its own shape, and the slice's
-tile no bytes of its own (plan-shared-memory). Other slices keep their copy. A tile read
+tile no bytes of its own (plan-shared-memory). A slice of one stage of a 3-d stage buffer
+(`KV_shared[stage, :, :256]`, the stage a constant or a loop value) is read in place alike
+when a stage is a whole number of 1 KiB swizzle patterns: the buffer gets the slice's layout
+stacked over its stages (`StackedOperandLayout`: stage s from s * stage bytes on). Other
+slices keep their copy. A tile read
 K-major by one gemm and MN-major (transposed) by another is one 128-byte-span layout for both
 (`SharedOperandLayout.same_bytes`).
 
@@ -43,7 +47,7 @@ left to lower-gemm-simt. The pass does nothing on targets without wgmma (sm_80).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mlir import ir
 
@@ -75,10 +79,12 @@ from tilec.compiler.passes._wgmma import (
     WARPGROUP_THREADS,
     WGMMA_ATTR,
     SharedOperandLayout,
+    StackedOperandLayout,
     WgmmaPlan,
     accumulator_layout,
     needs_reordering,
     operand_a_layout,
+    operand_layout_of,
 )
 from tilec.compiler.passes.infer_fragment_layout import threads_at
 from tilec.compiler.passes.infer_mma_layout import MMA_ATTR
@@ -182,6 +188,16 @@ def _claim(alloc: ir.Operation, layout: SharedOperandLayout, context: ir.Context
     return True
 
 
+def _same_bytes(one: SharedOperandLayout | StackedOperandLayout,
+                other: SharedOperandLayout | StackedOperandLayout) -> bool:
+    """Whether two layouts of one tile or stage buffer place every element alike."""
+    if isinstance(one, StackedOperandLayout) or isinstance(other, StackedOperandLayout):
+        return isinstance(one, StackedOperandLayout) and \
+            isinstance(other, StackedOperandLayout) and one.stages == other.stages and \
+            one.tile.same_bytes(other.tile)
+    return one.same_bytes(other)
+
+
 def _slice_fill(tile: ir.Operation) -> tuple[ir.Operation, ir.Operation] | None:
     """(the copy, the larger tile's alloc) where a wgmma gemm's operand tile may be read in
     place from the shared tile its one filling copy reads (module docstring), else None."""
@@ -203,9 +219,15 @@ def _slice_fill(tile: ir.Operation) -> tuple[ir.Operation, ir.Operation] | None:
     src_type = ir.MemRefType(src.type)
     rows, columns = layout.shape
     per_box = layout.span // layout.element_bytes
-    if src_type.rank != 2 or src_type.element_type != ir.MemRefType(value.type).element_type \
+    if src_type.rank == 3:  # one stage of a stage buffer: [stage, :, columns]
+        if src_box[0] != 1 or not StackedOperandLayout.fits(
+                replace(layout, shape=tuple(src_type.shape[1:]))):
+            return None
+        src_box, src_offsets = src_box[1:], src_offsets[1:]
+    if src_type.rank not in (2, 3) or \
+            src_type.element_type != ir.MemRefType(value.type).element_type \
             or src_box != [rows, columns] or dst_box != [rows, columns] \
-            or src_type.shape[0] != rows or src_type.shape[1] % per_box \
+            or src_type.shape[-2] != rows or src_type.shape[-1] % per_box \
             or constant_index(src_offsets[0]) != 0 or not multiple_of(src_offsets[1], per_box) \
             or any(constant_index(offset) != 0 for offset in dst_offsets):
         return None
@@ -234,9 +256,15 @@ def _read_slices_in_place(kernel: ir.Operation, context: ir.Context) -> None:
             continue
         fill, source = found
         layout = SharedOperandLayout.of(tile)
-        whole = SharedOperandLayout(tuple(ir.MemRefType(source.results[0].type).shape),
-                                    layout.element_bytes, layout.k_major, layout.span)
-        if not _claim(source, whole, context):
+        shape = tuple(ir.MemRefType(source.results[0].type).shape)
+        whole = SharedOperandLayout(shape[-2:], layout.element_bytes, layout.k_major,
+                                    layout.span)
+        if len(shape) == 3:
+            whole = StackedOperandLayout(shape[0], whole)
+        known = operand_layout_of(source)
+        if known is None:
+            source.attributes[SHARED_LAYOUT_ATTR] = whole.to_attr(context)
+        elif not _same_bytes(known, whole):
             continue
         fill.attributes[IN_PLACE_ATTR] = decision_attr({
             "columns": layout.span // layout.element_bytes, "box_bytes": layout.box_bytes},

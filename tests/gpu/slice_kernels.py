@@ -8,6 +8,8 @@ columns in (off the boundary), where they keep copies of their own. tests/test_w
 runs it on the CPU target and checks its CUDA code, tests/gpu/test_wgmma_slices_gpu.py runs it on
 the GPU, both against `reference`. `sliced_gemm` reads the two 64-column halves of a
 T.Pipelined loop's tiles in place: its slices are views of the loop's cp.async slots.
+`staged_slices` is MLA decode with its KV blocks in 3-d stage buffers (`KV_shared[stage, :,
+:dim // 2]`), each stage's slices read in place; `staged_reference` is its float64 answer.
 """
 
 from __future__ import annotations
@@ -87,3 +89,50 @@ def sliced_gemm(A, B, block_M: int = 128, block_N: int = 128, stages: int = 3):
             T.gemm(A_shared[:, 64:128], B_shared[:, 64:128], acc, transpose_B=True)
         T.copy(acc, C[by * block_M, bx * block_N])
     return C
+
+
+@tilec.jit
+def staged_slices(Q, KV, heads: int = 64, dim: int = 256, tail: int = 64, block_N: int = 64,
+                  stages: int = 2):
+    """TileLang's MLA decode with its KV blocks in a 3-d stage buffer, gemms on the stages'
+    column slices (`KV_shared[stage, :, :dim // 2]`): per block of block_N tokens,
+    S[:, block] = Q KV[block]^T and Out[block] = half(S[:, block]) KV[block, :dim], two blocks
+    at a time (stage 0 and 1 of an unrolled loop), the stage's index a loop value."""
+    tokens = T.const("tokens")
+    Q: T.Tensor[[heads, dim + tail], T.float16]
+    KV: T.Tensor[[tokens, dim + tail], T.float16]
+    S = T.empty((heads, tokens), T.float32)
+    Out = T.empty((T.ceildiv(tokens, block_N) * heads, dim), T.float32)
+    half = dim // 2
+
+    with T.Kernel(T.ceildiv(tokens, block_N * stages), threads=128) as bx:
+        Q_shared = T.alloc_shared((heads, dim), T.float16)
+        Q_tail_shared = T.alloc_shared((heads, tail), T.float16)
+        KV_shared = T.alloc_shared((stages, block_N, dim), T.float16)
+        K_tail_shared = T.alloc_shared((stages, block_N, tail), T.float16)
+        P_shared = T.alloc_shared((heads, block_N), T.float16)
+        acc_s = T.alloc_fragment((heads, block_N), T.float32)
+        acc_o = T.alloc_fragment((heads, dim), T.float32)
+        T.copy(Q[0, 0], Q_shared)
+        T.copy(Q[0, dim], Q_tail_shared)
+        for stage in T.unroll(stages):
+            T.copy(KV[(bx * stages + stage) * block_N, 0], KV_shared[stage, :, :])
+            T.copy(KV[(bx * stages + stage) * block_N, dim], K_tail_shared[stage, :, :])
+        for stage in T.serial(stages):
+            T.clear(acc_s)
+            T.gemm(Q_shared[:, :half], KV_shared[stage, :, :half], acc_s, transpose_B=True)
+            T.gemm(Q_shared[:, half:], KV_shared[stage, :, half:], acc_s, transpose_B=True)
+            T.gemm(Q_tail_shared, K_tail_shared[stage, :, :], acc_s, transpose_B=True)
+            T.copy(acc_s, S[0, (bx * stages + stage) * block_N])
+            T.copy(acc_s, P_shared)
+            T.clear(acc_o)
+            T.gemm(P_shared, KV_shared[stage, :, :], acc_o)
+            T.copy(acc_o, Out[(bx * stages + stage) * heads, 0])
+    return S, Out
+
+
+def staged_reference(q: torch.Tensor, kv: torch.Tensor, dim: int = 256, block_N: int = 64
+                     ) -> tuple[torch.Tensor, torch.Tensor]:
+    """staged_slices' S and Out (the blocks' outputs stacked by rows) in float64."""
+    s, o = reference(q, kv, dim, block_N)
+    return s, o.reshape(-1, dim)
