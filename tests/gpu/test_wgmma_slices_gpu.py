@@ -1,6 +1,7 @@
 """tests/gpu/slice_kernels.py on the GPU (sm_90a): gemms reading column slices of shared tiles
 in place (K-major for the scores, transposed for P V, halves of a cp.async pipeline's slots)
-and, with `shift`, slices off a box boundary through copies of their own, against float64 with
+and, with `shift`, slices off a box boundary through copies of their own, and slices of one
+stage of a 3-d stage buffer (staged_slices), against float64 with
 the outputs poisoned (NaN) first. Compiled in process (the whole compiler on the GPU machine)."""
 
 from __future__ import annotations
@@ -16,7 +17,13 @@ torch = pytest.importorskip("torch")
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")]
 
-from slice_kernels import mla_slices, reference, sliced_gemm  # noqa: E402
+from slice_kernels import (  # noqa: E402
+    mla_slices,
+    reference,
+    sliced_gemm,
+    staged_reference,
+    staged_slices,
+)
 
 HEADS, DIM, TAIL, BLOCK_N = 64, 512, 64, 64
 
@@ -49,3 +56,21 @@ def test_sliced_gemm_on_gpu() -> None:
     torch.cuda.synchronize()
     assert not c.isnan().any(), "elements left unwritten"
     torch.testing.assert_close(c.double().cpu(), a.double() @ b.double().T, rtol=1e-4, atol=2e-3)
+
+
+@pytest.mark.parametrize("tokens", [128, 200])
+def test_staged_slices_on_gpu(tokens: int) -> None:
+    """The stage slices' descriptors start at stage * 32 KiB (KV) / 8 KiB (tail) plus their
+    column box: a wrong stage offset reads the other stage's block."""
+    generator = torch.Generator().manual_seed(5 + tokens)
+    q = (torch.randn((HEADS, 256 + TAIL), generator=generator) / 8).half()
+    kv = torch.randn((tokens, 256 + TAIL), generator=generator).half()
+    compiled = staged_slices.compile(tokens=tokens)
+    assert compiled.asm["tile-cuda"].count("tile.read_in_place") == 6
+    s, o = compiled.get_profiler().run_poisoned(q.cuda(), kv.cuda())
+    torch.cuda.synchronize()
+    expected_s, expected_o = staged_reference(q, kv)
+    for produced in (s, o):
+        assert not produced.isnan().any(), "elements left unwritten"
+    torch.testing.assert_close(s.double().cpu(), expected_s, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(o.double().cpu(), expected_o, rtol=2e-3, atol=2e-2)
