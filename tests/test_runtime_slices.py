@@ -82,7 +82,9 @@ def test_slice_scaled_by_loaded_index(rng: torch.Generator) -> None:
 
 def varlen_sum(total, dim, batch, block_M=8):
     """Per sequence b (rows CuSeqlens[b] : CuSeqlens[b + 1] of X), the column sums of its rows;
-    a T.alloc_var accumulates each sequence's start, read twice in one slice."""
+    a T.alloc_var accumulates each sequence's start, read twice in one slice. Each tile's rows
+    past the sequence are zeroed and the tile summed over its rows by T.reduce_sum (`acc[j] +=
+    tile[i, j]` in T.Parallel(block_M, dim) is an error: a reduction over i)."""
 
     @T.prim_func
     def main(X: T.Tensor((total, dim), "float32"), Lengths: T.Tensor((batch,), "int32"),
@@ -94,13 +96,16 @@ def varlen_sum(total, dim, batch, block_M=8):
                 start += Lengths[b]
             length = Lengths[bx]
             tile = T.alloc_fragment((block_M, dim), "float32")
+            rows = T.alloc_fragment((dim,), "float32")
             acc = T.alloc_fragment((dim,), "float32")
             T.clear(acc)
             for k in T.serial(T.ceildiv(length, block_M)):
                 T.copy(X[start + k * block_M : start + (k + 1) * block_M, :], tile)
                 for i, j in T.Parallel(block_M, dim):
-                    if k * block_M + i < length:
-                        acc[j] += tile[i, j]
+                    tile[i, j] = T.if_then_else(k * block_M + i < length, tile[i, j], 0.0)
+                T.reduce_sum(tile, rows, dim=0)
+                for j in T.Parallel(dim):
+                    acc[j] += rows[j]
             T.copy(acc, Out[bx, :])
 
     return main

@@ -49,11 +49,6 @@ GAPS = {
     "*__eager::test_python_if_on_a_size*": (
         "reduce_sum into a one-element fragment read outside T.Parallel: every GPU target "
         "(cuda and hip too) stops at 'reduces fragments into fragments only'", CompileError),
-    "*__runtime_slices::test_var_read_twice_in_one_slice_and_ragged_sequences": (
-        "a WRONG RESULT on every GPU target, cuda's gpu stage alike: `acc[j] += tile[i, j]` in "
-        "T.Parallel(block_M, dim) keeps acc replicated over the threads of the i points, each "
-        "replica sums its own rows and stores its partial sum (infer-fragment-layout)",
-        AssertionError),
     **{f"*__sub_byte_types::test_{test}*": NARROW_STORAGE for test in (
         "decode_packed_tensor", "decode_to_other_floats", "encode_packed_output",
         "encode_float4_rounds_to_nearest", "copies_through_every_buffer_kind",

@@ -2,7 +2,9 @@
 
 Stages ("tile" is the frontend's IR, added by the driver):
   tile-schedule  canonicalize + cse, module attribute `tile.arch` (and `tile.disable_tma` when
-             the options say so), lower-sub-byte-types (2- and 4-bit buffers as bytes),
+             the options say so), check-parallel-updates (no T.Parallel read-modify-write
+             of an element several points share: a reduction), lower-sub-byte-types (2- and
+             4-bit buffers as bytes),
              apply-fast-math with fast math, widen-register-bound-blocks (sm_90a: a
              block of one warpgroup whose fragments overflow its registers runs on two),
              widen-k-tiles (sm_90a: GEMM loops over
@@ -215,8 +217,8 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
             module.operation.attributes[name] = ir.UnitAttr.get()
     fast_math = ("apply-fast-math",) if options.fast_math else ()
     checks = ("insert-bounds-checks",) if options.bounds_check else ()
-    tile_passes("tile-schedule", checks + ("lower-sub-byte-types",) + fast_math +
-                SCHEDULE_PASSES).run(module, options)
+    tile_passes("tile-schedule", checks + ("check-parallel-updates", "lower-sub-byte-types") +
+                fast_math + SCHEDULE_PASSES).run(module, options)
 
 
 def _tile_cuda(module: ir.Module, options: CompileOptions) -> None:
