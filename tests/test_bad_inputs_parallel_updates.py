@@ -107,6 +107,18 @@ def pinned_fragment():
     return main
 
 
+def pair_sums():
+    @T.prim_func
+    def main(X: T.Tensor((N,), "float32"), Out: T.Tensor((N // 2,), "float32")):
+        with T.Kernel(1, threads=32):
+            acc = T.alloc_fragment((N // 2,), "float32")
+            T.clear(acc)
+            for i in T.Parallel(N):
+                acc[i // 2] += X[i]  # error: pair-sums
+            T.copy(acc, Out[0])
+    return main
+
+
 CASES = {
     "column-sums": (column_sums, "a fragment element", "its first variable (extent 8)"),
     "running-max": (running_max, "a shared buffer element", "its first variable (extent 8)"),
@@ -128,29 +140,47 @@ def test_shared_update_is_an_error_at_its_line(tag: str, target: str) -> None:
                            "T.serial loop", kind=CompileError)
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_index_two_points_share_is_an_error_at_its_line(target: str) -> None:
+    """`acc[i // 2]` depends on i, yet points 0 and 1 update one element."""
+    error = compile_error(pair_sums(), target)
+    error_tags.check_error(error, THIS_FILE, "pair-sums", "T.Parallel updates a fragment element",
+                           "at an index two of its points share: points (0,) and (1,) both "
+                           "update element (0,)",
+                           "use T.reduce_sum / T.reduce_max", kind=CompileError)
+
+
 # ------------------------------------------------------------------ what still compiles and runs
 
 
 @functools.cache
 def allowed_updates():
-    """A per-point temporary (a T.alloc_var written, then read, in each point), a shared
-    update under `if i == 0` (one point along i adds to each element), and a serial loop's
-    sum inside T.Parallel (each point owns its element)."""
+    """A per-point temporary (a T.alloc_var written, then read, in each point), shared
+    updates under `if i == 0` (one point along i adds to each element) and under
+    `if i % 2 == 0` at i // 2 (one point per element), and a serial loop's sum inside
+    T.Parallel (each point owns its element)."""
 
     @T.prim_func
     def main(X: T.Tensor((M, N), "float32"), Twice: T.Tensor((M, N), "float32"),
-             First: T.Tensor((N,), "float32"), RowSums: T.Tensor((M,), "float32")):
+             First: T.Tensor((N,), "float32"), RowSums: T.Tensor((M,), "float32"),
+             Evens: T.Tensor((M // 2,), "float32")):
         with T.Kernel(1, threads=32):
             t = T.alloc_var("float32")
             s = T.alloc_shared((N,), "float32")
             sums = T.alloc_fragment((M,), "float32")
+            halves = T.alloc_shared((M // 2,), "float32")
             T.fill(s, 1.0)
+            T.fill(halves, 0.5)
             for i, j in T.Parallel(M, N):
                 t = X[i, j] * 2.0
                 Twice[i, j] = t + 1.0
                 if i == 0:
                     s[j] += X[i, j]
+            for i in T.Parallel(M):
+                if i % 2 == 0:
+                    halves[i // 2] += X[i, 1]
             T.copy(s, First[0])
+            T.copy(halves, Evens[0])
             T.clear(sums)
             for i in T.Parallel(M):
                 for j in T.serial(N):
@@ -164,11 +194,13 @@ def _run_allowed(target: str) -> None:
     x = randn((M, N), torch.float32, torch.Generator().manual_seed(13))
     twice, first, row_sums = (poisoned((M, N), torch.float32), poisoned((N,), torch.float32),
                               poisoned((M,), torch.float32))
-    kernel(x, twice, first, row_sums)
+    evens = poisoned((M // 2,), torch.float32)
+    kernel(x, twice, first, row_sums, evens)
     x64 = x.double()
     torch.testing.assert_close(twice.double(), x64 * 2 + 1, rtol=1e-6, atol=1e-6)
     torch.testing.assert_close(first.double(), x64[0] + 1, rtol=1e-6, atol=1e-6)
     torch.testing.assert_close(row_sums.double(), x64.sum(1), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(evens.double(), x64[0::2, 1] + 0.5, rtol=1e-6, atol=1e-6)
 
 
 def test_allowed_updates_on_the_cpu() -> None:

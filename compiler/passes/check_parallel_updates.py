@@ -14,18 +14,25 @@ that runs there runs the same everywhere), pointing to T.reduce_sum / T.reduce_m
 T.serial loop. An update is a load of a buffer followed, in the same point, by a store to it
 at an index that leaves out a variable of extent > 1 (`+=`, `-=`, `acc[j] = T.max(acc[j], x)`,
 `acc[j] = acc[j] * s + x`), in fragments, shared, local and global buffers alike, through
-nested T.Parallel loops. What stays allowed: an index that depends on every variable (through
-any arithmetic, a gather or a loop bound), a variable of extent 1, a buffer written before it
-is read in the same point (a per-point temporary), a plain store without a read (as TileLang:
-one of the points' values lands), and, into shared memory or a tensor, a store under
-`if v == c` on the variable it leaves out (one point along it writes; a fragment's other
-copies would keep their old value, so there it stays an error).
+nested T.Parallel loops; or at an index computed from every variable that still gives two
+points one element (`acc[i // 2] += x[i]`), found where the index comes from the loops'
+variables and constants alone by evaluating it at every point (and the conditions around the
+store, into shared memory or a tensor).
+
+What stays allowed: an index one-to-one in the points (as evaluated), or computed through a
+gather or a loop bound; a variable of extent 1; a buffer written before it is read in the
+same point (a per-point temporary); a plain store without a read (as TileLang: one of the
+points' values lands); and, into shared memory or a tensor, a store under `if v == c` on the
+variable it leaves out (one point along it writes; a fragment's other copies would keep their
+old value, so there it stays an error).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
+import numpy as np
 from mlir import ir
 
 from tilec.compiler.passes import TilePass, register
@@ -39,6 +46,7 @@ SCOPE_WORDS = {"global": "tensor", "shared": "shared buffer", "fragment": "fragm
 # fragment's, a local's or a var's element is each thread's own copy: one point's store under
 # `if i == 0` leaves the other threads' copies as they were)
 MEMORY_SCOPES = ("shared", "global")
+MAX_POINTS = 1 << 16  # loop nests evaluated point by point (vectorized) up to this size
 LOOPS = ("scf.for", "tile.for", "tile.pipelined")  # a variable of theirs follows the bounds
 ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth")
 
@@ -152,18 +160,150 @@ class CheckParallelUpdates(TilePass):
             missing = [(loop, position, extent) for loop, position, argument, extent in named
                        if extent > 1 and argument not in used
                        and not (shared_memory and _pins(store, argument, loop, dependence))]
-            if missing and _loads_before(store, buffer, body) is not None:
-                raise _error(store, scope(buffer), missing)
+            if _loads_before(store, buffer, body) is None:
+                continue
+            if missing:
+                raise _error(store, scope(buffer), _left_out(missing))
+            shared = _shared_element(store, outermost, named, shared_memory)
+            if shared is not None:
+                raise _error(store, scope(buffer), _shared_by(*shared))
 
 
-def _error(store: ir.Operation, buffer_scope: str,
-           missing: list[tuple[ir.Operation, int, int]]) -> CompileError:
+def _left_out(missing: list[tuple[ir.Operation, int, int]]) -> str:
     variables = " and ".join(
         f"its {ORDINALS[position] if position < len(ORDINALS) else f'#{position}'} variable "
         f"(extent {extent})" for _, position, extent in missing)
+    return (f"at an index that leaves out {variables}: the points that differ only there "
+            f"update the same element")
+
+
+def _shared_by(first: tuple[int, ...], second: tuple[int, ...], element: tuple[int, ...]
+               ) -> str:
+    return (f"at an index two of its points share: points {first} and {second} both update "
+            f"element {element}")
+
+
+def _error(store: ir.Operation, buffer_scope: str, why: str) -> CompileError:
     return op_error(store, (
         f"T.Parallel updates a {SCOPE_WORDS.get(buffer_scope, buffer_scope)} element it reads "
-        f"at an index that leaves out {variables}: the points that differ only there update "
-        f"the same element, and T.Parallel runs its points independently (on a GPU, on "
-        f"different threads: each would keep its own partial result). This is a reduction: "
-        f"use T.reduce_sum / T.reduce_max (over a fragment), or accumulate in a T.serial loop"))
+        f"{why}, and T.Parallel runs its points independently (on a GPU, on different "
+        f"threads: each would keep its own partial result). This is a reduction: use "
+        f"T.reduce_sum / T.reduce_max (over a fragment), or accumulate in a T.serial loop"))
+
+
+def _shared_element(store: ir.Operation, outermost: ir.Operation,
+                    named: list[tuple[ir.Operation, int, ir.Value, int]], shared_memory: bool
+                    ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None:
+    """Two points of the loops and the element they both update, where the store's index is
+    computed from the loops' variables and constants only (`acc[i // 2]` over T.Parallel(8)):
+    every point's index evaluated at once over the loops' whole extent. Into shared memory or
+    a tensor, only the points whose conditions (as computable) hold count; a per-thread
+    buffer's copies on the threads that skip the store would keep their old values."""
+    extents = [extent for *_, extent in named]
+    total = math.prod(extents)
+    if total < 2 or total > MAX_POINTS:
+        return None
+    coordinates = np.indices(extents).reshape(len(extents), total)
+    evaluate = _PointValues({argument: coordinates[k]
+                             for k, (_, _, argument, _) in enumerate(named)})
+    indices = [evaluate.of(index) for index in store.operands[2:]]
+    if not indices or any(index is None for index in indices):
+        return None
+    runs = np.ones(total, dtype=bool)
+    if shared_memory:
+        for condition, taken in _conditions(store, outermost):
+            holds = evaluate.of(condition)
+            if holds is not None:
+                runs &= np.broadcast_to(holds.astype(bool) == taken, (total,))
+    elements = np.stack([np.broadcast_to(index, (total,)) for index in indices], axis=1)
+    points = np.flatnonzero(runs)
+    _, first, inverse, counts = np.unique(elements[points], axis=0, return_index=True,
+                                          return_inverse=True, return_counts=True)
+    repeated = np.flatnonzero(counts > 1)
+    if not len(repeated):
+        return None
+    group = repeated[0]
+    one, other = points[np.flatnonzero(inverse.reshape(-1) == group)[:2]]
+    return (tuple(int(c) for c in coordinates[:, one]),
+            tuple(int(c) for c in coordinates[:, other]),
+            tuple(int(e) for e in elements[one]))
+
+
+def _conditions(op: ir.Operation, outermost: ir.Operation) -> list[tuple[ir.Value, bool]]:
+    """The conditions of the scf.if ops around `op` inside `outermost`, each with whether
+    `op` stands in its `then` branch."""
+    found = []
+    child, parent = op, op.parent
+    while parent is not None:
+        parent = as_operation(parent)
+        if parent == outermost:
+            break
+        if parent.name == "scf.if":
+            taken = any(as_operation(then) == child
+                        for then in parent.regions[0].blocks[0].operations)
+            found.append((parent.operands[0], taken))
+        child, parent = parent, parent.parent
+    return found
+
+
+def _truncated_division(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    quotient = np.abs(a) // np.abs(b)
+    return np.where((a < 0) != (b < 0), -quotient, quotient)
+
+
+# integer ops on every point's values at once (index arithmetic: no overflow at these sizes)
+BINARY = {
+    "arith.addi": np.add, "arith.subi": np.subtract, "arith.muli": np.multiply,
+    "arith.floordivsi": np.floor_divide, "arith.divui": np.floor_divide,
+    "arith.divsi": _truncated_division,
+    "arith.ceildivsi": lambda a, b: -np.floor_divide(-a, b),
+    "arith.remsi": np.fmod, "arith.remui": np.mod,
+    "arith.andi": np.bitwise_and, "arith.ori": np.bitwise_or, "arith.xori": np.bitwise_xor,
+    "arith.shli": np.left_shift, "arith.shrsi": np.right_shift, "arith.shrui": np.right_shift,
+    "arith.minsi": np.minimum, "arith.maxsi": np.maximum,
+    "arith.minui": np.minimum, "arith.maxui": np.maximum,
+}
+DIVISIONS = ("arith.floordivsi", "arith.divui", "arith.divsi", "arith.ceildivsi",
+             "arith.remsi", "arith.remui")
+CASTS = ("arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui")
+# arith.cmpi's predicates by number (unsigned ones on values known non-negative here)
+COMPARISONS = (np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
+               np.less, np.less_equal, np.greater, np.greater_equal)
+
+
+class _PointValues:
+    """Integer values as arrays over a loop nest's points: computed from the loops' variables
+    and constants through arith ops, else None."""
+
+    def __init__(self, variables: dict[ir.Value, np.ndarray]) -> None:
+        self.known: dict[ir.Value, np.ndarray | None] = dict(variables)
+
+    def of(self, value: ir.Value) -> np.ndarray | None:
+        if value not in self.known:
+            self.known[value] = self._compute(value)
+        return self.known[value]
+
+    def _compute(self, value: ir.Value) -> np.ndarray | None:
+        op = defining_op(value)
+        if op is None:
+            return None
+        if op.name == "arith.constant":
+            attribute = op.attributes["value"]
+            return (np.int64(ir.IntegerAttr(attribute).value)
+                    if isinstance(attribute, ir.IntegerAttr) else None)
+        operands = [self.of(operand) for operand in op.operands]
+        if any(operand is None for operand in operands):
+            return None
+        if op.name in CASTS:
+            return operands[0]
+        if op.name == "arith.cmpi":
+            predicate = ir.IntegerAttr(op.attributes["predicate"]).value
+            return COMPARISONS[predicate](*operands) if predicate < len(COMPARISONS) else None
+        if op.name == "arith.select":
+            return np.where(operands[0].astype(bool), operands[1], operands[2])
+        function = BINARY.get(op.name)
+        if function is None:
+            return None
+        if op.name in DIVISIONS and np.any(operands[1] == 0):
+            return None
+        return function(*operands)

@@ -157,3 +157,53 @@ func.func @pinned_fragment(%X: memref<8x4xf32>) attributes {tile.entry} {
   }
   return
 }
+
+// -----
+
+// `acc[i // 2] += x[i]`: the index depends on i, but points 0 and 1 share element 0.
+func.func @pairs(%X: memref<8xf32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [32] {
+  ^bb0(%bx: index):
+    %c2 = arith.constant 2 : index
+    %acc = tile.alloc : memref<4xf32, "fragment">
+    tile.parallel [8] {
+    ^bb0(%i: index):
+      %half = arith.floordivsi %i, %c2 : index
+      %old = memref.load %acc[%half] : memref<4xf32, "fragment">
+      %x = memref.load %X[%i] : memref<8xf32>
+      %sum = arith.addf %old, %x : f32
+      // expected-error @+1 {{T.Parallel updates a fragment element it reads at an index two of its points share: points (0,) and (1,) both update element (0,)}}
+      memref.store %sum, %acc[%half] : memref<4xf32, "fragment">
+    }
+  }
+  return
+}
+
+// -----
+
+// The same under `if i % 2 == 0` into a fragment: each thread's copy of an element, so the
+// threads of the odd points keep stale copies; the condition does not count there.
+func.func @even_points_fragment(%X: memref<8xf32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [32] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c2 = arith.constant 2 : index
+    %acc = tile.alloc : memref<4xf32, "fragment">
+    tile.parallel [8] {
+    ^bb0(%i: index):
+      %odd = arith.remsi %i, %c2 : index
+      %even = arith.cmpi eq, %odd, %c0 : index
+      scf.if %even {
+        %half = arith.divsi %i, %c2 : index
+        %old = memref.load %acc[%half] : memref<4xf32, "fragment">
+        %x = memref.load %X[%i] : memref<8xf32>
+        %sum = arith.addf %old, %x : f32
+        // expected-error @+1 {{two of its points share: points (0,) and (1,)}}
+        memref.store %sum, %acc[%half] : memref<4xf32, "fragment">
+      }
+    }
+  }
+  return
+}

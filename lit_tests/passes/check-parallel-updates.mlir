@@ -126,3 +126,32 @@ func.func @plain_store_and_scatter(%X: memref<8x4xf32>, %Idx: memref<8xindex>)
   }
   return
 }
+
+// -----
+
+// `if i % 2 == 0: s[i // 2] += x[i]` into shared memory: the condition leaves one point per
+// element (the points' indices and conditions evaluated over the loop's extent).
+// CHECK-LABEL: func.func @even_points
+// CHECK: memref.store
+func.func @even_points(%X: memref<8xf32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [32] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c2 = arith.constant 2 : index
+    %s = tile.alloc : memref<4xf32, "shared">
+    tile.parallel [8] {
+    ^bb0(%i: index):
+      %odd = arith.remsi %i, %c2 : index
+      %even = arith.cmpi eq, %odd, %c0 : index
+      scf.if %even {
+        %half = arith.divsi %i, %c2 : index
+        %old = memref.load %s[%half] : memref<4xf32, "shared">
+        %x = memref.load %X[%i] : memref<8xf32>
+        %sum = arith.addf %old, %x : f32
+        memref.store %sum, %s[%half] : memref<4xf32, "shared">
+      }
+    }
+  }
+  return
+}
