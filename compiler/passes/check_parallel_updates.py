@@ -46,6 +46,8 @@ SCOPE_WORDS = {"global": "tensor", "shared": "shared buffer", "fragment": "fragm
 # fragment's, a local's or a var's element is each thread's own copy: one point's store under
 # `if i == 0` leaves the other threads' copies as they were)
 MEMORY_SCOPES = ("shared", "global")
+# on T.rng_init's state (frontend/random_ops.py): each thread's own stream, left alone here
+THREAD_STREAM_ATTR = "tile.thread_stream"
 MAX_POINTS = 1 << 16  # loop nests evaluated point by point (vectorized) up to this size
 LOOPS = ("scf.for", "tile.for", "tile.pipelined")  # a variable of theirs follows the bounds
 ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth")
@@ -113,6 +115,13 @@ def _pins(op: ir.Operation, variable: ir.Value, parallel: ir.Operation,
     return False
 
 
+def _is_thread_stream(buffer: ir.Value) -> bool:
+    """T.rng_init's state: each thread's own generator, which its draws in every point it runs
+    advance (cuRAND's stream per thread, as in TileLang)."""
+    op = defining_op(buffer)
+    return op is not None and THREAD_STREAM_ATTR in op.attributes
+
+
 def _loads_before(store: ir.Operation, buffer: ir.Value, body: list[ir.Operation]
                   ) -> ir.Operation | None:
     """The first load of `buffer` in the point's body that comes before any store to it (the
@@ -156,6 +165,8 @@ class CheckParallelUpdates(TilePass):
             dependence = _Dependence({argument for _, _, argument, _ in named})
             used = frozenset().union(*(dependence.of(index) for index in store.operands[2:]))
             buffer = root_of(store.operands[1])
+            if _is_thread_stream(buffer):
+                continue
             shared_memory = scope(buffer) in MEMORY_SCOPES
             missing = [(loop, position, extent) for loop, position, argument, extent in named
                        if extent > 1 and argument not in used

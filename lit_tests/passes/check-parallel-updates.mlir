@@ -155,3 +155,28 @@ func.func @even_points(%X: memref<8xf32>) attributes {tile.entry} {
   }
   return
 }
+
+// -----
+
+// T.rng_init's state (tile.thread_stream): each thread's own generator, advanced by the draws
+// of every point it runs, as cuRAND's per-thread stream in TileLang.
+// CHECK-LABEL: func.func @thread_stream
+// CHECK: tile.alloc {tile.thread_stream}
+// CHECK: memref.store
+func.func @thread_stream(%U: memref<8xi32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [1] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %one = arith.constant 1 : i32
+    %state = tile.alloc {tile.thread_stream} : memref<1xi32, "local">
+    tile.parallel [8] {
+    ^bb0(%i: index):
+      %old = memref.load %state[%c0] : memref<1xi32, "local">
+      %next = arith.addi %old, %one : i32
+      memref.store %next, %state[%c0] : memref<1xi32, "local">
+      memref.store %next, %U[%i] : memref<8xi32>
+    }
+  }
+  return
+}

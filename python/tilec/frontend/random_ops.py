@@ -21,6 +21,7 @@ from mlir.dialects import arith, scf
 from mlir.dialects import math as mmath
 
 import tilec.language as T
+from tilec.compiler.passes.check_parallel_updates import THREAD_STREAM_ATTR
 from tilec.frontend.values import Buffer, Scalar
 
 PHILOX = "curandStatePhilox4_32_10_t"
@@ -53,6 +54,8 @@ class RandomOps:
             sequence = self.binop("+", self.thread_index(0, node), block, node)
         sequence, offset = self.u64(sequence, node), self.u64(self.arg(nodes, "off", 0), node)
         state = self.allocate("local", [_STATE_WORDS], T.uint32, node)
+        # each thread's own stream: its draws across T.Parallel points are meant to advance it
+        state.value.owner.attributes[THREAD_STREAM_ATTR] = ir.UnitAttr.get()
         self.rng_state = state
         words = [self.u32(seed), self.u32(self.shr(seed, 32))]
         # the counter starts at (offset / 4) + (subsequence << 64), the output index at
