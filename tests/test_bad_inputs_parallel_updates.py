@@ -189,13 +189,15 @@ def allowed_updates():
     return main
 
 
-def _run_allowed(target: str) -> None:
+def run_allowed_updates(target: str, device: str = "cpu") -> None:
+    """allowed_updates() compiled for `target`, run on `device` against float64, outputs
+    poisoned (tests/gpu/test_parallel_updates_gpu.py runs it on CUDA)."""
     kernel = tilec.compile(allowed_updates(), target=target)
     x = randn((M, N), torch.float32, torch.Generator().manual_seed(13))
-    twice, first, row_sums = (poisoned((M, N), torch.float32), poisoned((N,), torch.float32),
-                              poisoned((M,), torch.float32))
-    evens = poisoned((M // 2,), torch.float32)
-    kernel(x, twice, first, row_sums, evens)
+    outputs = [poisoned(shape, torch.float32).to(device)
+               for shape in ((M, N), (N,), (M,), (M // 2,))]
+    kernel(x.to(device), *outputs)
+    twice, first, row_sums, evens = (output.cpu() for output in outputs)
     x64 = x.double()
     torch.testing.assert_close(twice.double(), x64 * 2 + 1, rtol=1e-6, atol=1e-6)
     torch.testing.assert_close(first.double(), x64[0] + 1, rtol=1e-6, atol=1e-6)
@@ -204,7 +206,7 @@ def _run_allowed(target: str) -> None:
 
 
 def test_allowed_updates_on_the_cpu() -> None:
-    _run_allowed("cpu")
+    run_allowed_updates("cpu")
 
 
 @pytest.mark.parametrize("target", ["vulkan", "webgpu"])
@@ -215,7 +217,7 @@ def test_allowed_updates_on_lavapipe(target: str) -> None:
     require_device()
     if target == "webgpu":
         require_naga()
-    _run_allowed(target)
+    run_allowed_updates(target)
 
 
 @pytest.mark.parametrize("target", ["cuda:sm_90a", "cuda:sm_80", "hip:gfx942"])

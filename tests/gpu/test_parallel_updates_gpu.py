@@ -1,0 +1,23 @@
+"""check-parallel-updates' accepted forms on the GPU: a per-point temporary, shared updates
+under `if i == 0` and under `if i % 2 == 0` at i // 2, and a serial sum inside T.Parallel,
+against float64, outputs poisoned (NaN) first (tests/test_bad_inputs_parallel_updates.py runs
+the same kernel on the CPU target and on lavapipe)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+torch = pytest.importorskip("torch")
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")]
+
+from test_bad_inputs_parallel_updates import run_allowed_updates  # noqa: E402
+
+
+def test_allowed_updates_on_gpu() -> None:
+    run_allowed_updates("cuda", "cuda")
