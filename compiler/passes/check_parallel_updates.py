@@ -93,25 +93,19 @@ class _Dependence:
         return found
 
 
-def _pins(op: ir.Operation, variable: ir.Value, parallel: ir.Operation,
+def _pins(store: ir.Operation, variable: ir.Value, outermost: ir.Operation,
           dependence: _Dependence) -> bool:
-    """Whether `op` stands in the `then` branch of `if variable == c` (c not computed from
-    the variable) inside `parallel`: one point along the variable runs it."""
-    child, parent = op, op.parent
-    while parent is not None:
-        parent = as_operation(parent)
-        if parent == parallel:
-            return False
-        if parent.name == "scf.if" and any(
-                as_operation(then) == child for then in parent.regions[0].blocks[0].operations):
-            condition = defining_op(parent.operands[0])
-            if (condition is not None and condition.name == "arith.cmpi"
-                    and ir.IntegerAttr(condition.attributes["predicate"]).value == 0):
-                lhs, rhs = condition.operands
-                for side, other in ((lhs, rhs), (rhs, lhs)):
-                    if side == variable and variable not in dependence.of(other):
-                        return True
-        child, parent = parent, parent.parent
+    """Whether `store` stands in the `then` branch of `if variable == c` (c not computed from
+    the variable): one point along the variable runs it."""
+    for condition, taken in _conditions(store, outermost):
+        compare = defining_op(condition)
+        if (not taken or compare is None or compare.name != "arith.cmpi"
+                or ir.IntegerAttr(compare.attributes["predicate"]).value != 0):
+            continue
+        lhs, rhs = compare.operands
+        if any(side == variable and variable not in dependence.of(other)
+               for side, other in ((lhs, rhs), (rhs, lhs))):
+            return True
     return False
 
 
@@ -122,18 +116,15 @@ def _is_thread_stream(buffer: ir.Value) -> bool:
     return op is not None and THREAD_STREAM_ATTR in op.attributes
 
 
-def _loads_before(store: ir.Operation, buffer: ir.Value, body: list[ir.Operation]
-                  ) -> ir.Operation | None:
-    """The first load of `buffer` in the point's body that comes before any store to it (the
-    value a point reads is then another point's, or the one before the loop)."""
+def _read_before_written(buffer: ir.Value, body: list[ir.Operation]) -> bool:
+    """Whether the point's body loads `buffer` before any store to it (the value a point reads
+    is then another point's, or the one before the loop)."""
     for op in body:
         if op.name == "memref.store" and root_of(op.operands[1]) == buffer:
-            return None
+            return False
         if op.name == "memref.load" and root_of(op.operands[0]) == buffer:
-            return op
-        if op == store:
-            return None
-    return None
+            return True
+    return False
 
 
 @register
@@ -156,23 +147,21 @@ class CheckParallelUpdates(TilePass):
         for store in body:
             if store.name != "memref.store":
                 continue
+            buffer = root_of(store.operands[1])
+            if _is_thread_stream(buffer) or not _read_before_written(buffer, body):
+                continue
             loops = [outermost, *_enclosing_parallels(store, outermost)]
-            named = [(loop, position, argument, extent)
+            named = [(position, argument, extent)
                      for loop in loops
                      for position, (argument, extent) in enumerate(zip(
                          loop.regions[0].blocks[0].arguments,
                          ir.DenseI64ArrayAttr(loop.attributes["extents"]), strict=True))]
-            dependence = _Dependence({argument for _, _, argument, _ in named})
+            dependence = _Dependence({argument for _, argument, _ in named})
             used = frozenset().union(*(dependence.of(index) for index in store.operands[2:]))
-            buffer = root_of(store.operands[1])
-            if _is_thread_stream(buffer):
-                continue
             shared_memory = scope(buffer) in MEMORY_SCOPES
-            missing = [(loop, position, extent) for loop, position, argument, extent in named
+            missing = [(position, extent) for position, argument, extent in named
                        if extent > 1 and argument not in used
-                       and not (shared_memory and _pins(store, argument, loop, dependence))]
-            if _loads_before(store, buffer, body) is None:
-                continue
+                       and not (shared_memory and _pins(store, argument, outermost, dependence))]
             if missing:
                 raise _error(store, scope(buffer), _left_out(missing))
             shared = _shared_element(store, outermost, named, shared_memory)
@@ -180,10 +169,10 @@ class CheckParallelUpdates(TilePass):
                 raise _error(store, scope(buffer), _shared_by(*shared))
 
 
-def _left_out(missing: list[tuple[ir.Operation, int, int]]) -> str:
+def _left_out(missing: list[tuple[int, int]]) -> str:
     variables = " and ".join(
         f"its {ORDINALS[position] if position < len(ORDINALS) else f'#{position}'} variable "
-        f"(extent {extent})" for _, position, extent in missing)
+        f"(extent {extent})" for position, extent in missing)
     return (f"at an index that leaves out {variables}: the points that differ only there "
             f"update the same element")
 
@@ -203,20 +192,20 @@ def _error(store: ir.Operation, buffer_scope: str, why: str) -> CompileError:
 
 
 def _shared_element(store: ir.Operation, outermost: ir.Operation,
-                    named: list[tuple[ir.Operation, int, ir.Value, int]], shared_memory: bool
+                    named: list[tuple[int, ir.Value, int]], shared_memory: bool
                     ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None:
     """Two points of the loops and the element they both update, where the store's index is
     computed from the loops' variables and constants only (`acc[i // 2]` over T.Parallel(8)):
     every point's index evaluated at once over the loops' whole extent. Into shared memory or
     a tensor, only the points whose conditions (as computable) hold count; a per-thread
     buffer's copies on the threads that skip the store would keep their old values."""
-    extents = [extent for *_, extent in named]
+    extents = [extent for _, _, extent in named]
     total = math.prod(extents)
     if total < 2 or total > MAX_POINTS:
         return None
     coordinates = np.indices(extents).reshape(len(extents), total)
     evaluate = _PointValues({argument: coordinates[k]
-                             for k, (_, _, argument, _) in enumerate(named)})
+                             for k, (_, argument, _) in enumerate(named)})
     indices = [evaluate.of(index) for index in store.operands[2:]]
     if not indices or any(index is None for index in indices):
         return None
