@@ -86,7 +86,7 @@ def nested_parallel():
         with T.Kernel(1, threads=32):
             acc = T.alloc_fragment((N,), "float32")
             T.clear(acc)
-            for i in T.Parallel(M):
+            for i in T.Parallel(M):  # error: nested-parallel-outer
                 scale = X[i, 0] * 0.0 + 1.0
                 for j in T.Parallel(N):
                     acc[j] += X[i, j] * scale  # error: nested-parallel
@@ -125,7 +125,8 @@ CASES = {
     "scaled-recurrence": (scaled_recurrence, "a tensor element",
                           "its second variable (extent 16)"),
     "var-total": (var_total, "a T.alloc_var element", "its first variable (extent 8)"),
-    "nested-parallel": (nested_parallel, "a fragment element", "its first variable (extent 8)"),
+    "nested-parallel": (nested_parallel, "a fragment element",
+                        "the first variable of the T.Parallel at line {outer} (extent 8)"),
     "pinned-fragment": (pinned_fragment, "a fragment element", "its first variable (extent 8)"),
 }
 
@@ -134,6 +135,7 @@ CASES = {
 @pytest.mark.parametrize("tag", sorted(CASES))
 def test_shared_update_is_an_error_at_its_line(tag: str, target: str) -> None:
     factory, what, variable = CASES[tag]
+    variable = variable.format(outer=error_tags.line_of(THIS_FILE, "nested-parallel-outer"))
     error = compile_error(factory(), target)
     error_tags.check_error(error, THIS_FILE, tag, f"T.Parallel updates {what}",
                            f"leaves out {variable}", "use T.reduce_sum / T.reduce_max",

@@ -37,7 +37,15 @@ from mlir import ir
 
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._integer_storage import root_of
-from tilec.compiler.passes._ir_walk import as_operation, defining_op, kernels, op_error, scope, walk
+from tilec.compiler.passes._ir_walk import (
+    LOCATION,
+    as_operation,
+    defining_op,
+    kernels,
+    op_error,
+    scope,
+    walk,
+)
 from tilec.errors import CompileError
 
 SCOPE_WORDS = {"global": "tensor", "shared": "shared buffer", "fragment": "fragment",
@@ -151,30 +159,41 @@ class CheckParallelUpdates(TilePass):
             if _is_thread_stream(buffer) or not _read_before_written(buffer, body):
                 continue
             loops = [outermost, *_enclosing_parallels(store, outermost)]
-            named = [(position, argument, extent)
+            named = [(position, argument, extent, loop)
                      for loop in loops
                      for position, (argument, extent) in enumerate(zip(
                          loop.regions[0].blocks[0].arguments,
                          ir.DenseI64ArrayAttr(loop.attributes["extents"]), strict=True))]
-            dependence = _Dependence({argument for _, argument, _ in named})
+            dependence = _Dependence({argument for _, argument, _, _ in named})
             used = frozenset().union(*(dependence.of(index) for index in store.operands[2:]))
             shared_memory = scope(buffer) in MEMORY_SCOPES
-            missing = [(position, extent) for position, argument, extent in named
+            missing = [(position, extent, loop) for position, argument, extent, loop in named
                        if extent > 1 and argument not in used
                        and not (shared_memory and _pins(store, argument, outermost, dependence))]
             if missing:
-                raise _error(store, scope(buffer), _left_out(missing))
+                raise _error(store, scope(buffer), _left_out(missing, len(loops) > 1))
             shared = _shared_element(store, outermost, named, shared_memory)
             if shared is not None:
                 raise _error(store, scope(buffer), _shared_by(*shared))
 
 
-def _left_out(missing: list[tuple[int, int]]) -> str:
-    variables = " and ".join(
-        f"its {ORDINALS[position] if position < len(ORDINALS) else f'#{position}'} variable "
-        f"(extent {extent})" for position, extent in missing)
+def _left_out(missing: list[tuple[int, int, ir.Operation]], nested: bool) -> str:
+    """The variables as the user wrote them: by position, and in nested T.Parallel loops by
+    the line of the loop that binds them."""
+    def name(position: int, loop: ir.Operation) -> str:
+        ordinal = ORDINALS[position] if position < len(ORDINALS) else f"#{position}"
+        return (f"the {ordinal} variable of the T.Parallel at {_line(loop)}" if nested
+                else f"its {ordinal} variable")
+
+    variables = " and ".join(f"{name(position, loop)} (extent {extent})"
+                             for position, extent, loop in missing)
     return (f"at an index that leaves out {variables}: the points that differ only there "
             f"update the same element")
+
+
+def _line(op: ir.Operation) -> str:
+    found = LOCATION.search(str(op.location))
+    return f"line {found.group(2)}" if found else "an unknown line"
 
 
 def _shared_by(first: tuple[int, ...], second: tuple[int, ...], element: tuple[int, ...]
@@ -192,20 +211,20 @@ def _error(store: ir.Operation, buffer_scope: str, why: str) -> CompileError:
 
 
 def _shared_element(store: ir.Operation, outermost: ir.Operation,
-                    named: list[tuple[int, ir.Value, int]], shared_memory: bool
+                    named: list[tuple[int, ir.Value, int, ir.Operation]], shared_memory: bool
                     ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None:
     """Two points of the loops and the element they both update, where the store's index is
     computed from the loops' variables and constants only (`acc[i // 2]` over T.Parallel(8)):
     every point's index evaluated at once over the loops' whole extent. Into shared memory or
     a tensor, only the points whose conditions (as computable) hold count; a per-thread
     buffer's copies on the threads that skip the store would keep their old values."""
-    extents = [extent for _, _, extent in named]
+    extents = [extent for _, _, extent, _ in named]
     total = math.prod(extents)
     if total < 2 or total > MAX_POINTS:
         return None
     coordinates = np.indices(extents).reshape(len(extents), total)
     evaluate = _PointValues({argument: coordinates[k]
-                             for k, (_, argument, _) in enumerate(named)})
+                             for k, (_, argument, _, _) in enumerate(named)})
     indices = [evaluate.of(index) for index in store.operands[2:]]
     if not indices or any(index is None for index in indices):
         return None

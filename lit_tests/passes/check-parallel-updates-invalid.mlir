@@ -101,7 +101,7 @@ func.func @nested(%X: memref<8x4xf32>) attributes {tile.entry} {
         %old = memref.load %acc[%j] : memref<4xf32, "fragment">
         %x = memref.load %X[%i, %j] : memref<8x4xf32>
         %sum = arith.addf %old, %x : f32
-        // expected-error @+1 {{leaves out its first variable (extent 8)}}
+        // expected-error @+1 {{leaves out the first variable of the T.Parallel at line 97 (extent 8)}}
         memref.store %sum, %acc[%j] : memref<4xf32, "fragment">
       }
     }
