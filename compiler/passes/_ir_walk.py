@@ -39,6 +39,11 @@ def ancestors(op: ir.Operation) -> list[ir.Operation]:
     return found
 
 
+def enclosing(op: ir.Operation, name: str) -> ir.Operation | None:
+    """The innermost op named `name` that `op` is nested in (None outside any)."""
+    return next((parent for parent in ancestors(op) if parent.name == name), None)
+
+
 def scope(value: ir.Value) -> str:
     """The scope a memref value's memory space names: global, shared, fragment, local, var."""
     space = ir.MemRefType(value.type).memory_space

@@ -24,7 +24,7 @@ import math
 
 from mlir import ir
 
-from tilec.compiler.passes._ir_walk import as_operation, constant_index, defining_op
+from tilec.compiler.passes._ir_walk import as_operation, constant_index, defining_op, enclosing
 from tilec.compiler.passes._wgmma import WARPGROUP_THREADS
 from tilec.compiler.targets.description import TargetDescription
 
@@ -79,7 +79,7 @@ def is_thread_branch(op: ir.Operation, warp_size: int) -> bool:
     ranges are ordinary divergent code; lower-tile-to-gpu's `tid_is_global` agrees)."""
     if op.name != "scf.if" or warp_size <= 0:
         return False
-    kernel = _kernel_of(op)
+    kernel = enclosing(op, "tile.kernel")
     if kernel is None or branch_ranges(op, kernel, warp_size) is None:
         return False
     parent = as_operation(op.parent)
@@ -106,16 +106,6 @@ def thread_range_at(op: ir.Operation, kernel: ir.Operation, warp_size: int
             found = then_range if _in_region(child, parent.regions[0]) else else_range
         child, parent = parent, as_operation(parent.parent)
     return found
-
-
-def _kernel_of(op: ir.Operation) -> ir.Operation | None:
-    parent = op.parent
-    while parent is not None:
-        parent = as_operation(parent)
-        if parent.name == "tile.kernel":
-            return parent
-        parent = parent.parent
-    return None
 
 
 def _partial_warpgroups(op: ir.Operation, kernel: ir.Operation) -> bool:

@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from mlir import ir
 
 from tilec.compiler.passes import TilePass, register
-from tilec.compiler.passes._ir_walk import as_operation, kernels, scope, walk
+from tilec.compiler.passes._ir_walk import as_operation, enclosing, kernels, scope, walk
 from tilec.compiler.passes._scheduling import OVERLAP_RING_GEMMS_ATTR, target_description
 from tilec.compiler.passes._tma_ring import BARRIER_BYTES, RING_ATTR, TmaRing
 from tilec.compiler.passes._wgmma import WGMMA_ATTR
@@ -63,17 +63,10 @@ def overlapped_gemm(loop: ir.Operation) -> ir.Operation | None:
     return last
 
 
-def _kernel_of(loop: ir.Operation) -> ir.Operation:
-    kernel = loop.parent
-    while as_operation(kernel).name != "tile.kernel":
-        kernel = kernel.parent
-    return as_operation(kernel)
-
-
 def _shared_bytes(loop: ir.Operation, ring: TmaRing) -> int:
     """The kernel's shared memory with `ring` on the loop (left there)."""
     loop.attributes[RING_ATTR] = ring.to_attr(loop.context)
-    return arena_bytes(_kernel_of(loop)) + 2 * ring.stages * BARRIER_BYTES
+    return arena_bytes(enclosing(loop, "tile.kernel")) + 2 * ring.stages * BARRIER_BYTES
 
 
 @register

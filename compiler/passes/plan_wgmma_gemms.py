@@ -59,6 +59,7 @@ from tilec.compiler.passes._ir_walk import (
     constant_index,
     copy_parts,
     defining_op,
+    enclosing,
     kernels,
     scope,
     walk,
@@ -271,16 +272,6 @@ def _read_slices_in_place(kernel: ir.Operation, context: ir.Context) -> None:
             context)
 
 
-def _enclosing_loop(op: ir.Operation) -> ir.Operation | None:
-    parent = op.parent
-    while parent is not None:
-        parent = as_operation(parent)
-        if parent.name == "tile.pipelined":
-            return parent
-        parent = parent.parent
-    return None
-
-
 @register
 @dataclass
 class PlanWgmmaGemms(TilePass):
@@ -313,7 +304,7 @@ class PlanWgmmaGemms(TilePass):
                 _alloc(gemm.operands[2]).attributes[LAYOUT_ATTR] = layout_attr(
                     accumulator_layout(block_m, block_n, plan.warpgroups, plan.reordered))
                 gemm.attributes[WGMMA_ATTR] = plan.to_attr(context)
-                loop = _enclosing_loop(gemm)
+                loop = enclosing(gemm, "tile.pipelined")
                 if loop is not None:
                     self._cp_async_loop(loop, context)
             _read_slices_in_place(kernel, context)

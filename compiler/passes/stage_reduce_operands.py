@@ -19,16 +19,9 @@ from mlir import ir
 
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._builders import ops_named
-from tilec.compiler.passes._ir_walk import as_operation, scope
+from tilec.compiler.passes._ir_walk import as_operation, enclosing, scope
 from tilec.compiler.passes._scalar import index
 from tilec.dialect import AllocOp, CopyOp
-
-
-def enclosing_kernel(op: ir.Operation) -> ir.Operation | None:
-    parent = op.parent
-    while parent is not None and parent.name != "tile.kernel":
-        parent = parent.parent
-    return parent
 
 
 def fragment_like(buffer: ir.Value, kernel: ir.Operation) -> ir.Value:
@@ -60,7 +53,7 @@ class StageReduceOperands(TilePass):
             src, dst = op.operands[0], op.operands[1]
             if "shared" not in (scope(src), scope(dst)):
                 continue
-            kernel = enclosing_kernel(op)
+            kernel = enclosing(op, "tile.kernel")
             if kernel is None:
                 continue  # outside a T.Kernel block: the verifier's and the lowering's case
             with op.location:
