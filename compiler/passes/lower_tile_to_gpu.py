@@ -1111,8 +1111,7 @@ class KernelLowering:
         here = ir.InsertionPoint.current  # before the loop, or in an alignment branch
         vectors: dict[int, ir.Value] = {}
         stores = self.operand_tile_stores(op) if vec > 1 and self.canonical is None else []
-        pending: dict[int, list[ir.Value]] = {}
-        corners: dict[int, list[ir.Value]] = {}
+        pending: dict[int, list[ir.Operation]] = {}
         for reg in range(layout.num_registers):
             mask = layout.register_mask(reg)
             if mask is False:
@@ -1135,20 +1134,6 @@ class KernelLowering:
             self.bind_fragments(clone, layout, reg)
             moved = [inner for inner in move_body_before(clone, points, anchor)
                      if not any(inner == load for load in picked + stored)]
-            for number, store in enumerate(stored):
-                pending.setdefault(number, []).append(store.operands[0])
-                if reg % vec == 0:
-                    corners[number] = list(store.operands)[2:]
-                if reg % vec == vec - 1:
-                    buffer = store.operands[1]
-                    with store.location, ir.InsertionPoint(store):
-                        values = pending.pop(number)
-                        run_value = vector.FromElementsOp(
-                            ir.VectorType.get([vec], values[0].type), values).result
-                        vector.StoreOp(run_value, buffer,
-                                       self.shared_where(buffer, corners.pop(number)),
-                                       alignment=vec * element_bytes(values[0].type))
-                store.erase()
             for number, load in enumerate(picked):
                 with load.location, ir.InsertionPoint(load):
                     if reg % vec == 0:
@@ -1159,6 +1144,24 @@ class KernelLowering:
                 load.results[0].replace_all_uses_with(value)
                 load.erase()
             self.lower_block_ops(moved)
+            # the run's scalar stores stay in the IR until its last register is lowered: the
+            # lowering replaces the ops defining their values and indices, and only operands
+            # of live ops follow such a replacement (values held aside would dangle)
+            for number, store in enumerate(stored):
+                pending.setdefault(number, []).append(store)
+                if reg % vec != vec - 1:
+                    continue
+                run_stores = pending.pop(number)
+                values = [run_store.operands[0] for run_store in run_stores]
+                buffer = store.operands[1]
+                with store.location, ir.InsertionPoint(store):
+                    run_value = vector.FromElementsOp(
+                        ir.VectorType.get([vec], values[0].type), values).result
+                    vector.StoreOp(run_value, buffer,
+                                   self.shared_where(buffer, list(run_stores[0].operands)[2:]),
+                                   alignment=vec * element_bytes(values[0].type))
+                for run_store in run_stores:
+                    run_store.erase()
 
     def operand_tile_stores(self, op: ir.Operation) -> list[int]:
         """Body positions of a T.Parallel's stores into a wgmma operand tile whose last index
