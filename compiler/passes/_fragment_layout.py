@@ -176,9 +176,19 @@ def vector_loads(parallel: ir.Operation, layout: LinearLayout,
     index the last loop variable plus what does not depend on it, its other indices free of
     that variable; the width the layout's run of registers along the last dimension, at most
     16 bytes, starting where no thread's or later register's column breaks a vector."""
-    runs = layout.contiguous_registers()
-    if runs < 2 or any(basis[-1] % runs for basis in layout.register[log2(runs):]) or \
-            layout.thread_span()[-1] & (runs - 1):
+    runs = register_runs(layout)
+    if runs < 2:
         return []
     return [(position, math.gcd(runs, 16 // max(1, getattr(element, "width", 8) // 8)))
             for position, element in row_contiguous_loads(parallel, is_global)]
+
+
+def register_runs(layout: LinearLayout) -> int:
+    """How many consecutive registers of the layout hold consecutive columns (the last
+    dimension) with every run starting at a multiple of its length, in every thread and at
+    every later register: the widest vector access along a row; 1 when there is none."""
+    runs = layout.contiguous_registers()
+    if runs < 2 or any(basis[-1] % runs for basis in layout.register[log2(runs):]) or \
+            layout.thread_span()[-1] & (runs - 1):
+        return 1
+    return runs

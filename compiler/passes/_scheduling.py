@@ -41,6 +41,9 @@ PER_OP_GEMMS_ATTR = "tile.per_op_gemms"
 # time, each just before that step's wgmma, so the gemm's groups stay in flight
 # (plan-tma-pipelines)
 REGISTER_A_STEPS_ATTR = "tile.register_a_steps"
+# TILEC_TRANSPOSE_MN_MAJOR_OPERANDS=1: an 8-bit / tf32 gemm's MN-major shared operand is
+# transposed into a K-major tile before it, so wgmma runs it (transpose-mn-major-operands)
+TRANSPOSE_OPERANDS_ATTR = "tile.transpose_mn_major_operands"
 PIPELINE_ATTR = "tile.pipeline"  # on tile.pipelined, written by pipeline-async-copies
 TMA_PIPELINE = "tma-mbarrier"  # its `mechanism` when TMA loads feed wgmma through mbarriers
 

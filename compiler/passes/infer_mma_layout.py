@@ -142,24 +142,28 @@ def stored_element_type(accumulator_value: ir.Value, kernel: ir.Operation) -> ir
         _element_type(accumulator_value)
 
 
-def gemm_problem(gemm: ir.Operation, kernel: ir.Operation) -> GemmProblem | None:
-    """The gemm as the tensor cores see it, or None when they cannot run it."""
+def gemm_problem(gemm: ir.Operation, kernel: ir.Operation, k_major: bool = False
+                 ) -> GemmProblem | None:
+    """The gemm as the tensor cores see it, or None when they cannot run it; with `k_major`,
+    as they would see it with its shared operands stored K-major (A as M x K, B as N x K:
+    transpose-mn-major-operands' copies)."""
     a, b, c = gemm.operands[0], gemm.operands[1], gemm.operands[2]
-    trans_a = ir.BoolAttr(gemm.attributes["transpose_a"]).value
-    trans_b = ir.BoolAttr(gemm.attributes["transpose_b"]).value
+    stored_a = ir.BoolAttr(gemm.attributes["transpose_a"]).value
+    stored_b = ir.BoolAttr(gemm.attributes["transpose_b"]).value
+    trans_a, trans_b = (False, True) if k_major else (stored_a, stored_b)
     if scope(b) != "shared" or scope(c) != "fragment":
         return None
     if scope(a) == "shared":
         a_source = "shared"
-    elif scope(a) == "fragment" and not trans_a:
+    elif scope(a) == "fragment" and not stored_a:
         a_source = "registers"  # register operands are M x K fragments
     else:
         return None
     a_shape, b_shape = ir.MemRefType(a.type).shape, ir.MemRefType(b.type).shape
     if len(a_shape) != 2 or len(b_shape) != 2:
         return None
-    block_m, block_k = reversed(a_shape) if trans_a else a_shape
-    block_n = b_shape[0] if trans_b else b_shape[1]
+    block_m, block_k = reversed(a_shape) if stored_a else a_shape
+    block_n = b_shape[0] if stored_b else b_shape[1]
     dtype = tensorcore_type(_element_type(a), OPERAND_TYPES)
     if dtype is None or tensorcore_type(_element_type(b), OPERAND_TYPES) != dtype:
         return None

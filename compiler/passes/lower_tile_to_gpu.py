@@ -63,6 +63,7 @@ from tilec.compiler.passes._fragment_layout import (
     follows,
     op_layout,
     project,
+    register_runs,
     vector_loads,
 )
 from tilec.compiler.passes._ir_walk import (
@@ -1083,6 +1084,8 @@ class KernelLowering:
         vectors = self.vector_loads or (not touches_fragments and self.vector_bytes > 0)
         loads = vector_loads(op, layout, self.is_global) if vectors else []
         vec = math.gcd(*[width for _, width in loads]) if loads else 1
+        if vectors and not loads:  # no global reads: stores into an operand tile set the runs
+            vec = self.store_runs(op, layout)
         if not touches_fragments and layout.num_registers > UNROLL_LIMIT * vec:
             self.parallel_loop(op, layout, offsets)
         else:
@@ -1157,6 +1160,17 @@ class KernelLowering:
                                    alignment=vec * element_bytes(values[0].type))
                 for run_store in run_stores:
                     run_store.erase()
+
+    def store_runs(self, op: ir.Operation, layout: LinearLayout) -> int:
+        """The vector width of a T.Parallel's stores into wgmma operand tiles along the
+        layout's runs of registers (at most 16 bytes), where it has such stores: the
+        transposing copies of transpose-mn-major-operands; 1 otherwise."""
+        body = op.regions[0].blocks[0]
+        stores = [as_operation(body.operations[at]) for at in self.operand_tile_stores(op)]
+        if not stores:
+            return 1
+        widest = min(16 // element_bytes(store.operands[0].type) for store in stores)
+        return math.gcd(register_runs(layout), widest)
 
     def operand_tile_stores(self, op: ir.Operation) -> list[int]:
         """Body positions of a T.Parallel's stores into a wgmma operand tile whose last index

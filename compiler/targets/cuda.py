@@ -70,6 +70,7 @@ from tilec.compiler.passes._scheduling import (
     REGISTER_A_STEPS_ATTR,
     RING_LAG_ATTR,
     STAGED_EPILOGUE_ATTR,
+    TRANSPOSE_OPERANDS_ATTR,
     VECTOR_LOADS_ATTR,
 )
 from tilec.compiler.passes._tma_ring import MAPS_ATTR, TILES_ATTR
@@ -93,6 +94,7 @@ SHARED_BYTES_ATTR = "tile.shared_bytes"  # on the gpu.func: the dynamic shared m
 SCHEDULE_PASSES = (
     "widen-register-bound-blocks",
     "widen-k-tiles",
+    "transpose-mn-major-operands",
     "infer-mma-layout",
     "select-shared-swizzle",
     "select-epilogue-store",
@@ -212,7 +214,8 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
                            ("TILEC_STAGED_EPILOGUE", STAGED_EPILOGUE_ATTR),
                            ("TILEC_PER_OP_GEMMS", PER_OP_GEMMS_ATTR),
                            ("TILEC_REGISTER_A_STEPS", REGISTER_A_STEPS_ATTR),
-                           ("TILEC_ASYNC_GATHERS", ASYNC_GATHERS_ATTR)):
+                           ("TILEC_ASYNC_GATHERS", ASYNC_GATHERS_ATTR),
+                           ("TILEC_TRANSPOSE_MN_MAJOR_OPERANDS", TRANSPOSE_OPERANDS_ATTR)):
         if os.environ.get(variable) == "1":
             module.operation.attributes[name] = ir.UnitAttr.get()
     fast_math = ("apply-fast-math",) if options.fast_math else ()

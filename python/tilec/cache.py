@@ -70,7 +70,8 @@ def clear_memory() -> None:
 COMPILE_SETTINGS = ("TILEC_TMA_RING_LAG", "TILEC_VECTOR_EPILOGUE_LOADS",
                     "TILEC_WARPGROUP_PINGPONG", "TILEC_STAGED_EPILOGUE", "TILEC_PER_OP_GEMMS",
                     "TILEC_REGISTER_A_STEPS",
-                    "TILEC_OVERLAP_RING_GEMMS", "TILEC_ASYNC_GATHERS")
+                    "TILEC_OVERLAP_RING_GEMMS", "TILEC_ASYNC_GATHERS",
+                    "TILEC_TRANSPOSE_MN_MAJOR_OPERANDS")
 
 
 def compile_settings() -> dict[str, str]:
