@@ -242,17 +242,11 @@ class SharedOperandLayout:
         return decision_attr({"k_major": self.k_major, "span": self.span,
                               "warpgroups": self.warpgroups, "m_atoms": self.m_atoms}, context)
 
-    @classmethod
-    def of(cls, alloc: ir.Operation) -> SharedOperandLayout | None:
+    @staticmethod
+    def of(alloc: ir.Operation) -> SharedOperandLayout | None:
         """The layout recorded on a 2-d tile (a 3-d buffer's is a StackedOperandLayout)."""
-        fields = read_decision(alloc, SHARED_LAYOUT_ATTR)
-        type_ = ir.MemRefType(alloc.results[0].type)
-        if fields is None or type_.rank != 2:
-            return None
-        rows, cols = type_.shape
-        element_bytes = max(1, type_.element_type.width // 8)
-        return cls((rows, cols), element_bytes, bool(fields["k_major"]), int(fields["span"]),
-                   int(fields.get("warpgroups", 0)), int(fields.get("m_atoms", 0)))
+        layout = operand_layout_of(alloc)
+        return layout if isinstance(layout, SharedOperandLayout) else None
 
     def physical_row(self, row: ir.Value) -> ir.Value:
         """Where the user's row sits among the tile's rows (A: the wgmma order)."""
@@ -320,21 +314,19 @@ class StackedOperandLayout:
     def to_attr(self, context: ir.Context) -> ir.Attribute:
         return self.tile.to_attr(context)
 
-    @classmethod
-    def of(cls, alloc: ir.Operation) -> StackedOperandLayout | None:
-        fields = read_decision(alloc, SHARED_LAYOUT_ATTR)
-        type_ = ir.MemRefType(alloc.results[0].type)
-        if fields is None or type_.rank != 3:
-            return None
-        stages, rows, cols = type_.shape
-        element_bytes = max(1, type_.element_type.width // 8)
-        return cls(stages, SharedOperandLayout((rows, cols), element_bytes,
-                                               bool(fields["k_major"]), int(fields["span"])))
-
 
 def operand_layout_of(alloc: ir.Operation) -> SharedOperandLayout | StackedOperandLayout | None:
-    """The operand layout recorded on a shared tile (2-d) or stage buffer (3-d), if any."""
-    return SharedOperandLayout.of(alloc) or StackedOperandLayout.of(alloc)
+    """The operand layout recorded on a shared tile (2-d) or stage buffer (3-d: each stage the
+    2-d layout of its rows and columns), if any: the one reader of SHARED_LAYOUT_ATTR."""
+    fields = read_decision(alloc, SHARED_LAYOUT_ATTR)
+    type_ = ir.MemRefType(alloc.results[0].type)
+    if fields is None or type_.rank not in (2, 3):
+        return None
+    *stages, rows, columns = type_.shape
+    tile = SharedOperandLayout((rows, columns), max(1, type_.element_type.width // 8),
+                               bool(fields["k_major"]), int(fields["span"]),
+                               int(fields.get("warpgroups", 0)), int(fields.get("m_atoms", 0)))
+    return StackedOperandLayout(stages[0], tile) if stages else tile
 
 
 def warpgroup_index(tid: ir.Value) -> ir.Value:
