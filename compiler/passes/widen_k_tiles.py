@@ -13,9 +13,13 @@ A `tile.pipelined` loop is widened when
 - it runs from 0 by 1 to a constant N (>= F) with no `order`, `stage` or `group` schedule;
 - its body is two tile.copy ops, each filling the whole of one operand tile of the body's one
   tile.gemm (clear_accum off: the gemm accumulates across iterations) from a global tensor,
-  and pure index arithmetic;
+  and pure index arithmetic; or, for a register-A chain, those copies and the copy of A's
+  whole shared tile into the gemm's fragment A (`T.copy(A_shared, A_frag)`, infer-mma-layout's
+  `register_a_fill`), the fragment a tile of its own that only that copy and the gemm use,
+  which widened holds at most CHAIN_REGISTERS registers a thread with the accumulator;
 - each operand tile is a shared buffer of the kernel with no attribute of its own (no layout
-  request), used by its copy and the gemm only, of an element type the tensor cores take;
+  request), used by its copy and the gemm (or A's fragment copy) only, of an element type the
+  tensor cores take;
 - each copy's corner along K is `k * block_K` (the loop's index times the tile's K extent),
   its other coordinates do not depend on k, so iteration k' of the widened loop copies exactly
   the tiles of user iterations F k' .. F k' + F - 1;
@@ -26,7 +30,8 @@ A `tile.pipelined` loop is widened when
   as the user's S, or more), fit in the block's shared memory beside the kernel's other
   shared buffers.
 The loop then runs to ceil(N / F) with ceil(S / F) (>= 2) stages; the tiles, the copies' boxes
-and their K corners (k * F * block_K) widen by F. The gemm computes the same sums in the same
+and their K corners (k * F * block_K) widen by F, a register-A chain's fragment and its copy
+along K with them. The gemm computes the same sums in the same
 order of K (its K steps run in sequence), so the result is bit for bit the user loop's.
 
 It runs first among the CUDA scheduling passes, on chips with wgmma and TMA only, and not in a
@@ -58,11 +63,17 @@ from tilec.compiler.passes._scheduling import (
     target_description,
     tensorcore_type,
 )
+from tilec.compiler.passes.infer_fragment_layout import threads_at
+from tilec.compiler.passes.infer_mma_layout import register_a_fill
 from tilec.dialect import AllocOp
 
 ROW_BYTES = 128  # the widest swizzle row: one wgmma K-major slot, one TMA box of K
 MIN_STAGES = 2
 ALIGNMENT_SLACK_BYTES = 1024  # a ring's tiles start on 1 KiB
+# a register-A chain's accumulator and widened A fragment, 32-bit registers a thread: the
+# unwidened 128 x 128 x 64 fp8 chain's (128 + 16) compiles without spills under a consumer's 240
+# registers; widened (128 + 32) it spilled 84 bytes
+CHAIN_REGISTERS = 144
 
 
 def _buffer_bytes(buffer_type: ir.MemRefType) -> int:
@@ -119,12 +130,45 @@ class Widening:
     k_extent: int
     trips: int
     stages: int
+    fill: ir.Operation | None = None  # a register-A chain's copy of A's tile into its fragment
 
 
-def _operand_copy(copy: ir.Operation, gemm: ir.Operation, iv: ir.Value, body: ir.Block
-                  ) -> OperandCopy | None:
+def _registers(buffer: ir.Value, threads: int) -> int:
+    """32-bit registers a thread holds of a fragment spread over `threads`."""
+    buffer_type = ir.MemRefType(buffer.type)
+    bits = math.prod(buffer_type.shape) * bit_width(buffer_type.element_type)
+    return -(-bits // (32 * threads))
+
+
+def _register_a_fill(gemm: ir.Operation, copies: list[ir.Operation], threads: int
+                     ) -> ir.Operation | None:
+    """The loop's copy of A's whole shared tile into the gemm's fragment A (a register-A
+    chain), when the fragment is a tile of its own (no layout yet) that only it and the gemm
+    use and, widened, fits beside the accumulator (CHAIN_REGISTERS); None otherwise."""
+    fill = register_a_fill(gemm)
+    if fill is None or not any(fill == copy for copy in copies):
+        return None
+    fragment = gemm.operands[0]
+    alloc = defining_op(fragment)
+    if alloc is None or alloc.name != "tile.alloc" or len(alloc.attributes) or any(
+            as_operation(use.owner) not in (fill, gemm) for use in fragment.uses):
+        return None
+    k_extent = ir.MemRefType(fragment.type).shape[1]
+    row_bytes = k_extent * max(1, bit_width(ir.MemRefType(fragment.type).element_type) // 8)
+    widened = _registers(fragment, threads) * max(1, ROW_BYTES // row_bytes)
+    if _registers(gemm.operands[2], threads) + widened > CHAIN_REGISTERS:
+        return None
+    return fill
+
+
+def _operand_copy(copy: ir.Operation, gemm: ir.Operation, fill: ir.Operation | None,
+                  iv: ir.Value, body: ir.Block) -> OperandCopy | None:
+    """The copy as the filling of one of the gemm's operand tiles (A's may be the shared tile
+    a register-A `fill` copies into the gemm's fragment A), None when it is not one."""
     src, src_offsets, src_shape, dst, dst_offsets, dst_shape = copy_parts(copy)
-    operand = next((n for n in (0, 1) if gemm.operands[n] == dst), None)
+    readers = [gemm] if fill is None else [gemm, fill]
+    operands = [gemm.operands[0] if fill is None else fill.operands[0], gemm.operands[1]]
+    operand = next((n for n in (0, 1) if operands[n] == dst), None)
     alloc = defining_op(dst)
     if operand is None or scope(src) != "global" or scope(dst) != "shared" or \
             alloc is None or alloc.name != "tile.alloc" or len(alloc.attributes):
@@ -133,7 +177,7 @@ def _operand_copy(copy: ir.Operation, gemm: ir.Operation, iv: ir.Value, body: ir
     if tile_type.rank != 2 or list(dst_shape) != list(tile_type.shape) or any(
             constant_index(v) != 0 for v in dst_offsets):
         return None
-    if any(as_operation(use.owner) not in (copy, gemm) for use in dst.uses):
+    if any(as_operation(use.owner) not in (copy, *readers) for use in dst.uses):
         return None
     transposed = _flag(gemm, ("transpose_a", "transpose_b")[operand])
     tile_k_dim = (1, 0)[operand] if not transposed else (0, 1)[operand]
@@ -160,14 +204,17 @@ def plan_widening(loop: ir.Operation, kernel: ir.Operation, limit: int) -> Widen
     statements = [as_operation(op) for op in body.operations]
     copies = [op for op in statements if op.name == "tile.copy"]
     gemms = [op for op in statements if op.name == "tile.gemm"]
-    if len(copies) != 2 or len(gemms) != 1 or any(
-            not _is_pure(op) for op in statements
-            if op.name not in ("tile.copy", "tile.gemm", "tile.yield")):
+    if len(gemms) != 1 or any(not _is_pure(op) for op in statements
+                              if op.name not in ("tile.copy", "tile.gemm", "tile.yield")):
         return None
     gemm = gemms[0]
-    if _flag(gemm, "clear_accum"):
+    fill = _register_a_fill(gemm, copies, threads_at(gemm, kernel)) \
+        if scope(gemm.operands[0]) == "fragment" else None
+    if fill is not None:
+        copies = [copy for copy in copies if copy != fill]
+    if len(copies) != 2 or _flag(gemm, "clear_accum"):
         return None
-    operands = [_operand_copy(copy, gemm, iv, body) for copy in copies]
+    operands = [_operand_copy(copy, gemm, fill, iv, body) for copy in copies]
     if any(operand is None for operand in operands) or \
             operands[0].tile == operands[1].tile:
         return None
@@ -194,7 +241,21 @@ def plan_widening(loop: ir.Operation, kernel: ir.Operation, limit: int) -> Widen
                  not any(op == operand.tile for operand in operands))
     if widened + others + ALIGNMENT_SLACK_BYTES > limit:
         return None
-    return Widening(loop, operands, factor, k_extent, upper, stages)
+    return Widening(loop, operands, factor, k_extent, upper, stages, fill)
+
+
+def _widen_alloc(alloc: ir.Operation, dim: int, factor: int) -> list[int]:
+    """Replace a tile's alloc by one `factor` times as wide along `dim`; the new shape."""
+    old = alloc.result
+    old_type = ir.MemRefType(old.type)
+    shape = list(old_type.shape)
+    shape[dim] *= factor
+    with alloc.location, ir.InsertionPoint(alloc):
+        new = AllocOp(ir.MemRefType.get(shape, old_type.element_type,
+                                        memory_space=old_type.memory_space)).result
+    old.replace_all_uses_with(new)
+    alloc.erase()
+    return shape
 
 
 def widen(plan: Widening) -> None:
@@ -206,15 +267,7 @@ def widen(plan: Widening) -> None:
     loop.attributes["num_stages"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
                                                        plan.stages)
     for operand in plan.operands:
-        old = operand.tile.result
-        old_type = ir.MemRefType(old.type)
-        shape = list(old_type.shape)
-        shape[operand.tile_k_dim] *= plan.factor
-        with operand.tile.location, ir.InsertionPoint(operand.tile):
-            new = AllocOp(ir.MemRefType.get(shape, old_type.element_type,
-                                            memory_space=old_type.memory_space)).result
-        old.replace_all_uses_with(new)
-        operand.tile.erase()
+        shape = _widen_alloc(operand.tile, operand.tile_k_dim, plan.factor)
         copy = operand.copy
         src_shape = list(ir.DenseI64ArrayAttr(copy.attributes["src_shape"]))
         src_shape[operand.src_k_dim] *= plan.factor
@@ -226,6 +279,10 @@ def widen(plan: Widening) -> None:
             copy.operands[corner] = arith.muli(iv, index(plan.k_extent * plan.factor))
         if previous is not None and not list(previous.results[0].uses):
             previous.erase()
+    if plan.fill is not None:  # A's fragment (M x K) widens with its tile, its copy with both
+        shape = _widen_alloc(defining_op(copy_parts(plan.fill)[3]), 1, plan.factor)
+        plan.fill.attributes["src_shape"] = ir.DenseI64ArrayAttr.get(shape)
+        plan.fill.attributes["dst_shape"] = ir.DenseI64ArrayAttr.get(shape)
 
 
 @register

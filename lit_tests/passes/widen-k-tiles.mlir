@@ -122,11 +122,17 @@ module attributes {tile.arch = "sm_90a"} {
 
 // -----
 
-// Left alone: a register-A chain (a statement besides the copies and the gemm), and the same
-// loop on sm_80 and without TMA (tile.disable_tma).
+// A register-A chain: A's shared tile, its fragment and the copy between them widen along K
+// with B; the gemm reads the 64 x 64 fragment.
 // CHECK-LABEL: func.func @register_a
-// CHECK: tile.alloc : memref<64x32xf16, "shared">
-// CHECK: tile.pipelined {{.*}} stages 3 {
+// CHECK: %[[AS:.*]] = tile.alloc : memref<64x64xf16, "shared">
+// CHECK: %[[AF:.*]] = tile.alloc : memref<64x64xf16, "fragment">
+// CHECK: %[[BS:.*]] = tile.alloc : memref<64x64xf16, "shared">
+// CHECK: tile.pipelined {{.*}} stages 2 {
+// CHECK: tile.copy %arg0[{{.*}}] [64, 64] to %[[AS]]
+// CHECK: tile.copy %arg1[{{.*}}] [64, 64] to %[[BS]]
+// CHECK: tile.copy %[[AS]][%{{.*}}, %{{.*}}] [64, 64] to %[[AF]][%{{.*}}, %{{.*}}] [64, 64]
+// CHECK: tile.gemm %[[AF]], %[[BS]], %{{.*}} : memref<64x64xf16, "fragment">, memref<64x64xf16, "shared">
 module attributes {tile.arch = "sm_90a"} {
   func.func @register_a(%A: memref<64x320xf16>, %B: memref<320x64xf16>, %C: memref<64x64xf32>) attributes {tile.entry} {
     %c0 = arith.constant 0 : index
@@ -148,6 +154,80 @@ module attributes {tile.arch = "sm_90a"} {
         tile.gemm %af, %bs, %acc : memref<64x32xf16, "fragment">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
       }
       tile.copy %acc[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf32, "fragment"> to memref<64x64xf32>
+    }
+    return
+  }
+}
+
+// -----
+
+// Left alone: a register-A chain whose fragment a T.Parallel rescales before the gemm (a
+// statement besides the copies and the gemm), and below the quickstart's loop on sm_80 and
+// without TMA (tile.disable_tma).
+// CHECK-LABEL: func.func @register_a_scaled
+// CHECK: tile.alloc : memref<64x32xf16, "shared">
+// CHECK: tile.alloc : memref<64x32xf16, "fragment">
+// CHECK: tile.pipelined {{.*}} stages 3 {
+module attributes {tile.arch = "sm_90a"} {
+  func.func @register_a_scaled(%A: memref<64x320xf16>, %B: memref<320x64xf16>, %C: memref<64x64xf32>) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c10 = arith.constant 10 : index
+    %c32 = arith.constant 32 : index
+    tile.kernel grid(%c1, %c1) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %as = tile.alloc : memref<64x32xf16, "shared">
+      %af = tile.alloc : memref<64x32xf16, "fragment">
+      %bs = tile.alloc : memref<32x64xf16, "shared">
+      %acc = tile.alloc : memref<64x64xf32, "fragment">
+      tile.pipelined %c0 to %c10 step %c1 stages 3 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c32 : index
+        tile.copy %A[%c0, %k0] [64, 32] to %as[%c0, %c0] [64, 32] : memref<64x320xf16> to memref<64x32xf16, "shared">
+        tile.copy %B[%k0, %c0] [32, 64] to %bs[%c0, %c0] [32, 64] : memref<320x64xf16> to memref<32x64xf16, "shared">
+        tile.copy %as[%c0, %c0] [64, 32] to %af[%c0, %c0] [64, 32] : memref<64x32xf16, "shared"> to memref<64x32xf16, "fragment">
+        tile.parallel [64, 32] {
+        ^bb0(%i: index, %j: index):
+          %v = memref.load %af[%i, %j] : memref<64x32xf16, "fragment">
+          %w = arith.addf %v, %v : f16
+          memref.store %w, %af[%i, %j] : memref<64x32xf16, "fragment">
+        }
+        tile.gemm %af, %bs, %acc : memref<64x32xf16, "fragment">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
+      }
+      tile.copy %acc[%c0, %c0] [64, 64] to %C[%c0, %c0] [64, 64] : memref<64x64xf32, "fragment"> to memref<64x64xf32>
+    }
+    return
+  }
+}
+
+// -----
+
+// Left alone: a register-A chain over a 128 x 128 accumulator on 128 threads: its 128
+// registers a thread and the widened A's 32 pass CHAIN_REGISTERS (144).
+// CHECK-LABEL: func.func @register_a_too_wide
+// CHECK: tile.alloc : memref<128x32xf16, "fragment">
+// CHECK: tile.pipelined {{.*}} stages 3 {
+module attributes {tile.arch = "sm_90a"} {
+  func.func @register_a_too_wide(%A: memref<128x320xf16>, %B: memref<320x128xf16>, %C: memref<128x128xf32>) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c10 = arith.constant 10 : index
+    %c32 = arith.constant 32 : index
+    tile.kernel grid(%c1, %c1) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %as = tile.alloc : memref<128x32xf16, "shared">
+      %af = tile.alloc : memref<128x32xf16, "fragment">
+      %bs = tile.alloc : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      tile.pipelined %c0 to %c10 step %c1 stages 3 {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c32 : index
+        tile.copy %A[%c0, %k0] [128, 32] to %as[%c0, %c0] [128, 32] : memref<128x320xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%k0, %c0] [32, 128] to %bs[%c0, %c0] [32, 128] : memref<320x128xf16> to memref<32x128xf16, "shared">
+        tile.copy %as[%c0, %c0] [128, 32] to %af[%c0, %c0] [128, 32] : memref<128x32xf16, "shared"> to memref<128x32xf16, "fragment">
+        tile.gemm %af, %bs, %acc : memref<128x32xf16, "fragment">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      tile.copy %acc[%c0, %c0] [128, 128] to %C[%c0, %c0] [128, 128] : memref<128x128xf32, "fragment"> to memref<128x128xf32>
     }
     return
   }
