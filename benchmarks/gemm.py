@@ -78,19 +78,27 @@ def matmul_typed(
     in_dtype=T.float16,
     out_dtype=T.float16,
     accum_dtype=T.float32,
+    b_k_major=True,
 ):
-    """B given as N x K (transpose_B): the layout fp8 / int8 / tf32 tensor cores read."""
+    """B given as N x K (transpose_B): the layout fp8 / int8 / tf32 tensor cores read; with
+    `b_k_major` False as K x N (on wgmma through transpose-mn-major-operands' K-major copy)."""
     M, N, K = T.const("M, N, K")
+    A: T.Tensor((M, K), in_dtype)
+    B: T.Tensor((N, K) if b_k_major else (K, N), in_dtype)
     C = T.empty((M, N), out_dtype)
     with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
         A_shared = T.alloc_shared((block_M, block_K), in_dtype)
-        B_shared = T.alloc_shared((block_N, block_K), in_dtype)
+        B_shared = T.alloc_shared((block_N, block_K) if b_k_major else (block_K, block_N),
+                                  in_dtype)
         C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
         T.clear(C_local)
         for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
             T.copy(A[by * block_M, k * block_K], A_shared)
-            T.copy(B[bx * block_N, k * block_K], B_shared)
-            T.gemm(A_shared, B_shared, C_local, transpose_B=True)
+            if b_k_major:
+                T.copy(B[bx * block_N, k * block_K], B_shared)
+            else:
+                T.copy(B[k * block_K, bx * block_N], B_shared)
+            T.gemm(A_shared, B_shared, C_local, transpose_B=b_k_major)
         T.copy(C_local, C[by * block_M, bx * block_N])
     return C
 

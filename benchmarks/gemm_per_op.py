@@ -10,7 +10,10 @@ config an autotuner over gemm.py's CONFIGS keeps there (tuned 128x256x64; small 
 narrow at 1024^3) and the quickstart's own config at 8192^3, against torch.matmul (cuBLAS);
 transposed layouts (f16 B as N x K, A as K x M; bf16 both) at 4096^3;
 fp8 e4m3 / e5m2 (bf16 out) against torch._scaled_mm (unit scales, fast accumulation, as wgmma's
-fp32 accumulators), int8 against torch._int_mm, tf32 against torch.matmul with tf32 allowed.
+fp32 accumulators), int8 against torch._int_mm, tf32 against torch.matmul with tf32 allowed;
+e4m3 and int8 with B stored K x N too ("nn": per op only, through transpose-mn-major-operands'
+K-major copy, TILEC_TRANSPOSE_MN_MAJOR_OPERANDS=1; the peers get B column-major, copied
+untimed). `--only e4m3/nn s8/nn` runs those rows alone.
 Every kernel is checked first against a float64 reference on fresh random inputs with its
 output poisoned (NaN; int32's minimum), at the timed shape and at a ragged one; a wrong kernel
 is not timed. Timing: tilec's profiler do_bench (CUDA events, median, L2 flushed), the three
@@ -48,6 +51,7 @@ from gemm_device import PERF_SHAPES  # noqa: E402
 import tilec.language as T  # noqa: E402
 
 PER_OP = "TILEC_PER_OP_GEMMS"
+TRANSPOSE_OPT_IN = "TILEC_TRANSPOSE_MN_MAJOR_OPERANDS"
 PATHS = ("per_op", "matcher")
 RAGGED_SHAPE = (1000, 1016, 1008)  # rows 16-byte aligned for every type, several K tiles
 FP8_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192)]
@@ -80,6 +84,16 @@ class Row:
         return self.layout or ("nn" if self.dtype in ("f16", "bf16") else "nt")
 
     @property
+    def transposes_b(self) -> bool:
+        """An 8-bit / tf32 B stored K x N: wgmma reads it through transpose-mn-major-operands'
+        K-major copy (its opt-in set), a per-op kernel only (the matcher takes no copy)."""
+        return self.dtype not in ("f16", "bf16") and self.stored == "nn"
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return ("per_op",) if self.transposes_b else PATHS
+
+    @property
     def knobs(self) -> dict:
         return {**CONFIGS, **TYPE_CONFIGS}[self.config]
 
@@ -95,6 +109,7 @@ def best_config(shape: tuple[int, int, int]) -> str:
 ROWS = ([Row("e4m3", "tuned", shape) for shape in FP8_SHAPES]
         + [Row("e5m2", "tuned", FP8_SHAPES[0]), Row("s8", "tuned", FP8_SHAPES[0]),
            Row("tf32", "tf32", FP8_SHAPES[0])]
+        + [Row(dtype, "tuned", FP8_SHAPES[0], "nn") for dtype in ("e4m3", "s8")]
         + [Row("f16", "tuned", FP8_SHAPES[0], layout) for layout in ("nt", "tn")]
         + [Row("bf16", "tuned", FP8_SHAPES[0], "tt")]
         + [Row(dtype, best_config(shape), shape) for dtype in ("f16", "bf16")
@@ -117,27 +132,30 @@ def register_a_kernel(dtype: str, a, b, target: str | None = None):
 
 
 @contextmanager
-def path_setting(path: str):
-    """The per-op path's switch set (or cleared) while a kernel is compiled or looked up."""
-    before = os.environ.pop(PER_OP, None)
-    if path == "per_op":
-        os.environ[PER_OP] = "1"
+def path_setting(path: str, transposes_b: bool = False):
+    """The per-op path's switch set (or cleared) while a kernel is compiled or looked up, and
+    with `transposes_b` transpose-mn-major-operands' opt-in."""
+    switches = {PER_OP: path == "per_op", TRANSPOSE_OPT_IN: transposes_b}
+    before = {name: os.environ.pop(name, None) for name in switches}
+    os.environ.update({name: "1" for name, on in switches.items() if on})
     try:
         yield
     finally:
-        os.environ.pop(PER_OP, None)
-        if before is not None:
-            os.environ[PER_OP] = before
+        for name, value in before.items():
+            os.environ.pop(name, None)
+            if value is not None:
+                os.environ[name] = value
 
 
 def compile_kernel(row: Row, path: str, a, b, target: str | None = None):
     """The row's kernel for operands like `a`, `b` on the given path (and target: the GPU's
     when None)."""
     _, element, out, accum, _ = TYPES[row.dtype]
-    with path_setting(path):
-        if row.stored == "nt":
+    with path_setting(path, row.transposes_b):
+        if row.stored == "nt" or row.transposes_b:
             return matmul_typed.compile(a, b, target=target, in_dtype=element, out_dtype=out,
-                                        accum_dtype=accum, **row.knobs)
+                                        accum_dtype=accum, b_k_major=row.stored == "nt",
+                                        **row.knobs)
         if row.stored == "nn":
             return matmul.compile(a, b, target=target, dtype=element, **row.knobs)
         kernel = {"tn": matmul_tn, "tt": matmul_tt}[row.stored]
@@ -161,13 +179,13 @@ def operands(torch, row: Row, shape: tuple[int, int, int], device: str):
             torch.randn(*b_shape, device=device).to(torch_type))
 
 
-def build(cache_dir: Path) -> None:
+def build(cache_dir: Path, only: list[str] = ()) -> None:
     import torch
 
     os.environ["TILEC_CACHE_DIR"] = str(cache_dir.resolve())
-    for row in ROWS:
+    for row in selected(only):
         for shape in (row.shape, RAGGED_SHAPE):
-            for path in PATHS:
+            for path in row.paths:
                 start = time.time()
                 kernel = compile_kernel(row, path, *operands(torch, row, shape, "meta"),
                                         target="cuda:sm_90a")
@@ -179,7 +197,7 @@ def build(cache_dir: Path) -> None:
                 print(f"{row.dtype:5} {row.stored} {row.config:10} {shape} {path:8} "
                       f"wgmma={'wgmma.mma_async' in ptx} tma={'cp.async.bulk.tensor' in ptx} "
                       f"({time.time() - start:.1f} s)", flush=True)
-    for dtype in REGISTER_A_TYPES:
+    for dtype in () if only else REGISTER_A_TYPES:
         for shape in REGISTER_A_SHAPES:
             row = Row(dtype, "register_a", shape)
             kernel = register_a_kernel(dtype, *operands(torch, row, shape, "meta"), "cuda:sm_90a")
@@ -205,6 +223,8 @@ def relative_error(result, expected) -> float:
 def peer(torch, row: Row, a, b) -> tuple[str, Callable]:
     """The library call computing the same product."""
     a, b_kn = as_m_by_k_and_k_by_n(row, a, b)  # column-major views of transposed ones
+    if row.transposes_b:  # cuBLASLt's fp8 / int8 take B column-major: copied, untimed
+        b_kn = b_kn.T.contiguous().T
     if row.dtype in ("e4m3", "e5m2"):
         one = torch.ones((), device=a.device, dtype=torch.float32)
         return "torch._scaled_mm(use_fast_accum=True)", lambda: torch._scaled_mm(
@@ -231,7 +251,12 @@ def check(torch, row: Row, path: str, shape: tuple[int, int, int]) -> tuple[floa
     return relative_error(result, reference(torch, row, a, b)), (kernel, a, b)
 
 
-def run(out: Path, budget_s: float) -> None:
+def selected(only: list[str]) -> list[Row]:
+    """The rows named `dtype/layout` in `only` (gemm.py's letters: e4m3/nn), all when empty."""
+    return [row for row in ROWS if not only or f"{row.dtype}/{row.stored}" in only]
+
+
+def run(out: Path, budget_s: float, only: list[str] = ()) -> None:
     import torch
 
     torch.manual_seed(0)
@@ -248,9 +273,9 @@ def run(out: Path, budget_s: float) -> None:
                   "outputs at the timed shape and at a ragged one first",
         "rows": rows,
     }
-    record["register_a_checks"] = register_a_checks(torch)
+    record["register_a_checks"] = [] if only else register_a_checks(torch)
     out.write_text(json.dumps(record, indent=1) + "\n")
-    for row in ROWS:
+    for row in selected(only):
         if time.time() - started > budget_s:
             print(f"budget of {budget_s} s spent: {row} and later rows not run", flush=True)
             break
@@ -259,7 +284,7 @@ def run(out: Path, budget_s: float) -> None:
                  "shape": list(row.shape),
                  "knobs": row.knobs, "tolerance": tolerance}
         timed = {}
-        for path in PATHS:
+        for path in row.paths:
             try:
                 ragged, _ = check(torch, row, path, RAGGED_SHAPE)
                 error, timed[path] = check(torch, row, path, row.shape)
@@ -359,12 +384,16 @@ def summary(rows: list[dict]) -> dict:
 def main() -> None:
     from device_cli import build_or_run  # beside this script
 
-    def options(_build, run_parser) -> None:
+    def options(build_parser, run_parser) -> None:
         run_parser.add_argument("--budget", type=float, default=120.0,
                                 help="seconds after which no further row starts")
+        for parser in (build_parser, run_parser):
+            parser.add_argument("--only", nargs="*", default=[],
+                                help="rows as dtype/layout (e4m3/nn s8/nn): these alone, no "
+                                     "register-A checks")
 
-    build_or_run(__doc__, "gemm_per_op.json", lambda args: build(args.cache_dir),
-                 lambda args: run(args.out, args.budget), options)
+    build_or_run(__doc__, "gemm_per_op.json", lambda args: build(args.cache_dir, args.only),
+                 lambda args: run(args.out, args.budget, args.only), options)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,79 @@
+"""fp8 and int8 GEMMs with B stored K x N on the GPU (sm_90a) through transpose-mn-major-operands
+(TILEC_TRANSPOSE_MN_MAJOR_OPERANDS=1): the consumers transpose each cp.async-filled K x N tile
+into a K-major one that wgmma reads. Checked against float64 on fresh random inputs with the
+output poisoned (NaN; int32's minimum) first, at an aligned shape against the library too
+(torch._scaled_mm with B column-major, torch._int_mm), and at a ragged one whose B rows are
+not 16-byte aligned (the copies' element-wise path). Compiled in process (the whole compiler on
+the GPU machine)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+torch = pytest.importorskip("torch")
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")]
+
+from gemm import matmul_typed  # noqa: E402
+
+import tilec.language as T  # noqa: E402
+
+# tilec type, torch type, output
+TYPES = {
+    "e4m3": (T.float8_e4m3, torch.float8_e4m3fn, T.bfloat16),
+    "e5m2": (T.float8_e5m2, torch.float8_e5m2, T.bfloat16),
+    "s8": (T.int8, torch.int8, T.int32),
+}
+
+
+def operands(name: str, shape: tuple[int, int, int], seed: int):
+    m, n, k = shape
+    generator = torch.Generator().manual_seed(seed)
+    if name == "s8":
+        a = torch.randint(-128, 128, (m, k), generator=generator, dtype=torch.int8)
+        b = torch.randint(-128, 128, (k, n), generator=generator, dtype=torch.int8)
+    else:
+        torch_type = TYPES[name][1]
+        a = torch.randn((m, k), generator=generator).to(torch_type)
+        b = torch.randn((k, n), generator=generator).to(torch_type)
+    return a, b
+
+
+def library(name: str, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    b_column_major = b.T.contiguous().T
+    if name == "s8":
+        return torch._int_mm(a, b_column_major)
+    one = torch.ones((), device=a.device, dtype=torch.float32)
+    return torch._scaled_mm(a, b_column_major, one, one, out_dtype=torch.bfloat16)
+
+
+@pytest.mark.parametrize("shape", [(1024, 1024, 1024), (1000, 1016, 1008)])
+@pytest.mark.parametrize("name", list(TYPES))
+def test_k_by_n_b_on_wgmma(name: str, shape: tuple[int, int, int], monkeypatch) -> None:
+    monkeypatch.setenv("TILEC_TRANSPOSE_MN_MAJOR_OPERANDS", "1")
+    element, _, out = TYPES[name]
+    a, b = operands(name, shape, seed=sum(shape) + len(name))
+    kernel = matmul_typed.compile(a, b, target="cuda", in_dtype=element, out_dtype=out,
+                                  accum_dtype=T.int32 if name == "s8" else T.float32,
+                                  block_N=128, block_K=64, b_k_major=False)
+    assert "wgmma.mma_async" in kernel.asm["ptx"] and "transpose_b = true" in \
+        kernel.asm["tile-cuda"]
+    c = kernel.get_profiler().run_poisoned(a.cuda(), b.cuda())
+    torch.cuda.synchronize()
+    expected = a.double() @ b.double()
+    if name == "s8":
+        assert torch.equal(c.cpu().long(), expected.long())
+    else:
+        assert not c.isnan().any(), "elements left unwritten"
+        torch.testing.assert_close(c.double().cpu(), expected, rtol=2e-2, atol=1e-1)
+    if shape[0] % 16 == 0:
+        peer = library(name, a.cuda(), b.cuda())
+        if name == "s8":
+            assert torch.equal(c, peer)
+        else:  # both sum exact products in f32 (orders differ), then round to bf16
+            torch.testing.assert_close(c.double(), peer.double(), rtol=2e-2, atol=1e-1)
