@@ -52,7 +52,8 @@ def library(name: str, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return torch._scaled_mm(a, b_column_major, one, one, out_dtype=torch.bfloat16)
 
 
-@pytest.mark.parametrize("shape", [(1024, 1024, 1024), (1000, 1016, 1008)])
+@pytest.mark.parametrize("shape", [(1024, 1024, 1024), (1000, 1016, 1008)],
+                         ids=["aligned", "ragged"])
 @pytest.mark.parametrize("name", list(TYPES))
 def test_k_by_n_b_on_wgmma(name: str, shape: tuple[int, int, int], monkeypatch) -> None:
     monkeypatch.setenv("TILEC_TRANSPOSE_MN_MAJOR_OPERANDS", "1")
