@@ -142,16 +142,18 @@ def compile_sm90(name: str, shape: tuple[int, int, int], a_k_major: bool = True,
 
 
 @needs_ptxas
-@pytest.mark.parametrize("name", ["e4m3", "s8", "tf32"])
-def test_opted_in_gemm_runs_on_its_wgmma(name, tmp_path, monkeypatch) -> None:
-    """B stored K x N: the gemm's wgmma reads the K-major copy, which each thread writes in
-    16-byte vectors (one chunk of the swizzled tile) from the cp.async-filled K x N tile."""
+@pytest.mark.parametrize("name, a_k_major", [("e4m3", True), ("s8", True), ("tf32", True),
+                                             ("s8", False)])
+def test_opted_in_gemm_runs_on_its_wgmma(name, a_k_major, tmp_path, monkeypatch) -> None:
+    """B stored K x N (and A K x M): the gemm's wgmma reads the K-major copies, which each
+    thread writes in 16-byte vectors (one chunk of the swizzled tile) from the cp.async-filled
+    tiles."""
     from tilec.compiler.tensorcore.ptx import ptxas_check
 
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("TILEC_PER_OP_GEMMS", "1")
     monkeypatch.setenv(OPT_IN, "1")
-    kernel = compile_sm90(name, (1024, 1024, 1024))
+    kernel = compile_sm90(name, (1024, 1024, 1024), a_k_major)
     tile_cuda, ptx = kernel.asm["tile-cuda"], kernel.asm["ptx"]
     assert f'dtype = "{name}"' in tile_cuda and "transpose_b = true" in tile_cuda
     lines = [line for line in ptx.splitlines() if "wgmma.mma_async" in line]
