@@ -72,6 +72,35 @@ module attributes {tile.arch = "sm_90a", tile.transpose_mn_major_operands} {
 
 // -----
 
+// A register-A chain (A a fragment, M x K) with an fp8 B stored K x N: B alone is copied.
+// CHECK-LABEL: func.func @register_a_b_k_by_n
+// CHECK: %[[AF:.*]] = tile.alloc : memref<128x64xf8E4M3FN, "fragment">
+// CHECK: %[[B:.*]] = tile.alloc : memref<64x128xf8E4M3FN, "shared">
+// CHECK-NEXT: %[[BT:.*]] = tile.alloc : memref<128x64xf8E4M3FN, "shared">
+// CHECK: tile.copy %{{.*}} to %[[AF]]
+// CHECK-NEXT: tile.parallel [128, 64]
+// CHECK: tile.gemm %[[AF]], %[[BT]], %{{.*}} {transpose_b = true} : memref<128x64xf8E4M3FN, "fragment">, memref<128x64xf8E4M3FN, "shared">
+module attributes {tile.arch = "sm_90a", tile.transpose_mn_major_operands} {
+  func.func @register_a_b_k_by_n(%A: memref<512x512xf8E4M3FN>, %B: memref<512x512xf8E4M3FN>) attributes {tile.entry} {
+    %g = arith.constant 4 : index
+    tile.kernel grid(%g, %g) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %as = tile.alloc : memref<128x64xf8E4M3FN, "shared">
+      %af = tile.alloc : memref<128x64xf8E4M3FN, "fragment">
+      %bs = tile.alloc : memref<64x128xf8E4M3FN, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      tile.copy %A[%c0, %c0] [128, 64] to %as[%c0, %c0] [128, 64] : memref<512x512xf8E4M3FN> to memref<128x64xf8E4M3FN, "shared">
+      tile.copy %B[%c0, %c0] [64, 128] to %bs[%c0, %c0] [64, 128] : memref<512x512xf8E4M3FN> to memref<64x128xf8E4M3FN, "shared">
+      tile.copy %as[%c0, %c0] [128, 64] to %af[%c0, %c0] [128, 64] : memref<128x64xf8E4M3FN, "shared"> to memref<128x64xf8E4M3FN, "fragment">
+      tile.gemm %af, %bs, %acc : memref<128x64xf8E4M3FN, "fragment">, memref<64x128xf8E4M3FN, "shared">, memref<128x128xf32, "fragment">
+    }
+    return
+  }
+}
+
+// -----
+
 // Left alone: an f16 B stored K x N (wgmma transposes 16-bit operands itself), an fp8 gemm
 // without the opt-in, an fp8 tile wgmma cannot cover (48 columns of N) and, on sm_80 below,
 // a chip without wgmma.
