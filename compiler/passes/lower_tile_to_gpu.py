@@ -374,6 +374,20 @@ class KernelLowering:
         return RASTER_ATTR in self.kernel.attributes and any(
             op.name == "tile.gemm" and MMA_SYNC_ATTR in op.attributes for op in walk(self.kernel))
 
+    def known_grid(self) -> list[int] | None:
+        """The grid the kernel is launched with where it is known here: every size a
+        constant and launched as written (a persistent grid is launched smaller, a SPIR-V
+        workgroup count is not ours to state). Its block indices' bounds let LLVM drop the
+        guards and zero-trip paths it cannot otherwise rule out: a loop from `bx * 2` to 64
+        might run no iteration, and GVN then carried the epilogue's column indices, hoisted
+        from the loop, across it in registers (the causal flash backward's spill)."""
+        if self.logical or (self.ring_loop is not None and self.tma_ring.persistent):
+            return None
+        sizes = [constant_index(size) for size in self.kernel.operands]
+        if any(size is None or size < 1 for size in sizes):
+            return None
+        return (sizes + [1, 1])[:3]
+
     def is_ring_loop(self, op: ir.Operation) -> bool:
         return self.ring_loop is not None and op == self.ring_loop
 
@@ -397,7 +411,8 @@ class KernelLowering:
             block_size[0] += WARPGROUP_THREADS
         with self.func.location, ir.InsertionPoint(self.gpu_block):
             gpu_func = gpu.GPUFuncOp(ir.TypeAttr.get(ir.FunctionType.get(abi, [])),
-                                     sym_name=name, kernel=True, known_block_size=block_size)
+                                     sym_name=name, kernel=True, known_block_size=block_size,
+                                     known_grid_size=self.known_grid())
             entry = gpu_func.regions[0].blocks.append(*abi)
             with ir.InsertionPoint(entry):
                 self.ret = as_operation(gpu.ReturnOp([]))

@@ -2,7 +2,8 @@
 // RUN: tilec-opt --lower-tile-to-gpu %s --split-input-file | FileCheck %s --check-prefix=ONCE
 // The tile kernel becomes one gpu.func: bare global pointers then the dynamic sizes as i64,
 // memref descriptors rebuilt inside, fragments as per-thread register arrays, 16-byte guarded
-// vector copies, shuffles for an in-warp reduction, atomics from one owner thread.
+// vector copies, shuffles for an in-warp reduction, atomics from one owner thread. A grid
+// sized at run time (rowsum's) states no known_grid_size.
 
 // CHECK-LABEL: gpu.module @kernels
 // CHECK: gpu.func @rowsum(%[[X:.*]]: !llvm.ptr<1>, %[[OUT:.*]]: !llvm.ptr<1>, %[[M:.*]]: i64, %[[N:.*]]: i64) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.shared_bytes = 0 : i64}
@@ -172,6 +173,28 @@ func.func @mma_row_sum(%A: memref<16x8xf32>, %out: memref<16xf32>) attributes {t
     tile.copy %a[%c0, %c0] [16, 8] to %b[%c0, %c0] [16, 8] : memref<16x8xf32, "fragment"> to memref<16x8xf32, "fragment">
     tile.reduce "sum" %b to %s dim 1 : memref<16x8xf32, "fragment"> to memref<16xf32, "fragment">
     tile.copy %s[%c0] [16] to %out[%c0] [16] : memref<16xf32, "fragment"> to memref<16xf32>
+  }
+  return
+}
+
+// -----
+
+// A grid of constant sizes is the one launched: known_grid_size bounds the block indices
+// (the NVVM and ROCDL lowerings give their reads a range), so LLVM folds the guards and
+// zero-trip paths that hold for every block.
+// CHECK-LABEL: gpu.func @constant_grid
+// CHECK-SAME: known_block_size = array<i32: 32, 1, 1>, known_grid_size = array<i32: 6, 4, 1>
+func.func @constant_grid(%out: memref<24x32xf32>) attributes {tile.entry} {
+  %c6 = arith.constant 6 : index
+  %c4 = arith.constant 4 : index
+  tile.kernel grid(%c6, %c4) threads [32] {
+  ^bb0(%bx: index, %by: index):
+    %c0 = arith.constant 0 : index
+    %f = tile.alloc {tile.layout = #tile.linear<[32], register = [], lane = [[1], [2], [4], [8], [16]], warp = []>} : memref<32xf32, "fragment">
+    %one = arith.constant 1.0 : f32
+    tile.fill %f, %one : memref<32xf32, "fragment">, f32
+    %row = arith.addi %bx, %by : index
+    tile.copy %f[%c0] [32] to %out[%row, %c0] [1, 32] : memref<32xf32, "fragment"> to memref<24x32xf32>
   }
   return
 }
