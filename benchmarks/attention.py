@@ -120,6 +120,7 @@ VARIANTS = {  # suffix -> (opt-in variables, summary key suffix)
     " (P V in flight, ping-pong)": ((OVERLAP, PINGPONG), "overlap_pingpong"),
 }
 VARIANT_SEQS = (4096, 8192)  # the sequence lengths the variants' rows run at
+ALL_VARIANTS = tuple(key for _, key in VARIANTS.values())
 
 
 @contextlib.contextmanager
@@ -144,8 +145,11 @@ def with_variant(forward: TilecForward, suffix: str) -> TilecForward:
     return TilecForward(forward.name + suffix, compile_opted_in, forward.config, forward.dim)
 
 
-def with_variants(forward: TilecForward) -> list[TilecForward]:
-    return [with_variant(forward, suffix) for suffix in VARIANTS]
+def with_variants(forward: TilecForward, keys: tuple[str, ...] = ALL_VARIANTS
+                  ) -> list[TilecForward]:
+    """`forward` with each variant whose summary key is among `keys`."""
+    return [with_variant(forward, suffix) for suffix, (_, key) in VARIANTS.items()
+            if key in keys]
 
 
 def tilec_forwards() -> list[TilecForward]:
@@ -169,19 +173,20 @@ def tilec_forwards() -> list[TilecForward]:
 THREE_SLOTS = {"block_M": 128, "block_N": 128, "num_stages": 3, "threads": 256}
 
 
-def variant_forwards(seq_len: int) -> list[TilecForward]:
+def variant_forwards(seq_len: int, keys: tuple[str, ...] = ALL_VARIANTS
+                     ) -> list[TilecForward]:
     """tilec's flash_fwd with each of VARIANTS opted in; at the first of VARIANT_SEQS also
     TileLang's tuned example with each, and flash_fwd at three stages alone and with the
     ping-pong: overlap-ring-gemms deepens the two-stage ring to three, so these tell the slot
     from the overlap."""
     forwards = tilec_forwards()
     if seq_len != VARIANT_SEQS[0]:
-        return with_variants(forwards[0])
+        return with_variants(forwards[0], keys)
     own = _own_forward().flash_fwd
     three = TilecForward(OWN_FORWARD + " (3 stages)", lambda s, c: own(
         BATCH, HEADS, s, DIM, c, **THREE_SLOTS), THREE_SLOTS)
-    return with_variants(forwards[0]) + with_variants(forwards[2]) + [
-        three, with_variant(three, " (warpgroup ping-pong)")]
+    return with_variants(forwards[0], keys) + with_variants(forwards[2], keys) + [three] + [
+        with_variant(three, " (warpgroup ping-pong)")] * ("pingpong" in keys)
 
 
 # tilec's own forward at other tile configurations (S 4096 only, with --ablations): what the
@@ -250,17 +255,17 @@ HEAD_DIM_CONFIGS = {
 HEAD_DIM_SEQ = 4096
 
 
-def head_dim_forwards(variants: bool = True) -> list[TilecForward]:
+def head_dim_forwards(variants: tuple[str, ...] = ALL_VARIANTS) -> list[TilecForward]:
     own = _own_forward().flash_fwd
     forwards = [TilecForward(OWN_FORWARD, lambda s, c, d=dim, cfg=config: own(
         BATCH, HEADS, s, d, c, **cfg), config, dim) for dim, config in HEAD_DIM_CONFIGS.items()]
-    return forwards + [variant for forward in forwards if variants
-                       for variant in with_variants(forward)]
+    return forwards + [variant for forward in forwards
+                       for variant in with_variants(forward, variants)]
 
 
 def build(cache_dir: Path, examples: Path, seq_lens: tuple[int, ...],
           sections: tuple[str, ...] = SECTIONS, ablations: bool = False,
-          head_dims: bool = True, variants: bool = True) -> None:
+          head_dims: bool = True, variants: tuple[str, ...] = ALL_VARIANTS) -> None:
     os.environ["TILEC_CACHE_DIR"] = str(cache_dir.resolve())
     os.environ["TILEC_TARGET"] = TARGET
     jobs = []
@@ -271,7 +276,7 @@ def build(cache_dir: Path, examples: Path, seq_lens: tuple[int, ...],
         copy.write_text(rewrite_imports(source.read_text()))
         jobs = [(forward, seq_len) for forward in tilec_forwards() for seq_len in seq_lens]
         jobs += [(forward, seq_len) for seq_len in VARIANT_SEQS if seq_len in seq_lens
-                 and variants for forward in variant_forwards(seq_len)]
+                 and variants for forward in variant_forwards(seq_len, variants)]
         jobs += [(forward, ABLATION_SEQ) for forward in ablation_forwards() if ablations]
         jobs += [(forward, HEAD_DIM_SEQ) for forward in head_dim_forwards(variants)
                  if head_dims]
@@ -693,7 +698,7 @@ def _shape_rows(seq_len: int, causal: bool, forwards: list[TilecForward],
 
 def run(out: Path, seq_lens: tuple[int, ...], budget_s: float, peers: tuple[str, ...],
         ablations: bool, head_dims: bool, sections: tuple[str, ...] = SECTIONS,
-        variants: bool = True) -> None:
+        variants: tuple[str, ...] = ALL_VARIANTS) -> None:
     import torch
 
     began = time.perf_counter()
@@ -718,7 +723,7 @@ def run(out: Path, seq_lens: tuple[int, ...], budget_s: float, peers: tuple[str,
     for seq_len in seq_lens if "forward" in sections else ():
         shapes += [(seq_len, causal, forwards, peer_calls, DIM) for causal in (False, True)]
         if seq_len in VARIANT_SEQS and variants:
-            shapes += [(seq_len, causal, variant_forwards(seq_len), {}, DIM)
+            shapes += [(seq_len, causal, variant_forwards(seq_len, variants), {}, DIM)
                        for causal in (False, True)]
         if ablations and seq_len == ABLATION_SEQ:
             shapes += [(seq_len, causal, ablation_forwards(), {}, DIM)
@@ -843,6 +848,9 @@ def main() -> None:
         for p in (build_parser, run_parser):
             p.add_argument("--ablations", action="store_true",
                            help=f"also tilec's forward at ABLATIONS (S {ABLATION_SEQ})")
+            p.add_argument("--variants", type=_variants, default=ALL_VARIANTS,
+                           help=f"comma-separated, of {','.join(ALL_VARIANTS)}: the opt-in "
+                           "variants whose rows run (default: all)")
             p.add_argument("--no-variants", action="store_true",
                            help=f"leave out the opt-in variants' rows (S {VARIANT_SEQS}, and "
                            "at the other head dimensions)")
@@ -855,14 +863,22 @@ def main() -> None:
 
     def build_attention(args: argparse.Namespace) -> None:
         build(args.cache_dir, args.examples, args.seq_lens, args.sections, args.ablations,
-              not args.no_head_dims, not args.no_variants)
+              not args.no_head_dims, () if args.no_variants else args.variants)
 
     def run_attention(args: argparse.Namespace) -> None:
         peers = () if args.no_peers else ("sdpa",) if args.no_triton else ("sdpa", "triton")
         run(args.out, args.seq_lens, args.budget, peers, args.ablations,
-            not args.no_head_dims, args.sections, not args.no_variants)
+            not args.no_head_dims, args.sections, () if args.no_variants else args.variants)
 
     build_or_run(__doc__, "attention.json", build_attention, run_attention, options)
+
+
+def _variants(text: str) -> tuple[str, ...]:
+    keys = tuple(text.split(","))
+    unknown = [key for key in keys if key not in ALL_VARIANTS]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown variants {unknown}; known: {ALL_VARIANTS}")
+    return keys
 
 
 def _sections(text: str) -> tuple[str, ...]:
