@@ -294,6 +294,61 @@ def test_flash_fwd_leaves_p_v_in_flight_when_opted_in(pingpong, tmp_path, monkey
     assert _ptxas_spill_bytes(ptx) == 0
 
 
+@pytest.mark.parametrize(("dtype", "dim", "causal", "heads_kv", "seq"), [
+    ("float16", 64, True, 2, 80),     # causal, a ragged last tile of queries and keys
+    ("float16", 64, False, 1, 96),    # whole tiles, grouped 2:1
+    ("bfloat16", 128, True, 1, 72),   # multi-query, bf16
+    ("float16", 64, False, 2, 20),    # one key tile: the rotated loop runs twice
+])
+def test_rotated_flash_fwd_matches_float32(dtype, dim, causal, heads_kv, seq, tmp_path,
+                                           monkeypatch) -> None:
+    """TILEC_ROTATE_ATTENTION_LOOP=1 (rotate-attention-loop, which the CPU target runs too):
+    the loop one iteration longer, Q K^T of tile k and P V of tile k - 1 in one iteration,
+    gives the same attention and LSE, outputs poisoned."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TILEC_ROTATE_ATTENTION_LOOP", "1")
+    torch.manual_seed(4)
+    heads, batch = 2, 2
+    torch_dtype = getattr(torch, dtype)
+    q = torch.randn(batch, seq, heads, dim).to(torch_dtype)
+    k = torch.randn(batch, seq, heads_kv, dim).to(torch_dtype)
+    v = torch.randn(batch, seq, heads_kv, dim).to(torch_dtype)
+    kernel = flash_fwd.flash_fwd(batch, heads, seq, dim, causal, heads_kv, dtype, **SMALL_TILE)
+    assert "arith.maxsi" in kernel.asm["loops"], "the loop was not rotated (no V corner clamp)"
+    out, lse = kernel.get_profiler().run_poisoned(q, k, v)
+    tolerance = 2e-2 if dtype == "bfloat16" else 4e-3
+    assert (out.float() - flash_fwd.reference(q, k, v, causal)).abs().max().item() < tolerance
+    assert (lse - _lse_base2(q, k, causal)).abs().max().item() < 1e-3
+
+
+@pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
+def test_rotated_flash_fwd_leaves_p_v_in_flight_through_the_softmax(tmp_path,
+                                                                      monkeypatch) -> None:
+    """TILEC_ROTATE_ATTENTION_LOOP=1 at the benchmark's tiles on sm_90a: the ring loop commits
+    Q K^T, then P V, then (under k < n) waits with one group pending before the softmax reads
+    S and with none before it scales O and writes P; the body's end waits for all before the
+    slot goes back. ptxas assembles it without spills. The opt-in is part of the cache key.
+    Not yet the overlap it is meant to be: ptxas 13 reports C7514 (wgmmas serialized: it
+    does not credit wait_group 1 inside the k < n branch with finishing Q K^T; waiting before
+    the branch instead passes its check but spills 142 bytes at the consumers' 232
+    registers)."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TILEC_TARGET", "cuda:sm_90a")
+    tiles = {"block_M": 128, "block_N": 128, "num_stages": 2, "threads": 256}
+    assert "tile.deferred_wait" not in flash_fwd.flash_fwd(2, 4, 512, 128, False,
+                                                           **tiles).asm["tile-cuda"]
+    monkeypatch.setenv("TILEC_ROTATE_ATTENTION_LOOP", "1")
+    kernel = flash_fwd.flash_fwd(2, 4, 512, 128, False, **tiles)
+    assert kernel.asm["tile-cuda"].count("tile.deferred_wait") == 2
+    assert "tile.tma_ring" in kernel.asm["tile-cuda"]
+    ptx = kernel.get_kernel_source()
+    loop = ptx[ptx.index("wgmma.fence"):]
+    events = re.findall(r"wgmma\.(commit_group|wait_group\.sync\.aligned\s+\d+)", loop)
+    events = ["commit" if e == "commit_group" else "wait " + e.split()[-1] for e in events]
+    assert events[:4] == ["commit", "commit", "wait 1", "wait 0"]
+    assert _ptxas_spill_bytes(ptx) == 0
+
+
 @pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
 def test_flash_bwd_gemms_all_run_on_wgmma_on_sm90a(tmp_path, monkeypatch) -> None:
     """At the benchmark's tiles, every gemm of the dK / dV and dQ kernels is planned for wgmma

@@ -530,7 +530,9 @@ def lower_wgmma(lowering: KernelLowering, op: ir.Operation) -> None:
     if lowering.turns is not None:
         lowering.turns.after_commit(op)
     overlapped = lowering.overlapped_gemm
-    if overlapped is None or overlapped != op:  # else its pipeline waits an iteration later
+    if lowering.pending is not None and lowering.pending.defers(op):  # _wgmma_waits
+        lowering.pending.committed(op)
+    elif overlapped is None or overlapped != op:  # else its pipeline waits an iteration later
         nvvm.wgmma_wait_group_sync_aligned(0)
     for atom in range(plan.m_atoms):
         for i, value in enumerate(values[atom]):

@@ -99,7 +99,7 @@ from tilec.compiler.passes._scheduling import (
     read_decision,
     target_description,
 )
-from tilec.compiler.passes._thread_range import branch_ranges, range_warp
+from tilec.compiler.passes._thread_range import branch_ranges, is_thread_branch, range_warp
 from tilec.compiler.passes._tma_ring import (
     CONSUMER_BARRIER,
     LOAD_ATTR,
@@ -132,6 +132,7 @@ from tilec.compiler.passes._wgmma import (
     operand_layout_of,
     read_in_place,
 )
+from tilec.compiler.passes._wgmma_waits import PendingGroups
 from tilec.compiler.passes.lower_sub_byte_types import multiple_of
 from tilec.compiler.passes.plan_shared_memory import (
     ARENA_ATTR,
@@ -344,6 +345,8 @@ class KernelLowering:
         # (`load_registers` of the given registers), compiler/passes/_wgmma.py
         self.step_loads: dict[ir.Value, Callable[[list[int]], None]] = {}
         self.turns: Turns | None = None  # a ring loop's consumers taking turns on its gemms
+        # a ring loop's body: the deferred gemms' groups in flight (_wgmma_waits)
+        self.pending: PendingGroups | None = None
         # a T.Pipelined loop fed by a TMA ring and a producer warpgroup (plan-tma-pipelines)
         self.ring_loop, self.tma_ring = next(
             ((op, ring) for op in walk(kernel) if op.name == "tile.pipelined"
@@ -817,6 +820,10 @@ class KernelLowering:
 
     def lower_op(self, op: ir.Operation) -> None:
         name = op.name
+        descends = name == "scf.if" and not is_thread_branch(op, self.range_warp)
+        if self.pending is not None and not descends:
+            with op.location, ir.InsertionPoint(op):
+                self.pending.before(op)
         with op.location, ir.InsertionPoint(op):
             if name == "tile.copy":
                 self.lower_copy(op)
@@ -827,8 +834,12 @@ class KernelLowering:
                 return
             elif name == "tile.pipelined" and self.is_ring_loop(op):
                 iv, end = self.ring_lowering.lower_loop()
+                self.pending = PendingGroups()
                 with self.ring_lowering.operands_fenced():
                     self.lower_block_ops(move_body_before(op, [iv], end))
+                with end.location, ir.InsertionPoint(end):  # the slot goes back after this
+                    self.pending.drain()
+                self.pending = None
                 return
             elif name == "tile.pipelined" and self.plan_of(op) is not None:
                 self.lower_pipelined(op)
@@ -865,9 +876,12 @@ class KernelLowering:
             elif self.lower_thread_branch(op):
                 return
             else:
+                pending = None if self.pending is None else list(self.pending.groups)
                 for region in op.regions:
                     for block in region.blocks:
                         self.lower_block_ops([as_operation(o) for o in block.operations])
+                if pending is not None:  # a branch that waited may not have run
+                    self.pending.groups = pending
                 return
         op.erase()
 

@@ -34,6 +34,7 @@ from tilec.compiler.passes._scheduling import PINGPONG_OPT_IN_ATTR, read_decisio
 from tilec.compiler.passes._tma_ring import RING_ATTR, TmaRing
 from tilec.compiler.passes._warpgroup_pingpong import PINGPONG_ATTR, TURNS, PingPong
 from tilec.compiler.passes._wgmma import WGMMA_ATTR
+from tilec.compiler.passes._wgmma_waits import DEFERRED_WAIT_ATTR
 
 
 def pingpong_gemms(loop: ir.Operation) -> list[ir.Operation] | None:
@@ -44,8 +45,8 @@ def pingpong_gemms(loop: ir.Operation) -> list[ir.Operation] | None:
         return None
     gemms = [op for op in map(as_operation, loop.regions[0].blocks[0].operations)
              if op.name == "tile.gemm"]
-    if len(gemms) != 2:
-        return None
+    if len(gemms) != 2 or any(DEFERRED_WAIT_ATTR in gemm.attributes for gemm in gemms):
+        return None  # a rotated loop's gemms (rotate-attention-loop) issue back to back
     for gemm in gemms:
         plan = read_decision(gemm, WGMMA_ATTR)
         if plan is None or plan.get("warpgroups") != TURNS:

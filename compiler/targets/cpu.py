@@ -42,6 +42,7 @@ from mlir import ir
 from mlir.dialects import llvm as llvm_dialect
 
 from tilec.compiler.passes import get_pass
+from tilec.compiler.passes._scheduling import ROTATE_ATTENTION_LOOP_ATTR
 from tilec.compiler.passes.prepare_cpu_entry import ENTRY_PREFIX
 from tilec.compiler.pipeline import (
     CompileOptions,
@@ -183,9 +184,17 @@ def stages(options: CompileOptions) -> list[Stage]:
     """The CPU target's stages after "tile"."""
     fast_math = ("apply-fast-math",) if options.fast_math else ()
     checks = ("insert-bounds-checks",) if options.bounds_check else ()
+    loops = tile_passes("loops", ("rotate-attention-loop",) + checks + fast_math + TILE_PASSES,
+                        "tile ops as scf loops over memrefs; C entry")
+
+    def run_loops(module: ir.Module, options: CompileOptions) -> None:
+        # the CUDA target's opt-in rotation, run here too so its numerics are checked
+        if os.environ.get("TILEC_ROTATE_ATTENTION_LOOP") == "1":
+            module.operation.attributes[ROTATE_ATTENTION_LOOP_ATTR] = ir.UnitAttr.get()
+        loops.run(module, options)
+
     return [
-        tile_passes("loops", checks + fast_math + TILE_PASSES,
-                    "tile ops as scf loops over memrefs; C entry"),
+        Stage("loops", run_loops, loops.doc),
         Stage("llvm", _to_llvm_dialect, "narrow floats computed in f32; LLVM dialect"),
         Stage("llvmir", _translate, "LLVM IR text"),
         Stage("asm", _codegen, "host assembly and object code (llvmlite, -O2)"),

@@ -8,7 +8,9 @@ Stages ("tile" is the frontend's IR, added by the driver):
              apply-fast-math with fast math, widen-register-bound-blocks (sm_90a: a
              block of one warpgroup whose fragments overflow its registers runs on two),
              widen-k-tiles (sm_90a: GEMM loops over
-             64-byte K rows run over 128-byte ones), then the scheduling
+             64-byte K rows run over 128-byte ones), rotate-attention-loop (opt-in,
+             TILEC_ROTATE_ATTENTION_LOOP=1: attention's loop issues Q K^T of the next key
+             tile before P V of the current one), then the scheduling
              passes, which only annotate ops with their decisions (tile.* attributes):
              infer-mma-layout (tensor-core instruction and warp split of each gemm),
              select-shared-swizzle (shared operand layouts), select-epilogue-store (how the
@@ -69,6 +71,7 @@ from tilec.compiler.passes._scheduling import (
     PINGPONG_OPT_IN_ATTR,
     REGISTER_A_STEPS_ATTR,
     RING_LAG_ATTR,
+    ROTATE_ATTENTION_LOOP_ATTR,
     STAGED_EPILOGUE_ATTR,
     TRANSPOSE_OPERANDS_ATTR,
     VECTOR_LOADS_ATTR,
@@ -95,6 +98,7 @@ SCHEDULE_PASSES = (
     "widen-register-bound-blocks",
     "widen-k-tiles",
     "transpose-mn-major-operands",
+    "rotate-attention-loop",
     "infer-mma-layout",
     "select-shared-swizzle",
     "select-epilogue-store",
@@ -211,6 +215,7 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
                            ("TILEC_VECTOR_EPILOGUE_LOADS", VECTOR_LOADS_ATTR),
                            ("TILEC_WARPGROUP_PINGPONG", PINGPONG_OPT_IN_ATTR),
                            ("TILEC_OVERLAP_RING_GEMMS", OVERLAP_RING_GEMMS_ATTR),
+                           ("TILEC_ROTATE_ATTENTION_LOOP", ROTATE_ATTENTION_LOOP_ATTR),
                            ("TILEC_STAGED_EPILOGUE", STAGED_EPILOGUE_ATTR),
                            ("TILEC_PER_OP_GEMMS", PER_OP_GEMMS_ATTR),
                            ("TILEC_REGISTER_A_STEPS", REGISTER_A_STEPS_ATTR),

@@ -1,0 +1,215 @@
+"""rotate-attention-loop: attention's loop issues the next key tile's Q K^T before P V.
+
+FlashAttention's loop body, written as a tile program, runs for key tile k
+
+    prefix(k)   the copy of K_k (and whatever readies S: a T.clear, a causal fill)
+    G1          S = Q K_k^T
+    softmax(k)  row maxima and sums, P = exp2(S ...) cast, O *= rescale (reads S, writes P, O)
+    feed(k)     the copy of V_k
+    G2          O += P V_k
+
+so each of a warpgroup's gemms waits for the one before it and the softmax sits between them
+with the tensor cores idle. FlashAttention-3 rotates the loop by one gemm: key tile k's
+Q K^T is issued before tile k - 1's P V, whose wgmmas then run under tile k's softmax. This
+pass rewrites the loop so: it runs one iteration more, and iteration k is
+
+    prefix(min(k, n - 1)); G1; feed(max(k - 1, 0)); G2; if k < n: softmax(k)
+
+before the loop P is cleared. Iteration 0's G2 adds 0 * V_0 to O (nothing), iteration n's G1
+recomputes tile n - 1's scores, which no softmax reads; every other step is the original's,
+in the same order on each buffer: O = (O + P_{k-1} V_{k-1}) * rescale_k is what the original
+computes across its iterations k - 1 and k. The copies stay whole tiles of the same tensors
+(their corners clamped into the loop's range), so a TMA ring or cp.async pipeline feeds the
+rotated loop as it fed the original, a slot holding K_k beside V_{k-1}. The cost is one extra
+gemm of each kind per block (1 / n of its work).
+
+What makes the rotation pay is that lower-tile-to-gpu then need not wait for G2's wgmma group
+before the softmax, which touches neither O nor P until its last statements; until that is
+lowered and measured, the pass is an opt-in: it rotates loops only in a module carrying the
+unit attribute `tile.rotate_attention_loop` (the CUDA and CPU targets set it from
+TILEC_ROTATE_ATTENTION_LOOP=1; on the CPU target it checks the rotation's numerics).
+
+A `tile.pipelined` loop qualifies when
+- it steps by 1 and has no `order`, `stage` or `group` schedule;
+- its body holds exactly two tile.gemm ops, both statements of the body, the second (G2) its
+  last statement, whose A is a fragment P, B a shared tile V and accumulator O, all three
+  allocated outside the loop;
+- G1's accumulator S is allocated outside the loop, is neither P nor O and is used only in
+  it (the extra iteration leaves it holding other scores); G1 reads neither V nor P;
+- the statements before G1 touch none of P, O and V and write only S and their copies'
+  shared tiles, which only the loop uses (the extra iteration rewrites them);
+- between the gemms, the copies into V (its feed) take their corners from pure index
+  arithmetic, and the other statements (the softmax) do not touch V.
+Other loops are left as they are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import arith, scf
+
+from tilec.compiler.passes import TilePass, register
+from tilec.compiler.passes._ir_walk import (
+    as_operation,
+    constant_index,
+    copy_parts,
+    defining_op,
+    kernels,
+    scope,
+    walk,
+)
+from tilec.compiler.passes._scheduling import ROTATE_ATTENTION_LOOP_ATTR
+from tilec.compiler.passes._tma_ring import clone_ops, recomputable
+from tilec.compiler.passes._wgmma_waits import DEFERRED_WAIT_ATTR
+from tilec.dialect import FillOp
+
+SCHEDULE_ATTRS = ("order", "stage", "group")
+DESTINATION = {"tile.fill": 0, "tile.gemm": 2, "tile.reduce": 1, "memref.store": 1}
+
+
+def _memrefs(op: ir.Operation) -> list[ir.Value]:
+    """The memref values `op` and the ops nested in it use."""
+    return [operand for inner in [op, *walk(op)] for operand in inner.operands
+            if isinstance(operand.type, ir.MemRefType)]
+
+
+def _written(op: ir.Operation) -> list[ir.Value]:
+    """The buffers `op` may write: a copy's, fill's, gemm's or reduction's destination and
+    every memref.store's; any memref another op uses (unknown: counted as written)."""
+    written = []
+    for inner in [op, *walk(op)]:
+        if inner.name == "tile.copy":
+            written.append(copy_parts(inner)[3])
+        elif inner.name in DESTINATION:
+            written.append(inner.operands[DESTINATION[inner.name]])
+        elif inner.name not in ("memref.load", "tile.parallel", "tile.yield", "scf.if",
+                                "scf.yield", "tile.alloc") and not inner.name.startswith(
+                                    ("arith.", "math.")):
+            written += [o for o in inner.operands if isinstance(o.type, ir.MemRefType)]
+    return written
+
+
+def _among(value: ir.Value, values: list[ir.Value]) -> bool:
+    return any(value == known for known in values)
+
+
+def _outside(value: ir.Value, loop: ir.Operation) -> bool:
+    """Whether `value` is defined outside `loop` (a block argument or an op not in it)."""
+    owner = defining_op(value)
+    return owner is None or not any(owner == op for op in walk(loop))
+
+
+def _used_outside(value: ir.Value, loop: ir.Operation) -> bool:
+    """Whether an op outside `loop` uses `value` (before it or after it)."""
+    inside = walk(loop)
+    return any(not any(use.owner == op for op in inside) for use in value.uses)
+
+
+@dataclass
+class Rotation:
+    """A qualifying loop's parts (module docstring)."""
+
+    loop: ir.Operation
+    prefix: list[ir.Operation]
+    first: ir.Operation
+    feeds: list[ir.Operation]
+    softmax: list[ir.Operation]
+    second: ir.Operation
+
+    @classmethod
+    def of(cls, loop: ir.Operation) -> Rotation | None:
+        if any(name in loop.attributes for name in SCHEDULE_ATTRS) or \
+                constant_index(loop.operands[2]) != 1:
+            return None
+        statements = [as_operation(op) for op in loop.regions[0].blocks[0].operations
+                      if as_operation(op).name != "tile.yield"]
+        gemms = [i for i, op in enumerate(statements) if op.name == "tile.gemm"]
+        nested = [op for op in walk(loop) if op.name == "tile.gemm"]
+        if len(gemms) != 2 or len(nested) != 2 or gemms[1] != len(statements) - 1:
+            return None
+        first, second = statements[gemms[0]], statements[gemms[1]]
+        p, v, o = second.operands[0], second.operands[1], second.operands[2]
+        s = first.operands[2]
+        if scope(p) != "fragment" or scope(v) != "shared" or \
+                not all(_outside(value, loop) for value in (p, v, o, s)):
+            return None
+        if _among(s, [p, o]) or _among(v, list(first.operands)[:2]) or \
+                _among(p, list(first.operands)[:2]) or _used_outside(s, loop):
+            return None
+        prefix = statements[:gemms[0]]
+        copied = [copy_parts(op)[3] for op in prefix if op.name == "tile.copy"]
+        if any(_among(value, [p, o, v]) for op in prefix for value in _memrefs(op)) or any(
+                not _among(value, [s, *copied]) for op in prefix for value in _written(op)) or \
+                any(_used_outside(tile, loop) for tile in copied):
+            return None
+        middle = statements[gemms[0] + 1:gemms[1]]
+        feeds = [op for op in middle if op.name == "tile.copy" and copy_parts(op)[3] == v]
+        softmax = [op for op in middle if not any(op == feed for feed in feeds)]
+        if not feeds or any(_among(v, _memrefs(op)) for op in softmax):
+            return None
+        for feed in feeds:
+            if not _outside(copy_parts(feed)[0], loop) or recomputable(
+                    list(feed.operands), prefix + softmax) is None:
+                return None
+        return cls(loop, prefix, first, feeds, softmax, second)
+
+    def rotate(self) -> None:
+        loop, body = self.loop, self.loop.regions[0].blocks[0]
+        k = body.arguments[0]
+        lower, upper, step = loop.operands[0], loop.operands[1], loop.operands[2]
+        p = self.second.operands[0]
+        element = ir.MemRefType(p.type).element_type
+        with loop.location, ir.InsertionPoint(loop):
+            zero = arith.constant(element, 0.0) if isinstance(element, ir.FloatType) else \
+                arith.constant(element, 0)
+            FillOp(p, zero)
+            ran = arith.cmpi(arith.CmpIPredicate.sgt, upper, lower)
+            loop.operands[1] = arith.select(ran, arith.addi(upper, step), upper)
+        with loop.location, ir.InsertionPoint.at_block_begin(body):
+            current = arith.minsi(k, arith.subi(upper, step))
+            previous = arith.maxsi(arith.subi(k, step), lower)
+            active = arith.cmpi(arith.CmpIPredicate.slt, k, upper)
+        # the feeds' corners recomputed for tile k - 1, before the prefix's are rewritten
+        with loop.location, ir.InsertionPoint(self.second):
+            for feed in self.feeds:
+                mapping = {k: previous}
+                clone_ops(recomputable(list(feed.operands), self.prefix + self.softmax),
+                          mapping)
+                feed.move_before(self.second)
+                for number, operand in enumerate(feed.operands):
+                    if operand in mapping:
+                        feed.operands[number] = mapping[operand]
+        for op in self.prefix:
+            for inner in [op, *walk(op)]:
+                for number, operand in enumerate(inner.operands):
+                    if operand == k:
+                        inner.operands[number] = current
+        with loop.location, ir.InsertionPoint(self.second):
+            branch = scf.IfOp(active)
+        branch.operation.move_after(self.second)
+        with ir.InsertionPoint(branch.then_block):
+            end = scf.YieldOp([])
+        for op in self.softmax:
+            op.move_before(as_operation(end))
+        for gemm in (self.first, self.second):  # lower-tile-to-gpu waits where S, O, P are read
+            gemm.attributes[DEFERRED_WAIT_ATTR] = ir.UnitAttr.get()
+
+
+@register
+@dataclass
+class RotateAttentionLoop(TilePass):
+    """Issue the next key tile's Q K^T before this one's P V (FlashAttention-3's rotation)."""
+
+    name = "rotate-attention-loop"
+    summary = "two-gemm T.Pipelined loops (attention's) rotated by one gemm (opt-in)"
+
+    def run(self, module: ir.Module) -> None:
+        if ROTATE_ATTENTION_LOOP_ATTR not in module.operation.attributes:
+            return
+        for kernel in kernels(module):
+            for loop in [op for op in walk(kernel) if op.name == "tile.pipelined"]:
+                rotation = Rotation.of(loop)
+                if rotation is not None:
+                    rotation.rotate()

@@ -1,0 +1,174 @@
+// RUN: tilec-opt --rotate-attention-loop --split-input-file %s | FileCheck %s
+// rotate-attention-loop (opt-in: module attribute tile.rotate_attention_loop): attention's
+// loop (copy K, S = Q K^T, softmax writing P and O, copy V, O += P V) runs one iteration more,
+// iteration k issuing key tile k's Q K^T (its copy's corner clamped to the last tile) and then
+// tile k - 1's P V (its copy's corner clamped to the first), the softmax of tile k under
+// k < n after both; P is cleared first, and both gemms are marked tile.deferred_wait (their
+// wgmma groups waited for where S, O and P are read). Loops of another shape are left alone.
+
+// CHECK-LABEL: func.func @rotated
+// CHECK: tile.fill %[[P:[0-9]+]], %{{.*}} : memref<64x32xf16, "fragment">, f16
+// CHECK: %[[RAN:[0-9]+]] = arith.cmpi sgt, %[[N:arg[0-9]+]], %[[C0:c0]] : index
+// CHECK: %[[MORE:[0-9]+]] = arith.addi %[[N]], %[[C1:c1]] : index
+// CHECK: %[[UPPER:[0-9]+]] = arith.select %[[RAN]], %[[MORE]], %[[N]] : index
+// CHECK: tile.pipelined %[[C0]] to %[[UPPER]] step %[[C1]] stages 2 {
+// CHECK-NEXT: ^bb0(%[[K:arg[0-9]+]]: index):
+// CHECK-NEXT: %[[LAST:.*]] = arith.subi %[[N]], %[[C1]] : index
+// CHECK-NEXT: %[[CURRENT:.*]] = arith.minsi %[[K]], %[[LAST]] : index
+// CHECK-NEXT: %[[BACK:.*]] = arith.subi %[[K]], %[[C1]] : index
+// CHECK-NEXT: %[[PREVIOUS:.*]] = arith.maxsi %[[BACK]], %[[C0]] : index
+// CHECK-NEXT: %[[ACTIVE:.*]] = arith.cmpi slt, %[[K]], %[[N]] : index
+// CHECK-NEXT: %[[KROW:.*]] = arith.muli %[[CURRENT]], %{{.*}} : index
+// CHECK-NEXT: tile.copy %{{.*}}[%[[KROW]], %{{.*}}] [32, 64] to %[[KS:[0-9]+]][
+// CHECK-NEXT: tile.gemm %{{.*}}, %[[KS]], %[[S:[0-9]+]] {clear_accum = true, tile.deferred_wait, transpose_b = true}
+// CHECK-NEXT: %[[VROW:.*]] = arith.muli %[[PREVIOUS]], %{{.*}} : index
+// CHECK-NEXT: tile.copy %{{.*}}[%[[VROW]], %{{.*}}] [32, 64] to %[[VS:[0-9]+]][
+// CHECK-NEXT: tile.gemm %[[P]], %[[VS]], %[[O:[0-9]+]] {tile.deferred_wait}
+// CHECK-NEXT: scf.if %[[ACTIVE]] {
+// CHECK-NEXT: tile.reduce "max" %[[S]]
+// CHECK: tile.parallel [64, 32]
+// CHECK: memref.store %{{.*}}, %[[P]]
+// CHECK: tile.parallel [64, 64]
+// CHECK: memref.store %{{.*}}, %[[O]]
+// CHECK-NOT: tile.gemm
+// CHECK: return
+module attributes {tile.rotate_attention_loop} {
+  func.func @rotated(%K: memref<256x64xf16>, %V: memref<256x64xf16>, %n: index) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c32 = arith.constant 32 : index
+    tile.kernel grid(%c1) threads [128] {
+    ^bb0(%bx: index):
+      %qs = tile.alloc : memref<64x64xf16, "shared">
+      %ks = tile.alloc : memref<32x64xf16, "shared">
+      %vs = tile.alloc : memref<32x64xf16, "shared">
+      %s = tile.alloc : memref<64x32xf32, "fragment">
+      %p = tile.alloc : memref<64x32xf16, "fragment">
+      %o = tile.alloc : memref<64x64xf32, "fragment">
+      %m = tile.alloc : memref<64xf32, "fragment">
+      tile.pipelined %c0 to %n step %c1 stages 2 {
+      ^bb0(%k: index):
+        %row = arith.muli %k, %c32 : index
+        tile.copy %K[%row, %c0] [32, 64] to %ks[%c0, %c0] [32, 64] : memref<256x64xf16> to memref<32x64xf16, "shared">
+        tile.gemm %qs, %ks, %s {clear_accum = true, transpose_b = true} : memref<64x64xf16, "shared">, memref<32x64xf16, "shared">, memref<64x32xf32, "fragment">
+        tile.reduce "max" %s to %m dim 1 {clear = false} : memref<64x32xf32, "fragment"> to memref<64xf32, "fragment">
+        tile.parallel [64, 32] {
+        ^bb0(%i: index, %j: index):
+          %x = memref.load %s[%i, %j] : memref<64x32xf32, "fragment">
+          %mx = memref.load %m[%i] : memref<64xf32, "fragment">
+          %d = arith.subf %x, %mx : f32
+          %e = math.exp2 %d : f32
+          %h = arith.truncf %e : f32 to f16
+          memref.store %h, %p[%i, %j] : memref<64x32xf16, "fragment">
+        }
+        tile.parallel [64, 64] {
+        ^bb0(%i: index, %j: index):
+          %x = memref.load %o[%i, %j] : memref<64x64xf32, "fragment">
+          %mx = memref.load %m[%i] : memref<64xf32, "fragment">
+          %y = arith.mulf %x, %mx : f32
+          memref.store %y, %o[%i, %j] : memref<64x64xf32, "fragment">
+        }
+        %vrow = arith.muli %k, %c32 : index
+        tile.copy %V[%vrow, %c0] [32, 64] to %vs[%c0, %c0] [32, 64] : memref<256x64xf16> to memref<32x64xf16, "shared">
+        tile.gemm %p, %vs, %o : memref<64x32xf16, "fragment">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
+      }
+    }
+    return
+  }
+}
+
+// -----
+
+// Without the opt-in the pass changes nothing.
+// CHECK-LABEL: func.func @not_opted_in
+// CHECK: tile.pipelined %{{.*}} to %[[N:[^ ]*]] step
+// CHECK-NOT: arith.minsi
+// CHECK-NOT: tile.deferred_wait
+module {
+  func.func @not_opted_in(%K: memref<256x64xf16>, %V: memref<256x64xf16>, %n: index) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c32 = arith.constant 32 : index
+    tile.kernel grid(%c1) threads [128] {
+    ^bb0(%bx: index):
+      %qs = tile.alloc : memref<64x64xf16, "shared">
+      %ks = tile.alloc : memref<32x64xf16, "shared">
+      %vs = tile.alloc : memref<32x64xf16, "shared">
+      %s = tile.alloc : memref<64x32xf32, "fragment">
+      %p = tile.alloc : memref<64x32xf16, "fragment">
+      %o = tile.alloc : memref<64x64xf32, "fragment">
+      tile.pipelined %c0 to %n step %c1 stages 2 {
+      ^bb0(%k: index):
+        %row = arith.muli %k, %c32 : index
+        tile.copy %K[%row, %c0] [32, 64] to %ks[%c0, %c0] [32, 64] : memref<256x64xf16> to memref<32x64xf16, "shared">
+        tile.gemm %qs, %ks, %s {clear_accum = true, transpose_b = true} : memref<64x64xf16, "shared">, memref<32x64xf16, "shared">, memref<64x32xf32, "fragment">
+        tile.parallel [64, 32] {
+        ^bb0(%i: index, %j: index):
+          %x = memref.load %s[%i, %j] : memref<64x32xf32, "fragment">
+          %h = arith.truncf %x : f32 to f16
+          memref.store %h, %p[%i, %j] : memref<64x32xf16, "fragment">
+        }
+        tile.copy %V[%row, %c0] [32, 64] to %vs[%c0, %c0] [32, 64] : memref<256x64xf16> to memref<32x64xf16, "shared">
+        tile.gemm %p, %vs, %o : memref<64x32xf16, "fragment">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
+      }
+    }
+    return
+  }
+}
+
+// -----
+
+// Left alone: the softmax reads the V tile (it would see tile k - 1's), and, in the second
+// loop, S is read after the loop (the extra iteration leaves other scores in it).
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT: arith.minsi
+// CHECK-NOT: tile.deferred_wait
+module attributes {tile.rotate_attention_loop} {
+  func.func @left_alone(%K: memref<256x64xf16>, %V: memref<256x64xf16>, %out: memref<64x32xf32>, %n: index) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c32 = arith.constant 32 : index
+    tile.kernel grid(%c1) threads [128] {
+    ^bb0(%bx: index):
+      %qs = tile.alloc : memref<64x64xf16, "shared">
+      %ks = tile.alloc : memref<32x64xf16, "shared">
+      %vs = tile.alloc : memref<32x64xf16, "shared">
+      %s = tile.alloc : memref<64x32xf32, "fragment">
+      %p = tile.alloc : memref<64x32xf16, "fragment">
+      %o = tile.alloc : memref<64x64xf32, "fragment">
+      %m = tile.alloc : memref<32xf16, "fragment">
+      %s2 = tile.alloc : memref<64x32xf32, "fragment">
+      tile.pipelined %c0 to %n step %c1 stages 2 {
+      ^bb0(%k: index):
+        %row = arith.muli %k, %c32 : index
+        tile.copy %K[%row, %c0] [32, 64] to %ks[%c0, %c0] [32, 64] : memref<256x64xf16> to memref<32x64xf16, "shared">
+        tile.gemm %qs, %ks, %s {clear_accum = true, transpose_b = true} : memref<64x64xf16, "shared">, memref<32x64xf16, "shared">, memref<64x32xf32, "fragment">
+        tile.parallel [64, 32] {
+        ^bb0(%i: index, %j: index):
+          %x = memref.load %s[%i, %j] : memref<64x32xf32, "fragment">
+          %h = arith.truncf %x : f32 to f16
+          memref.store %h, %p[%i, %j] : memref<64x32xf16, "fragment">
+        }
+        tile.copy %V[%row, %c0] [32, 64] to %vs[%c0, %c0] [32, 64] : memref<256x64xf16> to memref<32x64xf16, "shared">
+        tile.reduce "max" %vs to %m dim 1 : memref<32x64xf16, "shared"> to memref<32xf16, "fragment">
+        tile.gemm %p, %vs, %o : memref<64x32xf16, "fragment">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
+      }
+      tile.pipelined %c0 to %n step %c1 stages 2 {
+      ^bb0(%k: index):
+        %row = arith.muli %k, %c32 : index
+        tile.copy %K[%row, %c0] [32, 64] to %ks[%c0, %c0] [32, 64] : memref<256x64xf16> to memref<32x64xf16, "shared">
+        tile.gemm %qs, %ks, %s2 {clear_accum = true, transpose_b = true} : memref<64x64xf16, "shared">, memref<32x64xf16, "shared">, memref<64x32xf32, "fragment">
+        tile.parallel [64, 32] {
+        ^bb0(%i: index, %j: index):
+          %x = memref.load %s2[%i, %j] : memref<64x32xf32, "fragment">
+          %h = arith.truncf %x : f32 to f16
+          memref.store %h, %p[%i, %j] : memref<64x32xf16, "fragment">
+        }
+        tile.copy %V[%row, %c0] [32, 64] to %vs[%c0, %c0] [32, 64] : memref<256x64xf16> to memref<32x64xf16, "shared">
+        tile.gemm %p, %vs, %o : memref<64x32xf16, "fragment">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
+      }
+      tile.copy %s2[%c0, %c0] [64, 32] to %out[%c0, %c0] [64, 32] : memref<64x32xf32, "fragment"> to memref<64x32xf32>
+    }
+    return
+  }
+}
