@@ -30,7 +30,8 @@ Stages ("tile" is the frontend's IR, added by the driver):
              infer-fragment-layout (thread/register mapping of fragments and T.Parallel),
              lower-gemm-simt (the other gemms on CUDA cores), insert-shared-barriers
   gpu        lower-tile-to-gpu: one `gpu.func` in `gpu.module @kernels` (then canonicalize, cse);
-             a tensor-core kernel is already there
+             a tensor-core kernel is already there; opted in, pack-half-pairs
+             (TILEC_PACK_HALF_PAIRS=1) and fuse-lop3 (TILEC_FUSE_LOP3=1)
   nvvm       upstream passes to the NVVM + LLVM dialects, target attached (chip, +ptx80, O3)
   ptx        PTX text from the NVPTX backend (gpu-module-to-binary format=isa); libdevice math
              is linked in, so the PTX is self-contained
@@ -106,6 +107,8 @@ SCHEDULE_PASSES = (
     "specialize-warps",
     "rasterize-blocks",
 )
+# instruction selection the NVPTX backend leaves to ptxas, opt-in until measured on the H200
+GPU_OPT_INS = (("TILEC_PACK_HALF_PAIRS", "pack-half-pairs"), ("TILEC_FUSE_LOP3", "fuse-lop3"))
 TILE_PASSES = (
     "check-thread-branches",
     "plan-wgmma-gemms", "plan-mma-sync-gemms", "plan-tma-pipelines", "overlap-ring-gemms",
@@ -272,6 +275,10 @@ def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
                         "lower-device-prints"]).run(module, options)
     _producer_launch(module, options)
     run_pass_pipeline(module, "canonicalize,cse", options)
+    opt_ins = [name for variable, name in GPU_OPT_INS if os.environ.get(variable) == "1"]
+    if opt_ins:  # on folded indices and constants
+        tile_passes("gpu", opt_ins).run(module, options)
+        run_pass_pipeline(module, "canonicalize,cse", options)
     shared_bytes = max((ir.IntegerAttr(function.attributes[SHARED_BYTES_ATTR]).value
                         for function in _gpu_functions(module)
                         if SHARED_BYTES_ATTR in function.attributes), default=0)

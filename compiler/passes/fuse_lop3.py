@@ -1,0 +1,181 @@
+"""fuse-lop3: a tree of 32-bit and / or / xor over at most three values as one `lop3.b32` on
+NVIDIA GPUs.
+
+A LOP3 computes any bitwise function of three registers, named by its 8-bit truth table. The
+NVPTX backend emits each arith.andi / ori / xori as its own and.b32 / or.b32 / xor.b32, and
+ptxas does not fuse two of them with a constant each: the int4 decode
+`(word & 0x000F000F) | 0x64006400` (the fields of a pair OR-ed into the mantissas of 1024)
+stays two LOP3s, 128 of the int4 GEMV step's 530 SASS instructions. Here each such tree, from
+a root down through and / or / xor ops used only by it, becomes one `lop3.b32` (inline PTX;
+ptxas keeps it one LOP3, a constant in a register set once).
+Constants 0 and -1 fold into the truth table and take no input; the tree grows while it
+reads at most three distinct values. Scalars of i32 only; a single op is left to ptxas.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import arith, llvm
+
+from tilec.compiler.passes import TilePass, register
+from tilec.compiler.passes._builders import ops_named
+
+BITWISE = {"arith.andi": int.__and__, "arith.ori": int.__or__, "arith.xori": int.__xor__}
+INDEX_CASTS = ("arith.index_cast", "arith.index_castui")
+# the truth-table inputs of lop3's three operands a, b, c
+INPUT_TABLES = (0xF0, 0xCC, 0xAA)
+
+
+def _operation(owner: object) -> ir.Operation | None:
+    owner = getattr(owner, "operation", owner)
+    return owner if isinstance(owner, ir.Operation) else None
+
+
+def _constant(value: ir.Value) -> int | None:
+    """A constant's low 32 bits (the only bits a 32-bit bitwise result reads)."""
+    owner = _operation(value.owner)
+    if owner is None or owner.name != "arith.constant":
+        return None
+    return ir.IntegerAttr(owner.attributes["value"]).value & 0xFFFFFFFF
+
+
+def _is_i32(value: ir.Value) -> bool:
+    return isinstance(value.type, ir.IntegerType) and ir.IntegerType(value.type).width == 32
+
+
+def _only_use_is(value: ir.Value, user: ir.Operation) -> bool:
+    uses = list(value.uses)
+    return len(uses) == 1 and uses[0].owner == user
+
+
+def _narrowed(value: ir.Value) -> ir.Value:
+    """An index value cast from an i32 one: that i32 value (the low 32 bits are the same)."""
+    owner = _operation(value.owner)
+    if (owner is not None and owner.name in INDEX_CASTS and _is_i32(owner.operands[0])
+            and isinstance(value.type, ir.IndexType)):
+        return owner.operands[0]
+    return value
+
+
+def _feeding(value: ir.Value) -> list[ir.Operation]:
+    """The ops a tree reading `value` absorbs with it: a bitwise op of i32, or an i32 cast
+    of an index bitwise op (the frontend computes `word & mask` in index; the low 32 bits of
+    and / or / xor are those of their operands' low 32 bits)."""
+    op = _operation(value.owner)
+    if op is None:
+        return []
+    if op.name in BITWISE:
+        return [op]
+    if (op.name in INDEX_CASTS and _is_i32(value)
+            and isinstance(op.operands[0].type, ir.IndexType)):
+        inner = _operation(op.operands[0].owner)
+        if (inner is not None and inner.name in BITWISE
+                and _only_use_is(op.operands[0], op) and inner.block == op.block):
+            return [op, inner]
+    return []
+
+
+class _Tree:
+    """A bitwise tree under a root op: its ops, and its leaves (values other than 0 / -1)."""
+
+    def __init__(self, root: ir.Operation) -> None:
+        self.ops = [root]
+        self.leaves: list[ir.Value] = []
+        for value in self._leaves_of(root):
+            self.leaves.append(value)
+
+    def _leaves_of(self, op: ir.Operation) -> list[ir.Value]:
+        found: list[ir.Value] = []
+        for value in op.operands:
+            if _constant(value) in (0, 0xFFFFFFFF):
+                continue
+            value = _narrowed(value)
+            if not any(value == other for other in found):
+                found.append(value)
+        return found
+
+    def grow(self) -> None:
+        """Absorb the bitwise ops feeding the tree (used by it alone, in its block) while the
+        tree reads at most three values."""
+        changed = True
+        while changed:
+            changed = False
+            for leaf in list(self.leaves):
+                absorbed = _feeding(leaf)
+                if (not absorbed or absorbed[0].block != self.ops[0].block
+                        or not any(_only_use_is(leaf, user) for user in self.ops)):
+                    continue
+                rest = [v for v in self.leaves if v != leaf]
+                merged = rest + [v for v in self._leaves_of(absorbed[-1])
+                                 if not any(v == other for other in rest)]
+                if len(merged) <= 3:
+                    self.ops += absorbed
+                    self.leaves = merged
+                    changed = True
+
+    def table(self) -> int:
+        """lop3's immediate: the tree evaluated on the inputs' truth tables."""
+
+        def evaluate(value: ir.Value) -> int:
+            constant = _constant(value)
+            if constant in (0, 0xFFFFFFFF):
+                return 0xFF if constant else 0
+            for number, leaf in enumerate(self.leaves):
+                if _narrowed(value) == leaf:
+                    return INPUT_TABLES[number]
+            op = _operation(value.owner)
+            if op.name in INDEX_CASTS:
+                return evaluate(op.operands[0])
+            left, right = (evaluate(v) for v in op.operands)
+            return BITWISE[op.name](left, right) & 0xFF
+
+        return evaluate(self.ops[0].results[0])
+
+    def operands(self, i32: ir.Type) -> list[ir.Value]:
+        """The leaves as i32 (an index leaf truncated: a bitwise result's low bits), padded to
+        lop3's three."""
+        found = []
+        for leaf in self.leaves:
+            if isinstance(leaf.type, ir.IndexType):
+                constant = _constant(leaf)
+                leaf = (arith.constant(i32, constant - (1 << 32) * (constant >> 31))
+                        if constant is not None else arith.index_cast(i32, leaf))
+            found.append(leaf)
+        return found + [found[0]] * (3 - len(found))
+
+
+@register
+@dataclass
+class FuseLop3(TilePass):
+    """i32 and / or / xor trees over at most three values -> one lop3.b32."""
+
+    name = "fuse-lop3"
+    summary = "trees of i32 andi/ori/xori over <= 3 values in gpu.module -> lop3.b32"
+
+    def run(self, module: ir.Module) -> None:
+        i32 = ir.IntegerType.get_signless(32)
+        fused: set = set()
+        trees = []
+        for gpu_module in [op for op in module.body.operations
+                           if op.operation.name == "gpu.module"]:
+            # users before the ops feeding them: a tree is found from its root
+            for op in reversed(ops_named(gpu_module.operation, tuple(BITWISE))):
+                op = op.operation
+                if op in fused or not _is_i32(op.results[0]):
+                    continue
+                tree = _Tree(op)
+                tree.grow()
+                if len(tree.ops) >= 2 and tree.leaves:
+                    fused.update(tree.ops)
+                    trees.append(tree)
+        for tree in trees:  # a root another tree reads as a leaf is replaced there too
+            root = tree.ops[0]
+            with ir.InsertionPoint(root), root.location:
+                result = llvm.InlineAsmOp(
+                    i32, tree.operands(i32), f"lop3.b32 $0, $1, $2, $3, {tree.table():#04x};",
+                    "=r,r,r,r").result
+            root.results[0].replace_all_uses_with(result)
+            for dead in tree.ops:
+                dead.erase()

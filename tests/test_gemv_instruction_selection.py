@@ -1,0 +1,60 @@
+"""The opt-in NVIDIA instruction selection on the int4 GEMV (examples/quantized/gemv.py's
+gemv_uint_half2), in its sm_90a PTX, assembled by ptxas where it is on the machine:
+TILEC_FUSE_LOP3=1 (fuse-lop3) decodes each weight pair with one lop3.b32 instead of an and.b32
+and an or.b32; TILEC_PACK_HALF_PAIRS=1 (pack-half-pairs) builds each activation pair with one
+prmt.b32 of the loaded words, once per step, where ptxas rebuilt the packs for every row. The
+passes' rewrites are pinned by lit_tests/passes/fuse-lop3.mlir and pack-half-pairs.mlir; GPU
+numerics and speed: benchmarks/quantized.py (not yet run on the H200)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples" / "quantized"))
+
+from gemv import gemv_uint_half2, meta_weights  # noqa: E402
+
+N, K = 256, 1024  # one step of 4 rows x 4 words a lane: 64 int4 pairs, 16 activation pairs
+
+
+def _ptx(monkeypatch: pytest.MonkeyPatch, settings: dict[str, str], k: int = K, **config) -> str:
+    for name in ("TILEC_FUSE_LOP3", "TILEC_PACK_HALF_PAIRS"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in settings.items():
+        monkeypatch.setenv(name, value)
+    return gemv_uint_half2.compile(
+        torch.empty(1, k, dtype=torch.float16, device="meta"),
+        torch.empty(N, k // 8, dtype=torch.uint32, device="meta"),
+        *meta_weights("uint4", N, k)[1:], target="cuda:sm_90a", **config).get_kernel_source()
+
+
+def test_fuse_lop3_decodes_a_pair_with_one_lop3(monkeypatch: pytest.MonkeyPatch) -> None:
+    plain = _ptx(monkeypatch, {})
+    fused = _ptx(monkeypatch, {"TILEC_FUSE_LOP3": "1"})
+    assert "lop3.b32" not in plain and plain.count("or.b32") >= 64
+    # (word & mask) | 0x64006400 of every pair: a | (b & c) over (bias, word, mask)
+    assert fused.count("lop3.b32") == 64 and fused.count(", 0xf8;") == 64
+    assert fused.count("or.b32") == plain.count("or.b32") - 64
+    assert "ld.local" not in fused and fused.count("fma.rn.f16x2") == plain.count("fma.rn.f16x2")
+
+
+def test_pack_half_pairs_builds_activation_pairs_with_prmt(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    plain = _ptx(monkeypatch, {})
+    packed = _ptx(monkeypatch, {"TILEC_PACK_HALF_PAIRS": "1"})
+    assert "prmt.b32" not in plain
+    # pairs (j, j + 4) of a lane's 32 activations: the low halves of two words, then the high
+    assert packed.count("prmt.b32") == 16
+    assert packed.count("0x5410U;") == 8 and packed.count("0x7632U;") == 8
+    assert "ld.local" not in packed and packed.count("ld.global.v4") == plain.count("ld.global.v4")
+
+
+def test_both_with_integer_zeros_and_two_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+    ptx = _ptx(monkeypatch, {"TILEC_FUSE_LOP3": "1", "TILEC_PACK_HALF_PAIRS": "1"},
+               k=2 * K, integer_zeros=True, k_unroll=2)
+    assert ptx.count("lop3.b32") == 2 * 64 and ptx.count("prmt.b32") == 2 * 16
+    assert "ld.local" not in ptx
