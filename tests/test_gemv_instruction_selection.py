@@ -1,5 +1,6 @@
-"""The opt-in NVIDIA instruction selection on the int4 GEMV (examples/quantized/gemv.py's
-gemv_uint_half2), in its sm_90a PTX, assembled by ptxas where it is on the machine:
+"""The opt-in NVIDIA code generation for memory-bound kernels on the int4 GEMV
+(examples/quantized/gemv.py's gemv_uint_half2), in its sm_90a PTX, assembled by ptxas where it
+is on the machine: TILEC_KNOWN_GRID=1 (the launch grid as known_grid_size: row bounds fold);
 TILEC_FUSE_LOP3=1 (fuse-lop3) decodes each weight pair with one lop3.b32 instead of an and.b32
 and an or.b32; TILEC_PACK_HALF_PAIRS=1 (pack-half-pairs) builds each activation pair with one
 prmt.b32 of the loaded words, once per step, where ptxas rebuilt the packs for every row. The
@@ -14,6 +15,9 @@ from pathlib import Path
 import pytest
 import torch
 
+import tilec
+import tilec.language as T
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples" / "quantized"))
 
 from gemv import gemv_uint_half2, meta_weights  # noqa: E402
@@ -22,7 +26,7 @@ N, K = 256, 1024  # one step of 4 rows x 4 words a lane: 64 int4 pairs, 16 activ
 
 
 def _ptx(monkeypatch: pytest.MonkeyPatch, settings: dict[str, str], k: int = K, **config) -> str:
-    for name in ("TILEC_FUSE_LOP3", "TILEC_PACK_HALF_PAIRS"):
+    for name in ("TILEC_FUSE_LOP3", "TILEC_PACK_HALF_PAIRS", "TILEC_KNOWN_GRID"):
         monkeypatch.delenv(name, raising=False)
     for name, value in settings.items():
         monkeypatch.setenv(name, value)
@@ -58,3 +62,34 @@ def test_both_with_integer_zeros_and_two_steps(monkeypatch: pytest.MonkeyPatch) 
                k=2 * K, integer_zeros=True, k_unroll=2)
     assert ptx.count("lop3.b32") == 2 * 64 and ptx.count("prmt.b32") == 2 * 16
     assert "ld.local" not in ptx
+
+
+def test_known_grid_folds_the_row_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """TILEC_KNOWN_GRID=1: the GEMV's grid (N / 16 blocks, constant) is the gpu.func's
+    known_grid_size, so the row bounds of its loads (only a block past the grid fails them)
+    fold away: fewer branches, no ld.local."""
+    plain = _ptx(monkeypatch, {})
+    monkeypatch.setenv("TILEC_KNOWN_GRID", "1")
+    kernel = gemv_uint_half2.compile(
+        torch.empty(1, K, dtype=torch.float16, device="meta"),
+        torch.empty(N, K // 8, dtype=torch.uint32, device="meta"),
+        *meta_weights("uint4", N, K)[1:], target="cuda:sm_90a")
+    assert f"known_grid_size = array<i32: {N // 16}, 1, 1>" in kernel.asm["gpu"]
+    known = kernel.get_kernel_source()
+    assert "range" not in plain and known.count("bra") < plain.count("bra") - 8
+    assert "ld.local" not in known and known.count("ld.global.v4") == plain.count("ld.global.v4")
+
+
+def test_known_grid_leaves_a_run_time_grid_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TILEC_KNOWN_GRID", "1")
+    M = T.dynamic("M")
+
+    @T.prim_func
+    def double(X: T.Tensor((M,), "float32"), Y: T.Tensor((M,), "float32")):
+        with T.Kernel(T.ceildiv(M, 32), threads=32) as bx:
+            for i in T.Parallel(32):
+                if bx * 32 + i < M:
+                    Y[bx * 32 + i] = X[bx * 32 + i] * 2.0
+
+    kernel = tilec.compile(double, out_idx=[-1], target="cuda:sm_90a")
+    assert "known_grid_size" not in kernel.asm["gpu"]

@@ -20,7 +20,8 @@ from mlir import ir
 from mlir.dialects import arith, llvm
 
 from tilec.compiler.passes import TilePass, register
-from tilec.compiler.passes._builders import ops_named
+from tilec.compiler.passes._builders import constant_index_value, ops_named
+from tilec.compiler.passes._ir_walk import defining_op
 
 BITWISE = {"arith.andi": int.__and__, "arith.ori": int.__or__, "arith.xori": int.__xor__}
 INDEX_CASTS = ("arith.index_cast", "arith.index_castui")
@@ -28,17 +29,10 @@ INDEX_CASTS = ("arith.index_cast", "arith.index_castui")
 INPUT_TABLES = (0xF0, 0xCC, 0xAA)
 
 
-def _operation(owner: object) -> ir.Operation | None:
-    owner = getattr(owner, "operation", owner)
-    return owner if isinstance(owner, ir.Operation) else None
-
-
 def _constant(value: ir.Value) -> int | None:
     """A constant's low 32 bits (the only bits a 32-bit bitwise result reads)."""
-    owner = _operation(value.owner)
-    if owner is None or owner.name != "arith.constant":
-        return None
-    return ir.IntegerAttr(owner.attributes["value"]).value & 0xFFFFFFFF
+    constant = constant_index_value(value)
+    return None if constant is None else constant & 0xFFFFFFFF
 
 
 def _is_i32(value: ir.Value) -> bool:
@@ -52,7 +46,7 @@ def _only_use_is(value: ir.Value, user: ir.Operation) -> bool:
 
 def _narrowed(value: ir.Value) -> ir.Value:
     """An index value cast from an i32 one: that i32 value (the low 32 bits are the same)."""
-    owner = _operation(value.owner)
+    owner = defining_op(value)
     if (owner is not None and owner.name in INDEX_CASTS and _is_i32(owner.operands[0])
             and isinstance(value.type, ir.IndexType)):
         return owner.operands[0]
@@ -63,14 +57,14 @@ def _feeding(value: ir.Value) -> list[ir.Operation]:
     """The ops a tree reading `value` absorbs with it: a bitwise op of i32, or an i32 cast
     of an index bitwise op (the frontend computes `word & mask` in index; the low 32 bits of
     and / or / xor are those of their operands' low 32 bits)."""
-    op = _operation(value.owner)
+    op = defining_op(value)
     if op is None:
         return []
     if op.name in BITWISE:
         return [op]
     if (op.name in INDEX_CASTS and _is_i32(value)
             and isinstance(op.operands[0].type, ir.IndexType)):
-        inner = _operation(op.operands[0].owner)
+        inner = defining_op(op.operands[0])
         if (inner is not None and inner.name in BITWISE
                 and _only_use_is(op.operands[0], op) and inner.block == op.block):
             return [op, inner]
@@ -125,7 +119,7 @@ class _Tree:
             for number, leaf in enumerate(self.leaves):
                 if _narrowed(value) == leaf:
                     return INPUT_TABLES[number]
-            op = _operation(value.owner)
+            op = defining_op(value)
             if op.name in INDEX_CASTS:
                 return evaluate(op.operands[0])
             left, right = (evaluate(v) for v in op.operands)

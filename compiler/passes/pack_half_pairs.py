@@ -26,35 +26,23 @@ from mlir import ir
 from mlir.dialects import arith, nvvm, vector
 
 from tilec.compiler.passes import TilePass, register
-from tilec.compiler.passes._builders import ops_named
+from tilec.compiler.passes._builders import constant_index_value, ops_named
+from tilec.compiler.passes._ir_walk import defining_op
 
 HALF_TYPES = ("f16", "bf16", "i16")
 READS = ("memref.load", "vector.load")
 
 
-def _operation(owner: object) -> ir.Operation | None:
-    """A value's defining op as an ir.Operation (None for a block argument)."""
-    owner = getattr(owner, "operation", owner)
-    return owner if isinstance(owner, ir.Operation) else None
-
-
-def _constant_index(value: ir.Value) -> int | None:
-    owner = _operation(value.owner)
-    if owner is None or owner.name != "arith.constant":
-        return None
-    return ir.IntegerAttr(owner.attributes["value"]).value
-
-
 def _element_read(value: ir.Value, pair: ir.Operation) -> tuple[ir.Value, list, int] | None:
     """(buffer, leading indices, last index) of a 16-bit element `memref.load`ed from a
     private buffer in the pair's block, else None."""
-    owner = _operation(value.owner)
+    owner = defining_op(value)
     if owner is None or owner.name != "memref.load":
         return None
     if owner.block != pair.block:
         return None
     buffer = owner.operands[0]
-    allocation = _operation(buffer.owner)
+    allocation = defining_op(buffer)
     if allocation is None or allocation.name != "memref.alloca":
         return None
     memref = ir.MemRefType(buffer.type)
@@ -62,7 +50,7 @@ def _element_read(value: ir.Value, pair: ir.Operation) -> tuple[ir.Value, list, 
     if (ir.AffineMapAttr(memref.layout).value != identity or not memref.has_static_shape
             or memref.shape[-1] % 2 or str(memref.element_type) not in HALF_TYPES):
         return None
-    last = _constant_index(owner.operands[-1])
+    last = constant_index_value(owner.operands[-1])
     if last is None:
         return None
     return buffer, list(owner.operands[1:-1]), last
@@ -115,7 +103,7 @@ class PackHalfPairs(TilePass):
             (low_buffer, low_leading, low), (high_buffer, high_leading, high) = reads
             if str(ir.MemRefType(low_buffer.type).element_type) != str(result.element_type):
                 continue
-            loads = [_operation(value.owner) for value in pair.operands]
+            loads = [defining_op(value) for value in pair.operands]
             if not _unwritten_since_loads(loads, pair.operation, {low_buffer, high_buffer}):
                 continue
             with ir.InsertionPoint(pair.operation), pair.location:

@@ -72,7 +72,7 @@ COMPILE_SETTINGS = ("TILEC_TMA_RING_LAG", "TILEC_VECTOR_EPILOGUE_LOADS",
                     "TILEC_REGISTER_A_STEPS",
                     "TILEC_OVERLAP_RING_GEMMS", "TILEC_ASYNC_GATHERS",
                     "TILEC_TRANSPOSE_MN_MAJOR_OPERANDS", "TILEC_ROTATE_ATTENTION_LOOP", "TILEC_PACK_HALF_PAIRS",
-                    "TILEC_FUSE_LOP3")
+                    "TILEC_FUSE_LOP3", "TILEC_KNOWN_GRID")
 
 
 def compile_settings() -> dict[str, str]:
