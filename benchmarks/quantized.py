@@ -15,12 +15,15 @@ Two halves, as the GPU machine has no MLIR:
 
 (`--only REGEX` on both: the rows whose label, `kernel MxNxK config`, matches; `run
 --bandwidth-json FILE` adds benchmarks/bandwidth.py's min_bandwidth_fraction of the same device
-to the summary.)
+to the summary; `--ablation` on both: the ABLATION variants, the opt-in code generation of the
+GEMVs (TILEC_KNOWN_GRID, TILEC_FUSE_LOP3, TILEC_PACK_HALF_PAIRS) beside the default, each row
+tagged with its variant, the summary's `ablation_us` the headline shape's times per variant.)
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import math
@@ -36,6 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples" / "qu
 import gemv  # noqa: E402
 from gemm_fp4 import gemm_mxfp4  # noqa: E402
 from gemm_int4 import gemm_int4, gemm_int4_words  # noqa: E402
+
+from tilec.cache import compile_settings  # noqa: E402
 
 COPY_TB_S = 4.27  # measured device-to-device copy bandwidth of the H200 (shared/baselines)
 TILEC_TARGET = "cuda:sm_90a"
@@ -162,8 +167,41 @@ TIMED = [
     ("mxfp4_gemm_tile", (64, 28672, 8192), {}),
     ("mxfp4_gemm_tile", (4096, 8192, 8192), {}),
 ]
+# the opt-in code generation measured against the default, in one process (`--ablation`):
+# each variant the variables set while its kernels compile and run (they are part of their
+# key) and the rows (a regular expression over their labels) it times
+CODEGEN = ("TILEC_KNOWN_GRID", "TILEC_FUSE_LOP3", "TILEC_PACK_HALF_PAIRS")
+_HEAD = r"1x28672x8192 "
+HEADLINE_ROW = r"^int4_g128_gemv_half2 " + _HEAD + r"\{\}$"
+ABLATION_ROWS = (r"^(int4_g128_gemv_half2 " + _HEAD
+                 + r"(\{\}|\{'k_unroll': 2\}|\{'zero_from_sums': True\})"
+                 r"|int4_g128_gemv_half2_intzeros " + _HEAD + r"\{\}"
+                 r"|int2_g128_gemv_half2(_intzeros)? " + _HEAD + r"\{\})$")
+ABLATION = {
+    "plain": ((), ABLATION_ROWS),
+    "known grid": (("TILEC_KNOWN_GRID",), HEADLINE_ROW),
+    "lop3": (("TILEC_FUSE_LOP3",), HEADLINE_ROW),
+    "half pairs": (("TILEC_PACK_HALF_PAIRS",), HEADLINE_ROW),
+    "lop3 + half pairs": (("TILEC_FUSE_LOP3", "TILEC_PACK_HALF_PAIRS"), HEADLINE_ROW),
+    "all": (CODEGEN, ABLATION_ROWS[:-2] + r"|int4_g128_gemv_half2 " + _HEAD
+            + r"\{'rows_per_warp': 8\})$"),
+}
 # every (kernel, config) is checked first at these shapes: ragged N, K past the last step
 CHECKED = [(1, 256, 1536), (3, 514, 2048)]
+
+
+@contextlib.contextmanager
+def _settings(names: tuple[str, ...]):
+    """CODEGEN's variables: those named set to 1, the others unset, while the block runs."""
+    saved = {name: os.environ.pop(name, None) for name in CODEGEN}
+    os.environ.update(dict.fromkeys(names, "1"))
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            os.environ.pop(name, None)
+            if value is not None:
+                os.environ[name] = value
 
 
 def _label(name: str, shape: tuple[int, int, int], config: dict) -> str:
@@ -186,18 +224,25 @@ def _builds(only: str | None = None) -> list[tuple[Case, tuple[int, int, int], d
     return builds
 
 
-def build(cache_dir: Path, only: str | None = None) -> None:
+def build(cache_dir: Path, only: str | None = None, ablation: bool = False) -> None:
     import torch
 
     os.environ["TILEC_CACHE_DIR"] = str(cache_dir.resolve())
-    for case, (m, n, k), config in _builds(only):
-        inputs, _ = case.inputs(torch, m, n, k, "meta")
-        kernel = case.kernel.compile(*inputs, target=TILEC_TARGET, **case.options(config))
-        source = kernel.get_kernel_source()
-        print(f"{case.name:20} {m}x{n}x{k} {config}: "
-              f"ld.global.v4={source.count('ld.global.v4')} "
-              f"shfl={source.count('shfl.sync')} ld.local={source.count('ld.local')} "
-              f"wgmma={source.count('wgmma.mma_async')} mma={source.count('mma.sync')}")
+    for names, rows in (ABLATION.values() if ablation else [((), only)]):
+        with _settings(names):
+            for case, (m, n, k), config in _builds(rows):
+                _build_row(torch, case, (m, n, k), config)
+
+
+def _build_row(torch, case: Case, shape: tuple[int, int, int], config: dict) -> None:
+    m, n, k = shape
+    inputs, _ = case.inputs(torch, m, n, k, "meta")
+    kernel = case.kernel.compile(*inputs, target=TILEC_TARGET, **case.options(config))
+    source = kernel.get_kernel_source()
+    print(f"{case.name:20} {m}x{n}x{k} {config} {compile_settings() or ''}: "
+          f"ld.global.v4={source.count('ld.global.v4')} "
+          f"shfl={source.count('shfl.sync')} ld.local={source.count('ld.local')} "
+          f"wgmma={source.count('wgmma.mma_async')} mma={source.count('mma.sync')}")
 
 
 def _relative_error(result, expected) -> float:
@@ -240,6 +285,14 @@ def _record(torch, rows: list[dict], bandwidth: Path | None = None) -> dict:
                    "fraction_of_weight_floor": best["fraction_of_weight_floor"]}
     if folded:
         summary["int4_gemv_integer_zeros_28672x8192_us"] = min(r["tilec_us"] for r in folded)
+    variants = {}
+    for r in rows:
+        if "variant" in r and r["passed"] and tuple(r["shape"]) == HEADLINE:
+            variants.setdefault(r["variant"], {})[f"{r['kernel']} {r['config']}"] = r["tilec_us"]
+    if variants:
+        summary["ablation_us"] = variants
+        if headline:
+            summary["variant"] = best.get("variant", "")
     if bandwidth is not None and bandwidth.is_file():  # the memory-bound kernels' run
         summary["min_bandwidth_fraction"] = json.loads(bandwidth.read_text())["summary"][
             "min_bandwidth_fraction"]
@@ -255,23 +308,30 @@ def _record(torch, rows: list[dict], bandwidth: Path | None = None) -> dict:
     }
 
 
-def run(out: Path, only: str | None = None, bandwidth: Path | None = None) -> None:
+def run(out: Path, only: str | None = None, bandwidth: Path | None = None,
+        ablation: bool = False) -> None:
     """Checks and times every row (those whose label `kernel MxNxK config` matches `only`),
-    writing the JSON after each (a run cut short keeps its rows)."""
+    writing the JSON after each (a run cut short keeps its rows); with `ablation`, the rows
+    of each ABLATION variant under its variables, in one process."""
     import torch
 
     torch.manual_seed(0)
-    rows = []
-    for name, (m, n, k), config in TIMED:
-        if only and not re.search(only, _label(name, (m, n, k), config)):
-            continue
-        try:
-            rows.append(_row(torch, name, (m, n, k), config))
-        except Exception as error:  # noqa: BLE001 - recorded; the other rows still run
-            rows.append({"kernel": name, "shape": [m, n, k], "config": config,
-                         "passed": False, "error": f"{type(error).__name__}: {error}"})
-            print(f"{name:20} {m}x{n}x{k} {config} failed: {rows[-1]['error']}", flush=True)
-        out.write_text(json.dumps(_record(torch, rows, bandwidth), indent=1) + "\n")
+    rows: list[dict] = []
+    for variant, (names, variant_rows) in (ABLATION.items() if ablation else [("", ((), only))]):
+        with _settings(names):
+            for name, (m, n, k), config in TIMED:
+                if variant_rows and not re.search(variant_rows, _label(name, (m, n, k), config)):
+                    continue
+                try:
+                    rows.append(_row(torch, name, (m, n, k), config))
+                except Exception as error:  # noqa: BLE001 - recorded; the other rows still run
+                    rows.append({"kernel": name, "shape": [m, n, k], "config": config,
+                                 "passed": False, "error": f"{type(error).__name__}: {error}"})
+                    print(f"{name:20} {m}x{n}x{k} {config} failed: {rows[-1]['error']}",
+                          flush=True)
+                if variant:
+                    rows[-1]["variant"] = variant
+                out.write_text(json.dumps(_record(torch, rows, bandwidth), indent=1) + "\n")
 
 
 def _row(torch, name: str, shape: tuple[int, int, int], config: dict) -> dict:
@@ -319,9 +379,14 @@ def main() -> None:
                                 "the summary")
         run_parser.add_argument("--only", help="a regular expression: the rows whose label "
                                 "(kernel MxNxK config) matches")
+        for part in (build_parser, run_parser):
+            part.add_argument("--ablation", action="store_true", help="the ABLATION variants' "
+                              "rows, each under its variables (in place of --only)")
 
-    build_or_run(__doc__, "quantized.json", lambda args: build(args.cache_dir, args.only),
-                 lambda args: run(args.out, args.only, args.bandwidth_json), options)
+    build_or_run(__doc__, "quantized.json",
+                 lambda args: build(args.cache_dir, args.only, args.ablation),
+                 lambda args: run(args.out, args.only, args.bandwidth_json, args.ablation),
+                 options)
 
 
 if __name__ == "__main__":
