@@ -13,9 +13,10 @@ Here each element of the pair is read as the 32-bit word holding it (`vector.loa
 element's aligned pair from the same buffer) and the pair is `nvvm.prmt` of the two words
 (selector: the half of the first word as bytes 0-1, the half of the second as bytes 2-3), or
 the word itself where the pair is a word's own halves in order. Taken where both elements come
-from `memref.load`s of private buffers (memref.alloca, identity layout, an even static last
-extent) at a constant last index, the other indices equal, in the pair's block, with no write to
-either buffer between the loads and the pair; any other pair is left as it is.
+from `memref.load`s of private buffers (memref.alloca aligned to 4 bytes or more, identity
+layout, an even static last extent) at a constant last index, the other indices equal, in the
+pair's block, with no write to either buffer between the loads and the pair; any other pair is
+left as it is.
 """
 
 from __future__ import annotations
@@ -45,6 +46,9 @@ def _element_read(value: ir.Value, pair: ir.Operation) -> tuple[ir.Value, list, 
     allocation = defining_op(buffer)
     if allocation is None or allocation.name != "memref.alloca":
         return None
+    attributes = allocation.attributes
+    if "alignment" not in attributes or ir.IntegerAttr(attributes["alignment"]).value < 4:
+        return None  # its words could straddle 4-byte boundaries
     memref = ir.MemRefType(buffer.type)
     identity = ir.AffineMap.get_identity(memref.rank)
     if (ir.AffineMapAttr(memref.layout).value != identity or not memref.has_static_shape

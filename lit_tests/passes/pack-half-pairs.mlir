@@ -52,10 +52,11 @@ module attributes {gpu.container_module} {
 // -----
 
 // Left alone: a store into the buffer between the loads and the pair (the word would read
-// the new value), a buffer that is a kernel argument (not private), a dynamic index, and
-// four elements.
+// the new value), a buffer that is a kernel argument (not private), a dynamic index, a
+// private buffer without 4-byte alignment (a word could straddle it), and four elements.
 // CHECK-LABEL: gpu.func @kept
 // CHECK-NOT: nvvm.prmt
+// CHECK: vector.from_elements %{{.*}}, %{{.*}} : vector<2xf16>
 // CHECK: vector.from_elements %{{.*}}, %{{.*}} : vector<2xf16>
 // CHECK: vector.from_elements %{{.*}}, %{{.*}} : vector<2xf16>
 // CHECK: vector.from_elements %{{.*}}, %{{.*}} : vector<2xf16>
@@ -78,6 +79,11 @@ module attributes {gpu.container_module} {
       %e = memref.load %buf[%i] : memref<8xf16>
       %r = vector.from_elements %e, %a : vector<2xf16>
       memref.store %r, %out[%c0] : memref<4xvector<2xf16>>
+      %loose = memref.alloca() : memref<8xf16>
+      %g = memref.load %loose[%c0] : memref<8xf16>
+      %h = memref.load %loose[%c4] : memref<8xf16>
+      %s = vector.from_elements %g, %h : vector<2xf16>
+      memref.store %s, %out[%c0] : memref<4xvector<2xf16>>
       %w = vector.from_elements %a, %b, %c, %d : vector<4xf16>
       memref.store %w, %out4[%c0] : memref<1xvector<4xf16>>
       gpu.return
