@@ -16,7 +16,7 @@ Two halves, as the GPU machine has no MLIR:
 (`--only REGEX` on both: the rows whose label, `kernel MxNxK config`, matches; `run
 --bandwidth-json FILE` adds benchmarks/bandwidth.py's min_bandwidth_fraction of the same device
 to the summary; `--ablation` on both: the ABLATION variants, the opt-in code generation of the
-GEMVs (TILEC_KNOWN_GRID, TILEC_FUSE_LOP3, TILEC_PACK_HALF_PAIRS) beside the default, each row
+GEMVs (TILEC_FUSE_LOP3, TILEC_PACK_HALF_PAIRS) beside the default, each row
 tagged with its variant, the summary's `ablation_us` the headline shape's times per variant.)
 """
 
@@ -170,7 +170,7 @@ TIMED = [
 # the opt-in code generation measured against the default, in one process (`--ablation`):
 # each variant the variables set while its kernels compile and run (they are part of their
 # key) and the rows (a regular expression over their labels) it times
-CODEGEN = ("TILEC_KNOWN_GRID", "TILEC_FUSE_LOP3", "TILEC_PACK_HALF_PAIRS")
+CODEGEN = ("TILEC_FUSE_LOP3", "TILEC_PACK_HALF_PAIRS")
 _HEAD = r"1x28672x8192 "
 HEADLINE_ROW = r"^int4_g128_gemv_half2 " + _HEAD + r"\{\}$"
 ABLATION_ROWS = (r"^(int4_g128_gemv_half2 " + _HEAD
@@ -179,7 +179,6 @@ ABLATION_ROWS = (r"^(int4_g128_gemv_half2 " + _HEAD
                  r"|int2_g128_gemv_half2(_intzeros)? " + _HEAD + r"\{\})$")
 ABLATION = {
     "plain": ((), ABLATION_ROWS),
-    "known grid": (("TILEC_KNOWN_GRID",), HEADLINE_ROW),
     "lop3": (("TILEC_FUSE_LOP3",), HEADLINE_ROW),
     "half pairs": (("TILEC_PACK_HALF_PAIRS",), HEADLINE_ROW),
     "lop3 + half pairs": (("TILEC_FUSE_LOP3", "TILEC_PACK_HALF_PAIRS"), HEADLINE_ROW),

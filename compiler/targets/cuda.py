@@ -30,11 +30,8 @@ Stages ("tile" is the frontend's IR, added by the driver):
              infer-fragment-layout (thread/register mapping of fragments and T.Parallel),
              lower-gemm-simt (the other gemms on CUDA cores), insert-shared-barriers
   gpu        lower-tile-to-gpu: one `gpu.func` in `gpu.module @kernels` (then canonicalize, cse);
-             a tensor-core kernel is already there; opted in, the gpu.func's
-             known_grid_size where the launch is the frontend's constant grid
-             (TILEC_KNOWN_GRID=1: block indices get their ranges, bounds checks that only a
-             block past the grid fails fold away), pack-half-pairs (TILEC_PACK_HALF_PAIRS=1)
-             and fuse-lop3 (TILEC_FUSE_LOP3=1)
+             a tensor-core kernel is already there; opted in, pack-half-pairs
+             (TILEC_PACK_HALF_PAIRS=1) and fuse-lop3 (TILEC_FUSE_LOP3=1)
   nvvm       upstream passes to the NVVM + LLVM dialects, target attached (chip, +ptx80, O3)
   ptx        PTX text from the NVPTX backend (gpu-module-to-binary format=isa); libdevice math
              is linked in, so the PTX is self-contained
@@ -66,7 +63,6 @@ import tempfile
 from mlir import ir
 from mlir.dialects import gpu
 
-from tilec.compiler.passes._builders import constant_index_value
 from tilec.compiler.passes._ir_walk import op_error, walk
 from tilec.compiler.passes._scheduling import (
     ARCH_ATTR,
@@ -275,12 +271,9 @@ def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
     options.extra["threads"] = list(ir.DenseI64ArrayAttr(kernel.attributes["threads"]))
     check_grid(kernel, target_of(options), "CUDA")
     location = op_error(kernel, "")  # the kernel's file:line, for errors found after lowering
-    kernels = [op for op in walk(module.operation) if op.name == "tile.kernel"]
-    grid = [constant_index_value(size) for size in kernel.operands] if len(kernels) == 1 else []
     tile_passes("gpu", ["lower-tile-to-gpu", "lower-float8-conversions",
                         "lower-device-prints"]).run(module, options)
     _producer_launch(module, options)
-    _known_grid(module, grid, options)
     run_pass_pipeline(module, "canonicalize,cse", options)
     opt_ins = [name for variable, name in GPU_OPT_INS if os.environ.get(variable) == "1"]
     if opt_ins:  # on folded indices and constants
@@ -298,21 +291,6 @@ def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
     options.extra["shared_bytes"] = shared_bytes
     if any(COOPERATIVE_ATTR in function.attributes for function in _gpu_functions(module)):
         options.extra["cooperative"] = True  # T.sync_grid: every block resident at once
-
-
-def _known_grid(module: ir.Module, grid: list[int | None], options: CompileOptions) -> None:
-    """A kernel launched on the frontend's constant grid knows it (`known_grid_size`): the
-    NVVM lowering gives each block index its range and folds the grid sizes, so a bounds
-    check that only a block past the grid could fail (`row < N` where the grid covers N
-    exactly) folds away in LLVM. Not for a persistent grid, whose launch replaces the
-    frontend's, nor a run-time size. Opt-in (TILEC_KNOWN_GRID=1) until the GPU suite has run
-    with it."""
-    functions = _gpu_functions(module)
-    if (os.environ.get("TILEC_KNOWN_GRID") != "1" or not grid or None in grid or len(grid) > 3
-            or "grid" in options.extra or len(functions) != 1):
-        return
-    functions[0].attributes["known_grid_size"] = ir.DenseI32ArrayAttr.get(
-        grid + [1] * (3 - len(grid)))
 
 
 def check_grid(kernel: ir.Operation, target: TargetDescription, api: str) -> None:
