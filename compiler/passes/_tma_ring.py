@@ -19,19 +19,22 @@ the producer, warpgroups 0..G-1 are the kernel as written (their thread indices 
         cp.async.bulk.tensor into slot s, completing on full[s]
     else: the kernel's statements, its block barriers named ones over the G warpgroups; the
       loop becomes (after a barrier over the consumers: the statements before it may have
-      filled shared tiles its gemms read)
+      filled shared tiles its gemms read; none where the statements touch no shared memory
+      but the ring's slots, read in the loop, and TMA stores' staging tiles: `private_tiles`)
         for each iteration i: wait full[s] (parity n & 1); the body on slot s; then
           overlap: wgmma.wait_group L * W (gemm i-L, its W groups, has read its slot;
           W > 1: the gemm loads its A registers from the slot per K step and commits each
           step's wgmmas as a group, `_wgmma`'s `step_loads`), lane 0 of each warp
           arrives on empty[(i-L) mod S] (i >= L); else lane 0 arrives on empty[s]
         overlap: wgmma.wait_group 0, lane 0 of each warp hands the last L slots back; a
-        barrier over the consumers (the drain)
+        barrier over the consumers (the drain; none with `private_tiles`)
 
 Persistent: the launch has min(tiles, multiprocessors) blocks; both roles loop over tiles
 block index, + blocks launched, ... (`tile_ids`: z outermost, x and y in grouped order), the
 slot and phase of an iteration counted from the ring iterations of the block's earlier tiles,
-and the consumers meet at a barrier after each tile (its shared memory is free then).
+and the consumers meet at a barrier after each tile (its shared memory is free then; not
+with `private_tiles`: a GEMM's consumers then meet only at its TMA store's two barriers per
+pass, as the whole-kernel GEMM's do).
 
 The producer recomputes the loop bounds and the copies' corners: the pure arithmetic they
 are made of (`recomputable`), cloned with the iteration's index. TMA and wgmma both go
@@ -55,7 +58,15 @@ from mlir.dialects import arith, gpu, llvm, memref, nvvm, scf, vector
 
 from tilec.compiler.layouts.emit import register_coordinates, thread_coordinates
 from tilec.compiler.layouts.linear import LinearLayout, log2
-from tilec.compiler.passes._ir_walk import as_operation, constant_index, copy_parts, op_error
+from tilec.compiler.passes._ir_walk import (
+    as_operation,
+    constant_index,
+    copy_parts,
+    is_memref,
+    op_error,
+    scope,
+    walk,
+)
 from tilec.compiler.passes._scalar import bit_width, cast, constant, index
 from tilec.compiler.passes._scheduling import decision_attr, read_decision
 from tilec.compiler.passes._warpgroup_pingpong import PingPong, Turns
@@ -262,6 +273,8 @@ class RingLowering:
         self.barriers: ir.Value | None = None
         self.done: ir.Value | None = None  # the consumers' ring iterations of earlier tiles
         self.tile_yield: ir.Operation | None = None  # their tile loop's, given the new count
+        # the consumers need no block barrier around the loop or between tiles (`private_tiles`)
+        self.private = False
 
     # ----- set-up and roles ------------------------------------------------------------
     def barrier(self, full: bool, slot: ir.Value) -> ir.Value:
@@ -304,6 +317,7 @@ class RingLowering:
         reads as its block indices) become the tile's."""
         cap, consumer_registers = self.registers()
         self.group_m = group_m
+        self.private = self.private_tiles(statements)
         i32 = ir.IntegerType.get_signless(32)
         self.lowering.gpu_func.attributes["nvvm.maxnreg"] = ir.IntegerAttr.get(i32, cap)
         role = warpgroup_index(self.lowering.tid)
@@ -325,13 +339,57 @@ class RingLowering:
                                                                  grid), strict=True):
                         old.replace_all_uses_with(new)
                     # the statements go here; then the tile's shared memory is free
-                    end = as_operation(gpu.BarrierOp())
                     self.tile_yield = as_operation(scf.YieldOp([tiles.inner_iter_args[0]]))
+                    end = self.tile_yield
+                    if not self.private:
+                        with ir.InsertionPoint(self.tile_yield):
+                            end = as_operation(gpu.BarrierOp())
                 self.done = tiles.inner_iter_args[0]
                 scf.YieldOp([])
         for op in statements:
             op.move_before(end)
         return branch
+
+    def private_tiles(self, statements: list[ir.Operation]) -> bool:
+        """Whether the kernel's statements touch no shared memory but the ring's slots, read
+        in the loop by its gemms and by copies into fragments (a register-A chain), and the
+        staging tiles of its TMA-stored copies: a GEMM's fill, ring loop, register epilogue
+        (T.Parallel on fragments) and store. The consumers then need no block barrier ahead
+        of the loop, after its drain or between persistent tiles: the ring's mbarriers order
+        the slots, and each TMA store waits for its staging tile's earlier reads and meets
+        its threads at barriers of its own. Anything else (a shared tile filled before the
+        loop, a reduction or layout conversion through scratch, an op this does not know)
+        keeps the barriers."""
+        return all(self._private(op, in_loop=False) for op in statements)
+
+    def _private(self, op: ir.Operation, in_loop: bool) -> bool:
+        op = as_operation(op)
+        name = op.name
+        if op == as_operation(self.loop):
+            return all(self._private(inner, in_loop=True) for inner in self.body.operations)
+        # shared tiles are workgroup views by now, the ring's slots still tile.alloc's
+        shared = [v for v in op.operands if is_memref(v) and scope(v) in ("shared",
+                                                                             SHARED_SPACE)]
+        ring = lambda value: any(value == buffer for buffer in self.buffers)  # noqa: E731
+        if name == "tile.copy":
+            src, dst = copy_parts(op)[0], copy_parts(op)[3]
+            if in_loop and any(op == copy for copy in self.copies):
+                return True
+            if any(op == staged for staged, _, _ in self.staging):
+                return True
+            if in_loop and shared and all(map(ring, shared)) and scope(dst) == "fragment":
+                return True  # a register-A chain's A registers, loaded from the slot
+            # a fragment -> fragment copy may convert layouts through scratch; a store
+            # decision (tile.store) without a staging tile stages through shared memory
+            return not shared and "tile.store" not in op.attributes and \
+                not (scope(src) == "fragment" and scope(dst) == "fragment")
+        if name == "tile.gemm":
+            return in_loop and all(map(ring, shared))
+        if name == "tile.parallel":
+            return not shared and all(self._private(inner, in_loop) for inner in walk(op))
+        if name in ("tile.alloc", "tile.fill", "memref.load", "memref.store") or _pure(op):
+            return not shared or name == "tile.alloc"
+        return name in ("scf.yield", "tile.yield") and not shared
 
     def tile_loop(self, grid: list[int]) -> scf.ForOp:
         """for tile = block index; tile < tiles; tile += launched blocks, counting the
@@ -469,7 +527,8 @@ class RingLowering:
             # what the statements before the loop wrote to shared memory (attention's Q tile)
             # is read in it: insert-shared-barriers leaves that to the barrier a cp.async
             # pipeline has atop its loop, which the ring's mbarrier waits do not replace
-            gpu.BarrierOp()
+            if not self.private:
+                gpu.BarrierOp()
             pingpong = PingPong.of(loop)
             if pingpong is not None:  # the consumers take turns issuing the body's gemms
                 self.lowering.turns = Turns(pingpong, [
@@ -501,7 +560,8 @@ class RingLowering:
                         nvvm.MBarrierArriveOp(ir.IntegerType.get_signless(64),
                                               self.barrier(False, last))
                         scf.YieldOp([])
-            gpu.BarrierOp()
+            if not self.private:
+                gpu.BarrierOp()
         if self.tile_yield is not None:
             self.tile_yield.operands[0] = done
         for copy in self.copies:
