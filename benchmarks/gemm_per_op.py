@@ -13,7 +13,7 @@ fp8 e4m3 / e5m2 (bf16 out) against torch._scaled_mm (unit scales, fast accumulat
 fp32 accumulators), int8 against torch._int_mm, tf32 against torch.matmul with tf32 allowed;
 e4m3 and int8 with B stored K x N too ("nn": per op only, through transpose-mn-major-operands'
 K-major copy, TILEC_TRANSPOSE_MN_MAJOR_OPERANDS=1; the peers get B column-major, copied
-untimed). `--only e4m3/nn s8/nn` runs those rows alone.
+untimed). `--only e4m3/nn s8/nn` runs those rows alone (`f16/nn/tuned/8192x8192x8192`: one row).
 Every kernel is checked first against a float64 reference on fresh random inputs with its
 output poisoned (NaN; int32's minimum), at the timed shape and at a ragged one; a wrong kernel
 is not timed. Timing: tilec's profiler do_bench (CUDA events, median, L2 flushed), the three
@@ -252,8 +252,15 @@ def check(torch, row: Row, path: str, shape: tuple[int, int, int]) -> tuple[floa
 
 
 def selected(only: list[str]) -> list[Row]:
-    """The rows named `dtype/layout` in `only` (gemm.py's letters: e4m3/nn), all when empty."""
-    return [row for row in ROWS if not only or f"{row.dtype}/{row.stored}" in only]
+    """The rows `only` names (all when empty), each as the leading parts of
+    `dtype/layout/config/MxNxK` (gemm.py's letters: e4m3/nn, f16/nn/quickstart,
+    f16/nn/tuned/8192x8192x8192)."""
+    def name(row: Row) -> list[str]:
+        return [row.dtype, row.stored, row.config, "x".join(map(str, row.shape))]
+
+    wanted = [prefix.split("/") for prefix in only]
+    return [row for row in ROWS
+            if not only or any(name(row)[:len(parts)] == parts for parts in wanted)]
 
 
 def run(out: Path, budget_s: float, only: list[str] = ()) -> None:
@@ -389,7 +396,8 @@ def main() -> None:
                                 help="seconds after which no further row starts")
         for parser in (build_parser, run_parser):
             parser.add_argument("--only", nargs="*", default=[],
-                                help="rows as dtype/layout (e4m3/nn s8/nn): these alone, no "
+                                help="rows as leading parts of dtype/layout/config/MxNxK "
+                                     "(e4m3/nn, f16/nn/quickstart): these alone, no "
                                      "register-A checks")
 
     build_or_run(__doc__, "gemm_per_op.json", lambda args: build(args.cache_dir, args.only),
