@@ -273,18 +273,22 @@ def test_quickstart_k_rows_are_widened_to_a_128_byte_tma_ring() -> None:
     (lambda *s: batched(*s, block_M=128, block_N=128, block_K=64), (3, 136, 200, 96), 1,
      {"map0": [64, 128, 1], "map1": [64, 128, 1], "map2": [64, 128, 1]}, 2 * 2 * 3, 2),
 ])
+@pytest.mark.parametrize("private", [False, True], ids=["barriers", "private_tiles"])
 def test_loops_with_128_byte_rows_are_fed_by_a_tma_ring(factory, args, consumers: int,
                                                         boxes: dict, tiles: int,
-                                                        c_param: int) -> None:
+                                                        c_param: int, private: bool,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """A producer warpgroup beside the kernel's streams the operand tiles by TMA into 128B-
     swizzled ring slots (one map per copy, a box per 128-byte column), the kernel's warpgroups
     wait on full barriers and hand slots back on empty ones, registers move from the producer
-    to them, and they meet only at the store's barriers (named ones); the grid is persistent
+    to them, and they meet at block barriers named over them only (TILEC_RING_PRIVATE_TILES=1:
+    only at the store's); the grid is persistent
     (one block per multiprocessor, here one per tile: fewer tiles than the H200's 132). The
     accumulator goes out through a swizzled staging tile and TMA stores (a third map, C's),
     issued without waiting for them but before the staging tile is written again; with two
     consumer warpgroups each stages and stores its own 64-row slab (C's box 64 rows), between
     barriers of its own 128 threads."""
+    monkeypatch.setenv("TILEC_RING_PRIVATE_TILES", "1" if private else "0")
     kernel = tilec.compile(factory(*args), out_idx=[-1], target="cuda:sm_90a")
     assert kernel.artifact.binary_kind == "cubin"
     assert f"tile.tma_ring = {{consumers = {consumers} : i64, overlap = true, persistent = " \
@@ -304,10 +308,15 @@ def test_loops_with_128_byte_rows_are_fed_by_a_tma_ring(factory, args, consumers
     assert loads and loads % (5 if consumers == 2 else 2) == 0
     assert stores == 2 * consumers and "cp.async.bulk.wait_group.read" in ptx
     assert ("bar.sync \t%r" in ptx) == (consumers == 2)  # a slab's barrier: 2 + its warpgroup
-    # the only barriers over the consumers are the store's two (one warpgroup: named barrier 1
-    # over its 128 threads); the statements touch no shared memory but the ring's slots and
-    # the staging tile, so none around the loop or between tiles (_tma_ring's private_tiles)
-    assert ptx.count(f"bar.sync \t1, {threads - 128}") == (2 if consumers == 1 else 0)
+    # opted in, the only barriers over the consumers are the store's two (one warpgroup: named
+    # barrier 1 over its 128 threads); the statements touch no shared memory but the ring's
+    # slots and the staging tile, so none around the loop or between tiles (_tma_ring's
+    # private_tiles); else one ahead of the loop, one after its drain, one per tile too
+    over_consumers = ptx.count(f"bar.sync \t1, {threads - 128}")
+    if private:
+        assert over_consumers == (2 if consumers == 1 else 0)
+    else:
+        assert over_consumers >= (2 if consumers == 1 else 0) + 3
     for needed in (f".maxntid {threads}, 1, 1", "setmaxnreg.dec.sync.aligned.u32 \t40",
                    "setmaxnreg.inc.sync.aligned.u32", "mbarrier.try_wait.parity",
                    "mbarrier.arrive.expect_tx"):

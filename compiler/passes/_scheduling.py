@@ -47,6 +47,10 @@ REGISTER_A_STEPS_ATTR = "tile.register_a_steps"
 # TILEC_TRANSPOSE_MN_MAJOR_OPERANDS=1: an 8-bit / tf32 gemm's MN-major shared operand is
 # transposed into a K-major tile before it, so wgmma runs it (transpose-mn-major-operands)
 TRANSPOSE_OPERANDS_ATTR = "tile.transpose_mn_major_operands"
+# TILEC_RING_PRIVATE_TILES=1: a TMA ring whose kernel touches no shared memory but the ring's
+# slots and TMA stores' staging tiles drops the consumers' block barriers around its loop and
+# between persistent tiles (lower-tile-to-gpu, `_tma_ring.RingLowering.private_tiles`)
+RING_PRIVATE_TILES_ATTR = "tile.ring_private_tiles"
 PIPELINE_ATTR = "tile.pipeline"  # on tile.pipelined, written by pipeline-async-copies
 TMA_PIPELINE = "tma-mbarrier"  # its `mechanism` when TMA loads feed wgmma through mbarriers
 

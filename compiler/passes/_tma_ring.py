@@ -62,13 +62,18 @@ from tilec.compiler.passes._ir_walk import (
     as_operation,
     constant_index,
     copy_parts,
+    enclosing,
     is_memref,
     op_error,
     scope,
     walk,
 )
 from tilec.compiler.passes._scalar import bit_width, cast, constant, index
-from tilec.compiler.passes._scheduling import decision_attr, read_decision
+from tilec.compiler.passes._scheduling import (
+    RING_PRIVATE_TILES_ATTR,
+    decision_attr,
+    read_decision,
+)
 from tilec.compiler.passes._warpgroup_pingpong import PingPong, Turns
 from tilec.compiler.passes._wgmma import (
     CHUNK_BYTES,
@@ -317,7 +322,9 @@ class RingLowering:
         reads as its block indices) become the tile's."""
         cap, consumer_registers = self.registers()
         self.group_m = group_m
-        self.private = self.private_tiles(statements)
+        module = enclosing(self.lowering.kernel, "builtin.module")
+        self.private = (module is not None and RING_PRIVATE_TILES_ATTR in module.attributes
+                        and self.private_tiles(statements))
         i32 = ir.IntegerType.get_signless(32)
         self.lowering.gpu_func.attributes["nvvm.maxnreg"] = ir.IntegerAttr.get(i32, cap)
         role = warpgroup_index(self.lowering.tid)
@@ -351,7 +358,8 @@ class RingLowering:
         return branch
 
     def private_tiles(self, statements: list[ir.Operation]) -> bool:
-        """Whether the kernel's statements touch no shared memory but the ring's slots, read
+        """(Asked only where the module opts in, RING_PRIVATE_TILES_ATTR, until the H200 has
+        run it.) Whether the kernel's statements touch no shared memory but the ring's slots, read
         in the loop by its gemms and by copies into fragments (a register-A chain), and the
         staging tiles of its TMA-stored copies: a GEMM's fill, ring loop, register epilogue
         (T.Parallel on fragments) and store. The consumers then need no block barrier ahead

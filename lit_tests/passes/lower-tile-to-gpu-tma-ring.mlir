@@ -3,9 +3,10 @@
 // mbarriers full/empty per slot, the producer's first thread streaming each copy's boxes with
 // cp.async.bulk.tensor through a tensor map argument, the consumers waiting on full and handing
 // slots back on empty, setmaxnreg between them, block barriers named over the consumers, and
-// a persistent loop over the grid's tiles on both sides. A GEMM's statements touch no shared
-// memory but the ring's slots: its consumers meet at no block barrier around the loop or
-// between tiles (the case after it, a tile filled before the loop, keeps them).
+// a persistent loop over the grid's tiles on both sides. Opted in (tile.ring_private_tiles), a
+// GEMM's statements touch no shared memory but the ring's slots: its consumers meet at no block
+// barrier around the loop or between tiles (the next cases: not opted in, and a tile filled
+// before the loop, keep them).
 
 // CHECK-LABEL: gpu.func @ring
 // CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) kernel attributes {known_block_size = array<i32: 256, 1, 1>, nvvm.maxnreg = 240 : i32, tile.persistent_tiles = 16 : i64
@@ -35,8 +36,52 @@
 // CHECK: nvvm.mbarrier.arrive
 // CHECK-NOT: nvvm.barrier
 // CHECK: gpu.return
-module attributes {tile.arch = "sm_90a"} {
+module attributes {tile.arch = "sm_90a", tile.ring_private_tiles} {
   func.func @ring(%A: memref<512x512xf16>, %B: memref<512x512xf16>, %C: memref<512x512xf32>) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %c64 = arith.constant 64 : index
+    %c128 = arith.constant 128 : index
+    %g = arith.constant 4 : index
+    %zero = arith.constant 0.0 : f32
+    tile.kernel grid(%g, %g) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %as = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<128x64xf16, "shared">
+      %bs = tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<64x128xf16, "shared">
+      %acc = tile.alloc {tile.layout = #tile.linear<[128, 128], register = [[0, 1], [8, 0], [0, 8], [0, 16], [0, 32], [0, 64], [64, 0]], lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = [[16, 0], [32, 0]]>} : memref<128x128xf32, "fragment">
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %c128 : index
+      %col = arith.muli %bx, %c128 : index
+      tile.pipelined %c0 to %c8 step %c1 stages 3 attributes {tile.pipeline = {k_tile = 64 : i64, mechanism = "cp.async", stages = 3 : i64}, tile.tma_ring = {consumers = 1 : i64, overlap = true, persistent = true, stages = 3 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c64 : index
+        tile.copy %A[%row, %k0] [128, 64] to %as[%c0, %c0] [128, 64] {tile.async = "cp.async", tile.tma_load = {box = array<i64: 64, 128>, boxes = 1 : i64, swizzle = 128 : i64}} : memref<512x512xf16> to memref<128x64xf16, "shared">
+        tile.copy %B[%k0, %col] [64, 128] to %bs[%c0, %c0] [64, 128] {tile.async = "cp.async", tile.tma_load = {box = array<i64: 64, 64>, boxes = 2 : i64, swizzle = 128 : i64}} : memref<512x512xf16> to memref<64x128xf16, "shared">
+        tile.gemm %as, %bs, %acc {tile.wgmma = {a_registers = false, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}} : memref<128x64xf16, "shared">, memref<64x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      tile.copy %acc[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] : memref<128x128xf32, "fragment"> to memref<512x512xf32>
+    }
+    return
+  }
+}
+
+// -----
+
+// The same GEMM not opted in: the consumers meet at a barrier ahead of the loop, after its drain
+// and at the end of each persistent tile.
+// CHECK-LABEL: gpu.func @ring_not_opted_in
+// CHECK: nvvm.setmaxregister increase 240
+// CHECK: scf.for
+// CHECK: nvvm.barrier id = {{.*}} number_of_threads = %c128_i32
+// CHECK-NEXT: scf.for
+// CHECK: wgmma.mma_async
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.barrier id = {{.*}} number_of_threads = %c128_i32
+// CHECK: nvvm.barrier id = {{.*}} number_of_threads = %c128_i32
+// CHECK-NEXT: scf.yield
+module attributes {tile.arch = "sm_90a"} {
+  func.func @ring_not_opted_in(%A: memref<512x512xf16>, %B: memref<512x512xf16>, %C: memref<512x512xf32>) attributes {tile.entry} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c8 = arith.constant 8 : index
@@ -180,7 +225,7 @@ module attributes {tile.arch = "sm_90a"} {
 // CHECK: nvvm.mbarrier.arrive
 // CHECK-NOT: nvvm.barrier
 // CHECK: gpu.return
-module attributes {tile.arch = "sm_90a"} {
+module attributes {tile.arch = "sm_90a", tile.ring_private_tiles} {
   func.func @ring_lag(%A: memref<512x512xf16>, %B: memref<512x512xf16>, %C: memref<512x512xf32>) attributes {tile.entry} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
@@ -231,7 +276,7 @@ module attributes {tile.arch = "sm_90a"} {
 // CHECK-NOT: nvvm.mbarrier.arrive
 // CHECK-NOT: nvvm.barrier
 // CHECK: gpu.return
-module attributes {tile.arch = "sm_90a"} {
+module attributes {tile.arch = "sm_90a", tile.ring_private_tiles} {
   func.func @ring_register_a(%A: memref<512x512xf16>, %B: memref<512x512xf16>, %C: memref<512x512xf32>) attributes {tile.entry} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
@@ -288,7 +333,7 @@ module attributes {tile.arch = "sm_90a"} {
 // CHECK: nvvm.mbarrier.arrive
 // CHECK-NOT: nvvm.barrier
 // CHECK: gpu.return
-module attributes {tile.arch = "sm_90a"} {
+module attributes {tile.arch = "sm_90a", tile.ring_private_tiles} {
   func.func @ring_register_a_steps(%A: memref<512x512xf16>, %B: memref<512x512xf16>, %C: memref<512x512xf32>) attributes {tile.entry} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
