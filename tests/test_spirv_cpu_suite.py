@@ -31,7 +31,8 @@ from tilec.errors import CompileError, LaunchError
 
 TESTS = Path(__file__).resolve().parent
 SUITE = ("test_numerics_cpu", "test_eager", "test_errors", "test_float16x2",
-         "test_runtime_grid", "test_runtime_slices", "test_sub_byte_types")
+         "test_runtime_grid", "test_runtime_slices", "test_sub_byte_types",
+         "test_unroll_fragments")
 TARGETS = ("vulkan", "webgpu")
 # the error a gap raises: one for both targets, or one per target (webgpu's naga-wasm fails
 # while compiling to WGSL, vulkan's SPIR-V reaches wgpu's reader at load)

@@ -1359,7 +1359,12 @@ class KernelLowering:
                                       gpu.ShuffleMode.XOR).results[0]
                 value = combine(kind, value, other)
             partial[key] = value
-        if warps:
+        # past a layout's span (a count that is not a power of two) threads are copies: those
+        # of a last, partial group of lanes shuffled with absent lanes, so every copy takes
+        # its result from the threads of the span, through shared memory
+        partial_group = bool(lanes) and self.threads > layout.threads and \
+            self.threads % (2 << max(lanes)) != 0
+        if warps or partial_group:
             partial = self.reduce_through_shared(op, layout, dim, warps, kind, partial)
         element = memref_type(dst).element_type
         for key in range(target.layout.num_registers):
@@ -1371,8 +1376,10 @@ class KernelLowering:
 
     def reduce_through_shared(self, op: ir.Operation, layout: LinearLayout, dim: int,
                               warps: list[int], kind: str, partial: dict) -> dict:
-        """Warps holding other coordinates along `dim`: each writes its partials to
-        scratch[element][peer] (peer: its index over those warp bits), all read them back."""
+        """Warps holding other coordinates along `dim` (none: the span's results for its
+        copies): each writes its partials to scratch[element][peer] (peer: its index over
+        those warp bits), all read them back. Threads past the layout's span only read: a
+        copy's shuffles may have met absent lanes."""
         kept = layout.slice(dim)
         group = 1 << len(warps)
         scratch = self.scratch(math.prod(kept.padded_shape) * group,
@@ -1383,11 +1390,14 @@ class KernelLowering:
             chosen = arith.remui(arith.divui(warp, index(1 << bit)), index(2))
             peer = add_index(peer, arith.muli(chosen, index(1 << n)))
         offsets = thread_coordinates(kept, self.tid)
+        writer = cmp("ult", self.tid, index(layout.threads)) \
+            if self.threads > layout.threads else None
         slots = {}
         for key, value in partial.items():
             element = self.flat_index(kept, register_coordinates(kept, key, offsets))
             slots[key] = arith.muli(element, index(group))
-            memref.store(value, scratch, [arith.addi(slots[key], peer)])
+            at = arith.addi(slots[key], peer)
+            guarded(writer, lambda at=at, value=value: memref.store(value, scratch, [at]))
         gpu.BarrierOp()
         result = {}
         for key, first in slots.items():

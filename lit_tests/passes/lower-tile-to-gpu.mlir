@@ -108,6 +108,36 @@ func.func @colsum(%A: memref<32x64xf32>, %out: memref<64xf32>) attributes {tile.
 
 // -----
 
+// A block of 5 threads over a layout of 4: thread 4 is a copy of thread 0, its shuffles meet
+// lanes 5 and 6 the block lacks. The 4 threads of the span butterfly, write the sum to
+// scratch (thread 4 does not), and every thread reads it back between two barriers.
+// CHECK-LABEL: gpu.func @sum_of_five
+// CHECK: gpu.shuffle  xor
+// CHECK: gpu.shuffle  xor
+// CHECK: %[[SCRATCH:.*]] = memref.view {{.*}} to memref<1xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[SPAN:.*]] = arith.cmpi ult, %thread_id_x, %c4{{(_[0-9]+)?}} : index
+// CHECK: scf.if %[[SPAN]] {
+// CHECK-NEXT: memref.store %{{.*}}, %[[SCRATCH]]
+// CHECK: gpu.barrier
+// CHECK-NEXT: memref.load %[[SCRATCH]]
+// CHECK: gpu.barrier
+func.func @sum_of_five(%X: memref<6x5xf32>, %out: memref<6xf32>) attributes {tile.entry} {
+  %c0 = arith.constant 0 : index
+  %c6 = arith.constant 6 : index
+  tile.kernel grid(%c6) threads [5] {
+  ^bb0(%bx: index):
+    %sum = tile.alloc {tile.layout = #tile.linear<[1], register = [], lane = [[0], [0]], warp = []>} : memref<1xf32, "fragment">
+    %row = tile.alloc {tile.layout = #tile.linear<[1, 5], register = [[0, 4]], lane = [[0, 1], [0, 2]], warp = []>} : memref<1x5xf32, "fragment">
+    tile.copy %X[%bx, %c0] [1, 5] to %row[%c0, %c0] [1, 5] : memref<6x5xf32> to memref<1x5xf32, "fragment">
+    tile.reduce "sum" %row to %sum dim 1 : memref<1x5xf32, "fragment"> to memref<1xf32, "fragment">
+    %v = memref.load %sum[%c0] : memref<1xf32, "fragment">
+    memref.store %v, %out[%bx] : memref<6xf32>
+  }
+  return
+}
+
+// -----
+
 // tile.convert_layout between layouts that differ only in register order: register moves.
 // CHECK-LABEL: gpu.func @convert_registers
 // CHECK-SAME: tile.shared_bytes = 0 : i64
