@@ -101,6 +101,35 @@ def test_named_barrier_arrive_assembles() -> None:
     assert "bar.arrive" in ptx and re.search(r"bar\.sync \t3, 256;", ptx)
 
 
+@needs_ptxas
+def test_barrier_arrays_beside_a_full_arena_take_their_own_bytes() -> None:
+    """TileLang's warp-specialized FlashMLA holds two dozen mbarriers in 13 arrays beside
+    230400 bytes of tiles: each array follows the last on 8 bytes, not on the next 128 (six
+    arrays beside 232320 bytes fit sm_90a's 232448 so, not on 128-byte boundaries)."""
+    @T.prim_func
+    def crowded(A: T.Tensor((58080,), T.float32), B: T.Tensor((58080,), T.float32)):
+        with T.Kernel(1, threads=128) as _:
+            tile = T.alloc_shared((58080,), T.float32)
+            first = T.alloc_barrier(128)
+            pair = T.alloc_barrier([128, 128])
+            third = T.alloc_barrier(128)
+            fourth = T.alloc_barrier(128)
+            fifth = T.alloc_barrier(128)
+            sixth = T.alloc_barrier(128)
+            T.copy(A, tile)
+            T.barrier_arrive(first)
+            T.barrier_arrive(pair[1])
+            T.barrier_arrive(third)
+            T.barrier_arrive(fourth)
+            T.barrier_arrive(fifth)
+            T.barrier_arrive(sixth)
+            T.barrier_wait(sixth, 0)
+            T.copy(tile, B)
+
+    kernel = tilec.compile(crowded, target="cuda:sm_90a")
+    assert kernel.artifact.launch["shared_bytes"] == 58080 * 4 + 7 * 8
+
+
 @pytest.mark.parametrize(("M", "K"), [(256, 128), (200, 100)])
 def test_tma_copy_and_barriers_on_cpu(M: int, K: int, rng: torch.Generator) -> None:  # noqa: N803
     """Ragged sizes too: the copy's box past the tensor reads zeros, the store skips it."""

@@ -291,7 +291,8 @@ class RingLowering:
     def init_barriers(self) -> None:
         """Thread 0 initializes the ring's mbarriers; every thread waits for it."""
         stages = self.ring.stages
-        self.barriers = self.lowering.shared_view([2 * stages], ir.IntegerType.get_signless(64))
+        self.barriers = self.lowering.shared_view([2 * stages], ir.IntegerType.get_signless(64),
+                                                  BARRIER_BYTES)
         first = arith.cmpi(arith.CmpIPredicate.eq, self.lowering.tid, index(0))
         branch = scf.IfOp(first)
         with ir.InsertionPoint(branch.then_block):

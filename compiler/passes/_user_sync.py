@@ -176,7 +176,7 @@ def _depends_on_thread(value: ir.Value) -> bool:
 
 def _alloc_barrier(lowering: KernelLowering, op: ir.Operation) -> None:
     counts = list(ir.DenseI64ArrayAttr(op.attributes["arrive_counts"]))
-    view = lowering.shared_view([len(counts)], ir.IntegerType.get_signless(64))
+    view = lowering.shared_view([len(counts)], ir.IntegerType.get_signless(64), BARRIER_BYTES)
     first = arith.cmpi(arith.CmpIPredicate.eq, lowering.tid, index(0))
     branch = scf.IfOp(first)
     with ir.InsertionPoint(branch.then_block):

@@ -16,14 +16,13 @@ as i32: Vulkan's storage buffers are typed arrays, not pointers.
 
 Buffers: shared ones are views into the dynamic shared memory at the offsets plan-shared-memory
 gave them in its arena (planned here when it did not run), reductions' and conversions' scratch
-and mbarriers after it; the total goes to the kernel's `tile.shared_bytes` attribute for the
-launch (with logical addressing each shared buffer and scratch is a `memref.alloc` of
-workgroup memory of its own type, and every access is one element: there is no byte arena to
-view and no vector view of a scalar buffer); a fragment is a per-thread register array
-(`memref.alloca`, every access at a constant index so LLVM keeps it in registers, but for
-fragments every thread holds whole)
-holding the elements its `tile.layout` gives the thread; local and var buffers are per-thread
-arrays.
+and mbarriers (on 8-byte boundaries) after it; the total goes to the kernel's
+`tile.shared_bytes` attribute for the launch (with logical addressing each shared buffer and
+scratch is a `memref.alloc` of workgroup memory of its own type, and every access is one
+element: there is no byte arena to view and no vector view of a scalar buffer); a fragment is a
+per-thread register array (`memref.alloca`, every access at a constant index so LLVM keeps it in
+registers, but for fragments every thread holds whole) holding the elements its `tile.layout`
+gives the thread; local and var buffers are per-thread arrays.
 
 Ops: T.Parallel runs each thread over the points its layout gives it (unrolled when it touches
 fragments); copies are cooperative, vectorized up to 16 bytes along the contiguous dimension and
@@ -711,9 +710,10 @@ class KernelLowering:
         return index(offset) if self.swizzle_base is None else add_index(self.swizzle_base,
                                                                            offset)
 
-    def reserve_shared(self, size: int) -> int:
-        """The offset of `size` new bytes of shared memory (past the arena)."""
-        offset = -(-self.shared_bytes // SHARED_ALIGN) * SHARED_ALIGN
+    def reserve_shared(self, size: int, align: int = SHARED_ALIGN) -> int:
+        """The offset of `size` new bytes of shared memory (past the arena), on an
+        `align`-byte boundary."""
+        offset = -(-self.shared_bytes // align) * align
         self.shared_bytes = offset + size
         return offset
 
@@ -724,10 +724,14 @@ class KernelLowering:
                                         memory_space=ir.Attribute.parse(WORKGROUP))
         return memref.AllocOp(buffer_type, [], []).result
 
-    def shared_view(self, shape: list[int], element: ir.Type) -> ir.Value:
+    def shared_view(self, shape: list[int], element: ir.Type, align: int = SHARED_ALIGN
+                    ) -> ir.Value:
+        """New shared memory past the arena (mbarriers ask only their own 8-byte alignment:
+        TileLang's MLA kernels hold two dozen beside an arena a few hundred bytes short of
+        the limit)."""
         if self.logical:
             return self.shared_buffer(shape, element)
-        offset = self.reserve_shared(math.prod(shape) * element_bytes(element))
+        offset = self.reserve_shared(math.prod(shape) * element_bytes(element), align)
         view_type = ir.MemRefType.get(shape, element, memory_space=ir.Attribute.parse(WORKGROUP))
         return memref.ViewOp(view_type, self.smem, index(offset), []).result
 

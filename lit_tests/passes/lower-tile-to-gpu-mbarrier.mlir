@@ -4,9 +4,11 @@
 // warpgroup's threads, each row one cp.async.bulk (element by element where a row leaves the
 // tensor or is misaligned), then the warpgroup's barrier before any of them arrives, T.ws
 // blocks as a guard on the warpgroup whose body sees those threads as its block (the copy
-// spread over 128 threads from index 0, the block barrier a named one).
+// spread over 128 threads from index 0, the block barrier a named one). Barrier arrays follow
+// the arena on 8-byte boundaries (the second at 2048 + 16, not at the next 128).
 
 // CHECK-LABEL: gpu.func @ring
+// CHECK-SAME: tile.shared_bytes = 2072 : i64
 // CHECK: %[[TID:.*]] = gpu.thread_id x
 // CHECK: %[[BARS:.*]] = memref.view %{{.*}}[%c2048][] : {{.*}} to memref<2xi64, #gpu.address_space<workgroup>>
 // CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[TID]], %{{.*}} : index
@@ -15,6 +17,7 @@
 // CHECK: nvvm.mbarrier.init %{{.*}}, %c1_i32 : !llvm.ptr<3>, i32
 // CHECK: nvvm.fence.mbarrier.init
 // CHECK-NEXT: gpu.barrier
+// CHECK: memref.view %{{.*}}[%c2064][] : {{.*}} to memref<1xi64, #gpu.address_space<workgroup>>
 // warpgroup 1: threads 128 to 255, its first thread issues the copy
 // CHECK: %[[LO:.*]] = arith.cmpi uge, %[[TID]], %c128 : index
 // CHECK: %[[HI:.*]] = arith.cmpi ult, %[[TID]], %c256 : index
@@ -47,6 +50,7 @@ func.func @ring(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %n: index) attributes 
     %c0 = arith.constant 0 : index
     %p = arith.constant 0 : i32
     %bars = tile.alloc_barrier [128, 1] : memref<2xi64, "barrier">
+    %done = tile.alloc_barrier [128] : memref<1xi64, "barrier">
     %s = tile.alloc : memref<16x32xf32, "shared">
     tile.warpgroups [1] {
       tile.tma_copy %a[%bx, %c0] [16, 32] to %s[%c0, %c0] [16, 32] barrier %bars[%c0]
