@@ -47,9 +47,6 @@ WORKGROUP_MEMORY = ("the example's tiles need 57344 bytes of workgroup memory (S
 GAPS = {
     "*__eager::test_get_kernel_source_on_the_function_compiles_those_arguments": (
         "checks the CPU target's LLVM IR", AssertionError),
-    "*__eager::test_python_if_on_a_size*": (
-        "reduce_sum into a one-element fragment read outside T.Parallel: every GPU target "
-        "(cuda and hip too) stops at 'reduces fragments into fragments only'", CompileError),
     **{f"*__sub_byte_types::test_{test}*": NARROW_STORAGE for test in (
         "decode_packed_tensor", "decode_to_other_floats", "encode_packed_output",
         "encode_float4_rounds_to_nearest", "copies_through_every_buffer_kind",

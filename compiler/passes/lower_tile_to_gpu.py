@@ -261,12 +261,6 @@ def box_dims(shape: list[int]) -> list[int]:
     return dims or [len(shape) - 1]
 
 
-def inline_body(op: ir.Operation, values: list[ir.Value]) -> list[ir.Operation]:
-    """Put a copy of op's body before op, its block arguments replaced by `values`."""
-    clone = as_operation(op.clone(ip=ir.InsertionPoint(op)))
-    return move_body_before(clone, values, op)
-
-
 def move_body_before(holder: ir.Operation, values: list[ir.Value], anchor: ir.Operation
                      ) -> list[ir.Operation]:
     body = holder.regions[0].blocks[0]
@@ -1015,7 +1009,17 @@ class KernelLowering:
             for value in range(*bounds):
                 with op.location, ir.InsertionPoint(op):
                     iv = index(value)
-                self.lower_block_ops(inline_body(op, [iv]))
+                # a fragment the body allocates is one set of registers for all the copies,
+                # as for a loop's iterations (hoist_allocs made one array of it): the copies
+                # run one after another on each thread, and a copy reads only what it wrote
+                # (what it reads before writing is undefined with a fragment of its own too)
+                clone = as_operation(op.clone(ip=ir.InsertionPoint(op)))
+                self.share_fragments(op, clone)
+                self.lower_block_ops(move_body_before(clone, [iv], op))
+            # the body's own fragment allocs go with it (each copy's are erased at the end)
+            inside = [inner for inner in walk(op) if inner.name == "tile.alloc"]
+            self.fragment_allocs = [alloc for alloc in self.fragment_allocs
+                                    if not any(alloc == inner for inner in inside)]
             op.erase()
             return
         with op.location, ir.InsertionPoint(op):
@@ -1068,15 +1072,20 @@ class KernelLowering:
             unaligned_end = as_operation(scf.YieldOp([]))
         unaligned = as_operation(op.clone(ip=ir.InsertionPoint(unaligned_end)))
         unaligned_plan = plan.of_copy(op, unaligned)
-        for old, new in zip(walk(op), walk(unaligned), strict=True):  # fragments stay allocs
-            if old.name == "tile.alloc" and old.results[0] in self.fragments:
-                self.fragments[new.results[0]] = self.fragments[old.results[0]]
-                self.fragment_allocs.append(new)
+        self.share_fragments(op, unaligned)
         op.move_before(aligned_end)
         self.known_aligned.update(checked)
         self.lower_pipeline_version(op, plan, True)
         self.known_aligned.difference_update(checked)
         self.lower_pipeline_version(unaligned, unaligned_plan, False)
+
+    def share_fragments(self, op: ir.Operation, copy: ir.Operation) -> None:
+        """A copy of `op` uses the registers of the fragments `op` allocates (fragments stay
+        allocs until the kernel is lowered, then every alloc of them is erased)."""
+        for old, new in zip(walk(op), walk(copy), strict=True):
+            if old.name == "tile.alloc" and old.results[0] in self.fragments:
+                self.fragments[new.results[0]] = self.fragments[old.results[0]]
+                self.fragment_allocs.append(new)
 
     def lower_pipeline_version(self, op: ir.Operation, plan: PipelinePlan,
                                aligned: bool | None) -> None:

@@ -97,7 +97,8 @@ def staged_slices(Q, KV, heads: int = 64, dim: int = 256, tail: int = 64, block_
     """TileLang's MLA decode with its KV blocks in a 3-d stage buffer, gemms on the stages'
     column slices (`KV_shared[stage, :, :dim // 2]`): per block of block_N tokens,
     S[:, block] = Q KV[block]^T and Out[block] = half(S[:, block]) KV[block, :dim], two blocks
-    at a time (stage 0 and 1 of an unrolled loop), the stage's index a loop value."""
+    at a time (stage 0 and 1 of an unrolled loop, which allocates P's float16 fragment: each
+    copy of the body uses the same registers)."""
     tokens = T.const("tokens")
     Q: T.Tensor[[heads, dim + tail], T.float16]
     KV: T.Tensor[[tokens, dim + tail], T.float16]
@@ -118,7 +119,7 @@ def staged_slices(Q, KV, heads: int = 64, dim: int = 256, tail: int = 64, block_
         for stage in T.unroll(stages):
             T.copy(KV[(bx * stages + stage) * block_N, 0], KV_shared[stage, :, :])
             T.copy(KV[(bx * stages + stage) * block_N, dim], K_tail_shared[stage, :, :])
-        for stage in T.serial(stages):
+        for stage in T.unroll(stages):
             T.clear(acc_s)
             T.gemm(Q_shared[:, :half], KV_shared[stage, :, :half], acc_s, transpose_B=True)
             T.gemm(Q_shared[:, half:], KV_shared[stage, :, half:], acc_s, transpose_B=True)
