@@ -32,7 +32,9 @@ def _fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _entries(directory: Path) -> set[str]:
-    return {p.name for p in directory.iterdir() if not p.name.startswith(".")}
+    """The kernel cache's entries (tunings' outcomes, kept beside them, left out)."""
+    return {p.name for p in directory.iterdir()
+            if not p.name.startswith(".") and p.name != tilec.autotuner.RESULTS_FOLDER}
 
 
 def _affine_configs() -> list[dict]:
@@ -238,6 +240,8 @@ def test_ref_prog_rejects_a_config_with_wrong_results(tmp_path, monkeypatch, rng
     torch.testing.assert_close(y.double(), _affine_reference(x, 5.0), rtol=1e-6, atol=1e-6)
     (result,) = tuned.results.values()
     assert result.config == {"scale": 5.0} and result.ref_latency > 0
+    # a result checked by a function is not kept: another ref_prog would be served it
+    assert not (tmp_path / tilec.autotuner.RESULTS_FOLDER).exists()
 
 
 def test_configs_from_a_function_of_the_arguments(tmp_path, monkeypatch, rng):
@@ -478,3 +482,38 @@ def test_a_configs_pass_configs_apply_to_it_alone(tmp_path, monkeypatch, rng):
     _check_matmul(result.kernel, 32, 16, 16, rng)
     decorated = tilec.autotune(configs=[{"block_M": 16, "pass_configs": fast}], **QUICK)(matmul.fn)
     assert decorated(32, 16, 16).pass_configs == {"tl.enable_fast_math": True}
+
+
+def test_a_tuning_is_kept_for_the_next_process(tmp_path, monkeypatch, rng):
+    """As TileLang does, a problem tuned again (another process: nothing in memory) takes the
+    winner from disk and times nothing; other profile settings or inputs tune afresh."""
+    cache_dir = _fresh_cache(tmp_path, monkeypatch)
+    monkeypatch.setattr(double_plus_one, "results", {})
+    x = randn((40, 56), torch.float32, rng)
+    first = double_plus_one.tune(x)
+    (kept,) = (cache_dir / tilec.autotuner.RESULTS_FOLDER).glob("*.json")
+
+    def timed(self, kernel, best):
+        raise AssertionError("timed again")
+
+    monkeypatch.setattr(tilec.autotuner._Bench, "check_and_time", timed)
+    monkeypatch.setattr(double_plus_one, "results", {})
+    tilec.cache.clear_memory()
+    again = double_plus_one.tune(x)
+    assert again.config == first.config and again.latency == first.latency
+    assert [t.latency for t in again.trials] == [t.latency for t in first.trials]
+    assert again.kernel.get_tuner_result()["config"] == first.config
+    fresh = randn((40, 56), torch.float32, rng)
+    y = again.kernel.get_profiler().run_poisoned(fresh)
+    torch.testing.assert_close(y.double(), fresh.double() * 2 + 1, rtol=1e-6, atol=1e-6)
+
+    other_rep = tilec.autotune(configs=double_plus_one.configs, warmup=1, rep=2)(
+        double_plus_one.fn)
+    with pytest.raises(TilecError, match="timed again"):
+        other_rep.tune(x)
+    with pytest.raises(TilecError, match="timed again"):
+        double_plus_one.tune(randn((24, 56), torch.float32, rng))  # another problem
+    kept.write_text("{ damaged")
+    monkeypatch.setattr(double_plus_one, "results", {})
+    with pytest.raises(TilecError, match="timed again"):
+        double_plus_one.tune(x)  # an unreadable record is tuned again

@@ -13,6 +13,14 @@ configuration is compiled, as TileLang does; when it passes some, the others are
 Compiling and timing may happen on different machines: `precompile(...)` fills the kernel
 cache (TILEC_CACHE_DIR) for every configuration; a GPU machine without MLIR then finds each
 kernel there and only times it.
+
+A tuning's outcome is kept on disk too, as TileLang keeps it (`<cache dir>/autotune/KEY.json`;
+KEY hashes every configuration and the cache key of its kernel, the profile settings, the
+inputs given by `set_autotune_inputs` and the device's name): the same problem tuned again, in
+another process, takes the winner from there and times nothing. Not where a `ref_prog`,
+`supply_prog` or `manual_check_prog` is given (what a function does cannot be keyed, and a
+result it checked must not be served to another), nor with the kernel cache disabled; delete
+the folder to tune afresh.
 """
 
 from __future__ import annotations
@@ -20,9 +28,11 @@ from __future__ import annotations
 import contextlib
 import faulthandler
 import inspect
+import json
 import logging
 import multiprocessing
 import os
+import platform
 import signal
 import tempfile
 import threading
@@ -418,6 +428,81 @@ def _short(text: str) -> str:
     return text if len(text) <= 600 else text[:600] + " ..."
 
 
+RESULTS_FOLDER = "autotune"  # under the kernel cache's directory
+
+
+def _device_name(target: str) -> str:
+    """What the latencies were measured on: the GPU's name, or the host's processor."""
+    if target != "cpu":
+        try:
+            import torch
+
+            return torch.cuda.get_device_name()
+        except (ImportError, RuntimeError, AssertionError):
+            pass
+    return f"{target} {platform.machine()} {platform.processor()}"
+
+
+def _result_key(trials: list[Trial], specs: dict[int, Specialization], profile: ProfileArgs,
+                given_inputs: list[Any] | None) -> str | None:
+    """The key a tuning's outcome is kept on disk under, or None where it must not be kept."""
+    callbacks = (profile.ref_prog, profile.supply_prog, profile.manual_check_prog)
+    if not cache.is_enabled() or not specs or any(c is not None for c in callbacks):
+        return None
+    settings = {name: value for name, value in profile.__dict__.items()
+                if name not in ("ref_prog", "supply_prog", "manual_check_prog", "timeout")}
+    kernels = [[trial.config, specs[index].key if index in specs else trial.error]
+               for index, trial in enumerate(trials)]
+    target = next(iter(specs.values())).target
+    return cache.cache_key({"autotune": kernels, "profile": settings,
+                            "inputs": _key_value(given_inputs), "target": target,
+                            "device": _device_name(target)})
+
+
+def _result_path(key: str) -> str:
+    return os.path.join(cache.cache_dir(), RESULTS_FOLDER, f"{key}.json")
+
+
+def _load_result(key: str, trials: list[Trial], specs: dict[int, Specialization],
+                 name: str) -> AutotuneResult | None:
+    """The outcome an earlier tuning kept under `key`, its winner's kernel from the kernel
+    cache (or compiled); None where there is none or it cannot be read."""
+    try:
+        with open(_result_path(key)) as file:
+            record = json.load(file)
+        winner = int(record["winner"])
+        kept = record["trials"]
+        if len(kept) != len(trials) or winner not in specs:
+            return None
+        kernel = compile_specialization(specs[winner])
+    except (OSError, ValueError, KeyError, TypeError, TilecError):
+        return None
+    for trial, outcome in zip(trials, kept, strict=True):
+        trial.latency, trial.error = outcome["latency"], outcome["error"]
+    _logger.info("autotune %s: the winner of an earlier tuning, from %s", name,
+                 _result_path(key))
+    config = dict(trials[winner].config)
+    kernel.update_tuner_result(record["latency"], config, record["ref_latency"])
+    return AutotuneResult(config, kernel, record["latency"], record["ref_latency"], trials)
+
+
+def _save_result(key: str, result: AutotuneResult, winner: int) -> None:
+    """Keep `result` under `key` (written aside, then renamed: a reader sees all or nothing)."""
+    record = {"winner": winner, "latency": result.latency, "ref_latency": result.ref_latency,
+              "trials": [{"latency": trial.latency, "error": trial.error}
+                         for trial in result.trials]}
+    path = _result_path(key)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        descriptor, staging = tempfile.mkstemp(prefix=f".{key}-", dir=os.path.dirname(path))
+        with os.fdopen(descriptor, "w") as file:
+            json.dump(record, file)
+        os.replace(staging, path)
+    except OSError as error:
+        warnings.warn(f"autotune: could not keep the tuning's result in {path} ({error}); "
+                      "the next process tunes again", AutotuneWarning, stacklevel=3)
+
+
 def tune_configs(name: str, location: tuple[str, int], configs: list[Config],
                  make_spec: Callable[[Config], Specialization], profile: ProfileArgs,
                  max_workers: int | None = None) -> AutotuneResult:
@@ -429,13 +514,18 @@ def tune_configs(name: str, location: tuple[str, int], configs: list[Config],
             specs[index] = make_spec(trial.config)
         except Exception as error:  # a configuration the kernel cannot be built with
             trial.error = _describe(error)
+    bench = _Bench(profile, get_autotune_inputs())
+    result_key = _result_key(trials, specs, profile, bench.given_inputs)
+    if result_key is not None:
+        kept = _load_result(result_key, trials, specs, name)
+        if kept is not None:
+            return kept
     progress = _progress(len(specs), f"compiling {name} configurations")
     try:
         kernels = dict(zip(specs, _compile_all(list(specs.values()), max_workers, progress),
                            strict=True))
     finally:
         progress.close()
-    bench = _Bench(profile, get_autotune_inputs())
     best: tuple[float, int, JITKernel] | None = None
     progress = _progress(len(kernels), f"timing {name} configurations")
     try:
@@ -470,7 +560,10 @@ def tune_configs(name: str, location: tuple[str, int], configs: list[Config],
     latency, index, winner = best
     ref_latency = bench.ref_latency(winner)
     winner.update_tuner_result(latency, dict(trials[index].config), ref_latency)
-    return AutotuneResult(dict(trials[index].config), winner, latency, ref_latency, trials)
+    result = AutotuneResult(dict(trials[index].config), winner, latency, ref_latency, trials)
+    if result_key is not None:
+        _save_result(result_key, result, index)
+    return result
 
 
 # ---------------------------------------------------------------------------------------------
