@@ -51,7 +51,7 @@ example folder, or the place a tilec error names) and a short reason that groups
 `--mode compile` is for a machine without a GPU: the examples compile for CUDA
 (`TILEC_TARGET=cuda`, sm_90a) and stop at the first kernel launch. To get there, tensors the
 example puts on "cuda" are made on the CPU, CUDA generators are CPU ones,
-`torch.cuda.synchronize`/`manual_seed`/`empty_cache` do nothing and `torch.cuda` reports one
+`torch.cuda.init`/`synchronize`/`manual_seed`/`empty_cache` do nothing and `torch.cuda` reports one
 H200 (`is_available`, `device_count`, `current_device`, `get_device_capability` 9.0,
 `get_device_name`); a kernel call raises instead of launching. Statuses then: compiled (reached
 a kernel launch), needs-gpu (stopped by something else that needs the GPU), passed (ran to the
@@ -499,7 +499,7 @@ def _install_compile_mode(target: str = "cuda") -> None:
             pass
 
     torch.Generator = CpuGenerator
-    for name in ("synchronize", "manual_seed", "manual_seed_all", "empty_cache"):
+    for name in ("init", "synchronize", "manual_seed", "manual_seed_all", "empty_cache"):
         setattr(torch.cuda, name, lambda *args, **kwargs: None)
     torch.cuda.is_available = lambda: True
     torch.cuda.device_count = lambda: 1

@@ -3,3 +3,4 @@ the CUDA target compiles and links what it names: compiler/targets/cuda_extern.p
 
 EXTERN_ATTR = "tile.extern"  # on an llvm.func declaration: {name, args, result} of the C shim
 SOURCES_ATTR = "tile.extern_sources"  # on the module: the T.import_source texts
+IKET_EVENT_ATTR = "tile.iket_event"  # on the llvm.call of an IKET event: the event's name

@@ -32,6 +32,7 @@ from mlir.dialects import memref, scf
 
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._builders import BoundsGuard, loop_nest, move_body, ops_named
+from tilec.compiler.passes._extern import IKET_EVENT_ATTR
 from tilec.compiler.passes._ir_walk import op_error
 from tilec.compiler.passes._scalar import bit_width, constant
 from tilec.compiler.passes._user_sync import SYNC_GRID_ATTR
@@ -65,6 +66,9 @@ class LowerTileStructureToScf(TilePass):
                 f"('{leftover[0].operation.name}' at {leftover[0].location})"
             )
         for op in ops_named(module.operation, tuple(PER_THREAD)):
+            if IKET_EVENT_ATTR in op.operation.attributes:
+                raise op_error(op.operation, "an IKET event (iket.mark, iket.range) is CUDA "
+                                             "instrumentation; compile this kernel for CUDA")
             raise op_error(op.operation, f"{PER_THREAD[op.operation.name]} has no meaning on "
                                          "the CPU target, which runs each block as one thread; "
                                          "compile this kernel for CUDA")

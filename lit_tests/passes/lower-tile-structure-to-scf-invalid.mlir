@@ -68,3 +68,17 @@ func.func @sync_grid(%n: index) {
   }
   return
 }
+
+// -----
+
+// An IKET event (iket.mark) is named as such.
+// CHECK: lower-tile-structure-to-scf-invalid.mlir:[[@LINE+6]]: error: an IKET event (iket.mark, iket.range) is CUDA instrumentation; compile this kernel for CUDA
+llvm.func @tilec_extern_0_tilec_iket_event_1() attributes {tile.extern = {args = [], name = "tilec_iket_event_1", result = "void"}}
+func.func @iket_event() {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [32] {
+  ^bb0(%bx: index):
+    llvm.call @tilec_extern_0_tilec_iket_event_1() {tile.iket_event = "block_enter"} : () -> ()
+  }
+  return
+}

@@ -30,6 +30,7 @@ from tilec.errors import TilecError
 from tilec.frontend.allreduce_ops import AllReduceOps, AttrSpec, CommReducer
 from tilec.frontend.barrier_ops import BarrierOps, WarpgroupSpec
 from tilec.frontend.extern_ops import ExternOps
+from tilec.frontend.iket_ops import IketOps, IketRange
 from tilec.frontend.layouts import annotate as annotate_layout
 from tilec.frontend.layouts import output_shape
 from tilec.frontend.mma_emitter_ops import MmaEmitterOps
@@ -195,7 +196,7 @@ _MEMORY_ORDERS = ("relaxed", "consume", "acquire", "release", "acq_rel", "seq_cs
 
 
 class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, PrintOps,
-                    MmaEmitterOps):
+                    MmaEmitterOps, IketOps):
     """Builds the tile IR of one kernel from its parsed source."""
 
     def __init__(self, source: KernelSource, name: str):
@@ -229,6 +230,8 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
         self.reducers_allocated: set[int] = set()  # ids of the T.alloc_reducer buffers
         # this T.Kernel's MMA emitter operands: {local buffer name: (emitter, role)}
         self.emitter_operands: dict[str, tuple[Any, str]] = {}
+        self.iket_events: dict[tuple[str, str], Any] = {}  # this module's IKET events
+        self.iket_open_ranges: list[str] = []  # iket.range_push names not yet popped
 
     # ------------------------------------------------------------------ errors and locations
 
@@ -837,10 +840,13 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
         return ast.copy_location(fused, node), LoopSpec("parallel", extents, {"starts": starts})
 
     def stmt_With(self, node: ast.With) -> None:  # noqa: N802
-        if len(node.items) != 1:
-            self.error(node, "a kernel's with statement is `with T.Kernel(...) as (bx, by):`")
-        item = node.items[0]
+        item, *ranges = node.items  # `with T.Kernel(...) as bx, iket.range("total"):`
         spec = self.eval(item.context_expr)
+        if isinstance(spec, IketRange):
+            self.iket_ranges(node.items, node.body, node, first=spec)
+            return
+        if ranges and not isinstance(spec, KernelSpec):
+            self.error(node, "a kernel's with statement is `with T.Kernel(...) as (bx, by):`")
         if isinstance(spec, WarpgroupSpec):
             self.warpgroups_block(spec, node)
             return
@@ -866,7 +872,10 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
         with ir.InsertionPoint(block), self.scope():
             for name, arg in zip(names, block.arguments, strict=False):
                 self.scopes[-1][name] = Scalar(arg, T.index, affine=Affine.variable())
-            self.body(node.body)
+            if ranges:
+                self.iket_ranges(ranges, node.body, node)
+            else:
+                self.body(node.body)
             tile.yield_()
         self.in_kernel = False
         self.emitter_operands = {}
