@@ -815,7 +815,7 @@ def stack_dump_delay(timeout: float) -> float:
 
 
 _STACK_FRAME = re.compile(r'^\s+File "([^"]+)", line (\d+) in (\S+)', re.MULTILINE)
-_STDLIB = re.compile(r"/lib/python3\.\d+/(?!.*-packages/)")
+_STDLIB = re.compile(r"/lib/python3\.\d+/(?!.*-packages/)|^<frozen ")  # and frozen modules
 _BUSY_IN = (("/tilec/autotuner", "tilec's autotuner"), ("/compiler/", "tilec's compiler"),
             ("/mlir/", "tilec's compiler"), ("/tilec/runtime/", "tilec's runtime"),
             ("/tilec/profiler", "tilec's profiler"), ("/tilec/", "tilec"),

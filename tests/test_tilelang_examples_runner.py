@@ -263,6 +263,13 @@ def test_a_timeout_names_the_library_the_example_waits_in() -> None:
            '  File "/usr/lib/python3.12/threading.py", line 359 in wait\n')
     where, busy = runner.timeout_place(log, Path("/scratch"))
     assert where == "kda/chunk_o.py:216" and busy == "Triton (the example's reference)"
+    importing = ("Timeout (0:00:57)!\nThread 0x1 (most recent call first):\n"
+                 '  File "<frozen importlib._bootstrap>", line 1176 in _find_and_load\n'
+                 '  File "/x/site/tilec/autotuner.py", line 210 in _compile_all\n'
+                 '  File "/scratch/kda/wy_fast.py", line 184 in run_test\n'
+                 '  File "/usr/lib/python3.12/runpy.py", line 88 in _run_code\n')
+    assert runner.timeout_place(importing, Path("/scratch")) == (  # who imports, not importlib
+        "kda/wy_fast.py:184", "tilec's autotuner")
     assert runner.timeout_place("no dump\n", Path("/scratch")) == (
         None, "an unknown place (no stack dump)")
 
