@@ -160,6 +160,8 @@ def one_event(which: str):
                 iket.mark("m", payload=iket.payload(bx, dtype="float64"))  # bad: float64
             elif which == "long":
                 iket.mark("a_name_longer_than_thirty_two_bytes_")  # bad: long
+            elif which == "unpopped":
+                iket.range_push("open")  # bad: unpopped
             else:
                 iket.mark("m")  # bad: no payload
             C[0] = 1.0
@@ -171,6 +173,7 @@ def one_event(which: str):
     ("pop", "iket.range_pop without an open range"),
     ("float64", "an IKET payload is int32, uint32 or float32, got 'float64'"),
     ("long", "at most 32 UTF-8 bytes"),
+    ("unpopped", "iket.range_push('open') is not ended by an iket.range_pop in its kernel"),
 ])
 def test_bad_events_are_errors_at_their_line(which: str, message: str) -> None:
     with iket.session():

@@ -231,7 +231,7 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
         # this T.Kernel's MMA emitter operands: {local buffer name: (emitter, role)}
         self.emitter_operands: dict[str, tuple[Any, str]] = {}
         self.iket_events: dict[tuple[str, str], Any] = {}  # this module's IKET events
-        self.iket_open_ranges: list[str] = []  # iket.range_push names not yet popped
+        self.iket_open_ranges: list[tuple[str, ast.AST]] = []  # pushed, not yet popped
 
     # ------------------------------------------------------------------ errors and locations
 
@@ -876,6 +876,7 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
                 self.iket_ranges(ranges, node.body, node)
             else:
                 self.body(node.body)
+            self.iket_check_closed()
             tile.yield_()
         self.in_kernel = False
         self.emitter_operands = {}

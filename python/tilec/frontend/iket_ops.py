@@ -146,8 +146,8 @@ def iket_source(events: list[iket.Event], payloads: bool) -> str:
 
 class IketOps:
     """t_iket_* handlers; mixed into KernelBuilder (its iket_events: {(kind, name): Event} of
-    this module, numbered here; iket_open_ranges: the names of the ranges open, innermost
-    last)."""
+    this module, numbered here; iket_open_ranges: (name, push statement) of the ranges open,
+    innermost last)."""
 
     def iket_require(self, node: ast.AST, what: str) -> None:
         self.require_kernel(node, f"iket.{what}")
@@ -203,19 +203,28 @@ class IketOps:
     def t_iket_range_push(self, nodes: dict, node: ast.Call) -> None:
         self.iket_require(node, "range_push")
         payload = self.iket_optional_payload(nodes, node)
-        self.iket_event(self.const_arg(nodes, "name", node), "range", payload, node)
-        self.iket_open_ranges.append(self.const_arg(nodes, "name", node))
+        name = self.const_arg(nodes, "name", node)
+        self.iket_event(name, "range", payload, node)
+        self.iket_open_ranges.append((name, node))
 
     def t_iket_range_pop(self, nodes: dict, node: ast.Call) -> None:
         self.iket_require(node, "range_pop")
         name = self.const_arg(nodes, "name", node)
         if not self.iket_open_ranges:
             self.error(node, "iket.range_pop without an open range (iket.range_push)")
-        if name is not None and name != self.iket_open_ranges[-1]:
-            self.error(node, f"iket.range_pop({name!r}) ends range "
-                             f"{self.iket_open_ranges[-1]!r}, the innermost open one")
+        innermost = self.iket_open_ranges[-1][0]
+        if name is not None and name != innermost:
+            self.error(node, f"iket.range_pop({name!r}) ends range {innermost!r}, the "
+                             "innermost open one")
         self.iket_open_ranges.pop()
         self.iket_call(RANGE_END_FUNCTION, None, "range end", node)
+
+    def iket_check_closed(self) -> None:
+        """At a kernel's end: every iket.range_push was popped."""
+        if self.iket_open_ranges:
+            name, node = self.iket_open_ranges[0]
+            self.error(node, f"iket.range_push({name!r}) is not ended by an iket.range_pop in "
+                             "its kernel")
 
     def iket_ranges(self, items: list[ast.withitem], body: list[ast.stmt], node: ast.AST,
                     first: Any = None) -> None:
