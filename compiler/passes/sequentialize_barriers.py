@@ -5,8 +5,9 @@ Without warp specialization every thread of a block runs the same statements, so
 running them in order is the block: a tile.tma_copy is a tile.copy that is complete at once
 (out-of-bounds elements read as zero in both), and the barrier ops that only order threads
 (tile.alloc_barrier, tile.mbarrier_arrive / expect_tx / wait_parity, tile.fence_proxy_async,
-nvvm.barrier.arrive, nvvm.setmaxregister) are dropped: a wait that would return on a GPU has
-every arrival and byte it waits for behind it already. A tile.warpgroups (T.ws) splits the
+nvvm.barrier.arrive, nvvm.setmaxregister, T.ptx_commit_group's and T.ptx_wait_group's
+cp.async group ops) are dropped: a wait that would return on a GPU has every arrival and byte
+it waits for behind it already. A tile.warpgroups (T.ws) splits the
 block into threads that run different statements and wait on each other's arrivals; one
 thread cannot run both sides, so it is a CompileError at its line. Runs before
 lower-tile-ops-to-loops.
@@ -22,7 +23,8 @@ from tilec.compiler.passes._builders import ops_named
 from tilec.compiler.passes._ir_walk import op_error
 
 DROPPED = ("tile.mbarrier_arrive", "tile.mbarrier_expect_tx", "tile.mbarrier_wait_parity",
-           "tile.fence_proxy_async", "nvvm.barrier.arrive", "nvvm.setmaxregister")
+           "tile.fence_proxy_async", "nvvm.barrier.arrive", "nvvm.setmaxregister",
+           "nvvm.cp.async.commit.group", "nvvm.cp.async.wait.group")
 
 
 @register

@@ -41,3 +41,23 @@ func.func @warp_specialized(%n: index) {
   }
   return
 }
+
+// -----
+
+// T.ptx_commit_group / T.ptx_wait_group: the copies they close and wait for are complete at once.
+// CHECK-LABEL: func.func @cp_async_groups
+// CHECK-NOT: nvvm.cp.async
+// CHECK: tile.copy
+// CHECK-NOT: nvvm.cp.async
+// CHECK: return
+func.func @cp_async_groups(%a: memref<?x?xf32>, %n: index) {
+  tile.kernel grid(%n) threads [128] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %s = tile.alloc : memref<64x32xf32, "shared">
+    tile.copy %a[%bx, %c0] [64, 32] to %s[%c0, %c0] [64, 32] : memref<?x?xf32> to memref<64x32xf32, "shared">
+    nvvm.cp.async.commit.group
+    nvvm.cp.async.wait.group 0
+  }
+  return
+}

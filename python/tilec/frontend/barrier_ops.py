@@ -280,6 +280,35 @@ class BarrierOps:
     def t_dec_max_nreg(self, nodes: dict, node: ast.Call) -> None:
         self.t_set_max_nreg({**nodes, "is_inc": ast.Constant(0)}, node)
 
+    def t_annotate_producer_reg_dealloc(self, nodes: dict, node: ast.Call) -> None:
+        self.annotated_registers(nodes, node, 24, 0)
+
+    def t_annotate_consumer_reg_alloc(self, nodes: dict, node: ast.Call) -> None:
+        self.annotated_registers(nodes, node, 240, 1)
+
+    def annotated_registers(self, nodes: dict, node: ast.Call, default: int,
+                            increase: int) -> None:
+        """TileLang's register annotations of a producer / consumer branch: setmaxnreg."""
+        def placed(value: int) -> ast.expr:
+            return ast.copy_location(ast.Constant(value), node)
+
+        self.t_set_max_nreg({"reg_count": nodes.get("reg_count", placed(default)),
+                             "is_inc": placed(increase)}, node)
+
+    def t_ptx_commit_group(self, nodes: dict, node: ast.Call) -> None:
+        self.require_kernel(node, "T.ptx_commit_group")
+        with self.at(node):
+            nvvm.cp_async_commit_group()
+
+    def t_ptx_wait_group(self, nodes: dict, node: ast.Call) -> None:
+        self.require_kernel(node, "T.ptx_wait_group")
+        count = self.const_arg(nodes, "num", node)
+        if not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= 7:
+            self.error(node, f"T.ptx_wait_group takes the number of groups left in flight, "
+                             f"0 to 7, known when the kernel is built; got {count!r}")
+        with self.at(node):
+            nvvm.cp_async_wait_group(count)
+
     def t_no_set_max_nreg(self, nodes: dict, node: ast.Call) -> None:
         """TileLang's opt-out of its automatic register reallocation, which tilec never does."""
         self.require_kernel(node, "T.no_set_max_nreg")

@@ -2443,6 +2443,14 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
         return LoopSpec("pipelined", [start] if stop is None else [start, stop], options)
 
     def t_Parallel(self, nodes: dict, node: ast.Call) -> LoopSpec:  # noqa: N802
+        """TileLang's hints are checked and left to tilec (see T.Parallel's docstring); its
+        `annotations` are not even evaluated (TileLang's loop annotation keys)."""
+        if self.arg(nodes, "loop_layout") is not None:
+            self.error(node, "T.Parallel(loop_layout=...) is not supported by tilec: lay the "
+                             "fragments the loop writes out with T.annotate_layout instead")
+        width = self.arg(nodes, "coalesced_width")
+        if width is not None and (not isinstance(width, int) or width < 1):
+            self.error(node, f"T.Parallel(coalesced_width=...) is a positive int, got {width!r}")
         return LoopSpec("parallel", self.arg(nodes, "extents", []))
 
     def t_parallel(self, nodes: dict, node: ast.Call) -> LoopSpec:

@@ -602,8 +602,15 @@ def Pipelined(start: Any, stop: Any = None, num_stages: int = 0, order: Any = No
 
 
 @_intrinsic
-def Parallel(*extents: Any) -> Any:  # noqa: N802
-    """An N-d iteration space of independent points spread over the block's threads."""
+def Parallel(*extents: Any, coalesced_width: int | None = None,  # noqa: N802
+             loop_layout: Any = None, prefer_async: bool | None = None,
+             annotations: dict | None = None) -> Any:
+    """An N-d iteration space of independent points spread over the block's threads.
+
+    TileLang's hints are taken and left to tilec's own choices: `coalesced_width` (tilec picks
+    vector widths), `prefer_async` and `annotations` (its element copies are complete when the
+    loop ends, so a later T.ptx_wait_group has nothing left to wait for); `loop_layout` is
+    refused (annotate the fragment with T.annotate_layout)."""
 
 
 @_intrinsic
@@ -1038,6 +1045,18 @@ def cp_async_barrier_noinc(barrier: Any) -> Any:
 
 
 @_intrinsic
+def ptx_commit_group() -> Any:
+    """Closes this thread's group of cp.async copies started since the last commit
+    (cp.async.commit_group)."""
+
+
+@_intrinsic
+def ptx_wait_group(num: int) -> Any:
+    """Waits until at most `num` of this thread's committed cp.async groups are in flight
+    (cp.async.wait_group num); the CPU target's copies are complete at once."""
+
+
+@_intrinsic
 def sync_grid() -> Any:
     """Waits until every thread of every block of the grid arrives here; global-memory writes
     before it are visible after it. The kernel is launched cooperatively (all its blocks
@@ -1062,6 +1081,16 @@ def inc_max_nreg(reg_count: int) -> Any:
 @_intrinsic
 def dec_max_nreg(reg_count: int) -> Any:
     """T.set_max_nreg(reg_count, 0)."""
+
+
+@_intrinsic
+def annotate_producer_reg_dealloc(reg_count: int = 24) -> Any:
+    """The producer warpgroup gives registers back: T.dec_max_nreg(reg_count)."""
+
+
+@_intrinsic
+def annotate_consumer_reg_alloc(reg_count: int = 240) -> Any:
+    """The consumer warpgroup takes registers: T.inc_max_nreg(reg_count)."""
 
 
 @_intrinsic
@@ -1175,9 +1204,10 @@ __all__ = [
     "shift_right", "evaluate", "Ref", "alloc_barrier", "mbarrier_arrive", "barrier_arrive",
     "mbarrier_wait_parity", "barrier_wait", "mbarrier_expect_tx", "mbarrier_arrive_expect_tx",
     "named_barrier_arrive", "fence_proxy_async", "tma_copy", "ws", "set_max_nreg", "inc_max_nreg",
-    "dec_max_nreg", "no_set_max_nreg", "disable_warp_group_reg_alloc", "SharedBuffer",
+    "dec_max_nreg", "annotate_producer_reg_dealloc", "annotate_consumer_reg_alloc",
+    "no_set_max_nreg", "disable_warp_group_reg_alloc", "SharedBuffer",
     "FragmentBuffer", "LocalBuffer", "alloc_reducer", "finalize_reducer", "attr", "comm_reducer",
     "tvm_thread_allreduce", "rng_init", "rng_rand", "rng_rand_float",
     "import_source", "call_extern", "access_ptr", "ptx_cp_async", "cp_async_barrier_noinc",
-    "sync_grid",
+    "ptx_commit_group", "ptx_wait_group", "sync_grid",
 ]
