@@ -838,14 +838,26 @@ def timeout_place(output: str, scratch: Path) -> tuple[str | None, str]:
         if path.is_absolute() and path.resolve().is_relative_to(scratch):
             where = f"{path.resolve().relative_to(scratch).as_posix()}:{line}"
             break
-    innermost = next((f for f, _, _ in main if not _STDLIB.search(f)),
-                     main[0][0])  # a wait in threading or subprocess: who waits
+    busy = _busy_in(main, scratch)
+    if busy == "torch":  # waiting in a backward pass: the autograd thread runs the work
+        others = [_busy_in(frames, scratch) for frames in threads
+                  if frames and frames is not main]
+        tilec_work = [label for label in others if label.startswith("tilec")]
+        if tilec_work:
+            busy = f"{tilec_work[0]} (in torch's autograd thread)"
+    return where, busy
+
+
+def _busy_in(frames: list[tuple[str, str, str]], scratch: Path) -> str:
+    """What the innermost frame of a thread's stack outside the standard library belongs to."""
+    innermost = next((f for f, _, _ in frames if not _STDLIB.search(f)),
+                     frames[0][0])  # a wait in threading or subprocess: who waits
     busy = next((label for part, label in _BUSY_IN if part in innermost), None)
     if busy is None:
         inside = Path(innermost).is_absolute() and Path(innermost).resolve().is_relative_to(
             scratch)
         busy = "the example" if inside else Path(innermost).name
-    return where, busy
+    return busy
 
 
 def record_reason(record: dict[str, Any]) -> str | None:

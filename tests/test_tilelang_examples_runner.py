@@ -270,6 +270,15 @@ def test_a_timeout_names_the_library_the_example_waits_in() -> None:
                  '  File "/usr/lib/python3.12/runpy.py", line 88 in _run_code\n')
     assert runner.timeout_place(importing, Path("/scratch")) == (  # who imports, not importlib
         "kda/wy_fast.py:184", "tilec's autotuner")
+    backward = ("Timeout (0:00:57)!\nThread 0x2 (most recent call first):\n"
+                '  File "/x/site/tilec/compiler/pipeline.py", line 190 in run_pass_pipeline\n'
+                '  File "/scratch/bca/example.py", line 391 in backward\n\n'
+                "Thread 0x1 (most recent call first):\n"
+                '  File "/x/site/torch/autograd/graph.py", line 829 in _engine_run_backward\n'
+                '  File "/scratch/bca/example.py", line 471 in _run_fixed_case\n'
+                '  File "/usr/lib/python3.12/runpy.py", line 88 in _run_code\n')
+    assert runner.timeout_place(backward, Path("/scratch")) == (  # the work, not the wait
+        "bca/example.py:471", "tilec's compiler (in torch's autograd thread)")
     assert runner.timeout_place("no dump\n", Path("/scratch")) == (
         None, "an unknown place (no stack dump)")
 
