@@ -513,6 +513,11 @@ def test_a_tuning_is_kept_for_the_next_process(tmp_path, monkeypatch, rng):
         other_rep.tune(x)
     with pytest.raises(TilecError, match="timed again"):
         double_plus_one.tune(randn((24, 56), torch.float32, rng))  # another problem
+    with monkeypatch.context() as patched:  # another compiler may make other kernels
+        patched.setattr(tilec.cache, "compiler_fingerprint", lambda: "another compiler")
+        monkeypatch.setattr(double_plus_one, "results", {})
+        with pytest.raises(TilecError, match="timed again"):
+            double_plus_one.tune(x)
     kept.write_text("{ damaged")
     monkeypatch.setattr(double_plus_one, "results", {})
     with pytest.raises(TilecError, match="timed again"):

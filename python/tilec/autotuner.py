@@ -16,7 +16,8 @@ kernel there and only times it.
 
 A tuning's outcome is kept on disk too, as TileLang keeps it (`<cache dir>/autotune/KEY.json`;
 KEY hashes every configuration and the cache key of its kernel, the profile settings, the
-inputs given by `set_autotune_inputs` and the device's name): the same problem tuned again, in
+inputs given by `set_autotune_inputs`, the device's name and the compiler's fingerprint: another
+compiler may make other kernels): the same problem tuned again, in
 another process, takes the winner from there and times nothing. Not where a `ref_prog`,
 `supply_prog` or `manual_check_prog` is given (what a function does cannot be keyed, and a
 result it checked must not be served to another), nor with the kernel cache disabled; delete
@@ -456,7 +457,8 @@ def _result_key(trials: list[Trial], specs: dict[int, Specialization], profile: 
     target = next(iter(specs.values())).target
     return cache.cache_key({"autotune": kernels, "profile": settings,
                             "inputs": _key_value(given_inputs), "target": target,
-                            "device": _device_name(target)})
+                            "device": _device_name(target),
+                            "compiler": cache.compiler_fingerprint()})
 
 
 def _result_path(key: str) -> str:
