@@ -231,6 +231,7 @@ def compile_ptx(
     from mlir import ir
 
     from tilec.compiler.passes import get_pass
+    from tilec.compiler.passes._scheduling import ARCH_ATTR
     from tilec.compiler.passes.lower_gemm_to_tensorcore import LAUNCH_ATTR, LowerGemmToTensorcore
     from tilec.compiler.pipeline import CompileOptions, run_pass_pipeline
     from tilec.compiler.targets import cuda
@@ -240,8 +241,10 @@ def compile_ptx(
     spec = specialize(shape, variant, knobs, arch)
     module = spec.build().module
     with module.context:
+        # the chip as the CUDA target states it: passes read the module's tile.arch
+        module.operation.attributes[ARCH_ATTR] = ir.StringAttr.get(arch)
         for name in cuda.SCHEDULE_PASSES:
-            get_pass(name)(arch=arch).run(module)
+            get_pass(name)().run(module)
         LowerGemmToTensorcore(arch=arch).run(module)
         attributes = module.operation.attributes
         if LAUNCH_ATTR not in attributes:
