@@ -19,12 +19,20 @@ points one element (`acc[i // 2] += x[i]`), found where the index comes from the
 variables and constants alone by evaluating it at every point (and the conditions around the
 store, into shared memory or a tensor).
 
+A plain store (no read) at an index that leaves out a variable its value is computed from,
+`out[j] = x[i, j]` over T.Parallel(M, N), is an error too: the points along `i` store different
+values into one element, and which lands depends on the schedule (on a GPU, each thread's copy
+of a fragment keeps its own point's value; the CPU target keeps the last).
+
 What stays allowed: an index one-to-one in the points (as evaluated), or computed through a
-gather or a loop bound; a variable of extent 1; a buffer written before it is read in the
-same point (a per-point temporary); a plain store without a read (as TileLang: one of the
-points' values lands); and, into shared memory or a tensor, a store under `if v == c` on the
-variable it leaves out (one point along it writes; a fragment's other copies would keep their
-old value, so there it stays an error).
+gather or a loop bound; a variable of extent 1; a per-thread buffer (T.alloc_var, local,
+fragment) a point stores and then reads (a per-point temporary); a plain store whose value
+does not depend on the variables its index leaves out (every point stores the same value);
+and, into shared memory or a tensor, a store under `if v == c` on the variable it leaves out
+(one point along it writes; a fragment's other copies would keep their old value, so there it
+stays an error). Not seen: two points of a plain store at an index computed from every
+variable (`out[i // 2] = x[i]`), and collisions through loaded indices (`out[idx[i]] += v`):
+see README's unchecked list.
 """
 
 from __future__ import annotations
@@ -54,6 +62,7 @@ SCOPE_WORDS = {"global": "tensor", "shared": "shared buffer", "fragment": "fragm
 # fragment's, a local's or a var's element is each thread's own copy: one point's store under
 # `if i == 0` leaves the other threads' copies as they were)
 MEMORY_SCOPES = ("shared", "global")
+PER_THREAD_SCOPES = ("fragment", "local", "var")
 # on T.rng_init's state (frontend/random_ops.py): each thread's own stream, left alone here
 THREAD_STREAM_ATTR = "tile.thread_stream"
 MAX_POINTS = 1 << 16  # loop nests evaluated point by point (vectorized) up to this size
@@ -156,7 +165,10 @@ class CheckParallelUpdates(TilePass):
             if store.name != "memref.store":
                 continue
             buffer = root_of(store.operands[1])
-            if _is_thread_stream(buffer) or not _read_before_written(buffer, body):
+            if _is_thread_stream(buffer):
+                continue
+            update = _read_before_written(buffer, body)
+            if not update and _temporary(buffer, body):
                 continue
             loops = [outermost, *_enclosing_parallels(store, outermost)]
             named = [(position, argument, extent, loop)
@@ -166,18 +178,26 @@ class CheckParallelUpdates(TilePass):
                          ir.DenseI64ArrayAttr(loop.attributes["extents"]), strict=True))]
             dependence = _Dependence({argument for _, argument, _, _ in named})
             used = frozenset().union(*(dependence.of(index) for index in store.operands[2:]))
+            # a plain store races only where its value differs along the variables left out
+            stored = dependence.of(store.operands[0]) if not update else None
             shared_memory = scope(buffer) in MEMORY_SCOPES
             missing = [(position, extent, loop) for position, argument, extent, loop in named
                        if extent > 1 and argument not in used
+                       and (stored is None or argument in stored)
                        and not (shared_memory and _pins(store, argument, outermost, dependence))]
             if missing:
-                raise _error(store, scope(buffer), _left_out(missing, len(loops) > 1))
+                left_out = _left_out(missing, len(loops) > 1, update)
+                raise (_error(store, scope(buffer), left_out) if update
+                       else _store_error(store, scope(buffer), left_out))
+            if not update:
+                continue
             shared = _shared_element(store, outermost, named, shared_memory)
             if shared is not None:
                 raise _error(store, scope(buffer), _shared_by(*shared))
 
 
-def _left_out(missing: list[tuple[int, int, ir.Operation]], nested: bool) -> str:
+def _left_out(missing: list[tuple[int, int, ir.Operation]], nested: bool, update: bool
+              ) -> str:
     """The variables as the user wrote them: by position, and in nested T.Parallel loops by
     the line of the loop that binds them."""
     def name(position: int, loop: ir.Operation) -> str:
@@ -187,8 +207,11 @@ def _left_out(missing: list[tuple[int, int, ir.Operation]], nested: bool) -> str
 
     variables = " and ".join(f"{name(position, loop)} (extent {extent})"
                              for position, extent, loop in missing)
-    return (f"at an index that leaves out {variables}: the points that differ only there "
-            f"update the same element")
+    if update:
+        return (f"at an index that leaves out {variables}: the points that differ only there "
+                f"update the same element")
+    return (f"at an index that leaves out {variables}, a value computed from it: the points "
+            f"that differ only there store different values into the same element")
 
 
 def _line(op: ir.Operation) -> str:
@@ -208,6 +231,23 @@ def _error(store: ir.Operation, buffer_scope: str, why: str) -> CompileError:
         f"{why}, and T.Parallel runs its points independently (on a GPU, on different "
         f"threads: each would keep its own partial result). This is a reduction: use "
         f"T.reduce_sum / T.reduce_max (over a fragment), or accumulate in a T.serial loop"))
+
+
+def _store_error(store: ir.Operation, buffer_scope: str, why: str) -> CompileError:
+    return op_error(store, (
+        f"T.Parallel stores into a {SCOPE_WORDS.get(buffer_scope, buffer_scope)} element "
+        f"{why}, and T.Parallel runs its points independently: which value lands depends on "
+        f"the schedule (on a GPU each thread keeps its own copy of a fragment or variable). "
+        f"Index the element by that variable too, reduce over it with T.reduce_sum / "
+        f"T.reduce_max, or store one point's value under `if v == c` (into shared memory or "
+        f"a tensor)"))
+
+
+def _temporary(buffer: ir.Value, body: list[ir.Operation]) -> bool:
+    """A per-thread buffer (T.alloc_var, T.alloc_local, a fragment) a point stores and then
+    reads: each point's own temporary, on its thread's copy."""
+    return scope(buffer) in PER_THREAD_SCOPES and any(
+        op.name == "memref.load" and root_of(op.operands[0]) == buffer for op in body)
 
 
 def _shared_element(store: ir.Operation, outermost: ir.Operation,

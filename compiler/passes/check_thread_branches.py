@@ -67,7 +67,7 @@ def _location(op: ir.Operation) -> str:
     return f"line {found.group(2)}" if found else "a condition"
 
 
-class _ThreadValues:
+class ThreadValues:
     """The values of one kernel that differ between its threads (see the module's doc)."""
 
     def __init__(self, kernel: ir.Operation, warp: int) -> None:
@@ -179,7 +179,7 @@ class CheckThreadBranches(TilePass):
         target = target_description(module, self.arch, self.name)
         warp = range_warp(target)
         for kernel in kernels(module):
-            thread_values = _ThreadValues(kernel, warp)
+            thread_values = ThreadValues(kernel, warp)
             for op in walk(kernel):
                 what = TILE_WIDE.get(op.name)
                 if what is None or CP_ASYNC_ATTR in op.attributes or _each_thread_own(op):

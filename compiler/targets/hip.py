@@ -9,8 +9,8 @@ Stages ("tile" is the frontend's IR, added by the driver):
   tile-schedule  canonicalize + cse, module attribute `tile.arch` (the description's name),
              apply-fast-math with fast math. The CUDA scheduling passes (tensor-core warps,
              ldmatrix swizzles, TMA, warp specialization) are NVIDIA's and do not run
-  tile-hip   check-parallel-updates (as on CUDA), check-thread-branches (a tile-wide
-             statement under a condition that differs
+  tile-hip   check-parallel-updates, check-scalar-stores (as on CUDA), check-thread-branches
+             (a tile-wide statement under a condition that differs
              between threads is an error: no thread ranges here), lower-sub-byte-types,
              stage-reduce-operands, plan-mfma-gemms (the gemms that
              run on MFMA where they stand, with their wave grid and layouts), then the
@@ -66,9 +66,10 @@ ABI = "tilec-hip-bare-v1"
 TRIPLE = "amdgcn-amd-amdhsa"
 LLVM_VERSION = "22"  # the wheel's MLIR emits LLVM 22 IR: the system's LLVM must read it
 
-TILE_PASSES = ("check-parallel-updates", "check-thread-branches", "lower-sub-byte-types",
-               "stage-reduce-operands", "plan-mfma-gemms", "infer-fragment-layout",
-               "lower-gemm-simt", "insert-shared-barriers", "plan-shared-memory")
+TILE_PASSES = ("check-parallel-updates", "check-scalar-stores", "check-thread-branches",
+               "lower-sub-byte-types", "stage-reduce-operands", "plan-mfma-gemms",
+               "infer-fragment-layout", "lower-gemm-simt", "insert-shared-barriers",
+               "plan-shared-memory")
 GPU_PASSES = ("lower-tile-to-gpu", "place-private-allocas", "lower-float8-conversions",
               "lower-device-prints")
 # dialects whose ops only the NVIDIA lowering understands

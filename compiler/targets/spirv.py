@@ -8,8 +8,8 @@ WebGPU to WGSL (naga).
 Stages ("tile" is the frontend's IR, added by the driver):
   tile-schedule  canonicalize + cse, module attribute `tile.arch` (the API's description),
              apply-fast-math with fast math
-  tile-spirv check-parallel-updates, check-thread-branches (as on HIP), lower-sub-byte-types,
-             stage-reduce-operands,
+  tile-spirv check-parallel-updates, check-scalar-stores, check-thread-branches (as on HIP),
+             lower-sub-byte-types, stage-reduce-operands,
              then the target-neutral SIMT passes shared with CUDA and HIP:
              infer-fragment-layout over the description's subgroup width, lower-gemm-simt,
              insert-shared-barriers
@@ -74,9 +74,9 @@ from tilec.compiler.targets.description import TargetDescription, describe
 from tilec.errors import CompileError
 
 ABI = "tilec-spirv-bindings-v1"
-TILE_PASSES = ("check-parallel-updates", "check-thread-branches", "lower-sub-byte-types",
-               "stage-reduce-operands", "infer-fragment-layout", "lower-gemm-simt",
-               "insert-shared-barriers")
+TILE_PASSES = ("check-parallel-updates", "check-scalar-stores", "check-thread-branches",
+               "lower-sub-byte-types", "stage-reduce-operands", "infer-fragment-layout",
+               "lower-gemm-simt", "insert-shared-barriers")
 GPU_PASSES = ("lower-tile-to-gpu", "place-private-allocas")
 # memory in SPIR-V's storage classes; float atomics in a form the conversion carries
 STORAGE_PASSES = ("assign-spirv-storage-classes", "spirv-prepare-float-atomics")

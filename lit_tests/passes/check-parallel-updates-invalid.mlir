@@ -207,3 +207,43 @@ func.func @even_points_fragment(%X: memref<8xf32>) attributes {tile.entry} {
   }
   return
 }
+
+// -----
+
+// A plain store of a value computed from i at an index that leaves i out: the points along i
+// store different values into one shared element, which lands depending on the schedule.
+func.func @last_row(%X: memref<8x4xf32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [32] {
+  ^bb0(%bx: index):
+    %last = tile.alloc : memref<4xf32, "shared">
+    tile.parallel [8, 4] {
+    ^bb0(%i: index, %j: index):
+      %x = memref.load %X[%i, %j] : memref<8x4xf32>
+      // expected-error @+1 {{T.Parallel stores into a shared buffer element at an index that leaves out its first variable (extent 8), a value computed from it}}
+      memref.store %x, %last[%j] : memref<4xf32, "shared">
+    }
+  }
+  return
+}
+
+// -----
+
+// The same into a fragment never read in the point (no per-point temporary): each thread's
+// copy of `row[j]` keeps its own point's value.
+func.func @fragment_row(%X: memref<8x4xf32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [32] {
+  ^bb0(%bx: index):
+    %row = tile.alloc : memref<4xf32, "fragment">
+    %two = arith.constant 2.0 : f32
+    tile.parallel [8, 4] {
+    ^bb0(%i: index, %j: index):
+      %x = memref.load %X[%i, %j] : memref<8x4xf32>
+      %y = arith.mulf %x, %two : f32
+      // expected-error @+1 {{T.Parallel stores into a fragment element at an index that leaves out its first variable (extent 8), a value computed from it}}
+      memref.store %y, %row[%j] : memref<4xf32, "fragment">
+    }
+  }
+  return
+}

@@ -98,8 +98,9 @@ func.func @pinned(%X: memref<8x4xf32>) attributes {tile.entry} {
 
 // -----
 
-// A store without a read (as TileLang: one point's value lands), and an update at an index
-// loaded at i (a scatter over i's points: the pass cannot prove two of them share an element).
+// A store without a read whose value is the same at every point along the variable its index
+// leaves out (each point stores what the others store), and an update at an index loaded at i
+// (a scatter over i's points: the pass cannot prove two of them share an element).
 // CHECK-LABEL: func.func @plain_store_and_scatter
 // CHECK-COUNT-2: memref.store
 func.func @plain_store_and_scatter(%X: memref<8x4xf32>, %Idx: memref<8xindex>)
@@ -112,7 +113,7 @@ func.func @plain_store_and_scatter(%X: memref<8x4xf32>, %Idx: memref<8xindex>)
     %hist = tile.alloc : memref<8xf32, "shared">
     tile.parallel [8, 4] {
     ^bb0(%i: index, %j: index):
-      %x = memref.load %X[%i, %j] : memref<8x4xf32>
+      %x = memref.load %X[%c0, %j] : memref<8x4xf32>
       memref.store %x, %last[%j] : memref<4xf32, "shared">
     }
     tile.parallel [8] {
