@@ -41,7 +41,7 @@ declare -A run_line=(
   [quantized]='TILEC_CACHE_DIR="$DIR/quantized" python3 benchmarks/quantized.py run --out "$OUT/quantized.json"'
   [gemm]='python3 benchmarks/gemm_device.py run "$DIR/gemm" --out "$OUT/gemm.json"'
   [gemm_per_op]='TILEC_CACHE_DIR="$DIR/gemm_per_op" python3 benchmarks/gemm_per_op.py run --out "$OUT/gemm_per_op.json"'
-  [sanitizer]='python3 tests/gpu/run_sanitizer.py "$OUT/sanitizer" --artifacts "$DIR/gpu/artifacts" --cache "$DIR/gpu/cache"'
+  [sanitizer]='python3 tests/gpu/run_sanitizer.py "$OUT/sanitizer" --artifacts "$DIR/gpu/artifacts" --cache "$DIR/gpu/cache" --commit "$(cat "$DIR/commit")"'
 )
 declare -A run_limit=([gpu]=450 [fused_gemm]=150 [mma_sync_gemm]=120 [attention]=240 [bandwidth]=120
                       [quantized]=120 [gemm]=300 [gemm_per_op]=150 [sanitizer]=150)

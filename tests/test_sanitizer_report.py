@@ -20,6 +20,7 @@ from run_sanitizer import (  # noqa: E402
     parse_output,
     selected,
     smallest_per_kernel,
+    verdict,
 )
 
 GEMM = "tests/gpu/test_cuda_suite.py::test_kernel_matches_torch[gemm_float16_128x128x32-{}]"
@@ -131,3 +132,24 @@ def test_every_lowering_path_names_a_test_of_the_suite() -> None:
         assert any(node_id.endswith(f"::{stops}") for node_id in node_ids), stops
     from_gpu_folder = selected([n.split("tests/gpu/", 1)[-1] for n in node_ids], "paths")
     assert from_gpu_folder == [node_id.split("tests/gpu/", 1)[-1] for node_id in chosen]
+
+
+def _entry(tool: str, errors: int = 0, failed: tuple[str, ...] = (), finished: bool = True,
+           unsupported: str | None = None) -> dict:
+    return {"tool": tool, "errors": errors, "tests_failed": list(failed), "finished": finished,
+            "unsupported": unsupported, "tests_run": 30}
+
+
+def test_the_verdict_is_clean_only_when_every_tool_ran_to_its_end_without_a_finding() -> None:
+    clean = {"runs": [_entry("memcheck"), _entry("racecheck")]}
+    assert verdict(clean)["clean"]
+    assert not verdict({"runs": []})["clean"]
+    for spoiled in (_entry("racecheck", errors=1), _entry("racecheck", failed=(ADD,)),
+                    _entry("racecheck", finished=False),
+                    _entry("racecheck", unsupported="Device not supported")):
+        found = verdict({"runs": [_entry("memcheck"), spoiled]})
+        assert not found["clean"], spoiled
+    found = verdict({"runs": [_entry("memcheck", failed=(ADD,)),
+                              _entry("racecheck", failed=(ADD,), finished=False)]})
+    assert found["tests_failed"] == [ADD]
+    assert found["tools_stopped_at_limit"] == ["racecheck"]

@@ -15,7 +15,10 @@ line before and after each test ties every report of the tool to the test that l
 kernel. OUT_DIR gets sanitizer.log (each tool's and the tests' output, one after the other) and
 sanitizer.json (per tool: the tests run and their outcomes, a failure's last lines with it,
 every report parsed into test, kernel, kind and text, the tool's summary, and whether it ran
-to its end).
+to its end; the tests that failed under a tool run again without one, torch's caching
+allocator off and on, so a failure of the tool's making is told from the test's own; and a
+verdict: clean, or the errors, failed tests and tools stopped at their time limit), the JSON
+benchmarks/results/ keeps as <date>-h200_sanitizer-<commit>.json.
 
 PyTorch's caching allocator is off in the tests' process (PYTORCH_NO_CUDA_MEMORY_CACHING=1):
 with it, tensors share one cudaMalloc block and memcheck cannot see a read past a tensor's end.
@@ -48,6 +51,7 @@ TOOL_OPTIONS = {
     "initcheck": ["--track-unused-memory", "no"],
 }
 LOG_LIMIT = 4 << 20  # bytes of each tool's log kept
+RERUN_SECONDS = 30  # each plain rerun of the tests that failed under a tool
 CONTEXT_LOST = 86  # the tests' exit status when a kernel left CUDA unusable
 CONTEXT_LOST_LINE = "@@sanitize-context-lost"
 # tests whose kernel stops on purpose (a trap, __assertfail), which every tool reports
@@ -436,6 +440,7 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, required=True)
     parser.add_argument("--plan", nargs="+", default=DEFAULT_PLAN)
     parser.add_argument("-k", dest="keyword", help="only the tests pytest -k selects")
+    parser.add_argument("--commit", default="", help="the tilec commit the suite was built at")
     options = parser.parse_args()
     options.out.mkdir(parents=True, exist_ok=True)
     (options.out / "sanitizer.log").write_text("")
@@ -444,7 +449,8 @@ def main() -> None:
                        TILEC_GPU_ARTIFACTS=str(options.artifacts.resolve()),
                        TILEC_CACHE_DIR=str(options.cache.resolve()),
                        TILEC_SANITIZE_KEYWORD=options.keyword or "")
-    results = {"environment": environment_facts(binary), "runs": []}
+    results = {"environment": dict(environment_facts(binary), commit=options.commit),
+               "runs": []}
     for step in options.plan:
         tool, selection, seconds = step.split(":")
         if binary is None:
@@ -464,7 +470,47 @@ def main() -> None:
         (options.out / "sanitizer.json").write_text(json.dumps(results, indent=1))
     if binary is None:
         print("compute-sanitizer not found")
+    failed = sorted({test for entry in results["runs"] for test in entry["tests_failed"]})
+    results["plain_reruns"] = [rerun_plainly(failed, environment, caching)
+                               for caching in (False, True)] if failed else []
+    results["verdict"] = verdict(results)
+    print(f"verdict: {results['verdict']}", flush=True)
     (options.out / "sanitizer.json").write_text(json.dumps(results, indent=1))
+
+
+def rerun_plainly(node_ids: list[str], environment: dict[str, str], caching: bool) -> dict:
+    """The tests that failed under a tool, run again without it (torch's caching allocator
+    off, as under the tools, or on, as in the plain GPU suite): a test that fails here too
+    fails for a reason of its own, one that passes failed under the tool only."""
+    targets = [str(SUITE / node_id.split("::", 1)[0].rsplit("/", 1)[-1]) + "::" +
+               node_id.split("::", 1)[1] for node_id in node_ids if "::" in node_id]
+    command = [sys.executable, "-m", "pytest", "-m", "gpu", "-q", "-p", "no:cacheprovider",
+               "--noconftest", "-o", "addopts=", "-rf", *targets]
+    environment = dict(environment)
+    if caching:
+        environment.pop("PYTORCH_NO_CUDA_MEMORY_CACHING", None)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=RERUN_SECONDS,
+                              env=environment)
+        returncode, text = done.returncode, done.stdout + done.stderr
+    except subprocess.TimeoutExpired:
+        returncode, text = None, f"stopped after {RERUN_SECONDS} s"
+    return {"caching_allocator": caching, "tests": targets, "returncode": returncode,
+            "tail": text.splitlines()[-FAILURE_LINES:]}
+
+
+def verdict(results: dict) -> dict:
+    """What a reader needs first: whether every tool ran its tests to the end with no error
+    report and no failed test."""
+    runs = results["runs"]
+    errors = sum(entry["errors"] for entry in runs)
+    failed = sorted({test for entry in runs for test in entry["tests_failed"]})
+    unfinished = [entry["tool"] for entry in runs if not entry["finished"]]
+    unsupported = [entry["tool"] for entry in runs if entry["unsupported"]]
+    return {"clean": bool(runs) and not (errors or failed or unfinished or unsupported),
+            "errors": errors, "tests_failed": failed, "tools_stopped_at_limit": unfinished,
+            "tools_unsupported": unsupported,
+            "tests_run": {entry["tool"]: entry["tests_run"] for entry in runs}}
 
 
 if __name__ == "__main__":
