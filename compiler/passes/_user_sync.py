@@ -155,7 +155,35 @@ def _check_every_thread_reaches(op: ir.Operation, how: str) -> None:
         parent = parent.parent
 
 
-def _depends_on_thread(value: ir.Value) -> bool:
+def _check_every_block_reaches(op: ir.Operation) -> None:
+    """An error at T.sync_grid when a condition or a loop's bounds around it differ between
+    the grid's blocks (the block index, or a value computed or loaded from it): the blocks
+    that skip it, or reach it fewer times, never arrive, and the others wait forever."""
+    parent = op.parent
+    while parent is not None and parent.name != "gpu.func":
+        if parent.name == "scf.if":
+            varying = _depends_on_thread(parent.operands[0], BLOCK_INDEX)
+        elif parent.name in ("scf.for", "scf.while"):
+            varying = any(_depends_on_thread(v, BLOCK_INDEX) for v in parent.operands)
+        else:
+            varying = False
+        if varying:
+            around = ("under a condition that differs" if parent.name == "scf.if"
+                      else "in a loop whose bounds differ")
+            raise op_error(op, f"T.sync_grid waits for every block of the grid, but it stands "
+                               f"{around} between the blocks: those that "
+                               f"skip it never arrive and the grid waits forever; every block "
+                               f"must reach it the same number of times")
+        parent = parent.parent
+
+
+BLOCK_INDEX = ("gpu.block_id",)
+
+
+def _depends_on_thread(value: ir.Value, sources: tuple[str, ...] = ("gpu.thread_id",)
+                       ) -> bool:
+    """Whether `value` is computed (through SSA operands, a load's indices included) from an
+    op named in `sources`: the thread index by default."""
     seen: set[int] = set()
     stack = [value]
     while stack:
@@ -164,7 +192,7 @@ def _depends_on_thread(value: ir.Value) -> bool:
         if not isinstance(owner, ir.Operation) and not hasattr(owner, "operation"):
             continue  # a block argument
         owner = as_operation(owner)
-        if owner.name == "gpu.thread_id":
+        if owner.name in sources:
             return True
         key = hash(owner)
         if key in seen:
@@ -405,6 +433,7 @@ def _copy_row(src: ir.Value, src_at: list[ir.Value], dst: ir.Value, dst_at: list
 def lower_sync_grid(lowering: KernelLowering, op: ir.Operation) -> None:
     """A grid-wide barrier (see the module docstring); the op is gone afterwards."""
     _check_every_thread_reaches(op, "T.sync_grid waits for every thread of the grid")
+    _check_every_block_reaches(op)
     if lowering.tma_ring is not None and lowering.tma_ring.persistent:
         raise op_error(op, "T.sync_grid in a kernel tilec made persistent (its TMA ring loops "
                            "over tiles) is not supported")

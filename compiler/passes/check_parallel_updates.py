@@ -114,7 +114,7 @@ def _pins(store: ir.Operation, variable: ir.Value, outermost: ir.Operation,
           dependence: _Dependence) -> bool:
     """Whether `store` stands in the `then` branch of `if variable == c` (c not computed from
     the variable): one point along the variable runs it."""
-    for condition, taken in _conditions(store, outermost):
+    for condition, taken in conditions_around(store, outermost):
         compare = defining_op(condition)
         if (not taken or compare is None or compare.name != "arith.cmpi"
                 or ir.IntegerAttr(compare.attributes["predicate"]).value != 0):
@@ -263,14 +263,14 @@ def _shared_element(store: ir.Operation, outermost: ir.Operation,
     if total < 2 or total > MAX_POINTS:
         return None
     coordinates = np.indices(extents).reshape(len(extents), total)
-    evaluate = _PointValues({argument: coordinates[k]
+    evaluate = PointValues({argument: coordinates[k]
                              for k, (_, argument, _, _) in enumerate(named)})
     indices = [evaluate.of(index) for index in store.operands[2:]]
     if not indices or any(index is None for index in indices):
         return None
     runs = np.ones(total, dtype=bool)
     if shared_memory:
-        for condition, taken in _conditions(store, outermost):
+        for condition, taken in conditions_around(store, outermost):
             holds = evaluate.of(condition)
             if holds is not None:
                 runs &= np.broadcast_to(holds.astype(bool) == taken, (total,))
@@ -288,7 +288,7 @@ def _shared_element(store: ir.Operation, outermost: ir.Operation,
             tuple(int(e) for e in elements[one]))
 
 
-def _conditions(op: ir.Operation, outermost: ir.Operation) -> list[tuple[ir.Value, bool]]:
+def conditions_around(op: ir.Operation, outermost: ir.Operation) -> list[tuple[ir.Value, bool]]:
     """The conditions of the scf.if ops around `op` inside `outermost`, each with whether
     `op` stands in its `then` branch."""
     found = []
@@ -330,7 +330,7 @@ COMPARISONS = (np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.gr
                np.less, np.less_equal, np.greater, np.greater_equal)
 
 
-class _PointValues:
+class PointValues:
     """Integer values as arrays over a loop nest's points: computed from the loops' variables
     and constants through arith ops, else None."""
 

@@ -973,8 +973,8 @@ def chip_of(options: CompileOptions) -> str:
 
 def _tile_ascend(module: ir.Module, options: CompileOptions) -> None:
     run_pass_pipeline(module, "canonicalize,cse", options)
-    tile_passes("tile-ascend", ("check-parallel-updates", "check-scalar-stores",
-                                "place-ascend-buffers")).run(module, options)
+    checks = ("check-parallel-updates", "check-scalar-stores", "check-static-indices")
+    tile_passes("tile-ascend", (*checks, "place-ascend-buffers")).run(module, options)
 
 
 def emit_source(module: ir.Module, options: CompileOptions) -> str:

@@ -4,9 +4,9 @@ It is the reference semantics of the tile ops (one thread runs each block, block
 used to check numerics on machines without a GPU.
 
 Stages ("tile" is the frontend's IR, added by the driver):
-  loops   tile passes: check-parallel-updates, check-scalar-stores, lower-sub-byte-types,
-          sequentialize-barriers, lower-tile-ops-to-loops, lower-tile-structure-to-scf,
-          prepare-cpu-entry, lower-device-prints
+  loops   tile passes: check-parallel-updates, check-scalar-stores, check-static-indices,
+          lower-sub-byte-types, sequentialize-barriers, lower-tile-ops-to-loops,
+          lower-tile-structure-to-scf, prepare-cpu-entry, lower-device-prints
           (apply-fast-math first when the options ask for fast math)
   llvm    upstream MLIR passes down to the LLVM dialect (f16/bf16/float8 math done in f32,
           float8 conversions expanded by expand-narrow-float-conversions)
@@ -57,9 +57,9 @@ from tilec.errors import CompileError
 
 ABI = "mlir-memref-expanded-v1"
 
-TILE_PASSES = ("check-parallel-updates", "check-scalar-stores", "lower-sub-byte-types",
-               "sequentialize-barriers", "lower-tile-ops-to-loops", "lower-tile-structure-to-scf",
-               "prepare-cpu-entry", "lower-device-prints")
+TILE_PASSES = ("check-parallel-updates", "check-scalar-stores", "check-static-indices",
+               "lower-sub-byte-types", "sequentialize-barriers", "lower-tile-ops-to-loops",
+               "lower-tile-structure-to-scf", "prepare-cpu-entry", "lower-device-prints")
 
 # x86 has no arithmetic on half types: do it in f32 (math first, then arith). What is left are
 # conversions: float8 ones become integer code (expand-narrow-float-conversions), bf16 ones go

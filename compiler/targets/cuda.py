@@ -5,7 +5,9 @@ Stages ("tile" is the frontend's IR, added by the driver):
              the options say so), check-parallel-updates (no T.Parallel read-modify-write
              of an element several points share: a reduction), check-scalar-stores (no
              scalar statement every thread runs into one shared or tensor element: a race
-             or an atomic once per thread), lower-sub-byte-types (2- and
+             or an atomic once per thread), check-static-indices (no block-buffer access
+             outside its buffer at an index loops of constant bounds make known),
+             lower-sub-byte-types (2- and
              4-bit buffers as bytes),
              apply-fast-math with fast math, widen-register-bound-blocks (sm_90a: a
              block of one warpgroup whose fragments overflow its registers runs on two),
@@ -232,7 +234,8 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
             module.operation.attributes[name] = ir.UnitAttr.get()
     fast_math = ("apply-fast-math",) if options.fast_math else ()
     checks = ("insert-bounds-checks",) if options.bounds_check else ()
-    checks += ("check-parallel-updates", "check-scalar-stores", "lower-sub-byte-types")
+    checks += ("check-parallel-updates", "check-scalar-stores", "check-static-indices",
+               "lower-sub-byte-types")
     tile_passes("tile-schedule", checks + fast_math + SCHEDULE_PASSES).run(module, options)
 
 

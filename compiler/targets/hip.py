@@ -66,10 +66,10 @@ ABI = "tilec-hip-bare-v1"
 TRIPLE = "amdgcn-amd-amdhsa"
 LLVM_VERSION = "22"  # the wheel's MLIR emits LLVM 22 IR: the system's LLVM must read it
 
-TILE_PASSES = ("check-parallel-updates", "check-scalar-stores", "check-thread-branches",
-               "lower-sub-byte-types", "stage-reduce-operands", "plan-mfma-gemms",
-               "infer-fragment-layout", "lower-gemm-simt", "insert-shared-barriers",
-               "plan-shared-memory")
+TILE_PASSES = ("check-parallel-updates", "check-scalar-stores", "check-static-indices",
+               "check-thread-branches", "lower-sub-byte-types", "stage-reduce-operands",
+               "plan-mfma-gemms", "infer-fragment-layout", "lower-gemm-simt",
+               "insert-shared-barriers", "plan-shared-memory")
 GPU_PASSES = ("lower-tile-to-gpu", "place-private-allocas", "lower-float8-conversions",
               "lower-device-prints")
 # dialects whose ops only the NVIDIA lowering understands

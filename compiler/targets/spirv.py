@@ -74,9 +74,9 @@ from tilec.compiler.targets.description import TargetDescription, describe
 from tilec.errors import CompileError
 
 ABI = "tilec-spirv-bindings-v1"
-TILE_PASSES = ("check-parallel-updates", "check-scalar-stores", "check-thread-branches",
-               "lower-sub-byte-types", "stage-reduce-operands", "infer-fragment-layout",
-               "lower-gemm-simt", "insert-shared-barriers")
+TILE_PASSES = ("check-parallel-updates", "check-scalar-stores", "check-static-indices",
+               "check-thread-branches", "lower-sub-byte-types", "stage-reduce-operands",
+               "infer-fragment-layout", "lower-gemm-simt", "insert-shared-barriers")
 GPU_PASSES = ("lower-tile-to-gpu", "place-private-allocas")
 # memory in SPIR-V's storage classes; float atomics in a form the conversion carries
 STORAGE_PASSES = ("assign-spirv-storage-classes", "spirv-prepare-float-atomics")
