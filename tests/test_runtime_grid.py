@@ -13,7 +13,6 @@ from conftest import poisoned, randn, suite_target
 
 import tilec
 import tilec.language as T
-from tilec.compiler.targets.cuda import ptxas_path
 from tilec.errors import TilecError
 from tilec.runtime import launch_grid
 from tilec.runtime.cuda import build_packer
@@ -67,6 +66,8 @@ def test_grid_too_small_for_the_argument_leaves_rows(rng: torch.Generator) -> No
 
 
 def test_cuda_launch_metadata_and_packer_compute_the_grid(tmp_path, monkeypatch) -> None:
+    from tilec.compiler.targets.cuda import ptxas_path  # the compiler: not on a GPU machine
+
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     if ptxas_path() is None:
         pytest.skip("ptxas (CUDA toolkit) not found")
