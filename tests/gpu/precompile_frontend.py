@@ -98,6 +98,12 @@ def main() -> None:
     from integer_kernels import compile_all as compile_integer_kernels
 
     compile_integer_kernels(target)  # test_integer_semantics.py
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from test_bad_inputs_parallel_updates import allowed_updates
+    from test_bad_inputs_scalar_stores import portable_forms
+
+    for checked in (allowed_updates, portable_forms):  # test_parallel_updates_gpu.py
+        tilec.compile(checked(), target=target)
     # what examples/quickstart.py runs on a GPU (the README's main command)
     big = torch.empty(4096, 4096, dtype=torch.float16)
     matmul.compile(big, big, target=target)
