@@ -1006,7 +1006,6 @@ class KernelLowering:
         lower, upper, step = op.operands[0], op.operands[1], op.operands[2]
         bounds = [constant_index(v) for v in (lower, upper, step)]
         if "unroll" in op.attributes and None not in bounds and self.unrolls(op, range(*bounds)):
-            self.refuse_fragments_allocated_in(op)
             for value in range(*bounds):
                 with op.location, ir.InsertionPoint(op):
                     iv = index(value)
@@ -1029,21 +1028,6 @@ class KernelLowering:
                 end = as_operation(scf.YieldOp([]))
         moved = move_body_before(op, [loop.induction_variable], end)
         self.lower_block_ops(moved)
-
-    def refuse_fragments_allocated_in(self, op: ir.Operation) -> None:
-        """A fragment a T.unroll body allocates: each copy of the body would use a clone of
-        its alloc, registers this lowering never assigned (an abort in the user's process).
-        Sharing the original's registers between the copies is the fix still to land (it made
-        a reduction into such a fragment compile where it gave wrong sums on SPIR-V); until
-        then it is an error at the alloc."""
-        allocated = next((inner for inner in walk(op) if inner.name == "tile.alloc"
-                          and inner.results[0] in self.fragments), None)
-        if allocated is not None:
-            raise fail(allocated, "this statement allocates a fragment inside a T.unroll loop "
-                                  "(a T.alloc_fragment, or the staging fragment of a T.reduce "
-                                  "or a cast), which tilec's GPU lowering does not support "
-                                  "yet: allocate fragments before the loop, or loop with "
-                                  "T.serial")
 
     def unrolls(self, op: ir.Operation, trips: range) -> bool:
         """Whether a T.unroll loop is copied out. Past UNROLL_OPS_LIMIT copied ops it stays a

@@ -78,23 +78,3 @@ func.func @odd_transposed_tile(%n: index) attributes {tile.entry} {
   }
   return
 }
-
-// -----
-
-// A fragment allocated in a T.unroll body: each copy of the body would use a clone of its
-// alloc with no registers assigned (an abort in the user's process); an error until the
-// copies share the original's registers.
-// CHECK: lower-tile-to-gpu-invalid.mlir:[[# @LINE + 9]]: error: this statement allocates a fragment inside a T.unroll loop
-func.func @fragment_in_unroll(%n: index) attributes {tile.entry} {
-  tile.kernel grid(%n) threads [128] {
-  ^bb0(%bx: index):
-    %c0 = arith.constant 0 : index
-    %c1 = arith.constant 1 : index
-    %c2 = arith.constant 2 : index
-    tile.for %c0 to %c2 step %c1 attributes {unroll} {
-    ^bb0(%s: index):
-      %f = tile.alloc {tile.layout = #tile.linear<[128], register = [], lane = [[1], [2], [4], [8], [16]], warp = [[32], [64]]>} : memref<128xf32, "fragment">
-    }
-  }
-  return
-}
