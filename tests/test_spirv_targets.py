@@ -553,3 +553,52 @@ def test_erf_on_lavapipe(target: str) -> None:
     y_half = torch.full_like(half, float("nan"))
     tilec.compile(erf_of(half.numel(), "float16"), target=target)(half, y_half)
     torch.testing.assert_close(y_half, torch.erf(half.double()).half(), rtol=0, atol=1e-3)
+
+
+def signed_arithmetic(N: int, block: int = 128):
+    """Every instruction that reads an int32 as signed, on negative and positive values."""
+    import tilec.language as T
+
+    @T.prim_func
+    def main(X: T.Tensor((N,), "int32"), D: T.Tensor((N,), "int32"),
+             F: T.Tensor((N,), "float32"), S: T.Tensor((N,), "int32"),
+             Q: T.Tensor((N,), "int32"), R: T.Tensor((N,), "int32"),
+             M: T.Tensor((N,), "int32")):
+        with T.Kernel(T.ceildiv(N, block), threads=block) as bx:
+            for i in T.Parallel(block):
+                n = bx * block + i
+                if n < N:
+                    F[n] = T.Cast("float32", X[n])
+                    S[n] = X[n] >> 3
+                    Q[n] = X[n] // D[n]
+                    R[n] = X[n] % D[n]
+                    M[n] = T.max(T.min(X[n], 1000), -1000)
+
+    return main
+
+
+@pytest.mark.parametrize("target", ["vulkan", "webgpu"])
+def test_signed_integer_arithmetic_on_lavapipe(target: str) -> None:
+    """int32 -> float32, >> , floor division and modulo by negative and positive divisors,
+    min / max on random values of both signs: exactly torch's. naga reads the signedness of
+    these instructions from their operands' types (MLIR writes i32 as unsigned): before
+    spirv-signed-operands, -32 converted to 4294967264.0 and -32 >> 1 to 2147483632."""
+    require("spirv-val")
+    require_device()
+    if target == "webgpu":
+        require_naga()
+    generator = torch.Generator().manual_seed(31)
+    n = 1000
+    x = torch.randint(-(2**31), 2**31 - 1, (n,), generator=generator, dtype=torch.int32)
+    x[:64] = torch.arange(-32, 32, dtype=torch.int32)
+    d = torch.randint(1, 50, (n,), generator=generator, dtype=torch.int32)
+    d = torch.where(torch.rand(n, generator=generator) < 0.5, d, -d)
+    outputs = [torch.full((n,), float("nan")) if k == 0 else
+               torch.full((n,), -12345, dtype=torch.int32) for k in range(5)]
+    tilec.compile(signed_arithmetic(n), target=target)(x, d, *outputs)
+    converted, shifted, quotient, remainder, clamped = outputs
+    assert torch.equal(converted, x.float())
+    assert torch.equal(shifted, x >> 3)
+    assert torch.equal(quotient, torch.div(x, d, rounding_mode="floor"))
+    assert torch.equal(remainder, torch.remainder(x, d))
+    assert torch.equal(clamped, x.clamp(-1000, 1000))

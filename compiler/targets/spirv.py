@@ -35,9 +35,12 @@ Stages ("tile" is the frontend's IR, added by the driver):
              spirv-lower-float-atomics (the marked stores as OpAtomicFAddEXT, or on bits as
              compare-and-swap loops), spirv-bitcast-infinities (naga and WGSL take no
              infinite literal),
-             spirv-negate-as-subtract (naga negates no unsigned integer) and the
-             target's own SPIR-V passes; then spirv-lower-abi-attrs, spirv-update-vce (the
-             capabilities the module uses)
+             spirv-negate-as-subtract (naga negates no unsigned integer),
+             spirv-signed-operands (the operands of SDiv, SRem, SMod, ShiftRightArithmetic,
+             ConvertSToF, SConvert as signed types: naga reads the signedness from the
+             type, and MLIR writes i32 unsigned) and the target's own SPIR-V passes;
+             then spirv-lower-abi-attrs, spirv-update-vce (the capabilities the module
+             uses)
   spirv-binary  mlir-translate --serialize-spirv, then spirv-val (Vulkan 1.1 environment); its
              text is the binary's disassembly (spirv-dis)
 
@@ -124,7 +127,7 @@ BFLOAT16_PASSES = ("spirv-pack-bfloat16",)
 SPIRV_CONVERT = "convert-gpu-to-spirv,canonicalize"
 # what naga (wgpu's shader compiler, also reading SPIR-V) needs of every module
 SPIRV_FIXES = ("spirv-lower-float-atomics", "spirv-bitcast-infinities",
-               "spirv-negate-as-subtract")
+               "spirv-negate-as-subtract", "spirv-signed-operands")
 # after tilec's SPIR-V passes: the entry point's interface, the capabilities the module uses
 SPIRV_FINISH = "spirv.module(spirv-lower-abi-attrs,spirv-update-vce)"
 
