@@ -563,7 +563,7 @@ def signed_arithmetic(N: int, block: int = 128):
     def main(X: T.Tensor((N,), "int32"), D: T.Tensor((N,), "int32"),
              F: T.Tensor((N,), "float32"), S: T.Tensor((N,), "int32"),
              Q: T.Tensor((N,), "int32"), R: T.Tensor((N,), "int32"),
-             M: T.Tensor((N,), "int32")):
+             M: T.Tensor((N,), "int32"), B: T.Tensor((N,), "int32")):
         with T.Kernel(T.ceildiv(N, block), threads=block) as bx:
             for i in T.Parallel(block):
                 n = bx * block + i
@@ -573,16 +573,18 @@ def signed_arithmetic(N: int, block: int = 128):
                     Q[n] = X[n] // D[n]
                     R[n] = X[n] % D[n]
                     M[n] = T.max(T.min(X[n], 1000), -1000)
+                    B[n] = T.Cast("int32", F[n] * 0.001)
 
     return main
 
 
 @pytest.mark.parametrize("target", ["vulkan", "webgpu"])
 def test_signed_integer_arithmetic_on_lavapipe(target: str) -> None:
-    """int32 -> float32, >> , floor division and modulo by negative and positive divisors,
-    min / max on random values of both signs: exactly torch's. naga reads the signedness of
-    these instructions from their operands' types (MLIR writes i32 as unsigned): before
-    spirv-signed-operands, -32 converted to 4294967264.0 and -32 >> 1 to 2147483632."""
+    """int32 -> float32 -> int32 (truncated), >>, floor division and modulo by negative and
+    positive divisors, min / max on random values of both signs: exactly torch's. naga reads
+    the signedness of these instructions from their types (MLIR writes i32 as unsigned):
+    before spirv-signed-operands, -32 converted to 4294967264.0, -32 >> 1 to 2147483632 and
+    -3.5 to 0."""
     require("spirv-val")
     require_device()
     if target == "webgpu":
@@ -594,11 +596,12 @@ def test_signed_integer_arithmetic_on_lavapipe(target: str) -> None:
     d = torch.randint(1, 50, (n,), generator=generator, dtype=torch.int32)
     d = torch.where(torch.rand(n, generator=generator) < 0.5, d, -d)
     outputs = [torch.full((n,), float("nan")) if k == 0 else
-               torch.full((n,), -12345, dtype=torch.int32) for k in range(5)]
+               torch.full((n,), -12345, dtype=torch.int32) for k in range(6)]
     tilec.compile(signed_arithmetic(n), target=target)(x, d, *outputs)
-    converted, shifted, quotient, remainder, clamped = outputs
+    converted, shifted, quotient, remainder, clamped, truncated = outputs
     assert torch.equal(converted, x.float())
     assert torch.equal(shifted, x >> 3)
     assert torch.equal(quotient, torch.div(x, d, rounding_mode="floor"))
     assert torch.equal(remainder, torch.remainder(x, d))
     assert torch.equal(clamped, x.clamp(-1000, 1000))
+    assert torch.equal(truncated, (x.float() * 0.001).to(torch.int32))
