@@ -260,13 +260,13 @@ FRONTEND_ON_SPIRV = (
     "row_reduce_absmax", "shared_row_sum_500x128", "reduce_float16_into_float32_500x256",
     "splitk_gemv_allreduce_sum_256x2048", "splitk_gemv_allreduce_max_256x2048",
     "placed_round_trip_2x64x3x64", "column_sum_1000x300", "wide_row_sum_300x1000",
+    "int4_round_trip_100x192",
 )
 # what wgpu (wgpu-native 29's naga reading SPIR-V, naga-wasm 30 making WGSL) rejects of valid
 # SPIR-V (spirv-val): a clear error naming the kernel, per target
 WGPU_GAPS = {
     "gemv_by_reducer_200x512": {"vulkan": "Used by a statement before it was introduced"},
     "uniform_draws_1000": {"vulkan": "UMulExtended", "webgpu": "UMulExtended"},
-    "int4_round_trip_100x192": {"vulkan": "invalid type width", "webgpu": "InvalidTypeWidth"},
 }
 FRONTEND_ON_WEBGPU = ("gemv_by_reducer_200x512",)
 FRONTEND_ERRORS = {
@@ -605,3 +605,56 @@ def test_signed_integer_arithmetic_on_lavapipe(target: str) -> None:
     assert torch.equal(remainder, torch.remainder(x, d))
     assert torch.equal(clamped, x.clamp(-1000, 1000))
     assert torch.equal(truncated, (x.float() * 0.001).to(torch.int32))
+
+
+def half_bits(N: int, block: int = 64):
+    """Each word read as a float16 pair and back, each half alone as a float16 (its float32
+    out), and pairs built from float16 values read as words."""
+    import tilec.language as T
+
+    @T.prim_func
+    def main(W: T.Tensor((N,), "uint32"), H: T.Tensor((2 * N,), "float16"),
+             back: T.Tensor((N,), "uint32"), low: T.Tensor((N,), "float32"),
+             high: T.Tensor((N,), "float32"), words: T.Tensor((N,), "uint32")):
+        with T.Kernel(T.ceildiv(N, block), threads=block) as bx:
+            for i in T.Parallel(block):
+                n = bx * block + i
+                back[n] = T.reinterpret(T.reinterpret(W[n], T.float16x2), T.uint32)
+                low[n] = T.Cast(T.float32, T.reinterpret(T.Cast(T.uint16, W[n]), T.float16))
+                high[n] = T.Cast(T.float32,
+                                 T.reinterpret(T.Cast(T.uint16, W[n] >> 16), T.float16))
+                words[n] = T.reinterpret(T.float16x2(H[2 * n], H[2 * n + 1]), T.uint32)
+
+    return main
+
+
+@pytest.mark.parametrize("target", ["vulkan", "webgpu"])
+def test_float16_bits_on_lavapipe(target: str) -> None:
+    """T.reinterpret between float16 (pairs) and their bits, for every one of the 65536 halves
+    (naga has no 16-bit integers and cannot cast a word to a pair: spirv-split-half-pairs and
+    spirv-widen-narrow-integers make it integer code on the float32 of each half): the value
+    of each half exactly, the word of each pair exactly, but that a signaling NaN comes out
+    quiet (the float16 -> float32 conversion quiets it), its sign and the rest of its payload
+    kept."""
+    require("spirv-val")
+    require_device()
+    if target == "webgpu":
+        require_naga()
+    halves = torch.arange(65536, dtype=torch.int64)
+    words64 = halves | (((halves * 7919) % 65536) << 16)
+    words = words64.to(torch.int32).view(torch.uint32)
+    values = halves.to(torch.int16).view(torch.float16)
+    outputs = [torch.zeros(65536, dtype=torch.uint32), torch.full((65536,), float("nan")),
+               torch.full((65536,), float("nan")), torch.zeros(65536, dtype=torch.uint32)]
+    tilec.compile(half_bits(65536), target=target)(words, values.repeat(2), *outputs)
+    back, low, high, pairs = outputs
+    assert torch.equal(back.view(torch.int32), words.view(torch.int32))
+    nan = values.isnan()
+    assert torch.equal(low[~nan], values[~nan].float()) and low[nan].isnan().all()
+    high_values = (words64 >> 16).to(torch.int16).view(torch.float16)
+    assert torch.equal(high[~high_values.isnan()], high_values[~high_values.isnan()].float())
+    made = pairs[:32768].view(torch.int32).to(torch.int64) & 0xFFFFFFFF
+    made = torch.stack([made & 0xFFFF, made >> 16], -1).reshape(-1)
+    assert torch.equal(made[~nan], halves[~nan])
+    quieted = halves[nan] | 0x200
+    assert torch.equal(made[nan], quieted)

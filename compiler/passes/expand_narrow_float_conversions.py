@@ -24,7 +24,7 @@ from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._builders import convert, ops_named
 
 
-def _decode(bits: int, exponent_bits: int, mantissa_bits: int, finite_only: bool) -> float:
+def decode_float8(bits: int, exponent_bits: int, mantissa_bits: int, finite_only: bool) -> float:
     """The value a float8 bit pattern encodes (E4M3FN: no inf, one NaN per sign)."""
     sign = -1.0 if bits & 0x80 else 1.0
     exponent = (bits >> mantissa_bits) & ((1 << exponent_bits) - 1)
@@ -99,13 +99,13 @@ def expand_conversion(
             tables[source_f8] = _add_table(symbols, source_f8)
         value = _widen(value, tables[source_f8])
     if result_f8 is not None:
-        return _narrow(convert(value, f32), result_f8, result_type)
+        return narrow_to_float8(convert(value, f32), result_f8, result_type)
     return convert(value, result_type)
 
 
 def _add_table(symbols: ir.Block, format_name: str) -> str:
     exponent_bits, mantissa_bits, finite_only = FORMATS[format_name]
-    values = [_decode(b, exponent_bits, mantissa_bits, finite_only) for b in range(256)]
+    values = [decode_float8(b, exponent_bits, mantissa_bits, finite_only) for b in range(256)]
     symbol = f"__tilec_{format_name.lower()}_to_f32"
     table_type = ir.MemRefType.get([256], ir.F32Type.get())
     data = ir.DenseElementsAttr.get(
@@ -130,7 +130,7 @@ def _widen(value: ir.Value, symbol: str) -> ir.Value:
     return memref.load(table, [position])
 
 
-def _narrow(value: ir.Value, format_name: str, result_type: ir.Type) -> ir.Value:
+def narrow_to_float8(value: ir.Value, format_name: str, result_type: ir.Type) -> ir.Value:
     """Round-to-nearest-even f32 -> float8 bits, as c10 does it."""
     i32, i8, f32 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(8), ir.F32Type.get()
     overflow, smallest_normal, magic, rebias, round_bias, shift = ROUNDING[format_name]

@@ -24,10 +24,18 @@ from mlir import ir
 from mlir.dialects import arith, memref
 
 from tilec.compiler.passes import TilePass, register
-from tilec.compiler.passes._integer_storage import ROOTS, VIEWS, with_element
+from tilec.compiler.passes._integer_storage import (
+    ROOTS,
+    SHAPE_ONLY,
+    VIEWS,
+    check_flat_view,
+    retype_views,
+    store_field,
+    with_element,
+    word_and_shift,
+    words_type,
+)
 from tilec.compiler.passes._ir_walk import as_operation, op_error, walk
-
-SHAPE_ONLY = ("memref.dim", "memref.dealloc")
 
 
 def _is_bf16(type_: ir.Type) -> bool:
@@ -40,17 +48,6 @@ def _bf16_memref(type_: ir.Type) -> bool:
 
 def _private(type_: ir.Type) -> bool:
     return "Function" in str(ir.MemRefType(type_).memory_space)
-
-
-def _words_type(type_: ir.Type) -> ir.Type:
-    """The i32 memref holding a 1-D bf16 memref's elements two to a word."""
-    memref_type = ir.MemRefType(type_)
-    if memref_type.rank != 1:
-        raise ValueError("not flattened")
-    size = memref_type.shape[0]
-    words = size if size == ir.ShapedType.get_dynamic_size() else -(-size // 2)
-    return ir.MemRefType.get([words], ir.IntegerType.get_signless(32), None,
-                             memref_type.memory_space)
 
 
 @register
@@ -76,7 +73,7 @@ def _pack_function(function: ir.Operation) -> None:
                 if op.name in ROOTS and _bf16_memref(op.results[0].type)]
     for buffer in buffers:
         if _private(buffer.type):
-            _retype_tree(buffer, lambda t: with_element(t, f32))
+            retype_views(buffer, lambda t: with_element(t, f32))
         else:
             _pack(buffer)
     if buffers:
@@ -87,28 +84,14 @@ def _pack_function(function: ir.Operation) -> None:
         _widen_values(op, f32)
 
 
-def _retype_tree(buffer: ir.Value, retype) -> list[ir.Operation]:
-    """Give `buffer` and its views retype(type); returns the ops using any of them."""
-    users, pending = [], [buffer]
-    while pending:
-        value = pending.pop()
-        value.set_type(retype(value.type))
-        for use in list(value.uses):
-            user = as_operation(use.owner)
-            if user.name in VIEWS and use.operand_number == 0:
-                pending.append(user.results[0])
-            users.append(user)
-    return users
-
-
 def _pack(buffer: ir.Value) -> None:
     if ir.MemRefType(buffer.type).rank != 1:
         where = as_operation(buffer.owner.owner) if isinstance(
             buffer, ir.BlockArgument) else as_operation(buffer.owner)
         raise op_error(where, "a bf16 buffer of rank > 1: flatten-memref runs first")
-    for user in _retype_tree(buffer, _packed_type):
+    for user in retype_views(buffer, lambda t: words_type(t, 2)):
         if user.name in VIEWS:
-            _check_view(user)
+            check_flat_view(user, "bf16")
         elif user.name == "memref.load":
             _load(user)
         elif user.name == "memref.store":
@@ -118,39 +101,11 @@ def _pack(buffer: ir.Value) -> None:
                                  "words: only loads, stores and views at offset 0 can")
 
 
-def _packed_type(type_: ir.Type) -> ir.Type:
-    memref_type = ir.MemRefType(type_)
-    if memref_type.rank != 1:
-        return type_  # reported by the view's check
-    return _words_type(type_)
-
-
-def _check_view(view: ir.Operation) -> None:
-    source = ir.MemRefType(view.operands[0].type)
-    result = ir.MemRefType(view.results[0].type)
-    offset_ok = view.name != "memref.reinterpret_cast" or (
-        list(ir.DenseI64ArrayAttr(view.attributes["static_offsets"])) == [0])
-    if source.rank != 1 or result.rank != 1 or not offset_ok:
-        raise op_error(view, f"{view.name} views a bf16 buffer other than as the same 1-D "
-                             "array: SPIR-V holds bf16 as i32 words")
-    if view.name == "memref.reinterpret_cast":
-        view.attributes["static_sizes"] = ir.DenseI64ArrayAttr.get([result.shape[0]])
-        view.attributes["static_strides"] = ir.DenseI64ArrayAttr.get([1])
-
-
-def _word_and_shift(index: ir.Value) -> tuple[ir.Value, ir.Value]:
-    """The word holding element `index` and the bit its half starts at (0 or 16), as i32."""
-    i32 = ir.IntegerType.get_signless(32)
-    word = arith.shrui(index, arith.constant(ir.IndexType.get(), 1))
-    odd = arith.andi(arith.index_cast(i32, index), arith.constant(i32, 1))
-    return word, arith.muli(odd, arith.constant(i32, 16))
-
-
 def _load(load: ir.Operation) -> None:
     i32, f32 = ir.IntegerType.get_signless(32), ir.F32Type.get()
     buffer, index = load.operands[0], load.operands[1]
     with ir.InsertionPoint(load), load.location:
-        word, shift = _word_and_shift(index)
+        word, shift = word_and_shift(index, 16)
         bits = memref.load(buffer, [word])
         # the half at the top: the odd element's is there already, the even one's moves up
         top = arith.shli(bits, arith.subi(arith.constant(i32, 16), shift))
@@ -164,13 +119,9 @@ def _store(store: ir.Operation) -> None:
     i32 = ir.IntegerType.get_signless(32)
     value, buffer, index = store.operands[0], store.operands[1], store.operands[2]
     with ir.InsertionPoint(store), store.location:
-        word, shift = _word_and_shift(index)
         # the value is a bf16 held as f32: its top 16 bits are the bf16
         half = arith.shrui(arith.bitcast(i32, value), arith.constant(i32, 16))
-        keep = arith.xori(arith.shli(arith.constant(i32, 0xFFFF), shift),
-                          arith.constant(i32, -1))
-        memref.atomic_rmw(arith.AtomicRMWKind.andi, keep, buffer, [word])
-        memref.atomic_rmw(arith.AtomicRMWKind.ori, arith.shli(half, shift), buffer, [word])
+        store_field(buffer, index, half, 16)
     store.erase()
 
 

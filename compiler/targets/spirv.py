@@ -29,8 +29,13 @@ Stages ("tile" is the frontend's IR, added by the driver):
              lower-affine, math-expand-ops (exp2, tanh... in terms of what GLSL.std.450
              has; not ceil, which it has), convert-math-to-spirv, arith-expand;
              spirv-pack-bfloat16 (bf16 memory as i32 words of two, bf16 values as f32:
-             SPIR-V has no bf16, naga no 16-bit integers; any bf16 or float8 value left
-             is an error at its line);
+             SPIR-V has no bf16, naga no 16-bit integers), spirv-split-half-pairs
+             (T.reinterpret of a T.float16x2 one i16 <-> f16 bitcast per half: naga cannot
+             cast the pair), spirv-widen-narrow-integers (naga has no 8- or 16-bit
+             integers: 8- and 16-bit tensors and workgroup buffers, the sub-byte types'
+             bytes and float8 codes as i32 words, stores atomic on their word; narrower
+             integer values as i32; float8 conversions and i16 <-> f16 bitcasts as integer
+             code); any bf16 or float8 value left is an error at its line;
              convert-gpu-to-spirv; then
              spirv-lower-float-atomics (the marked stores as OpAtomicFAddEXT, or on bits as
              compare-and-swap loops), spirv-bitcast-infinities (naga and WGSL take no
@@ -85,13 +90,13 @@ GPU_PASSES = ("lower-tile-to-gpu", "place-private-allocas")
 STORAGE_PASSES = ("assign-spirv-storage-classes", "spirv-prepare-float-atomics")
 NVIDIA_DIALECTS = ("nvvm.", "nvgpu.", "llvm.")
 # What the kernels may use; spirv-update-vce keeps the part a module needs. lavapipe, wgpu
-# (features shader-f16, subgroup, shader-float32-atomic) and spirv-cross take all of it.
+# (features shader-f16, subgroup, shader-float32-atomic) and spirv-cross take all of it. No
+# Int8 / Int16 / 8-bit storage: naga has none (spirv-widen-narrow-integers widens them).
 TARGET_ENV = (
-    "#spirv.target_env<#spirv.vce<v1.3, [Shader, Int8, Int16, Int64, Float16, Float64, "
-    "StorageBuffer16BitAccess, StorageBuffer8BitAccess, GroupNonUniform, "
+    "#spirv.target_env<#spirv.vce<v1.3, [Shader, Int64, Float16, Float64, "
+    "StorageBuffer16BitAccess, GroupNonUniform, "
     "GroupNonUniformShuffle, GroupNonUniformArithmetic, GroupNonUniformBallot{capabilities}], "
-    "[SPV_KHR_storage_buffer_storage_class, SPV_KHR_16bit_storage, "
-    "SPV_KHR_8bit_storage{extensions}]>, "
+    "[SPV_KHR_storage_buffer_storage_class, SPV_KHR_16bit_storage{extensions}]>, "
     "#spirv.resource_limits<max_compute_workgroup_size = [1024, 1024, 1024], "
     "max_compute_workgroup_invocations = 1024, subgroup_size = {warp}>>")
 # The float atomic add (spirv.EXT.AtomicFAdd; the runtime checks that the device has it) on
@@ -122,8 +127,11 @@ SPIRV_PREPARE = ",".join([
     f"gpu.module(math-expand-ops{{ops={','.join(MATH_EXPANSIONS)}}},convert-math-to-spirv)",
     "arith-expand",
 ])
-# bf16 as storage: i32 words in memory, f32 values (SPIR-V has no bf16)
-BFLOAT16_PASSES = ("spirv-pack-bfloat16",)
+# bf16 as storage: i32 words in memory, f32 values (SPIR-V has no bf16); then integers
+# narrower than 32 bits, float8 codes included, as i32 (naga has none): 8- and 16-bit memory
+# as words
+NARROW_TYPE_PASSES = ("spirv-pack-bfloat16", "spirv-split-half-pairs",
+                      "spirv-widen-narrow-integers")
 SPIRV_CONVERT = "convert-gpu-to-spirv,canonicalize"
 # what naga (wgpu's shader compiler, also reading SPIR-V) needs of every module
 SPIRV_FIXES = ("spirv-lower-float-atomics", "spirv-bitcast-infinities",
@@ -206,13 +214,13 @@ def spirv_stage(passes: tuple[str, ...]) -> Stage:
     def run(module: ir.Module, options: CompileOptions) -> None:
         tile_passes("spirv", MATH_PASSES).run(module, options)
         run_pass_pipeline(module, SPIRV_PREPARE, options)
-        tile_passes("spirv", BFLOAT16_PASSES).run(module, options)
+        tile_passes("spirv", NARROW_TYPE_PASSES).run(module, options)
         _reject_narrow_floats(module, options)
         run_pass_pipeline(module, SPIRV_CONVERT, options)
         tile_passes("spirv", passes).run(module, options)
         run_pass_pipeline(module, SPIRV_FINISH, options)
 
-    return Stage("spirv", run, ", ".join([*MATH_PASSES, SPIRV_PREPARE, *BFLOAT16_PASSES,
+    return Stage("spirv", run, ", ".join([*MATH_PASSES, SPIRV_PREPARE, *NARROW_TYPE_PASSES,
                                           SPIRV_CONVERT, *passes, SPIRV_FINISH]))
 
 

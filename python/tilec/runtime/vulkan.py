@@ -119,8 +119,12 @@ def _tensor_bytes(arg: Any) -> tuple[bytes, Any]:
         import torch
 
         tensor = arg.detach()
-        # numpy has no bfloat16: its bytes as int16 (the kernel reads them as i32 words)
-        array = (tensor.view(torch.int16) if tensor.dtype == torch.bfloat16 else tensor).numpy()
+        # numpy has no bfloat16 or float8: their bytes as integers of their width (the kernel
+        # reads them as i32 words)
+        if tensor.dtype == torch.bfloat16 or tensor.dtype.is_floating_point and (
+                tensor.element_size() == 1):
+            tensor = tensor.view(torch.int16 if tensor.element_size() == 2 else torch.uint8)
+        array = tensor.numpy()
     if array.size > MAX_ELEMENTS:
         raise LaunchError(f"a tensor of {array.size} elements: SPIR-V kernels index in 32 bits")
     return _words(array.tobytes()), array
