@@ -18,6 +18,8 @@ from __future__ import annotations
 import fnmatch
 import importlib.util
 import inspect
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -27,37 +29,38 @@ from _pytest.fixtures import FixtureFunctionDefinition
 from conftest import SUITE_TARGET_VARIABLE
 from test_spirv_targets import require, require_device, require_naga
 
-from tilec.errors import CompileError, LaunchError
+from tilec.compiler.targets import metal, spirv
+from tilec.errors import CompileError
+from tilec.runtime import vulkan as vulkan_runtime
 
 TESTS = Path(__file__).resolve().parent
 SUITE = ("test_numerics_cpu", "test_eager", "test_errors", "test_float16x2",
          "test_runtime_grid", "test_runtime_slices", "test_sub_byte_types",
          "test_unroll_fragments")
 TARGETS = ("vulkan", "webgpu")
-# the error a gap raises: one for both targets, or one per target (webgpu's naga-wasm fails
-# while compiling to WGSL, vulkan's SPIR-V reaches wgpu's reader at load)
-AT_LOAD_OR_WGSL = {"vulkan": LaunchError, "webgpu": CompileError}
-NARROW_STORAGE = ("8-bit storage: wgpu's naga has no StorageBuffer8BitAccess (int8, sub-byte "
-                  "and float8 tensors)", AT_LOAD_OR_WGSL)
-F16_PAIR_CAST = ("naga cannot bitcast an i32 to a float16 pair (T.reinterpret of "
-                 "T.float16x2): 'Unable to cast'", AT_LOAD_OR_WGSL)
+# the SPIR-V of the kernels whose MSL the vulkan classes do not check (see _with_msl_check)
+NO_MSL_CHECK = ("OpAtomicFAddEXT", "OpCapability Float64", "OpCapability Int64")
+# lavapipe's float16x2 results, against the CPU target's bit for bit: T.reinterpret between the
+# pair and its word is exact there (spirv-split-half-pairs; every one of the 65536 halves), and
+# so is each of *, - and + on pairs alone (tests/test_spirv_targets.py), but these expressions
+# of several come out a float16 rounding apart on some elements (cause not found)
+F16_PAIR_EXPRESSIONS = ("float16x2 expressions of several ops differ from the CPU target's "
+                        "by a float16 rounding on lavapipe", AssertionError)
 WORKGROUP_MEMORY = ("the example's tiles need 57344 bytes of workgroup memory (SPIR-V: 32768)",
                     CompileError)
 # fnmatch pattern over "Test_<target>__<module>::<test>[params]": (why, the error it raises)
 GAPS = {
     "*__eager::test_get_kernel_source_on_the_function_compiles_those_arguments": (
         "checks the CPU target's LLVM IR", AssertionError),
-    **{f"*__sub_byte_types::test_{test}*": NARROW_STORAGE for test in (
-        "decode_packed_tensor", "decode_to_other_floats", "encode_packed_output",
-        "encode_float4_rounds_to_nearest", "copies_through_every_buffer_kind",
-        "format_weights_decode_as_packed", "gemm_of_sub_byte_integers")},
-    "Test_webgpu__sub_byte_types::test_tensor_argument_checks_the_packed_shape": NARROW_STORAGE,
     "*__sub_byte_types::test_gemm_int4_example[[]*": WORKGROUP_MEMORY,
     "*__sub_byte_types::test_gemm_mxfp4_example[[]*": WORKGROUP_MEMORY,
-    "*__sub_byte_types::test_e8m0_scales": ("float8 has no SPIR-V type", CompileError),
-    "*__float16x2::test_pair_arithmetic_is_float16_arithmetic_on_both_halves": F16_PAIR_CAST,
-    "Test_vulkan__float16x2::test_field_pairs_decode_words*": NARROW_STORAGE,
-    "Test_webgpu__float16x2::test_field_pairs_decode_words*": F16_PAIR_CAST,
+    "*__sub_byte_types::test_copies_through_every_buffer_kind*": (
+        "T.copy(fragment[i, 0], row) into a T.alloc_local row in a T.serial loop: each thread "
+        "fills only its own elements of the row, then stores the whole row (wrong on every "
+        "GPU target, float32 rows too; lower-tile-to-gpu)", AssertionError),
+    "*__float16x2::test_pair_arithmetic_is_float16_arithmetic_on_both_halves": (
+        F16_PAIR_EXPRESSIONS),
+    "*__float16x2::test_field_pairs_decode_words[[]*-False[]]": F16_PAIR_EXPRESSIONS,
 }
 
 
@@ -109,7 +112,7 @@ globals().update({cls.__name__: cls for cls in (
     _suite_class(name, target) for target in TARGETS for name in SUITE)})
 
 
-def gap_of(test_id: str) -> tuple[str, type[Exception] | dict] | None:
+def gap_of(test_id: str) -> tuple[str, type[Exception]] | None:
     """The known gap of a collected test ("Test_<target>__<module>::<test>[params]"), or None;
     the last pattern that matches wins, so a narrower reason follows a wider one."""
     found = None
@@ -119,17 +122,35 @@ def gap_of(test_id: str) -> tuple[str, type[Exception] | dict] | None:
     return found
 
 
+def _with_msl_check(load: Callable) -> Callable:
+    """vulkan's loader, checking first that the SPIR-V it runs makes MSL that parses (the
+    metal target's stages are vulkan's and spirv-cross: its binary differs only where a float
+    atomic add is a compare-and-swap loop; a kernel with float64 or 64-bit integer values has
+    no MSL, a clear error of the metal target: Metal has no double, MSL 2.1 no 64-bit
+    integers)."""
+
+    def checked(artifact: Any) -> Any:
+        text = spirv.disassemble(artifact.binary)
+        if not any(mark in text for mark in NO_MSL_CHECK):
+            metal.smoke_check(metal.msl_of(artifact.binary))
+        return load(artifact)
+
+    return checked
+
+
 @pytest.fixture(autouse=True)
-def _lavapipe_and_known_gaps(request: pytest.FixtureRequest) -> None:
-    """The tools the test's target needs, and its known gap as a strict xfail."""
+def _lavapipe_and_known_gaps(request: pytest.FixtureRequest,
+                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tools the test's target needs, and its known gap as a strict xfail; on vulkan, the
+    MSL of every kernel it runs parsed too (metal.smoke_check)."""
     target = request.cls.__name__.split("__")[0][len("Test_"):]
     require("spirv-val")
     require_device()
     if target == "webgpu":
         require_naga()
+    elif metal.clang() is not None and shutil.which("spirv-cross"):
+        monkeypatch.setattr(vulkan_runtime, "load", _with_msl_check(vulkan_runtime.load))
     gap = gap_of(f"{request.cls.__name__}::{request.node.name}")
     if gap is not None:
         reason, error = gap
-        if isinstance(error, dict):
-            error = error[target]
         request.applymarker(pytest.mark.xfail(strict=True, raises=error, reason=reason))

@@ -31,10 +31,15 @@ BUFFER_ARGUMENT = re.compile(r"\b(\w+) \[\[buffer\((\d+)\)\]\]")
 
 
 def _msl(product: spirv.SpirvBinary, options: CompileOptions) -> str:
+    return msl_of(product.binary)
+
+
+def msl_of(binary: bytes) -> str:
+    """The MSL spirv-cross makes of a SPIR-V binary."""
     with tempfile.TemporaryDirectory(prefix="tilec-metal-") as folder:
         source, output = os.path.join(folder, "kernel.spv"), os.path.join(folder, "kernel.metal")
         with open(source, "wb") as file:
-            file.write(product.binary)
+            file.write(binary)
         spirv.run_tool([spirv.spirv_tool("spirv-cross"), source, "--msl", "--msl-version",
                         MSL_VERSION, "--output", output], "MSL generation")
         with open(output) as file:
