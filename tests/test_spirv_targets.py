@@ -658,3 +658,47 @@ def test_float16_bits_on_lavapipe(target: str) -> None:
     assert torch.equal(made[~nan], halves[~nan])
     quieted = halves[nan] | 0x200
     assert torch.equal(made[nan], quieted)
+
+
+def float8_round_trip(N: int, dtype: str, block: int = 128):
+    """Every float8 code widened to float32, and float32 values narrowed to float8."""
+    import tilec.language as T
+
+    @T.prim_func
+    def main(codes: T.Tensor((N,), dtype), wide: T.Tensor((N,), "float32"),
+             X: T.Tensor((N,), "float32"), narrow: T.Tensor((N,), dtype)):
+        with T.Kernel(T.ceildiv(N, block), threads=block) as bx:
+            for i in T.Parallel(block):
+                n = bx * block + i
+                wide[n] = T.Cast("float32", codes[n])
+                narrow[n] = T.Cast(dtype, X[n])
+
+    return main
+
+
+@pytest.mark.parametrize("target", ["vulkan", "webgpu"])
+@pytest.mark.parametrize("dtype", ["float8_e4m3fn", "float8_e5m2"])
+def test_float8_conversions_on_lavapipe(dtype: str, target: str) -> None:
+    """float8 tensors as i32 words of four codes (naga has no 8-bit types): each of the 256
+    codes widened to torch's float32 (NaN as NaN), and random float32 values of every scale,
+    ties and overflow included, rounded to torch's float8 code; neighbours of one word written
+    by different threads all land."""
+    require("spirv-val")
+    require_device()
+    if target == "webgpu":
+        require_naga()
+    torch_dtype = getattr(torch, dtype)
+    n = 1024
+    codes = torch.arange(n, dtype=torch.int64).remainder(256).to(torch.uint8).view(torch_dtype)
+    generator = torch.Generator().manual_seed(37)
+    x = torch.randn(n, generator=generator) * torch.exp2(
+        torch.randint(-12, 17, (n,), generator=generator).float())
+    x[:256] = codes[:256].float() * 1.0625  # between neighbouring codes
+    wide = torch.full((n,), float("nan"))
+    narrow = torch.full((n,), 0x55, dtype=torch.uint8).view(torch_dtype)
+    tilec.compile(float8_round_trip(n, dtype), target=target)(codes, wide, x, narrow)
+    expected = codes.float()
+    assert torch.equal(wide.isnan(), expected.isnan())
+    assert torch.equal(wide[~expected.isnan()], expected[~expected.isnan()])
+    rounded = x.to(torch_dtype)
+    assert torch.equal(narrow.view(torch.uint8), rounded.view(torch.uint8))
