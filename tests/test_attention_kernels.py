@@ -35,6 +35,15 @@ flash_bwd = _example("flash_bwd")
 mla_decode = _example("mla_decode")
 
 
+def _qkv(dtype: str, batch: int, seq: int, heads: int, heads_kv: int, dim: int
+         ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Fresh random queries (batch, seq, heads, dim) and keys / values with heads_kv heads."""
+    torch_dtype = getattr(torch, dtype)
+    return (torch.randn(batch, seq, heads, dim).to(torch_dtype),
+            torch.randn(batch, seq, heads_kv, dim).to(torch_dtype),
+            torch.randn(batch, seq, heads_kv, dim).to(torch_dtype))
+
+
 @pytest.mark.parametrize(("dtype", "dim", "causal", "heads_kv", "seq"), [
     ("float16", 64, False, 2, 96),    # whole tiles
     ("float16", 64, True, 2, 80),     # causal, a ragged last tile of queries and keys
@@ -46,10 +55,7 @@ def test_flash_fwd_matches_float32(dtype, dim, causal, heads_kv, seq, tmp_path,
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     torch.manual_seed(3)
     heads, batch = 2, 2
-    torch_dtype = getattr(torch, dtype)
-    q = torch.randn(batch, seq, heads, dim).to(torch_dtype)
-    k = torch.randn(batch, seq, heads_kv, dim).to(torch_dtype)
-    v = torch.randn(batch, seq, heads_kv, dim).to(torch_dtype)
+    q, k, v = _qkv(dtype, batch, seq, heads, heads_kv, dim)
     kernel = flash_fwd.flash_fwd(batch, heads, seq, dim, causal, heads_kv, dtype, **SMALL_TILE)
     out, lse = kernel.get_profiler().run_poisoned(q, k, v)
     expected = flash_fwd.reference(q, k, v, causal)
@@ -309,10 +315,7 @@ def test_rotated_flash_fwd_matches_float32(dtype, dim, causal, heads_kv, seq, tm
     monkeypatch.setenv("TILEC_ROTATE_ATTENTION_LOOP", "1")
     torch.manual_seed(4)
     heads, batch = 2, 2
-    torch_dtype = getattr(torch, dtype)
-    q = torch.randn(batch, seq, heads, dim).to(torch_dtype)
-    k = torch.randn(batch, seq, heads_kv, dim).to(torch_dtype)
-    v = torch.randn(batch, seq, heads_kv, dim).to(torch_dtype)
+    q, k, v = _qkv(dtype, batch, seq, heads, heads_kv, dim)
     kernel = flash_fwd.flash_fwd(batch, heads, seq, dim, causal, heads_kv, dtype, **SMALL_TILE)
     assert "arith.maxsi" in kernel.asm["loops"], "the loop was not rotated (no V corner clamp)"
     out, lse = kernel.get_profiler().run_poisoned(q, k, v)

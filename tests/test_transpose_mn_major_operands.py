@@ -16,6 +16,7 @@ import pytest
 import torch
 from conftest import TOLERANCES, randn
 from mlir import ir
+from test_wgmma_dtypes import TYPES  # tilec type, torch type, output, accumulator, wgmma
 
 import tilec
 import tilec.dialect as tile_dialect
@@ -27,17 +28,6 @@ from tilec.compiler.targets.cuda import ptxas_path
 from tilec.jit import JITKernel
 
 OPT_IN = "TILEC_TRANSPOSE_MN_MAJOR_OPERANDS"
-# tilec type, torch type, output, accumulator, wgmma of a 128 x 128 tile's 64-row atom
-TYPES = {
-    "e4m3": (T.float8_e4m3, torch.float8_e4m3fn, T.bfloat16, T.float32,
-             "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3"),
-    "e5m2": (T.float8_e5m2, torch.float8_e5m2, T.bfloat16, T.float32,
-             "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2"),
-    "s8": (T.int8, torch.int8, T.int32, T.int32,
-           "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8"),
-    "tf32": (T.float32, torch.float32, T.float32, T.float32,
-             "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"),
-}
 
 
 @tilec.jit
