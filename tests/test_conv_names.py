@@ -291,6 +291,10 @@ def test_im2col_rows_are_vectors_and_join_the_pipeline_when_opted_in(
     assert "wgmma.mma_async" in ptx
     copies = re.findall(r"cp\.async\.cg\.shared\.global \[[^]]+\], \[[^]]+\], 16, (\S+);", ptx)
     if async_gathers:
-        assert len(copies) == 3 * (4 + 4) and all(fill.startswith("%r") for fill in copies)
+        # the patch chunks' src-size a register (zero-filled padding); the filter's a register
+        # or 16 where the launch grid (known_grid_size) proves its rows in bounds
+        patch = [fill for fill in copies if fill.startswith("%r")]
+        assert len(copies) == 3 * (4 + 4) and len(patch) >= 3 * 4
+        assert all(fill.startswith("%r") or fill == "16" for fill in copies)
     else:  # the filter's chunks alone; each patch row a vector read
         assert len(copies) == 3 * 4 and "ld.global.v4" in ptx

@@ -72,7 +72,11 @@ def test_conv2d_gather_joins_the_cp_async_pipeline_when_opted_in(
     copies = re.findall(r"cp\.async\.cg\.shared\.global \[[^]]+\], \[[^]]+\], (\S+), (\S+);",
                         ptx)
     assert len(copies) == 3 * (4 + 4)
-    assert all(size == "16" and fill.startswith("%r") for size, fill in copies)
+    # each patch chunk's src-size a register; the filter's too, or 16 where the launch grid
+    # (known_grid_size) proves its rows in bounds
+    assert all(size == "16" for size, _ in copies)
+    assert sum(fill.startswith("%r") for _, fill in copies) >= 3 * 4
+    assert all(fill.startswith("%r") or fill == "16" for _, fill in copies)
     assert ptx.count("bar.sync") == barriers
 
 
