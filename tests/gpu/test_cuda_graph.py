@@ -16,7 +16,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from kernels import all_kernels  # noqa: E402
-from test_cuda_suite import artifact_of  # noqa: E402
+from test_cuda_suite import artifact_of, native_call_module  # noqa: E402
 
 torch = pytest.importorskip("torch")
 pytestmark = [pytest.mark.gpu,
@@ -44,9 +44,7 @@ def test_captured_calls_replay_with_new_inputs(monkeypatch, native: bool) -> Non
     a, b = fresh(), fresh()
     torch.testing.assert_close(add(a, b), a + b, rtol=0, atol=0)  # eager first: loads it
     if native:
-        module = pytest.importorskip("tilec.runtime._launcher_torch",
-                                     reason="the native call is built against this torch")
-        assert isinstance(add._call, module.Call)
+        assert isinstance(add._call, native_call_module().Call)
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):  # warm up on a side stream, as torch.cuda.graph advises

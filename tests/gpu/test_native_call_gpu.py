@@ -11,7 +11,14 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from test_cuda_suite import CASES, TOLERANCE, _case_id, _make, artifact_of  # noqa: E402
+from test_cuda_suite import (  # noqa: E402
+    CASES,
+    TOLERANCE,
+    _case_id,
+    _make,
+    artifact_of,
+    native_call_module,
+)
 
 torch = pytest.importorskip("torch")
 pytestmark = [pytest.mark.gpu,
@@ -24,8 +31,7 @@ ALLOCATED = [case for case in CASES if not case[0].zero_outputs]  # atomics need
 def test_kernel_call_matches_torch(monkeypatch, case) -> None:
     from tilec.jit import JITKernel
 
-    native = pytest.importorskip("tilec.runtime._launcher_torch",
-                                 reason="the native call is built against this torch")
+    native = native_call_module()
 
     monkeypatch.setenv("TILEC_NATIVE_CALL", "1")
     spec, shape = case
