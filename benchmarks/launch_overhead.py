@@ -26,6 +26,14 @@ native call's checks and launch with C passed in (no allocation), `tilec_native_
 the whole native call (allocation included) without the kernel object's `__call__`, and
 `torch_empty_us` torch's allocation from Python. The `*_side_stream_us` entries launch on a
 created stream instead of the legacy default stream torch starts on.
+
+Whether a call can cost 3 µs on this host at all: `launch_floor` holds what
+benchmarks/launch_floor.cu (compiled here by nvcc for this GPU, run in its own process after the
+figures above) measures for an empty kernel of vector_add's arguments with nothing but CUDA
+around it: cuLaunchKernel with its arguments packed once, cudaLaunchKernel, and the replay of a
+CUDA graph of that launch (cudaGraphLaunch), each on the legacy default stream and on a created
+one (the graph on the created one), median per call of FLOOR_CALLS after warm-up, timed one
+call at a time behind a spinning kernel.
 """
 
 from __future__ import annotations
@@ -34,8 +42,11 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -49,6 +60,8 @@ ROUNDS = 31
 ELEMENTS = 1024
 SLEEP_CYCLES_PER_CALL = 100_000  # about 50 µs of GPU sleep per call: the round never drains it
 BACK_TO_BACK_CALLS = 400
+FLOOR_CALLS = 10_000  # per path of launch_floor.cu
+FLOOR_TIMEOUT_S = 60  # for nvcc, then for the run
 
 CPU_TIMES: dict[str, float] = {}  # per figure: the thread's CPU microseconds per call
 
@@ -134,6 +147,30 @@ def tilelang_call(a: torch.Tensor, b: torch.Tensor) -> tuple[float, str]:
     kernel = add(a.numel())
     assert torch.equal(kernel(a, b), a + b), "TileLang's kernel computed a wrong sum"
     return per_call_us(lambda: kernel(a, b), "tilelang_kernel_call_us"), tilelang.__version__
+
+
+def launch_floor() -> dict:
+    """benchmarks/launch_floor.cu built by nvcc for this GPU and run: its JSON (per launch path,
+    the median, 10th and 90th percentile µs per call), or {"error": why it did not run}."""
+    nvcc = shutil.which("nvcc") or str(Path(os.environ.get("CUDA_HOME", "/usr/local/cuda"))
+                                       / "bin" / "nvcc")
+    major, minor = torch.cuda.get_device_capability()
+    with tempfile.TemporaryDirectory() as folder:
+        binary = Path(folder) / "launch_floor"
+        try:
+            subprocess.run([nvcc, "-O2", f"-arch=sm_{major}{minor}",
+                            str(ROOT / "benchmarks" / "launch_floor.cu"), "-o", str(binary)],
+                           check=True, capture_output=True, text=True, timeout=FLOOR_TIMEOUT_S)
+            run = subprocess.run([str(binary), str(FLOOR_CALLS)], capture_output=True, text=True,
+                                 timeout=FLOOR_TIMEOUT_S)
+        except subprocess.CalledProcessError as error:
+            return {"error": f"nvcc failed: {error.stderr[-600:]}"}
+        except (OSError, subprocess.TimeoutExpired) as error:
+            return {"error": repr(error)[-600:]}
+    try:
+        return json.loads(run.stdout.strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        return {"error": f"exit {run.returncode}: {run.stdout[-300:]} {run.stderr[-300:]}"}
 
 
 def checked_launch(artifact, launcher, device):
@@ -231,6 +268,7 @@ def main() -> None:
     except Exception as error:  # noqa: BLE001 - report it, keep the other figures
         results["side_stream_error"] = repr(error)
 
+    floor = launch_floor()
     report = {
         "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         "gpu": torch.cuda.get_device_name(),
@@ -248,6 +286,7 @@ def main() -> None:
         "results": results,
         "cpu_us": CPU_TIMES,
         "back_to_back_us": back_to_back,
+        "launch_floor": floor,
     }
     print(json.dumps(report, indent=1))
     print(f"{'path':36s} {'wall us':>8s} {'cpu us':>8s} {'back-to-back':>13s}")
@@ -256,6 +295,11 @@ def main() -> None:
             old = back_to_back.get(key)
             print(f"{key:36s} {value:8.2f} {CPU_TIMES.get(key, float('nan')):8.2f} "
                   f"{'' if old is None else f'{old:13.2f}'}")
+    for path, figures in floor.get("paths", {}).items():
+        print(f"{'floor: ' + path:36s} {figures['median_us']:8.2f} (p10 {figures['p10_us']:.2f}, "
+              f"p90 {figures['p90_us']:.2f}, round mean {figures['round_mean_median_us']:.2f})")
+    if "error" in floor:
+        print(f"floor: {floor['error']}")
     if options.out:
         options.out.write_text(json.dumps(report, indent=1))
 
