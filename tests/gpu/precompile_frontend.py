@@ -104,6 +104,24 @@ def main() -> None:
 
     for checked in (allowed_updates, portable_forms):  # test_parallel_updates_gpu.py
         tilec.compile(checked(), target=target)
+    # the tests that compile in process where the compiler is (thread ranges and branches,
+    # per-thread cp.async, T.sync_grid, runtime grids, the MMA emitter, slices, K x N operands)
+    import test_mma_emitter_gpu
+    import test_runtime_grid_checks
+    import test_thread_branches
+    import test_thread_ranges_gpu
+
+    test_mma_emitter_gpu.precompile()  # sm_90a and sm_80 whatever the suite's arch
+    for module in (test_runtime_grid_checks, test_thread_branches, test_thread_ranges_gpu):
+        module.precompile(target)
+    if describe(options.arch).has_tma:  # wgmma: the cp.async ring, the slices, K x N operands
+        import test_thread_copy_gpu
+        import test_transpose_mn_major_operands_gpu
+        import test_wgmma_slices_gpu
+
+        for module in (test_thread_copy_gpu, test_transpose_mn_major_operands_gpu,
+                       test_wgmma_slices_gpu):
+            module.precompile(target)
     # what examples/quickstart.py runs on a GPU (the README's main command)
     big = torch.empty(4096, 4096, dtype=torch.float16)
     matmul.compile(big, big, target=target)

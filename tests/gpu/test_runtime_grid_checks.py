@@ -1,6 +1,7 @@
 """checked_grid on the GPU: a grid sized by a call's arguments that comes out negative is a
 LaunchError naming the kernel (the native call declines it to the Python launch, which says
-why), one of size 0 launches nothing, and a valid one runs right (outputs poisoned first)."""
+why), one of size 0 launches nothing, and a valid one runs right (outputs poisoned first).
+Compiled in process, or taken from TILEC_CACHE_DIR (precompile_frontend.py calls precompile)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,11 @@ pytestmark = [pytest.mark.gpu,
 from test_runtime_grid import varlen_row_copy  # noqa: E402
 
 import tilec  # noqa: E402
+
+
+def precompile(target: str) -> None:
+    """The kernel this test compiles, into TILEC_CACHE_DIR."""
+    tilec.compile(varlen_row_copy(16, 2, 1), target=target)
 from tilec.errors import LaunchError  # noqa: E402
 
 

@@ -2,7 +2,8 @@
 thread agrees on (a block index, a shared flag thread 0 set before a barrier), per-thread
 stores under `tx % 2 == 0` and per-thread local copies under `tx < 100`, against float64,
 outputs poisoned (NaN) first (tests/test_bad_inputs_thread_branches.py runs the same kernel on
-lavapipe)."""
+lavapipe). Compiled in process, or taken from TILEC_CACHE_DIR (precompile_frontend.py
+calls precompile)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,11 @@ pytestmark = [pytest.mark.gpu,
 from test_bad_inputs_thread_branches import N, uniform_conditions, uniform_reference  # noqa: E402
 
 import tilec  # noqa: E402
+
+
+def precompile(target: str) -> None:
+    """The kernel this test compiles, into TILEC_CACHE_DIR."""
+    tilec.compile(uniform_conditions(), target=target)
 
 
 def test_uniform_conditions_on_gpu() -> None:

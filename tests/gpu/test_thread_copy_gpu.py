@@ -5,7 +5,8 @@ consumer warpgroup's gemm (TileLang's MLA producer pattern); and T.sync_grid bet
 phases of a cooperative kernel, launched three times, and its grid past what the GPU holds at
 once refused with a clear error; TileLang's `if tx < 128: ... elif ...` split of a 384-thread
 block, each branch on its own warpgroup. The kernels:
-tests/gpu/thread_copy_kernels.py; compiled in process, or taken from TILEC_CACHE_DIR."""
+tests/gpu/thread_copy_kernels.py; compiled in process, or taken from TILEC_CACHE_DIR
+(precompile_frontend.py calls precompile)."""
 
 from __future__ import annotations
 
@@ -29,15 +30,33 @@ from thread_copy_kernels import (  # noqa: E402
 
 from tilec.errors import LaunchError  # noqa: E402
 
+TILES = [(256, 512), (100, 200)]
+RING_SHAPES = [(256, 256, 512), (128, 192, 320)]
+GRIDS = [(100_000, 8), (54_321, 132)]
+PAST_RESIDENT = (1000, 8192)  # N, blocks: more blocks than any GPU holds at once
+BRANCH_SHAPES = [(192, 128), (200, 100)]
 
-@pytest.mark.parametrize(("M", "K"), [(256, 512), (100, 200)])
+
+def precompile(target: str) -> None:
+    """Every kernel these tests compile, into TILEC_CACHE_DIR."""
+    for M, K in TILES:  # noqa: N806
+        cp_async_scale.compile(M=M, K=K, scale=3.0, target=target)
+    for M, N, K in RING_SHAPES:  # noqa: N806
+        cp_async_gemm.compile(M=M, N=N, K=K, target=target)
+    for N, blocks in [*GRIDS, PAST_RESIDENT]:  # noqa: N806
+        grid_sum_broadcast.compile(N=N, blocks=blocks, target=target)
+    for M, N in BRANCH_SHAPES:  # noqa: N806
+        thread_range_scale.compile(M=M, N=N, target=target)
+
+
+@pytest.mark.parametrize(("M", "K"), TILES)
 def test_cp_async_tile(M: int, K: int) -> None:  # noqa: N803
     a = torch.randn(M, K, device="cuda").half()
     b = cp_async_scale.compile(M=M, K=K, scale=3.0).get_profiler().run_poisoned(a)
     torch.testing.assert_close(b.float(), a.float() * 3.0, rtol=1e-3, atol=1e-3)
 
 
-@pytest.mark.parametrize(("M", "N", "K"), [(256, 256, 512), (128, 192, 320)])
+@pytest.mark.parametrize(("M", "N", "K"), RING_SHAPES)
 def test_cp_async_ring_feeds_wgmma(M: int, N: int, K: int) -> None:  # noqa: N803
     a = torch.randn(M, K, device="cuda").half()
     b = torch.randn(N, K, device="cuda").half()
@@ -45,7 +64,7 @@ def test_cp_async_ring_feeds_wgmma(M: int, N: int, K: int) -> None:  # noqa: N80
     torch.testing.assert_close(c, a.float() @ b.float().T, rtol=1e-3, atol=2e-2)
 
 
-@pytest.mark.parametrize(("N", "blocks"), [(100_000, 8), (54_321, 132)])
+@pytest.mark.parametrize(("N", "blocks"), GRIDS)
 def test_sync_grid_publishes_every_block_writes(N: int, blocks: int) -> None:  # noqa: N803
     a = torch.randn(N, device="cuda")
     kernel = grid_sum_broadcast.compile(N=N, blocks=blocks)
@@ -57,14 +76,15 @@ def test_sync_grid_publishes_every_block_writes(N: int, blocks: int) -> None:  #
 
 
 def test_sync_grid_past_the_resident_blocks_is_a_clear_error() -> None:
-    a = torch.randn(1000, device="cuda")
-    kernel = grid_sum_broadcast.compile(N=1000, blocks=8192)
+    n, blocks = PAST_RESIDENT
+    a = torch.randn(n, device="cuda")
+    kernel = grid_sum_broadcast.compile(N=n, blocks=blocks)
     with pytest.raises(LaunchError, match=r"synchronizes its whole grid \(T\.sync_grid\), so its "
                                           r"8192 blocks must all be resident at once"):
         kernel(a)
 
 
-@pytest.mark.parametrize(("M", "N"), [(192, 128), (200, 100)])
+@pytest.mark.parametrize(("M", "N"), BRANCH_SHAPES)
 def test_thread_range_branches(M: int, N: int) -> None:  # noqa: N803
     a = torch.randn(M, N, device="cuda")
     b = thread_range_scale.compile(M=M, N=N).get_profiler().run_poisoned(a)

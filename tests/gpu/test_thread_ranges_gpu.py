@@ -1,6 +1,7 @@
 """tests/gpu/thread_range_kernels.py on the GPU: blocks of 96 (and 160) threads, and warp 0 and
 warps 1-2 running the two branches of `if T.get_thread_binding() < 32:`, against float64, the
-outputs poisoned (NaN) first. Compiled in process (the whole compiler on the GPU machine)."""
+outputs poisoned (NaN) first. Compiled in process (the whole compiler on the GPU machine), or
+taken from TILEC_CACHE_DIR (precompile_frontend.py calls precompile)."""
 
 from __future__ import annotations
 
@@ -18,11 +19,18 @@ pytestmark = [pytest.mark.gpu,
 from thread_range_kernels import MIXES, mix_rows_split, mix_rows_whole, reference  # noqa: E402
 
 ROWS, HIDDEN = 37, 512
+BLOCKS = [(mix_rows_split, 96), (mix_rows_split, 160), (mix_rows_split, 128),
+          (mix_rows_whole, 96), (mix_rows_whole, 160)]
 
 
-@pytest.mark.parametrize(("kernel", "threads"), [
-    (mix_rows_split, 96), (mix_rows_split, 160), (mix_rows_split, 128), (mix_rows_whole, 96),
-    (mix_rows_whole, 160)], ids=["split-96", "split-160", "split-128", "whole-96", "whole-160"])
+def precompile(target: str) -> None:
+    """Every kernel these tests compile, into TILEC_CACHE_DIR."""
+    for kernel, threads in BLOCKS:
+        kernel.compile(hidden=HIDDEN, threads=threads, target=target)
+
+
+@pytest.mark.parametrize(("kernel", "threads"), BLOCKS,
+                         ids=["split-96", "split-160", "split-128", "whole-96", "whole-160"])
 def test_thread_ranges_on_gpu(kernel, threads: int) -> None:
     generator = torch.Generator().manual_seed(5)
     x = torch.randn((ROWS, MIXES, HIDDEN), generator=generator).cuda()

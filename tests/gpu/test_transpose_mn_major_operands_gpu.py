@@ -4,12 +4,14 @@ into a K-major one that wgmma reads. Checked against float64 on fresh random inp
 output poisoned (NaN; int32's minimum) first, at an aligned shape against the library too
 (torch._scaled_mm with B column-major, torch._int_mm), and at a ragged one whose B rows are
 not 16-byte aligned (the copies' element-wise path). Compiled in process (the whole compiler on
-the GPU machine)."""
+the GPU machine), or taken from TILEC_CACHE_DIR (precompile_frontend.py calls precompile)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
@@ -52,16 +54,33 @@ def library(name: str, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return torch._scaled_mm(a, b_column_major, one, one, out_dtype=torch.bfloat16)
 
 
-@pytest.mark.parametrize("shape", [(1024, 1024, 1024), (1000, 1016, 1008)],
-                         ids=["aligned", "ragged"])
+SHAPES = [(1024, 1024, 1024), (1000, 1016, 1008)]
+OPT_IN = {"TILEC_TRANSPOSE_MN_MAJOR_OPERANDS": "1"}
+
+
+def compile_k_by_n(name: str, a: torch.Tensor, b: torch.Tensor, target: str = "cuda"):
+    """matmul_typed with B stored K x N (run with OPT_IN set: it is part of the kernel's key)."""
+    element, _, out = TYPES[name]
+    return matmul_typed.compile(a, b, target=target, in_dtype=element, out_dtype=out,
+                                accum_dtype=T.int32 if name == "s8" else T.float32,
+                                block_N=128, block_K=64, b_k_major=False)
+
+
+def precompile(target: str) -> None:
+    """Every kernel these tests compile, into TILEC_CACHE_DIR."""
+    with mock.patch.dict(os.environ, OPT_IN):
+        for name in TYPES:
+            for shape in SHAPES:
+                compile_k_by_n(name, *operands(name, shape, seed=0), target=target)
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=["aligned", "ragged"])
 @pytest.mark.parametrize("name", list(TYPES))
 def test_k_by_n_b_on_wgmma(name: str, shape: tuple[int, int, int], monkeypatch) -> None:
-    monkeypatch.setenv("TILEC_TRANSPOSE_MN_MAJOR_OPERANDS", "1")
-    element, _, out = TYPES[name]
+    for variable, value in OPT_IN.items():
+        monkeypatch.setenv(variable, value)
     a, b = operands(name, shape, seed=sum(shape) + len(name))
-    kernel = matmul_typed.compile(a, b, target="cuda", in_dtype=element, out_dtype=out,
-                                  accum_dtype=T.int32 if name == "s8" else T.float32,
-                                  block_N=128, block_K=64, b_k_major=False)
+    kernel = compile_k_by_n(name, a, b)
     assert "wgmma.mma_async" in kernel.asm["ptx"] and "transpose_b = true" in \
         kernel.asm["tile-cuda"]
     c = kernel.get_profiler().run_poisoned(a.cuda(), b.cuda())

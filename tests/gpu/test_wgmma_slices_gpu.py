@@ -2,7 +2,8 @@
 in place (K-major for the scores, transposed for P V, halves of a cp.async pipeline's slots)
 and, with `shift`, slices off a box boundary through copies of their own, and slices of one
 stage of a 3-d stage buffer (staged_slices), against float64 with
-the outputs poisoned (NaN) first. Compiled in process (the whole compiler on the GPU machine)."""
+the outputs poisoned (NaN) first. Compiled in process (the whole compiler on the GPU machine),
+or taken from TILEC_CACHE_DIR (precompile_frontend.py calls precompile)."""
 
 from __future__ import annotations
 
@@ -26,10 +27,22 @@ from slice_kernels import (  # noqa: E402
 )
 
 HEADS, DIM, TAIL, BLOCK_N = 64, 512, 64, 64
+MLA_TOKENS, SHIFTS, STAGED_TOKENS = [64, 300], [0, 32], [128, 200]
+SLICED_GEMM = {"M": 1000, "N": 520, "K": 1152}
 
 
-@pytest.mark.parametrize("tokens", [64, 300])
-@pytest.mark.parametrize("shift", [0, 32])
+def precompile(target: str) -> None:
+    """Every kernel these tests compile, into TILEC_CACHE_DIR."""
+    for shift in SHIFTS:
+        for tokens in MLA_TOKENS:
+            mla_slices.compile(shift=shift, tokens=tokens, target=target)
+    sliced_gemm.compile(**SLICED_GEMM, target=target)
+    for tokens in STAGED_TOKENS:
+        staged_slices.compile(tokens=tokens, target=target)
+
+
+@pytest.mark.parametrize("tokens", MLA_TOKENS)
+@pytest.mark.parametrize("shift", SHIFTS)
 def test_mla_slices_on_gpu(shift: int, tokens: int) -> None:
     generator = torch.Generator().manual_seed(11 + shift + tokens)
     q = (torch.randn((HEADS, DIM + TAIL), generator=generator) / 8).half()
@@ -48,9 +61,9 @@ def test_mla_slices_on_gpu(shift: int, tokens: int) -> None:
 
 def test_sliced_gemm_on_gpu() -> None:
     generator = torch.Generator().manual_seed(3)
-    a = torch.randn((1000, 1152), generator=generator).half()
-    b = torch.randn((520, 1152), generator=generator).half()
-    compiled = sliced_gemm.compile(M=1000, N=520, K=1152)
+    a = torch.randn((SLICED_GEMM["M"], SLICED_GEMM["K"]), generator=generator).half()
+    b = torch.randn((SLICED_GEMM["N"], SLICED_GEMM["K"]), generator=generator).half()
+    compiled = sliced_gemm.compile(**SLICED_GEMM)
     assert compiled.asm["tile-cuda"].count("tile.read_in_place") == 4
     c = compiled.get_profiler().run_poisoned(a.cuda(), b.cuda())
     torch.cuda.synchronize()
@@ -58,7 +71,7 @@ def test_sliced_gemm_on_gpu() -> None:
     torch.testing.assert_close(c.double().cpu(), a.double() @ b.double().T, rtol=1e-4, atol=2e-3)
 
 
-@pytest.mark.parametrize("tokens", [128, 200])
+@pytest.mark.parametrize("tokens", STAGED_TOKENS)
 def test_staged_slices_on_gpu(tokens: int) -> None:
     """The stage slices' descriptors start at stage * 32 KiB (KV) / 8 KiB (tail) plus their
     column box: a wrong stage offset reads the other stage's block."""
