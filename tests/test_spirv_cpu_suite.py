@@ -36,7 +36,7 @@ from tilec.runtime import vulkan as vulkan_runtime
 TESTS = Path(__file__).resolve().parent
 SUITE = ("test_numerics_cpu", "test_eager", "test_errors", "test_float16x2",
          "test_runtime_grid", "test_runtime_slices", "test_sub_byte_types",
-         "test_unroll_fragments")
+         "test_unroll_fragments", "test_per_thread_buffers")
 TARGETS = ("vulkan", "webgpu")
 # the SPIR-V of the kernels whose MSL the vulkan classes do not check (see _with_msl_check)
 NO_MSL_CHECK = ("OpAtomicFAddEXT", "OpCapability Float64", "OpCapability Int64")
@@ -54,10 +54,6 @@ GAPS = {
         "checks the CPU target's LLVM IR", AssertionError),
     "*__sub_byte_types::test_gemm_int4_example[[]*": WORKGROUP_MEMORY,
     "*__sub_byte_types::test_gemm_mxfp4_example[[]*": WORKGROUP_MEMORY,
-    "*__sub_byte_types::test_copies_through_every_buffer_kind*": (
-        "T.copy(fragment[i, 0], row) into a T.alloc_local row in a T.serial loop: each thread "
-        "fills only its own elements of the row, then stores the whole row (wrong on every "
-        "GPU target, float32 rows too; lower-tile-to-gpu)", AssertionError),
     "*__float16x2::test_pair_arithmetic_is_float16_arithmetic_on_both_halves": (
         F16_PAIR_EXPRESSIONS),
     "*__float16x2::test_field_pairs_decode_words[[]*-False[]]": F16_PAIR_EXPRESSIONS,

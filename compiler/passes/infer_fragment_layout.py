@@ -38,7 +38,15 @@ kernel:
   offset `jj * 4 + j`, a T.serial variable, a transposed or computed index) reads and writes
   a shared copy of it instead: any thread reaches any element there. The fragment is copied
   into it before the loop (before the loops around it that leave both untouched) and back
-  after the loop where the loop writes it.
+  after the loop where the loop writes it;
+- a T.alloc_local / T.alloc_var buffer is each thread's own whole copy, so whatever fills one
+  must give every thread every element (as the CPU target's one thread has them): a
+  T.Parallel that stores such a buffer at indices moving with its points, read after it,
+  runs every point on every thread (`whole_tile`; it lends that layout to no fragment, and
+  the fragments it reads are converted to it or read through a shared copy as above), and a
+  T.copy from a fragment into one (`T.copy(fragment[i, 0], row)`) reads a shared copy of the
+  fragment, where every thread finds the whole box. Each would otherwise fill, on each
+  thread, only the elements of its own points or registers.
 """
 
 from __future__ import annotations
@@ -64,7 +72,9 @@ from tilec.compiler.passes._fragment_layout import (
     row_contiguous_loads,
     set_layout,
 )
+from tilec.compiler.passes._integer_storage import VIEWS, root_of
 from tilec.compiler.passes._ir_walk import (
+    ancestors,
     as_operation,
     block_arg_index,
     constant_index,
@@ -82,6 +92,7 @@ from tilec.compiler.passes._scalar import index
 from tilec.compiler.passes._scheduling import read_decision, target_description
 from tilec.compiler.passes._thread_range import layout_threads, range_warp, thread_range_at
 from tilec.compiler.passes._wgmma import WARPGROUP_THREADS, WGMMA_ATTR
+from tilec.compiler.passes.check_parallel_updates import THREAD_STREAM_ATTR
 from tilec.dialect import AllocOp, ConvertLayoutOp, CopyOp
 
 
@@ -203,6 +214,41 @@ def floating_accesses(kernel: ir.Operation) -> list[tuple[ir.Operation, ir.Value
 
     visit(kernel)
     return found
+
+
+# each thread's own copy of the whole buffer (T.alloc_local, T.alloc_var)
+PER_THREAD_SCOPES = ("local", "var")
+
+
+def reads(op: ir.Operation, buffer: ir.Value) -> bool:
+    """Whether `op` itself (not an op nested in it) reads `buffer` or a view of it."""
+    if op.name in (*VIEWS, "memref.store", "tile.fill"):
+        return False
+    operands = list(op.operands)
+    if op.name == "tile.copy":
+        operands = [copy_parts(op)[0]]
+    return any(is_memref(value) and root_of(value) == buffer for value in operands)
+
+
+def fills_per_thread_buffer(parallel: ir.Operation, kernel: ir.Operation) -> bool:
+    """Whether `parallel` stores a T.alloc_local / T.alloc_var buffer at an index that is not
+    a constant (its points fill different elements) and an op outside the loop reads that
+    buffer: each thread must then run every point, or its copy keeps only its own points'
+    elements. A constant index is a point's temporary (check-parallel-updates rejects one
+    whose value the loop's variables decide), T.rng_init's state each thread's own stream."""
+    filled = set()
+    for op in walk(parallel):
+        if op.name != "memref.store" or scope(op.operands[1]) not in PER_THREAD_SCOPES:
+            continue
+        buffer = root_of(op.operands[1])
+        owner = defining_op(buffer)
+        if owner is not None and THREAD_STREAM_ATTR in owner.attributes:
+            continue
+        if any(constant_index(value) is None for value in list(op.operands)[2:]):
+            filled.add(buffer)
+    return bool(filled) and any(
+        reads(op, buffer) and not any(outer == parallel for outer in ancestors(op))
+        for op in walk(kernel) for buffer in filled)
 
 
 def loop_extents(parallel: ir.Operation) -> tuple[int, ...]:
@@ -350,6 +396,12 @@ class _KernelInference:
         self.copies = [op for op in ops if op.name == "tile.copy"
                        and scope(op.operands[0]) == "fragment" and scope(
                            copy_parts(op)[3]) == "fragment"]
+        # fragment -> T.alloc_local / T.alloc_var copies: every thread needs the whole box
+        self.private_copies = [op for op in ops if op.name == "tile.copy"
+                               and scope(op.operands[0]) == "fragment" and scope(
+                                   copy_parts(op)[3]) in PER_THREAD_SCOPES]
+        # T.Parallel loops filling per-thread buffers: every thread runs every point
+        self.replicated = [op for op in self.parallels if fills_per_thread_buffer(op, kernel)]
         # a fragment or T.Parallel of T.ws blocks only is laid out over their threads
         spans = [self.fragment_threads(op.results[0]) for op in self.allocs] + [
             self.parallel_threads(op) for op in self.parallels]
@@ -394,6 +446,10 @@ class _KernelInference:
             self.offer(fragment, whole_tile(shape_of(fragment), self.fragment_threads(fragment),
                                          self.warp_size),
                        access)
+        for parallel in self.replicated:
+            with reported_at(parallel):
+                set_layout(parallel, whole_tile(loop_extents(parallel), threads_at(
+                    parallel, self.kernel, self.range_warp), self.warp_size))
         while True:
             while self.propagate():
                 pass
@@ -417,6 +473,9 @@ class _KernelInference:
             self.convert_parallel(parallel)
         for access, fragment, store in self.floating:
             self.convert_floating(access, fragment, store)
+        for copy in self.private_copies:
+            if not layout_of(copy.operands[0]).holds_whole_tile():
+                copy.operands[0] = self.staged(copy.operands[0], copy, written=False)
 
     # ----- anchors ------------------------------------------------------------------------
     def accumulator_layout(self, gemm: ir.Operation, m: int, n: int) -> LinearLayout:
@@ -516,8 +575,8 @@ class _KernelInference:
                 changed = True
                 break
         loop = op_layout(parallel)
-        if loop is None:
-            return changed
+        if loop is None or any(parallel == known for known in self.replicated):
+            return changed  # a replicated loop's layout is no fragment's
         for _, fragment, dims, _ in accesses:
             if layout_of(fragment) is not None or None in dims or len(set(dims)) != len(dims):
                 continue
@@ -637,9 +696,10 @@ class _KernelInference:
             access.operands[position] = twins[key]
 
     def staged(self, fragment: ir.Value, parallel: ir.Operation, written: bool) -> ir.Value:
-        """A shared copy of `fragment` for `parallel` to index freely: filled before it (or
-        before the enclosing loops that neither write the fragment nor are written back in),
-        copied back into the fragment after it when the loop writes it."""
+        """A shared copy of `fragment` for `parallel` (a T.Parallel, or a copy into a
+        per-thread buffer) to index freely: filled before it (or before the enclosing loops
+        that neither write the fragment nor are written back in), copied back into the
+        fragment after it when the op writes it."""
         owner = self.alloc_of(fragment, parallel)
         type_ = ir.MemRefType(fragment.type)
         shape = list(type_.shape)

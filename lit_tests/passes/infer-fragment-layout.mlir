@@ -520,3 +520,95 @@ func.func @no_thread_ranges_on_amd(%A: memref<?xf32>, %n: index) attributes {til
   return
 }
 }
+
+// -----
+
+// A copy from a fragment into a T.alloc_local row (`T.copy(fragment[i, 0], row)` in a
+// T.serial loop) reads a shared copy of the fragment, made once before the loop that leaves
+// the fragment untouched: each thread's row gets the whole box, not only the elements of its
+// own registers.
+// CHECK-LABEL: func.func @copy_into_local
+// CHECK: %[[F:.*]] = tile.alloc {tile.layout = {{.*}}} : memref<4x8xf32, "fragment">
+// CHECK-NEXT: %[[FS:.*]] = tile.alloc : memref<4x8xf32, "shared">
+// CHECK: %[[ROW:.*]] = tile.alloc : memref<8xf32, "local">
+// CHECK: tile.copy %[[F]][%{{.*}}, %{{.*}}] [4, 8] to %[[FS]][%{{.*}}, %{{.*}}] [4, 8] : memref<4x8xf32, "fragment"> to memref<4x8xf32, "shared">
+// CHECK-NEXT: tile.for
+// CHECK: tile.copy %[[FS]][%{{.*}}, %{{.*}}] [1, 8] to %[[ROW]][%{{.*}}] [8] : memref<4x8xf32, "shared"> to memref<8xf32, "local">
+func.func @copy_into_local(%B: memref<4x8xf32>, %out: memref<4x8xf32>, %n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [32] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %f = tile.alloc : memref<4x8xf32, "fragment">
+    %row = tile.alloc : memref<8xf32, "local">
+    tile.copy %B[%c0, %c0] [4, 8] to %f[%c0, %c0] [4, 8] : memref<4x8xf32> to memref<4x8xf32, "fragment">
+    tile.for %c0 to %c4 step %c1 {
+    ^bb0(%i: index):
+      tile.copy %f[%i, %c0] [1, 8] to %row[%c0] [8] : memref<4x8xf32, "fragment"> to memref<8xf32, "local">
+      tile.copy %row[%c0] [8] to %out[%i, %c0] [1, 8] : memref<8xf32, "local"> to memref<4x8xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// A T.Parallel filling a T.alloc_local row by its points, the row read after it: every
+// thread runs every point (no lane or warp basis moves), so each thread's row is whole. The
+// fragment keeps the layout of the copy filling it (the loop lends its own to none) and is
+// converted to the loop's before it.
+// CHECK-LABEL: func.func @parallel_fills_local
+// CHECK: %[[F:.*]] = tile.alloc {tile.layout = #tile.linear<[8], register = {{\[\[}}1], [2]], lane = {{\[\[}}4], [0], [0], [0], [0]], warp = []>} : memref<8xf32, "fragment">
+// CHECK-NEXT: %[[WHOLE:.*]] = tile.alloc {tile.layout = #tile.linear<[8], register = {{\[\[}}1], [2], [4]], lane = {{\[\[}}0], [0], [0], [0], [0]], warp = []>} : memref<8xf32, "fragment">
+// CHECK: tile.convert_layout %[[F]] to %[[WHOLE]]
+// CHECK-NEXT: tile.parallel [8] attributes {tile.layout = #tile.linear<[8], register = {{\[\[}}1], [2], [4]], lane = {{\[\[}}0], [0], [0], [0], [0]], warp = []>}
+// CHECK: memref.load %[[WHOLE]]
+func.func @parallel_fills_local(%B: memref<8xf32>, %out: memref<8xf32>, %n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [32] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %f = tile.alloc : memref<8xf32, "fragment">
+    %row = tile.alloc : memref<8xf32, "local">
+    tile.copy %B[%c0] [8] to %f[%c0] [8] : memref<8xf32> to memref<8xf32, "fragment">
+    tile.parallel [8] {
+    ^bb0(%j: index):
+      %v = memref.load %f[%j] : memref<8xf32, "fragment">
+      memref.store %v, %row[%j] : memref<8xf32, "local">
+    }
+    tile.copy %row[%c0] [8] to %out[%c0] [8] : memref<8xf32, "local"> to memref<8xf32>
+  }
+  return
+}
+
+// -----
+
+// A T.alloc_local element each point stores and reads back at a constant index is that
+// point's temporary, and one the loop fills but nothing reads after it is its own scratch:
+// both loops keep one point per thread.
+// CHECK-LABEL: func.func @local_temporaries
+// CHECK: tile.parallel [32] attributes {tile.layout = #tile.linear<[32], register = [], lane = {{\[\[}}1], [2], [4], [8], [16]], warp = []>}
+// CHECK: tile.parallel [32] attributes {tile.layout = #tile.linear<[32], register = [], lane = {{\[\[}}1], [2], [4], [8], [16]], warp = []>}
+func.func @local_temporaries(%B: memref<32xf32>, %out: memref<32xf32>, %n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [32] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %tmp = tile.alloc : memref<1xf32, "local">
+    %scratch = tile.alloc : memref<32xf32, "local">
+    tile.parallel [32] {
+    ^bb0(%j: index):
+      %v = memref.load %B[%j] : memref<32xf32>
+      memref.store %v, %tmp[%c0] : memref<1xf32, "local">
+      %t = memref.load %tmp[%c0] : memref<1xf32, "local">
+      memref.store %t, %out[%j] : memref<32xf32>
+    }
+    tile.parallel [32] {
+    ^bb0(%j: index):
+      %v = memref.load %B[%j] : memref<32xf32>
+      memref.store %v, %scratch[%j] : memref<32xf32, "local">
+      %t = memref.load %scratch[%j] : memref<32xf32, "local">
+      memref.store %t, %out[%j] : memref<32xf32>
+    }
+  }
+  return
+}

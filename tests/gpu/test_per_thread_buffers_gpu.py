@@ -1,0 +1,25 @@
+"""T.alloc_local rows filled from a fragment (T.copy, T.Parallel), a shared tile and a tensor,
+read back reversed, on the GPU against float64 with outputs poisoned (NaN) first: each
+thread's row must be whole (tests/test_per_thread_buffers.py runs the same kernels on the CPU
+target and on lavapipe). Compiles at run time."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+torch = pytest.importorskip("torch")
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")]
+
+from test_per_thread_buffers import DTYPES, FILLS, run_reversed_rows  # noqa: E402
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("fill", FILLS)
+def test_local_rows_hold_the_whole_row_on_gpu(fill: str, dtype: str) -> None:
+    run_reversed_rows("cuda", fill, dtype, torch.Generator().manual_seed(7), device="cuda")
