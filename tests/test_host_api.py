@@ -639,3 +639,35 @@ def test_the_macros_a_macro_calls_are_part_of_the_cache_key(monkeypatch) -> None
     assert _filled.specialize((x,), {}, "cpu").key == before
     monkeypatch.setitem(globals(), "_fill_with_twos", _fill_with_threes)
     assert _filled.specialize((x,), {}, "cpu").key != before
+
+
+def _scaled_by(scale: float):
+    """An eager kernel made inside a factory: `scale` is a closure cell of it and of its
+    macro."""
+    @T.macro
+    def scaled(source, target):
+        for i in T.Parallel(16):
+            target[i] = source[i] * scale
+
+    @tilec.jit(target="cpu")
+    def kernel(A):
+        A: T.Tensor((16,), T.float32)
+        out = T.empty((16,), T.float32)
+        with T.Kernel(1, threads=16):
+            scaled(A, out)
+        return out
+
+    return kernel
+
+
+def test_closure_values_are_part_of_the_cache_key(rng: torch.Generator) -> None:
+    """Two kernels of one source made by a factory with different closure values are two
+    cache entries: the second never runs the first one's code (it did, a silent wrong
+    result, before closures were part of an eager kernel's key)."""
+    x = torch.randn(16, generator=rng)
+    keys = set()
+    for scale in (2.0, 3.0):
+        kernel = _scaled_by(scale)
+        keys.add(kernel.specialize((x,), {}, "cpu").key)
+        torch.testing.assert_close(kernel(x), x * scale, rtol=0, atol=0)  # one rounding each
+    assert len(keys) == 2

@@ -535,7 +535,8 @@ def _key_value(value: Any, depth: int = 0) -> str:
     if isinstance(value, T.Macro):  # with the globals it names: the macros it calls, in turn
         from tilec.frontend.source import source_text
 
-        named = _global_values(value.fn, depth + 1) if depth < 4 else {}
+        named = {**_global_values(value.fn, depth + 1),
+                 **_closure_values(value.fn, depth + 1)} if depth < 4 else {}
         return f"macro {source_text(value.fn)} {_key_value(named, depth + 1)}"
     if isinstance(value, (tuple, list)):
         return "(" + ", ".join(_key_value(v, depth) for v in value) + ")"
@@ -575,16 +576,23 @@ def _global_values(fn: Callable, depth: int = 0) -> dict[str, str]:
             if name in fn.__globals__ and not isinstance(fn.__globals__[name], types.ModuleType)}
 
 
-def _environment_values(prim: T.PrimFunc) -> dict[str, str]:
-    """The names a prim_func sees from its factory (block sizes, dtypes...), for its key."""
-    code = prim.fn.__code__
-    values = {name: _key_value(value) for name, value in prim.env.items()}
-    for name, cell in zip(code.co_freevars, prim.fn.__closure__ or (), strict=True):
+def _closure_values(fn: Callable, depth: int = 0) -> dict[str, str]:
+    """The closure cells a function reads (a kernel or macro made inside a factory sees its
+    block sizes, dtypes and flags so) are part of its key, as its globals are: two kernels of
+    one source made with `scale = 2.0` and `scale = 3.0` are two cache entries."""
+    values = {}
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True):
         try:
-            values[name] = _key_value(cell.cell_contents)
+            values[name] = _key_value(cell.cell_contents, depth)
         except ValueError:  # an unassigned cell
             values[name] = "<unbound>"
     return values
+
+
+def _environment_values(prim: T.PrimFunc) -> dict[str, str]:
+    """The names a prim_func sees from its factory (block sizes, dtypes...), for its key."""
+    return {**{name: _key_value(value) for name, value in prim.env.items()},
+            **_closure_values(prim.fn)}
 
 
 def prim_func_specialization(prim: T.PrimFunc, out_idx: Sequence[int] | int | None,
@@ -829,6 +837,7 @@ class JITFunction:
 
         prologue = run_prologue(compiled, call_arguments, values, given, tensor_names, sizes)
         parts = {"kind": "eager", "source": self.source, "globals": _global_values(self.fn),
+                 "closure": _closure_values(self.fn),
                  "tensors": {t.name: [[d.name if isinstance(d, T.Symbol) else d
                                        for d in t.shape], t.dtype.name]
                              for t in prologue.inputs},
