@@ -10,8 +10,8 @@ row here is read back at other points' indices (reversed), so a thread missing a
 it shows.
 
 Run on the CPU target against float64 with NaN-poisoned outputs, on vulkan and webgpu through
-tests/test_spirv_cpu_suite.py, on CUDA by tests/gpu/test_per_thread_buffers_gpu.py, and for
-sm_90a through ptxas.
+tests/test_spirv_cpu_suite.py, on CUDA by tests/gpu/test_per_thread_buffers_gpu.py, for sm_90a
+through ptxas and for gfx942 to a code object.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from conftest import poisoned, randn, suite_target
 
 import tilec
 import tilec.language as T
+from tilec.compiler.targets import hip
 from tilec.compiler.targets.cuda import ptxas_path
 
 TARGET = suite_target()
@@ -102,3 +103,12 @@ def test_kernels_assemble_for_sm90a(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         assert kernel.artifact.binary.startswith(b"\x7fELF")
         if fill == "copy":
             assert "bar.sync" in kernel.get_kernel_source()
+
+
+@pytest.mark.skipif(TARGET != "cpu" or hip.toolchain_missing() is not None,
+                    reason="the CPU suite's run checks gfx942; Debian's llvm-22 / lld-22 needed")
+def test_kernels_build_for_gfx942(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    for fill in FILLS:
+        kernel = reversed_rows.compile(M=20, N=48, fill=fill, target="hip:gfx942")
+        assert kernel.artifact.binary.startswith(b"\x7fELF")
