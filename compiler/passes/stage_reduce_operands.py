@@ -1,14 +1,17 @@
-"""stage-reduce-operands: a reduction over or into a shared buffer goes through fragments.
+"""stage-reduce-operands: a reduction over or into a shared or T.alloc_local buffer goes
+through fragments.
 
 TileLang reduces shared tiles as readily as fragments (T.reduce_sum(A_shared, sums, dim=1)),
-but the CUDA lowering reduces registers: each thread its own, lanes by shuffles, warps through
-a scratch buffer. So before layouts are inferred, a tile.reduce whose source or destination is
-shared is rewritten: a shared source is first copied into a fragment of its shape; a shared
-destination becomes a fragment of its shape, copied back into the shared buffer after the
-reduction (and filled from it first when the reduction accumulates into it, clear = false).
-infer-fragment-layout then lays the new fragments out as any copied tile, and
-insert-shared-barriers orders the copies with the other threads' accesses. The fragments are
-allocated at the top of their T.Kernel block, so a reduction in a loop reuses them.
+and the CPU target reduces into a T.alloc_local buffer too, but the GPU lowering reduces
+registers: each thread its own, lanes by shuffles, warps through a scratch buffer. So before
+layouts are inferred, a tile.reduce whose source or destination is shared or local is
+rewritten: such a source is first copied into a fragment of its shape; such a destination
+becomes a fragment of its shape, copied back into the buffer after the reduction (and filled
+from it first when the reduction accumulates into it, clear = false). infer-fragment-layout
+then lays the new fragments out as any copied tile (a copy into a local buffer gives every
+thread the whole result), and insert-shared-barriers orders the copies with the other
+threads' accesses. The fragments are allocated at the top of their T.Kernel block, so a
+reduction in a loop reuses them.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from tilec.compiler.passes._builders import ops_named
 from tilec.compiler.passes._ir_walk import as_operation, enclosing, scope
 from tilec.compiler.passes._scalar import index
 from tilec.dialect import AllocOp, CopyOp
+
+STAGED_SCOPES = ("shared", "local")  # reduced through a fragment of their shape
 
 
 def fragment_like(buffer: ir.Value, kernel: ir.Operation) -> ir.Value:
@@ -42,27 +47,28 @@ def copy_whole(src: ir.Value, dst: ir.Value) -> ir.Operation:
 @register
 @dataclass
 class StageReduceOperands(TilePass):
-    """Reductions over or into shared buffers through fragments (see the module docstring)."""
+    """Reductions over or into shared or local buffers through fragments (see the module
+    docstring)."""
 
     name = "stage-reduce-operands"
-    summary = "tile.reduce over/into shared buffers -> copies through fragments"
+    summary = "tile.reduce over/into shared or local buffers -> copies through fragments"
 
     def run(self, module: ir.Module) -> None:
         for view in ops_named(module.operation, ("tile.reduce",)):
             op = as_operation(view)
             src, dst = op.operands[0], op.operands[1]
-            if "shared" not in (scope(src), scope(dst)):
+            if scope(src) not in STAGED_SCOPES and scope(dst) not in STAGED_SCOPES:
                 continue
             kernel = enclosing(op, "tile.kernel")
             if kernel is None:
                 continue  # outside a T.Kernel block: the verifier's and the lowering's case
             with op.location:
-                if scope(src) == "shared":
+                if scope(src) in STAGED_SCOPES:
                     staged = fragment_like(src, kernel)
                     with ir.InsertionPoint(op):
                         copy_whole(src, staged)
                     op.operands[0] = staged
-                if scope(dst) == "shared":
+                if scope(dst) in STAGED_SCOPES:
                     staged = fragment_like(dst, kernel)
                     if not ir.BoolAttr(op.attributes["clear"]).value:
                         with ir.InsertionPoint(op):

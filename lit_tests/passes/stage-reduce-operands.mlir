@@ -69,3 +69,29 @@ func.func @fragments_only(%X: memref<16x8xf32>) attributes {tile.entry} {
   }
   return
 }
+
+// -----
+
+// A reduction into a T.alloc_local buffer (the CPU target's reduce writes it whole) reduces into
+// a fragment, copied into the buffer after it (infer-fragment-layout then gives every thread
+// the whole result) and filled from it first when the reduction accumulates.
+// CHECK-LABEL: func.func @fragment_to_local
+// CHECK: %[[DST:.*]] = tile.alloc : memref<16xf32, "fragment">
+// CHECK: %[[L:.*]] = tile.alloc : memref<16xf32, "local">
+// CHECK: tile.copy %[[L]][{{.*}}] [16] to %[[DST]][{{.*}}] [16] : memref<16xf32, "local"> to memref<16xf32, "fragment">
+// CHECK-NEXT: arith.constant 0 : index
+// CHECK-NEXT: tile.reduce "sum" %{{.*}} to %[[DST]] dim 1 {clear = false} : memref<16x32xf32, "fragment"> to memref<16xf32, "fragment">
+// CHECK-NEXT: tile.copy %[[DST]][{{.*}}] [16] to %[[L]][{{.*}}] [16] : memref<16xf32, "fragment"> to memref<16xf32, "local">
+func.func @fragment_to_local(%X: memref<16x32xf32>, %out: memref<16xf32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [64] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %f = tile.alloc : memref<16x32xf32, "fragment">
+    %l = tile.alloc : memref<16xf32, "local">
+    tile.copy %X[%c0, %c0] [16, 32] to %f[%c0, %c0] [16, 32] : memref<16x32xf32> to memref<16x32xf32, "fragment">
+    tile.reduce "sum" %f to %l dim 1 {clear = false} : memref<16x32xf32, "fragment"> to memref<16xf32, "local">
+    tile.copy %l[%c0] [16] to %out[%c0] [16] : memref<16xf32, "local"> to memref<16xf32>
+  }
+  return
+}
