@@ -118,10 +118,18 @@ def threads_at(op: ir.Operation, kernel: ir.Operation, range_warp: int = 32) -> 
     starts at 0 there, so layouts are over them alone), else the threads of the branch on the
     thread index around it (compiler/passes/_thread_range.py), else the whole block; a count
     that is not a power of two spans the largest power of two it holds."""
+    count = running_threads(op, kernel, range_warp)
+    return count if warpgroups_at(op, kernel) is not None else layout_threads(count)
+
+
+def running_threads(op: ir.Operation, kernel: ir.Operation, range_warp: int = 32) -> int:
+    """How many threads run `op`: its T.ws block's, its thread range's or the block's (the
+    copies past a layout's span included: a tensor-core instruction needs them as whole warps
+    and warpgroups)."""
     groups = threads_of(op, kernel, range_warp)
     if isinstance(groups, tuple):
         return WARPGROUP_THREADS * len(groups)
-    return layout_threads(kernel_threads(kernel) if groups is None else groups.count)
+    return kernel_threads(kernel) if groups is None else groups.count
 
 
 @dataclass(frozen=True)

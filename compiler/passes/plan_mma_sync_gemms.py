@@ -7,7 +7,8 @@ grid, several gemms, A from registers, ...), every gemm that infer-mma-layout ga
 
 - A and B are tiles of their own (tile.alloc), B shared, A shared or (tile.mma's a_source =
   "registers") a fragment, C a fragment; the threads running it are exactly the decision's
-  warps (every warp issues);
+  warps (every warp issues), and those past them, copies, whole warps too (ldmatrix and
+  mma.sync are a whole warp's: a block of 48 threads has a last warp of 16 lanes);
 - each warp's tile is a whole number of 16 x 16 pieces and mma.sync's fragments cover the
   accumulator (and a fragment A) over the warp grid (power-of-two pieces per warp);
 - a shared operand's rows span a multiple of 32 bytes (the swizzle span is the widest of 128,
@@ -74,7 +75,7 @@ from tilec.compiler.passes._scheduling import (
     tensorcore_type,
 )
 from tilec.compiler.passes._wgmma import SHARED_LAYOUT_ATTR, SharedOperandLayout
-from tilec.compiler.passes.infer_fragment_layout import threads_at
+from tilec.compiler.passes.infer_fragment_layout import running_threads, threads_at
 from tilec.compiler.passes.infer_mma_layout import MMA_ATTR
 from tilec.compiler.passes.select_epilogue_store import STORE_ATTR, accumulator_store
 from tilec.compiler.tensorcore.dtypes import K_STEP_BYTES, OPERAND_BYTES
@@ -194,6 +195,8 @@ class PlanMmaSyncGemms(TilePass):
         staged = STAGED_EPILOGUE_ATTR in module.operation.attributes
         for kernel in kernels(module):
             for gemm in [op for op in walk(kernel) if op.name == "tile.gemm"]:
+                if running_threads(gemm, kernel) % WARP_THREADS:
+                    continue  # a partial warp cannot run ldmatrix / mma.sync: CUDA cores
                 layouts = gemm_layouts(gemm, threads_at(gemm, kernel))
                 if layouts is None:
                     continue
