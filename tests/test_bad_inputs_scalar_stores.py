@@ -88,6 +88,25 @@ def atomic_in_thread_range():
     return main
 
 
+def warp_leaders_add():
+    @T.prim_func
+    def main(X: T.Tensor((128,), "float32"), Total: T.Tensor((1,), "float32")):
+        with T.Kernel(1, threads=128):
+            if T.get_thread_binding() % 32 == 0:
+                Total[0] += X[0]  # error: warp-leaders-add
+    return main
+
+
+def loaded_condition_add():
+    @T.prim_func
+    def main(X: T.Tensor((128,), "float32"), Total: T.Tensor((1,), "float32")):
+        with T.Kernel(1, threads=128):
+            tx = T.get_thread_binding()
+            if X[tx] > 0.0:
+                Total[0] += X[0]
+    return main
+
+
 def last_row():
     @T.prim_func
     def main(X: T.Tensor((M, N), "float32"), Out: T.Tensor((N,), "float32")):
@@ -145,6 +164,21 @@ def test_a_thread_range_runs_its_scalar_code_on_each_of_its_threads(target: str)
     error_tags.check_error(error, THIS_FILE, "atomic-in-thread-range",
                            "runs on each of the 32 threads of its thread range",
                            kind=CompileError)
+
+
+@pytest.mark.parametrize("target", GPU_TARGETS)
+def test_a_condition_on_the_thread_index_is_counted(target: str) -> None:
+    """`if tx % 32 == 0:` runs on 4 of 128 threads: its read-modify-write races among them."""
+    error = compile_error(warp_leaders_add(), target)
+    error_tags.check_error(error, THIS_FILE, "warp-leaders-add",
+                           "runs on each of the 4 threads its conditions select",
+                           "reads the element and stores it back", kind=CompileError)
+
+
+def test_a_condition_on_loaded_values_stays_unchecked() -> None:
+    """Which threads pass `X[tx] > 0` is known at run time only (README: unchecked)."""
+    kernel = tilec.compile(loaded_condition_add(), target="cuda:sm_90a")
+    assert kernel.get_kernel_source()
 
 
 PARALLEL_STORES = {

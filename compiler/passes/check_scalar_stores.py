@@ -19,21 +19,26 @@ the CPU target, which has no thread index, runs it too), `if T.get_thread_bindin
 a GPU, or to T.Parallel / T.reduce_*. Left alone: an
 index that differs between the threads (each stores its own element), an atomic of a value
 that differs between them (a per-thread contribution, TileLang's GEMV), T.atomic_add with
-return_prev (each thread's own ticket), a store under a condition that differs between the
-threads (`if tx == 0`, `if tx % 32 == 0`: the compiler does not count who runs it), and a
-block of one thread. The thread ranges of `if T.get_thread_binding() < 32:` still run their
-scalar code on each of their threads, so they are no such condition.
+return_prev (each thread's own ticket), and a block of one thread. Under conditions that
+differ between the threads, those computed from the thread index and constants are evaluated
+for every thread of the block (`_per_thread.py`): `if tx == 0` leaves one thread, which is
+fine, and `if tx % 32 == 0` four of 128, which still race; a condition on a loaded value (or
+a loop bound that differs between threads) is known at run time only and left unchecked.
+The thread ranges of `if T.get_thread_binding() < 32:` still run their scalar code on each
+of their threads, so they are no such condition.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from mlir import ir
 
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._integer_storage import root_of
 from tilec.compiler.passes._ir_walk import (
+    as_operation,
     constant_index,
     defining_op,
     enclosing,
@@ -42,6 +47,7 @@ from tilec.compiler.passes._ir_walk import (
     scope,
     walk,
 )
+from tilec.compiler.passes._per_thread import PerThread
 from tilec.compiler.passes._scheduling import target_description
 from tilec.compiler.passes._thread_range import (
     block_threads,
@@ -72,6 +78,7 @@ class CheckScalarStores(TilePass):
             if block_threads(kernel) < 2:
                 continue
             thread_values: ThreadValues | None = None
+            per_thread = PerThread(list(ir.DenseI64ArrayAttr(kernel.attributes["threads"])))
             for op in walk(kernel):
                 if op.name == "memref.store":
                     value, buffer, indices = op.operands[0], op.operands[1], op.operands[2:]
@@ -83,13 +90,18 @@ class CheckScalarStores(TilePass):
                     continue
                 if thread_values is None:
                     thread_values = ThreadValues(kernel, warp)
-                if (any(map(thread_values.differs, indices))
-                        or any(not is_thread_branch(condition, warp)
-                               for condition in thread_values.conditions(op))):
+                if any(map(thread_values.differs, indices)):
                     continue
+                threads = _threads(op, kernel, warp)
+                conditions = thread_values.conditions(op)
+                if any(not is_thread_branch(condition, warp) for condition in conditions):
+                    count = _selected(op, conditions, per_thread)
+                    if count is None or count < 2:
+                        continue
+                    threads = f"each of the {count} threads its conditions select"
                 why = _race(op, value, buffer, indices, thread_values)
                 if why is not None:
-                    raise _error(op, scope(buffer), why, _threads(op, kernel, warp))
+                    raise _error(op, scope(buffer), why, threads)
 
 
 def _race(op: ir.Operation, value: ir.Value, buffer: ir.Value, indices: list[ir.Value],
@@ -136,6 +148,27 @@ def _same_indices(first: list[ir.Value], second: list[ir.Value]) -> bool:
         if a != b and (constant_index(a) is None or constant_index(a) != constant_index(b)):
             return False
     return True
+
+
+def _selected(op: ir.Operation, conditions: list[ir.Operation], per_thread: PerThread
+              ) -> int | None:
+    """How many threads of the block run `op` under `conditions` (the scf.ifs around it whose
+    conditions differ between threads), None where one is not computed from the thread index
+    and constants alone (a loaded value) or is a loop."""
+    selected = np.ones(per_thread.count, dtype=bool)
+    for condition in conditions:
+        values = per_thread.evaluate(condition.operands[0]) \
+            if condition.name == "scf.if" else None
+        if values is None:
+            return None
+        selected &= (values != 0) == _in_then_branch(op, condition)
+    return int(selected.sum())
+
+
+def _in_then_branch(op: ir.Operation, branch: ir.Operation) -> bool:
+    while as_operation(op.parent) != branch:
+        op = as_operation(op.parent)
+    return op.block == branch.regions[0].blocks[0]
 
 
 def _threads(op: ir.Operation, kernel: ir.Operation, warp: int) -> str:

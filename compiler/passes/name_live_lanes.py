@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from mlir import ir
@@ -45,29 +45,13 @@ from mlir.dialects import arith, gpu, nvvm
 
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._ir_walk import as_operation, defining_op, op_error, walk
+from tilec.compiler.passes._per_thread import AXES, WARP, PerThread
 
-WARP = 32
 FULL = (1 << WARP) - 1
 # the operand that is the member mask of each warp-collective op
 MASK_OPERAND = {"nvvm.shfl.sync": 0, "nvvm.vote.sync": 0, "nvvm.match.sync": 0,
                 "nvvm.redux.sync": 1}
 COLLECTIVES = ("gpu.shuffle", "nvvm.elect.sync", *MASK_OPERAND)
-_AXES = ("x", "y", "z")
-_BINARY = {
-    "arith.addi": np.add, "arith.subi": np.subtract, "arith.muli": np.multiply,
-    "arith.andi": np.bitwise_and, "arith.ori": np.bitwise_or, "arith.xori": np.bitwise_xor,
-    "arith.maxsi": np.maximum, "arith.minsi": np.minimum, "arith.maxui": np.maximum,
-    "arith.minui": np.minimum,
-}
-_DIVISIONS = {"arith.divui", "arith.divsi", "arith.floordivsi", "arith.remui", "arith.remsi",
-              "arith.ceildivui", "arith.ceildivsi"}
-_CASTS = {"arith.index_cast", "arith.index_castui", "arith.extui", "arith.extsi",
-          "arith.trunci"}
-_SHIFTS = {"arith.shli", "arith.shrui", "arith.shrsi"}
-_EVALUATED = {*_BINARY, *_DIVISIONS, *_CASTS, *_SHIFTS, "arith.cmpi", "arith.select"}
-# arith.cmpi's predicates by number: eq ne slt sle sgt sge ult ule ugt uge
-_COMPARE = [np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
-            np.less, np.less_equal, np.greater, np.greater_equal]
 # ops whose result is the same on every thread when their operands are
 _PURE_PREFIXES = ("arith.", "index.", "math.")
 _PURE = {"builtin.unrealized_conversion_cast", "llvm.insertvalue", "llvm.extractvalue",
@@ -116,83 +100,13 @@ class Live:
     diverged: ir.Operation | None = None
 
 
-@dataclass
-class _Function:
-    """One gpu.func: its block shape and the per-thread values evaluated so far."""
+class _Function(PerThread):
+    """One gpu.func: its threads' values, and which values all its threads share."""
 
-    function: ir.Operation
-    block: list[int]
-    values: dict = field(default_factory=dict)
-    uniform: dict = field(default_factory=dict)
-
-    @property
-    def count(self) -> int:
-        return math.prod(self.block)
-
-    # ----- per-thread values ----------------------------------------------------------------
-    def evaluate(self, value: ir.Value) -> np.ndarray | None:
-        """`value` on every thread of the block (int64), None where it is not computed from
-        the thread index and constants alone."""
-        key = value
-        if key not in self.values:
-            self.values[key] = None  # a cycle through a region's results reads as unknown
-            self.values[key] = self._evaluate(value)
-        return self.values[key]
-
-    def _evaluate(self, value: ir.Value) -> np.ndarray | None:
-        op = defining_op(value)
-        if op is None:
-            return None
-        name = op.name
-        tid = np.arange(self.count, dtype=np.int64)
-        if name == "arith.constant":
-            attr = op.attributes["value"]
-            if not isinstance(attr, ir.IntegerAttr):
-                return None
-            return np.full(self.count, ir.IntegerAttr(attr).value, dtype=np.int64)
-        if name == "gpu.thread_id":
-            axis = _AXES.index(str(op.attributes["dimension"]).split()[-1].strip(">"))
-            inner = math.prod(self.block[:axis])
-            return (tid // inner) % self.block[axis]
-        if name == "gpu.lane_id":
-            return tid % WARP
-        if name == "gpu.block_dim":
-            axis = _AXES.index(str(op.attributes["dimension"]).split()[-1].strip(">"))
-            return np.full(self.count, self.block[axis], dtype=np.int64)
-        if name == "gpu.shuffle":  # a value of a lane all take: the warp's lane `offset`
-            return self._read_lane(op, value)
-        if name not in _EVALUATED:
-            return None
-        operands = [self.evaluate(v) for v in op.operands]
-        if any(operand is None for operand in operands):
-            return None
-        if name in _CASTS:
-            return operands[0]
-        if name in _BINARY:
-            return _BINARY[name](operands[0], operands[1])
-        if name in _DIVISIONS:
-            return _divide(name, operands[0], operands[1])
-        if name in _SHIFTS:
-            if (operands[1] < 0).any() or (operands[1] > 62).any():
-                return None
-            return operands[0] << operands[1] if name == "arith.shli" else \
-                operands[0] >> operands[1]
-        if name == "arith.cmpi":
-            predicate = ir.IntegerAttr(op.attributes["predicate"]).value
-            if predicate >= 6 and ((operands[0] < 0).any() or (operands[1] < 0).any()):
-                return None
-            return _COMPARE[predicate](operands[0], operands[1]).astype(np.int64)
-        return np.where(operands[0] != 0, operands[1], operands[2])  # arith.select
-
-    def _read_lane(self, op: ir.Operation, value: ir.Value) -> np.ndarray | None:
-        if value != op.results[0] or "idx" not in str(op.attributes["mode"]):
-            return None
-        source, lane, width = (self.evaluate(v) for v in op.operands)
-        if source is None or lane is None or width is None or (width != WARP).any():
-            return None
-        tid = np.arange(self.count, dtype=np.int64)
-        at = (tid // WARP) * WARP + lane % WARP
-        return np.where(at < self.count, source[np.minimum(at, self.count - 1)], 0)
+    def __init__(self, function: ir.Operation, block: list[int]) -> None:
+        super().__init__(block)
+        self.function = function
+        self.uniform: dict[ir.Value, bool] = {}
 
     def is_uniform(self, value: ir.Value) -> bool:
         """Whether `value` is the same on every thread of the block: computed from constants,
@@ -220,20 +134,6 @@ class _Function:
         elif not (op.name.startswith(_PURE_PREFIXES) or op.name in _PURE):
             return False
         return all(self.is_uniform(v) for v in op.operands)
-
-
-def _divide(name: str, a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
-    if (b == 0).any():
-        return None
-    if name in ("arith.divui", "arith.floordivsi"):
-        return a // b
-    if name == "arith.divsi":
-        return np.trunc(a / b).astype(np.int64)
-    if name in ("arith.ceildivui", "arith.ceildivsi"):
-        return -(-a // b)
-    if name == "arith.remsi":
-        return np.fmod(a, b)
-    return a % b
 
 
 @register
@@ -425,7 +325,7 @@ def _source_lane(kind: str, lane: int, offset: int, control: int) -> int:
 def _linear_thread(block: list[int]) -> ir.Value:
     linear = None
     stride = 1
-    for axis, extent in zip(_AXES, block, strict=True):
+    for axis, extent in zip(AXES, block, strict=True):
         if extent == 1:
             continue
         term = gpu.thread_id(getattr(gpu.Dimension, axis))

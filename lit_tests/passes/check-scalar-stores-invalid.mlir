@@ -89,3 +89,27 @@ func.func @thread_range(%Out: memref<1xf32>) attributes {tile.entry} {
   }
   return
 }
+
+// -----
+
+// Under `tx % 32 == 0` (evaluated for every thread: 4 of the 128 run it), a read-modify-write
+// of one element still races among those 4.
+func.func @warp_leaders(%Out: memref<1xf32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [128] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c32 = arith.constant 32 : index
+    %one = arith.constant 1.0 : f32
+    %tx = gpu.thread_id x
+    %lane = arith.remui %tx, %c32 : index
+    %leader = arith.cmpi eq, %lane, %c0 : index
+    scf.if %leader {
+      %old = memref.load %Out[%c0] : memref<1xf32>
+      %new = arith.addf %old, %one : f32
+      // expected-error @+1 {{a store to one tensor element outside T.Parallel runs on each of the 4 threads its conditions select: it reads the element and stores it back}}
+      memref.store %new, %Out[%c0] : memref<1xf32>
+    }
+  }
+  return
+}

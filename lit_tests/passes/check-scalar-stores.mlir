@@ -92,3 +92,37 @@ func.func @points_and_single_thread(%Out: memref<4xf32>) attributes {tile.entry}
   }
   return
 }
+
+// -----
+
+// Under a condition on a loaded value the threads that run the store are known at run time
+// only: left unchecked. Under `tx < 1` exactly one thread runs it.
+// CHECK-LABEL: func.func @loaded_or_single_thread_conditions
+// CHECK: scf.if
+// CHECK: memref.store
+// CHECK: scf.if
+// CHECK: memref.store
+func.func @loaded_or_single_thread_conditions(%X: memref<128xf32>, %Out: memref<1xf32>)
+    attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [128] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %zero = arith.constant 0.0 : f32
+    %tx = gpu.thread_id x
+    %x = memref.load %X[%tx] : memref<128xf32>
+    %positive = arith.cmpf ogt, %x, %zero : f32
+    scf.if %positive {
+      %old = memref.load %Out[%c0] : memref<1xf32>
+      %new = arith.addf %old, %x : f32
+      memref.store %new, %Out[%c0] : memref<1xf32>
+    }
+    %first = arith.cmpi ult, %tx, %c1 : index
+    scf.if %first {
+      %old = memref.load %Out[%c0] : memref<1xf32>
+      %new = arith.addf %old, %zero : f32
+      memref.store %new, %Out[%c0] : memref<1xf32>
+    }
+  }
+  return
+}
