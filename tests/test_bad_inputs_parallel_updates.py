@@ -119,6 +119,24 @@ def pair_sums():
     return main
 
 
+def plain_pairs():
+    @T.prim_func
+    def main(X: T.Tensor((N,), "float32"), Out: T.Tensor((N // 2,), "float32")):
+        with T.Kernel(1, threads=32):
+            for i in T.Parallel(N):
+                Out[i // 2] = X[i]  # error: plain-pairs
+    return main
+
+
+def plain_same_pairs():
+    @T.prim_func
+    def main(X: T.Tensor((N,), "float32"), Out: T.Tensor((N // 2,), "float32")):
+        with T.Kernel(1, threads=32):
+            for i in T.Parallel(N):
+                Out[i // 2] = X[i // 2] * 2.0 + X[N // 2 + i // 2]
+    return main
+
+
 CASES = {
     "column-sums": (column_sums, "a fragment element", "its first variable (extent 8)"),
     "running-max": (running_max, "a shared buffer element", "its first variable (extent 8)"),
@@ -150,6 +168,27 @@ def test_index_two_points_share_is_an_error_at_its_line(target: str) -> None:
                            "at an index two of its points share: points (0,) and (1,) both "
                            "update element (0,)",
                            "use T.reduce_sum / T.reduce_max", kind=CompileError)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_plain_store_two_points_share_is_an_error_at_its_line(target: str) -> None:
+    """`Out[i // 2] = X[i]`: points 0 and 1 store X[0] and X[1] into one element."""
+    error = compile_error(plain_pairs(), target)
+    error_tags.check_error(error, THIS_FILE, "plain-pairs", "T.Parallel stores into a tensor "
+                           "element at an index two of its points share, of values that differ "
+                           "between them: points (0,) and (1,) both store element (0,)",
+                           "which value lands depends on the schedule", kind=CompileError)
+
+
+def test_plain_store_of_one_value_two_points_share_runs() -> None:
+    """`Out[i // 2] = f(X[i // 2], ...)`: both points store the same value."""
+    kernel = tilec.compile(plain_same_pairs(), target="cpu")
+    x = randn((N,), torch.float32, torch.Generator().manual_seed(7))
+    out = poisoned((N // 2,), torch.float32)
+    kernel(x, out)
+    x64 = x.double()
+    torch.testing.assert_close(out.double(), x64[:N // 2] * 2 + x64[N // 2:], rtol=1e-6,
+                               atol=1e-6)
 
 
 # ------------------------------------------------------------------ what still compiles and runs

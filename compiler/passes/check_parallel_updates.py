@@ -30,9 +30,12 @@ fragment) a point stores and then reads (a per-point temporary); a plain store w
 does not depend on the variables its index leaves out (every point stores the same value);
 and, into shared memory or a tensor, a store under `if v == c` on the variable it leaves out
 (one point along it writes; a fragment's other copies would keep their old value, so there it
-stays an error). Not seen: two points of a plain store at an index computed from every
-variable (`out[i // 2] = x[i]`), and collisions through loaded indices (`out[idx[i]] += v`):
-see README's unchecked list.
+stays an error). So is a plain store at an index computed from every variable that still
+gives two points one element, `out[i // 2] = x[i]`, where what its value is computed from (the
+variables it uses, the indices of its loads, evaluated at every point) differs between them;
+`out[i // 2] = x[i // 2]` stores one value and stays. Not seen: collisions through loaded
+indices (`out[idx[i]] += v`, or a value loaded at one, `out[i // 2] = x[idx[i]]`), and values
+read from a per-point temporary: see README's unchecked list.
 """
 
 from __future__ import annotations
@@ -190,6 +193,9 @@ class CheckParallelUpdates(TilePass):
                 raise (_error(store, scope(buffer), left_out) if update
                        else _store_error(store, scope(buffer), left_out))
             if not update:
+                clash = _clashing_store(store, outermost, named, shared_memory, body)
+                if clash is not None:
+                    raise _store_error(store, scope(buffer), _stored_by(*clash))
                 continue
             shared = _shared_element(store, outermost, named, shared_memory)
             if shared is not None:
@@ -225,6 +231,12 @@ def _shared_by(first: tuple[int, ...], second: tuple[int, ...], element: tuple[i
             f"element {element}")
 
 
+def _stored_by(first: tuple[int, ...], second: tuple[int, ...], element: tuple[int, ...]
+               ) -> str:
+    return (f"at an index two of its points share, of values that differ between them: "
+            f"points {first} and {second} both store element {element}")
+
+
 def _error(store: ir.Operation, buffer_scope: str, why: str) -> CompileError:
     return op_error(store, (
         f"T.Parallel updates a {SCOPE_WORDS.get(buffer_scope, buffer_scope)} element it reads "
@@ -250,12 +262,31 @@ def _temporary(buffer: ir.Value, body: list[ir.Operation]) -> bool:
         op.name == "memref.load" and root_of(op.operands[0]) == buffer for op in body)
 
 
-def _shared_element(store: ir.Operation, outermost: ir.Operation,
-                    named: list[tuple[int, ir.Value, int, ir.Operation]], shared_memory: bool
-                    ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None:
-    """Two points of the loops and the element they both update, where the store's index is
-    computed from the loops' variables and constants only (`acc[i // 2]` over T.Parallel(8)):
-    every point's index evaluated at once over the loops' whole extent. Into shared memory or
+Clash = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]  # two points, their element
+
+
+@dataclass
+class _Points:
+    """Every point of a T.Parallel nest that runs a store, and the element each stores to."""
+
+    coordinates: np.ndarray  # [variables, points of the whole nest]
+    evaluate: PointValues
+    points: np.ndarray  # the points that run the store
+    elements: np.ndarray  # [points that run it, rank]
+
+    def clash(self, one: int, other: int) -> Clash:
+        """Points number `one` and `other` of those that run the store, and their element."""
+        first, second = self.points[one], self.points[other]
+        return (tuple(int(c) for c in self.coordinates[:, first]),
+                tuple(int(c) for c in self.coordinates[:, second]),
+                tuple(int(e) for e in self.elements[one]))
+
+
+def _store_points(store: ir.Operation, outermost: ir.Operation,
+                  named: list[tuple[int, ir.Value, int, ir.Operation]], shared_memory: bool
+                  ) -> _Points | None:
+    """Where the store's index is computed from the loops' variables and constants only,
+    every point's index, evaluated at once over the loops' whole extent. Into shared memory or
     a tensor, only the points whose conditions (as computable) hold count; a per-thread
     buffer's copies on the threads that skip the store would keep their old values."""
     extents = [extent for _, _, extent, _ in named]
@@ -276,16 +307,101 @@ def _shared_element(store: ir.Operation, outermost: ir.Operation,
                 runs &= np.broadcast_to(holds.astype(bool) == taken, (total,))
     elements = np.stack([np.broadcast_to(index, (total,)) for index in indices], axis=1)
     points = np.flatnonzero(runs)
-    _, first, inverse, counts = np.unique(elements[points], axis=0, return_index=True,
-                                          return_inverse=True, return_counts=True)
+    return _Points(coordinates, evaluate, points, elements[points])
+
+
+def _shared_element(store: ir.Operation, outermost: ir.Operation,
+                    named: list[tuple[int, ir.Value, int, ir.Operation]], shared_memory: bool
+                    ) -> Clash | None:
+    """Two points of the loops and the element they both update (`acc[i // 2]` over
+    T.Parallel(8))."""
+    found = _store_points(store, outermost, named, shared_memory)
+    if found is None:
+        return None
+    _, inverse, counts = np.unique(found.elements, axis=0, return_inverse=True,
+                                   return_counts=True)
     repeated = np.flatnonzero(counts > 1)
     if not len(repeated):
         return None
-    group = repeated[0]
-    one, other = points[np.flatnonzero(inverse.reshape(-1) == group)[:2]]
-    return (tuple(int(c) for c in coordinates[:, one]),
-            tuple(int(c) for c in coordinates[:, other]),
-            tuple(int(e) for e in elements[one]))
+    one, other = np.flatnonzero(inverse.reshape(-1) == repeated[0])[:2]
+    return found.clash(one, other)
+
+
+def _clashing_store(store: ir.Operation, outermost: ir.Operation,
+                    named: list[tuple[int, ir.Value, int, ir.Operation]], shared_memory: bool,
+                    body: list[ir.Operation]) -> Clash | None:
+    """Two points of a plain store at one element (`out[i // 2] = x[i]`) whose values differ:
+    the value's inputs (the loops' variables it uses, the indices of the loads it is computed
+    from) evaluated at every point differ between them. None where they are the same
+    everywhere an element is shared, or are not all computable (a load at a loaded index, a
+    per-point temporary, another loop's variable)."""
+    found = _store_points(store, outermost, named, shared_memory)
+    if found is None:
+        return None
+    inputs = _value_inputs(store.operands[0], outermost, found.evaluate, body)
+    if inputs is None:
+        return None
+    total = found.coordinates.shape[1]
+    columns = [np.broadcast_to(values, (total,))[found.points] for values in inputs]
+    keyed = np.concatenate([found.elements, np.stack(columns, axis=1)], axis=1) \
+        if columns else found.elements
+    elements, element_of = np.unique(found.elements, axis=0, return_inverse=True)
+    stored, stored_of = np.unique(keyed, axis=0, return_index=True)[0:2]
+    if len(stored) == len(elements):
+        return None
+    element_of = element_of.reshape(-1)
+    first = {}
+    for point in np.sort(stored_of):  # the first point storing each (element, value) pair
+        element = int(element_of[point])
+        if element in first:
+            return found.clash(first[element], int(point))
+        first[element] = int(point)
+    return None
+
+
+def _value_inputs(value: ir.Value, outermost: ir.Operation, evaluate: PointValues,
+                  body: list[ir.Operation]) -> list[np.ndarray] | None:
+    """What a stored value is computed from, per point: the loops' variables and the indices
+    of its loads (values from outside the loop are the same at every point); None where one
+    is not computable."""
+    written = {root_of(op.operands[1]) for op in body if op.name == "memref.store"}
+    inputs: list[np.ndarray] = []
+    seen: set[ir.Value] = set()
+    pending = [value]
+    while pending:
+        current = pending.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        known = evaluate.known.get(current)
+        if known is not None and defining_op(current) is None:  # a T.Parallel variable
+            inputs.append(known)
+            continue
+        op = defining_op(current)
+        if op is None or not _inside(op, outermost):
+            if op is None and _inside(as_operation(current.owner.owner), outermost):
+                return None  # a variable of a loop inside the T.Parallel
+            continue
+        if op.name == "memref.load":
+            buffer = root_of(op.operands[0])
+            indices = [evaluate.of(index) for index in op.operands[1:]]
+            if (scope(buffer) in PER_THREAD_SCOPES and buffer in written) or \
+                    any(index is None for index in indices):
+                return None
+            inputs.extend(indices)
+            continue
+        if len(op.regions):
+            return None
+        pending.extend(op.operands)
+    return inputs
+
+
+def _inside(op: ir.Operation, outermost: ir.Operation) -> bool:
+    while op.parent is not None:
+        op = as_operation(op.parent)
+        if op == outermost:
+            return True
+    return False
 
 
 def conditions_around(op: ir.Operation, outermost: ir.Operation) -> list[tuple[ir.Value, bool]]:

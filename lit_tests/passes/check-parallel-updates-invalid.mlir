@@ -247,3 +247,24 @@ func.func @fragment_row(%X: memref<8x4xf32>) attributes {tile.entry} {
   }
   return
 }
+
+// -----
+
+// `s[i // 2] = x[i]`, a plain store: points 0 and 1 both store element 0, values loaded from
+// different elements (x[0], x[1]): which lands depends on the schedule.
+func.func @plain_pairs(%X: memref<8xf32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [32] {
+  ^bb0(%bx: index):
+    %c2 = arith.constant 2 : index
+    %s = tile.alloc : memref<4xf32, "shared">
+    tile.parallel [8] {
+    ^bb0(%i: index):
+      %half = arith.floordivsi %i, %c2 : index
+      %x = memref.load %X[%i] : memref<8xf32>
+      // expected-error @+1 {{T.Parallel stores into a shared buffer element at an index two of its points share, of values that differ between them: points (0,) and (1,) both store element (0,)}}
+      memref.store %x, %s[%half] : memref<4xf32, "shared">
+    }
+  }
+  return
+}

@@ -181,3 +181,31 @@ func.func @thread_stream(%U: memref<8xi32>) attributes {tile.entry} {
   }
   return
 }
+
+// -----
+
+// Plain stores at an index two points share, of values that are the same at both: the loaded
+// element is indexed by i // 2 as well, or the value is a load at an index known only at run
+// time (left unchecked, as collisions through loaded indices are).
+// CHECK-LABEL: func.func @same_value_pairs
+// CHECK: memref.store
+// CHECK: memref.store
+func.func @same_value_pairs(%X: memref<8xf32>, %Idx: memref<8xindex>, %Out: memref<4xf32>)
+    attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [32] {
+  ^bb0(%bx: index):
+    %c2 = arith.constant 2 : index
+    %s = tile.alloc : memref<4xf32, "shared">
+    tile.parallel [8] {
+    ^bb0(%i: index):
+      %half = arith.floordivsi %i, %c2 : index
+      %x = memref.load %X[%half] : memref<8xf32>
+      memref.store %x, %s[%half] : memref<4xf32, "shared">
+      %at = memref.load %Idx[%i] : memref<8xindex>
+      %y = memref.load %X[%at] : memref<8xf32>
+      memref.store %y, %Out[%half] : memref<4xf32>
+    }
+  }
+  return
+}
