@@ -122,6 +122,9 @@ def main() -> None:
         for module in (test_thread_copy_gpu, test_transpose_mn_major_operands_gpu,
                        test_wgmma_slices_gpu):
             module.precompile(target)
+    from test_partial_warps_gpu import compile_all as compile_partial_warp_kernels
+
+    compile_partial_warp_kernels(target)
     # what examples/quickstart.py runs on a GPU (the README's main command)
     big = torch.empty(4096, 4096, dtype=torch.float16)
     matmul.compile(big, big, target=target)
