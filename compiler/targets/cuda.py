@@ -283,9 +283,11 @@ def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
     _producer_launch(module, options)
     run_pass_pipeline(module, "canonicalize,cse", options)
     # on folded indices and constants, the producer warpgroup in the block's size
+    tile_passes("gpu", ["name-live-lanes"]).run(module, options)
     opt_ins = [name for variable, name in GPU_OPT_INS if os.environ.get(variable) == "1"]
-    tile_passes("gpu", ["name-live-lanes", *opt_ins]).run(module, options)
-    run_pass_pipeline(module, "canonicalize,cse", options)
+    if opt_ins:
+        tile_passes("gpu", opt_ins).run(module, options)
+        run_pass_pipeline(module, "canonicalize,cse", options)
     shared_bytes = max((ir.IntegerAttr(function.attributes[SHARED_BYTES_ATTR]).value
                         for function in _gpu_functions(module)
                         if SHARED_BYTES_ATTR in function.attributes), default=0)
@@ -350,7 +352,7 @@ def stages(options: CompileOptions) -> list[Stage]:
               "canonicalize, cse, tile.arch, lower-sub-byte-types, " + ", ".join(SCHEDULE_PASSES)),
         Stage("tile-cuda", _tile_cuda, "lower-gemm-to-tensorcore | " + ", ".join(TILE_PASSES)),
         Stage("gpu", _lower_to_gpu, "lower-tile-to-gpu, lower-float8-conversions, "
-              "lower-device-prints, canonicalize, cse, name-live-lanes, canonicalize, cse"),
+              "lower-device-prints, canonicalize, cse, name-live-lanes"),
         mlir_passes("nvvm", nvvm_pipeline(target)),
         Stage("ptx", _emit_ptx, "gpu-module-to-binary{format=isa}"),
         Stage("cubin", _cubin, "ptxas -arch=<chip> (PTX passes through without ptxas); with "
