@@ -4,7 +4,8 @@ warp shuffles and warp reductions (a mixin of the KernelBuilder).
 Kernel-level statements outside T.Parallel run on every thread of the block, as in TileLang, so
 a thread index makes code per-thread. They become upstream ops in the tile IR: gpu.thread_id,
 gpu.barrier, nvvm.barrier (a named barrier), nvvm.shfl.sync (shuffles: its `width` is CUDA's
-lane-group width, which gpu.shuffle's is not) and nvvm.vote.sync, which the CUDA lowering keeps;
+lane-group width, which gpu.shuffle's is not) and nvvm.vote.sync, which the CUDA lowering keeps
+(their member masks, written whole here, name-live-lanes narrows to the lanes that run them);
 the CPU target runs each block as one thread, so it drops barriers and rejects the others
 (compiler/passes/lower_tile_structure_to_scf.py).
 """
@@ -167,7 +168,8 @@ class ThreadOps:
     def shuffle_args(self, name: str, nodes: dict, node: ast.Call) -> Scalar:
         mask = self.arg(nodes, "mask", FULL_MASK)
         if mask != FULL_MASK:
-            self.error(node, f"T.{name}: tilec shuffles whole warps, so mask must be "
+            self.error(node, f"T.{name}: tilec gives each shuffle the mask of the lanes that "
+                             f"run it (its block's and thread conditions'), so mask must be "
                              f"0xFFFFFFFF (got {mask!r})")
         lane = self.arg(nodes, "srcLane" if name == "shfl_sync" else "delta")
         return self.shuffle(_SHUFFLE_KINDS[name], self.arg(nodes, "value"), lane,
@@ -197,7 +199,8 @@ class ThreadOps:
         self.require_kernel(node, f"T.{kind}_sync")
         mask = self.arg(nodes, "mask", FULL_MASK)
         if mask != FULL_MASK:
-            self.error(node, f"T.{kind}_sync: tilec votes over whole warps, so mask must be "
+            self.error(node, f"T.{kind}_sync: tilec gives each vote the mask of the lanes that "
+                             f"run it (its block's and thread conditions'), so mask must be "
                              f"0xFFFFFFFF (got {mask!r})")
         predicate = self.rvalue(self.arg(nodes, "predicate"), node)
         if isinstance(predicate, Scalar) and predicate.dtype.is_float:
