@@ -35,7 +35,10 @@ class PerThread(PointValues):
     def evaluate(self, value: ir.Value) -> np.ndarray | None:
         """`value` on every thread of the block, None where it is not computed from the
         thread index and constants alone."""
-        values = self.of(value)
+        try:
+            values = self.of(value)
+        except RecursionError:  # a chain of arithmetic deeper than Python's stack: unknown
+            return None
         return None if values is None else np.broadcast_to(values, (self.count,))
 
     def _compute(self, value: ir.Value) -> np.ndarray | None:

@@ -114,7 +114,10 @@ class _Function(PerThread):
         loads of memory other than a thread's own at such indices."""
         if value not in self.uniform:
             self.uniform[value] = False
-            self.uniform[value] = self._is_uniform(value)
+            try:
+                self.uniform[value] = self._is_uniform(value)
+            except RecursionError:  # deeper than Python's stack: not shown uniform
+                return False
         return self.uniform[value]
 
     def _is_uniform(self, value: ir.Value) -> bool:
