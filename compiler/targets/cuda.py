@@ -34,8 +34,11 @@ Stages ("tile" is the frontend's IR, added by the driver):
              infer-fragment-layout (thread/register mapping of fragments and T.Parallel),
              lower-gemm-simt (the other gemms on CUDA cores), insert-shared-barriers
   gpu        lower-tile-to-gpu: one `gpu.func` in `gpu.module @kernels` (then canonicalize, cse);
-             a tensor-core kernel is already there; opted in, pack-half-pairs
-             (TILEC_PACK_HALF_PAIRS=1) and fuse-lop3 (TILEC_FUSE_LOP3=1)
+             a tensor-core kernel is already there; opted in,
+             unswitch-invariant-conditions (TILEC_UNSWITCH_INVARIANT_CONDITIONS=1: a loop
+             testing uniform conditions fixed before it, the copies' alignment, in two
+             versions), pack-half-pairs (TILEC_PACK_HALF_PAIRS=1) and fuse-lop3
+             (TILEC_FUSE_LOP3=1)
   nvvm       upstream passes to the NVVM + LLVM dialects, target attached (chip, +ptx80, O3)
   ptx        PTX text from the NVPTX backend (gpu-module-to-binary format=isa); libdevice math
              is linked in, so the PTX is self-contained
@@ -112,8 +115,10 @@ SCHEDULE_PASSES = (
     "specialize-warps",
     "rasterize-blocks",
 )
-# instruction selection the NVPTX backend leaves to ptxas, opt-in until measured on the H200
-GPU_OPT_INS = (("TILEC_PACK_HALF_PAIRS", "pack-half-pairs"), ("TILEC_FUSE_LOP3", "fuse-lop3"))
+# loop versioning LLVM does not do on GPUs, and instruction selection the NVPTX backend leaves
+# to ptxas: opt-in until measured on the H200
+GPU_OPT_INS = (("TILEC_UNSWITCH_INVARIANT_CONDITIONS", "unswitch-invariant-conditions"),
+               ("TILEC_PACK_HALF_PAIRS", "pack-half-pairs"), ("TILEC_FUSE_LOP3", "fuse-lop3"))
 TILE_PASSES = (
     "check-thread-branches",
     "plan-wgmma-gemms", "plan-mma-sync-gemms", "plan-tma-pipelines", "overlap-ring-gemms",
