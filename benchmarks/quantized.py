@@ -16,8 +16,9 @@ Two halves, as the GPU machine has no MLIR:
 (`--only REGEX` on both: the rows whose label, `kernel MxNxK config`, matches; `run
 --bandwidth-json FILE` adds benchmarks/bandwidth.py's min_bandwidth_fraction of the same device
 to the summary; `--ablation` on both: the ABLATION variants, the opt-in code generation of the
-GEMVs (TILEC_FUSE_LOP3, TILEC_PACK_HALF_PAIRS) beside the default, each row
-tagged with its variant, the summary's `ablation_us` the headline shape's times per variant.)
+GEMVs (TILEC_UNSWITCH_INVARIANT_CONDITIONS, TILEC_FUSE_LOP3, TILEC_PACK_HALF_PAIRS) beside the
+default, each row tagged with its variant, the summary's `ablation_us` the headline shape's
+times per variant; `--only` then picks variants by name.)
 """
 
 from __future__ import annotations
@@ -170,20 +171,22 @@ TIMED = [
 # the opt-in code generation measured against the default, in one process (`--ablation`):
 # each variant the variables set while its kernels compile and run (they are part of their
 # key) and the rows (a regular expression over their labels) it times
-CODEGEN = ("TILEC_FUSE_LOP3", "TILEC_PACK_HALF_PAIRS")
+CODEGEN = ("TILEC_UNSWITCH_INVARIANT_CONDITIONS", "TILEC_FUSE_LOP3", "TILEC_PACK_HALF_PAIRS")
 _HEAD = r"1x28672x8192 "
 HEADLINE_ROW = r"^int4_g128_gemv_half2 " + _HEAD + r"\{\}$"
 ABLATION_ROWS = (r"^(int4_g128_gemv_half2 " + _HEAD
                  + r"(\{\}|\{'k_unroll': 2\}|\{'zero_from_sums': True\})"
                  r"|int4_g128_gemv_half2_intzeros " + _HEAD + r"\{\}"
                  r"|int2_g128_gemv_half2(_intzeros)? " + _HEAD + r"\{\})$")
+OPTED_IN_ROWS = ABLATION_ROWS[:-2] + r"|int4_g128_gemv_half2 " + _HEAD + r"\{'rows_per_warp': 8\})$"
 ABLATION = {
     "plain": ((), ABLATION_ROWS),
     "lop3": (("TILEC_FUSE_LOP3",), HEADLINE_ROW),
     "half pairs": (("TILEC_PACK_HALF_PAIRS",), HEADLINE_ROW),
-    "lop3 + half pairs": (("TILEC_FUSE_LOP3", "TILEC_PACK_HALF_PAIRS"), HEADLINE_ROW),
-    "all": (CODEGEN, ABLATION_ROWS[:-2] + r"|int4_g128_gemv_half2 " + _HEAD
-            + r"\{'rows_per_warp': 8\})$"),
+    "unswitch": (("TILEC_UNSWITCH_INVARIANT_CONDITIONS",), HEADLINE_ROW),
+    # "all" without the loop versions, on the same rows
+    "lop3 + half pairs": (("TILEC_FUSE_LOP3", "TILEC_PACK_HALF_PAIRS"), OPTED_IN_ROWS),
+    "all": (CODEGEN, OPTED_IN_ROWS),
 }
 # every (kernel, config) is checked first at these shapes: ragged N, K past the last step
 CHECKED = [(1, 256, 1536), (3, 514, 2048)]
@@ -223,11 +226,20 @@ def _builds(only: str | None = None) -> list[tuple[Case, tuple[int, int, int], d
     return builds
 
 
+def _variants(only: str | None, ablation: bool) -> list[tuple[str, tuple]]:
+    """(variant, (variables, rows)): ABLATION's (those whose name `only` matches) with
+    `ablation`, else one unnamed variant of the rows `only` matches."""
+    if not ablation:
+        return [("", ((), only))]
+    return [(name, variant) for name, variant in ABLATION.items()
+            if only is None or re.search(only, name)]
+
+
 def build(cache_dir: Path, only: str | None = None, ablation: bool = False) -> None:
     import torch
 
     os.environ["TILEC_CACHE_DIR"] = str(cache_dir.resolve())
-    for names, rows in (ABLATION.values() if ablation else [((), only)]):
+    for _, (names, rows) in _variants(only, ablation):
         with _settings(names):
             for case, (m, n, k), config in _builds(rows):
                 _build_row(torch, case, (m, n, k), config)
@@ -316,7 +328,7 @@ def run(out: Path, only: str | None = None, bandwidth: Path | None = None,
 
     torch.manual_seed(0)
     rows: list[dict] = []
-    for variant, (names, variant_rows) in (ABLATION.items() if ablation else [("", ((), only))]):
+    for variant, (names, variant_rows) in _variants(only, ablation):
         with _settings(names):
             for name, (m, n, k), config in TIMED:
                 if variant_rows and not re.search(variant_rows, _label(name, (m, n, k), config)):
@@ -380,7 +392,8 @@ def main() -> None:
                                 "(kernel MxNxK config) matches")
         for part in (build_parser, run_parser):
             part.add_argument("--ablation", action="store_true", help="the ABLATION variants' "
-                              "rows, each under its variables (in place of --only)")
+                              "rows, each under its variables (--only then matches the "
+                              "variants' names)")
 
     build_or_run(__doc__, "quantized.json",
                  lambda args: build(args.cache_dir, args.only, args.ablation),

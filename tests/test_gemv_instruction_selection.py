@@ -1,14 +1,18 @@
 """The opt-in NVIDIA code generation for memory-bound kernels on the int4 GEMV
 (examples/quantized/gemv.py's gemv_uint_half2), in its sm_90a PTX, assembled by ptxas where it
 is on the machine: the launch grid as known_grid_size (lower-tile-to-gpu: row bounds fold);
-TILEC_FUSE_LOP3=1 (fuse-lop3) decodes each weight pair with one lop3.b32 instead of an and.b32
+TILEC_UNSWITCH_INVARIANT_CONDITIONS=1 (unswitch-invariant-conditions) runs the step loop in a
+version for aligned tensors without the copies' element-wise fallback; TILEC_FUSE_LOP3=1
+(fuse-lop3) decodes each weight pair with one lop3.b32 instead of an and.b32
 and an or.b32; TILEC_PACK_HALF_PAIRS=1 (pack-half-pairs) builds each activation pair with one
 prmt.b32 of the loaded words, once per step, where ptxas rebuilt the packs for every row. The
-passes' rewrites are pinned by lit_tests/passes/fuse-lop3.mlir and pack-half-pairs.mlir; GPU
-numerics and speed: benchmarks/quantized.py (not yet run on the H200)."""
+passes' rewrites are pinned by lit_tests/passes/fuse-lop3.mlir, pack-half-pairs.mlir and
+unswitch-invariant-conditions.mlir; GPU numerics and speed: benchmarks/quantized.py and
+tests/gpu/test_unswitch_invariant_conditions_gpu.py (not yet run on the H200)."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -26,7 +30,7 @@ N, K = 256, 1024  # one step of 4 rows x 4 words a lane: 64 int4 pairs, 16 activ
 
 
 def _ptx(monkeypatch: pytest.MonkeyPatch, settings: dict[str, str], k: int = K, **config) -> str:
-    for name in ("TILEC_FUSE_LOP3", "TILEC_PACK_HALF_PAIRS"):
+    for name in ("TILEC_FUSE_LOP3", "TILEC_PACK_HALF_PAIRS", "TILEC_UNSWITCH_INVARIANT_CONDITIONS"):
         monkeypatch.delenv(name, raising=False)
     for name, value in settings.items():
         monkeypatch.setenv(name, value)
@@ -62,6 +66,27 @@ def test_both_with_integer_zeros_and_two_steps(monkeypatch: pytest.MonkeyPatch) 
                k=2 * K, integer_zeros=True, k_unroll=2)
     assert ptx.count("lop3.b32") == 2 * 64 and ptx.count("prmt.b32") == 2 * 16
     assert "ld.local" not in ptx
+
+
+def _loads(ptx: str) -> dict[str, int]:
+    return {kind: len(re.findall(rf"ld\.global\.{kind}\b", ptx))
+            for kind in ("v4.b32", "b32", "b16")}
+
+
+def test_unswitch_gives_the_step_loop_an_aligned_version(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two steps (one step's loop folds away): the loop where A's and B's bases are 16-byte
+    aligned reads them by 16-byte loads only, its own 8 beside the loop as it was, which keeps
+    the element-wise fallback (16 weight words, 32 activations); the scale and zero of each
+    row (4 + 4 two-byte loads) are read in both."""
+    plain = _loads(_ptx(monkeypatch, {}, k=2 * K))
+    versioned = _loads(_ptx(monkeypatch, {"TILEC_UNSWITCH_INVARIANT_CONDITIONS": "1"}, k=2 * K))
+    assert plain == {"v4.b32": 4 + 4, "b32": 16, "b16": 32 + 8}
+    assert versioned == {"v4.b32": 2 * (4 + 4), "b32": 16, "b16": 32 + 2 * 8}
+    both = _ptx(monkeypatch, {name: "1" for name in (
+        "TILEC_UNSWITCH_INVARIANT_CONDITIONS", "TILEC_FUSE_LOP3", "TILEC_PACK_HALF_PAIRS")},
+        k=2 * K, integer_zeros=True)
+    assert both.count("lop3.b32") == 2 * 64 and "ld.local" not in both
 
 
 def test_known_grid_folds_the_row_bounds() -> None:
