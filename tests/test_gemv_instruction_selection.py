@@ -24,7 +24,7 @@ import tilec.language as T
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples" / "quantized"))
 
-from gemv import gemv_uint_half2, meta_weights  # noqa: E402
+from gemv import gemv_uint, gemv_uint_half2, meta_weights  # noqa: E402
 
 N, K = 256, 1024  # one step of 4 rows x 4 words a lane: 64 int4 pairs, 16 activation pairs
 
@@ -66,6 +66,33 @@ def test_both_with_integer_zeros_and_two_steps(monkeypatch: pytest.MonkeyPatch) 
                k=2 * K, integer_zeros=True, k_unroll=2)
     assert ptx.count("lop3.b32") == 2 * 64 and ptx.count("prmt.b32") == 2 * 16
     assert "ld.local" not in ptx
+
+
+@pytest.mark.parametrize("bits", [4, 2])
+def test_fuse_lop3_takes_sub_byte_fields_from_words(bits: int,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """gemv_uint's T.uint4 / T.uint2 weights (2 rows x 32 weights a lane and step), each
+    converted to float32 by OR-ing its field into the bits of 2 ** 23: the byte taken out of
+    its word (prmt) and its field shifted in 16 bits, masked and OR-ed were 3 to 5
+    instructions; with fuse-lop3 a field is its word shifted in 32 bits (none for each word's
+    first) and one lop3."""
+    fmt = "uint4" if bits == 4 else "uint2"
+    fields = 2 * 32
+
+    def ptx(settings: dict[str, str]) -> str:
+        monkeypatch.delenv("TILEC_FUSE_LOP3", raising=False)
+        for name, value in settings.items():
+            monkeypatch.setenv(name, value)
+        return gemv_uint.compile(torch.empty(1, K, dtype=torch.float16, device="meta"),
+                                 *meta_weights(fmt, N, K), target="cuda:sm_90a",
+                                 bits=bits).get_kernel_source()
+
+    plain, fused = ptx({}), ptx({"TILEC_FUSE_LOP3": "1"})
+    assert plain.count("shr.u16") >= fields // 2 and "lop3.b32" not in plain
+    assert fused.count("lop3.b32") == fields * 4 // bits and "shr.u16" not in fused
+    assert fused.count("shr.u32") == fields * 4 // bits - 2 * 4
+    assert plain.count("prmt.b32") - fused.count("prmt.b32") == 32
+    assert "ld.local" not in fused
 
 
 def _loads(ptx: str) -> dict[str, int]:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from functools import cache
 
 from mlir import ir
-from mlir.dialects import arith, func, memref, scf
+from mlir.dialects import arith, func, memref, scf, vector
 
 from tilec.compiler.passes._scalar import cast
 from tilec.dialect import scope_of
@@ -36,6 +36,49 @@ def constant_index_value(value: ir.Value) -> int | None:
         if isinstance(attr, ir.IntegerAttr):
             return attr.value
     return None
+
+
+def private_word_element(load: ir.Operation) -> tuple[ir.Value, list, int] | None:
+    """(buffer, leading indices, last index) of an 8- or 16-bit `memref.load` from a private
+    buffer whose 32-bit words can be read whole: a memref.alloca aligned to 4 bytes or more,
+    identity layout, static shape, a last extent of whole words, the last index a constant.
+    None for any other load."""
+    if load.name != "memref.load":
+        return None
+    buffer = load.operands[0]
+    allocation = buffer.owner
+    if isinstance(allocation, ir.Block):
+        return None
+    allocation = allocation.operation if hasattr(allocation, "operation") else allocation
+    if allocation.name != "memref.alloca":
+        return None
+    attributes = allocation.attributes
+    if "alignment" not in attributes or ir.IntegerAttr(attributes["alignment"]).value < 4:
+        return None  # its words could straddle 4-byte boundaries
+    memref_type = ir.MemRefType(buffer.type)
+    element = memref_type.element_type
+    width = element.width if isinstance(element, ir.IntegerType) else (
+        16 if str(element) in ("f16", "bf16") else 0)
+    identity = ir.AffineMap.get_identity(memref_type.rank)
+    if (width not in (8, 16) or ir.AffineMapAttr(memref_type.layout).value != identity
+            or not memref_type.has_static_shape or memref_type.shape[-1] % (32 // width)):
+        return None
+    last = constant_index_value(load.operands[-1])
+    if last is None:
+        return None
+    return buffer, list(load.operands[1:-1]), last
+
+
+def word_holding(buffer: ir.Value, leading: list, last: int) -> ir.Value:
+    """The i32 word of a private buffer (private_word_element's) holding element `last` of
+    its row: the word's elements read as one vector and bitcast."""
+    element = ir.MemRefType(buffer.type).element_type
+    per_word = 32 // (element.width if isinstance(element, ir.IntegerType) else 16)
+    i32 = ir.IntegerType.get_signless(32)
+    elements = vector.load(ir.VectorType.get([per_word], element), buffer,
+                           [*leading, index(last - last % per_word)])
+    word = vector.bitcast(ir.VectorType.get([1], i32), elements)
+    return vector.extract(word, [], [0])
 
 
 def is_float(type_: ir.Type) -> bool:

@@ -20,7 +20,12 @@ from mlir import ir
 from mlir.dialects import arith, llvm
 
 from tilec.compiler.passes import TilePass, register
-from tilec.compiler.passes._builders import constant_index_value, ops_named
+from tilec.compiler.passes._builders import (
+    constant_index_value,
+    ops_named,
+    private_word_element,
+    word_holding,
+)
 from tilec.compiler.passes._ir_walk import defining_op
 
 BITWISE = {"arith.andi": int.__and__, "arith.ori": int.__or__, "arith.xori": int.__xor__}
@@ -69,6 +74,71 @@ def _feeding(value: ir.Value) -> list[ir.Operation]:
                 and _only_use_is(op.operands[0], op) and inner.block == op.block):
             return [op, inner]
     return []
+
+
+def _exact_bits(value: ir.Value) -> int:
+    """How many low bits of _widened(value) are value's (32: all, zero-extended)."""
+    if _is_i32(value):
+        return 32
+    owner = defining_op(value)
+    if owner is not None and owner.name == "arith.shrui":
+        amount = _constant(owner.operands[1])
+        if amount is not None:
+            exact = _exact_bits(owner.operands[0])
+            return exact if exact == 32 else max(0, exact - amount)
+    if owner is not None and private_word_element(owner) is not None:
+        return ir.IntegerType(value.type).width
+    return 32
+
+
+def _widened(value: ir.Value, i32: ir.Type) -> ir.Value:
+    """A narrow unsigned value as an i32 whose low _exact_bits(value) bits are its, those
+    above unspecified (a mask follows): an element loaded from a private buffer as its word shifted
+    down (read where the element was; the byte extraction and zero-extension LLVM would
+    emit are gone), a logical right shift by a constant done in i32 (LLVM narrows
+    zext(y) >> c back to a 16-bit shift, which costs ptxas a mask more)."""
+    if _is_i32(value):
+        return value
+    owner = defining_op(value)
+    if owner is not None and owner.name == "arith.shrui":
+        amount = _constant(owner.operands[1])
+        if amount is not None:
+            return arith.shrui(_widened(owner.operands[0], i32), arith.constant(i32, amount))
+    read = None if owner is None else private_word_element(owner)
+    if read is not None:
+        buffer, leading, last = read
+        width = ir.IntegerType(value.type).width
+        with ir.InsertionPoint(owner), owner.location:
+            word = word_holding(buffer, leading, last)
+            place = (last % (32 // width)) * width
+            return arith.shrui(word, arith.constant(i32, place)) if place else word
+    return arith.extui(i32, value)
+
+
+def _truncations_as_masks(root: ir.Operation) -> None:
+    """Each i32 `extui(trunci(x : iM to iN))` (M <= 32) that a bitwise op reads, rewritten as
+    `andi(x widened to i32, 2 ** N - 1)` (the mask clears what the widening left above x)."""
+    i32 = ir.IntegerType.get_signless(32)
+    for extend in ops_named(root, ("arith.extui",)):
+        extend = extend.operation
+        result = extend.results[0]
+        truncate = defining_op(extend.operands[0])
+        if (not _is_i32(result) or truncate is None or truncate.name != "arith.trunci"
+                or not any(use.owner.name in BITWISE for use in result.uses)):
+            continue
+        source = truncate.operands[0]
+        if not isinstance(source.type, ir.IntegerType) or ir.IntegerType(
+                source.type).width > 32 or ir.IntegerType(source.type).width % 8:
+            continue
+        width = ir.IntegerType(truncate.results[0].type).width
+        with ir.InsertionPoint(extend), extend.location:
+            wide = (_widened(source, i32) if width <= _exact_bits(source)
+                    else arith.extui(i32, source))
+            masked = arith.andi(wide, arith.constant(i32, (1 << width) - 1))
+        result.replace_all_uses_with(masked)
+        extend.erase()
+        if not list(truncate.results[0].uses):
+            truncate.erase()
 
 
 class _Tree:
@@ -154,6 +224,7 @@ class FuseLop3(TilePass):
         trees = []
         for gpu_module in [op for op in module.body.operations
                            if op.operation.name == "gpu.module"]:
+            _truncations_as_masks(gpu_module.operation)
             # users before the ops feeding them: a tree is found from its root
             for op in reversed(ops_named(gpu_module.operation, tuple(BITWISE))):
                 op = op.operation

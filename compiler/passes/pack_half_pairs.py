@@ -27,7 +27,7 @@ from mlir import ir
 from mlir.dialects import arith, nvvm, vector
 
 from tilec.compiler.passes import TilePass, register
-from tilec.compiler.passes._builders import constant_index_value, ops_named
+from tilec.compiler.passes._builders import ops_named, private_word_element, word_holding
 from tilec.compiler.passes._ir_walk import defining_op
 
 HALF_TYPES = ("f16", "bf16", "i16")
@@ -38,26 +38,12 @@ def _element_read(value: ir.Value, pair: ir.Operation) -> tuple[ir.Value, list, 
     """(buffer, leading indices, last index) of a 16-bit element `memref.load`ed from a
     private buffer in the pair's block, else None."""
     owner = defining_op(value)
-    if owner is None or owner.name != "memref.load":
+    if owner is None or owner.block != pair.block:
         return None
-    if owner.block != pair.block:
+    read = private_word_element(owner)
+    if read is None or str(ir.MemRefType(read[0].type).element_type) not in HALF_TYPES:
         return None
-    buffer = owner.operands[0]
-    allocation = defining_op(buffer)
-    if allocation is None or allocation.name != "memref.alloca":
-        return None
-    attributes = allocation.attributes
-    if "alignment" not in attributes or ir.IntegerAttr(attributes["alignment"]).value < 4:
-        return None  # its words could straddle 4-byte boundaries
-    memref = ir.MemRefType(buffer.type)
-    identity = ir.AffineMap.get_identity(memref.rank)
-    if (ir.AffineMapAttr(memref.layout).value != identity or not memref.has_static_shape
-            or memref.shape[-1] % 2 or str(memref.element_type) not in HALF_TYPES):
-        return None
-    last = constant_index_value(owner.operands[-1])
-    if last is None:
-        return None
-    return buffer, list(owner.operands[1:-1]), last
+    return read
 
 
 def _unwritten_since_loads(loads: list[ir.Operation], pair: ir.Operation, buffers: set) -> bool:
@@ -76,15 +62,6 @@ def _unwritten_since_loads(loads: list[ir.Operation], pair: ir.Operation, buffer
         if len(op.regions):
             return False
     return False
-
-
-def _word(buffer: ir.Value, leading: list, last: int, i32: ir.Type) -> ir.Value:
-    """The 32-bit word holding element `last` of the buffer's row."""
-    element = ir.MemRefType(buffer.type).element_type
-    index = arith.constant(ir.IndexType.get(), last - last % 2)
-    halves = vector.load(ir.VectorType.get([2], element), buffer, [*leading, index])
-    word = vector.bitcast(ir.VectorType.get([1], i32), halves)
-    return vector.extract(word, [], [0])
 
 
 @register
@@ -111,15 +88,15 @@ class PackHalfPairs(TilePass):
             if not _unwritten_since_loads(loads, pair.operation, {low_buffer, high_buffer}):
                 continue
             with ir.InsertionPoint(pair.operation), pair.location:
-                low_word = _word(low_buffer, low_leading, low, i32)
+                low_word = word_holding(low_buffer, low_leading, low)
                 same_word = (low_buffer == high_buffer and low - low % 2 == high - high % 2
                              and all(a == b for a, b in zip(low_leading, high_leading,
                                                              strict=True)))
                 if same_word and low % 2 == 0 and high == low + 1:
                     packed = low_word
                 else:
-                    high_word = low_word if same_word else _word(high_buffer, high_leading,
-                                                                 high, i32)
+                    high_word = low_word if same_word else word_holding(
+                        high_buffer, high_leading, high)
                     selector = (0x7632 if high % 2 else 0x5410) & 0xFF00 | (
                         0x32 if low % 2 else 0x10)
                     packed = nvvm.PermuteOp(i32, low_word, arith.constant(i32, selector),

@@ -105,3 +105,68 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// lower-sub-byte-types' T.uint4 fields converted to float: extui(trunci(byte >> s to i4)) OR-ed
+// into the bits of 2 ** 23. The zero-extension of the truncation is a mask, and the byte, from
+// a private buffer at a constant index, is its word shifted down (byte 5: word 1 >> 8; its high
+// nibble >> 12): one shift and one lop3 (a | (b & c) over the bias, the word, 15) each. A shift
+// past what the word's bits give exactly (byte >> 6 to i4 needs bits 6..9, the byte has 6..7)
+// takes the byte zero-extended; a truncation no bitwise op reads is left as it is.
+// CHECK-LABEL: gpu.func @fields
+// CHECK-DAG: %[[BIAS:.*]] = arith.constant 1258291200 : i32
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK: %[[BYTES:.*]] = vector.load %[[BUF:.*]][%[[C4]]] : memref<16xi8>, vector<4xi8>
+// CHECK: %[[CAST:.*]] = vector.bitcast %[[BYTES]] : vector<4xi8> to vector<1xi32>
+// CHECK: %[[WORD:.*]] = vector.extract %[[CAST]][0] : i32 from vector<1xi32>
+// CHECK: %[[EIGHT:.*]] = arith.constant 8 : i32
+// CHECK: %[[LOW:.*]] = arith.shrui %[[WORD]], %[[EIGHT]] : i32
+// CHECK: %[[W2:.*]] = vector.extract %{{.*}}[0] : i32 from vector<1xi32>
+// CHECK: %[[S8:.*]] = arith.constant 8 : i32
+// CHECK: %[[B5:.*]] = arith.shrui %[[W2]], %[[S8]] : i32
+// CHECK: %[[MASK:.*]] = arith.constant 15 : i32
+// CHECK: llvm.inline_asm "lop3.b32 $0, $1, $2, $3, 0xf8;", "=r,r,r,r" %[[BIAS]], %[[LOW]], %[[MASK]]
+// CHECK: %[[S4:.*]] = arith.constant 4 : i32
+// CHECK: %[[HIGH:.*]] = arith.shrui %[[B5]], %[[S4]] : i32
+// CHECK: llvm.inline_asm "lop3.b32 $0, $1, $2, $3, 0xf8;", "=r,r,r,r" %[[BIAS]], %[[HIGH]], %{{.*}}
+// CHECK: %[[WIDE:.*]] = arith.extui %{{.*}} : i8 to i32
+// CHECK: llvm.inline_asm "lop3.b32 $0, $1, $2, $3, 0xf8;", "=r,r,r,r" %[[BIAS]], %[[WIDE]], %{{.*}}
+// CHECK: %[[T:.*]] = arith.trunci %{{.*}} : i8 to i4
+// CHECK: arith.extui %[[T]] : i4 to i32
+// CHECK-NOT: llvm.inline_asm
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @fields(%v: vector<16xi8>, %out: memref<4xi32>) kernel {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      %c3 = arith.constant 3 : index
+      %c5 = arith.constant 5 : index
+      %four = arith.constant 4 : i8
+      %six = arith.constant 6 : i8
+      %bias = arith.constant 1258291200 : i32
+      %buf = memref.alloca() {alignment = 16 : i64} : memref<16xi8>
+      vector.store %v, %buf[%c0] : memref<16xi8>, vector<16xi8>
+      %byte = memref.load %buf[%c5] : memref<16xi8>
+      %low = arith.trunci %byte : i8 to i4
+      %low32 = arith.extui %low : i4 to i32
+      %a = arith.ori %low32, %bias : i32
+      memref.store %a, %out[%c0] : memref<4xi32>
+      %shifted = arith.shrui %byte, %four : i8
+      %high = arith.trunci %shifted : i8 to i4
+      %high32 = arith.extui %high : i4 to i32
+      %b = arith.ori %high32, %bias : i32
+      memref.store %b, %out[%c1] : memref<4xi32>
+      %far = arith.shrui %byte, %six : i8
+      %top = arith.trunci %far : i8 to i4
+      %top32 = arith.extui %top : i4 to i32
+      %c = arith.ori %top32, %bias : i32
+      memref.store %c, %out[%c2] : memref<4xi32>
+      %alone = arith.trunci %byte : i8 to i4
+      %alone32 = arith.extui %alone : i4 to i32
+      memref.store %alone32, %out[%c3] : memref<4xi32>
+      gpu.return
+    }
+  }
+}
