@@ -179,14 +179,22 @@ ABLATION_ROWS = (r"^(int4_g128_gemv_half2 " + _HEAD
                  r"|int4_g128_gemv_half2_intzeros " + _HEAD + r"\{\}"
                  r"|int2_g128_gemv_half2(_intzeros)? " + _HEAD + r"\{\})$")
 OPTED_IN_ROWS = ABLATION_ROWS[:-2] + r"|int4_g128_gemv_half2 " + _HEAD + r"\{'rows_per_warp': 8\})$"
+# the T.uint4 / T.uint2 / float4 element kernels, whose fields fuse-lop3 takes from their words
+DECODE_ROWS = r"^(int4_g128_gemv|int2_g128_gemv|mxfp4_gemv) " + _HEAD + r"\{\}$"
+
+
+def _either(*patterns: str) -> str:
+    return "|".join(f"(?:{pattern})" for pattern in patterns)
+
+
 ABLATION = {
-    "plain": ((), ABLATION_ROWS),
-    "lop3": (("TILEC_FUSE_LOP3",), HEADLINE_ROW),
+    "plain": ((), _either(ABLATION_ROWS, DECODE_ROWS)),
+    "lop3": (("TILEC_FUSE_LOP3",), _either(HEADLINE_ROW, DECODE_ROWS)),
     "half pairs": (("TILEC_PACK_HALF_PAIRS",), HEADLINE_ROW),
     "unswitch": (("TILEC_UNSWITCH_INVARIANT_CONDITIONS",), HEADLINE_ROW),
     # "all" without the loop versions, on the same rows
     "lop3 + half pairs": (("TILEC_FUSE_LOP3", "TILEC_PACK_HALF_PAIRS"), OPTED_IN_ROWS),
-    "all": (CODEGEN, OPTED_IN_ROWS),
+    "all": (CODEGEN, _either(OPTED_IN_ROWS, DECODE_ROWS)),
 }
 # every (kernel, config) is checked first at these shapes: ragged N, K past the last step
 CHECKED = [(1, 256, 1536), (3, 514, 2048)]
