@@ -374,22 +374,38 @@ def _shared_a(lowering: KernelLowering, a: ir.Value, layout: SharedOperandLayout
 
 def _register_a(lowering: KernelLowering, op: ir.Operation, plan: WgmmaPlan
                 ) -> Callable[[int, int], list[ir.Value]]:
-    """A's four 32-bit registers per (atom, step), packed from its fragment."""
+    """A's four 32-bit registers per (atom, step), packed from its fragment.
+
+    A deferred gemm's (`_wgmma_waits`: the rotated attention loop's P V, whose P the softmax
+    of the iteration before wrote) reads each register's elements as one vector of the
+    fragment's registers: LLVM then holds the fragment as 32-bit words, so P crosses the
+    loop's back edge packed. Read one by one, its halves crossed it each in a register of its
+    own, the conversion wrote one half a register (64 F2FP with a zero half) and ptxas
+    packed them again before the wgmma (94 PRMT): 32 more live registers, and 142 bytes of
+    spills at the consumers' 232 once the wgmmas ran unserialized."""
     a = op.operands[0]
     registers = lowering.fragments[a].registers
     element = ir.MemRefType(a.type).element_type
     block_k = ir.MemRefType(a.type).shape[1]
     element_bytes = max(1, element.width // 8)
     i32 = ir.IntegerType.get_signless(32)
+    as_words = lowering.pending is not None and lowering.pending.defers(op)
 
     def pack(atom: int, step: int) -> list[ir.Value]:
         packed = []
         for slots in operand_a_registers(atom, step, block_k, element_bytes, plan.reordered):
+            vector_type = ir.VectorType.get([len(slots)], element)
+            if len(slots) > 1 and as_words and slots == list(range(slots[0],
+                                                                   slots[0] + len(slots))):
+                elements = vector.LoadOp(vector_type, registers, [index(slots[0])])
+                word = vector.BitCastOp(ir.VectorType.get([1], i32), elements.result).result
+                packed.append(vector.extract(word, [], [0]))
+                continue
             items = [memref.load(registers, [index(slot)]) for slot in slots]
             if len(items) == 1:
                 packed.append(arith.bitcast(i32, items[0]))
                 continue
-            elements = vector.FromElementsOp(ir.VectorType.get([len(items)], element), items)
+            elements = vector.FromElementsOp(vector_type, items)
             word = vector.BitCastOp(ir.VectorType.get([1], i32), elements.result).result
             packed.append(vector.extract(word, [], [0]))
         return packed

@@ -9,9 +9,15 @@ in order): in the rotated attention loop the softmax waits for Q K^T with P V st
 (wait_group 1), and its statements that scale O and write P wait for P V (wait_group 0).
 
 A statement with regions that the lowering descends into (an scf.if: the rotated softmax
-under `k < n`) gets its waits inside, before its own statements; after it every gemm pending
-before it counts as pending still, since the branch may not have run. At the end of the body,
-before the ring hands its slot back, every pending group is waited for.
+under `k < n`) gets the first wait its statements need before it, on both paths, and the
+later ones inside, before their statements; after it every gemm pending after that first
+wait counts as pending still, since the branch may not have run. The first wait stays out of
+the branch for ptxas: with it inside, ptxas 13 does not credit wait_group 1 on one path with
+finishing Q K^T and serializes every wgmma of the kernel (C7514: "non wgmma instructions
+reading accumulator registers of a wgmma between start and end of the pipeline stage"). On the
+path that skips the branch (the rotated loop's last iteration) the wait costs nothing: the
+body's end waits for every group anyway. At the end of the body, before the ring hands its
+slot back, every pending group is waited for.
 """
 
 from __future__ import annotations
@@ -60,6 +66,17 @@ class PendingGroups:
         if touched:
             nvvm.wgmma_wait_group_sync_aligned(len(self.groups) - 1 - touched[-1])
             del self.groups[:touched[-1] + 1]
+
+    def before_branch(self, branch: ir.Operation) -> None:
+        """At the insertion point, before `branch` (an op with regions the lowering descends
+        into): the wait the first of its statements touching a pending gemm's registers
+        would make inside it."""
+        for region in branch.regions:
+            for block in region.blocks:
+                for op in block.operations:
+                    if any(_touches(op, buffers) for buffers in self.groups):
+                        self.before(op)
+                        return
 
     def drain(self) -> None:
         """At the insertion point: wait for every pending group."""

@@ -819,9 +819,12 @@ class KernelLowering:
     def lower_op(self, op: ir.Operation) -> None:
         name = op.name
         descends = name == "scf.if" and not is_thread_branch(op, self.range_warp)
-        if self.pending is not None and not descends:
+        if self.pending is not None:
             with op.location, ir.InsertionPoint(op):
-                self.pending.before(op)
+                if descends:
+                    self.pending.before_branch(op)
+                else:
+                    self.pending.before(op)
         with op.location, ir.InsertionPoint(op):
             if name == "tile.copy":
                 self.lower_copy(op)
