@@ -359,6 +359,41 @@ def test_rotated_flash_fwd_leaves_p_v_in_flight_through_the_softmax(causal, tmp_
     assert _spill_bytes(log) == 0
 
 
+def _exp2_kernel(fast_math: bool):
+    import tilec
+    import tilec.language as T
+
+    configs = {tilec.PassConfigKey.TL_ENABLE_FAST_MATH: fast_math}
+
+    @tilec.jit(out_idx=[1], pass_configs=configs)
+    def exp2_scaled(n):
+        @T.prim_func
+        def main(x: T.Tensor((n,), "float32"), y: T.Tensor((n,), "float32")):
+            with T.Kernel(1, threads=128):
+                for i in T.Parallel(n):
+                    y[i] = T.exp2(x[i]) * x[i]
+        return main
+
+    return exp2_scaled(256)
+
+
+@pytest.mark.parametrize("opted_in", [False, True])
+def test_fast_math_flushes_denormals_only_opted_in(opted_in, tmp_path, monkeypatch) -> None:
+    """TILEC_FAST_MATH_FTZ=1 under fast math: the kernel's f32 math flushes denormals, as
+    nvcc's --use_fast_math does: exp2 is ex2.approx.ftz.f32 (libdevice through
+    nvvm-reflect-ftz), the multiply mul.ftz.f32 (denormal-fp-math-f32). Without fast math
+    the variable changes nothing, and it is part of the cache key."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TILEC_TARGET", "cuda:sm_90a")
+    if opted_in:
+        monkeypatch.setenv("TILEC_FAST_MATH_FTZ", "1")
+    fast = _exp2_kernel(True).asm["ptx"]
+    assert ("ex2.approx.ftz.f32" in fast) == opted_in
+    assert ("ex2.approx.f32" in fast) != opted_in
+    assert bool(re.search(r"\bmul(\.rn)?\.ftz\.f32", fast)) == opted_in
+    assert ".ftz" not in _exp2_kernel(False).asm["ptx"]
+
+
 @pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
 def test_flash_bwd_gemms_all_run_on_wgmma_on_sm90a(tmp_path, monkeypatch) -> None:
     """At the benchmark's tiles, every gemm of the dK / dV and dQ kernels is planned for wgmma

@@ -39,7 +39,8 @@ Stages ("tile" is the frontend's IR, added by the driver):
              testing uniform conditions fixed before it, the copies' alignment, in two
              versions), pack-half-pairs (TILEC_PACK_HALF_PAIRS=1) and fuse-lop3
              (TILEC_FUSE_LOP3=1)
-  nvvm       upstream passes to the NVVM + LLVM dialects, target attached (chip, +ptx80, O3)
+  nvvm       upstream passes to the NVVM + LLVM dialects, target attached (chip, +ptx80, O3);
+             with fast math and the opt-in TILEC_FAST_MATH_FTZ=1, f32 denormals flushed
   ptx        PTX text from the NVPTX backend (gpu-module-to-binary format=isa); libdevice math
              is linked in, so the PTX is self-contained
   cubin      `ptxas -arch=<chip>` when ptxas is on the machine; otherwise the PTX goes on as is
@@ -92,7 +93,6 @@ from tilec.compiler.passes.pipeline_async_copies import ASYNC_GATHERS_ATTR
 from tilec.compiler.pipeline import (
     CompileOptions,
     Stage,
-    mlir_passes,
     run_pass_pipeline,
     tile_passes,
 )
@@ -139,6 +139,41 @@ def _device_arch() -> str:
     from tilec.jit import resolve_target
 
     return resolve_target("cuda").partition(":")[2] or DEFAULT_CUDA_ARCH
+
+
+def flush_denormals(options: CompileOptions) -> bool:
+    """Whether the kernel's f32 math flushes denormals to zero: opted in (TILEC_FAST_MATH_FTZ=1,
+    until measured) under fast math, as nvcc's --use_fast_math implies -ftz=true. exp2 is
+    then one ex2.approx.ftz.f32 (one MUFU.EX2); without .ftz ptxas wraps each ex2.approx.f32
+    in a range check and two multiplies, three of the attention loop's instructions per score
+    (flash_fwd d128's consumer loop body on sm_90a: 631 SASS instructions, 433 with ftz)."""
+    return options.fast_math and os.environ.get("TILEC_FAST_MATH_FTZ") == "1"
+
+
+def _flush_denormals(module: ir.Module) -> None:
+    """Each gpu.module's functions flush f32 denormals: the LLVM attribute
+    denormal-fp-math-f32 = preserve-sign (NVPTX then selects the .ftz forms of f32
+    arithmetic) and the module flag nvvm-reflect-ftz = 1 (libdevice's __nvvm_reflect picks its
+    ftz code: __nv_exp2f becomes ex2.approx.ftz.f32). The NVVM target's own ftz flag changes
+    neither here."""
+    flag = ir.Attribute.parse('#llvm.mlir.module_flag<override, "nvvm-reflect-ftz", 1 : i32>')
+    for gpu_module in module.body.operations:
+        if gpu_module.operation.name != "gpu.module":
+            continue
+        body = gpu_module.regions[0].blocks[0]
+        for op in body.operations:
+            if op.operation.name == "llvm.func" and op.operation.regions[0].blocks:
+                op.operation.attributes["denormal_fp_math_f32"] = ir.StringAttr.get(
+                    "preserve-sign")
+        with ir.InsertionPoint.at_block_begin(body), gpu_module.location:
+            ir.Operation.create("llvm.module_flags",
+                                attributes={"flags": ir.ArrayAttr.get([flag])})
+
+
+def _to_nvvm(module: ir.Module, options: CompileOptions) -> None:
+    run_pass_pipeline(module, nvvm_pipeline(target_of(options)), options)
+    if flush_denormals(options):
+        _flush_denormals(module)
 
 
 def nvvm_pipeline(target: TargetDescription) -> str:
@@ -358,7 +393,8 @@ def stages(options: CompileOptions) -> list[Stage]:
         Stage("tile-cuda", _tile_cuda, "lower-gemm-to-tensorcore | " + ", ".join(TILE_PASSES)),
         Stage("gpu", _lower_to_gpu, "lower-tile-to-gpu, lower-float8-conversions, "
               "lower-device-prints, canonicalize, cse, name-live-lanes"),
-        mlir_passes("nvvm", nvvm_pipeline(target)),
+        Stage("nvvm", _to_nvvm, nvvm_pipeline(target) + "; with TILEC_FAST_MATH_FTZ=1 under "
+              "fast math, f32 denormals flushed (denormal-fp-math-f32, nvvm-reflect-ftz)"),
         Stage("ptx", _emit_ptx, "gpu-module-to-binary{format=isa}"),
         Stage("cubin", _cubin, "ptxas -arch=<chip> (PTX passes through without ptxas); with "
               "T.call_extern, nvcc + ptxas -c + nvlink"),
