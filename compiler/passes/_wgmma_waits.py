@@ -8,16 +8,18 @@ waits for that gemm with wait_group N, N the groups committed after it (wgmma gr
 in order): in the rotated attention loop the softmax waits for Q K^T with P V still in flight
 (wait_group 1), and its statements that scale O and write P wait for P V (wait_group 0).
 
-A statement with regions that the lowering descends into (an scf.if: the rotated softmax
-under `k < n`) gets the first wait its statements need before it, on both paths, and the
-later ones inside, before their statements; after it every gemm pending after that first
-wait counts as pending still, since the branch may not have run. The first wait stays out of
-the branch for ptxas: with it inside, ptxas 13 does not credit wait_group 1 on one path with
-finishing Q K^T and serializes every wgmma of the kernel (C7514: "non wgmma instructions
-reading accumulator registers of a wgmma between start and end of the pipeline stage"). On the
-path that skips the branch (the rotated loop's last iteration) the wait costs nothing: the
-body's end waits for every group anyway. At the end of the body, before the ring hands its
-slot back, every pending group is waited for.
+A statement with regions that the lowering descends into (an scf.if: the rotated softmax's
+two parts under `k < n`) gets its waits inside, before its statements, but for a first wait
+that leaves groups in flight (wait_group N > 0): that one goes before the branch, on both
+paths. ptxas 13 does not credit a wait_group 1 inside a branch with finishing Q K^T and
+serializes every wgmma of the kernel (C7514: "non wgmma instructions reading accumulator
+registers of a wgmma between start and end of the pipeline stage"); a wait_group 0 inside
+one it takes, and it places the wait at the start of the block holding it (so the rotated
+softmax's statements on S run in a branch before P V's wait, rotate-attention-loop). On the
+path that skips the branch (the rotated loop's last iteration) the hoisted wait costs
+nothing: the body's end waits for every group anyway. After a branch every gemm pending before
+it (after a hoisted wait) counts as pending still, since the branch may not have run. At the
+end of the body, before the ring hands its slot back, every pending group is waited for.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from mlir import ir
-from mlir.dialects import nvvm
+from mlir.dialects import arith, llvm, nvvm
 
 from tilec.compiler.passes._ir_walk import scope, walk
 
@@ -70,13 +72,29 @@ class PendingGroups:
     def before_branch(self, branch: ir.Operation) -> None:
         """At the insertion point, before `branch` (an op with regions the lowering descends
         into): the wait the first of its statements touching a pending gemm's registers
-        would make inside it."""
+        would make inside it, where that wait leaves groups in flight (module docstring)."""
         for region in branch.regions:
             for block in region.blocks:
                 for op in block.operations:
-                    if any(_touches(op, buffers) for buffers in self.groups):
-                        self.before(op)
+                    touched = [number for number, buffers in enumerate(self.groups)
+                               if _touches(op, buffers)]
+                    if touched:
+                        if touched[-1] < len(self.groups) - 1:
+                            self.before(op)
                         return
+
+    def keep_apart(self, branch: ir.Operation) -> None:
+        """At the insertion point, before `branch` (an scf.if the lowering descends into while
+        groups are in flight): its condition through an empty asm, which LLVM cannot see
+        through, so jump threading does not merge it into a branch on the same condition
+        before it (the rotated softmax's two parts: merged, P V's wait would head the whole
+        softmax again)."""
+        if not self.groups:
+            return
+        i32 = ir.IntegerType.get_signless(32)
+        word = arith.extui(i32, branch.operands[0])
+        opaque = llvm.InlineAsmOp(i32, [word], "", "=r,0", has_side_effects=True).result
+        branch.operands[0] = arith.cmpi(arith.CmpIPredicate.ne, opaque, arith.constant(i32, 0))
 
     def drain(self) -> None:
         """At the insertion point: wait for every pending group."""

@@ -823,6 +823,7 @@ class KernelLowering:
             with op.location, ir.InsertionPoint(op):
                 if descends:
                     self.pending.before_branch(op)
+                    self.pending.keep_apart(op)
                 else:
                     self.pending.before(op)
         with op.location, ir.InsertionPoint(op):

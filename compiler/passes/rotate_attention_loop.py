@@ -13,11 +13,17 @@ with the tensor cores idle. FlashAttention-3 rotates the loop by one gemm: key t
 Q K^T is issued before tile k - 1's P V, whose wgmmas then run under tile k's softmax. This
 pass rewrites the loop so: it runs one iteration more, and iteration k is
 
-    prefix(min(k, n - 1)); G1; feed(max(k - 1, 0)); G2; if k < n: softmax(k)
+    prefix(min(k, n - 1)); G1; feed(max(k - 1, 0)); G2; if k < n: softmax_S(k);
+    if k < n: softmax_PO(k)
 
-before the loop P is cleared. Iteration 0's G2 adds 0 * V_0 to O (nothing), iteration n's G1
-recomputes tile n - 1's scores, which no softmax reads; every other step is the original's,
-in the same order on each buffer: O = (O + P_{k-1} V_{k-1}) * rescale_k is what the original
+before the loop P is cleared. softmax_S is the softmax's statements before the first that
+touches P or O (the row maxima, exp2 and sums of S), softmax_PO the rest: lower-tile-to-gpu
+waits for G2 at softmax_PO's start, and ptxas places a wgmma wait at the start of the
+block holding it, so with one branch it waited for P V before the whole softmax; with two,
+softmax_S runs under P V (nvdisasm: all 66 exp2 of flash_fwd d128 between the two waits).
+Iteration 0's G2 adds 0 * V_0 to O (nothing), iteration n's G1 recomputes tile n - 1's
+scores, which no softmax reads; every other step is the original's, in the same order on
+each buffer: O = (O + P_{k-1} V_{k-1}) * rescale_k is what the original
 computes across its iterations k - 1 and k. The copies stay whole tiles of the same tensors
 (their corners clamped into the loop's range), so a TMA ring or cp.async pipeline feeds the
 rotated loop as it fed the original, a slot holding K_k beside V_{k-1}. The cost is one extra
@@ -25,7 +31,7 @@ gemm of each kind per block (1 / n of its work).
 
 What makes the rotation pay is that lower-tile-to-gpu then need not wait for G2's wgmma group
 before the softmax, which touches neither O nor P until its last statements; until that is
-lowered and measured, the pass is an opt-in: it rotates loops only in a module carrying the
+measured, the pass is an opt-in: it rotates loops only in a module carrying the
 unit attribute `tile.rotate_attention_loop` (the CUDA and CPU targets set it from
 TILEC_ROTATE_ATTENTION_LOOP=1; on the CPU target it checks the rotation's numerics).
 
@@ -155,6 +161,21 @@ class Rotation:
                 return None
         return cls(loop, prefix, first, feeds, softmax, second)
 
+    def split(self) -> int:
+        """Where softmax_PO begins: at the first statement touching P or O, or earlier at a
+        statement defining a value it or a later one uses (a cast's temporary fragment)."""
+        p, o = self.second.operands[0], self.second.operands[2]
+        touches = [any(_among(value, [p, o]) for value in _memrefs(op)) for op in self.softmax]
+        split = touches.index(True) if any(touches) else len(self.softmax)
+        while True:
+            used = [operand for op in self.softmax[split:] for inner in [op, *walk(op)]
+                    for operand in inner.operands]
+            defining = [number for number, op in enumerate(self.softmax[:split])
+                        if any(_among(result, used) for result in op.results)]
+            if not defining:
+                return split
+            split = defining[0]
+
     def rotate(self) -> None:
         loop, body = self.loop, self.loop.regions[0].blocks[0]
         k = body.arguments[0]
@@ -186,13 +207,19 @@ class Rotation:
                 for number, operand in enumerate(inner.operands):
                     if operand == k:
                         inner.operands[number] = current
-        with loop.location, ir.InsertionPoint(self.second):
-            branch = scf.IfOp(active)
-        branch.operation.move_after(self.second)
-        with ir.InsertionPoint(branch.then_block):
-            end = scf.YieldOp([])
-        for op in self.softmax:
-            op.move_before(as_operation(end))
+        anchor = self.second
+        split = self.split()
+        for part in (self.softmax[:split], self.softmax[split:]):
+            if not part:
+                continue
+            with loop.location, ir.InsertionPoint(anchor):
+                branch = scf.IfOp(active)
+            branch.operation.move_after(anchor)
+            with ir.InsertionPoint(branch.then_block):
+                end = scf.YieldOp([])
+            for op in part:
+                op.move_before(as_operation(end))
+            anchor = branch.operation
         for gemm in (self.first, self.second):  # lower-tile-to-gpu waits where S, O, P are read
             gemm.attributes[DEFERRED_WAIT_ATTR] = ir.UnitAttr.get()
 

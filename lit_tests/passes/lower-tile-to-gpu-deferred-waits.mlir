@@ -1,15 +1,17 @@
 // RUN: tilec-opt --lower-tile-to-gpu --split-input-file %s | FileCheck %s
 // Gemms marked tile.deferred_wait (rotate-attention-loop) in a tile.tma_ring loop leave their
 // wgmma groups in flight (compiler/passes/_wgmma_waits.py): a statement waits only for the
-// groups whose registers it touches. A branch the lowering descends into gets the first wait
-// its statements need before it, on both paths (ptxas serialized every wgmma with the wait
-// inside, C7514), the later ones inside; the body's end waits for the rest. The register A
-// of a deferred gemm (P) is read as one vector<2xf16> per 32-bit register, so LLVM carries P
-// across the loop's back edge as words (one register per pair, not per half).
+// groups whose registers it touches. In a branch the lowering descends into, its waits stay
+// inside, before their statements, but for a first wait that leaves groups in flight
+// (wait_group 1): that one goes before the branch (inside, ptxas serialized every wgmma,
+// C7514). Each such branch's condition passes through an empty asm, so LLVM keeps two
+// branches on one condition apart (ptxas places a wait at the start of its block). The body's
+// end waits for the rest. The register A of a deferred gemm (P) is read as one vector<2xf16>
+// per 32-bit register, so LLVM carries P across the loop's back edge as words.
 
-// The rotated attention loop: the softmax (S only) under k < n waits for Q K^T before the
-// branch with P V in flight (wait_group 1); its statements writing P and scaling O wait for
-// P V inside (wait_group 0).
+// The rotated attention loop: the softmax's statements on S under k < n wait for Q K^T
+// before their branch, with P V in flight (wait_group 1); the branch writing P and scaling O
+// waits for P V inside, at its start (wait_group 0).
 // CHECK-LABEL: gpu.func @rotated
 // CHECK: nvvm.setmaxregister increase
 // CHECK: nvvm.mbarrier.try_wait.parity
@@ -21,10 +23,16 @@
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: arith.cmpi slt
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
-// CHECK-NEXT: scf.if
+// CHECK-NEXT: arith.extui
+// CHECK-NEXT: %[[FIRST:.*]] = llvm.inline_asm has_side_effects "", "=r,0"
+// CHECK: %[[RUNS:.*]] = arith.cmpi ne, %[[FIRST]]
+// CHECK-NEXT: scf.if %[[RUNS]] {
 // CHECK-NOT: nvvm.wgmma.wait.group.sync.aligned
 // CHECK: math.exp2
-// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT: nvvm.wgmma.wait.group.sync.aligned
+// CHECK: llvm.inline_asm has_side_effects "", "=r,0"
+// CHECK: scf.if
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: arith.truncf
 // CHECK: arith.mulf
 // CHECK: }
@@ -66,6 +74,8 @@ module attributes {tile.arch = "sm_90a"} {
             %e = math.exp2 %x : f32
             memref.store %e, %s[%i, %j] : memref<128x128xf32, "fragment">
           }
+        }
+        scf.if %active {
           tile.parallel [128, 128] attributes {tile.layout = #tile.linear<[128, 128], register = [[0, 1], [8, 0], [0, 8], [0, 16], [0, 32], [0, 64]], lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = [[16, 0], [32, 0], [64, 0]]>} {
           ^bb0(%i: index, %j: index):
             %x = memref.load %s[%i, %j] : memref<128x128xf32, "fragment">
@@ -87,16 +97,16 @@ module attributes {tile.arch = "sm_90a"} {
 
 // -----
 
-// A branch whose first statement touching a group in flight scales O: the wait for both
-// groups (P V is the newer) goes before the branch, none inside.
+// A branch whose first statement touching a group in flight scales O waits for both groups
+// (P V is the newer) inside, at its start: nothing before it.
 // CHECK-LABEL: gpu.func @scales_first
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
-// CHECK: arith.cmpi slt
-// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK-NEXT: scf.if
 // CHECK-NOT: nvvm.wgmma.wait.group.sync.aligned
+// CHECK: scf.if
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: arith.mulf
+// CHECK-NOT: nvvm.wgmma.wait.group.sync.aligned
 // CHECK: math.exp2
 // CHECK: nvvm.mbarrier.arrive
 module attributes {tile.arch = "sm_90a"} {

@@ -3,8 +3,10 @@
 // loop (copy K, S = Q K^T, softmax writing P and O, copy V, O += P V) runs one iteration more,
 // iteration k issuing key tile k's Q K^T (its copy's corner clamped to the last tile) and then
 // tile k - 1's P V (its copy's corner clamped to the first), the softmax of tile k under
-// k < n after both; P is cleared first, and both gemms are marked tile.deferred_wait (their
-// wgmma groups waited for where S, O and P are read). Loops of another shape are left alone.
+// k < n after both, in two branches: its statements before the first touching P or O, and
+// the rest (lower-tile-to-gpu waits for P V at the second's start); P is cleared first, and
+// both gemms are marked tile.deferred_wait (their wgmma groups waited for where S, O and P are
+// read). Loops of another shape are left alone.
 
 // CHECK-LABEL: func.func @rotated
 // CHECK: tile.fill %[[P:[0-9]+]], %{{.*}} : memref<64x32xf16, "fragment">, f16
@@ -26,7 +28,9 @@
 // CHECK-NEXT: tile.gemm %[[P]], %[[VS]], %[[O:[0-9]+]] {tile.deferred_wait}
 // CHECK-NEXT: scf.if %[[ACTIVE]] {
 // CHECK-NEXT: tile.reduce "max" %[[S]]
-// CHECK: tile.parallel [64, 32]
+// CHECK-NEXT: {{^ *[}]$}}
+// CHECK-NEXT: scf.if %[[ACTIVE]] {
+// CHECK-NEXT: tile.parallel [64, 32]
 // CHECK: memref.store %{{.*}}, %[[P]]
 // CHECK: tile.parallel [64, 64]
 // CHECK: memref.store %{{.*}}, %[[O]]
@@ -61,6 +65,68 @@ module attributes {tile.rotate_attention_loop} {
           %h = arith.truncf %e : f32 to f16
           memref.store %h, %p[%i, %j] : memref<64x32xf16, "fragment">
         }
+        tile.parallel [64, 64] {
+        ^bb0(%i: index, %j: index):
+          %x = memref.load %o[%i, %j] : memref<64x64xf32, "fragment">
+          %mx = memref.load %m[%i] : memref<64xf32, "fragment">
+          %y = arith.mulf %x, %mx : f32
+          memref.store %y, %o[%i, %j] : memref<64x64xf32, "fragment">
+        }
+        %vrow = arith.muli %k, %c32 : index
+        tile.copy %V[%vrow, %c0] [32, 64] to %vs[%c0, %c0] [32, 64] : memref<256x64xf16> to memref<32x64xf16, "shared">
+        tile.gemm %p, %vs, %o : memref<64x32xf16, "fragment">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
+      }
+    }
+    return
+  }
+}
+
+// -----
+
+// P written through a temporary fragment (T.copy(scores, probs) with a cast): the second
+// branch begins at the temporary's allocation, which the copy into P uses, so the conversion
+// into it runs after P V's wait, with the copy.
+// CHECK-LABEL: func.func @through_a_temporary
+// CHECK: tile.gemm %{{.*}} {tile.deferred_wait}
+// CHECK-NEXT: scf.if %[[ACTIVE:.*]] {
+// CHECK-NEXT: tile.reduce "max"
+// CHECK-NEXT: {{^ *[}]$}}
+// CHECK-NEXT: scf.if %[[ACTIVE]] {
+// CHECK-NEXT: %[[T:.*]] = tile.alloc : memref<64x32xf16, "fragment">
+// CHECK-NEXT: tile.parallel [64, 32]
+// CHECK: tile.copy %[[T]]
+// CHECK: tile.parallel [64, 64]
+module attributes {tile.rotate_attention_loop} {
+  func.func @through_a_temporary(%K: memref<256x64xf16>, %V: memref<256x64xf16>, %n: index) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c32 = arith.constant 32 : index
+    tile.kernel grid(%c1) threads [128] {
+    ^bb0(%bx: index):
+      %qs = tile.alloc : memref<64x64xf16, "shared">
+      %ks = tile.alloc : memref<32x64xf16, "shared">
+      %vs = tile.alloc : memref<32x64xf16, "shared">
+      %s = tile.alloc : memref<64x32xf32, "fragment">
+      %p = tile.alloc : memref<64x32xf16, "fragment">
+      %o = tile.alloc : memref<64x64xf32, "fragment">
+      %m = tile.alloc : memref<64xf32, "fragment">
+      tile.pipelined %c0 to %n step %c1 stages 2 {
+      ^bb0(%k: index):
+        %row = arith.muli %k, %c32 : index
+        tile.copy %K[%row, %c0] [32, 64] to %ks[%c0, %c0] [32, 64] : memref<256x64xf16> to memref<32x64xf16, "shared">
+        tile.gemm %qs, %ks, %s {clear_accum = true, transpose_b = true} : memref<64x64xf16, "shared">, memref<32x64xf16, "shared">, memref<64x32xf32, "fragment">
+        tile.reduce "max" %s to %m dim 1 {clear = false} : memref<64x32xf32, "fragment"> to memref<64xf32, "fragment">
+        %t = tile.alloc : memref<64x32xf16, "fragment">
+        tile.parallel [64, 32] {
+        ^bb0(%i: index, %j: index):
+          %x = memref.load %s[%i, %j] : memref<64x32xf32, "fragment">
+          %mx = memref.load %m[%i] : memref<64xf32, "fragment">
+          %d = arith.subf %x, %mx : f32
+          %e = math.exp2 %d : f32
+          %h = arith.truncf %e : f32 to f16
+          memref.store %h, %t[%i, %j] : memref<64x32xf16, "fragment">
+        }
+        tile.copy %t[%c0, %c0] [64, 32] to %p[%c0, %c0] [64, 32] : memref<64x32xf16, "fragment"> to memref<64x32xf16, "fragment">
         tile.parallel [64, 64] {
         ^bb0(%i: index, %j: index):
           %x = memref.load %o[%i, %j] : memref<64x64xf32, "fragment">
