@@ -112,15 +112,19 @@ class TilecForward:
 # `build` and `run` both set them around these compiles only): the consumers' ping-pong
 # (plan-warpgroup-pingpong), P V left in flight into the next iteration (overlap-ring-gemms),
 # and both, and the loop rotated by one gemm, Q K^T of tile k issued before P V of tile k - 1
-# (rotate-attention-loop)
+# (rotate-attention-loop), and fast math flushing f32 denormals (one MUFU.EX2 per exp2, as
+# nvcc's --use_fast_math), alone and with the rotation
 PINGPONG = "TILEC_WARPGROUP_PINGPONG"
 OVERLAP = "TILEC_OVERLAP_RING_GEMMS"
 ROTATE = "TILEC_ROTATE_ATTENTION_LOOP"
+FTZ = "TILEC_FAST_MATH_FTZ"
 VARIANTS = {  # suffix -> (opt-in variables, summary key suffix)
     " (warpgroup ping-pong)": ((PINGPONG,), "pingpong"),
     " (P V in flight)": ((OVERLAP,), "overlap"),
     " (P V in flight, ping-pong)": ((OVERLAP, PINGPONG), "overlap_pingpong"),
     " (rotated loop)": ((ROTATE,), "rotate"),
+    " (denormals flushed)": ((FTZ,), "ftz"),
+    " (rotated loop, denormals flushed)": ((ROTATE, FTZ), "rotate_ftz"),
 }
 VARIANT_SEQS = (4096, 8192)  # the sequence lengths the variants' rows run at
 ALL_VARIANTS = tuple(key for _, key in VARIANTS.values())
