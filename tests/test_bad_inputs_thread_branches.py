@@ -93,8 +93,10 @@ def nested_ranges():
         with T.Kernel(1, threads=N):
             f = T.alloc_fragment((N,), "float32")
             tx = T.get_thread_binding()
-            if tx < 64:
-                if tx < 32:
+            if tx < 96:
+                if tx >= 32 and tx < 64:
+                    B[tx] = A[tx]
+                else:  # threads 0-31 and 64-95: two ranges, not one
                     T.copy(A[0], f)  # error: nested-ranges
                     T.copy(f, B[0])
     return main

@@ -8,8 +8,9 @@ Under `if` on a value that differs between the block's threads, the threads that
 branch leave their elements undone, a silent wrong result (or a hang, where an mbarrier waits
 for their bytes). Such a statement is an error at its line, naming the condition's line, unless
 the branch is a thread range
-(compiler/passes/_thread_range.py: `T.get_thread_binding() < c`, c a multiple of the warp
-size, on NVIDIA targets), whose statements are laid out over the threads that run it.
+(compiler/passes/_thread_range.py: `T.get_thread_binding() < c`, `c <= tx < d`, `and`s and
+`elif` chains of such, whose threads are one range between multiples of the warp size, on
+NVIDIA targets), whose statements are laid out over the threads that run it.
 
 What differs between threads: the thread index (T.get_thread_binding), warp shuffles and votes,
 and every value computed from them, through arithmetic, through per-thread buffers (T.alloc_var,
@@ -18,7 +19,8 @@ through loads at an index computed from them. A loop whose bounds differ between
 such a condition too (its body runs a different number of times on each thread). Values loaded
 from shared or global memory at the same index on every thread are the same on all of them, and
 a per-thread buffer written inside a thread range's branch (the same value on each of its
-threads) is the same on that range's threads: only its reads outside the branch differ.
+threads) is the same on that range's threads: only its reads outside the branch's region
+differ.
 Run before infer-fragment-layout (the CUDA, HIP and SPIR-V targets run it first in their tile
 stage); the CPU target, which runs a block as one thread, rejects the thread index itself.
 """
@@ -41,7 +43,7 @@ from tilec.compiler.passes._ir_walk import (
     walk,
 )
 from tilec.compiler.passes._scheduling import target_description
-from tilec.compiler.passes._thread_range import is_thread_branch, range_warp
+from tilec.compiler.passes._thread_range import in_region, is_thread_branch, range_warp
 from tilec.compiler.passes._user_sync import CP_ASYNC_ATTR
 from tilec.errors import CompileError
 
@@ -76,8 +78,8 @@ class ThreadValues:
         self.values: set[ir.Value] = set()
         self.buffers: set[ir.Value] = set()  # per-thread buffers that differ everywhere
         # per-thread buffers written (the same on each thread) in a thread range's branch:
-        # the same on that range's threads, not on the block's
-        self.ranged: dict[ir.Value, list[ir.Operation]] = {}
+        # the same on that range's threads (the innermost range's region), not on the block's
+        self.ranged: dict[ir.Value, list[tuple[ir.Operation, int]]] = {}
         changed = True
         while changed:  # stores under a condition can make an earlier load per-thread
             before = self._size()
@@ -127,7 +129,7 @@ class ThreadValues:
         elif op.name == "memref.load":
             root = root_of(operands[0])
             if (root in self.buffers or any(map(self.differs, operands[1:]))
-                    or not all(_inside(op, branch) for branch in self.ranged.get(root, []))):
+                    or not all(_inside(op, region) for region in self.ranged.get(root, []))):
                 self._mark(op.results)
         elif op.name in ("scf.yield", "scf.condition"):
             parent = as_operation(op.parent)
@@ -147,23 +149,30 @@ class ThreadValues:
         if differs or not all(is_thread_branch(c, self.warp) for c in conditions):
             self.buffers.add(root)
         elif conditions:
-            branches = self.ranged.setdefault(root, [])
-            if conditions[-1] not in branches:
-                branches.append(conditions[-1])
+            regions = self.ranged.setdefault(root, [])
+            region = _region_of(op, conditions[0])
+            if region not in regions:
+                regions.append(region)
 
     def _mark(self, values) -> None:
         self.values.update(values)
 
 
-def _inside(op: ir.Operation, branch: ir.Operation) -> bool:
-    """Whether `op` is nested in `branch`."""
-    parent = op.parent
+def _region_of(op: ir.Operation, branch: ir.Operation) -> tuple[ir.Operation, int] | None:
+    """`branch` and the number of its region that `op` is nested in, None if it is in none."""
+    child, parent = op, op.parent
     while parent is not None:
         parent = as_operation(parent)
         if parent == branch:
-            return True
-        parent = parent.parent
-    return False
+            return branch, next(number for number, region in enumerate(branch.regions)
+                                if in_region(child, region))
+        child, parent = parent, parent.parent
+    return None
+
+
+def _inside(op: ir.Operation, region: tuple[ir.Operation, int]) -> bool:
+    """Whether `op` is nested in the region (a branch and its region's number)."""
+    return _region_of(op, region[0]) == region
 
 
 @register
@@ -203,9 +212,10 @@ def _error(op: ir.Operation, what: str, condition: ir.Operation, target: str,
     else:
         around = "a loop whose bounds differ"
     if warp:
-        ranges = (f"only a branch of `if T.get_thread_binding() < c` (or >= c), c a multiple "
-                  f"of {warp} and not inside another such branch, runs its tile statements on "
-                  f"its own threads")
+        ranges = (f"only a branch of an `if` comparing T.get_thread_binding() with "
+                  f"constants (`tx < c`, `c <= tx < d`, `and` of such, `elif` chains of them) "
+                  f"whose threads are one range from and to multiples of {warp} runs its tile "
+                  f"statements on its own threads")
     else:
         ranges = f"{target} has no thread ranges: branch inside a T.Parallel body instead"
     return op_error(op, f"{what} stands under {around} between the block's threads "

@@ -588,6 +588,7 @@ class KernelLowering:
             tid = arith.addi(tid, arith.muli(ids[axis], index(scale)))
         self.tid = tid
         self.tid_is_global = True  # False inside a T.ws block or a branch's thread range
+        self.range_first: int | None = None  # inside a thread range: its first thread
         self.branch_barriers = 0
         self.smem = None if self.logical else gpu.DynamicSharedMemoryOp(ir.MemRefType.get(
             [ir.ShapedType.get_dynamic_size()], ir.IntegerType.get_signless(8),
@@ -818,7 +819,7 @@ class KernelLowering:
 
     def lower_op(self, op: ir.Operation) -> None:
         name = op.name
-        descends = name == "scf.if" and not is_thread_branch(op, self.range_warp)
+        descends = name == "scf.if" and not is_thread_branch(op, self.range_warp, self.kernel)
         if self.pending is not None:
             with op.location, ir.InsertionPoint(op):
                 if descends:
@@ -891,23 +892,29 @@ class KernelLowering:
         """An scf.if on the thread index giving each branch a range of the block's threads
         (compiler/passes/_thread_range.py): each branch runs with its threads' index from 0
         and their count, as a T.ws block does, and its block barriers become a named barrier
-        over those threads. False (nothing done) for any other op."""
-        ranges = branch_ranges(op, self.kernel, self.range_warp)
-        if ranges is None or not self.tid_is_global:
+        over those threads; a branch nested in a range (an `elif` of a chain) counts from its
+        own first thread. False (nothing done) for any other op."""
+        if not is_thread_branch(op, self.range_warp, self.kernel) or not (
+                self.tid_is_global or self.range_first is not None):
             return False
-        saved = self.tid, self.threads, self.tid_is_global
-        for region, (first, end) in zip(op.regions, ranges, strict=True):
-            if not region.blocks:
+        ranges = branch_ranges(op, self.kernel, self.range_warp)
+        origin = self.range_first or 0  # the thread self.tid counts from
+        saved = self.tid, self.threads, self.tid_is_global, self.range_first
+        for region, found in zip(op.regions, ranges, strict=True):
+            if not region.blocks or found is None:  # no statements (is_thread_branch)
                 continue
+            first, end = found
             block = region.blocks[0]
+            ops = [as_operation(o) for o in block.operations]
             with op.location, ir.InsertionPoint.at_block_begin(block):
-                local = arith.subi(self.tid, index(first)) if first else self.tid
-            self.tid, self.threads, self.tid_is_global = local, end - first, False
+                local = arith.subi(self.tid, index(first - origin)) if first != origin \
+                    else self.tid
+            self.tid, self.threads, self.tid_is_global, self.range_first = (
+                local, end - first, False, first)
             try:
-                self.lower_block_ops([as_operation(o) for o in block.operations][
-                    1 if first else 0:])
+                self.lower_block_ops(ops)
             finally:
-                self.tid, self.threads, self.tid_is_global = saved
+                self.tid, self.threads, self.tid_is_global, self.range_first = saved
             tops = [as_operation(top) for top in block.operations]
             barriers = [inner for top in tops for inner in [top, *walk(top)]
                         if inner.name == "gpu.barrier"]

@@ -120,22 +120,74 @@ func.func @set_under_a_condition(%A: memref<128xf32>) attributes {tile.entry} {
 
 // -----
 
-// A range inside a range: the inner branch is ordinary divergent code (ranges do not nest).
-func.func @nested_ranges(%A: memref<128xf32>) attributes {tile.entry} {
+// A middle range's else: threads 0-31 and 64-127 are two ranges, not one, so the `if` is
+// ordinary divergent code (its then branch too).
+func.func @else_of_a_middle_range(%A: memref<128xf32>) attributes {tile.entry} {
   %c1 = arith.constant 1 : index
   tile.kernel grid(%c1) threads [128] {
   ^bb0(%bx: index):
     %c0 = arith.constant 0 : index
     %c32 = arith.constant 32 : index
     %c64 = arith.constant 64 : index
+    %zero = arith.constant 0.0 : f32
     %f = tile.alloc : memref<128xf32, "fragment">
     %tx = gpu.thread_id x
-    %low = arith.cmpi slt, %tx, %c64 : index
-    scf.if %low {
-      %lower = arith.cmpi slt, %tx, %c32 : index
-      scf.if %lower {
-        // expected-error @+1 {{T.copy stands under}}
-        tile.copy %f[%c0] [128] to %A[%c0] [128] : memref<128xf32, "fragment"> to memref<128xf32>
+    %from = arith.cmpi sge, %tx, %c32 : index
+    %below = arith.cmpi slt, %tx, %c64 : index
+    %middle = arith.andi %from, %below : i1
+    scf.if %middle {
+      // expected-error @+1 {{T.fill (T.clear) stands under}}
+      tile.fill %f, %zero : memref<128xf32, "fragment">, f32
+    } else {
+      tile.copy %f[%c0] [128] to %A[%c0] [128] : memref<128xf32, "fragment"> to memref<128xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// `tx >= 32 and tx <= 64`: [32, 65), one thread past the second warp.
+func.func @one_past_a_warp(%A: memref<128xf32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [128] {
+  ^bb0(%bx: index):
+    %c32 = arith.constant 32 : index
+    %c64 = arith.constant 64 : index
+    %zero = arith.constant 0.0 : f32
+    %f = tile.alloc : memref<128xf32, "fragment">
+    %tx = gpu.thread_id x
+    %from = arith.cmpi sge, %tx, %c32 : index
+    %upto = arith.cmpi sle, %tx, %c64 : index
+    %range = arith.andi %from, %upto : i1
+    scf.if %range {
+      // expected-error @+1 {{T.fill (T.clear) stands under}}
+      tile.fill %f, %zero : memref<128xf32, "fragment">, f32
+    }
+  }
+  return
+}
+
+// -----
+
+// A range inside an `if` on the thread index that is no range (`tx % 2 == 0`): divergent.
+func.func @range_in_divergent_code(%A: memref<128xf32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [128] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c2 = arith.constant 2 : index
+    %c64 = arith.constant 64 : index
+    %zero = arith.constant 0.0 : f32
+    %f = tile.alloc : memref<128xf32, "fragment">
+    %tx = gpu.thread_id x
+    %odd = arith.remsi %tx, %c2 : index
+    %even = arith.cmpi eq, %odd, %c0 : index
+    scf.if %even {
+      %low = arith.cmpi slt, %tx, %c64 : index
+      scf.if %low {
+        // expected-error @+1 {{T.fill (T.clear) stands under}}
+        tile.fill %f, %zero : memref<128xf32, "fragment">, f32
       }
     }
   }

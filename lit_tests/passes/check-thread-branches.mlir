@@ -29,6 +29,54 @@ func.func @thread_range(%A: memref<128xf32>) attributes {tile.entry} {
 
 // -----
 
+// Two-sided ranges and `elif` chains of them (TileLang's warp-specialized MLA kernels):
+// `tx >= 64 and tx < 192` alone, then `if tx < 64 ... elif 64 <= tx < 160 ... else` (a branch
+// nested in a range's else counts within it: [64, 160), then [160, 256)), and a range inside
+// a range ([0, 32) of [0, 64)).
+// CHECK-LABEL: func.func @two_sided_ranges
+// CHECK-COUNT-5: tile.fill
+func.func @two_sided_ranges(%A: memref<128xf32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [256] {
+  ^bb0(%bx: index):
+    %c32 = arith.constant 32 : index
+    %c64 = arith.constant 64 : index
+    %c160 = arith.constant 160 : index
+    %c192 = arith.constant 192 : index
+    %zero = arith.constant 0.0 : f32
+    %f = tile.alloc : memref<128xf32, "fragment">
+    %g = tile.alloc : memref<128xf32, "fragment">
+    %h = tile.alloc : memref<128xf32, "fragment">
+    %k = tile.alloc : memref<128xf32, "fragment">
+    %m = tile.alloc : memref<128xf32, "fragment">
+    %tx = gpu.thread_id x
+    %from = arith.cmpi sge, %tx, %c64 : index
+    %below = arith.cmpi slt, %tx, %c192 : index
+    %middle = arith.andi %from, %below : i1
+    scf.if %middle {
+      tile.fill %f, %zero : memref<128xf32, "fragment">, f32
+    }
+    %first = arith.cmpi slt, %tx, %c64 : index
+    scf.if %first {
+      %lowest = arith.cmpi sgt, %c32, %tx : index
+      scf.if %lowest {
+        tile.fill %g, %zero : memref<128xf32, "fragment">, f32
+      }
+      tile.fill %h, %zero : memref<128xf32, "fragment">, f32
+    } else {
+      %second = arith.cmpi slt, %tx, %c160 : index
+      scf.if %second {
+        tile.fill %k, %zero : memref<128xf32, "fragment">, f32
+      } else {
+        tile.fill %m, %zero : memref<128xf32, "fragment">, f32
+      }
+    }
+  }
+  return
+}
+
+// -----
+
 // Statements of one thread under any condition on the thread index: each thread runs its own.
 // CHECK-LABEL: func.func @per_thread_statements
 // CHECK: scf.if

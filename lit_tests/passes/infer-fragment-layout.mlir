@@ -498,6 +498,59 @@ func.func @thread_branches(%A: memref<?xf32>, %n: index) attributes {tile.entry}
 
 // -----
 
+// An `elif` chain of two-sided ranges in a block of 256 (TileLang's `elif tx >= 64 and
+// tx < 160`, `elif 160 <= tx < 192`): each branch nested in the one before is laid out over
+// its own range, [0, 64) over 64 threads (a warp bit), [64, 160) over the 64 its 96 threads
+// hold, [160, 192) over one warp, [192, 256) over 64 threads.
+// CHECK-LABEL: func.func @range_chain
+// CHECK: tile.alloc {tile.layout = #tile.linear<[128], register = {{\[\[}}1], [2]], lane = {{\[\[}}4], [8], [16], [32], [64]], warp = {{\[\[}}0]]>} : memref<128xf32, "fragment">
+// CHECK: } else {
+// CHECK: tile.alloc {tile.layout = #tile.linear<[128], register = {{\[\[}}1], [2]], lane = {{\[\[}}4], [8], [16], [32], [64]], warp = {{\[\[}}0]]>} : memref<128xf32, "fragment">
+// CHECK: } else {
+// CHECK: tile.alloc {tile.layout = #tile.linear<[128], register = {{\[\[}}1], [2]], lane = {{\[\[}}4], [8], [16], [32], [64]], warp = []>} : memref<128xf32, "fragment">
+// CHECK: } else {
+// CHECK: tile.alloc {tile.layout = #tile.linear<[128], register = {{\[\[}}1], [2]], lane = {{\[\[}}4], [8], [16], [32], [64]], warp = {{\[\[}}0]]>} : memref<128xf32, "fragment">
+func.func @range_chain(%A: memref<?xf32>, %n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [256] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c64 = arith.constant 64 : index
+    %c160 = arith.constant 160 : index
+    %c191 = arith.constant 191 : index
+    %tx = gpu.thread_id x
+    %first = arith.cmpi slt, %tx, %c64 : index
+    scf.if %first {
+      %f = tile.alloc : memref<128xf32, "fragment">
+      tile.copy %A[%c0] [128] to %f[%c0] [128] : memref<?xf32> to memref<128xf32, "fragment">
+      tile.copy %f[%c0] [128] to %A[%c0] [128] : memref<128xf32, "fragment"> to memref<?xf32>
+    } else {
+      %from = arith.cmpi sge, %tx, %c64 : index
+      %below = arith.cmpi slt, %tx, %c160 : index
+      %second = arith.andi %from, %below : i1
+      scf.if %second {
+        %g = tile.alloc : memref<128xf32, "fragment">
+        tile.copy %A[%c0] [128] to %g[%c0] [128] : memref<?xf32> to memref<128xf32, "fragment">
+        tile.copy %g[%c0] [128] to %A[%c0] [128] : memref<128xf32, "fragment"> to memref<?xf32>
+      } else {
+        // `191 >= tx`, the constant on the left, inside [160, 256)
+        %third = arith.cmpi sge, %c191, %tx : index
+        scf.if %third {
+          %h = tile.alloc : memref<128xf32, "fragment">
+          tile.copy %A[%c0] [128] to %h[%c0] [128] : memref<?xf32> to memref<128xf32, "fragment">
+          tile.copy %h[%c0] [128] to %A[%c0] [128] : memref<128xf32, "fragment"> to memref<?xf32>
+        } else {
+          %k = tile.alloc : memref<128xf32, "fragment">
+          tile.copy %A[%c0] [128] to %k[%c0] [128] : memref<?xf32> to memref<128xf32, "fragment">
+          tile.copy %k[%c0] [128] to %A[%c0] [128] : memref<128xf32, "fragment"> to memref<?xf32>
+        }
+      }
+    }
+  }
+  return
+}
+
+// -----
+
 // AMD has no named barriers, so no thread ranges there: the branch's fragment spans the
 // block's 128 threads (two 64-lane wavefronts, a warp bit), as any fragment of the block.
 // CHECK-LABEL: func.func @no_thread_ranges_on_amd

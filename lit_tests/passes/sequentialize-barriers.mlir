@@ -35,8 +35,91 @@ func.func @staged(%a: memref<?x?xf32>, %n: index) {
 func.func @warp_specialized(%n: index) {
   tile.kernel grid(%n) threads [256] {
   ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %p = arith.constant 0 : i32
+    %bars = tile.alloc_barrier [128] : memref<1xi64, "barrier">
     // expected-error @+1 {{a warp-specialized block (T.ws, or an if-chain on the thread index over whole warpgroups) needs a GPU target}}
     tile.warpgroups [1] {
+      tile.mbarrier_wait_parity %bars[%c0], %p : memref<1xi64, "barrier">
+    }
+  }
+  return
+}
+
+// -----
+
+// Where no thread waits for another, the sides run in turn: a T.ws body, and the regions of
+// an `elif` chain of thread ranges ([0, 64), [64, 160), [160, 256) of 256) in program order,
+// the conditions and the thread index gone. An empty else (the rest of [64, 160) inside
+// [64, 256) is [160, 256), run by the last region) adds nothing.
+// CHECK-LABEL: func.func @ranges_in_turn
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-DAG: %[[TWO:.*]] = arith.constant 2.000000e+00 : f32
+// CHECK-DAG: %[[THREE:.*]] = arith.constant 3.000000e+00 : f32
+// CHECK-DAG: %[[FOUR:.*]] = arith.constant 4.000000e+00 : f32
+// CHECK-NOT: gpu.thread_id
+// CHECK-NOT: scf.if
+// CHECK-NOT: tile.warpgroups
+// CHECK: tile.fill %{{.*}}, %[[ONE]] :
+// CHECK-NEXT: tile.fill %{{.*}}, %[[TWO]] :
+// CHECK-NEXT: tile.fill %{{.*}}, %[[THREE]] :
+// CHECK-NEXT: tile.fill %{{.*}}, %[[FOUR]] :
+// CHECK-NOT: scf.if
+func.func @ranges_in_turn(%n: index) {
+  tile.kernel grid(%n) threads [256] {
+  ^bb0(%bx: index):
+    %c64 = arith.constant 64 : index
+    %c160 = arith.constant 160 : index
+    %one = arith.constant 1.0 : f32
+    %two = arith.constant 2.0 : f32
+    %three = arith.constant 3.0 : f32
+    %four = arith.constant 4.0 : f32
+    %f = tile.alloc : memref<64xf32, "fragment">
+    %tx = gpu.thread_id x
+    %first = arith.cmpi slt, %tx, %c64 : index
+    scf.if %first {
+      tile.fill %f, %one : memref<64xf32, "fragment">, f32
+    } else {
+      %from = arith.cmpi sge, %tx, %c64 : index
+      %below = arith.cmpi slt, %tx, %c160 : index
+      %second = arith.andi %from, %below : i1
+      scf.if %second {
+        tile.fill %f, %two : memref<64xf32, "fragment">, f32
+      } else {
+        tile.fill %f, %three : memref<64xf32, "fragment">, f32
+      }
+    }
+    tile.warpgroups [1] {
+      tile.fill %f, %four : memref<64xf32, "fragment">, f32
+    }
+  }
+  return
+}
+
+// -----
+
+// A branch whose rest is two ranges ([0, 64) and [128, 256) around [64, 128)) is no range:
+// it stays, and so does the thread index (lower-tile-structure-to-scf rejects it).
+// CHECK-LABEL: func.func @two_pieces
+// CHECK: gpu.thread_id x
+// CHECK: scf.if
+// CHECK: } else {
+func.func @two_pieces(%n: index) {
+  tile.kernel grid(%n) threads [256] {
+  ^bb0(%bx: index):
+    %c64 = arith.constant 64 : index
+    %c128 = arith.constant 128 : index
+    %one = arith.constant 1.0 : f32
+    %two = arith.constant 2.0 : f32
+    %f = tile.alloc : memref<64xf32, "fragment">
+    %tx = gpu.thread_id x
+    %from = arith.cmpi sge, %tx, %c64 : index
+    %below = arith.cmpi slt, %tx, %c128 : index
+    %middle = arith.andi %from, %below : i1
+    scf.if %middle {
+      tile.fill %f, %one : memref<64xf32, "fragment">, f32
+    } else {
+      tile.fill %f, %two : memref<64xf32, "fragment">, f32
     }
   }
   return

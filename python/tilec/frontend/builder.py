@@ -1039,6 +1039,11 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
                 results.append((left is right) == isinstance(op, ast.Is))
                 left = right
                 continue
+            if isinstance(op, (ast.In, ast.NotIn)) and _is_py_value(left) and _is_py_value(
+                    right):  # membership in a Python container, decided when the kernel is built
+                results.append((left in right) == isinstance(op, ast.In))
+                left = right
+                continue
             kind = _CMPOPS.get(type(op))
             if kind is None:
                 self.error(node, f"unsupported comparison {type(op).__name__} in a kernel")
