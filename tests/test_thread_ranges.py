@@ -28,6 +28,8 @@ from range_chain_kernels import (  # noqa: E402
 from range_chain_kernels import reference as chain_reference  # noqa: E402
 from thread_range_kernels import MIXES, mix_rows_split, mix_rows_whole, reference  # noqa: E402
 
+import tilec  # noqa: E402
+import tilec.language as T  # noqa: E402
 from tilec.errors import CompileError  # noqa: E402
 
 ROWS, HIDDEN = 5, 256
@@ -137,3 +139,23 @@ def test_range_chain_layouts_span_their_ranges() -> None:
     allocs = re.findall(r"tile\.alloc \{tile\.layout = #tile\.linear<\[128\],[^>]*warp = "
                         r"(\[[^>]*\])>\} : memref<128xf32", tile)
     assert allocs == ["[[0]]", "[[0]]", "[]", "[[0]]"]
+
+
+@tilec.jit
+def add_in_a_range(A, Total):
+    """Every one of the range's 64 threads adds A[0]: 64 adds on a GPU, one on the CPU."""
+    A: T.Tensor[[128], T.float32]
+    Total: T.Tensor[[1], T.float32]
+    with T.Kernel(1, threads=128):
+        tx = T.get_thread_binding()
+        if tx >= 32 and tx < 96:
+            T.atomic_add(Total[0], A[0])
+
+
+@pytest.mark.parametrize("target", ["cpu", "cuda:sm_90a"])
+def test_per_thread_statement_in_a_range_is_checked(target: str) -> None:
+    """The CPU target runs a range's statements once: a statement each of the range's
+    threads runs with a different effect is check-scalar-stores' error on both targets."""
+    with pytest.raises(CompileError, match=r"test_thread_ranges.py:\d+: T.atomic_add into one "
+                                           r"tensor element .* each of the 64 threads"):
+        add_in_a_range.compile(target=target)
