@@ -408,3 +408,30 @@ def test_eager_compile_from_sizes_or_specs() -> None:
                                            T.Tensor((32, 48), "float16"), target="cpu")
     assert from_sizes.artifact is from_specs.artifact
     assert [p.shape for p in from_specs.params] == [[64, 32], [32, 48], [64, 48]]
+
+
+@tilec.jit
+def scaled_by_mode(A, mode: str = "double"):
+    N = T.const("N")
+    A: T.Tensor[[N], T.float32]
+    B = T.empty((N,), T.float32)
+    with T.Kernel(1, threads=32):
+        for i in T.Parallel(N):
+            if mode in ("double", "twice"):
+                B[i] = A[i] * 2.0
+            elif mode not in ("half",):
+                B[i] = A[i] * 3.0
+            else:
+                B[i] = A[i] * 0.5
+    return B
+
+
+@pytest.mark.parametrize(("mode", "factor"), [("double", 2.0), ("twice", 2.0), ("other", 3.0),
+                                              ("half", 0.5)])
+def test_membership_of_python_values_is_decided_when_built(mode: str, factor: float) -> None:
+    """`x in (...)` / `not in` on Python values picks the branch when the kernel is built."""
+    a = torch.randn(64)
+    kernel = scaled_by_mode.compile(N=64, mode=mode, target="cpu")
+    assert kernel.asm["tile"].count("tile.parallel") == 1
+    assert kernel.asm["tile"].count("scf.if") == 0
+    torch.testing.assert_close(kernel(a), a * factor)
