@@ -68,10 +68,12 @@ def condition_span(condition: ir.Value, threads: int) -> ThreadRange | None:
     if op is None:
         return None
     if op.name == "arith.andi":
-        spans = [condition_span(operand, threads) for operand in op.operands]
-        if any(span is None for span in spans):
-            return None
-        low, high = max(span[0] for span in spans), min(span[1] for span in spans)
+        low, high = 0, threads
+        for operand in op.operands:
+            span = condition_span(operand, threads)
+            if span is None:
+                return None
+            low, high = max(low, span[0]), min(high, span[1])
         return low, max(low, high)
     if op.name != "arith.cmpi":
         return None
