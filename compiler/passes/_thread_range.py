@@ -16,7 +16,8 @@ one range, so `if ... elif ... else` chains nest into ranges. A region that hold
 is a range when its threads are one non-empty range whose ends are multiples of the warp size
 (or the block's end); other conditions on the thread index keep today's meaning (the whole
 block's layouts). Only NVIDIA targets have ranges (`range_warp`): a branch's barriers become
-named barriers, which AMD and SPIR-V lack.
+named barriers, which AMD and SPIR-V lack. The CPU target, one thread per block, runs the
+ranges' regions in turn where no thread waits for another (sequentialize-barriers).
 
 A range of a count that is not a power of two (96 threads, or the 64 of `else` in a block of
 96) is laid out over the largest power of two it holds (`layout_threads`); its threads past

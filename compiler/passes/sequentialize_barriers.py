@@ -14,9 +14,10 @@ A tile.warpgroups (T.ws) or a branch on a thread range (`if tx < 64: ... elif 64
 means the same on both targets) splits the block into threads that run different statements.
 Where none of the kernel's threads waits for others (no T.mbarrier_wait_parity, no named
 barrier: the sides cannot depend on each other's progress), the block's one thread runs the
-sides in turn: each T.ws body, and each branch region whose range holds threads, in program
-order, the condition gone (a region of an empty range never runs). Where they may wait on each
-other one thread cannot run both sides, so the block or branch is a CompileError at its line.
+sides in turn: each T.ws body, and each branch region that holds statements (each is a range
+of threads), in program order, the condition gone. Where they may wait on each other one
+thread cannot run both sides: a T.ws block is then a CompileError at its line, and a branch
+keeps its condition, whose thread index lower-tile-structure-to-scf rejects at its line.
 Runs before lower-tile-ops-to-loops.
 """
 
@@ -43,10 +44,12 @@ CONDITION_OPS = ("arith.andi", "arith.cmpi", "arith.constant", "arith.index_cast
 
 @register
 class SequentializeBarriers(TilePass):
-    """tile.tma_copy -> tile.copy, barrier ops dropped, tile.warpgroups rejected (CPU)."""
+    """tile.tma_copy -> tile.copy, barrier ops dropped, T.ws bodies and thread-range branches
+    run in turn where no thread waits for another, else tile.warpgroups rejected (CPU)."""
 
     name = "sequentialize-barriers"
-    summary = "mbarrier ops dropped, tma_copy -> copy; warp-specialized blocks rejected"
+    summary = ("mbarrier ops dropped, tma_copy -> copy; T.ws and thread ranges in turn, or "
+               "rejected where threads wait on each other")
 
     def run(self, module: ir.Module) -> None:
         _run_sides_in_turn(module)
