@@ -85,29 +85,31 @@ def operands(name: str, shape: tuple[int, int, int], a_k_major: bool, b_k_major:
     return stored_a, stored_b, expected
 
 
-def rewritten(tile_ir: str) -> tuple[ir.Module, str]:
-    """The frontend's module after the pass (opted in, for sm_90a), and its text."""
+def rewritten(tile_ir: str, arch: str = "sm_90a") -> tuple[ir.Module, str]:
+    """The frontend's module after the pass (opted in, for `arch`), and its text."""
     with tile_dialect.new_context():
         module = ir.Module.parse(tile_ir)
         module.operation.attributes[TRANSPOSE_OPERANDS_ATTR] = ir.UnitAttr.get()
-        TransposeMnMajorOperands(arch="sm_90a").run(module)
+        TransposeMnMajorOperands(arch=arch).run(module)
         return module, str(module)
 
 
-@pytest.mark.parametrize("name, a_k_major, b_k_major, shape", [
-    ("e4m3", True, False, (200, 136, 192)),
-    ("e5m2", True, False, (136, 264, 320)),
-    ("s8", True, False, (200, 136, 192)),
-    ("tf32", True, False, (136, 200, 96)),
-    ("e4m3", False, True, (200, 136, 192)),  # A stored K x M
-    ("s8", False, False, (136, 200, 160)),  # both
+@pytest.mark.parametrize("name, a_k_major, b_k_major, shape, arch", [
+    ("e4m3", True, False, (200, 136, 192), "sm_90a"),
+    ("e5m2", True, False, (136, 264, 320), "sm_90a"),
+    ("s8", True, False, (200, 136, 192), "sm_90a"),
+    ("tf32", True, False, (136, 200, 96), "sm_90a"),
+    ("e4m3", False, True, (200, 136, 192), "sm_90a"),  # A stored K x M
+    ("s8", False, False, (136, 200, 160), "sm_90a"),  # both
+    ("s8", False, False, (136, 200, 160), "sm_80"),  # as rewritten for mma.sync
+    ("tf32", True, False, (200, 136, 96), "sm_80"),
 ])
-def test_rewritten_gemm_computes_the_users_product(name, a_k_major, b_k_major, shape,
+def test_rewritten_gemm_computes_the_users_product(name, a_k_major, b_k_major, shape, arch,
                                                    rng, tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     a, b, expected = operands(name, shape, a_k_major, b_k_major, rng)
     kernel = matmul_stored.compile(a, b, target="cpu", **knobs(name, a_k_major, b_k_major))
-    module, text = rewritten(kernel.asm["tile"])
+    module, text = rewritten(kernel.asm["tile"], arch)
     copies = text.count("tile.parallel") - kernel.asm["tile"].count("tile.parallel")
     assert copies == (not a_k_major) + (not b_k_major)
     assert "transpose_b = true" in text and "transpose_a = true" not in text
@@ -125,10 +127,10 @@ needs_ptxas = pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolk
 
 
 def compile_sm90(name: str, shape: tuple[int, int, int], a_k_major: bool = True,
-                 b_k_major: bool = False):
+                 b_k_major: bool = False, arch: str = "sm_90a", **config):
     a, b, _ = operands(name, shape, a_k_major, b_k_major, device="meta")
-    return matmul_stored.compile(a, b, target="cuda:sm_90a",
-                                 **knobs(name, a_k_major, b_k_major))
+    return matmul_stored.compile(a, b, target=f"cuda:{arch}",
+                                 **knobs(name, a_k_major, b_k_major), **config)
 
 
 @needs_ptxas
@@ -164,3 +166,39 @@ def test_without_the_opt_in_it_stays_on_cuda_cores(tmp_path, monkeypatch) -> Non
     assert "wgmma.mma_async" not in kernel.asm["ptx"]
     assert "tile.wgmma" not in kernel.asm["tile-cuda"]
     assert "transpose_b = true" not in kernel.asm["tile-cuda"]
+
+
+MMA_SYNC_SHAPES = {"s8": "m16n8k32.row.col.s32.s8.s8.s32", "tf32": "m16n8k8.row.col.f32.tf32"}
+
+
+@needs_ptxas
+@pytest.mark.parametrize("name, a_k_major", [("s8", True), ("tf32", True), ("s8", False)])
+def test_opted_in_gemm_runs_on_mma_sync(name, a_k_major, tmp_path, monkeypatch) -> None:
+    """sm_80: ldmatrix.trans moves 16-bit elements only, so the int8 / tf32 gemm reads the
+    K-major copies with ldmatrix and runs on mma.sync (CUDA cores without the opt-in)."""
+    from tilec.compiler.tensorcore.ptx import ptxas_check
+
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    shape = (1024, 1024, 1024)
+    monkeypatch.delenv(OPT_IN, raising=False)
+    assert "mma.sync" not in compile_sm90(name, shape, a_k_major, arch="sm_80").asm["ptx"]
+    monkeypatch.setenv(OPT_IN, "1")
+    kernel = compile_sm90(name, shape, a_k_major, arch="sm_80")
+    ptx = kernel.asm["ptx"]
+    lines = [line for line in ptx.splitlines() if "mma.sync" in line]
+    assert lines and all(MMA_SYNC_SHAPES[name] in line for line in lines)
+    assert "ldmatrix" in ptx and "cp.async" in ptx
+    report = ptxas_check(ptx, "sm_80")
+    assert report.ok and report.spill_bytes == 0, report.log
+
+
+def test_copy_past_the_chips_shared_memory_is_not_made(tmp_path, monkeypatch) -> None:
+    """sm_89 (99 KiB a block): three stages of 128 x 32 tf32 tiles (96 KiB) leave no room for
+    B's 16 KiB copy, so the gemm stays on CUDA cores and the kernel compiles; sm_80 (163 KiB)
+    takes the copy. Without the guard the sm_89 kernel was plan-shared-memory's error."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv(OPT_IN, "1")
+    for arch, copied in (("sm_89", False), ("sm_80", True)):
+        kernel = compile_sm90("tf32", (512, 512, 512), arch=arch, num_stages=3)
+        assert ("transpose_b = true" in kernel.asm["tile-cuda"]) == copied, arch
+        assert ("mma.sync" in kernel.asm["ptx"]) == copied, arch

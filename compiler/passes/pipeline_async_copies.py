@@ -107,7 +107,7 @@ def _shared_gathers(loop: ir.Operation) -> list[ir.Operation]:
     return found
 
 
-def _global_copies(loop: ir.Operation) -> list[ir.Operation]:
+def global_copies(loop: ir.Operation) -> list[ir.Operation]:
     """The loop body's own global -> shared tile.copy ops (not those nested deeper)."""
     found = []
     for op in loop.regions[0].blocks[0].operations:
@@ -276,7 +276,7 @@ class PipelineAsyncCopies(TilePass):
     @staticmethod
     def _schedule(loop: ir.Operation, kernel: ir.Operation, target: TargetDescription, tma: bool,
                   gathers: bool, context: ir.Context) -> None:
-        copies = _global_copies(loop)
+        copies = global_copies(loop)
         shared_gathers = _shared_gathers(loop) if gathers else []
         if not copies and not shared_gathers:
             return
@@ -297,7 +297,7 @@ def schedule_cp_async(loop: ir.Operation, context: ir.Context,
                       gathers: list[ir.Operation] = ()) -> None:
     """The cp.async schedule of a loop: its 16-byte-row copies and `gathers` go ahead, S =
     max(2, num_stages), KT = the user's block_K (nothing when none qualifies)."""
-    copies = _global_copies(loop)
+    copies = global_copies(loop)
     chosen = [copy for copy in copies if _cp_async_ready(copy)] + list(gathers)
     if not chosen:
         return

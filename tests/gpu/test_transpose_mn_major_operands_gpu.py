@@ -3,8 +3,9 @@
 into a K-major one that wgmma reads. Checked against float64 on fresh random inputs with the
 output poisoned (NaN; int32's minimum) first, at an aligned shape against the library too
 (torch._scaled_mm with B column-major, torch._int_mm), and at a ragged one whose B rows are
-not 16-byte aligned (the copies' element-wise path). Compiled in process (the whole compiler on
-the GPU machine), or taken from TILEC_CACHE_DIR (precompile_frontend.py calls precompile)."""
+not 16-byte aligned (the copies' element-wise path). On sm_80 int8 and tf32 through ldmatrix +
+mma.sync, which read them K-major only too. Compiled in process (the whole compiler on the GPU
+machine), or taken from TILEC_CACHE_DIR (precompile_frontend.py calls precompile)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,8 @@ TYPES = {
 def operands(name: str, shape: tuple[int, int, int], seed: int):
     m, n, k = shape
     generator = torch.Generator().manual_seed(seed)
+    if name == "tf32":
+        return torch.randn((m, k), generator=generator), torch.randn((k, n), generator=generator)
     if name == "s8":
         a = torch.randint(-128, 128, (m, k), generator=generator, dtype=torch.int8)
         b = torch.randint(-128, 128, (k, n), generator=generator, dtype=torch.int8)
@@ -56,6 +59,7 @@ def library(name: str, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 SHAPES = [(1024, 1024, 1024), (1000, 1016, 1008)]
 OPT_IN = {"TILEC_TRANSPOSE_MN_MAJOR_OPERANDS": "1"}
+MMA_SYNC_TYPES = ["s8", "tf32"]
 
 
 def compile_k_by_n(name: str, a: torch.Tensor, b: torch.Tensor, target: str = "cuda"):
@@ -66,12 +70,25 @@ def compile_k_by_n(name: str, a: torch.Tensor, b: torch.Tensor, target: str = "c
                                 block_N=128, block_K=64, b_k_major=False)
 
 
+def compile_k_by_n_mma_sync(name: str, a: torch.Tensor, b: torch.Tensor):
+    """matmul_typed for sm_80 (ldmatrix + mma.sync) with B stored K x N, int8 or tf32."""
+    element, out, accum = (T.int8, T.int32, T.int32) if name == "s8" else \
+        (T.float32, T.float32, T.float32)
+    return matmul_typed.compile(a, b, target="cuda:sm_80", in_dtype=element, out_dtype=out,
+                                accum_dtype=accum, block_N=128,
+                                block_K=64 if name == "s8" else 32, b_k_major=False)
+
+
 def precompile(target: str) -> None:
-    """Every kernel these tests compile, into TILEC_CACHE_DIR."""
+    """Every kernel these tests compile, into TILEC_CACHE_DIR (the sm_80 ones whatever the
+    suite's arch)."""
     with mock.patch.dict(os.environ, OPT_IN):
         for name in TYPES:
             for shape in SHAPES:
                 compile_k_by_n(name, *operands(name, shape, seed=0), target=target)
+        for name in MMA_SYNC_TYPES:
+            for shape in SHAPES:
+                compile_k_by_n_mma_sync(name, *operands(name, shape, seed=0))
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=["aligned", "ragged"])
@@ -97,3 +114,22 @@ def test_k_by_n_b_on_wgmma(name: str, shape: tuple[int, int, int], monkeypatch) 
             assert torch.equal(c, peer)
         else:  # both sum exact products in f32 (orders differ), then round to bf16
             torch.testing.assert_close(c.double(), peer.double(), rtol=2e-2, atol=1e-1)
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=["aligned", "ragged"])
+@pytest.mark.parametrize("name", MMA_SYNC_TYPES)
+def test_k_by_n_b_on_mma_sync(name: str, shape: tuple[int, int, int], monkeypatch) -> None:
+    for variable, value in OPT_IN.items():
+        monkeypatch.setenv(variable, value)
+    a, b = operands(name, shape, seed=sum(shape) + 2 * len(name))
+    kernel = compile_k_by_n_mma_sync(name, a, b)
+    assert "mma.sync" in kernel.asm["ptx"] and "transpose_b = true" in kernel.asm["tile-cuda"]
+    c = kernel.get_profiler().run_poisoned(a.cuda(), b.cuda())
+    torch.cuda.synchronize()
+    expected = a.double() @ b.double()
+    if name == "s8":
+        assert torch.equal(c.cpu().long(), expected.long())
+    else:  # tf32 products (10-bit mantissas) summed in f32
+        assert not c.isnan().any(), "elements left unwritten"
+        error = ((c.double().cpu() - expected).norm() / expected.norm()).item()
+        assert error < 3e-3, error
