@@ -12,8 +12,10 @@ transposed layouts (f16 B as N x K, A as K x M; bf16 both) at 4096^3;
 fp8 e4m3 / e5m2 (bf16 out) against torch._scaled_mm (unit scales, fast accumulation, as wgmma's
 fp32 accumulators), int8 against torch._int_mm, tf32 against torch.matmul with tf32 allowed;
 e4m3 and int8 with B stored K x N too ("nn": per op only, through transpose-mn-major-operands'
-K-major copy, TILEC_TRANSPOSE_MN_MAJOR_OPERANDS=1; the peers get B column-major, copied
-untimed). `--only e4m3/nn s8/nn` runs those rows alone (`f16/nn/tuned/8192x8192x8192`: one row).
+K-major copy, TILEC_TRANSPOSE_MN_MAJOR_OPERANDS=1, on the cp.async pipeline ("per_op") and
+with TILEC_RING_TRANSPOSES=1 on the TMA ring ("ring"), beside the kernel without the opt-in,
+on CUDA cores ("no_opt_in"); the peers get B column-major, copied untimed). `--only e4m3/nn
+s8/nn` runs those rows alone (`f16/nn/tuned/8192x8192x8192`: one row).
 Every kernel is checked first against a float64 reference on fresh random inputs with its
 output poisoned (NaN; int32's minimum), at the timed shape and at a ragged one; a wrong kernel
 is not timed. Timing: tilec's profiler do_bench (CUDA events, median, L2 flushed), the three
@@ -52,7 +54,10 @@ import tilec.language as T  # noqa: E402
 
 PER_OP = "TILEC_PER_OP_GEMMS"
 TRANSPOSE_OPT_IN = "TILEC_TRANSPOSE_MN_MAJOR_OPERANDS"
+RING_TRANSPOSES = "TILEC_RING_TRANSPOSES"
 PATHS = ("per_op", "matcher")
+TRANSPOSE_PATHS = ("per_op", "ring", "no_opt_in")  # an 8-bit / tf32 B stored K x N
+ALL_PATHS = (*PATHS, *TRANSPOSE_PATHS[1:])
 RAGGED_SHAPE = (1000, 1016, 1008)  # rows 16-byte aligned for every type, several K tiles
 FP8_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192)]
 ROUNDS = 3
@@ -91,7 +96,7 @@ class Row:
 
     @property
     def paths(self) -> tuple[str, ...]:
-        return ("per_op",) if self.transposes_b else PATHS
+        return TRANSPOSE_PATHS if self.transposes_b else PATHS
 
     @property
     def knobs(self) -> dict:
@@ -134,8 +139,11 @@ def register_a_kernel(dtype: str, a, b, target: str | None = None):
 @contextmanager
 def path_setting(path: str, transposes_b: bool = False):
     """The per-op path's switch set (or cleared) while a kernel is compiled or looked up, and
-    with `transposes_b` transpose-mn-major-operands' opt-in."""
-    switches = {PER_OP: path == "per_op", TRANSPOSE_OPT_IN: transposes_b}
+    with `transposes_b` transpose-mn-major-operands' opt-in (not on the "no_opt_in" path;
+    with TILEC_RING_TRANSPOSES on the "ring" one)."""
+    switches = {PER_OP: path != "matcher",
+                TRANSPOSE_OPT_IN: transposes_b and path != "no_opt_in",
+                RING_TRANSPOSES: transposes_b and path == "ring"}
     before = {name: os.environ.pop(name, None) for name in switches}
     os.environ.update({name: "1" for name, on in switches.items() if on})
     try:
@@ -330,7 +338,7 @@ def run(out: Path, budget_s: float, only: list[str] = ()) -> None:
             for path in timed:
                 if "peer_ms" in entry:
                     entry[f"{path}_ratio_to_peer"] = entry["peer_ms"] / entry[f"{path}_ms"]
-            if len(timed) == 2:
+            if "matcher" in timed and "per_op" in timed:
                 entry["per_op_ratio_to_matcher"] = entry["matcher_ms"] / entry["per_op_ms"]
         rows.append(entry)
         print(json.dumps(entry), flush=True)
@@ -380,11 +388,11 @@ def summary(rows: list[dict]) -> dict:
     for r in rows:
         if r not in suite:
             name = f"{r['dtype']}_{r['layout']}_{r['config']}_{'x'.join(map(str, r['shape']))}"
-            out[name] = {key: r[key] for key in ("per_op_ratio_to_peer",
-                                                 "matcher_ratio_to_peer",
-                                                 "per_op_ratio_to_matcher") if key in r}
+            keys = [f"{path}_ratio_to_peer" for path in ALL_PATHS] + ["per_op_ratio_to_matcher"]
+            out[name] = {key: r[key] for key in keys if key in r}
     out["incorrect"] = [f"{r['dtype']} {r['config']} {r['shape']} {p}" for r in rows
-                        for p in PATHS if r.get(f"{p}_correct") is False or f"{p}_failure" in r]
+                        for p in ALL_PATHS if r.get(f"{p}_correct") is False
+                        or f"{p}_failure" in r]
     return out
 
 

@@ -119,6 +119,8 @@ def test_register_a_packs_wgmma_a_fragment(warpgroups: int, m_atoms: int, k: int
 @pytest.mark.parametrize("shape,element_bytes,k_major,span", [
     ((128, 32), 2, True, 64), ((128, 64), 2, True, 128), ((64, 16), 2, True, 32),
     ((256, 128), 2, True, 128), ((32, 128), 2, False, 128), ((64, 64), 1, True, 64),
+    ((64, 64), 4, True, 128), ((16, 16), 4, True, 32), ((128, 256), 1, True, 128),
+    ((64, 256), 1, False, 128), ((32, 96), 2, True, 64),
 ])
 def test_swizzle_keeps_chunks_whole_and_xors_by_row(shape: tuple[int, int], element_bytes: int,
                                                     k_major: bool, span: int) -> None:

@@ -47,6 +47,9 @@ REGISTER_A_STEPS_ATTR = "tile.register_a_steps"
 # TILEC_TRANSPOSE_MN_MAJOR_OPERANDS=1: an 8-bit / tf32 gemm's MN-major shared operand is
 # transposed into a K-major tile before it, so wgmma runs it (transpose-mn-major-operands)
 TRANSPOSE_OPERANDS_ATTR = "tile.transpose_mn_major_operands"
+# TILEC_RING_TRANSPOSES=1: a TMA ring's loop may hold such transposes, each reading the slot
+# TMA just filled (plan-tma-pipelines), where it stayed on the cp.async pipeline
+RING_TRANSPOSES_ATTR = "tile.ring_transposes"
 # TILEC_RING_PRIVATE_TILES=1: a TMA ring whose kernel touches no shared memory but the ring's
 # slots and TMA stores' staging tiles drops the consumers' block barriers around its loop and
 # between persistent tiles (lower-tile-to-gpu, `_tma_ring.RingLowering.private_tiles`)

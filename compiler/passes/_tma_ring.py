@@ -586,13 +586,19 @@ class RingLowering:
         """While the body is lowered: its gemms' shared operand tiles outside the ring (filled
         before the loop, each writer fencing for the async proxy) count as fenced, as the
         barrier ahead of the loop made their writes visible; each wgmma would else fence and
-        barrier again in every iteration."""
+        barrier again in every iteration. Not a tile the body itself writes (a slot's
+        transposed copy: plan-tma-pipelines' RING_TRANSPOSES_ATTR), whose gemm fences the
+        generic proxy's stores of the same iteration."""
         layouts = self.lowering.shared_layouts
+        written = [inner.operands[1] for op in self.body.operations
+                   for inner in walk(as_operation(op)) if inner.name == "memref.store"]
         saved = {}
         for gemm in (as_operation(op) for op in self.body.operations):
             if gemm.name != "tile.gemm":
                 continue
             for operand in list(gemm.operands)[:2]:
+                if any(operand == tile for tile in written):
+                    continue
                 if operand in layouts and not any(operand == known for known in saved):
                     saved[operand] = layouts[operand]
                     layouts[operand] = (layouts[operand][0], True)

@@ -19,6 +19,11 @@ A copy plan-wgmma-gemms marks `tile.read_in_place` moves nothing: the gemms afte
 larger tile it names, and count as its readers.
 Shared tiles written by tile.tma_copy are synchronized by the mbarriers the kernel waits on.
 
+A TMA ring's loop (plan-tma-pipelines' `tile.tma_ring`) is walked with its back edge, its
+copies left out: the producer issues them and the ring's mbarriers order its slots, and the
+consumers' iterations start after no barrier (a slot's transposed copy that the body writes is
+read by the previous iteration's gemm); its lowering has a barrier ahead of the loop and after
+the drain.
 A loop lower-tile-to-gpu turns into a cp.async pipeline (compiler/passes/_async_pipeline.py,
 whose `plan_pipeline` both passes ask) brings its own barriers: one after the wait at the top of
 every iteration and one after the drain behind the loop. Its pipelined copies are issued by that
@@ -37,6 +42,7 @@ from tilec.compiler.passes._async_pipeline import plan_pipeline
 from tilec.compiler.passes._ir_walk import as_operation, copy_parts, kernels, scope, walk
 from tilec.compiler.passes._scheduling import target_description
 from tilec.compiler.passes._thread_range import is_thread_branch, range_warp
+from tilec.compiler.passes._tma_ring import LOAD_ATTR, RING_ATTR
 from tilec.compiler.passes._wgmma import IN_PLACE_ATTR, slice_source
 
 LOOPS = ("tile.for", "tile.pipelined")
@@ -186,19 +192,19 @@ def _uniform_branches(op: ir.Operation) -> list[ir.Block] | None:
 
 
 def _in_sequence(blocks: list[ir.Block], pending: Pending, insert: bool,
-                 range_warp: int) -> Pending:
+                 range_warp: int, issued_elsewhere: tuple[ir.Operation, ...] = ()) -> Pending:
     for block in blocks:
-        pending = process(block, pending, insert, range_warp=range_warp)
+        pending = process(block, pending, insert, issued_elsewhere, range_warp)
     return pending
 
 
 def _around_loop(blocks: list[ir.Block], pending: Pending, insert: bool,
-                 range_warp: int) -> Pending:
+                 range_warp: int, issued_elsewhere: tuple[ir.Operation, ...] = ()) -> Pending:
     """A loop's blocks run in order, again and again: walked until what the back edge carries
     is known, inserting on the last walk; what leaves the loop may come from any iteration."""
-    end = _in_sequence(blocks, pending, False, range_warp)
-    end = _in_sequence(blocks, pending.merged(end), False, range_warp)
-    after = _in_sequence(blocks, pending.merged(end), insert, range_warp)
+    end = _in_sequence(blocks, pending, False, range_warp, issued_elsewhere)
+    end = _in_sequence(blocks, pending.merged(end), False, range_warp, issued_elsewhere)
+    after = _in_sequence(blocks, pending.merged(end), insert, range_warp, issued_elsewhere)
     return pending.merged(after)
 
 
@@ -221,6 +227,17 @@ def process(block: ir.Block, pending: Pending, insert: bool,
     for op in list(block.operations):
         op = op.operation
         if any(op == known for known in issued_elsewhere):
+            continue
+        if op.name == "tile.pipelined" and RING_ATTR in op.attributes:
+            # a TMA ring: the producer's copies, ordered by the ring's mbarriers; no barrier
+            # atop the consumers' iterations, so the back edge is walked (a tile the body
+            # writes, a slot's transposed copy, is read by the previous iteration's gemm);
+            # the ring's lowering has a barrier ahead of the loop and after its drain
+            body = op.regions[0].blocks[0]
+            copies = tuple(inner for inner in map(as_operation, body.operations)
+                           if LOAD_ATTR in inner.attributes)
+            _around_loop([body], Pending(), insert, range_warp, copies)
+            pending = Pending()
             continue
         plan = plan_pipeline(op) if op.name == "tile.pipelined" else None
         if plan is not None:

@@ -30,7 +30,14 @@ The loop qualifies when
   reduction or layout conversion that goes through shared scratch brings its own barriers,
   named ones over the consumers), and copies from the ring's tiles into fragments (a
   register-A chain: `T.copy(A_shared, A_frag)` then `T.gemm(A_frag, B_shared, C)`; the
-  consumers load their registers from the slot before they hand it back);
+  consumers load their registers from the slot before they hand it back), and, with the
+  opt-in `tile.ring_transposes` (TILEC_RING_TRANSPOSES=1, until the H200 has run it),
+  T.Parallel loops that read only the ring's tiles and write one shared tile made outside the
+  loop which its gemms read: transpose-mn-major-operands' K-major copy of an MN-major 8-bit
+  or tf32 tile, made from the slot TMA just filled (the slot's tile gets 128-byte swizzled
+  rows here, as a register-A chain's does); the gemm's group is then waited for in its own
+  iteration (`overlap = false`: the next iteration rewrites the copy it reads), and
+  insert-shared-barriers puts the consumers' barriers around the copy;
 - every copy reads a tensor parameter (rank <= 5, whose rows are 16-byte multiples when the
   shape is known) in a box of two non-unit dimensions, the destination tile's rows (at most
   256) and its columns (the tensor's last dimension), into the whole of an operand tile laid
@@ -64,6 +71,7 @@ from mlir import ir
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._async_pipeline import plan_pipeline
 from tilec.compiler.passes._ir_walk import (
+    ancestors,
     as_operation,
     constant_index,
     copy_parts,
@@ -78,6 +86,7 @@ from tilec.compiler.passes._scheduling import (
     DISABLE_TMA_ATTR,
     REGISTER_A_STEPS_ATTR,
     RING_LAG_ATTR,
+    RING_TRANSPOSES_ATTR,
     read_decision,
     target_description,
 )
@@ -143,6 +152,33 @@ def _ring_tile_load(op: ir.Operation, tiles: list[ir.Value]) -> bool:
         return False
     src, dst = op.operands[0], copy_parts(op)[3]
     return any(src == tile for tile in tiles) and is_memref(dst) and scope(dst) == "fragment"
+
+
+def _ring_tile_transpose(op: ir.Operation, tiles: list[ir.Value], loop: ir.Operation
+                         ) -> ir.Value | None:
+    """The shared tile a T.Parallel fills from the ring's tiles alone: every load it makes
+    reads one of `tiles`, every store writes that one tile, a tile.alloc outside the loop
+    (transpose-mn-major-operands' K-major copy of a slot, which a gemm of the loop reads);
+    None for any other op."""
+    if op.name != "tile.parallel":
+        return None
+    written = None
+    for inner in walk(op):
+        if inner.name == "memref.load":
+            if not any(inner.operands[0] == tile for tile in tiles):
+                return None
+        elif inner.name == "memref.store":
+            target = inner.operands[1]
+            if scope(target) != "shared" or (written is not None and target != written):
+                return None
+            written = target
+        elif inner.name != "tile.yield" and not (_is_pure(inner) and not len(inner.regions)):
+            return None
+    alloc = None if written is None else defining_op(written)
+    if alloc is None or alloc.name != "tile.alloc" or any(
+            parent == loop for parent in ancestors(alloc)):
+        return None
+    return written
 
 
 def staged_tile_layout(tile: ir.Value) -> SharedOperandLayout | None:
@@ -243,10 +279,10 @@ class RingPlan:
 
 
 def plan_ring(loop: ir.Operation, kernel: ir.Operation, limit: int, deep_groups: bool = False,
-              register_a_steps: bool = False) -> RingPlan | None:
+              register_a_steps: bool = False, transposes: bool = False) -> RingPlan | None:
     """The TMA ring of a loop, None when it does not qualify (module docstring); `limit`: the
     block's shared memory; `deep_groups`: the module opted into RING_LAG_ATTR;
-    `register_a_steps`: into REGISTER_A_STEPS_ATTR."""
+    `register_a_steps`: into REGISTER_A_STEPS_ATTR; `transposes`: into RING_TRANSPOSES_ATTR."""
     if loop.parent is None or as_operation(loop.parent) != kernel:
         return None
     plan = plan_pipeline(loop)
@@ -258,16 +294,18 @@ def plan_ring(loop: ir.Operation, kernel: ir.Operation, limit: int, deep_groups:
     statements = [as_operation(op) for op in body.operations]
     copies = [op for op in statements if any(op == copy for copy in plan.copies)]
     tiles = [copy_parts(copy)[3] for copy in copies]
-    gemms = []
+    gemms, transposed = [], []
     for op in statements:
         if op.name == "tile.yield" or any(op == copy for copy in copies):
             continue
         if op.name == "tile.gemm" and WGMMA_ATTR in op.attributes:
             gemms.append(op)
+        elif transposes and (copied := _ring_tile_transpose(op, tiles, loop)) is not None:
+            transposed.append(copied)
         elif not (_is_pure(op) and not len(op.regions)) and not _in_registers(op) and \
                 not _ring_tile_load(op, tiles):
             return None
-    if not gemms:
+    if not gemms or not _read_by_gemms(transposed, gemms, loop):
         return None
     staged = _staged_tiles(copies, gemms)
     if staged is None:
@@ -287,7 +325,8 @@ def plan_ring(loop: ir.Operation, kernel: ir.Operation, limit: int, deep_groups:
     fewest = min(stages, MIN_RING_STAGES)
     deepest = stages if len(gemms) != 1 else max(stages, _deepest_ring(loop, gemms[0]))
     staging = _staging_bytes(loop, kernel)
-    overlap = len(gemms) == 1 and not _a_rewritten(gemms[0], loop)
+    # a transposed tile is rewritten by the next iteration: the gemm reading it must be done
+    overlap = len(gemms) == 1 and not _a_rewritten(gemms[0], loop) and not transposed
     lag = _lag(gemms[0]) if deep_groups and overlap else 1
     step_loads, groups = [], 1
     if register_a_steps and len(gemms) == 1 and not overlap:
@@ -302,6 +341,19 @@ def plan_ring(loop: ir.Operation, kernel: ir.Operation, limit: int, deep_groups:
         if ring_bytes(loop, candidate) + (staging if depth > stages else 0) <= limit:
             return candidate
     return None
+
+
+def _read_by_gemms(transposed: list[ir.Value], gemms: list[ir.Operation],
+                   loop: ir.Operation) -> bool:
+    """Whether each transposed tile is used only in the loop, as a shared operand of its
+    gemms and by the T.Parallel writing it."""
+    for tile in transposed:
+        users = [as_operation(use.owner) for use in tile.uses]
+        if not any(tile == operand for gemm in gemms for operand in list(gemm.operands)[:2]):
+            return False
+        if not all(any(parent == loop for parent in ancestors(user)) for user in users):
+            return False
+    return True
 
 
 def _staged_tiles(copies: list[ir.Operation], gemms: list[ir.Operation]
@@ -460,9 +512,10 @@ class PlanTmaPipelines(TilePass):
                 continue
             deep_groups = RING_LAG_ATTR in module.operation.attributes
             steps = REGISTER_A_STEPS_ATTR in module.operation.attributes
+            transposes = RING_TRANSPOSES_ATTR in module.operation.attributes
             plans = [plan for op in walk(kernel) if op.name == "tile.pipelined"
                      and (plan := plan_ring(op, kernel, target.max_shared_bytes, deep_groups,
-                                            steps)) is not None]
+                                            steps, transposes)) is not None]
             if len(plans) != 1:
                 continue  # one producer warpgroup serves one loop
             loop = as_operation(plans[0].loads[0][0].parent)

@@ -81,6 +81,7 @@ from tilec.compiler.passes._scheduling import (
     REGISTER_A_STEPS_ATTR,
     RING_LAG_ATTR,
     RING_PRIVATE_TILES_ATTR,
+    RING_TRANSPOSES_ATTR,
     ROTATE_ATTENTION_LOOP_ATTR,
     STAGED_EPILOGUE_ATTR,
     TRANSPOSE_OPERANDS_ATTR,
@@ -269,6 +270,7 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
                            ("TILEC_REGISTER_A_STEPS", REGISTER_A_STEPS_ATTR),
                            ("TILEC_ASYNC_GATHERS", ASYNC_GATHERS_ATTR),
                            ("TILEC_TRANSPOSE_MN_MAJOR_OPERANDS", TRANSPOSE_OPERANDS_ATTR),
+                           ("TILEC_RING_TRANSPOSES", RING_TRANSPOSES_ATTR),
                            ("TILEC_RING_PRIVATE_TILES", RING_PRIVATE_TILES_ATTR)):
         if os.environ.get(variable) == "1":
             module.operation.attributes[name] = ir.UnitAttr.get()

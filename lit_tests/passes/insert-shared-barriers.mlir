@@ -333,3 +333,41 @@ func.func @thread_ranges(%A: memref<?x?xf16>) attributes {tile.entry} {
   }
   return
 }
+
+// -----
+
+// A TMA ring's loop (tile.tma_ring): its copies are the producer's (the ring's mbarriers order
+// the slots) and its iterations start after no barrier, so the back edge counts: the
+// T.Parallel writing the K-major copy of a slot waits for the previous iteration's gemm, which
+// reads that copy, and the gemm for the T.Parallel. Nothing before the copies.
+// CHECK-LABEL: func.func @ring_transpose
+// CHECK: tile.pipelined
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: tile.copy
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.parallel
+// CHECK: gpu.barrier
+// CHECK-NEXT: tile.gemm
+func.func @ring_transpose(%A: memref<1024x1024xf8E4M3FN>, %B: memref<1024x1024xf8E4M3FN>) attributes {tile.entry} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  tile.kernel grid(%c8, %c8) threads [128] {
+  ^bb0(%bx: index, %by: index):
+    %bs = tile.alloc : memref<128x128xf8E4M3FN, "shared">
+    %bt = tile.alloc : memref<128x128xf8E4M3FN, "shared">
+    %as = tile.alloc : memref<128x128xf8E4M3FN, "shared">
+    %acc = tile.alloc : memref<128x128xf32, "fragment">
+    tile.pipelined %c0 to %c8 step %c1 stages 2 attributes {tile.pipeline = {k_tile = 128 : i64, mechanism = "cp.async", stages = 2 : i64}, tile.tma_ring = {consumers = 1 : i64, overlap = false, persistent = true, stages = 6 : i64}} {
+    ^bb0(%k: index):
+      tile.copy %B[%c0, %c0] [128, 128] to %bs[%c0, %c0] [128, 128] {tile.async = "cp.async", tile.tma_load = {box = array<i64: 128, 128>, boxes = 1 : i64, swizzle = 128 : i64}} : memref<1024x1024xf8E4M3FN> to memref<128x128xf8E4M3FN, "shared">
+      tile.parallel [128, 128] {
+      ^bb0(%n: index, %kk: index):
+        %v = memref.load %bs[%kk, %n] : memref<128x128xf8E4M3FN, "shared">
+        memref.store %v, %bt[%n, %kk] : memref<128x128xf8E4M3FN, "shared">
+      }
+      tile.gemm %as, %bt, %acc {transpose_b = true} : memref<128x128xf8E4M3FN, "shared">, memref<128x128xf8E4M3FN, "shared">, memref<128x128xf32, "fragment">
+    }
+  }
+  return
+}

@@ -535,3 +535,123 @@ module attributes {tile.arch = "sm_90a", tile.register_a_steps} {
     return
   }
 }
+
+// -----
+
+// With tile.ring_transposes (TILEC_RING_TRANSPOSES=1), transpose-mn-major-operands' copy of an
+// fp8 B stored K x N stays on the ring: TMA fills the 128 x 128 K x N tile, which gets
+// 128-byte swizzled rows here (no gemm reads it, only the T.Parallel writing the K-major tile
+// the gemm reads); the gemm's group is waited for in its iteration (overlap = false: the next
+// iteration rewrites the tile it reads). 6 slots of 32 KiB beside the 16 KiB copy fit in
+// 227 KiB (the loop has 8 iterations, 8 slots would hold its 1 KiB of K).
+// CHECK-LABEL: func.func @ring_transpose
+// CHECK: tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<128x128xf8E4M3FN, "shared">
+// CHECK: tile.pipelined {{.*}} tile.tma_ring = {consumers = 1 : i64, overlap = false, persistent = true, stages = 6 : i64}
+// CHECK: tile.copy {{.*}} tile.tma_load = {box = array<i64: 128, 128>, boxes = 1 : i64, swizzle = 128 : i64}
+// CHECK: tile.copy {{.*}} tile.tma_load = {box = array<i64: 128, 128>, boxes = 1 : i64, swizzle = 128 : i64}
+// CHECK: tile.parallel [128, 128]
+module attributes {tile.arch = "sm_90a", tile.ring_transposes} {
+  func.func @ring_transpose(%A: memref<1024x1024xf8E4M3FN>, %B: memref<1024x1024xf8E4M3FN>) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %c128 = arith.constant 128 : index
+    tile.kernel grid(%c8, %c8) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %as = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<128x128xf8E4M3FN, "shared">
+      %bs = tile.alloc : memref<128x128xf8E4M3FN, "shared">
+      %bt = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<128x128xf8E4M3FN, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %row = arith.muli %by, %c128 : index
+      %col = arith.muli %bx, %c128 : index
+      tile.pipelined %c0 to %c8 step %c1 stages 2 attributes {tile.pipeline = {k_tile = 128 : i64, mechanism = "cp.async", stages = 2 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c128 : index
+        tile.copy %A[%row, %k0] [128, 128] to %as[%c0, %c0] [128, 128] {tile.async = "cp.async"} : memref<1024x1024xf8E4M3FN> to memref<128x128xf8E4M3FN, "shared">
+        tile.copy %B[%k0, %col] [128, 128] to %bs[%c0, %c0] [128, 128] {tile.async = "cp.async"} : memref<1024x1024xf8E4M3FN> to memref<128x128xf8E4M3FN, "shared">
+        tile.parallel [128, 128] {
+        ^bb0(%n: index, %kk: index):
+          %v = memref.load %bs[%kk, %n] : memref<128x128xf8E4M3FN, "shared">
+          memref.store %v, %bt[%n, %kk] : memref<128x128xf8E4M3FN, "shared">
+        }
+        tile.gemm %as, %bt, %acc {tile.wgmma = {a_registers = false, dtype = "e4m3", k = 32 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}, transpose_b = true} : memref<128x128xf8E4M3FN, "shared">, memref<128x128xf8E4M3FN, "shared">, memref<128x128xf32, "fragment">
+      }
+    }
+    return
+  }
+}
+
+// -----
+
+// Without the opt-in such a loop keeps its cp.async pipeline; with it, a T.Parallel that also
+// reads another shared tile (not the ring's) declines the ring too.
+// CHECK-LABEL: func.func @ring_transpose_declined
+// CHECK-NOT: tile.tma_ring
+module attributes {tile.arch = "sm_90a"} {
+  func.func @ring_transpose_declined(%A: memref<1024x1024xf8E4M3FN>, %B: memref<1024x1024xf8E4M3FN>) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %c128 = arith.constant 128 : index
+    tile.kernel grid(%c8, %c8) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %as = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<128x128xf8E4M3FN, "shared">
+      %bs = tile.alloc : memref<128x128xf8E4M3FN, "shared">
+      %bt = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<128x128xf8E4M3FN, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %row = arith.muli %by, %c128 : index
+      %col = arith.muli %bx, %c128 : index
+      tile.pipelined %c0 to %c8 step %c1 stages 2 attributes {tile.pipeline = {k_tile = 128 : i64, mechanism = "cp.async", stages = 2 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c128 : index
+        tile.copy %A[%row, %k0] [128, 128] to %as[%c0, %c0] [128, 128] {tile.async = "cp.async"} : memref<1024x1024xf8E4M3FN> to memref<128x128xf8E4M3FN, "shared">
+        tile.copy %B[%k0, %col] [128, 128] to %bs[%c0, %c0] [128, 128] {tile.async = "cp.async"} : memref<1024x1024xf8E4M3FN> to memref<128x128xf8E4M3FN, "shared">
+        tile.parallel [128, 128] {
+        ^bb0(%n: index, %kk: index):
+          %v = memref.load %bs[%kk, %n] : memref<128x128xf8E4M3FN, "shared">
+          memref.store %v, %bt[%n, %kk] : memref<128x128xf8E4M3FN, "shared">
+        }
+        tile.gemm %as, %bt, %acc {tile.wgmma = {a_registers = false, dtype = "e4m3", k = 32 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}, transpose_b = true} : memref<128x128xf8E4M3FN, "shared">, memref<128x128xf8E4M3FN, "shared">, memref<128x128xf32, "fragment">
+      }
+    }
+    return
+  }
+}
+
+// -----
+
+// CHECK-LABEL: func.func @ring_transpose_reading_another_tile
+// CHECK-NOT: tile.tma_ring
+module attributes {tile.arch = "sm_90a", tile.ring_transposes} {
+  func.func @ring_transpose_reading_another_tile(%A: memref<1024x1024xf8E4M3FN>, %B: memref<1024x1024xf8E4M3FN>) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %c128 = arith.constant 128 : index
+    tile.kernel grid(%c8, %c8) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %as = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<128x128xf8E4M3FN, "shared">
+      %bs = tile.alloc : memref<128x128xf8E4M3FN, "shared">
+      %other = tile.alloc : memref<128x128xf8E4M3FN, "shared">
+      %bt = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<128x128xf8E4M3FN, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %row = arith.muli %by, %c128 : index
+      %col = arith.muli %bx, %c128 : index
+      tile.pipelined %c0 to %c8 step %c1 stages 2 attributes {tile.pipeline = {k_tile = 128 : i64, mechanism = "cp.async", stages = 2 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c128 : index
+        tile.copy %A[%row, %k0] [128, 128] to %as[%c0, %c0] [128, 128] {tile.async = "cp.async"} : memref<1024x1024xf8E4M3FN> to memref<128x128xf8E4M3FN, "shared">
+        tile.copy %B[%k0, %col] [128, 128] to %bs[%c0, %c0] [128, 128] {tile.async = "cp.async"} : memref<1024x1024xf8E4M3FN> to memref<128x128xf8E4M3FN, "shared">
+        tile.parallel [128, 128] {
+        ^bb0(%n: index, %kk: index):
+          %v = memref.load %bs[%kk, %n] : memref<128x128xf8E4M3FN, "shared">
+          %w = memref.load %other[%kk, %n] : memref<128x128xf8E4M3FN, "shared">
+          %s = arith.addf %v, %w : f8E4M3FN
+          memref.store %s, %bt[%n, %kk] : memref<128x128xf8E4M3FN, "shared">
+        }
+        tile.gemm %as, %bt, %acc {tile.wgmma = {a_registers = false, dtype = "e4m3", k = 32 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}, transpose_b = true} : memref<128x128xf8E4M3FN, "shared">, memref<128x128xf8E4M3FN, "shared">, memref<128x128xf32, "fragment">
+      }
+    }
+    return
+  }
+}

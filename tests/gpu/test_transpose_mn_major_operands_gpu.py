@@ -60,6 +60,9 @@ def library(name: str, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 SHAPES = [(1024, 1024, 1024), (1000, 1016, 1008)]
 OPT_IN = {"TILEC_TRANSPOSE_MN_MAJOR_OPERANDS": "1"}
 MMA_SYNC_TYPES = ["s8", "tf32"]
+# the K-major copy filled from the cp.async pipeline's tile, or from the TMA ring's slot
+COPY_SOURCES = {"cp_async": {"TILEC_RING_TRANSPOSES": "0"},
+                "ring": {"TILEC_RING_TRANSPOSES": "1"}}
 
 
 def compile_k_by_n(name: str, a: torch.Tensor, b: torch.Tensor, target: str = "cuda"):
@@ -82,24 +85,32 @@ def compile_k_by_n_mma_sync(name: str, a: torch.Tensor, b: torch.Tensor):
 def precompile(target: str) -> None:
     """Every kernel these tests compile, into TILEC_CACHE_DIR (the sm_80 ones whatever the
     suite's arch)."""
+    for source in COPY_SOURCES.values():
+        with mock.patch.dict(os.environ, {**OPT_IN, **source}):
+            for name in TYPES:
+                for shape in SHAPES:
+                    compile_k_by_n(name, *operands(name, shape, seed=0), target=target)
     with mock.patch.dict(os.environ, OPT_IN):
-        for name in TYPES:
-            for shape in SHAPES:
-                compile_k_by_n(name, *operands(name, shape, seed=0), target=target)
         for name in MMA_SYNC_TYPES:
             for shape in SHAPES:
                 compile_k_by_n_mma_sync(name, *operands(name, shape, seed=0))
 
 
+@pytest.mark.parametrize("source", list(COPY_SOURCES))
 @pytest.mark.parametrize("shape", SHAPES, ids=["aligned", "ragged"])
 @pytest.mark.parametrize("name", list(TYPES))
-def test_k_by_n_b_on_wgmma(name: str, shape: tuple[int, int, int], monkeypatch) -> None:
-    for variable, value in OPT_IN.items():
+def test_k_by_n_b_on_wgmma(name: str, shape: tuple[int, int, int], source: str,
+                           monkeypatch) -> None:
+    """`ring`: TILEC_RING_TRANSPOSES=1, the copy reads the TMA ring's slot (where B's rows
+    are 16-byte aligned; the ragged shape's are not, and keep the cp.async pipeline)."""
+    for variable, value in {**OPT_IN, **COPY_SOURCES[source]}.items():
         monkeypatch.setenv(variable, value)
     a, b = operands(name, shape, seed=sum(shape) + len(name))
     kernel = compile_k_by_n(name, a, b)
     assert "wgmma.mma_async" in kernel.asm["ptx"] and "transpose_b = true" in \
         kernel.asm["tile-cuda"]
+    if source == "ring" and shape[1] % 16 == 0:
+        assert "cp.async.bulk.tensor" in kernel.asm["ptx"]
     c = kernel.get_profiler().run_poisoned(a.cuda(), b.cuda())
     torch.cuda.synchronize()
     expected = a.double() @ b.double()
