@@ -208,11 +208,12 @@ def test_copy_past_the_chips_shared_memory_is_not_made(tmp_path, monkeypatch) ->
 @pytest.mark.parametrize("name", ["e4m3", "s8", "tf32"])
 def test_ring_transposes_read_the_slot_tma_filled(name, tmp_path, monkeypatch) -> None:
     """TILEC_RING_TRANSPOSES=1: the loop is a TMA ring (B's K x N tile by cp.async.bulk.tensor
-    into 128-byte swizzled rows), the consumers transpose the slot into the K-major tile between
-    named barriers over their 128 threads, fence it for the async proxy before the wgmma, and
-    hand the slot back after their group is complete. Under the consumers' 240 registers
-    (setmaxnreg) the 128 byte addresses each thread's copy precomputes beside its 128
-    accumulator registers spill around the loop (180 bytes e4m3, 212 s8; none in it: SASS)."""
+    into 128-byte swizzled rows); the consumers transpose the slot into one of the K-major
+    tile's two slots (iteration parity) between named barriers over their 128 threads, fence
+    it for the async proxy before the wgmma, leave the group in flight and hand back the slot
+    of the iteration before. Under the consumers' 240 registers (setmaxnreg) the 128 byte
+    addresses each thread's copy precomputes beside its 128 accumulator registers spill
+    around the loop (180 bytes e4m3, 212 s8; none in it: SASS)."""
     from tilec.compiler.tensorcore.ptx import ptxas_check
 
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
@@ -221,12 +222,13 @@ def test_ring_transposes_read_the_slot_tma_filled(name, tmp_path, monkeypatch) -
     monkeypatch.setenv("TILEC_RING_TRANSPOSES", "1")
     kernel = compile_sm90(name, (1024, 1024, 1024))
     tile_cuda, ptx = kernel.asm["tile-cuda"], kernel.asm["ptx"]
-    assert "overlap = false" in tile_cuda and "transpose_b = true" in tile_cuda
+    assert "overlap = true" in tile_cuda and "tile.ring_copy_slots = 2" in tile_cuda
+    assert "transpose_b = true" in tile_cuda
     assert "cp.async.bulk.tensor" in ptx and "cp.async.cg" not in ptx
     consumer = ptx[ptx.rindex("mbarrier.try_wait"):]  # the consumers' loop, after the wait
     body = consumer[:consumer.index("mbarrier.arrive")]
     assert body.index("bar.sync \t1, 128") < body.index("st.shared.v4") < body.index(
         "fence.proxy.async") < body.index("wgmma.mma_async") < body.index(
-        "wgmma.wait_group.sync.aligned \t0")
+        "wgmma.wait_group.sync.aligned \t1")
     report = ptxas_check(ptx, "sm_90a")
     assert report.ok and report.spill_bytes <= 256, report.log

@@ -90,6 +90,11 @@ RING_ATTR = "tile.tma_ring"
 LOAD_ATTR = "tile.tma_load"
 STORE_ATTR = "tile.tma_store"
 MAPS_ATTR = "tile.tensor_maps"
+# on a shared tile a ring loop's T.Parallel writes for its gemm (a slot's K-major copy,
+# plan-tma-pipelines): its slots, the iterations taking turns, so the next iteration's copy
+# is made while the gemm of this one is in flight
+COPY_SLOTS_ATTR = "tile.ring_copy_slots"
+COPY_SLOTS = 2
 TILES_ATTR = "tile.persistent_tiles"  # on the gpu.func: the grid's blocks a persistent one runs
 SWIZZLE_BYTES = 128  # the column box of a 128B-swizzled operand tile
 BARRIER_BYTES = 8
@@ -551,6 +556,9 @@ class RingLowering:
                 nvvm.MBarrierTryWaitParityOp(self.barrier(True, slot), _to_i32(phase),
                                              _i32(WAIT_TICKS))
                 views = {buffer: self.slot_view(buffer, slot) for buffer in self.buffers}
+                turn = arith.addi(self.done, iteration) if constant_index(self.done) != 0 \
+                    else iteration
+                views.update({tile: self.copy_view(tile, turn) for tile in self.copy_tiles()})
                 anchor = self.release(iteration, slot)
                 scf.YieldOp([])
             if pingpong is not None:
@@ -631,6 +639,29 @@ class RingLowering:
         warp_size = index(32)
         return arith.cmpi(arith.CmpIPredicate.eq, arith.remui(self.lowering.tid, warp_size),
                           index(0)), as_operation(warp_size.owner)
+
+    def copy_tiles(self) -> list[ir.Value]:
+        """The shared tiles the body writes that have slots of their own (COPY_SLOTS_ATTR:
+        the lowering made them rings of that many slots)."""
+        found: list[ir.Value] = []
+        for op in self.body.operations:
+            for inner in walk(as_operation(op)):
+                tile = inner.operands[1] if inner.name == "memref.store" else None
+                if tile is not None and tile in self.lowering.rings and not any(
+                        tile == known for known in [*found, *self.buffers]):
+                    found.append(tile)
+        return found
+
+    def copy_view(self, tile: ir.Value, turn: ir.Value) -> ir.Value:
+        """The slot of a copy tile that ring iteration `turn` writes and its gemm reads, written
+        by the generic proxy: the gemm fences it for wgmma."""
+        view = memref.ViewOp(self.lowering.rings[tile].type_, self.lowering.smem,
+                             self.slot_offset(tile, arith.remui(turn, index(COPY_SLOTS))),
+                             []).result
+        layouts = self.lowering.shared_layouts
+        if tile in layouts:
+            layouts[view] = (layouts[tile][0], False)
+        return view
 
     def slot_view(self, buffer: ir.Value, slot: ir.Value) -> ir.Value:
         ring = self.lowering.rings[buffer]

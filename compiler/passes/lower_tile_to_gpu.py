@@ -101,6 +101,8 @@ from tilec.compiler.passes._scheduling import (
 from tilec.compiler.passes._thread_range import branch_ranges, is_thread_branch, range_warp
 from tilec.compiler.passes._tma_ring import (
     CONSUMER_BARRIER,
+    COPY_SLOTS,
+    COPY_SLOTS_ATTR,
     LOAD_ATTR,
     MAPS_ATTR,
     STORE_ATTR,
@@ -734,6 +736,10 @@ class KernelLowering:
         """The slots a pipelined loop gives this shared buffer (0: none, a plain buffer)."""
         if any(buffer == copy_parts(copy)[3] for copy in self.ring_copies):
             return self.tma_ring.stages
+        alloc = buffer.owner
+        if self.ring_copies and not isinstance(alloc, ir.Block) and \
+                COPY_SLOTS_ATTR in as_operation(alloc).attributes:
+            return COPY_SLOTS
         return next((plan.stages for _, plan in self.plans
                      if any(buffer == known for known in plan.buffers)), 0)
 

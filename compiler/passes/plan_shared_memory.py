@@ -54,7 +54,7 @@ from tilec.compiler.passes._ir_walk import (
     walk,
 )
 from tilec.compiler.passes._scheduling import target_description
-from tilec.compiler.passes._tma_ring import LOAD_ATTR, TmaRing
+from tilec.compiler.passes._tma_ring import COPY_SLOTS, COPY_SLOTS_ATTR, LOAD_ATTR, TmaRing
 from tilec.compiler.passes._wgmma import (
     IN_PLACE_ATTR,
     SWIZZLE_ATOM_BYTES,
@@ -101,6 +101,8 @@ def pipeline_stages(kernel: ir.Operation) -> list[tuple[ir.Value, int]]:
         loop, ring = fed
         found += [(copy_parts(op)[3], ring.stages) for op in map(
             as_operation, loop.regions[0].blocks[0].operations) if LOAD_ATTR in op.attributes]
+        found += [(op.results[0], COPY_SLOTS) for op in walk(kernel)
+                  if op.name == "tile.alloc" and COPY_SLOTS_ATTR in op.attributes]
     for op in walk(kernel):
         plan = None if fed is not None and op == fed[0] else plan_pipeline(op)
         if plan is not None:

@@ -35,9 +35,11 @@ The loop qualifies when
   T.Parallel loops that read only the ring's tiles and write one shared tile made outside the
   loop which its gemms read: transpose-mn-major-operands' K-major copy of an MN-major 8-bit
   or tf32 tile, made from the slot TMA just filled (the slot's tile gets 128-byte swizzled
-  rows here, as a register-A chain's does); the gemm's group is then waited for in its own
-  iteration (`overlap = false`: the next iteration rewrites the copy it reads), and
-  insert-shared-barriers puts the consumers' barriers around the copy;
+  rows here, as a register-A chain's does); the copy's tile gets `tile.ring_copy_slots = 2`:
+  two slots the iterations take turns in (plan-shared-memory gives it both, the lowering's
+  consumers write and read slot i mod 2), so the gemm's group still stays in flight into the
+  next iteration while that one makes its copy, and insert-shared-barriers puts the
+  consumers' barriers around the copy;
 - every copy reads a tensor parameter (rank <= 5, whose rows are 16-byte multiples when the
   shape is known) in a box of two non-unit dimensions, the destination tile's rows (at most
   256) and its columns (the tensor's last dimension), into the whole of an operand tile laid
@@ -92,6 +94,8 @@ from tilec.compiler.passes._scheduling import (
 )
 from tilec.compiler.passes._tma_ring import (
     BARRIER_BYTES,
+    COPY_SLOTS,
+    COPY_SLOTS_ATTR,
     LOAD_ATTR,
     RING_ATTR,
     STORE_ATTR,
@@ -276,6 +280,8 @@ class RingPlan:
     # layout TMA fills them with: tile.shared_layout on their tile.alloc
     staged: list[tuple[ir.Operation, SharedOperandLayout]] = field(default_factory=list)
     step_loads: list[ir.Operation] = field(default_factory=list)  # STEP_LOADS_ATTR copies
+    # the allocs of the slots' K-major copies (RING_TRANSPOSES_ATTR): COPY_SLOTS_ATTR
+    copy_tiles: list[ir.Operation] = field(default_factory=list)
 
 
 def plan_ring(loop: ir.Operation, kernel: ir.Operation, limit: int, deep_groups: bool = False,
@@ -325,8 +331,10 @@ def plan_ring(loop: ir.Operation, kernel: ir.Operation, limit: int, deep_groups:
     fewest = min(stages, MIN_RING_STAGES)
     deepest = stages if len(gemms) != 1 else max(stages, _deepest_ring(loop, gemms[0]))
     staging = _staging_bytes(loop, kernel)
-    # a transposed tile is rewritten by the next iteration: the gemm reading it must be done
-    overlap = len(gemms) == 1 and not _a_rewritten(gemms[0], loop) and not transposed
+    # a transposed tile has COPY_SLOTS slots, the iterations taking turns: the next
+    # iteration's copy is made while this one's gemm is in flight
+    overlap = len(gemms) == 1 and not _a_rewritten(gemms[0], loop)
+    copy_tiles = [defining_op(tile) for tile in transposed]
     lag = _lag(gemms[0]) if deep_groups and overlap else 1
     step_loads, groups = [], 1
     if register_a_steps and len(gemms) == 1 and not overlap:
@@ -336,7 +344,7 @@ def plan_ring(loop: ir.Operation, kernel: ir.Operation, limit: int, deep_groups:
     for depth in range(deepest, fewest - 1, -1):
         ring = TmaRing(depth, threads // WARPGROUP_THREADS, overlap, persistent,
                        min(lag, depth - 1), groups)
-        candidate = RingPlan(ring, loads, staged, step_loads)
+        candidate = RingPlan(ring, loads, staged, step_loads, copy_tiles)
         # past the loop's own depth the epilogue's staging tile must still fit beside it
         if ring_bytes(loop, candidate) + (staging if depth > stages else 0) <= limit:
             return candidate
@@ -478,6 +486,8 @@ def ring_bytes(loop: ir.Operation, plan: RingPlan) -> int:
             del alloc.attributes[SHARED_LAYOUT_ATTR]
         for copy in plan.step_loads:
             del copy.attributes[STEP_LOADS_ATTR]
+        for alloc in plan.copy_tiles:
+            del alloc.attributes[COPY_SLOTS_ATTR]
 
 
 def _apply(loop: ir.Operation, plan: RingPlan, context: ir.Context) -> None:
@@ -489,6 +499,9 @@ def _apply(loop: ir.Operation, plan: RingPlan, context: ir.Context) -> None:
         alloc.attributes[SHARED_LAYOUT_ATTR] = layout.to_attr(context)
     for copy in plan.step_loads:
         copy.attributes[STEP_LOADS_ATTR] = ir.UnitAttr.get(context)
+    for alloc in plan.copy_tiles:
+        alloc.attributes[COPY_SLOTS_ATTR] = ir.IntegerAttr.get(
+            ir.IntegerType.get_signless(64, context), COPY_SLOTS)
 
 
 @register

@@ -541,12 +541,14 @@ module attributes {tile.arch = "sm_90a", tile.register_a_steps} {
 // With tile.ring_transposes (TILEC_RING_TRANSPOSES=1), transpose-mn-major-operands' copy of an
 // fp8 B stored K x N stays on the ring: TMA fills the 128 x 128 K x N tile, which gets
 // 128-byte swizzled rows here (no gemm reads it, only the T.Parallel writing the K-major tile
-// the gemm reads); the gemm's group is waited for in its iteration (overlap = false: the next
-// iteration rewrites the tile it reads). 6 slots of 32 KiB beside the 16 KiB copy fit in
-// 227 KiB (the loop has 8 iterations, 8 slots would hold its 1 KiB of K).
+// the gemm reads). The K-major tile gets two slots the iterations take turns in
+// (tile.ring_copy_slots), so the gemm's group stays in flight (overlap) while the next
+// iteration makes its copy. 6 slots of 32 KiB beside the two 16 KiB copies fit in 227 KiB
+// (the loop has 8 iterations, 8 slots would hold its 1 KiB of K).
 // CHECK-LABEL: func.func @ring_transpose
 // CHECK: tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<128x128xf8E4M3FN, "shared">
-// CHECK: tile.pipelined {{.*}} tile.tma_ring = {consumers = 1 : i64, overlap = false, persistent = true, stages = 6 : i64}
+// CHECK: tile.alloc {tile.ring_copy_slots = 2 : i64, tile.shared_layout
+// CHECK: tile.pipelined {{.*}} tile.tma_ring = {consumers = 1 : i64, overlap = true, persistent = true, stages = 6 : i64}
 // CHECK: tile.copy {{.*}} tile.tma_load = {box = array<i64: 128, 128>, boxes = 1 : i64, swizzle = 128 : i64}
 // CHECK: tile.copy {{.*}} tile.tma_load = {box = array<i64: 128, 128>, boxes = 1 : i64, swizzle = 128 : i64}
 // CHECK: tile.parallel [128, 128]
