@@ -137,3 +137,33 @@ def test_row_layernorm_assembles(arch: str, n: int, tmp_path: Path, monkeypatch)
     kernel = tilec.compile(row_layernorm(1000, n), out_idx=[1], target=f"cuda:{arch}")
     assert kernel.artifact.binary_kind == "cubin"
     assert "shfl.sync.bfly" in kernel.get_kernel_source()
+
+
+def test_code_for_device_picks_cubin_ptx_or_a_clear_error() -> None:
+    """What the runtime loads where the GPU is not the target's chip: an sm_80 cubin on 8.x,
+    its PTX on sm_90 (the driver compiles it; the cubin would be 'no kernel image is
+    available'), and a LaunchError naming both chips where no code of the kernel runs."""
+    from tilec.errors import LaunchError
+    from tilec.runtime.cuda import code_for_device
+
+    spec = next(s for s in all_kernels() if s.name.startswith("gemm_float16_128x128"))
+    sm80 = compile_spec(spec, "sm_80")
+    assert sm80.binary_kind == "cubin" and sm80.launch["arch"] == "sm_80"
+    assert ".target sm_80" in sm80.asm["ptx"]
+    for capability in ((8, 0), (8, 6), (8, 9)):
+        assert code_for_device(sm80, capability) == sm80.binary
+    for capability in ((9, 0), (10, 0), (12, 0)):
+        assert code_for_device(sm80, capability) == sm80.asm["ptx"].encode()
+    with pytest.raises(LaunchError, match=r"compiled for sm_80, which runs on compute "
+                       r"capability 8\.0 and later; this GPU is sm_75.*\"cuda:sm_75\""):
+        code_for_device(sm80, (7, 5))
+    sm90a = compile_spec(spec, "sm_90a")
+    assert code_for_device(sm90a, (9, 0)) == sm90a.binary
+    for capability, suggested in (((10, 0), "sm_100a"), ((8, 9), "sm_89")):
+        with pytest.raises(LaunchError, match=rf"compiled for sm_90a, which runs on compute "
+                           rf"capability 9\.0 only; this GPU is .*\"cuda:{suggested}\""):
+            code_for_device(sm90a, capability)
+    sm80.asm.pop("ptx")
+    with pytest.raises(LaunchError, match="holds a cubin for sm_80, which runs on 8.x GPUs "
+                       "only, and no PTX"):
+        code_for_device(sm80, (9, 0))

@@ -5,8 +5,8 @@ registers, attention's two gemms with the softmax between them, int8 and tf32.
 
 `CASES` lists them with their inputs and float64 references. tests/gpu/precompile_frontend.py
 compiles them for cuda:sm_80 into the suite's cache; tests/gpu/test_mma_sync_kernels.py runs
-them on the GPU (an sm_80 cubin does not load on a Hopper GPU, so it launches their sm_80 PTX,
-which the driver compiles for the GPU it has); tests/test_mma_sync_per_op.py checks their PTX
+them on the GPU (on a Hopper GPU the runtime loads their sm_80 PTX, which the driver compiles
+for it: an sm_80 cubin loads on 8.x GPUs only); tests/test_mma_sync_per_op.py checks their PTX
 and their numerics on the CPU target here.
 """
 
@@ -248,11 +248,3 @@ def _cases() -> list[MmaSyncCase]:
 
 
 CASES = _cases()
-
-
-def launch_as_ptx(kernel) -> None:
-    """Have a compiled sm_80 kernel (not yet launched) load its PTX instead of its cubin: the
-    driver compiles that for the GPU it runs on, an sm_80 cubin loads on 8.x GPUs only."""
-    artifact = kernel.artifact
-    artifact.binary = artifact.asm["ptx"].encode()
-    artifact.binary_kind = "ptx"

@@ -17,7 +17,6 @@ pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")]
 
 from mma_emitter_kernels import emitter_gemm  # noqa: E402
-from mma_sync_kernels import launch_as_ptx  # noqa: E402
 
 import tilec.language as T  # noqa: E402
 
@@ -55,8 +54,6 @@ def test_emitter_gemm_on_gpu(arch: str, in_dtype: str, store: str, b_transposed:
         a = torch.randn((M, K), generator=generator).half()
         b = torch.randn(b_shape, generator=generator).half()
     kernel = compile_emitter_gemm(arch, in_dtype, store, b_transposed)
-    if arch == "sm_80":
-        launch_as_ptx(kernel)
     produced = kernel.get_profiler().run_poisoned(a.cuda(), b.cuda())
     torch.cuda.synchronize()
     expected = a.double() @ (b.double().T if b_transposed else b.double())

@@ -21,7 +21,7 @@ torch = pytest.importorskip("torch")
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")]
 
-from mma_sync_kernels import CASES, TARGET, MmaSyncCase, launch_as_ptx  # noqa: E402
+from mma_sync_kernels import CASES, TARGET, MmaSyncCase  # noqa: E402
 
 import tilec  # noqa: E402
 
@@ -40,7 +40,6 @@ def write_results():
 def test_mma_sync_kernel(case: MmaSyncCase) -> None:
     kernel = tilec.compile(case.factory(), out_idx=[-1], target=TARGET)
     assert case.instruction in kernel.get_kernel_source()
-    launch_as_ptx(kernel)
     inputs = case.make_inputs(torch.Generator().manual_seed(11), "cuda")
     produced = kernel.get_profiler().run_poisoned(*inputs)
     torch.cuda.synchronize()

@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import ctypes
 import functools
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -192,6 +193,38 @@ class _BindingsKernel:
             (tuple(values), self.types), 0), "cuLaunchKernel")
 
 
+def code_for_device(artifact: Artifact, capability: tuple[int, int]) -> bytes:
+    """What to load on a GPU of compute `capability`: the artifact's cubin where it runs there,
+    else its PTX, which the driver compiles for that GPU. A cubin for sm_XY runs on X.Y and
+    later chips of major X only; PTX for sm_XY on any chip from X.Y on, so an sm_80 kernel
+    on an sm_90 GPU loads its PTX. An arch-specific target (sm_90a) runs on its own chip
+    only, and no code runs on a chip older than its target: a LaunchError saying so, where
+    the driver would answer 'no kernel image is available'."""
+    arch = artifact.launch.get("arch", "")
+    found = re.fullmatch(r"sm_(\d+)(\d)(a?)", arch)
+    if found is None:  # artifacts saved before the launch recorded its arch
+        return artifact.binary
+    target = (int(found[1]), int(found[2]))
+    device_arch = f"sm_{capability[0]}{capability[1]}"
+    if (found[3] and capability != target) or capability < target:
+        runs_on = (f"compute capability {target[0]}.{target[1]} only" if found[3] else
+                   f"compute capability {target[0]}.{target[1]} and later")
+        raise LaunchError(
+            f"CUDA kernel '{artifact.name}' was compiled for {arch}, which runs on {runs_on}; "
+            f"this GPU is {device_arch} (compute capability {capability[0]}.{capability[1]}): "
+            f"compile it with target=\"cuda\" (the current GPU) or \"cuda:{device_arch}"
+            f"{'a' if capability[0] >= 9 else ''}\"")
+    if artifact.binary_kind == "ptx" or capability[0] == target[0]:
+        return artifact.binary
+    ptx = artifact.asm.get("ptx")
+    if not ptx:
+        raise LaunchError(
+            f"CUDA kernel '{artifact.name}' holds a cubin for {arch}, which runs on "
+            f"{target[0]}.x GPUs only, and no PTX the driver could compile for this "
+            f"{device_arch} GPU: compile it with target=\"cuda\" (the current GPU)")
+    return ptx.encode()
+
+
 def load(artifact: Artifact, *, native: bool | None = None) -> Launcher:
     """A launcher for a CUDA artifact; `native=False` forces the cuda-bindings path."""
     import torch
@@ -217,9 +250,10 @@ def load(artifact: Artifact, *, native: bool | None = None) -> Launcher:
     loaded: dict[int, Any] = {}
 
     def load_on(device: int) -> Any:
+        image = code_for_device(artifact, torch.cuda.get_device_capability(device))
         with torch.cuda.device(device):
             try:
-                kernel = kernel_class(artifact.binary, entry, kinds, shared_bytes, block, device)
+                kernel = kernel_class(image, entry, kinds, shared_bytes, block, device)
             except (RuntimeError, LaunchError) as error:
                 raise LaunchError(f"cannot load CUDA kernel '{artifact.name}': {error}") from None
         loaded[device] = kernel
