@@ -178,3 +178,29 @@ def test_cpu_numerics_of_each_type(name: str, b_k_major: bool | None,
     else:  # f32 accumulation of exact products, then bf16 (fp8) or f32 (tf32 on the CPU)
         tolerance = TOLERANCES[torch.bfloat16 if name != "tf32" else torch.float32]
         torch.testing.assert_close(out.double(), expected, **tolerance)
+
+
+def test_e5m2_rows_time_a_product_the_library_has(monkeypatch) -> None:
+    """cuBLASLt refuses e5m2 x e5m2 ("Multiplication of two Float8_e5m2 matrices is not
+    supported"; the CPU's _scaled_mm does not): gemm_per_op's e5m2 peer multiplies A as e4m3,
+    the same bytes, and still computes the row's product."""
+    import gemm_per_op
+
+    scaled_mm = torch._scaled_mm
+
+    def as_cublaslt(a, b, *args, **kwargs):
+        if a.dtype == b.dtype == torch.float8_e5m2:
+            raise ValueError("Multiplication of two Float8_e5m2 matrices is not supported")
+        return scaled_mm(a, b, *args, **kwargs)
+
+    monkeypatch.setattr(torch, "_scaled_mm", as_cublaslt)
+    generator = torch.Generator().manual_seed(5)
+    for layout in ("nt", "nn"):
+        row = gemm_per_op.Row("e5m2", "tuned", (64, 96, 128), layout)
+        m, n, k = row.shape
+        a = randn((m, k), torch.float8_e5m2, generator)
+        b = randn((n, k) if layout == "nt" else (k, n), torch.float8_e5m2, generator)
+        name, library = gemm_per_op.peer(torch, row, a, b)
+        assert "A as e4m3" in name
+        error = gemm_per_op.relative_error(library(), gemm_per_op.reference(torch, row, a, b))
+        assert error < 1e-2, error
