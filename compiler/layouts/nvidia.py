@@ -108,24 +108,39 @@ def _warpgroup_rows(m: int, warpgroups: int) -> int:
     return rows
 
 
-def wgmma_accumulator(m: int, n: int, warpgroups: int = 1) -> LinearLayout:
+def wgmma_accumulator(m: int, n: int, warpgroups: int = 1, split_n: bool = False
+                      ) -> LinearLayout:
     """wgmma m64nN D over an m x n tile: d[4j + {0,1}] at (16w + g, 8j + 2t + {0,1}),
     d[4j + {2,3}] at row + 8; further 64-row slabs of the warpgroup's rows follow in
-    registers; warpgroup g owns rows [g * m / warpgroups, (g + 1) * m / warpgroups)."""
-    rows = _warpgroup_rows(m, warpgroups)
-    if n % 8 or not 8 <= n <= 256:
-        raise LayoutError(f"wgmma has no N = {n}")
-    register = [(0, 1), (8, 0)] + _repeats((rows, n), (64, 8))
+    registers; warpgroup g owns rows [g * m / warpgroups, (g + 1) * m / warpgroups), or with
+    `split_n` all rows of columns [g * n / warpgroups, (g + 1) * n / warpgroups) (each
+    warpgroup's instruction is m64n(n / warpgroups))."""
+    if split_n:
+        rows, columns = m, n // warpgroups
+        if columns * warpgroups != n or m % 64:
+            raise LayoutError(f"a {m}x{n} tile does not split into {warpgroups} column "
+                              "slabs of 64-row atoms")
+    else:
+        rows, columns = _warpgroup_rows(m, warpgroups), n
+    if columns % 8 or not 8 <= columns <= 256:
+        raise LayoutError(f"wgmma has no N = {columns}")
+    register = [(0, 1), (8, 0)] + _repeats((rows, columns), (64, 8))
     lane = [(0, 2), (0, 4)] + [(g, 0) for g in _GROUP]
-    warp = [(16, 0), (32, 0)] + [(rows << i, 0) for i in range(log2(warpgroups))]
+    slab = (0, columns) if split_n else (rows, 0)
+    warp = [(16, 0), (32, 0)] + [(slab[0] << i, slab[1] << i) for i in range(log2(warpgroups))]
     return LinearLayout((m, n), tuple(register), tuple(lane), tuple(warp))
 
 
-def wgmma_operand_a(m: int, k: int, element_bits: int, warpgroups: int = 1) -> LinearLayout:
+def wgmma_operand_a(m: int, k: int, element_bits: int, warpgroups: int = 1,
+                    split_n: bool = False) -> LinearLayout:
     """wgmma A from registers (m x k): each warp holds mma.sync's A fragment of its 16 rows
-    of a 64-row slab; K steps, then further slabs, in registers."""
-    rows = _warpgroup_rows(m, warpgroups)
+    of a 64-row slab; K steps, then further slabs, in registers. Warpgroup g holds the rows
+    of its slab, or with `split_n` (the warpgroups splitting N) a copy of the whole tile."""
+    rows = m if split_n else _warpgroup_rows(m, warpgroups)
+    if rows % 64:
+        raise LayoutError(f"{m} rows are no whole number of 64-row slabs")
     inner, lane, step = _operand_a_warp(element_bits)
     register = inner + _repeats((rows, k), (64, step[1]))
-    warp = [(16, 0), (32, 0)] + [(rows << i, 0) for i in range(log2(warpgroups))]
+    slab = 0 if split_n else rows
+    warp = [(16, 0), (32, 0)] + [(slab << i, 0) for i in range(log2(warpgroups))]
     return LinearLayout((m, k), tuple(register), tuple(lane), tuple(warp))

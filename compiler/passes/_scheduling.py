@@ -54,6 +54,9 @@ RING_TRANSPOSES_ATTR = "tile.ring_transposes"
 # slots and TMA stores' staging tiles drops the consumers' block barriers around its loop and
 # between persistent tiles (lower-tile-to-gpu, `_tma_ring.RingLowering.private_tiles`)
 RING_PRIVATE_TILES_ATTR = "tile.ring_private_tiles"
+# TILEC_SPLIT_WGMMA_N=1: a 64-row gemm of a block of 2 or 4 warpgroups runs on all of them,
+# each a wgmma of its share of N (infer-mma-layout's `split = "n"`)
+SPLIT_WGMMA_N_ATTR = "tile.split_wgmma_n"
 PIPELINE_ATTR = "tile.pipeline"  # on tile.pipelined, written by pipeline-async-copies
 TMA_PIPELINE = "tma-mbarrier"  # its `mechanism` when TMA loads feed wgmma through mbarriers
 

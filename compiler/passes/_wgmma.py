@@ -4,9 +4,12 @@ plan-wgmma-gemms decides which gemms go this way and records, as attributes, wha
 around the gemm must agree on; lower-tile-to-gpu then calls `lower_wgmma` for each such gemm
 (and `SharedOperandLayout.element_index` for every access of an operand tile):
 
-- `tile.wgmma = {warpgroups = G, m_atoms = A, n = N, k = Kst, dtype, reordered}` on the
-  gemm: G warpgroups (the block's threads, 128 each) split block_M into G slabs of A 64-row
-  atoms, one `wgmma.mma_async m64nNkKst` per atom and 32-byte K step.
+- `tile.wgmma = {warpgroups = G, m_atoms = A, n = N, k = Kst, dtype, reordered, split_n}` on
+  the gemm: G warpgroups (the block's threads, 128 each) split block_M into G slabs of A
+  64-row atoms, one `wgmma.mma_async m64nNkKst` per atom and 32-byte K step; with `split_n`
+  they split block_N instead (N = block_N / G): every warpgroup reads all of A and its own N
+  columns of B, its descriptors for B starting `mn_offset(g * N)` bytes into B's tile; a
+  fragment A is then held whole by every warpgroup (`operand_a_layout`'s copies).
 - `tile.layout` on the accumulator: wgmma's own fragment (compiler/layouts/nvidia.py's
   `wgmma_accumulator`: lane l of warp w holds rows 16 w + l / 4 (+ 8) of an atom and columns
   8 j + 2 (l % 4) + {0, 1}; register i of atom a's instruction is fragment register
@@ -102,12 +105,15 @@ class WgmmaPlan:
     dtype: str  # dtypes' operand type name
     a_registers: bool = False  # A is a fragment in wgmma's A-operand layout
     reordered: bool = False  # the blocked accumulator, A's rows reordered for it
+    split_n: bool = False  # the warpgroups split N (each all of M) instead of M
 
     def to_attr(self, context: ir.Context) -> ir.Attribute:
-        return decision_attr({"warpgroups": self.warpgroups, "m_atoms": self.m_atoms,
-                              "n": self.n, "k": self.k, "dtype": self.dtype,
-                              "a_registers": self.a_registers, "reordered": self.reordered},
-                             context)
+        fields = {"warpgroups": self.warpgroups, "m_atoms": self.m_atoms, "n": self.n,
+                  "k": self.k, "dtype": self.dtype, "a_registers": self.a_registers,
+                  "reordered": self.reordered}
+        if self.split_n:
+            fields["split_n"] = True
+        return decision_attr(fields, context)
 
     @classmethod
     def of(cls, op: ir.Operation) -> WgmmaPlan:
@@ -118,7 +124,7 @@ class WgmmaPlan:
                                "writes it)")
         return cls(int(fields["warpgroups"]), int(fields["m_atoms"]), int(fields["n"]),
                    int(fields["k"]), str(fields["dtype"]), bool(fields.get("a_registers")),
-                   bool(fields.get("reordered")))
+                   bool(fields.get("reordered")), bool(fields.get("split_n")))
 
 
 def needs_reordering(block_m: int, block_n: int, block_k: int, warpgroups: int,
@@ -134,22 +140,24 @@ def needs_reordering(block_m: int, block_n: int, block_k: int, warpgroups: int,
     return False
 
 
-def accumulator_layout(block_m: int, block_n: int, warpgroups: int, reordered: bool
-                       ) -> LinearLayout:
-    """wgmma's accumulator fragment, or the blocked layout (module docstring)."""
+def accumulator_layout(block_m: int, block_n: int, warpgroups: int, reordered: bool,
+                       split_n: bool = False) -> LinearLayout:
+    """wgmma's accumulator fragment (its warpgroups over N with `split_n`), or the blocked
+    layout (module docstring)."""
     if not reordered:
-        return wgmma_accumulator(block_m, block_n, warpgroups)
+        return wgmma_accumulator(block_m, block_n, warpgroups, split_n)
     return blocked((block_m, block_n), (1, 2), (32 * warpgroups, 4), (4, 1),
                    WARPGROUP_THREADS * warpgroups)
 
 
 def operand_a_layout(block_m: int, block_k: int, warpgroups: int, element_bytes: int,
-                     reordered: bool) -> LinearLayout:
-    """A from registers: wgmma's A fragment, or (reordered) rows as the blocked
-    accumulator's, K in runs of one 32-bit register (4 / element_bytes elements) over 4
-    threads (a0..a3 at rows g, g + 8 and K offsets 0, 16 bytes of each 32-byte step)."""
+                     reordered: bool, split_n: bool = False) -> LinearLayout:
+    """A from registers: wgmma's A fragment (every warpgroup a copy of it with `split_n`),
+    or (reordered) rows as the blocked accumulator's, K in runs of one 32-bit register
+    (4 / element_bytes elements) over 4 threads (a0..a3 at rows g, g + 8 and K offsets 0, 16
+    bytes of each 32-byte step)."""
     if not reordered:
-        return wgmma_operand_a(block_m, block_k, 8 * element_bytes, warpgroups)
+        return wgmma_operand_a(block_m, block_k, 8 * element_bytes, warpgroups, split_n)
     return blocked((block_m, block_k), (1, 4 // element_bytes), (32 * warpgroups, 4), (4, 1),
                    WARPGROUP_THREADS * warpgroups)
 
@@ -217,11 +225,23 @@ class SharedOperandLayout:
         return (along // self.span) * self.box_bytes + along % self.span
 
     def atom_offset(self, atom: int) -> int:
-        """Bytes from the tile's start to 64-row (M) atom `atom`: 64 rows down a K-major
-        tile, 64 columns (whole column boxes) along an MN-major one."""
+        """Bytes from the tile's start to 64-row (M) atom `atom`."""
+        return self.mn_offset(atom * ATOM_ROWS)
+
+    def mn_offset(self, elements: int) -> int:
+        """Bytes from the tile's start to its M or N element `elements`: that many rows
+        down a K-major tile, columns (whole column boxes) along an MN-major one."""
         if not self.k_major:
-            return atom * ATOM_ROWS * self.element_bytes // self.span * self.box_bytes
-        return atom * ATOM_ROWS * self.span
+            return elements * self.element_bytes // self.span * self.box_bytes
+        return elements * self.span
+
+    def splits_at(self, elements: int) -> bool:
+        """Whether a descriptor may start at M or N element `elements`: on a row of the
+        swizzle pattern's first (8 rows: the XOR phase restarts) of a K-major tile, on a
+        column box of an MN-major one."""
+        if not self.k_major:
+            return elements * self.element_bytes % self.span == 0
+        return elements % 8 == 0
 
     @property
     def k_extent(self) -> int:
@@ -329,11 +349,16 @@ def operand_layout_of(alloc: ir.Operation) -> SharedOperandLayout | StackedOpera
     return StackedOperandLayout(stages[0], tile) if stages else tile
 
 
-def warpgroup_index(tid: ir.Value) -> ir.Value:
+def warpgroup_index(tid: ir.Value, warpgroups: int | None = None) -> ir.Value:
     """tid / 128, read from lane 0 so that ptxas sees a warp-uniform value (a divergent one
-    serializes wgmma, and roles chosen on one as well)."""
+    serializes wgmma, and roles chosen on one as well); with `warpgroups` (a power of two),
+    modulo it, so warpgroups past a layout's span (a block of 384 over 256) run as copies of
+    the first."""
     i32 = ir.IntegerType.get_signless(32)
-    raw = arith.index_cast(i32, arith.divui(tid, index(WARPGROUP_THREADS)))
+    group = arith.divui(tid, index(WARPGROUP_THREADS))
+    if warpgroups is not None:
+        group = arith.andi(group, index(warpgroups - 1))
+    raw = arith.index_cast(i32, group)
     uniform = gpu.ShuffleOp(raw, constant(i32, 0), constant(i32, 32), gpu.ShuffleMode.IDX)
     return arith.index_cast(ir.IndexType.get(), uniform.results[0])
 
@@ -365,7 +390,7 @@ def _shared_a(lowering: KernelLowering, a: ir.Value, layout: SharedOperandLayout
               plan: WgmmaPlan) -> Callable[[int, int], list[ir.Value]]:
     """A's descriptor per (atom, step); a warpgroup's rows start `m_atoms` atoms further."""
     address = memref.ExtractAlignedPointerAsIndexOp(a).result
-    if plan.warpgroups > 1:
+    if plan.warpgroups > 1 and not plan.split_n:
         slab = layout.atom_offset(plan.m_atoms)
         address = arith.addi(address, arith.muli(warpgroup_index(lowering.tid), index(slab)))
     descriptor = _descriptors(address, layout.descriptor_bits())
@@ -493,8 +518,12 @@ def lower_wgmma(lowering: KernelLowering, op: ir.Operation) -> None:
         a_operands = _register_a(lowering, op, plan)
     else:
         a_operands = _shared_a(lowering, a, a_layout, plan)
-    b_descriptor = _descriptors(memref.ExtractAlignedPointerAsIndexOp(b).result,
-                                b_layout.descriptor_bits())
+    b_address = memref.ExtractAlignedPointerAsIndexOp(b).result
+    if plan.split_n:  # each warpgroup's N columns of B
+        b_address = arith.addi(b_address, arith.muli(warpgroup_index(lowering.tid,
+                                                                     plan.warpgroups),
+                                                      index(b_layout.mn_offset(plan.n))))
+    b_descriptor = _descriptors(b_address, b_layout.descriptor_bits())
     element = ir.IntegerType.get_signless(32) if accumulator(plan.dtype) == "s32" \
         else ir.F32Type.get()
     count = plan.n // 2

@@ -498,7 +498,8 @@ class _KernelInference:
         if mma is not None and owner is not None and ACCUMULATOR_LAYOUT_ATTR in owner.attributes:
             try:
                 if mma["kind"] == "wgmma" and 128 * int(mma["warpgroups"]) == threads:
-                    return wgmma_accumulator(m, n, int(mma["warpgroups"]))
+                    return wgmma_accumulator(m, n, int(mma["warpgroups"]),
+                                             mma.get("split") == "n")
                 if mma["kind"] == "mma.sync":
                     warps_m, warps_n = (int(w) for w in mma["warps"])
                     if 32 * warps_m * warps_n == threads:

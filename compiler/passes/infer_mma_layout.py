@@ -10,6 +10,13 @@ tensor-core lowering follow from this one, so it is made first and recorded on t
   or two m64 atoms), with 64 <= block_n <= 256 a multiple of 64 and at most 128 accumulator
   registers per thread ((block_m / C / 64) * block_n <= 256). One instruction spans all of
   block_n (N = block_n) and 32 bytes of K (Kst = 16 for 16-bit, 32 for 8-bit, 8 for tf32).
+  With the opt-in `tile.split_wgmma_n` (TILEC_SPLIT_WGMMA_N=1 until a GPU has run it) a
+  64-row gemm in a block of C = 2 or 4 warpgroups runs on all of them instead (a fragment A
+  held whole by each), as TileLang's warp policy does: `split = "n"`, each warpgroup an
+  m64n(block_n / C) instruction over its share of the columns, block_n / C a power of two
+  from 8 to 256 (the accumulator's `#tile.linear` then has its warpgroup bits along N);
+  otherwise the one warpgroup decision above (which plan-wgmma-gemms declines for a block
+  of more threads).
 - sm_80: `tile.mma = {kind = "mma.sync", warps = array<i64: wm, wn>, instr = array<i64: 16, 8,
   Kst>, a_source}`: the warps (threads / 32) as the most square grid over the block's tile
   that the mma.sync kernel accepts (AmpereGemmConfig: warp tiles of 16 x 16 multiples, at most
@@ -38,6 +45,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 
+from tilec.compiler.layouts.linear import is_power_of_two
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._ir_walk import (
     ancestors,
@@ -54,6 +62,7 @@ from tilec.compiler.passes._scheduling import (
     ACCUMULATOR_TYPES,
     OPERAND_TYPES,
     OUTPUT_TYPES,
+    SPLIT_WGMMA_N_ATTR,
     DecisionValue,
     decision_attr,
     target_description,
@@ -216,8 +225,34 @@ def consumer_warpgroups(block_m: int, threads: int) -> int:
     return 2 if threads >= 2 * WARPGROUP_THREADS and block_m % 128 == 0 else 1
 
 
-def wgmma_decision(problem: GemmProblem, threads: int) -> dict[str, DecisionValue] | None:
-    """sm_90a: the warpgroup split and wgmma shape, or None when wgmma cannot cover the tile."""
+def split_n_decision(problem: GemmProblem, threads: int) -> dict[str, DecisionValue] | None:
+    """A 64-row gemm on all of a block's 2 or 4 warpgroups, each running an
+    m64n(block_n / warpgroups) wgmma on its share of N (a fragment A held whole by each);
+    None where N does not split into such shares."""
+    groups = threads // WARPGROUP_THREADS
+    columns = problem.block_n // groups
+    if problem.block_m != WGMMA_M or groups not in (2, 4) or threads % WARPGROUP_THREADS \
+            or columns * groups != problem.block_n:
+        return None
+    if not 8 <= columns <= 256 or not is_power_of_two(columns):
+        return None
+    return {
+        "kind": "wgmma",
+        "warpgroups": groups,
+        "split": "n",
+        "instr": (WGMMA_M, columns, problem.k_step),
+        "a_source": problem.a_source,
+    }
+
+
+def wgmma_decision(problem: GemmProblem, threads: int, split_n: bool = False
+                   ) -> dict[str, DecisionValue] | None:
+    """sm_90a: the warpgroup split and wgmma shape, or None when wgmma cannot cover the tile;
+    with `split_n` (the opt-in), a 64-row tile over several warpgroups split along N."""
+    if split_n:
+        decision = split_n_decision(problem, threads)
+        if decision is not None:
+            return decision
     groups = consumer_warpgroups(problem.block_m, threads)
     rows = problem.block_m // groups
     block_n = problem.block_n
@@ -345,6 +380,7 @@ class InferMmaLayout(TilePass):
             self.reject_wgmma_required(module, target.name)
             return
         accumulator_layout = "wgmma-accumulator" if target.has_wgmma else "mma-accumulator"
+        split_n = SPLIT_WGMMA_N_ATTR in module.operation.attributes
         context = module.context
         for kernel in kernels(module):
             for gemm in (op for op in walk(kernel) if op.name == "tile.gemm"):
@@ -356,7 +392,7 @@ class InferMmaLayout(TilePass):
                 threads = threads_at(gemm, kernel)
                 if problem is None:
                     continue
-                decision = wgmma_decision(problem, threads) if target.has_wgmma else \
+                decision = wgmma_decision(problem, threads, split_n) if target.has_wgmma else \
                     mma_sync_decision(problem, threads, warp_policy(gemm, kernel))
                 if decision is None:
                     continue

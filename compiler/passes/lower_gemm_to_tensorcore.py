@@ -419,6 +419,8 @@ def read_schedule(ops: GemmOps) -> Schedule | None:
     )
     if None in (mma, pipeline, store, raster) or len(copies) != 2 or len(swizzles) != 2:
         return None
+    if "split" in mma:  # warpgroups over N: the generators split M only (per-op path)
+        return None
     return Schedule(mma, pipeline, store, raster,
                     read_decision(ops.kernel, WARP_SPECIALIZE_ATTR), copies, swizzles)
 

@@ -49,7 +49,7 @@ def pingpong_gemms(loop: ir.Operation) -> list[ir.Operation] | None:
         return None  # a rotated loop's gemms (rotate-attention-loop) issue back to back
     for gemm in gemms:
         plan = read_decision(gemm, WGMMA_ATTR)
-        if plan is None or plan.get("warpgroups") != TURNS:
+        if plan is None or plan.get("warpgroups") != TURNS or plan.get("split_n"):
             return None
     return gemms
 

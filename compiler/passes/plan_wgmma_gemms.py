@@ -15,7 +15,11 @@ infer-mma-layout gave a wgmma `tile.mma` runs on the tensor cores where it stand
 - the threads running it (the block, or its T.ws block's warpgroups) are exactly the
   decision's warpgroups (128 threads each: every thread issues), and the block's threads
   past them (a block of 160 runs its last 32 as copies of the first) whole warpgroups too:
-  wgmma is a warpgroup's instruction;
+  wgmma is a warpgroup's instruction; a decision splitting N (`split = "n"`, the opt-in
+  TILEC_SPLIT_WGMMA_N) has every warpgroup read all of A (a fragment A: a copy of it in each
+  warpgroup) and B from its N share on, so B's tile must let a descriptor start there
+  (`splits_at`: 8-row multiples K-major, whole 128-byte column boxes MN-major) and the
+  fragment covers the tile unreordered;
 - a K-major tile's rows are a multiple of 32 bytes (the swizzle span is the widest of 128, 64
   and 32 bytes dividing them), an MN-major B's a multiple of 64 elements;
 - the operand type has a wgmma: f16 / bf16 (k16), fp8 e4m3 / e5m2 (k32) and float32 read as
@@ -53,7 +57,7 @@ from dataclasses import dataclass, replace
 
 from mlir import ir
 
-from tilec.compiler.layouts.linear import LinearLayout
+from tilec.compiler.layouts.linear import LayoutError, LinearLayout
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._fragment_layout import LAYOUT_ATTR, layout_attr, layout_of
 from tilec.compiler.passes._ir_walk import (
@@ -142,6 +146,8 @@ def operand_layouts(gemm: ir.Operation, plan: WgmmaPlan
         if (b_type.shape[1] * element_bytes) % 128 or element_bytes != 2:
             return None
         b = SharedOperandLayout(tuple(b_type.shape), element_bytes, False, 128)
+    if plan.split_n and not b.splits_at(plan.n):
+        return None
     return a, b
 
 
@@ -160,6 +166,7 @@ def gemm_plan(gemm: ir.Operation, threads: int) -> WgmmaPlan | None:
     if scope(a) != ("fragment" if a_registers else "shared"):
         return None
     warpgroups = int(mma["warpgroups"])
+    split_n = mma.get("split") == "n"
     if threads != WARPGROUP_THREADS * warpgroups:
         return None
     block_m, block_n = ir.MemRefType(c.type).shape
@@ -167,11 +174,22 @@ def gemm_plan(gemm: ir.Operation, threads: int) -> WgmmaPlan | None:
     if dtype is None:
         return None
     block_k = ir.MemRefType(a.type).shape[0 if transposed_a else 1]
-    reordered = needs_reordering(block_m, block_n, block_k, warpgroups, OPERAND_BYTES[dtype],
-                                 a_registers)
-    if layout_of(c) not in (None, accumulator_layout(block_m, block_n, warpgroups, reordered)):
-        return None  # laid out for another use (a wgmma gemm before this one gives this)
     instr = tuple(mma["instr"])
+    if split_n:
+        reordered = False
+        try:
+            layout = accumulator_layout(block_m, block_n, warpgroups, False, True)
+        except LayoutError:
+            return None
+    else:
+        reordered = needs_reordering(block_m, block_n, block_k, warpgroups,
+                                     OPERAND_BYTES[dtype], a_registers)
+        layout = accumulator_layout(block_m, block_n, warpgroups, reordered)
+    if layout_of(c) not in (None, layout):
+        return None  # laid out for another use (a wgmma gemm before this one gives this)
+    if split_n:
+        return WgmmaPlan(warpgroups, block_m // ATOM_ROWS, block_n // warpgroups,
+                         int(instr[2]), dtype, a_registers, split_n=True)
     return WgmmaPlan(warpgroups, block_m // warpgroups // ATOM_ROWS, block_n, int(instr[2]),
                      dtype, a_registers, reordered)
 
@@ -306,7 +324,8 @@ class PlanWgmmaGemms(TilePass):
                 _claim(b_alloc, layouts[1], context)
                 block_m, block_n = ir.MemRefType(gemm.operands[2].type).shape
                 _alloc(gemm.operands[2]).attributes[LAYOUT_ATTR] = layout_attr(
-                    accumulator_layout(block_m, block_n, plan.warpgroups, plan.reordered))
+                    accumulator_layout(block_m, block_n, plan.warpgroups, plan.reordered,
+                                       plan.split_n))
                 gemm.attributes[WGMMA_ATTR] = plan.to_attr(context)
                 loop = enclosing(gemm, "tile.pipelined")
                 if loop is not None:
@@ -317,7 +336,7 @@ class PlanWgmmaGemms(TilePass):
     def _a_registers(gemm: ir.Operation, plan: WgmmaPlan) -> LinearLayout:
         block_m, block_k = ir.MemRefType(gemm.operands[0].type).shape
         return operand_a_layout(block_m, block_k, plan.warpgroups, OPERAND_BYTES[plan.dtype],
-                                plan.reordered)
+                                plan.reordered, plan.split_n)
 
     def _a_fits(self, gemm: ir.Operation, alloc: ir.Operation,
                 layout: SharedOperandLayout | None, plan: WgmmaPlan) -> bool:

@@ -83,6 +83,7 @@ from tilec.compiler.passes._scheduling import (
     RING_PRIVATE_TILES_ATTR,
     RING_TRANSPOSES_ATTR,
     ROTATE_ATTENTION_LOOP_ATTR,
+    SPLIT_WGMMA_N_ATTR,
     STAGED_EPILOGUE_ATTR,
     TRANSPOSE_OPERANDS_ATTR,
     VECTOR_LOADS_ATTR,
@@ -271,7 +272,8 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
                            ("TILEC_ASYNC_GATHERS", ASYNC_GATHERS_ATTR),
                            ("TILEC_TRANSPOSE_MN_MAJOR_OPERANDS", TRANSPOSE_OPERANDS_ATTR),
                            ("TILEC_RING_TRANSPOSES", RING_TRANSPOSES_ATTR),
-                           ("TILEC_RING_PRIVATE_TILES", RING_PRIVATE_TILES_ATTR)):
+                           ("TILEC_RING_PRIVATE_TILES", RING_PRIVATE_TILES_ATTR),
+                           ("TILEC_SPLIT_WGMMA_N", SPLIT_WGMMA_N_ATTR)):
         if os.environ.get(variable) == "1":
             module.operation.attributes[name] = ir.UnitAttr.get()
     fast_math = ("apply-fast-math",) if options.fast_math else ()

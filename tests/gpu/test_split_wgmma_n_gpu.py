@@ -1,0 +1,49 @@
+"""tests/gpu/split_n_kernels.py on the GPU (sm_90a) with TILEC_SPLIT_WGMMA_N=1: a 64-row gemm
+whose N is split between the block's warpgroups (each an m64n(N / warpgroups) wgmma reading
+its share of B), then a row max and sum across both warpgroups' columns, against float64 with
+the outputs poisoned (NaN) first. A warpgroup reading the wrong share of B, or a reduction
+missing the other warpgroup's columns, gives wrong P or maxima. Compiled in process (the whole
+compiler on the GPU machine)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+torch = pytest.importorskip("torch")
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")]
+
+from split_n_kernels import reference, scores_softmax  # noqa: E402
+
+SHAPE = {"M": 200, "N": 300}
+CONFIGS = [
+    {"block_N": 64},
+    {"block_N": 128, "transpose_K": False},
+    {"block_N": 128, "threads": 512},
+    {"block_N": 64, "threads": 384},
+    {"block_N": 256, "stages": 3},
+]
+
+
+@pytest.mark.parametrize("config", CONFIGS,
+                         ids=["k_major", "mn_major", "four_warpgroups", "384_threads", "n256"])
+def test_split_n_scores_softmax_on_gpu(monkeypatch, config: dict) -> None:
+    monkeypatch.setenv("TILEC_SPLIT_WGMMA_N", "1")
+    transpose_k = config.get("transpose_K", True)
+    generator = torch.Generator().manual_seed(7 + config["block_N"] + config.get("threads", 0))
+    q = torch.randn((SHAPE["M"], 128), generator=generator).half()
+    k = torch.randn((SHAPE["N"], 128) if transpose_k else (128, SHAPE["N"]),
+                    generator=generator).half()
+    compiled = scores_softmax.compile(**SHAPE, **config)
+    assert "split_n = true" in compiled.asm["tile-cuda"]
+    p, maxima = compiled.get_profiler().run_poisoned(q.cuda(), k.cuda())
+    torch.cuda.synchronize()
+    assert not p.isnan().any() and not maxima.isnan().any(), "elements left unwritten"
+    expected_p, expected_max = reference(q, k, config["block_N"], transpose_k)
+    torch.testing.assert_close(maxima.double().cpu(), expected_max, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(p.double().cpu(), expected_p, rtol=1e-4, atol=1e-5)
