@@ -29,7 +29,12 @@ from tilec.compiler.passes._wgmma import (
 from tilec.compiler.targets.cuda import ptxas_path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "gpu"))
-from split_n_kernels import reference, scores_softmax  # noqa: E402
+from split_n_kernels import (  # noqa: E402
+    decode_reference,
+    decode_step,
+    reference,
+    scores_softmax,
+)
 
 needs_ptxas = pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
 
@@ -125,6 +130,32 @@ def test_split_n_declined_where_b_cannot_split(monkeypatch, tmp_path) -> None:
     assert kernel.artifact.binary_kind == "cubin"
     assert "wgmma.mma_async" not in kernel.asm["ptx"]
     assert "tile.wgmma" not in kernel.asm["tile-cuda"]
+
+
+@needs_ptxas
+def test_register_a_p_v_runs_on_both_warpgroups(monkeypatch, tmp_path) -> None:
+    """MLA decode's block: the scores (64 x 64, m64n32 per warpgroup, 16 K steps over d 256),
+    their softmax, then P V with P cast from them into registers, each warpgroup holding P
+    whole and computing 128 of the 256 value columns (m64n128, 4 K steps over the 64 keys);
+    without the opt-in neither gemm runs on wgmma."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TILEC_SPLIT_WGMMA_N", "1")
+    ptx = decode_step.compile(N=300, target="cuda:sm_90a").asm["ptx"]
+    issued = re.findall(r"wgmma\.mma_async\.sync\.aligned\.(\w+)\.f32\.f16\.f16", ptx)
+    assert sorted(set(issued)) == ["m64n128k16", "m64n32k16"]
+    assert issued.count("m64n32k16") == 16 and issued.count("m64n128k16") == 4
+    assert re.search(r"wgmma\.mma_async\S*\s*\{[^}]*\},\s*\{", ptx), "P not from registers"
+    assert _ptxas_spill_bytes(ptx) == 0
+    monkeypatch.delenv("TILEC_SPLIT_WGMMA_N")
+    assert "wgmma.mma_async" not in decode_step.compile(N=300, target="cuda:sm_90a").asm["ptx"]
+
+
+def test_decode_step_cpu_numerics(rng: torch.Generator) -> None:
+    """decode_step on the CPU target against float64, its output NaN-poisoned first."""
+    q, kv = randn((64, 256), torch.float16, rng), randn((300, 256), torch.float16, rng)
+    o = decode_step.compile(N=300, target="cpu").get_profiler().run_poisoned(q, kv)
+    assert not o.isnan().any()
+    torch.testing.assert_close(o.double(), decode_reference(q, kv), rtol=2e-3, atol=2e-3)
 
 
 @pytest.mark.parametrize("config", [{"block_N": 64}, {"block_N": 128, "transpose_K": False}])

@@ -1,9 +1,10 @@
 """tests/gpu/split_n_kernels.py on the GPU (sm_90a) with TILEC_SPLIT_WGMMA_N=1: a 64-row gemm
 whose N is split between the block's warpgroups (each an m64n(N / warpgroups) wgmma reading
-its share of B), then a row max and sum across both warpgroups' columns, against float64 with
-the outputs poisoned (NaN) first. A warpgroup reading the wrong share of B, or a reduction
-missing the other warpgroup's columns, gives wrong P or maxima. Compiled in process (the whole
-compiler on the GPU machine)."""
+its share of B), then a row max and sum across both warpgroups' columns, and MLA decode's
+block (those scores, P cast into registers that each warpgroup holds whole, P V split over
+the value columns), against float64 with the outputs poisoned (NaN) first. A warpgroup
+reading the wrong share of B, or a reduction missing the other warpgroup's columns, gives
+wrong P or maxima. Compiled in process (the whole compiler on the GPU machine)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,12 @@ torch = pytest.importorskip("torch")
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")]
 
-from split_n_kernels import reference, scores_softmax  # noqa: E402
+from split_n_kernels import (  # noqa: E402
+    decode_reference,
+    decode_step,
+    reference,
+    scores_softmax,
+)
 
 SHAPE = {"M": 200, "N": 300}
 CONFIGS = [
@@ -47,3 +53,17 @@ def test_split_n_scores_softmax_on_gpu(monkeypatch, config: dict) -> None:
     expected_p, expected_max = reference(q, k, config["block_N"], transpose_k)
     torch.testing.assert_close(maxima.double().cpu(), expected_max, rtol=1e-4, atol=1e-4)
     torch.testing.assert_close(p.double().cpu(), expected_p, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("tokens", [64, 300])
+def test_split_n_decode_step_on_gpu(monkeypatch, tokens: int) -> None:
+    monkeypatch.setenv("TILEC_SPLIT_WGMMA_N", "1")
+    generator = torch.Generator().manual_seed(17 + tokens)
+    q = torch.randn((64, 256), generator=generator).half()
+    kv = torch.randn((tokens, 256), generator=generator).half()
+    compiled = decode_step.compile(N=tokens)
+    assert compiled.asm["tile-cuda"].count("split_n = true") == 2
+    o = compiled.get_profiler().run_poisoned(q.cuda(), kv.cuda())
+    torch.cuda.synchronize()
+    assert not o.isnan().any(), "elements left unwritten"
+    torch.testing.assert_close(o.double().cpu(), decode_reference(q, kv), rtol=2e-3, atol=2e-3)
