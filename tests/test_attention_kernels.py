@@ -168,6 +168,27 @@ def test_benchmark_summary_takes_the_lowest_ratio() -> None:
     assert summary["tilelang_example_vs_tilelang"] == pytest.approx(2.0, rel=1e-3)
 
 
+def test_benchmark_rounds_ratio_each_round_to_its_own_cudnn() -> None:
+    """attention_rounds: a round where every timing doubles (clock drift) moves no ratio; the
+    spread is the largest minus the smallest ratio; each round starts one row later."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import attention_rounds as rounds
+
+    rotated = rounds.OWN_FORWARD + rounds.SUFFIXES[0]
+    timings = {rounds.CUDNN: [1.0, 2.0, 1.0], rounds.OWN_FORWARD: [1.25, 2.5, 1.25],
+               rotated: [1.0, 2.5, 1.25]}
+    summary = rounds.summarize(timings)
+    assert summary[rounds.OWN_FORWARD] == {"ratio_to_cudnn": 0.8, "spread": 0.0,
+                                           "vs_plain": 1.0}
+    assert summary[rotated]["ratio_to_cudnn"] == 0.8
+    assert summary[rotated]["spread"] == pytest.approx(0.2)
+    assert summary[rotated]["vs_plain"] == 1.0
+    assert summary[rounds.CUDNN]["ratio_to_cudnn"] == 1.0
+    assert rounds.plain_name(rounds.EXAMPLE + rounds.SUFFIXES[1]) == rounds.EXAMPLE
+    assert rounds.round_order(["a", "b", "c"], 1) == ["b", "c", "a"]
+    assert rounds.round_order(["a", "b", "c"], 3) == ["a", "b", "c"]
+
+
 @pytest.mark.parametrize("causal", [False, True])
 def test_flash_fwd_varlen_matches_float32(causal, tmp_path, monkeypatch) -> None:
     """Packed sequences: one longer than a tile, one shorter than a tile, one with fewer keys

@@ -1,0 +1,182 @@
+"""Attention's loop opt-ins timed in interleaved rounds, so a variant's ratio comes with its noise.
+
+benchmarks/attention.py times each row once, and a variant's row against a cuDNN timing taken
+earlier in the run; one H100 run gave the rotated flash_fwd d128 0.71x cuDNN and TileLang's
+example, whose rotated loop is the same SASS up to scheduling (nvdisasm: 16 HGMMA, the same
+waits, all 66 MUFU.EX2 between them, 0 spills), 0.90x. Here every implementation of a shape is
+timed once per round, cuDNN SDPA included, in an order shifted by one each round, so clock
+drift and position fall on all of them alike, and each ratio is to the same round's cuDNN.
+
+Shapes: 8 x 32 heads x S 4096, fp16, d 128 and 64, causal and not. Implementations: cuDNN
+SDPA; tilec's flash_fwd (examples/attention/flash_fwd.py, its benchmark tiles) plain, rotated
+(TILEC_ROTATE_ATTENTION_LOOP) and rotated with denormals flushed (+ TILEC_FAST_MATH_FTZ); at
+d 128 TileLang's example_mha_fwd_bshd.py (tuned config) compiled by tilec, the same three.
+Every output is checked against float32 first (tilec's NaN-poisoned), as attention.py does.
+
+    python benchmarks/attention_rounds.py build CACHE_DIR [--examples DIR]   (compiler machine)
+    TILEC_CACHE_DIR=CACHE_DIR python benchmarks/attention_rounds.py run --out FILE [--rounds 3]
+
+The JSON holds each row's milliseconds and ratio per round and a summary per row: the median
+ratio, its spread (largest minus smallest over the rounds) and the median of the per-round
+ratios to the same shape's plain flash_fwd (or plain example).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import statistics
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import attention  # noqa: E402
+from attention import (  # noqa: E402
+    OWN_FORWARD,
+    TilecForward,
+    tilec_forwards,
+    with_variant,
+)
+
+SEQ_LEN = 4096
+DIMS = (128, 64)
+CUDNN = "sdpa cudnn"
+EXAMPLE = "tilelang example (tuned config)"
+# attention.VARIANTS' suffixes timed here beside each plain kernel
+SUFFIXES = (" (rotated loop)", " (rotated loop, denormals flushed)")
+OWN_CONFIG = {"block_M": 128, "block_N": 128, "num_stages": 2, "threads": 256}
+
+
+def forwards(dim: int) -> list[TilecForward]:
+    """The tilec kernels timed at head dimension `dim`: each plain and with SUFFIXES."""
+    own = attention._own_forward().flash_fwd
+    plain = [TilecForward(OWN_FORWARD, lambda s, c: own(
+        attention.BATCH, attention.HEADS, s, dim, c, **OWN_CONFIG), OWN_CONFIG, dim)]
+    if dim == attention.DIM:
+        plain += [f for f in tilec_forwards() if f.name == EXAMPLE]
+    return [variant for forward in plain
+            for variant in [forward, *(with_variant(forward, s) for s in SUFFIXES)]]
+
+
+def plain_name(name: str) -> str:
+    """The row `name` is a variant of (itself for a plain row)."""
+    for suffix in SUFFIXES:
+        if name.endswith(suffix):
+            return name[:-len(suffix)]
+    return name
+
+
+def round_order(names: list[str], number: int) -> list[str]:
+    """Round `number`'s timing order: `names` shifted left by `number`."""
+    shift = number % len(names)
+    return names[shift:] + names[:shift]
+
+
+def summarize(timings: dict[str, list[float]]) -> dict[str, dict[str, float]]:
+    """Per row, from its milliseconds per round (each shape's rows have one per round): the
+    median ratio to the round's cuDNN, its spread over the rounds, and the median ratio to the
+    round's plain row of the same kernel."""
+    cudnn = timings[CUDNN]
+    summary = {}
+    for name, ms in timings.items():
+        ratios = [base / value for base, value in zip(cudnn, ms, strict=True)]
+        plain = timings[plain_name(name)]
+        summary[name] = {
+            "ratio_to_cudnn": statistics.median(ratios),
+            "spread": max(ratios) - min(ratios),
+            "vs_plain": statistics.median(p / value for p, value in zip(plain, ms, strict=True)),
+        }
+    return summary
+
+
+def build(cache_dir: Path, examples: Path) -> None:
+    """Compile every kernel `run` times into `cache_dir` (with TileLang's example copied)."""
+    os.environ["TILEC_CACHE_DIR"] = str(cache_dir.resolve())
+    os.environ["TILEC_TARGET"] = attention.TARGET
+    copy = cache_dir / "tilelang_examples" / attention.TILELANG_EXAMPLE
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    source = examples / attention.TILELANG_EXAMPLE
+    copy.write_text(attention.rewrite_imports(source.read_text()))
+    for dim in DIMS:
+        for forward in forwards(dim):
+            for causal in (False, True):
+                ptx = forward.compile(SEQ_LEN, causal).get_kernel_source()
+                print(f"{forward.name} d={dim} causal={causal}: "
+                      f"wgmma={ptx.count('wgmma.mma_async')}", flush=True)
+
+
+def _shape(dim: int, causal: bool, rounds: int) -> list[dict[str, Any]]:
+    """One shape's rows: every implementation checked, then timed in `rounds` rounds."""
+    import torch
+
+    shape = (attention.BATCH, SEQ_LEN, attention.HEADS, dim)
+    q, k, v = (torch.randn(shape, device="cuda", dtype=torch.float16) for _ in range(3))
+    qt, kt, vt = (t.transpose(1, 2).contiguous() for t in (q, k, v))
+    sdpa = attention._sdpa("CUDNN_ATTENTION")
+    calls: dict[str, Callable[[], Any]] = {CUDNN: lambda: sdpa(qt, kt, vt, causal)}
+    errors = {CUDNN: attention._max_error(calls[CUDNN]().transpose(1, 2), q, k, v, causal)}
+    for forward in forwards(dim):
+        kernel = forward.compile(SEQ_LEN, causal)
+        poisoned = kernel.get_profiler().run_poisoned(q, k, v)
+        errors[forward.name] = attention._max_error(poisoned, q, k, v, causal)
+        calls[forward.name] = lambda kernel=kernel: kernel(q, k, v)
+    names = list(calls)
+    timings: dict[str, list[float]] = {name: [] for name in names}
+    for number in range(rounds):
+        for name in round_order(names, number):
+            timings[name].append(attention._bench(calls[name]))
+    summary = summarize(timings)
+    rows = []
+    for name in names:
+        row = {"impl": name, "seq_len": SEQ_LEN, "dim": dim, "causal": causal,
+               "max_abs_error": errors[name], "passed": errors[name] < attention.TOLERANCE,
+               "ms": timings[name], **summary[name]}
+        rows.append(row)
+        print(f"d={dim:3} causal={causal!s:5} {name:52} x{row['ratio_to_cudnn']:.3f} cuDNN "
+              f"(spread {row['spread']:.3f}) x{row['vs_plain']:.3f} plain  ms "
+              + " ".join(f"{ms:.3f}" for ms in timings[name])
+              + ("" if row["passed"] else f"  FAILED err {errors[name]:.2e}"), flush=True)
+    return rows
+
+
+def run(out: Path, rounds: int) -> None:
+    import json
+
+    import torch
+
+    torch.manual_seed(0)
+    record = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+              "gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "rounds": rounds,
+              "method": "one process; per shape each implementation checked against float32 "
+                        "(tilec's outputs NaN-poisoned), then timed once per round "
+                        "(tilec.profiler.do_bench, median of CUDA events, L2 flushed) in an "
+                        "order shifted by one each round; ratios to the same round's cuDNN",
+              "rows": []}
+    for dim in DIMS:
+        for causal in (False, True):
+            record["rows"] += _shape(dim, causal, rounds)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(record, indent=1) + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    modes = parser.add_subparsers(dest="mode", required=True)
+    build_parser = modes.add_parser("build")
+    build_parser.add_argument("cache_dir", type=Path)
+    build_parser.add_argument("--examples", type=Path, default=attention.DEFAULT_EXAMPLES)
+    run_parser = modes.add_parser("run")
+    run_parser.add_argument("--out", type=Path, required=True)
+    run_parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    if args.mode == "build":
+        build(args.cache_dir, args.examples)
+    else:
+        run(args.out, args.rounds)
+
+
+if __name__ == "__main__":
+    main()
