@@ -58,7 +58,8 @@ def test_trace_holds_every_stage_and_pass_in_order(cpu_trace: Trace) -> None:
     assert cpu_trace.stages == ["tile", "loops", "llvm", "llvmir", "asm"]
     names = [step.name for step in cpu_trace.steps]
     assert names == [
-        "tile", "rotate-attention-loop", *cpu.TILE_PASSES, "canonicalize", "cse",
+        "tile", "mask-scores-after-gemm", "rotate-attention-loop", *cpu.TILE_PASSES,
+        "canonicalize", "cse",
         "math-extend-to-supported-types", "arith-emulate-unsupported-floats",
         "expand-narrow-float-conversions",
         "convert-scf-to-cf", "arith-expand", "expand-strided-metadata", "lower-affine",

@@ -184,7 +184,8 @@ def stages(options: CompileOptions) -> list[Stage]:
     """The CPU target's stages after "tile"."""
     fast_math = ("apply-fast-math",) if options.fast_math else ()
     checks = ("insert-bounds-checks",) if options.bounds_check else ()
-    loops = tile_passes("loops", ("rotate-attention-loop",) + checks + fast_math + TILE_PASSES,
+    rotation = ("mask-scores-after-gemm", "rotate-attention-loop")
+    loops = tile_passes("loops", rotation + checks + fast_math + TILE_PASSES,
                         "tile ops as scf loops over memrefs; C entry")
 
     def run_loops(module: ir.Module, options: CompileOptions) -> None:

@@ -12,9 +12,10 @@ Stages ("tile" is the frontend's IR, added by the driver):
              apply-fast-math with fast math, widen-register-bound-blocks (sm_90a: a
              block of one warpgroup whose fragments overflow its registers runs on two),
              widen-k-tiles (sm_90a: GEMM loops over
-             64-byte K rows run over 128-byte ones), rotate-attention-loop (opt-in,
-             TILEC_ROTATE_ATTENTION_LOOP=1: attention's loop issues Q K^T of the next key
-             tile before P V of the current one), then the scheduling
+             64-byte K rows run over 128-byte ones), mask-scores-after-gemm and
+             rotate-attention-loop (opt-in, TILEC_ROTATE_ATTENTION_LOOP=1: a 0 / -inf
+             initialisation of the scores applied as a mask after Q K^T; attention's loop
+             issues Q K^T of the next key tile before P V of the current one), then the scheduling
              passes, which only annotate ops with their decisions (tile.* attributes):
              infer-mma-layout (tensor-core instruction and warp split of each gemm),
              select-shared-swizzle (shared operand layouts), select-epilogue-store (how the
@@ -109,6 +110,7 @@ SCHEDULE_PASSES = (
     "widen-register-bound-blocks",
     "widen-k-tiles",
     "transpose-mn-major-operands",
+    "mask-scores-after-gemm",
     "rotate-attention-loop",
     "infer-mma-layout",
     "select-shared-swizzle",
