@@ -25,7 +25,12 @@ nanobind launcher with its arguments packed beforehand, `tilec_native_call_no_ou
 native call's checks and launch with C passed in (no allocation), `tilec_native_call_direct_us`
 the whole native call (allocation included) without the kernel object's `__call__`, and
 `torch_empty_us` torch's allocation from Python. The `*_side_stream_us` entries launch on a
-created stream instead of the legacy default stream torch starts on.
+created stream instead of the legacy default stream torch starts on. `paths` says what each
+tilec figure ran: the tilec package imported, the launcher (native, or cuda-bindings and the
+native module's import error), and per kernel call `JITKernel.call_path` ("native call", or
+"Python call: " and why), so a fallback shows in the JSON (the H100 run of 769d0c5 timed the
+Python call as the native one: the script put the source tree's python/, without the launcher
+modules the job had built into its staged tilec, first on sys.path).
 
 Whether a call can cost 3 µs on this host at all: `launch_floor` holds what
 benchmarks/launch_floor.cu (compiled here by nvcc for this GPU, run in its own process after the
@@ -53,7 +58,6 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "python"))
 
 CALLS = 64  # per round: far below the launch queue's depth
 ROUNDS = 31
@@ -175,7 +179,7 @@ def launch_floor() -> dict:
 
 def checked_launch(artifact, launcher, device):
     """The native call with C an argument too: its checks and launch without the output
-    allocation."""
+    allocation; or why there is none (fastcall.native_call's reason)."""
     from tilec.errors import LaunchError
     from tilec.jit import stored_shape, torch_dtype
     from tilec.runtime.fastcall import native_call
@@ -189,6 +193,7 @@ def checked_launch(artifact, launcher, device):
 
 
 def main() -> None:
+    import tilec
     from tilec.jit import JITKernel
     from tilec.runtime import cuda
     from tilec.runtime.artifact import Artifact
@@ -202,8 +207,16 @@ def main() -> None:
     c = torch.full_like(a, float("nan"))
     symbols = {"N": ELEMENTS}
     results: dict[str, float] = {}
+    # per path: what ran ("native ..." or "Python call: why"), so a fallback is never silent
+    paths: dict[str, str] = {"tilec": tilec.__file__}
 
-    if cuda.native_available():
+    if not cuda.native_available():
+        paths["launcher"] = f"cuda-bindings: tilec.runtime._launcher does not import " \
+                            f"({cuda.launcher_import_error()})"
+    else:
+        from tilec.runtime import _launcher
+
+        paths["launcher"] = f"native ({_launcher.__file__})"
         native = cuda.load(artifact, native=True)
         native([a, b, c], symbols)
         torch.cuda.synchronize()
@@ -222,21 +235,30 @@ def main() -> None:
         kernel = JITKernel(artifact, (__file__, 0))
         assert torch.equal(kernel(a, b), a + b), "tilec's kernel call computed a wrong sum"
         measure(results, key, lambda kernel=kernel: kernel(a, b))
+        paths[key] = kernel.call_path
         if setting == "1":
             native_kernel = kernel
-            results["tilec_kernel_call_native"] = type(kernel._call).__name__ == "Call"
-            native_call = kernel._call  # the same call without the kernel object's frame
-            measure(results, "tilec_native_call_direct_us", lambda call=native_call: call(a, b))
+            if kernel.call_path == "native call":
+                native_call = kernel._call  # the same call without the kernel object's frame
+                measure(results, "tilec_native_call_direct_us",
+                        lambda call=native_call: call(a, b))
             no_output = checked_launch(artifact, kernel.launcher, a.device)
-            try:
+            if isinstance(no_output, str):
+                paths["tilec_native_call_no_output_us"] = f"not timed: {no_output}"
+            else:
+                c.fill_(float("nan"))
                 no_output(a, b, c)
+                torch.cuda.synchronize()
+                assert torch.equal(c, a + b), "the native call with C passed in is wrong"
                 measure(results, "tilec_native_call_no_output_us",
                         lambda call=no_output: call(a, b, c))
-            except Exception as error:  # noqa: BLE001 - report it, keep measuring
-                results["tilec_native_call_no_output_error"] = repr(error)
     os.environ.pop("TILEC_NATIVE_CALL")
     default = JITKernel(artifact, (__file__, 0))
-    results["tilec_default_call_native"] = type(default._call).__name__ == "Call"
+    default(a, b)
+    paths["default"] = default.call_path
+    if paths["tilec_kernel_call_us"] != "native call":
+        print(f"tilec's kernel call is not the native call: {paths['tilec_kernel_call_us']}",
+              file=sys.stderr)
     back_to_back = {"tilec_kernel_call_us": back_to_back_us(lambda: native_kernel(a, b)),
                     "torch_add_us": back_to_back_us(lambda: torch.add(a, b))}
     if cuda.native_available():
@@ -283,6 +305,7 @@ def main() -> None:
         "method": "host time per call: calls queued behind a GPU sleep kernel (wall and the "
                   "thread's CPU time), median of rounds",
         "driver_floor_us": results.get("tilec_launch_only_us"),
+        "paths": paths,
         "results": results,
         "cpu_us": CPU_TIMES,
         "back_to_back_us": back_to_back,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import sys
 import time
 import weakref
 
@@ -56,8 +57,10 @@ def fresh(kernel: JITKernel) -> JITKernel:
 def test_matching_calls_take_the_native_call(rng: torch.Generator) -> None:
     kernel = add_kernel()
     a, b = (torch.randn(256, generator=rng) for _ in range(2))
+    assert kernel.call_path == "not called yet"
     first = kernel(a, b)  # the Python call, which then installs the native one
     assert isinstance(kernel._call, native.Call)
+    assert kernel.call_path == "native call"
     torch.testing.assert_close(first, a + b, rtol=0, atol=0)
     for n in (256, 64, 1000):  # N is a symbol: each size is the same plan
         a, b = (torch.randn(n, generator=rng) for _ in range(2))
@@ -218,4 +221,24 @@ def test_a_rocm_device_named_cuda_takes_the_python_call(monkeypatch) -> None:
     plans = [(n, stored_shape(p), torch_dtype(p.dtype), True)
              for n, p in enumerate(artifact.params)]
     assert fastcall.native_call(hsaco, HipLauncher(), plans[:2], plans[2:],
-                                torch.device("cuda", 0), print, LaunchError) is None
+                                torch.device("cuda", 0), print, LaunchError) \
+        == "a hsaco binary (cuLaunchKernel runs cubin and PTX)"
+
+
+def test_a_kernel_says_why_it_takes_the_python_call(monkeypatch,
+                                                    rng: torch.Generator) -> None:
+    """call_path names the reason: the setting, and a native module that does not import
+    (as where the launcher was built for another tilec than the one imported)."""
+    a, b = (torch.randn(64, generator=rng) for _ in range(2))
+    monkeypatch.setenv("TILEC_NATIVE_CALL", "0")
+    kernel = add_kernel()
+    torch.testing.assert_close(kernel(a, b), a + b, rtol=0, atol=0)
+    assert kernel.call_path.startswith("Python call: TILEC_NATIVE_CALL=0")
+    monkeypatch.delenv("TILEC_NATIVE_CALL")
+    monkeypatch.setitem(sys.modules, "tilec.runtime._launcher_torch", None)
+    monkeypatch.delattr(tilec.runtime, "_launcher_torch")
+    kernel = add_kernel()
+    torch.testing.assert_close(kernel(a, b), a + b, rtol=0, atol=0)
+    assert kernel.call_path.startswith(
+        "Python call: tilec.runtime._launcher_torch does not import"), kernel.call_path
+    assert kernel._call == kernel._python_call

@@ -139,7 +139,8 @@ class JITKernel:
     `asm[stage]` holds every stage's text; `get_kernel_source()` the final device source.
     `pass_configs` are the configs it was compiled with (TileLang's string keys). A kernel
     the autotuner chose carries its tuning's `config`, `latency` and `ref_latency` (ms), as
-    TileLang's does; they are None on a kernel compiled directly.
+    TileLang's does; they are None on a kernel compiled directly. `call_path` says, after the
+    first call, whether later calls take the native call or the Python call and why.
     """
 
     def __init__(self, artifact: Artifact, location: tuple[str, int],
@@ -153,6 +154,8 @@ class JITKernel:
         self._launcher: Callable[[list, dict], None] | None = None
         self._plan: _CallPlan | None = None
         self._call: Callable[..., Any] = self._first_call
+        # which call runs from the second call on, and why not the native one: set by the first
+        self.call_path = "not called yet"
         self.config: dict[str, Any] | None = None
         self.latency: float | None = None
         self.ref_latency: float | None = None
@@ -326,10 +329,14 @@ class JITKernel:
         """The Python call; once it succeeded, later calls take the native one where the
         kernel has it (tilec.runtime.fastcall), with the Python call for what it declines."""
         result = self._python_call(*args)
-        self._call = self._native_call(args) or self._python_call
+        native = self._native_call(args)
+        if isinstance(native, str):
+            self.call_path, self._call = f"Python call: {native}", self._python_call
+        else:
+            self.call_path, self._call = "native call", native
         return result
 
-    def _native_call(self, args: tuple) -> Callable[..., Any] | None:
+    def _native_call(self, args: tuple) -> Callable[..., Any] | str:
         from tilec.runtime.fastcall import native_call
 
         plan = self._plan

@@ -50,4 +50,5 @@ def test_kernel_call_matches_torch(monkeypatch, case) -> None:
     plain = all(slot[0] in ("ptr", "dim") for slot in kernel.artifact.launch["abi"]) and all(
         isinstance(d, int) or d.isidentifier() for p in spec.params for d in p.shape)
     if plain:  # pointers and shape symbols only: the second call was the native one
-        assert isinstance(kernel._call, native.Call)
+        assert isinstance(kernel._call, native.Call), kernel.call_path
+        assert kernel.call_path == "native call"

@@ -43,11 +43,17 @@ GRID_NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Name, ast.Load, ast.Co
 
 
 def native_available() -> bool:
+    return launcher_import_error() is None
+
+
+def launcher_import_error() -> str | None:
+    """Why the native launcher `tilec.runtime._launcher` does not import (its ImportError's
+    text), or None where it does."""
     try:
         from tilec.runtime import _launcher  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    except (ImportError, OSError) as missing:
+        return str(missing)
+    return None
 
 
 def _slot_kind(slot: list) -> int:

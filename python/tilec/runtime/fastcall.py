@@ -9,7 +9,9 @@ exactly the same calls.
 
 A kernel takes the Python call instead when the native module is absent (built against the
 torch it runs with: launcher/CMakeLists.txt), when TILEC_NATIVE_CALL=0, or when its launch
-needs Python: scalar parameters, TMA maps, derived sizes, several kernels in turn. It is the
+needs Python: scalar parameters, TMA maps, derived sizes, several kernels in turn; `native_call`
+then returns the reason, which the kernel keeps as `JITKernel.call_path`, so a benchmark or a
+user sees which call runs and why (a missing module says which import failed). It is the
 default on the CPU target (tests/test_native_call.py) and on CUDA (tests/gpu/
 test_native_call_gpu.py runs the CUDA suite's kernels through it; the rest of the GPU suite
 calls kernels through whichever call is the default).
@@ -108,45 +110,55 @@ def _slots(artifact: Artifact, symbols: dict[str, int]) -> list[int] | None:
 
 def native_call(artifact: Artifact, launcher: Callable[[list, dict], None],
                 inputs: Sequence[TensorPlan], outputs: Sequence[TensorPlan], device: Any,
-                fallback: Callable[..., Any], error: type[Exception]) -> Callable[..., Any] | None:
-    """The native call of `artifact` on `device` (a torch.device), or None where a kernel
-    takes the Python call. `launcher` is what tilec.runtime.load made of the artifact."""
-    if not enabled(device.type) or artifact.kernels or artifact.launch.get("cooperative") or any(
-            dtype is None for _, _, dtype, _ in inputs):
-        return None
+                fallback: Callable[..., Any], error: type[Exception]) -> Callable[..., Any] | str:
+    """The native call of `artifact` on `device` (a torch.device), or why the kernel takes the
+    Python call. `launcher` is what tilec.runtime.load made of the artifact."""
+    if not enabled(device.type):
+        return f"TILEC_NATIVE_CALL=0 or a {device.type} device (the native call knows cpu, cuda)"
+    if artifact.kernels:
+        return "several kernels launched in turn"
+    if artifact.launch.get("cooperative"):
+        return "a cooperative launch (T.sync_grid)"
+    if any(dtype is None for _, _, dtype, _ in inputs):
+        return "an input whose dtype torch lacks"
     try:
         import torch
 
         from tilec.runtime import _launcher_torch
-    except (ImportError, OSError):  # not built, or built against another torch
-        return None
+    except (ImportError, OSError) as missing:  # not built, or built against another torch
+        return f"tilec.runtime._launcher_torch does not import ({missing}): build it against " \
+               "this torch (launcher/CMakeLists.txt)"
     symbols: dict[str, int] = {}
     plans = []
     for (position, shape, dtype, returned), bind in [*((p, True) for p in inputs),
                                                      *((p, False) for p in outputs)]:
         dims = _dims(shape, symbols, bind)
         if dims is None:
-            return None
+            return f"parameter {position}'s shape {list(shape)} has a derived size"
         plans.append((position, dtype, dims, returned))
     grid_sizes = (list(artifact.launch.get("grid", [1])) + [1, 1])[:3]
     grid = [grid_program(size, symbols) for size in grid_sizes]
     if any(program is None for program in grid):
-        return None
+        return f"the grid {grid_sizes} needs more than shape symbols"
     names = tuple(sorted(symbols, key=symbols.__getitem__))
     common = dict(params=len(plans), inputs=plans[:len(inputs)], outputs=plans[len(inputs):],
                   symbols=names, grid=grid, fallback=fallback, error=error, name=artifact.name)
     if device.type == "cpu":
         return _launcher_torch.Call(**common, slots=[], device_type="cpu", device_index=-1,
                                     launch=launcher)
-    kernel_for = getattr(launcher, "kernel_for", None)
-    slots = _slots(artifact, symbols)
     # torch names a ROCm GPU "cuda" too: only a CUDA binary launches through cuLaunchKernel
-    if device.type != "cuda" or artifact.binary_kind not in CUDA_BINARIES \
-            or kernel_for is None or slots is None:
-        return None
-    kernel = kernel_for(device.index)
-    if not hasattr(kernel, "function"):  # the cuda-bindings launcher
-        return None
+    if artifact.binary_kind not in CUDA_BINARIES:
+        return f"a {artifact.binary_kind} binary (cuLaunchKernel runs cubin and PTX)"
+    slots = _slots(artifact, symbols)
+    if slots is None:
+        return "a launch argument that is a scalar, a TMA map or a derived size"
+    kernel_for = getattr(launcher, "kernel_for", None)
+    kernel = None if kernel_for is None else kernel_for(device.index)
+    if not hasattr(kernel, "function"):
+        from tilec.runtime.cuda import launcher_import_error
+
+        return "the kernel was loaded by the cuda-bindings launcher: tilec.runtime._launcher " \
+               f"does not import ({launcher_import_error()})"
     launch = artifact.launch
     return _launcher_torch.Call(
         **common, slots=slots, device_type="cuda", device_index=device.index,
