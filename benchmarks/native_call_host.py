@@ -1,0 +1,148 @@
+"""Host time of tilec's native kernel call without the launch, on a machine with no GPU: what
+the call adds to the driver's launch (benchmarks/launch_overhead.py measures both on the GPU).
+
+    python benchmarks/native_call_host.py [--out results.json]
+
+The kernel is a CPU-target C = A + B over 1024 float32 elements (three tensors, C allocated
+by the call, one shape symbol), its launcher replaced by a Python function that does nothing:
+so each figure is the call's checks, allocation, wrapping and the crossings, never the sum.
+The native call here runs as the CPU target's (torch_call.cpp's `launch` branch: the launch
+is that Python function, given a list of the arguments and a dict of the symbols), where the
+CUDA call packs its slots and calls cuLaunchKernel; its allocation is torch's CPU allocator,
+where the CUDA call's is the caching allocator. Rows:
+
+  python_noop_us         calling a Python function of two arguments that returns None
+  native_no_output_us    the native call with C passed in: the plan's checks, the launch list
+  native_call_us         the native call as a kernel call runs it: checks, C allocated, returned
+  kernel_call_us         the same through the kernel object (`kernel(a, b)`)
+  python_call_us         the Python call (TILEC_NATIVE_CALL=0) with the same launcher
+  torch_empty_us         torch.empty(1024) from Python
+
+Each figure is the median over ROUNDS of the mean of CALLS calls, after warm-up; before the
+timings each call's result is checked against a + b with the real launcher.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+import tilec
+import tilec.language as T
+from tilec.errors import LaunchError
+from tilec.jit import JITKernel, stored_shape, torch_dtype
+from tilec.runtime.fastcall import native_call
+
+CALLS = 2000
+ROUNDS = 31
+ELEMENTS = 1024
+
+
+def per_call_us(call: Callable[[], object]) -> float:
+    """Median over rounds of the mean microseconds per call."""
+    for _ in range(CALLS):
+        call()
+    rounds = []
+    for _ in range(ROUNDS):
+        began = time.perf_counter()
+        for _ in range(CALLS):
+            call()
+        rounds.append((time.perf_counter() - began) / CALLS * 1e6)
+    return statistics.median(rounds)
+
+
+def add_kernel() -> JITKernel:
+    N = T.dynamic("N")
+
+    @T.prim_func
+    def add(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32"),
+            C: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, 256), threads=256) as bx:
+            for i in T.Parallel(256):
+                if bx * 256 + i < N:
+                    C[bx * 256 + i] = A[bx * 256 + i] + B[bx * 256 + i]
+
+    compiled = tilec.compile(add, out_idx=[-1], target="cpu")
+    return JITKernel(compiled.artifact, compiled.location)
+
+
+def noop_launch(args: list, symbols: dict) -> None:
+    """Stands in for the launch: the figures are the call's own cost."""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", type=Path)
+    options = parser.parse_args()
+    generator = torch.Generator().manual_seed(5)
+    a, b = (torch.randn(ELEMENTS, generator=generator) for _ in range(2))
+    expected = a + b
+    results: dict[str, float] = {}
+    paths: dict[str, str] = {}
+
+    os.environ["TILEC_NATIVE_CALL"] = "1"
+    kernel = add_kernel()
+    kernel(a, b)
+    paths["native_call_us"] = kernel.call_path
+    assert kernel.call_path == "native call", kernel.call_path
+    assert torch.equal(kernel(a, b), expected), "the native call computed a wrong sum"
+    real_launch = kernel.launcher
+    plans = [(n, stored_shape(p), torch_dtype(p.dtype), True)
+             for n, p in enumerate(kernel.artifact.params)]
+    checked = native_call(kernel.artifact, real_launch, plans, [], a.device, kernel._python_call,
+                          LaunchError)
+    assert not isinstance(checked, str), checked
+    c = torch.full_like(a, float("nan"))
+    checked(a, b, c)
+    assert torch.equal(c, expected), "the native call with C passed in computed a wrong sum"
+
+    def python_noop(x: torch.Tensor, y: torch.Tensor) -> None:
+        return None
+
+    results["python_noop_us"] = per_call_us(lambda: python_noop(a, b))
+    stubbed = native_call(kernel.artifact, noop_launch, plans, [], a.device,
+                          kernel._python_call, LaunchError)
+    results["native_no_output_us"] = per_call_us(lambda: stubbed(a, b, c))
+    kernel._launcher = noop_launch  # the kernel's own native call was built with the real one
+    kernel._call = kernel._first_call
+    kernel(a, b)
+    direct = kernel._call
+    results["native_call_us"] = per_call_us(lambda: direct(a, b))
+    results["kernel_call_us"] = per_call_us(lambda: kernel(a, b))
+
+    os.environ["TILEC_NATIVE_CALL"] = "0"
+    python_kernel = add_kernel()
+    assert torch.equal(python_kernel(a, b), expected), "the Python call computed a wrong sum"
+    python_kernel._launcher = noop_launch
+    python_kernel(a, b)
+    paths["python_call_us"] = python_kernel.call_path
+    results["python_call_us"] = per_call_us(lambda: python_kernel(a, b))
+    os.environ.pop("TILEC_NATIVE_CALL")
+    results["torch_empty_us"] = per_call_us(lambda: torch.empty(ELEMENTS))
+
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True, cwd=Path(__file__).parent).stdout.strip()
+    report = {"date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+              "cpu": platform.processor() or platform.machine(), "torch": torch.__version__,
+              "python": platform.python_version(), "commit": commit, "elements": ELEMENTS,
+              "calls_per_round": CALLS, "rounds": ROUNDS,
+              "method": "CPU-target kernel, launcher replaced by a no-op: median of rounds of "
+                        "the mean host time per call",
+              "paths": paths, "results": results}
+    for key, value in results.items():
+        print(f"{key:24s} {value:7.3f} us")
+    if options.out:
+        options.out.write_text(json.dumps(report, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
