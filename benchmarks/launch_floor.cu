@@ -1,7 +1,8 @@
 // The host's floor for launching a kernel, whatever makes the call: one process, an empty
 // kernel of the shape of tilec's vector_add (three pointers and an int), launched through the
 // driver API (cuLaunchKernel, arguments packed once), the runtime API (cudaLaunchKernel) and a
-// CUDA graph of that one launch (cudaGraphLaunch). benchmarks/launch_overhead.py compiles and
+// CUDA graph of that one launch (cudaGraphLaunch; and with the kernel node's arguments set
+// before each replay, the graph route to a call whose output changes each time). benchmarks/launch_overhead.py compiles and
 // runs it and puts its numbers beside tilec's kernel call, Triton's and torch's.
 //
 //   nvcc -O2 -arch=sm_90 launch_floor.cu -o launch_floor && ./launch_floor [CALLS]
@@ -158,6 +159,23 @@ int main(int argc, char** argv) {
   check_runtime(cudaStreamEndCapture(created, &graph), "end capture");
   check_runtime(cudaGraphInstantiate(&graph_exec, graph, 0), "instantiate");
   rows.push_back(as_json("cudaGraphLaunch_created_stream", time_launches([&] {
+    check_runtime(cudaGraphLaunch(graph_exec, created), "cudaGraphLaunch");
+  }, created, calls)));
+  // A kernel call's output is new each call: the graph's replay with its kernel node's
+  // arguments set first (C alternating between two buffers), as a call through a kept graph
+  // would launch
+  cudaGraphNode_t node = nullptr;
+  size_t nodes = 1;
+  check_runtime(cudaGraphGetNodes(graph, &node, &nodes), "cudaGraphGetNodes");
+  cudaKernelNodeParams params{};
+  check_runtime(cudaGraphKernelNodeGetParams(node, &params), "cudaGraphKernelNodeGetParams");
+  float* outputs[] = {c, const_cast<float*>(a)};
+  int call = 0;
+  rows.push_back(as_json("cudaGraphExecKernelNodeSetParams_cudaGraphLaunch", time_launches([&] {
+    c = outputs[++call & 1];
+    params.kernelParams = args;
+    check_runtime(cudaGraphExecKernelNodeSetParams(graph_exec, node, &params),
+                  "cudaGraphExecKernelNodeSetParams");
     check_runtime(cudaGraphLaunch(graph_exec, created), "cudaGraphLaunch");
   }, created, calls)));
   check_runtime(cudaDeviceSynchronize(), "final");

@@ -36,9 +36,10 @@ Whether a call can cost 3 µs on this host at all: `launch_floor` holds what
 benchmarks/launch_floor.cu (compiled here by nvcc for this GPU, run in its own process after the
 figures above) measures for an empty kernel of vector_add's arguments with nothing but CUDA
 around it: cuLaunchKernel with its arguments packed once, cudaLaunchKernel, and the replay of a
-CUDA graph of that launch (cudaGraphLaunch), each on the legacy default stream and on a created
-one (the graph on the created one), median per call of FLOOR_CALLS after warm-up, timed one
-call at a time behind a spinning kernel.
+CUDA graph of that launch (cudaGraphLaunch; and with its kernel node's arguments set before each
+replay, as a call whose output is new each time would replay it), each on the legacy default
+stream and on a created one (the graphs on the created one), median per call of FLOOR_CALLS
+after warm-up, timed one call at a time behind a spinning kernel.
 """
 
 from __future__ import annotations
