@@ -3,7 +3,7 @@ launch: the native call, and the Python call it falls back to), its launchers al
 cuda-bindings), beside Triton's launch, TileLang's compiled kernel call where TileLang is
 installed, and torch ops, in one process, on a tiny 3-tensor kernel.
 
-    python benchmarks/launch_overhead.py --artifacts DIR [--out results.json]
+    python benchmarks/launch_overhead.py --artifacts DIR [--out results.json] [--no-floor]
 
 DIR holds `vector_add_float32` as tests/gpu/build_artifacts.py writes it (C = A + B, three
 tensor arguments; the kernel call allocates C, as `torch.add(a, b)` does).
@@ -202,6 +202,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--artifacts", type=Path, required=True)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--no-floor", action="store_true",
+                        help="skip launch_floor.cu (nvcc's build and its run: about 10 s)")
     options = parser.parse_args()
     artifact = Artifact.load(options.artifacts / "vector_add_float32")
     a, b = (torch.randn(ELEMENTS, device="cuda") for _ in range(2))
@@ -291,7 +293,7 @@ def main() -> None:
     except Exception as error:  # noqa: BLE001 - report it, keep the other figures
         results["side_stream_error"] = repr(error)
 
-    floor = launch_floor()
+    floor = {"error": "not run (--no-floor)"} if options.no_floor else launch_floor()
     report = {
         "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         "gpu": torch.cuda.get_device_name(),
