@@ -18,9 +18,9 @@ where the CUDA call's is the caching allocator. Rows:
   python_call_us         the Python call (TILEC_NATIVE_CALL=0) with the same launcher
   torch_empty_us         torch.empty(1024) from Python
 
-Each figure is the median over ROUNDS of the mean CPU time of the calling thread over CALLS
-calls, after warm-up; before the timings each call's result is checked against a + b with the
-real launcher.
+Each figure is the median over PASSES passes (all rows in turn) of the median over ROUNDS of
+the mean CPU time of the calling thread over CALLS calls, after warm-up; before the timings
+each call's result is checked against a + b with the real launcher.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ from tilec.runtime.fastcall import native_call
 
 CALLS = 2000
 ROUNDS = 31
+PASSES = 5  # over all rows in turn
 ELEMENTS = 1024
 
 
@@ -88,7 +89,6 @@ def main() -> None:
     generator = torch.Generator().manual_seed(5)
     a, b = (torch.randn(ELEMENTS, generator=generator) for _ in range(2))
     expected = a + b
-    results: dict[str, float] = {}
     paths: dict[str, str] = {}
 
     os.environ["TILEC_NATIVE_CALL"] = "1"
@@ -110,16 +110,12 @@ def main() -> None:
     def python_noop(x: torch.Tensor, y: torch.Tensor) -> None:
         return None
 
-    results["python_noop_us"] = per_call_us(lambda: python_noop(a, b))
     stubbed = native_call(kernel.artifact, noop_launch, plans, [], a.device,
                           kernel._python_call, LaunchError)
-    results["native_no_output_us"] = per_call_us(lambda: stubbed(a, b, c))
     kernel._launcher = noop_launch  # the kernel's own native call was built with the real one
     kernel._call = kernel._first_call
     kernel(a, b)
     direct = kernel._call
-    results["native_call_us"] = per_call_us(lambda: direct(a, b))
-    results["kernel_call_us"] = per_call_us(lambda: kernel(a, b))
 
     os.environ["TILEC_NATIVE_CALL"] = "0"
     python_kernel = add_kernel()
@@ -127,9 +123,18 @@ def main() -> None:
     python_kernel._launcher = noop_launch
     python_kernel(a, b)
     paths["python_call_us"] = python_kernel.call_path
-    results["python_call_us"] = per_call_us(lambda: python_kernel(a, b))
     os.environ.pop("TILEC_NATIVE_CALL")
-    results["torch_empty_us"] = per_call_us(lambda: torch.empty(ELEMENTS))
+    calls = {"python_noop_us": lambda: python_noop(a, b),
+             "native_no_output_us": lambda: stubbed(a, b, c),
+             "native_call_us": lambda: direct(a, b),
+             "kernel_call_us": lambda: kernel(a, b),
+             "python_call_us": lambda: python_kernel(a, b),
+             "torch_empty_us": lambda: torch.empty(ELEMENTS)}
+    passes: dict[str, list[float]] = {name: [] for name in calls}
+    for _ in range(PASSES):  # interleaved, so a busy spell of the machine touches every row
+        for name, call in calls.items():
+            passes[name].append(per_call_us(call))
+    results = {name: statistics.median(figures) for name, figures in passes.items()}
 
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, cwd=Path(__file__).parent).stdout.strip()
@@ -138,7 +143,9 @@ def main() -> None:
               "python": platform.python_version(), "commit": commit, "elements": ELEMENTS,
               "calls_per_round": CALLS, "rounds": ROUNDS,
               "method": "CPU-target kernel, launcher replaced by a no-op: median of rounds of "
-                        "the mean CPU time of the calling thread per call",
+                        "the mean CPU time of the calling thread per call, median of 5 "
+                        "interleaved passes",
+              "passes_us": passes,
               "paths": paths, "results": results}
     for key, value in results.items():
         print(f"{key:24s} {value:7.3f} us")

@@ -114,7 +114,8 @@ def native_call(artifact: Artifact, launcher: Callable[[list, dict], None],
     """The native call of `artifact` on `device` (a torch.device), or why the kernel takes the
     Python call. `launcher` is what tilec.runtime.load made of the artifact."""
     if not enabled(device.type):
-        return f"TILEC_NATIVE_CALL=0 or a {device.type} device (the native call knows cpu, cuda)"
+        return "TILEC_NATIVE_CALL=0" if os.environ.get("TILEC_NATIVE_CALL") == "0" else \
+            f"a {device.type} device (the native call runs on cpu and cuda)"
     if artifact.kernels:
         return "several kernels launched in turn"
     if artifact.launch.get("cooperative"):
