@@ -282,6 +282,23 @@ def test_tuple_and_list_arguments_are_constants(tile: tuple | list,
     assert [p.name for p in kernel.params] == ["A", "B", "C"]
 
 
+def test_repeated_calls_pass_the_tensors_their_first_call_found(rng: torch.Generator) -> None:
+    """A call the function has a kernel for passes that kernel the tensors at the positions
+    its first call found (constants between or after them left out), or all its arguments."""
+    eager = tilec.jit(tiled_add.fn, target=TARGET)
+    for rows in (40, 40, 24, 40):
+        a, b = randn((rows, 36), torch.float32, rng), randn((rows, 36), torch.float32, rng)
+        c = eager(a, b, (16, 8), T.float32, "float64")
+        assert c.dtype == torch.float64
+        assert_close(c, a.double() + b.double(), torch.float32)
+    assert [positions for _, positions in eager._kernels.values()] == [(0, 1), (0, 1)]
+    scale = tilec.jit(scale_rows.fn, target=TARGET)
+    for _ in range(2):
+        x, w = randn((12, 5), torch.float32, rng), randn((12,), torch.float32, rng)
+        assert_close(scale(x, w), x.double() * w.double()[:, None], torch.float32)
+    assert [positions for _, positions in scale._kernels.values()] == [None]
+
+
 def test_different_tuple_constants_are_different_kernels(rng: torch.Generator) -> None:
     a, b = randn((16, 16), torch.float32, rng), randn((16, 16), torch.float32, rng)
     first = tiled_add.compile(a, b, (16, 8), T.float32, T.float32)

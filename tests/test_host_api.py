@@ -3,6 +3,7 @@ stage IR), cdiv / math, tilec.testing's decorators and asserts."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -191,6 +192,24 @@ def test_compile_settings_are_part_of_the_cache_key(monkeypatch) -> None:
         monkeypatch.delenv(name)
     assert len(keys) == 1 + len(COMPILE_SETTINGS)
     assert matmul.specialize((a, b), {}, "cuda:sm_90a").key in keys
+
+
+@pytest.mark.parametrize("value", [None, "", "1", "ring"])
+def test_settings_read_as_os_environ_has_them(monkeypatch, value: str | None) -> None:
+    """cache.environment / compile_settings read os.environ's own dict (os.environ.get's
+    KeyError per unset name cost an eager call most of its host time): the same answers for a
+    name set, empty or unset within the process, in COMPILE_SETTINGS' order."""
+    from tilec import cache
+
+    monkeypatch.setenv("TILEC_FAST_MATH_FTZ", "1")  # set first, listed after TILEC_FUSE_LOP3
+    for name in ("TILEC_FUSE_LOP3", "TILEC_TARGET"):
+        monkeypatch.delenv(name, raising=False)
+        if value is not None:
+            monkeypatch.setenv(name, value)
+        assert cache.environment(name) == os.environ.get(name)
+    expected = {"TILEC_FUSE_LOP3": value} if value else {}
+    assert list(cache.compile_settings().items()) == [*expected.items(),
+                                                      ("TILEC_FAST_MATH_FTZ", "1")]
 
 
 def test_compile_settings_are_part_of_the_in_memory_kernels(tmp_path, monkeypatch) -> None:

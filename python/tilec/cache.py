@@ -78,10 +78,38 @@ COMPILE_SETTINGS = ("TILEC_TMA_RING_LAG", "TILEC_VECTOR_EPILOGUE_LOADS",
                     "TILEC_SPLIT_WGMMA_N")
 
 
+def _environment_bytes() -> dict[bytes, bytes] | None:
+    """os.environ's own bytes-keyed dict on POSIX (None elsewhere): asking it for an unset name
+    costs a dict lookup, where os.environ.get raises and catches a KeyError (about 1 µs each:
+    reading the COMPILE_SETTINGS so took most of an eager kernel call's host time)."""
+    data = getattr(os.environ, "_data", None)
+    return data if os.name == "posix" and isinstance(data, dict) else None
+
+
+_encoded = functools.cache(os.fsencode)
+
+
+def environment(name: str) -> str | None:
+    """os.environ.get(name), cheap for an unset name."""
+    data = _environment_bytes()
+    if data is not None and _encoded(name) not in data:
+        return None
+    return os.environ.get(name)
+
+
+_SETTING_KEYS = frozenset(map(os.fsencode, COMPILE_SETTINGS))
+
+
 def compile_settings() -> dict[str, str]:
     """The COMPILE_SETTINGS set now: part of every key a compiled kernel is kept under, the
     in-memory ones of a jit function's calls and of the autotuner's results too."""
-    return {name: os.environ[name] for name in COMPILE_SETTINGS if os.environ.get(name)}
+    data = _environment_bytes()
+    names: tuple[str, ...] | list[str] = COMPILE_SETTINGS
+    if data is not None:
+        present = data.keys() & _SETTING_KEYS  # one pass in C, usually empty
+        names = [name for name in COMPILE_SETTINGS if _encoded(name) in present] if present \
+            else []
+    return {name: value for name in names if (value := os.environ.get(name))}
 
 
 def cache_key(parts: dict[str, Any]) -> str:

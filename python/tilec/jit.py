@@ -699,7 +699,8 @@ class JITFunction:
         except TilecError as error:
             raise TilecError(error.message, *_code_location(fn)) from None
         self.is_factory = _is_factory(fn)
-        self._kernels: dict[Any, JITKernel] = {}
+        # per fast key: the kernel, and the positions of the arguments it takes (None: all)
+        self._kernels: dict[Any, tuple[JITKernel, tuple[int, ...] | None]] = {}
         self._source: str | None = None
         functools.update_wrapper(self, fn)
 
@@ -719,18 +720,23 @@ class JITFunction:
         if self.is_factory:
             return self.compile(*args, **kwargs)
         fast_key = self._fast_key(args, kwargs)
-        kernel = self._kernels.get(fast_key) if fast_key is not None else None
-        if kernel is None:
+        known = self._kernels.get(fast_key) if fast_key is not None else None
+        if known is None:
             try:
                 self.signature.bind(*args, **kwargs)
             except TypeError as error:
                 raise LaunchError(f"{self.fn.__name__}: {error}", *self.location) from None
             kernel = compile_specialization(self.specialize(args, kwargs))
+            positions = tuple(n for n, arg in enumerate(args) if _is_tensor(arg))
+            known = (kernel, None if len(positions) == len(args) else positions)
             if fast_key is not None and cache.is_enabled():
-                self._kernels[fast_key] = kernel
+                self._kernels[fast_key] = known
+        kernel, positions = known
         if kwargs:
             return kernel(*tensor_arguments(args, kwargs, self.fn))
-        return kernel(*[a for a in args if _is_tensor(a)])
+        if positions is None:  # every argument is a tensor (the key fixes which ones are)
+            return kernel(*args)
+        return kernel(*[args[n] for n in positions])
 
     def _fast_key(self, args: tuple, kwargs: dict) -> Any:
         """A cheap in-memory key for repeated eager calls: shapes, dtypes, constants, target."""
@@ -744,7 +750,7 @@ class JITFunction:
             parts.append((name, value if shape is None else (shape, value.dtype)))
         target = self.target
         if target in (None, "auto"):
-            target = (target, os.environ.get("TILEC_TARGET"))
+            target = (target, cache.environment("TILEC_TARGET"))
         key = (tuple(parts), target, tuple(cache.compile_settings().items()))
         try:
             hash(key)
