@@ -23,7 +23,9 @@ native call is the default on CUDA; the Python call is timed with TILEC_NATIVE_C
 Where the native call's time goes: `tilec_launch_only_us` is cuLaunchKernel through the
 nanobind launcher with its arguments packed beforehand, `tilec_native_call_no_output_us` the
 native call's checks and launch with C passed in (no allocation), `tilec_native_call_direct_us`
-the whole native call (allocation included) without the kernel object's `__call__`, and
+the whole native call (allocation included) without the kernel object's `__call__`,
+`tilec_eager_call_us` the call through a `@tilec.jit` function (`add(a, b)`, the quickstart's
+way: its lookup of the kernel, then the kernel call; compiled in process), and
 `torch_empty_us` torch's allocation from Python. The `*_side_stream_us` entries launch on a
 created stream instead of the legacy default stream torch starts on. `paths` says what each
 tilec figure ran: the tilec package imported, the launcher (native, or cuda-bindings and the
@@ -131,6 +133,32 @@ def triton_launch(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor):
     torch.cuda.synchronize()
     assert torch.equal(c, a + b)
     return launch, triton.__version__
+
+
+def eager_call(a: torch.Tensor, b: torch.Tensor, paths: dict[str, str]) -> float:
+    """tilec's call through a `@tilec.jit` function (`add(a, b)`, as the quickstart calls its
+    kernel and as Triton's launch is timed): the function's lookup of its kernel for these
+    arguments, then the kernel call. Compiled here on first use."""
+    import tilec
+    import tilec.language as T
+
+    @tilec.jit
+    def add(A, B, block: int = 1024):
+        N = T.const("N")
+        A: T.Tensor((N,), T.float32)
+        B: T.Tensor((N,), T.float32)
+        C = T.empty((N,), T.float32)
+        with T.Kernel(T.ceildiv(N, block), threads=256) as bx:
+            for i in T.Parallel(block):
+                if bx * block + i < N:
+                    C[bx * block + i] = A[bx * block + i] + B[bx * block + i]
+        return C
+
+    assert torch.equal(add(a, b), a + b), "tilec's eager call computed a wrong sum"
+    add(a, b)
+    kernel, _ = next(iter(add._kernels.values()))
+    paths["tilec_eager_call_us"] = kernel.call_path
+    return per_call_us(lambda: add(a, b), "tilec_eager_call_us")
 
 
 def tilelang_call(a: torch.Tensor, b: torch.Tensor) -> tuple[float, str]:
@@ -274,6 +302,10 @@ def main() -> None:
         back_to_back["triton_launch_us"] = back_to_back_us(launch)
     except Exception as error:  # noqa: BLE001
         results["triton_error"] = str(error)
+    try:
+        results["tilec_eager_call_us"] = eager_call(a, b, paths)
+    except Exception as error:  # noqa: BLE001 - e.g. no compiler on this machine
+        paths["tilec_eager_call_us"] = f"not timed: {error!r}"[:600]
     try:
         results["tilelang_kernel_call_us"], tilelang_version = tilelang_call(a, b)
     except ImportError:

@@ -15,6 +15,8 @@ where the CUDA call's is the caching allocator. Rows:
   native_no_output_us    the native call with C passed in: the plan's checks, the launch list
   native_call_us         the native call as a kernel call runs it: checks, C allocated, returned
   kernel_call_us         the same through the kernel object (`kernel(a, b)`)
+  eager_call_us          the same kernel's call through its `@tilec.jit` function (`add(a, b)`,
+                         the quickstart's way): the function's lookup of its kernel, then the call
   python_call_us         the Python call (TILEC_NATIVE_CALL=0) with the same launcher
   torch_empty_us         torch.empty(1024) from Python
 
@@ -78,6 +80,19 @@ def add_kernel() -> JITKernel:
     return JITKernel(compiled.artifact, compiled.location)
 
 
+@tilec.jit(target="cpu")
+def eager_add(A, B, block: int = 256):
+    N = T.const("N")
+    A: T.Tensor((N,), T.float32)
+    B: T.Tensor((N,), T.float32)
+    C = T.empty((N,), T.float32)
+    with T.Kernel(T.ceildiv(N, block), threads=block) as bx:
+        for i in T.Parallel(block):
+            if bx * block + i < N:
+                C[bx * block + i] = A[bx * block + i] + B[bx * block + i]
+    return C
+
+
 def noop_launch(args: list, symbols: dict) -> None:
     """Stands in for the launch: the figures are the call's own cost."""
 
@@ -116,6 +131,12 @@ def main() -> None:
     kernel._call = kernel._first_call
     kernel(a, b)
     direct = kernel._call
+    assert torch.equal(eager_add(a, b), expected), "the eager call computed a wrong sum"
+    eager_kernel, _ = next(iter(eager_add._kernels.values()))
+    eager_kernel._launcher = noop_launch
+    eager_kernel._call = eager_kernel._first_call
+    eager_add(a, b)
+    paths["eager_call_us"] = eager_kernel.call_path
 
     os.environ["TILEC_NATIVE_CALL"] = "0"
     python_kernel = add_kernel()
@@ -128,6 +149,7 @@ def main() -> None:
              "native_no_output_us": lambda: stubbed(a, b, c),
              "native_call_us": lambda: direct(a, b),
              "kernel_call_us": lambda: kernel(a, b),
+             "eager_call_us": lambda: eager_add(a, b),
              "python_call_us": lambda: python_kernel(a, b),
              "torch_empty_us": lambda: torch.empty(ELEMENTS)}
     passes: dict[str, list[float]] = {name: [] for name in calls}
