@@ -39,7 +39,9 @@ Stages ("tile" is the frontend's IR, added by the driver):
              unswitch-invariant-conditions (TILEC_UNSWITCH_INVARIANT_CONDITIONS=1: a loop
              testing uniform conditions fixed before it, the copies' alignment, in two
              versions), pack-half-pairs (TILEC_PACK_HALF_PAIRS=1) and fuse-lop3
-             (TILEC_FUSE_LOP3=1)
+             (TILEC_FUSE_LOP3=1); then prefetch-loop-loads (TILEC_PREFETCH_LOOP_LOADS=1: a
+             loop's global loads issued one iteration ahead into registers it carries, the
+             function capped at 128 registers; =N caps it at N)
   nvvm       upstream passes to the NVVM + LLVM dialects, target attached (chip, +ptx80, O3);
              with fast math and the opt-in TILEC_FAST_MATH_FTZ=1, f32 denormals flushed
   ptx        PTX text from the NVPTX backend (gpu-module-to-binary format=isa); libdevice math
@@ -93,6 +95,7 @@ from tilec.compiler.passes._tma_ring import MAPS_ATTR, TILES_ATTR
 from tilec.compiler.passes._user_sync import COOPERATIVE_ATTR
 from tilec.compiler.passes.lower_gemm_to_tensorcore import LAUNCH_ATTR
 from tilec.compiler.passes.pipeline_async_copies import ASYNC_GATHERS_ATTR
+from tilec.compiler.passes.prefetch_loop_loads import MAX_REGISTERS_ATTR
 from tilec.compiler.pipeline import (
     CompileOptions,
     Stage,
@@ -123,6 +126,9 @@ SCHEDULE_PASSES = (
 # to ptxas: opt-in until measured on the H200
 GPU_OPT_INS = (("TILEC_UNSWITCH_INVARIANT_CONDITIONS", "unswitch-invariant-conditions"),
                ("TILEC_PACK_HALF_PAIRS", "pack-half-pairs"), ("TILEC_FUSE_LOP3", "fuse-lop3"))
+# run on the branches the first group's canonicalize folded (the loop versions' copies)
+PREFETCH_VARIABLE = "TILEC_PREFETCH_LOOP_LOADS"  # 1, or the register cap the pass sets
+LATE_GPU_OPT_INS = ((PREFETCH_VARIABLE, "prefetch-loop-loads"),)
 TILE_PASSES = (
     "check-thread-branches",
     "plan-wgmma-gemms", "plan-mma-sync-gemms", "plan-tma-pipelines", "overlap-ring-gemms",
@@ -330,10 +336,16 @@ def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
     run_pass_pipeline(module, "canonicalize,cse", options)
     # on folded indices and constants, the producer warpgroup in the block's size
     tile_passes("gpu", ["name-live-lanes"]).run(module, options)
-    opt_ins = [name for variable, name in GPU_OPT_INS if os.environ.get(variable) == "1"]
-    if opt_ins:
-        tile_passes("gpu", opt_ins).run(module, options)
-        run_pass_pipeline(module, "canonicalize,cse", options)
+    prefetch = os.environ.get(PREFETCH_VARIABLE, "")
+    if prefetch.isdigit() and int(prefetch) > 1:  # the register cap, where not 128
+        module.operation.attributes[MAX_REGISTERS_ATTR] = ir.IntegerAttr.get(
+            ir.IntegerType.get_signless(32), int(prefetch))
+    for group in (GPU_OPT_INS, LATE_GPU_OPT_INS):
+        opt_ins = [name for variable, name in group if os.environ.get(variable) == "1"
+                   or (variable == PREFETCH_VARIABLE and prefetch.isdigit() and prefetch != "0")]
+        if opt_ins:
+            tile_passes("gpu", opt_ins).run(module, options)
+            run_pass_pipeline(module, "canonicalize,cse", options)
     shared_bytes = max((ir.IntegerAttr(function.attributes[SHARED_BYTES_ATTR]).value
                         for function in _gpu_functions(module)
                         if SHARED_BYTES_ATTR in function.attributes), default=0)
