@@ -16,9 +16,10 @@ Two halves, as the GPU machine has no MLIR:
 (`--only REGEX` on both: the rows whose label, `kernel MxNxK config`, matches; `run
 --bandwidth-json FILE` adds benchmarks/bandwidth.py's min_bandwidth_fraction of the same device
 to the summary; `--ablation` on both: the ABLATION variants, the opt-in code generation of the
-GEMVs (TILEC_UNSWITCH_INVARIANT_CONDITIONS, TILEC_FUSE_LOP3, TILEC_PACK_HALF_PAIRS) beside the
-default, each row tagged with its variant, the summary's `ablation_us` the headline shape's
-times per variant; `--only` then picks variants by name.)
+GEMVs (TILEC_UNSWITCH_INVARIANT_CONDITIONS, TILEC_FUSE_LOP3, TILEC_PACK_HALF_PAIRS, and
+TILEC_PREFETCH_LOOP_LOADS on the int4 rows) beside the default, each row tagged with its
+variant, the summary's `ablation_us` the headline shape's times per variant; `--only` then
+picks variants by name.)
 """
 
 from __future__ import annotations
@@ -172,6 +173,9 @@ TIMED = [
 # each variant the variables set while its kernels compile and run (they are part of their
 # key) and the rows (a regular expression over their labels) it times
 CODEGEN = ("TILEC_UNSWITCH_INVARIANT_CONDITIONS", "TILEC_FUSE_LOP3", "TILEC_PACK_HALF_PAIRS")
+# the loads issued a step ahead (prefetch-loop-loads): 1 caps the kernel at 128 registers, a
+# number at that many; unset in every variant that does not name it
+PREFETCH = "TILEC_PREFETCH_LOOP_LOADS"
 _HEAD = r"1x28672x8192 "
 HEADLINE_ROW = r"^int4_g128_gemv_half2 " + _HEAD + r"\{\}$"
 ABLATION_ROWS = (r"^(int4_g128_gemv_half2 " + _HEAD
@@ -181,6 +185,8 @@ ABLATION_ROWS = (r"^(int4_g128_gemv_half2 " + _HEAD
 OPTED_IN_ROWS = ABLATION_ROWS[:-2] + r"|int4_g128_gemv_half2 " + _HEAD + r"\{'rows_per_warp': 8\})$"
 # the T.uint4 / T.uint2 / float4 element kernels, whose fields fuse-lop3 takes from their words
 DECODE_ROWS = r"^(int4_g128_gemv|int2_g128_gemv|mxfp4_gemv) " + _HEAD + r"\{\}$"
+# the int4 kernels the prefetch is timed on, beside 'all' on the same rows
+PREFETCH_ROWS = r"^(int4_g128_gemv_half2|int4_g128_gemv) " + _HEAD + r"\{\}$"
 
 
 def _either(*patterns: str) -> str:
@@ -195,6 +201,9 @@ ABLATION = {
     # "all" without the loop versions, on the same rows
     "lop3 + half pairs": (("TILEC_FUSE_LOP3", "TILEC_PACK_HALF_PAIRS"), OPTED_IN_ROWS),
     "all": (CODEGEN, _either(OPTED_IN_ROWS, DECODE_ROWS)),
+    "all, prefetch rows": (CODEGEN, PREFETCH_ROWS),
+    "prefetch": ((*CODEGEN, f"{PREFETCH}=1"), PREFETCH_ROWS),
+    "prefetch 96": ((*CODEGEN, f"{PREFETCH}=96"), PREFETCH_ROWS),
 }
 # every (kernel, config) is checked first at these shapes: ragged N, K past the last step
 CHECKED = [(1, 256, 1536), (3, 514, 2048)]
@@ -202,9 +211,10 @@ CHECKED = [(1, 256, 1536), (3, 514, 2048)]
 
 @contextlib.contextmanager
 def _settings(names: tuple[str, ...]):
-    """CODEGEN's variables: those named set to 1, the others unset, while the block runs."""
-    saved = {name: os.environ.pop(name, None) for name in CODEGEN}
-    os.environ.update(dict.fromkeys(names, "1"))
+    """CODEGEN's variables and PREFETCH: those named set (to 1, or NAME=VALUE's value), the
+    others unset, while the block runs."""
+    saved = {name: os.environ.pop(name, None) for name in (*CODEGEN, PREFETCH)}
+    os.environ.update(dict((*name.split("=", 1), "1")[:2] for name in names))
     try:
         yield
     finally:
