@@ -26,6 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples" / "qu
 
 from gemv import gemv_uint, gemv_uint_half2, meta_weights  # noqa: E402
 
+from tilec.compiler.tensorcore.ptx import ptxas_check  # noqa: E402
+
 N, K = 256, 1024  # one step of 4 rows x 4 words a lane: 64 int4 pairs, 16 activation pairs
 
 
@@ -142,3 +144,28 @@ def test_known_grid_leaves_a_run_time_grid_alone() -> None:
 
     kernel = tilec.compile(double, out_idx=[-1], target="cuda:sm_90a")
     assert "known_grid_size" not in kernel.asm["gpu"]
+
+
+def test_prefetch_issues_the_next_steps_loads_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
+    """TILEC_PREFETCH_LOOP_LOADS=1 (prefetch-loop-loads) on the opted-in GEMV of three steps:
+    the aligned step loop's 8 16-byte loads (4 weight words, 4 activation vectors) are issued
+    once more, for the first step before the loop, each step's the next one's at min(i + 1, 2)
+    (in both versions of the loop), the arithmetic unchanged, and the kernel capped at 128
+    registers, at which ptxas keeps the loads at the step's start (126 registers, no spills);
+    =96 caps it at 96."""
+    opted_in = {"TILEC_FUSE_LOP3": "1", "TILEC_PACK_HALF_PAIRS": "1",
+                "TILEC_UNSWITCH_INVARIANT_CONDITIONS": "1"}
+    plain = _ptx(monkeypatch, opted_in, k=3 * K)
+    prefetched = _ptx(monkeypatch, {**opted_in, "TILEC_PREFETCH_LOOP_LOADS": "1"}, k=3 * K)
+    capped = _ptx(monkeypatch, {**opted_in, "TILEC_PREFETCH_LOOP_LOADS": "96"}, k=3 * K)
+    monkeypatch.delenv("TILEC_PREFETCH_LOOP_LOADS")
+    assert ".maxnreg" not in plain and ".maxnreg 128" in prefetched and ".maxnreg 96" in capped
+    assert prefetched.count("ld.global.v4") == plain.count("ld.global.v4") + 8
+    assert prefetched.count("min.u64") == 2 and "min.u64" not in plain
+    assert prefetched.count("fma.rn.f16x2") == plain.count("fma.rn.f16x2")
+    assert "ld.local" not in prefetched
+    for ptx, most, least in ((plain, 80, 0), (prefetched, 128, 100), (capped, 96, 81)):
+        report = ptxas_check(ptx, "sm_90a")
+        assert report.ok, report.log
+        if report.registers >= 0:  # ptxas on the machine
+            assert least <= report.registers <= most and report.spill_bytes == 0, report.log
