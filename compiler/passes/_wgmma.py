@@ -363,6 +363,18 @@ def warpgroup_index(tid: ir.Value, warpgroups: int | None = None) -> ir.Value:
     return arith.index_cast(ir.IndexType.get(), uniform.results[0])
 
 
+def gemm_warpgroup(lowering: KernelLowering, plan: WgmmaPlan) -> ir.Value:
+    """The warpgroup whose share of the gemm (rows of A, or columns of B with split_n) the
+    thread's warpgroup computes. Where more threads run the gemm than its plan's warpgroups
+    (a block of 384 over layouts of 256) the index is taken modulo the plan's (a power of
+    two), so the copies past them compute as the first ones do and store the same values;
+    unmasked, the third warpgroup's descriptors would start past its operand tile (A's rows
+    128..191 of a 128-row tile: another buffer's bytes, or past the arena), and its stores
+    of the first warpgroup's rows would race them with those."""
+    copies = lowering.threads > WARPGROUP_THREADS * plan.warpgroups
+    return warpgroup_index(lowering.tid, plan.warpgroups if copies else None)
+
+
 def _descriptors(address: ir.Value, bits: int) -> Callable[[int], ir.Value]:
     """The descriptor of the operand at shared address `address` + an offset (bytes, a
     multiple of 16), for every offset one gemm reads: the descriptor of `address` made here
@@ -388,11 +400,12 @@ def _descriptors(address: ir.Value, bits: int) -> Callable[[int], ir.Value]:
 
 def _shared_a(lowering: KernelLowering, a: ir.Value, layout: SharedOperandLayout,
               plan: WgmmaPlan) -> Callable[[int, int], list[ir.Value]]:
-    """A's descriptor per (atom, step); a warpgroup's rows start `m_atoms` atoms further."""
+    """A's descriptor per (atom, step); a warpgroup's rows start `m_atoms` atoms further.
+    A copy warpgroup (`gemm_warpgroup`) reads the first's rows."""
     address = memref.ExtractAlignedPointerAsIndexOp(a).result
     if plan.warpgroups > 1 and not plan.split_n:
         slab = layout.atom_offset(plan.m_atoms)
-        address = arith.addi(address, arith.muli(warpgroup_index(lowering.tid), index(slab)))
+        address = arith.addi(address, arith.muli(gemm_warpgroup(lowering, plan), index(slab)))
     descriptor = _descriptors(address, layout.descriptor_bits())
     return lambda atom, step: [descriptor(layout.atom_offset(atom) + layout.step_offset(step))]
 
@@ -520,8 +533,7 @@ def lower_wgmma(lowering: KernelLowering, op: ir.Operation) -> None:
         a_operands = _shared_a(lowering, a, a_layout, plan)
     b_address = memref.ExtractAlignedPointerAsIndexOp(b).result
     if plan.split_n:  # each warpgroup's N columns of B
-        b_address = arith.addi(b_address, arith.muli(warpgroup_index(lowering.tid,
-                                                                     plan.warpgroups),
+        b_address = arith.addi(b_address, arith.muli(gemm_warpgroup(lowering, plan),
                                                       index(b_layout.mn_offset(plan.n))))
     b_descriptor = _descriptors(b_address, b_layout.descriptor_bits())
     element = ir.IntegerType.get_signless(32) if accumulator(plan.dtype) == "s32" \

@@ -195,3 +195,71 @@ module attributes {tile.arch = "sm_90a"} {
     return
   }
 }
+
+// -----
+
+// 384 threads, layouts over 256 (two warpgroups split A's 128 rows): the third warpgroup runs
+// as a copy of the first, so its index is taken modulo 2 before A's descriptor starts its
+// 64-row slab (64 rows x 64 bytes = 4096 bytes) in; unmasked it would read rows 128..191, past
+// the tile, and store them over the first warpgroup's rows.
+// CHECK-LABEL: gpu.func @copy_warpgroup
+// CHECK: %[[A:.*]] = memref.extract_aligned_pointer_as_index %[[AS:.*]] : memref<4096xf16
+// CHECK: %[[GROUP:.*]] = arith.divui %thread_id_x, %c128
+// CHECK: %[[MASKED:.*]] = arith.andi %[[GROUP]], %c1
+// CHECK: %[[RAW:.*]] = arith.index_cast %[[MASKED]] : index to i32
+// CHECK: %[[UNIFORM:.*]], %{{.*}} = gpu.shuffle  idx %[[RAW]]
+// CHECK: %[[G:.*]] = arith.index_cast %[[UNIFORM]] : i32 to index
+// CHECK: %[[SLAB:.*]] = arith.muli %[[G]], %c4096
+// CHECK: %[[START:.*]] = arith.addi %[[A]], %[[SLAB]]
+// CHECK: arith.index_cast %[[START]] : index to i64
+// CHECK: llvm.inline_asm has_side_effects "", "=l,0"
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: wgmma.mma_async.sync.aligned.m64n64k16
+module attributes {tile.arch = "sm_90a"} {
+  func.func @copy_warpgroup(%A: memref<128x32xf16>, %B: memref<32x64xf16>, %C: memref<128x64xf32>) attributes {tile.entry} {
+    %g = arith.constant 1 : index
+    tile.kernel grid(%g, %g) threads [384] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %zero = arith.constant 0.0 : f32
+      %as = tile.alloc : memref<128x32xf16, "shared">
+      %bs = tile.alloc : memref<32x64xf16, "shared">
+      %acc = tile.alloc : memref<128x64xf32, "fragment">
+      tile.fill %acc, %zero : memref<128x64xf32, "fragment">, f32
+      tile.copy %A[%c0, %c0] [128, 32] to %as[%c0, %c0] [128, 32] : memref<128x32xf16> to memref<128x32xf16, "shared">
+      tile.copy %B[%c0, %c0] [32, 64] to %bs[%c0, %c0] [32, 64] : memref<32x64xf16> to memref<32x64xf16, "shared">
+      tile.gemm %as, %bs, %acc {tile.mma = {a_source = "shared", instr = array<i64: 64, 64, 16>, kind = "wgmma", warpgroups = 2 : i64}} : memref<128x32xf16, "shared">, memref<32x64xf16, "shared">, memref<128x64xf32, "fragment">
+      tile.copy %acc[%c0, %c0] [128, 64] to %C[%c0, %c0] [128, 64] : memref<128x64xf32, "fragment"> to memref<128x64xf32>
+    }
+    return
+  }
+}
+
+// -----
+
+// The same gemm in a block of exactly its two warpgroups: no copies, no mask.
+// CHECK-LABEL: gpu.func @two_warpgroups
+// CHECK: %[[GROUP:.*]] = arith.divui %thread_id_x, %c128
+// CHECK-NOT: arith.andi %[[GROUP]]
+// CHECK: %[[RAW:.*]] = arith.index_cast %[[GROUP]] : index to i32
+// CHECK: gpu.shuffle  idx %[[RAW]]
+// CHECK: nvvm.wgmma.fence.aligned
+module attributes {tile.arch = "sm_90a"} {
+  func.func @two_warpgroups(%A: memref<128x32xf16>, %B: memref<32x64xf16>, %C: memref<128x64xf32>) attributes {tile.entry} {
+    %g = arith.constant 1 : index
+    tile.kernel grid(%g, %g) threads [256] {
+    ^bb0(%bx: index, %by: index):
+      %c0 = arith.constant 0 : index
+      %zero = arith.constant 0.0 : f32
+      %as = tile.alloc : memref<128x32xf16, "shared">
+      %bs = tile.alloc : memref<32x64xf16, "shared">
+      %acc = tile.alloc : memref<128x64xf32, "fragment">
+      tile.fill %acc, %zero : memref<128x64xf32, "fragment">, f32
+      tile.copy %A[%c0, %c0] [128, 32] to %as[%c0, %c0] [128, 32] : memref<128x32xf16> to memref<128x32xf16, "shared">
+      tile.copy %B[%c0, %c0] [32, 64] to %bs[%c0, %c0] [32, 64] : memref<32x64xf16> to memref<32x64xf16, "shared">
+      tile.gemm %as, %bs, %acc {tile.mma = {a_source = "shared", instr = array<i64: 64, 64, 16>, kind = "wgmma", warpgroups = 2 : i64}} : memref<128x32xf16, "shared">, memref<32x64xf16, "shared">, memref<128x64xf32, "fragment">
+      tile.copy %acc[%c0, %c0] [128, 64] to %C[%c0, %c0] [128, 64] : memref<128x64xf32, "fragment"> to memref<128x64xf32>
+    }
+    return
+  }
+}
