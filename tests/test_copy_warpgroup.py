@@ -15,6 +15,8 @@ import pytest
 import torch
 from conftest import randn
 
+from tilec.compiler.passes._tma_ring import own_slabs
+from tilec.compiler.passes._wgmma import accumulator_layout
 from tilec.compiler.targets.cuda import ptxas_path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "gpu"))
@@ -78,3 +80,12 @@ def test_copy_warpgroup_gemm_cpu_numerics(monkeypatch, tmp_path, rng: torch.Gene
     c = _compiled(monkeypatch, tmp_path, case, "cpu").get_profiler().run_poisoned(a, b)
     assert not c.isnan().any()
     torch.testing.assert_close(c.double(), reference(a, b), rtol=1e-3, atol=2e-3)
+
+
+def test_three_consumers_never_store_their_own_slabs() -> None:
+    """A TMA ring of 3 consumers (a 384-thread block) over a layout of 2 warpgroups: the
+    accumulator's store is not split into per-warpgroup slabs (whose slab would come from
+    the unmasked warpgroup index); it was a LayoutError out of the compiler."""
+    layout = accumulator_layout(128, 128, 2, False)
+    assert own_slabs(layout, 2)
+    assert not own_slabs(layout, 3)

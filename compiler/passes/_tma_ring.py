@@ -57,7 +57,7 @@ from mlir import ir
 from mlir.dialects import arith, gpu, llvm, memref, nvvm, scf, vector
 
 from tilec.compiler.layouts.emit import register_coordinates, thread_coordinates
-from tilec.compiler.layouts.linear import LinearLayout, log2
+from tilec.compiler.layouts.linear import LinearLayout, is_power_of_two, log2
 from tilec.compiler.passes._ir_walk import (
     as_operation,
     constant_index,
@@ -823,8 +823,11 @@ SHARED_SPACE = "#gpu.address_space<workgroup>"
 def own_slabs(layout: LinearLayout, slabs: int) -> bool:
     """Whether warpgroup g of the layout's threads holds exactly rows [g, g + 1) * rows /
     slabs of a 2-d tile: its warpgroup bits (the warp bits past a warpgroup's 4 warps) step
-    through the slabs, every other bit stays inside one."""
-    if layout.rank != 2 or slabs == 1 or len(layout.warp) != 2 + log2(slabs):
+    through the slabs, every other bit stays inside one. Never for a count that is no power
+    of two (a ring of 3 consumers, layouts over 2 warpgroups and a copy): each warpgroup's
+    slab store takes its slab from the unmasked warpgroup index."""
+    if layout.rank != 2 or slabs == 1 or not is_power_of_two(slabs) or \
+            len(layout.warp) != 2 + log2(slabs):
         return False
     slab_rows = layout.shape[0] // slabs
     inside = layout.register + layout.lane + layout.warp[:2]
