@@ -132,6 +132,24 @@ def running_threads(op: ir.Operation, kernel: ir.Operation, range_warp: int = 32
     return kernel_threads(kernel) if groups is None else groups.count
 
 
+def first_thread(op: ir.Operation, kernel: ir.Operation, range_warp: int = 32) -> int:
+    """The block's thread index of the first thread running `op`: its T.ws block's first
+    warpgroup's, its thread range's first (`if 32 <= tx < 288:` starts at 32), else 0."""
+    groups = threads_of(op, kernel, range_warp)
+    if isinstance(groups, tuple):
+        return WARPGROUP_THREADS * min(groups)
+    return 0 if groups is None else groups.first
+
+
+def on_whole_warpgroups(op: ir.Operation, kernel: ir.Operation, range_warp: int = 32) -> bool:
+    """Whether the threads running `op` (copies past its layouts' span included) are whole
+    hardware warpgroups, warps 4k..4k+3: a count and a first thread that are multiples of
+    128. wgmma is issued by such warpgroups only; a range from thread 32 to 287 holds 256
+    threads but spans warps 1..8, no warpgroup of the hardware's."""
+    return running_threads(op, kernel, range_warp) % WARPGROUP_THREADS == 0 and \
+        first_thread(op, kernel, range_warp) % WARPGROUP_THREADS == 0
+
+
 @dataclass(frozen=True)
 class BranchThreads:
     """The threads [first, end) of a branch on the thread index (not a T.ws block)."""

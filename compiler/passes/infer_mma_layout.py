@@ -16,7 +16,10 @@ tensor-core lowering follow from this one, so it is made first and recorded on t
   m64n(block_n / C) instruction over its share of the columns, block_n / C a power of two
   from 8 to 256 (the accumulator's `#tile.linear` then has its warpgroup bits along N);
   otherwise the one warpgroup decision above (which plan-wgmma-gemms declines for a block
-  of more threads).
+  of more threads). wgmma is issued by the hardware's warpgroups, warps 4k..4k+3 together:
+  a gemm in a thread range that does not start on one (`if 32 <= tx < 288:`, 256 threads
+  over warps 1..8) gets the mma.sync decision below over the range's warps instead (the
+  sm_80 kernel's code), and T.wgmma_gemm there is an error at its line.
 - sm_80: `tile.mma = {kind = "mma.sync", warps = array<i64: wm, wn>, instr = array<i64: 16, 8,
   Kst>, a_source}`: the warps (threads / 32) as the most square grid over the block's tile
   that the mma.sync kernel accepts (AmpereGemmConfig: warp tiles of 16 x 16 multiples, at most
@@ -68,7 +71,7 @@ from tilec.compiler.passes._scheduling import (
     target_description,
     tensorcore_type,
 )
-from tilec.compiler.passes.infer_fragment_layout import threads_at
+from tilec.compiler.passes.infer_fragment_layout import first_thread, threads_at
 from tilec.compiler.passes.lower_gemm_simt import WGMMA_REQUIRED_ATTR
 from tilec.compiler.tensorcore.ampere import AmpereGemmConfig
 from tilec.compiler.tensorcore.dtypes import K_STEP_BYTES, OPERAND_BYTES, accumulator, check_types
@@ -374,12 +377,27 @@ class InferMmaLayout(TilePass):
                 raise op_error(gemm, f"T.wgmma_gemm needs wgmma (sm_90a); this kernel is "
                                      f"compiled for {arch}")
 
+    @staticmethod
+    def _off_warpgroups(gemm: ir.Operation, kernel: ir.Operation) -> bool:
+        """Whether the gemm stands in a thread range of whole warps that does not start on a
+        warpgroup of the hardware's (`if 32 <= tx < 288:`): wgmma, issued by warps 4k..4k+3
+        together, cannot run there, mma.sync (a warp's) can. T.wgmma_gemm there is an
+        error at its line."""
+        first = first_thread(gemm, kernel)
+        if first % WARPGROUP_THREADS == 0:
+            return False
+        if WGMMA_REQUIRED_ATTR in gemm.attributes:
+            raise op_error(gemm, f"T.wgmma_gemm runs on whole warpgroups of the hardware "
+                                 f"(warps 4k to 4k+3), and the threads running it here start "
+                                 f"at thread {first}, not a multiple of 128: start the range "
+                                 f"on a warpgroup (`if 128 <= tx < 384:`) or write T.gemm")
+        return True
+
     def run(self, module: ir.Module) -> None:
         target = target_description(module, self.arch, self.name)
         if not target.mma:
             self.reject_wgmma_required(module, target.name)
             return
-        accumulator_layout = "wgmma-accumulator" if target.has_wgmma else "mma-accumulator"
         split_n = SPLIT_WGMMA_N_ATTR in module.operation.attributes
         context = module.context
         for kernel in kernels(module):
@@ -392,13 +410,17 @@ class InferMmaLayout(TilePass):
                 threads = threads_at(gemm, kernel)
                 if problem is None:
                     continue
-                decision = wgmma_decision(problem, threads, split_n) if target.has_wgmma else \
-                    mma_sync_decision(problem, threads, warp_policy(gemm, kernel))
+                if target.has_wgmma and self._off_warpgroups(gemm, kernel):
+                    decision = mma_sync_decision(problem, threads, warp_policy(gemm, kernel))
+                elif target.has_wgmma:
+                    decision = wgmma_decision(problem, threads, split_n)
+                else:
+                    decision = mma_sync_decision(problem, threads, warp_policy(gemm, kernel))
                 if decision is None:
                     continue
                 gemm.attributes[MMA_ATTR] = decision_attr(decision, context)
                 alloc = defining_op(gemm.operands[2])
                 if alloc is not None and alloc.name == "tile.alloc":
                     alloc.attributes[ACCUMULATOR_LAYOUT_ATTR] = ir.StringAttr.get(
-                        accumulator_layout, context
-                    )
+                        f"{'wgmma' if decision['kind'] == 'wgmma' else 'mma'}-accumulator",
+                        context)

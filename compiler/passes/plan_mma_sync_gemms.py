@@ -1,5 +1,6 @@
 """plan-mma-sync-gemms: which tile.gemm ops lower-tile-to-gpu computes with ldmatrix + mma.sync,
-one op at a time (sm_80 and the other chips of the mma.sync family).
+one op at a time (sm_80 and the other chips of the mma.sync family; on sm_90a the gemms
+infer-mma-layout gave mma.sync, those in a thread range off the hardware's warpgroups).
 
 For a kernel that lower-gemm-to-tensorcore did not replace (a T.Parallel epilogue, a batched
 grid, several gemms, A from registers, ...), every gemm that infer-mma-layout gave an mma.sync
@@ -24,7 +25,7 @@ whole shared tile of its shape and type (attention's P aside, the register-A cha
 `T.copy(A_shared, A_frag)`) gets its registers by ldmatrix too: the tile gets A's swizzled
 K-major layout and the copy `tile.mma_sync_load` (the gemm's plan). Other gemms are left to
 lower-gemm-simt. The pass does
-nothing on targets whose tensor cores are not the mma.sync family.
+nothing on targets whose tensor cores are neither the mma.sync family nor wgmma.
 
 With the module's `tile.staged_epilogue` (TILEC_STAGED_EPILOGUE=1, an opt-in until the GPU
 measures it), the accumulator's store that select-epilogue-store made `shared-staged` (a
@@ -189,8 +190,9 @@ class PlanMmaSyncGemms(TilePass):
     arch: str = ""
 
     def run(self, module: ir.Module) -> None:
-        if target_description(module, self.arch, self.name).mma != MMA_SYNC_FAMILY:
-            return
+        if target_description(module, self.arch, self.name).mma not in (MMA_SYNC_FAMILY,
+                                                                         "wgmma"):
+            return  # on wgmma chips: the gemms infer-mma-layout gave mma.sync (off warpgroups)
         context = module.context
         staged = STAGED_EPILOGUE_ATTR in module.operation.attributes
         for kernel in kernels(module):

@@ -12,14 +12,15 @@ infer-mma-layout gave a wgmma `tile.mma` runs on the tensor cores where it stand
   so the cast accumulator of attention's first gemm is the second's A as it stands); C is a
   fragment without a layout yet, or with the one another such gemm accumulating into it gave
   it;
-- the threads running it (the block, or its T.ws block's warpgroups) are exactly the
-  decision's warpgroups (128 threads each: every thread issues), and the block's threads
-  past them (a block of 160 runs its last 32 as copies of the first) whole warpgroups too:
-  wgmma is a warpgroup's instruction; a decision splitting N (`split = "n"`, the opt-in
-  TILEC_SPLIT_WGMMA_N) has every warpgroup read all of A (a fragment A: a copy of it in each
-  warpgroup) and B from its N share on, so B's tile must let a descriptor start there
-  (`splits_at`: 8-row multiples K-major, whole 128-byte column boxes MN-major) and the
-  fragment covers the tile unreordered;
+- the threads running it (the block, its T.ws block's warpgroups or its thread range) are
+  exactly the decision's warpgroups (128 threads each: every thread issues), and the block's
+  threads past them (a block of 160 runs its last 32 as copies of the first) whole
+  warpgroups too, starting on one of the hardware's (warps 4k..4k+3: a range from thread
+  32 or 64 holds none, `on_whole_warpgroups`): wgmma is a warpgroup's instruction; a
+  decision splitting N (`split = "n"`, the opt-in TILEC_SPLIT_WGMMA_N) has every warpgroup
+  read all of A (a fragment A: a copy of it in each warpgroup) and B from its N share on, so
+  B's tile must let a descriptor start there (`splits_at`: 8-row multiples K-major, whole
+  128-byte column boxes MN-major) and the fragment covers the tile unreordered;
 - a K-major tile's rows are a multiple of 32 bytes (the swizzle span is the widest of 128, 64
   and 32 bytes dividing them), an MN-major B's a multiple of 64 elements;
 - the operand type has a wgmma: f16 / bf16 (k16), fp8 e4m3 / e5m2 (k32) and float32 read as
@@ -93,7 +94,7 @@ from tilec.compiler.passes._wgmma import (
     operand_a_layout,
     operand_layout_of,
 )
-from tilec.compiler.passes.infer_fragment_layout import running_threads, threads_at
+from tilec.compiler.passes.infer_fragment_layout import on_whole_warpgroups, threads_at
 from tilec.compiler.passes.infer_mma_layout import MMA_ATTR
 from tilec.compiler.passes.lower_sub_byte_types import multiple_of
 from tilec.compiler.passes.pipeline_async_copies import ASYNC_ATTR, schedule_cp_async
@@ -307,8 +308,8 @@ class PlanWgmmaGemms(TilePass):
         context = module.context
         for kernel in kernels(module):
             for gemm in [op for op in walk(kernel) if op.name == "tile.gemm"]:
-                if running_threads(gemm, kernel) % WARPGROUP_THREADS:
-                    continue  # wgmma needs whole warpgroups, copies included: CUDA cores
+                if not on_whole_warpgroups(gemm, kernel):
+                    continue  # wgmma needs aligned whole warpgroups, copies included
                 plan = gemm_plan(gemm, threads_at(gemm, kernel))
                 layouts = None if plan is None else operand_layouts(gemm, plan)
                 if layouts is None:

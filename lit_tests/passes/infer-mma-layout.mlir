@@ -1141,3 +1141,94 @@ module {
     return
   }
 }
+
+// -----
+
+// A gemm in a thread range of 128 threads that starts at thread 64 (warps 2..5, no warpgroup
+// of the hardware's: wgmma is issued by warps 4k..4k+3 together) gets mma.sync, a warp's
+// instruction, over its 4 warps; its accumulator is mma.sync's C fragment.
+// CHECK-LABEL: func.func @range_off_warpgroups
+// CHECK: tile.alloc {tile.mma_layout = "mma-accumulator"} : memref<128x128xf32, "fragment">
+// CHECK: tile.gemm %{{.*}} {tile.mma = {a_source = "shared", instr = array<i64: 16, 8, 16>, kind = "mma.sync", warps = array<i64: 2, 2>}}
+module attributes {tile.arch = "sm_90a"} {
+  func.func @range_off_warpgroups(%A: memref<128x64xf16>, %B: memref<64x128xf16>, %C: memref<128x128xf32>) attributes {tile.entry} {
+    %c1 = arith.constant 1 : index
+    tile.kernel grid(%c1) threads [256] {
+    ^bb0(%bx: index):
+      %c0 = arith.constant 0 : index
+      %c64 = arith.constant 64 : index
+      %c192 = arith.constant 192 : index
+      %tx = gpu.thread_id x
+      %as = tile.alloc : memref<128x64xf16, "shared">
+      %bs = tile.alloc : memref<64x128xf16, "shared">
+      %from = arith.cmpi sle, %c64, %tx : index
+      %below = arith.cmpi slt, %tx, %c192 : index
+      %inside = arith.andi %from, %below : i1
+      scf.if %inside {
+        %acc = tile.alloc : memref<128x128xf32, "fragment">
+        tile.copy %A[%c0, %c0] [128, 64] to %as[%c0, %c0] [128, 64] : memref<128x64xf16> to memref<128x64xf16, "shared">
+        tile.copy %B[%c0, %c0] [64, 128] to %bs[%c0, %c0] [64, 128] : memref<64x128xf16> to memref<64x128xf16, "shared">
+        tile.gemm %as, %bs, %acc : memref<128x64xf16, "shared">, memref<64x128xf16, "shared">, memref<128x128xf32, "fragment">
+        tile.copy %acc[%c0, %c0] [128, 128] to %C[%c0, %c0] [128, 128] : memref<128x128xf32, "fragment"> to memref<128x128xf32>
+      }
+    }
+    return
+  }
+}
+
+// -----
+
+// The same range from thread 128 (warpgroup 1 of the hardware's) keeps wgmma.
+// CHECK-LABEL: func.func @range_on_a_warpgroup
+// CHECK: tile.alloc {tile.mma_layout = "wgmma-accumulator"} : memref<128x128xf32, "fragment">
+// CHECK: kind = "wgmma", warpgroups = 1
+module attributes {tile.arch = "sm_90a"} {
+  func.func @range_on_a_warpgroup(%A: memref<128x64xf16>, %B: memref<64x128xf16>, %C: memref<128x128xf32>) attributes {tile.entry} {
+    %c1 = arith.constant 1 : index
+    tile.kernel grid(%c1) threads [256] {
+    ^bb0(%bx: index):
+      %c0 = arith.constant 0 : index
+      %c128 = arith.constant 128 : index
+      %tx = gpu.thread_id x
+      %as = tile.alloc : memref<128x64xf16, "shared">
+      %bs = tile.alloc : memref<64x128xf16, "shared">
+      %inside = arith.cmpi sge, %tx, %c128 : index
+      scf.if %inside {
+        %acc = tile.alloc : memref<128x128xf32, "fragment">
+        tile.copy %A[%c0, %c0] [128, 64] to %as[%c0, %c0] [128, 64] : memref<128x64xf16> to memref<128x64xf16, "shared">
+        tile.copy %B[%c0, %c0] [64, 128] to %bs[%c0, %c0] [64, 128] : memref<64x128xf16> to memref<64x128xf16, "shared">
+        tile.gemm %as, %bs, %acc : memref<128x64xf16, "shared">, memref<64x128xf16, "shared">, memref<128x128xf32, "fragment">
+        tile.copy %acc[%c0, %c0] [128, 128] to %C[%c0, %c0] [128, 128] : memref<128x128xf32, "fragment"> to memref<128x128xf32>
+      }
+    }
+    return
+  }
+}
+
+// -----
+
+// T.wgmma_gemm in the range from thread 32 (warps 1..8) has no wgmma: an error at its line.
+module attributes {tile.arch = "sm_90a"} {
+  func.func @wgmma_required_off_warpgroups(%A: memref<128x64xf16>, %B: memref<64x128xf16>, %C: memref<128x128xf32>) attributes {tile.entry} {
+    %c1 = arith.constant 1 : index
+    tile.kernel grid(%c1) threads [320] {
+    ^bb0(%bx: index):
+      %c0 = arith.constant 0 : index
+      %c32 = arith.constant 32 : index
+      %c288 = arith.constant 288 : index
+      %tx = gpu.thread_id x
+      %as = tile.alloc : memref<128x64xf16, "shared">
+      %bs = tile.alloc : memref<64x128xf16, "shared">
+      %from = arith.cmpi sge, %tx, %c32 : index
+      %below = arith.cmpi slt, %tx, %c288 : index
+      %inside = arith.andi %from, %below : i1
+      scf.if %inside {
+        %acc = tile.alloc : memref<128x128xf32, "fragment">
+        // expected-error @+1 {{T.wgmma_gemm runs on whole warpgroups of the hardware (warps 4k to 4k+3), and the threads running it here start at thread 32}}
+        tile.gemm %as, %bs, %acc {tile.wgmma_required} : memref<128x64xf16, "shared">, memref<64x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+    }
+    return
+  }
+}
+// ERR: error: T.wgmma_gemm runs on whole warpgroups of the hardware (warps 4k to 4k+3), and the threads running it here start at thread 32, not a multiple of 128

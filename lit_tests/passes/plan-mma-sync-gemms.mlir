@@ -150,7 +150,7 @@ module attributes {tile.arch = "sm_80"} {
 
 // -----
 
-// Nothing on sm_90a (wgmma: plan-wgmma-gemms' part).
+// A wgmma decision on sm_90a is plan-wgmma-gemms' part: nothing here.
 // CHECK-LABEL: func.func @hopper
 // CHECK-NOT: tile.mma_sync
 // CHECK: return
@@ -162,7 +162,7 @@ module attributes {tile.arch = "sm_90a"} {
       %as = tile.alloc : memref<128x32xf16, "shared">
       %bs = tile.alloc : memref<32x128xf16, "shared">
       %acc = tile.alloc : memref<128x128xf32, "fragment">
-      tile.gemm %as, %bs, %acc {tile.mma = {a_source = "shared", instr = array<i64: 16, 8, 16>, kind = "mma.sync", warps = array<i64: 2, 2>}} : memref<128x32xf16, "shared">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      tile.gemm %as, %bs, %acc {tile.mma = {a_source = "shared", instr = array<i64: 64, 128, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<128x32xf16, "shared">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
     }
     return
   }
@@ -261,6 +261,40 @@ module attributes {tile.arch = "sm_80", tile.staged_epilogue} {
         memref.store %t, %h[%i, %j] : memref<128x128xf16, "fragment">
       }
       tile.copy %h[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] {tile.store = {kind = "shared-staged", vector_bytes = 16 : i64}} : memref<128x128xf16, "fragment"> to memref<1024x1024xf16>
+    }
+    return
+  }
+}
+
+// -----
+
+// On sm_90a, a gemm infer-mma-layout gave mma.sync (a range off the hardware's warpgroups,
+// threads 64..191: no wgmma there) is planned as on sm_80: tile.mma_sync, mma.sync's C
+// fragment over its 2 x 2 warps (the range's threads counted from its first).
+// CHECK-LABEL: func.func @sm90a_range_off_warpgroups
+// CHECK: tile.alloc {tile.layout = #tile.linear<[128, 128], {{.*}} warp = {{\[\[}}0, 64], [64, 0]]>
+// CHECK: tile.gemm {{.*}}tile.mma_sync = {a_registers = false
+module attributes {tile.arch = "sm_90a"} {
+  func.func @sm90a_range_off_warpgroups(%A: memref<128x64xf16>, %B: memref<64x128xf16>, %C: memref<128x128xf32>) attributes {tile.entry} {
+    %c1 = arith.constant 1 : index
+    tile.kernel grid(%c1) threads [256] {
+    ^bb0(%bx: index):
+      %c0 = arith.constant 0 : index
+      %c64 = arith.constant 64 : index
+      %c192 = arith.constant 192 : index
+      %tx = gpu.thread_id x
+      %as = tile.alloc : memref<128x64xf16, "shared">
+      %bs = tile.alloc : memref<64x128xf16, "shared">
+      %from = arith.cmpi sle, %c64, %tx : index
+      %below = arith.cmpi slt, %tx, %c192 : index
+      %inside = arith.andi %from, %below : i1
+      scf.if %inside {
+        %acc = tile.alloc {tile.mma_layout = "mma-accumulator"} : memref<128x128xf32, "fragment">
+        tile.copy %A[%c0, %c0] [128, 64] to %as[%c0, %c0] [128, 64] : memref<128x64xf16> to memref<128x64xf16, "shared">
+        tile.copy %B[%c0, %c0] [64, 128] to %bs[%c0, %c0] [64, 128] : memref<64x128xf16> to memref<64x128xf16, "shared">
+        tile.gemm %as, %bs, %acc {tile.mma = {a_source = "shared", instr = array<i64: 16, 8, 16>, kind = "mma.sync", warps = array<i64: 2, 2>}} : memref<128x64xf16, "shared">, memref<64x128xf16, "shared">, memref<128x128xf32, "fragment">
+        tile.copy %acc[%c0, %c0] [128, 128] to %C[%c0, %c0] [128, 128] : memref<128x128xf32, "fragment"> to memref<128x128xf32>
+      }
     }
     return
   }

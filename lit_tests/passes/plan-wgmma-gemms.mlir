@@ -255,3 +255,67 @@ module attributes {tile.arch = "sm_90a"} {
     return
   }
 }
+
+// -----
+
+// Declined: a wgmma decision for 128 threads of a range that starts at thread 64 (warps 2..5).
+// wgmma is issued by warps 4k..4k+3 together; these threads hold no such warpgroup, so the
+// count alone (a multiple of 128) does not make them one. No tile.wgmma, no layouts: the
+// gemm is left to the CUDA cores (infer-mma-layout gives such a gemm mma.sync instead).
+// CHECK-LABEL: func.func @range_off_warpgroups
+// CHECK-NOT: tile.wgmma
+// CHECK-NOT: tile.layout
+// CHECK: return
+module attributes {tile.arch = "sm_90a"} {
+  func.func @range_off_warpgroups(%A: memref<128x64xf16>, %B: memref<64x128xf16>, %C: memref<128x128xf32>) attributes {tile.entry} {
+    %c1 = arith.constant 1 : index
+    tile.kernel grid(%c1) threads [256] {
+    ^bb0(%bx: index):
+      %c0 = arith.constant 0 : index
+      %c64 = arith.constant 64 : index
+      %c192 = arith.constant 192 : index
+      %tx = gpu.thread_id x
+      %as = tile.alloc : memref<128x64xf16, "shared">
+      %bs = tile.alloc : memref<64x128xf16, "shared">
+      %from = arith.cmpi sle, %c64, %tx : index
+      %below = arith.cmpi slt, %tx, %c192 : index
+      %inside = arith.andi %from, %below : i1
+      scf.if %inside {
+        %acc = tile.alloc {tile.mma_layout = "wgmma-accumulator"} : memref<128x128xf32, "fragment">
+        tile.copy %A[%c0, %c0] [128, 64] to %as[%c0, %c0] [128, 64] : memref<128x64xf16> to memref<128x64xf16, "shared">
+        tile.copy %B[%c0, %c0] [64, 128] to %bs[%c0, %c0] [64, 128] : memref<64x128xf16> to memref<64x128xf16, "shared">
+        tile.gemm %as, %bs, %acc {tile.mma = {a_source = "shared", instr = array<i64: 64, 128, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<128x64xf16, "shared">, memref<64x128xf16, "shared">, memref<128x128xf32, "fragment">
+        tile.copy %acc[%c0, %c0] [128, 128] to %C[%c0, %c0] [128, 128] : memref<128x128xf32, "fragment"> to memref<128x128xf32>
+      }
+    }
+    return
+  }
+}
+
+// -----
+
+// The same gemm in the range from thread 128 (hardware warpgroup 1) is planned.
+// CHECK-LABEL: func.func @range_on_a_warpgroup
+// CHECK: tile.gemm {{.*}}tile.wgmma = {a_registers = false, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}
+module attributes {tile.arch = "sm_90a"} {
+  func.func @range_on_a_warpgroup(%A: memref<128x64xf16>, %B: memref<64x128xf16>, %C: memref<128x128xf32>) attributes {tile.entry} {
+    %c1 = arith.constant 1 : index
+    tile.kernel grid(%c1) threads [256] {
+    ^bb0(%bx: index):
+      %c0 = arith.constant 0 : index
+      %c128 = arith.constant 128 : index
+      %tx = gpu.thread_id x
+      %as = tile.alloc : memref<128x64xf16, "shared">
+      %bs = tile.alloc : memref<64x128xf16, "shared">
+      %inside = arith.cmpi sge, %tx, %c128 : index
+      scf.if %inside {
+        %acc = tile.alloc {tile.mma_layout = "wgmma-accumulator"} : memref<128x128xf32, "fragment">
+        tile.copy %A[%c0, %c0] [128, 64] to %as[%c0, %c0] [128, 64] : memref<128x64xf16> to memref<128x64xf16, "shared">
+        tile.copy %B[%c0, %c0] [64, 128] to %bs[%c0, %c0] [64, 128] : memref<64x128xf16> to memref<64x128xf16, "shared">
+        tile.gemm %as, %bs, %acc {tile.mma = {a_source = "shared", instr = array<i64: 64, 128, 16>, kind = "wgmma", warpgroups = 1 : i64}} : memref<128x64xf16, "shared">, memref<64x128xf16, "shared">, memref<128x128xf32, "fragment">
+        tile.copy %acc[%c0, %c0] [128, 128] to %C[%c0, %c0] [128, 128] : memref<128x128xf32, "fragment"> to memref<128x128xf32>
+      }
+    }
+    return
+  }
+}
