@@ -139,8 +139,11 @@ def lane_exchange(A: T.Tensor((4, 32), T.float16), B: T.Tensor((4, 32), T.float3
         T.sync_threads()
         B[ty, tx] = T.warp_reduce_sum(s[ty, 31 - tx]) + T.warp_reduce_max(T.cast(tx, T.int8))
         T.sync_threads(1, 64)
+        # the whole warp shuffles (a shuffle under `tx == 0` would read lane 4, which does not
+        # run it: name-live-lanes' error), and one lane stores
+        down = T.shfl_down(T.cast(B[ty, 0], T.float64), 4)
         if tx == 0:
-            C[ty, T.get_block_binding()] = T.shfl_down(T.cast(B[ty, 0], T.float64), 4)
+            C[ty, T.get_block_binding()] = down
 
 
 @needs_ptxas
