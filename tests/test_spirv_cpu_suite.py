@@ -52,8 +52,6 @@ WORKGROUP_MEMORY = ("the example's tiles need 57344 bytes of workgroup memory (S
                     CompileError)
 # fnmatch pattern over "Test_<target>__<module>::<test>[params]": (why, the error it raises)
 GAPS = {
-    "*__eager::test_get_kernel_source_on_the_function_compiles_those_arguments": (
-        "checks the CPU target's LLVM IR", AssertionError),
     "*__sub_byte_types::test_gemm_int4_example[[]*": WORKGROUP_MEMORY,
     "*__sub_byte_types::test_gemm_mxfp4_example[[]*": WORKGROUP_MEMORY,
     "*__float16x2::test_field_pairs_decode_words[[]*-False[]]": REASSOCIATED,
