@@ -63,6 +63,43 @@ def test_rng_matches_curand_philox(seed: int) -> None:
     assert bool((u > 0).all() and (u <= 1).all())
 
 
+def words_and_uniforms_kernel(count: int, seed: int) -> T.PrimFunc:
+    """rand_kernel without the float64 draws (WebGPU has no float64)."""
+
+    @T.prim_func
+    def main(A: T.Tensor((count,), T.uint32), U: T.Tensor((count,), T.float32)):
+        with T.Kernel(1, threads=1) as bx:
+            T.rng_init(seed, 7, bx * count + 2)
+            for j in T.Parallel(count):
+                A[j] = T.rng_rand()
+            for j in T.Parallel(count):
+                U[j] = T.rng_rand_float()
+
+    return main
+
+
+@pytest.mark.parametrize("target", ["vulkan", "webgpu"])
+def test_rng_on_lavapipe_matches_curand_philox(target: str) -> None:
+    """The Philox rounds' 64-bit products (spirv-expand-mul-extended: wgpu takes no
+    OpUMulExtended) on lavapipe, bit for bit against the reference."""
+    from test_spirv_targets import require, require_device, require_naga
+
+    require("spirv-val")
+    require_device()
+    if target == "webgpu":
+        require_naga()
+    count, seed = 64, 2**40 + 12345
+    a = poisoned((count,), torch.int64).to(torch.uint32)
+    u = poisoned((count,), torch.float32)
+    tilec.compile(words_and_uniforms_kernel(count, seed), target=target)(a, u)
+    stream = curand_stream(seed, 7, 2, 2 * count)
+    assert a.to(torch.int64).tolist() == stream[:count]
+    floats = np.array(stream[count:], dtype=np.float32).astype(np.float64)
+    scale = np.float64(np.float32(2.3283064e-10))
+    expected = (floats * scale + np.float64(np.float32(2.3283064e-10 / 2))).astype(np.float32)
+    assert np.array_equal(u.numpy(), expected)
+
+
 def test_rng_rejects() -> None:
     @T.prim_func
     def no_init(A: T.Tensor((4,), T.uint32)):

@@ -260,13 +260,12 @@ FRONTEND_ON_SPIRV = (
     "row_reduce_absmax", "shared_row_sum_500x128", "reduce_float16_into_float32_500x256",
     "splitk_gemv_allreduce_sum_256x2048", "splitk_gemv_allreduce_max_256x2048",
     "placed_round_trip_2x64x3x64", "column_sum_1000x300", "wide_row_sum_300x1000",
-    "int4_round_trip_100x192",
+    "int4_round_trip_100x192", "uniform_draws_1000",
 )
 # what wgpu (wgpu-native 29's naga reading SPIR-V, naga-wasm 30 making WGSL) rejects of valid
 # SPIR-V (spirv-val): a clear error naming the kernel, per target
 WGPU_GAPS = {
     "gemv_by_reducer_200x512": {"vulkan": "Used by a statement before it was introduced"},
-    "uniform_draws_1000": {"vulkan": "UMulExtended", "webgpu": "UMulExtended"},
 }
 FRONTEND_ON_WEBGPU = ("gemv_by_reducer_200x512",)
 FRONTEND_ERRORS = {

@@ -23,7 +23,8 @@ Stages ("tile" is the frontend's IR, added by the driver):
              as a marked store, its buffer as i32 bits where the float add is missing). An
              NVIDIA-only op (TMA, mbarriers, cp.async, T.ws) or more workgroup memory than the
              description allows is an error at the kernel's line
-  spirv      spirv-expand-erf (GLSL.std.450 has no erf); upstream:
+  spirv      spirv-expand-erf (GLSL.std.450 has no erf), spirv-expand-mul-extended (wgpu
+             takes no OpUMulExtended: limb products); upstream:
              arith-emulate-unsupported-floats (bf16 arithmetic in f32),
              flatten-memref (every access on a 1-D array), expand-strided-metadata,
              lower-affine, math-expand-ops (exp2, tanh... in terms of what GLSL.std.450
@@ -41,6 +42,7 @@ Stages ("tile" is the frontend's IR, added by the driver):
              compare-and-swap loops), spirv-bitcast-infinities (naga and WGSL take no
              infinite literal),
              spirv-negate-as-subtract (naga negates no unsigned integer),
+             spirv-narrow-shift-amounts (64-bit shifts' amounts as 32-bit: WGSL's is u32),
              spirv-signed-operands (the operands of SDiv, SRem, SMod, ShiftRightArithmetic,
              ConvertSToF, SConvert as signed types: naga reads the signedness from the
              type, and MLIR writes i32 unsigned) and the target's own SPIR-V passes;
@@ -115,8 +117,8 @@ DECLARED_CAPABILITIES = re.compile(r"#spirv\.vce<v[\d.]+, \[([^\]]*)\]")
 # which GLSL.std.450 has and which it would expand through a 64-bit integer (naga takes none)
 MATH_EXPANSIONS = ("sinh", "cosh", "tan", "tanh", "asinh", "acosh", "atanh", "fma", "exp2",
                    "powf", "fpowi", "round", "roundeven", "rsqrt", "ctlz", "clampf")
-# before them: what no upstream pass lowers to SPIR-V
-MATH_PASSES = ("spirv-expand-erf",)
+# before them: what no upstream pass lowers to SPIR-V, or lowers to an instruction wgpu rejects
+MATH_PASSES = ("spirv-expand-erf", "spirv-expand-mul-extended")
 SPIRV_PREPARE = ",".join([
     "gpu.module(arith-emulate-unsupported-floats{source-types=bf16 target-type=f32})",
     "gpu.module(flatten-memref)",
@@ -135,7 +137,8 @@ NARROW_TYPE_PASSES = ("spirv-pack-bfloat16", "spirv-split-half-pairs",
 SPIRV_CONVERT = "convert-gpu-to-spirv,canonicalize"
 # what naga (wgpu's shader compiler, also reading SPIR-V) needs of every module
 SPIRV_FIXES = ("spirv-lower-float-atomics", "spirv-bitcast-infinities",
-               "spirv-negate-as-subtract", "spirv-signed-operands")
+               "spirv-negate-as-subtract", "spirv-narrow-shift-amounts",
+               "spirv-signed-operands")
 # after tilec's SPIR-V passes: the entry point's interface, the capabilities the module uses
 SPIRV_FINISH = "spirv.module(spirv-lower-abi-attrs,spirv-update-vce)"
 
