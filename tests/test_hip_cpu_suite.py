@@ -29,12 +29,7 @@ JIT = importlib.import_module("tilec.jit")  # the module: tilec.jit is also the 
 
 CHIP = "gfx942"
 # fnmatch pattern over "Test_gfx942__<module>::<test>[params]": why the hip target rejects it
-HIP_GAPS = {
-    # tilec's rocdl stage leaves math.tanh as llvm.intr.tanh, which AMDGPU cannot lower
-    # (upstream mlir-opt's convert-gpu-to-rocdl on the same gpu stage calls __ocml_tanh_f32):
-    # a compiler bug, not a limit of the chip
-    "*__numerics_cpu::test_math_functions[[]tanh[]]": "llc-22: no libcall available for ftanh",
-}
+HIP_GAPS: dict[str, str] = {}
 
 
 def _renamed(cls: type) -> type:

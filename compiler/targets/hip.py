@@ -23,8 +23,9 @@ Stages ("tile" is the frontend's IR, added by the driver):
              address space 5), lower-float8-conversions (OCP float8 casts as integer code),
              lower-device-prints (T.print), canonicalize, cse; an NVIDIA-only op left (TMA,
              mbarriers, cp.async, T.ws...) is an error at the kernel's line
-  rocdl      upstream convert-gpu-to-rocdl / convert-amdgpu-to-rocdl with the chip, target
-             attached (rocdl-attach-target)
+  rocdl      math-expand-ops (tanh in terms of exp: AMDGPU cannot lower LLVM's tanh), upstream
+             convert-gpu-to-rocdl / convert-amdgpu-to-rocdl with the chip, target attached
+             (rocdl-attach-target)
   llvmir     the gpu.module as an LLVM IR module for amdgcn-amd-amdhsa
   amdgcn     device libraries linked (llvm-link --only-needed), opt -O3, AMDGPU assembly (llc)
   hsaco      llc -filetype=obj, ld.lld -shared: the code object HIP's module API loads
@@ -84,6 +85,12 @@ def target_of(options: CompileOptions) -> TargetDescription:
     return target
 
 
+# math ops convert-gpu-to-rocdl leaves as LLVM intrinsics that the AMDGPU backend has no
+# lowering or library call for (llc: "no libcall available for ftanh"): rewritten in terms of
+# exp first, as the SPIR-V target does.
+MATH_EXPANSIONS = ("tanh",)
+
+
 def rocdl_pipeline(target: TargetDescription) -> str:
     """Upstream lowering of a module holding only a gpu.module to the ROCDL + LLVM dialects."""
     chip = target.chip
@@ -93,7 +100,8 @@ def rocdl_pipeline(target: TargetDescription) -> str:
         "expand-strided-metadata",
         "lower-affine",
         f"rocdl-attach-target{{chip={chip} O=3}}",
-        f"gpu.module(convert-amdgpu-to-rocdl{{chipset={chip}}},"
+        f"gpu.module(math-expand-ops{{ops={','.join(MATH_EXPANSIONS)}}},"
+        f"convert-amdgpu-to-rocdl{{chipset={chip}}},"
         f"convert-gpu-to-rocdl{{chipset={chip} index-bitwidth=64 runtime=HIP}},"
         "canonicalize,cse,reconcile-unrealized-casts)",
     ])
