@@ -281,6 +281,21 @@ def loop_extents(parallel: ir.Operation) -> tuple[int, ...]:
     return tuple(ir.DenseI64ArrayAttr(parallel.attributes["extents"]))
 
 
+def overwrites(parallel: ir.Operation, fragment: ir.Value) -> bool:
+    """Whether a T.Parallel stores every element of `fragment` and reads none: its one access
+    of it is a store at the loop's own variables, directly in its body (under no branch),
+    over the fragment's whole shape. Converted for such a loop, the fragment needs no
+    conversion in, only the one back out (a cast copy into a fragment laid out otherwise:
+    P from split scores, which otherwise went through shared memory twice)."""
+    accesses = [(op, dims, store) for op, known, dims, store in fragment_accesses(parallel)
+                if known == fragment]
+    if len(accesses) != 1:
+        return False
+    op, dims, store = accesses[0]
+    return store and as_operation(op.parent) == parallel and None not in dims and \
+        len(set(dims)) == len(dims) and spans(parallel, fragment, dims)
+
+
 def spans(parallel: ir.Operation, fragment: ir.Value, dims: list[int | None]) -> bool:
     """Whether the loop variables indexing `fragment` run over its dimensions exactly."""
     extents = loop_extents(parallel)
@@ -719,7 +734,8 @@ class _KernelInference:
                           if f == fragment and tuple(d) == tuple(dims)]
                 with reported_at(access):
                     layout = needed_layout(loop, dims, shape_of(fragment))
-                twins[key] = self.converted(fragment, layout, parallel, True, any(stores))
+                twins[key] = self.converted(fragment, layout, parallel,
+                                            not overwrites(parallel, fragment), any(stores))
             access.operands[position] = twins[key]
 
     def staged(self, fragment: ir.Value, parallel: ir.Operation, written: bool) -> ir.Value:

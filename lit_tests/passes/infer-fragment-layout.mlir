@@ -665,3 +665,66 @@ func.func @local_temporaries(%B: memref<32xf32>, %out: memref<32xf32>, %n: index
   }
   return
 }
+
+// -----
+
+// A T.Parallel that stores every element of a fragment laid out otherwise (a cast of the
+// accumulator into an annotated fragment) and reads none of it: the twin in the loop's layout
+// is converted back into the fragment after the loop, and nothing is converted into it
+// before (its old elements are all overwritten).
+// CHECK-LABEL: func.func @overwritten_fragment
+// CHECK: %[[H:.*]] = tile.alloc {tile.layout = #tile.linear<[64, 64], register = {{\[\[}}0, 1], [0, 2], [8, 0]
+// CHECK: %[[TWIN:.*]] = tile.alloc {tile.layout = #tile.linear<[64, 64], register = {{\[\[}}0, 1], [0, 2], [1, 0], [2, 0], [32, 0]]
+// CHECK-NOT: tile.convert_layout
+// CHECK: tile.parallel
+// CHECK: memref.store %{{.*}}, %[[TWIN]]
+// CHECK: tile.convert_layout %[[TWIN]] to %[[H]]
+// CHECK-NOT: tile.convert_layout
+func.func @overwritten_fragment(%n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [128] {
+  ^bb0(%bx: index):
+    %a = tile.alloc : memref<64x32xf16, "shared">
+    %b = tile.alloc : memref<32x64xf16, "shared">
+    %c = tile.alloc : memref<64x64xf32, "fragment">
+    %h = tile.alloc {tile.layout = #tile.linear<[64, 64], register = [[0, 1], [0, 2], [8, 0], [16, 0], [32, 0]], lane = [[0, 4], [0, 8], [0, 16], [0, 32], [1, 0]], warp = [[2, 0], [4, 0]]>} : memref<64x64xf16, "fragment">
+    tile.gemm %a, %b, %c : memref<64x32xf16, "shared">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
+    tile.parallel [64, 64] {
+    ^bb0(%i: index, %j: index):
+      %x = memref.load %c[%i, %j] : memref<64x64xf32, "fragment">
+      %y = arith.truncf %x : f32 to f16
+      memref.store %y, %h[%i, %j] : memref<64x64xf16, "fragment">
+    }
+  }
+  return
+}
+
+// -----
+
+// The same loop storing under a condition keeps the fragment's other elements: they are
+// converted into the twin before it as well.
+// CHECK-LABEL: func.func @partly_overwritten_fragment
+// CHECK: %[[H:.*]] = tile.alloc {tile.layout = #tile.linear<[64, 64], register = {{\[\[}}0, 1], [0, 2], [8, 0]
+// CHECK: %[[TWIN:.*]] = tile.alloc
+// CHECK: tile.convert_layout %[[H]] to %[[TWIN]]
+// CHECK: tile.parallel
+// CHECK: tile.convert_layout %[[TWIN]] to %[[H]]
+func.func @partly_overwritten_fragment(%n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [128] {
+  ^bb0(%bx: index):
+    %a = tile.alloc : memref<64x32xf16, "shared">
+    %b = tile.alloc : memref<32x64xf16, "shared">
+    %c = tile.alloc : memref<64x64xf32, "fragment">
+    %h = tile.alloc {tile.layout = #tile.linear<[64, 64], register = [[0, 1], [0, 2], [8, 0], [16, 0], [32, 0]], lane = [[0, 4], [0, 8], [0, 16], [0, 32], [1, 0]], warp = [[2, 0], [4, 0]]>} : memref<64x64xf16, "fragment">
+    tile.gemm %a, %b, %c : memref<64x32xf16, "shared">, memref<32x64xf16, "shared">, memref<64x64xf32, "fragment">
+    tile.parallel [64, 64] {
+    ^bb0(%i: index, %j: index):
+      %lower = arith.cmpi ult, %j, %i : index
+      scf.if %lower {
+        %x = memref.load %c[%i, %j] : memref<64x64xf32, "fragment">
+        %y = arith.truncf %x : f32 to f16
+        memref.store %y, %h[%i, %j] : memref<64x64xf16, "fragment">
+      }
+    }
+  }
+  return
+}
