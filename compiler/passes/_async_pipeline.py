@@ -27,7 +27,11 @@ most recent may still be in flight. A copy is pipelined only when that keeps its
 loop is not nested in divergent or unrolled code, the destination is a shared buffer used only
 in this loop, written there only by pipelined copies and read only after them, the source is
 global and not written in the loop, and the corners depend on the loop index through pure
-arithmetic only (they are recomputed for iteration i+S-1). Other copies stay synchronous.
+arithmetic only (they are recomputed for iteration i+S-1), or, in a module opted into
+`tile.pipeline_table_loads` (TILEC_PIPELINE_TABLE_LOADS=1, until a GPU has run it), through
+loads of a global tensor the function only reads (`table_load`: a paged cache's block
+table, loaded again for iteration i+S-1 inside the branch that issues it only when that
+iteration exists). Other copies stay synchronous.
 
 A T.Parallel that pipeline-async-copies marked (the opt-in tile.async_gathers) is such a copy
 when it is a gather (`gather_of`): one global element per point stored into a shared tile, or
@@ -40,14 +44,21 @@ the values it reads from the loop body are recomputed for the later iteration li
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from mlir import ir
 from mlir.dialects import arith, gpu, memref, nvvm, scf
 
 from tilec.compiler.passes._fragment_layout import depends_on, op_layout, vector_loads
-from tilec.compiler.passes._ir_walk import as_operation, constant_index, copy_parts, scope, walk
+from tilec.compiler.passes._ir_walk import (
+    as_operation,
+    constant_index,
+    copy_parts,
+    enclosing,
+    scope,
+    walk,
+)
 from tilec.compiler.passes._scalar import bit_width, index
 from tilec.compiler.passes._scheduling import PIPELINE_ATTR
 from tilec.compiler.passes._wgmma import WGMMA_ATTR
@@ -61,6 +72,7 @@ CP_ASYNC_BYTES = (4, 8, 16)  # the sizes one cp.async moves
 SLOT_ALIGN = 16  # bytes: every slot starts where a 16-byte cp.async may land
 PURE_OPS = ("memref.dim", "affine.apply")
 ENCLOSING_LOOPS = ("tile.for", "tile.pipelined")
+TABLE_LOADS_ATTR = "tile.pipeline_table_loads"  # module opt-in: corners from read-only tables
 OVERLAP_SHARED_BYTES = 160 * 1024  # a ring grown for an overlapped wgmma stays below this
 
 
@@ -75,6 +87,9 @@ class PipelinePlan:
     buffers: list[ir.Value]
     overlapped: ir.Operation | None = None  # a wgmma gemm left in flight for an iteration
     gathers: list[Gather | None] | None = None  # per copy: what a T.Parallel gather is
+    # per copy: the body's ops its corners come from (offset_slice, taken on the tile IR:
+    # lowering changes the uses table_load reads)
+    slices: list[list[ir.Operation]] = field(default_factory=list)
 
     def gather(self, at: int) -> Gather | None:
         return None if self.gathers is None else self.gathers[at]
@@ -95,7 +110,8 @@ class PipelinePlan:
 
         return PipelinePlan(self.stages, [same(op) for op in self.copies], self.vectors,
                             self.buffers, None if self.overlapped is None
-                            else same(self.overlapped), self.gathers)
+                            else same(self.overlapped), self.gathers,
+                            [[same(op) for op in ops] for ops in self.slices])
 
 
 @dataclass
@@ -209,7 +225,7 @@ def offset_slice(copy: ir.Operation, body: ir.Block) -> list[ir.Operation] | Non
         owner = as_operation(owner)
         if owner.block != body or any(owner == known for known in needed):
             continue
-        if not _pure(owner):
+        if not _pure(owner) and not table_load(owner):
             return None
         needed.append(owner)
         pending += list(owner.operands)
@@ -220,6 +236,21 @@ def _pure(op: ir.Operation) -> bool:
     """Arithmetic without regions or side effects: recomputable anywhere."""
     return (op.name.split(".")[0] in ("arith", "math", "index") or op.name in PURE_OPS) and \
         not len(op.regions)
+
+
+def table_load(op: ir.Operation) -> bool:
+    """Whether `op` loads an element of a global tensor that nothing in its function writes
+    (a paged cache's block table), in a module opted into TABLE_LOADS_ATTR
+    (TILEC_PIPELINE_TABLE_LOADS=1): the load may then be repeated anywhere its indices are
+    known, for a later iteration of its loop, and gives the same value. Every use of the
+    tensor must be a load, so a copy into it, an atomic or a view that could write it
+    declines."""
+    if op.name != "memref.load" or scope(op.operands[0]) != "global":
+        return False
+    module = enclosing(op, "builtin.module")
+    if module is None or TABLE_LOADS_ATTR not in module.attributes:
+        return False
+    return all(as_operation(use.owner).name == "memref.load" for use in op.operands[0].uses)
 
 
 @dataclass(frozen=True)
@@ -376,7 +407,8 @@ def plan_pipeline(loop: ir.Operation) -> PipelinePlan | None:
     return PipelinePlan(stages + (overlapped is not None), copies,
                         [async_vector(op) if gather is None else gather.vec
                          for op, gather in zip(copies, planned, strict=True)],
-                        buffers, overlapped, planned)
+                        buffers, overlapped, planned,
+                        [offset_slice(op, body) or [] for op in copies])
 
 
 def _overlapped_gemm(statements: list[ir.Operation], copies: list[ir.Operation],
@@ -436,7 +468,7 @@ class PipelinedLoop:
         self.plan = plan
         self.rings = rings
         self.body = loop.regions[0].blocks[0]
-        self.slices = [offset_slice(copy, self.body) or [] for copy in plan.copies]
+        self.slices = plan.slices
         self.feeds_wgmma = any(op.name == "tile.gemm" and WGMMA_ATTR in op.attributes
                                for op in walk(loop))
         self.overlapped = plan.overlapped

@@ -74,6 +74,7 @@ import tempfile
 from mlir import ir
 from mlir.dialects import gpu
 
+from tilec.compiler.passes._async_pipeline import TABLE_LOADS_ATTR
 from tilec.compiler.passes._ir_walk import op_error, walk
 from tilec.compiler.passes._scheduling import (
     ARCH_ATTR,
@@ -281,7 +282,8 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
                            ("TILEC_TRANSPOSE_MN_MAJOR_OPERANDS", TRANSPOSE_OPERANDS_ATTR),
                            ("TILEC_RING_TRANSPOSES", RING_TRANSPOSES_ATTR),
                            ("TILEC_RING_PRIVATE_TILES", RING_PRIVATE_TILES_ATTR),
-                           ("TILEC_SPLIT_WGMMA_N", SPLIT_WGMMA_N_ATTR)):
+                           ("TILEC_SPLIT_WGMMA_N", SPLIT_WGMMA_N_ATTR),
+                           ("TILEC_PIPELINE_TABLE_LOADS", TABLE_LOADS_ATTR)):
         if os.environ.get(variable) == "1":
             module.operation.attributes[name] = ir.UnitAttr.get()
     fast_math = ("apply-fast-math",) if options.fast_math else ()

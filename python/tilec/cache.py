@@ -75,7 +75,8 @@ COMPILE_SETTINGS = ("TILEC_TMA_RING_LAG", "TILEC_VECTOR_EPILOGUE_LOADS",
                     "TILEC_ROTATE_ATTENTION_LOOP",
                     "TILEC_PACK_HALF_PAIRS", "TILEC_FUSE_LOP3", "TILEC_RING_PRIVATE_TILES",
                     "TILEC_UNSWITCH_INVARIANT_CONDITIONS", "TILEC_FAST_MATH_FTZ",
-                    "TILEC_SPLIT_WGMMA_N", "TILEC_PREFETCH_LOOP_LOADS")
+                    "TILEC_SPLIT_WGMMA_N", "TILEC_PREFETCH_LOOP_LOADS",
+                    "TILEC_PIPELINE_TABLE_LOADS")
 
 
 def _environment_bytes() -> dict[bytes, bytes] | None:
