@@ -124,10 +124,13 @@ def test_attention_backward_runs_the_three_kernels(tmp_path, monkeypatch) -> Non
         assert (got.float() - want).abs().max().item() < 4e-3 * want.abs().max().item()
 
 
+@pytest.mark.parametrize("threads", [128, 256])
 @pytest.mark.parametrize("num_split", [1, 3])
-def test_mla_decode_matches_float32_on_a_paged_cache(num_split, tmp_path, monkeypatch) -> None:
+def test_mla_decode_matches_float32_on_a_paged_cache(num_split, threads, tmp_path,
+                                                      monkeypatch) -> None:
     """Pages in a random order; lengths ending inside a page, on a page's end, within the first
-    page and filling the cache (with 3 splits the 1-page sequence leaves two splits empty)."""
+    page and filling the cache (with 3 splits the 1-page sequence leaves two splits empty);
+    a block per half of the latent columns (128 threads) or for all of them (256)."""
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     torch.manual_seed(13)
     batch, heads, max_len, page = 4, 64, 256, 64
@@ -135,7 +138,7 @@ def test_mla_decode_matches_float32_on_a_paged_cache(num_split, tmp_path, monkey
     q = torch.randn(batch, heads, mla_decode.LATENT + mla_decode.ROPE).half()
     lengths = torch.tensor([150, 128, 9, 256], dtype=torch.int32)
     kernel = mla_decode.mla_decode(batch, heads, kv.shape[0], table.shape[1], page, num_split,
-                                   num_stages=2)
+                                   num_stages=2, threads=threads)
     out = kernel.get_profiler().run_poisoned(q, kv, table, lengths)
     expected = mla_decode.reference(q, kv, table, lengths)
     assert (out.float() - expected).abs().max().item() < 4e-3
@@ -565,8 +568,8 @@ def test_causal_flash_bwd_assembles_without_spills(tmp_path, monkeypatch) -> Non
 
 def test_mla_decode_gemms_all_run_on_wgmma_on_sm90a(tmp_path, monkeypatch) -> None:
     """Every gemm of MLA decode (three score gemms, P V) is planned for wgmma on sm_90a: none
-    left to CUDA cores, as P V was while it read the latent tile the scores read transposed
-    (8 ms instead of about 0.1 at the benchmark's shape on the H200)."""
+    left to CUDA cores, as P V once was (8 ms instead of about 0.1 at the benchmark's shape on
+    the H200); P V reads the latent tile the scores read (N x K there, K x N here)."""
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("TILEC_TARGET", "cuda:sm_90a")
     kernel = mla_decode.mla_decode(2, 64, 8, 4, 64, 2)
@@ -586,6 +589,46 @@ def test_mla_decode_assembles_without_spills(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("TILEC_TARGET", "cuda:sm_90a")
     ptx = mla_decode.mla_decode(64, 128, 64 * 64, 64, 64, 1).get_kernel_source()
     assert ptx.count("wgmma.mma_async") == 40
+    assert _ptxas_spill_bytes(ptx) == 0
+
+
+@pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
+def test_mla_decode_pipelines_its_pages_with_table_loads(tmp_path, monkeypatch) -> None:
+    """The page copies' corners come from the block table: with TILEC_PIPELINE_TABLE_LOADS=1
+    the next tile's page is loaded again and its copies issued as cp.async a tile ahead (two
+    slots of the latent halves and the rotary tile beside Q: 222208 bytes); without, the
+    copies stay synchronous global loads into registers and shared stores."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TILEC_TARGET", "cuda:sm_90a")
+    shape = (64, 128, 64 * 64, 64, 64, 1)
+    plain = mla_decode.mla_decode(*shape).get_kernel_source()
+    assert "cp.async" not in plain
+    monkeypatch.setenv("TILEC_PIPELINE_TABLE_LOADS", "1")
+    kernel = mla_decode.mla_decode(*shape)
+    assert "tile.shared_bytes = 222208" in kernel.asm["gpu"]
+    ptx = kernel.get_kernel_source()
+    assert ptx.count("cp.async.cg.shared.global") >= 3 and "cp.async.wait_group \t0;" in ptx
+    assert ptx.count("wgmma.mma_async") == 40
+    assert _ptxas_spill_bytes(ptx) == 0
+
+
+@pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
+def test_mla_decode_whole_rows_on_two_warpgroups(tmp_path, monkeypatch) -> None:
+    """threads=256 (a block for all 512 latent columns of 64 heads, as TileLang's and
+    FlashMLA's decode kernels) with TILEC_SPLIT_WGMMA_N=1: each warpgroup an m64n32 share of
+    the scores and an m64n256 share of P V; with the pages pipelined it fits sm_90a's shared
+    memory only since P is cast from the split scores without a conversion in (231424
+    bytes; 239616 before)."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TILEC_TARGET", "cuda:sm_90a")
+    monkeypatch.setenv("TILEC_SPLIT_WGMMA_N", "1")
+    monkeypatch.setenv("TILEC_PIPELINE_TABLE_LOADS", "1")
+    kernel = mla_decode.mla_decode(64, 128, 64 * 64, 64, 64, 1, threads=256)
+    assert "tile.shared_bytes = 231424" in kernel.asm["gpu"]
+    ptx = kernel.get_kernel_source()
+    assert ptx.count("wgmma.mma_async.sync.aligned.m64n32k16") == 36
+    assert ptx.count("wgmma.mma_async.sync.aligned.m64n256k16") == 4
+    assert "cp.async.cg.shared.global" in ptx
     assert _ptxas_spill_bytes(ptx) == 0
 
 

@@ -9,22 +9,20 @@ page of the cache; cache_seqlens [batch] (int32) is each sequence's length. A sc
 q_latent . c + q_rope . k_rope; the output [batch, heads, 512] is softmax(scores * scale) @ c.
 
 A block takes `block_H` query heads of one sequence (the rows of its tiles, so each cached
-token is read once for all of them), one half of the 512 output columns and one of
-`num_split` runs of that sequence's tokens, `block_N` (within one page) a tile: its scores
-are three gemms accumulating into one tile (its own latent half, the other half, the rotary
-part), its value gemm takes its own half only, so the output accumulator of one warpgroup is
-64 x 256. The two halves of a head group are neighbouring blocks, so the second reads the
-cache tiles the first brought into L2. With splits, a second kernel combines their
-normalized partial outputs by their base-2 log-sum-exps (split_kv.py's combine_splits, as
-flash_decode.py does); a split with no tile weighs nothing (the first half of a head group
-writes the log-sum-exp, which the second's scores share). A sequence's length is at least 1.
-The block's own latent half is copied twice, once for the scores (read as N x K) and once
-for P V (read as K x N): tilec's wgmma path gives a shared tile one operand layout, and a
-gemm reading a tile another gemm laid out differently runs on CUDA cores (which took 8 ms
-at batch 64 x 4096 tokens on the H200, 1% of the copy bandwidth).
-The page copies are not software-pipelined (num_stages 1): their corners come from a
-block-table load, which tilec's cp.async pipeline does not recompute for a later iteration,
-and two 64-token stages beside Q would not fit in sm_90a's 227 KB of shared memory.
+token is read once for all of them) and one of `num_split` runs of that sequence's tokens,
+`block_N` (within one page) a tile. With threads=256 (TileLang's and FlashMLA's tiling) it
+makes all 512 output columns, its two warpgroups each an m64n256 share of P V and of the
+scores' columns (tilec's TILEC_SPLIT_WGMMA_N=1: without it those gemms leave the tensor
+cores); with threads=128 (the default) one warpgroup makes half of them (a 64 x 256
+accumulator), the two halves of a head group being neighbouring blocks that both compute the
+scores (their own latent half, the other half, the rotary part), the second reading the cache
+tiles the first brought into L2. P V reads the latent tile the scores read (they as N x K,
+it as K x N). With splits, a second kernel combines their normalized partial outputs by their
+base-2 log-sum-exps (split_kv.py's combine_splits, as flash_decode.py does); a split with no
+tile weighs nothing (the first block of a head group writes the log-sum-exp, which the others'
+scores share). A sequence's length is at least 1.
+The page copies run a tile ahead (num_stages=2) where tilec may load the block table again
+for the next tile (TILEC_PIPELINE_TABLE_LOADS=1), and are synchronous without it.
 
 Runs on the GPU when there is one, else on the CPU target, and checks against torch.
 """
@@ -47,12 +45,16 @@ LATENT, ROPE = 512, 64
 
 @tilelang.jit(out_idx=[4], pass_configs={tilelang.PassConfigKey.TL_ENABLE_FAST_MATH: True})
 def mla_decode(batch, heads, pages, max_pages, page_size=64, num_split=1, dtype="float16",
-               block_H=64, block_N=64, num_stages=1, threads=128, softmax_scale=None):
+               block_H=64, block_N=64, num_stages=2, threads=128, softmax_scale=None):
     if heads % block_H or page_size % block_N:
         raise ValueError(f"mla_decode: heads ({heads}) must be a multiple of block_H "
                          f"({block_H}), page_size ({page_size}) of block_N ({block_N})")
+    if threads not in (128, 256):
+        raise ValueError(f"mla_decode: threads ({threads}) must be 128 (a block per half of "
+                         "the latent columns) or 256 (a block for all of them)")
     dim = LATENT + ROPE
-    half = LATENT // 2
+    parts = 256 // threads  # blocks sharing a head group, each its own output columns
+    columns = LATENT // parts
     scale = (softmax_scale or 1.0 / math.sqrt(dim)) * LOG2E
     accum = "float32"
 
@@ -64,34 +66,34 @@ def mla_decode(batch, heads, pages, max_pages, page_size=64, num_split=1, dtype=
              Output: T.Tensor([batch, heads, LATENT], dtype)):  # noqa: N803
         partial_lse = T.alloc_global([batch, heads, num_split], accum)
         partial_out = T.alloc_global([batch, heads, num_split, LATENT], accum)
-        with T.Kernel(2 * (heads // block_H), batch, num_split, threads=threads) as (
+        with T.Kernel(parts * (heads // block_H), batch, num_split, threads=threads) as (
                 hx, bid, sid):
-            Q_mine = T.alloc_shared([block_H, half], dtype)
-            Q_other = T.alloc_shared([block_H, half], dtype)
+            Q_mine = T.alloc_shared([block_H, columns], dtype)
             Q_rope = T.alloc_shared([block_H, ROPE], dtype)
-            KV_mine = T.alloc_shared([block_N, half], dtype)
-            KV_other = T.alloc_shared([block_N, half], dtype)
-            values = T.alloc_shared([block_N, half], dtype)  # KV_mine again, as P V's B
+            KV_mine = T.alloc_shared([block_N, columns], dtype)
             K_rope = T.alloc_shared([block_N, ROPE], dtype)
             scores = T.alloc_fragment([block_H, block_N], accum)
             probs = T.alloc_fragment([block_H, block_N], dtype)
-            acc_o = T.alloc_fragment([block_H, half], accum)
+            acc_o = T.alloc_fragment([block_H, columns], accum)
             row_max = T.alloc_fragment([block_H], accum)
             row_max_prev = T.alloc_fragment([block_H], accum)
             rescale = T.alloc_fragment([block_H], accum)
             tile_sum = T.alloc_fragment([block_H], accum)
             row_sum = T.alloc_fragment([block_H], accum)
 
-            head0 = (hx // 2) * block_H
-            mine = (hx % 2) * half  # the output columns this block makes
-            other = ((hx + 1) % 2) * half
+            head0 = (hx // parts) * block_H
+            mine = (hx % parts) * columns  # the output columns this block makes
             length = cache_seqlens[bid]
             per_split = T.ceildiv(T.ceildiv(length, block_N), num_split)
             first = sid * per_split
             stop = T.min(first + per_split, T.ceildiv(length, block_N))
-            T.copy(Q[bid, head0:head0 + block_H, mine:mine + half], Q_mine)
-            T.copy(Q[bid, head0:head0 + block_H, other:other + half], Q_other)
+            T.copy(Q[bid, head0:head0 + block_H, mine:mine + columns], Q_mine)
             T.copy(Q[bid, head0:head0 + block_H, LATENT:dim], Q_rope)
+            if parts == 2:  # the scores need the other half's columns too
+                other = ((hx + 1) % 2) * columns
+                Q_other = T.alloc_shared([block_H, columns], dtype)
+                KV_other = T.alloc_shared([block_N, columns], dtype)
+                T.copy(Q[bid, head0:head0 + block_H, other:other + columns], Q_other)
             T.fill(acc_o, 0)
             T.fill(row_sum, 0)
             T.fill(row_max, -T.infinity(accum))
@@ -99,12 +101,13 @@ def mla_decode(batch, heads, pages, max_pages, page_size=64, num_split=1, dtype=
                 token = (first + t) * block_N
                 page = block_table[bid, token // page_size]
                 row = token % page_size
-                T.copy(KV[page, row:row + block_N, mine:mine + half], KV_mine)
-                T.copy(KV[page, row:row + block_N, other:other + half], KV_other)
+                T.copy(KV[page, row:row + block_N, mine:mine + columns], KV_mine)
+                if parts == 2:
+                    T.copy(KV[page, row:row + block_N, other:other + columns], KV_other)
                 T.copy(KV[page, row:row + block_N, LATENT:dim], K_rope)
-                T.copy(KV[page, row:row + block_N, mine:mine + half], values)
                 T.gemm(Q_mine, KV_mine, scores, transpose_B=True, clear_accum=True)
-                T.gemm(Q_other, KV_other, scores, transpose_B=True)
+                if parts == 2:
+                    T.gemm(Q_other, KV_other, scores, transpose_B=True)
                 T.gemm(Q_rope, K_rope, scores, transpose_B=True)
                 if token + block_N > length:  # the sequence's last tile
                     for i, j in T.Parallel(block_H, block_N):
@@ -120,18 +123,18 @@ def mla_decode(batch, heads, pages, max_pages, page_size=64, num_split=1, dtype=
                 for i in T.Parallel(block_H):
                     row_sum[i] = row_sum[i] * rescale[i] + tile_sum[i]
                 T.copy(scores, probs)
-                for i, j in T.Parallel(block_H, half):
+                for i, j in T.Parallel(block_H, columns):
                     acc_o[i, j] *= rescale[i]
-                T.gemm(probs, values, acc_o)
+                T.gemm(probs, KV_mine, acc_o)  # the latent tile the scores read, as K x N
 
             if num_split == 1:
-                for i, j in T.Parallel(block_H, half):
+                for i, j in T.Parallel(block_H, columns):
                     Output[bid, head0 + i, mine + j] = acc_o[i, j] / row_sum[i]
             else:
-                for i, j in T.Parallel(block_H, half):
+                for i, j in T.Parallel(block_H, columns):
                     partial_out[bid, head0 + i, sid, mine + j] = T.if_then_else(
                         row_sum[i] > 0, acc_o[i, j] / row_sum[i], 0)
-                if hx % 2 == 0:  # both halves have the same scores: the first writes them
+                if hx % parts == 0:  # the blocks of a head group share their scores
                     for i in T.Parallel(block_H):
                         partial_lse[bid, head0 + i, sid] = T.if_then_else(
                             row_sum[i] > 0, T.log2(row_sum[i]) + row_max[i] * scale,
