@@ -292,9 +292,10 @@ def build(cache_dir: Path, examples: Path, seq_lens: tuple[int, ...],
         print(f"{OWN_DECODE} {shape}: wgmma={ptx.count('wgmma.mma_async')} "
               f"tma={'cp.async.bulk.tensor' in ptx}", flush=True)
     for shape in MLA_SHAPES if "mla" in sections else ():
-        ptx = _mla_kernel(shape).get_kernel_source()
-        print(f"{OWN_MLA} {shape}: wgmma={ptx.count('wgmma.mma_async')} "
-              f"tma={'cp.async.bulk.tensor' in ptx}", flush=True)
+        for suffix in MLA_VARIANTS:
+            ptx = _mla_kernel(shape, suffix).get_kernel_source()
+            print(f"{OWN_MLA + suffix} {shape}: wgmma={ptx.count('wgmma.mma_async')} "
+                  f"cp.async={ptx.count('cp.async.cg')}", flush=True)
     for seq_len in _backward_seq_lens(seq_lens) if "backward" in sections else ():
         for causal in (False, True):
             began = time.perf_counter()
@@ -426,42 +427,72 @@ OWN_MLA = "tilec mla_decode"
 MLA_SHAPES = ({"batch": 64, "heads": 128, "seqlen_kv": 4096, "num_split": 1},
               {"batch": 64, "heads": 128, "seqlen_kv": 4096, "num_split": 2})
 MLA_PAGE = 64
+TABLE_LOADS = "TILEC_PIPELINE_TABLE_LOADS"
+SPLIT_N = "TILEC_SPLIT_WGMMA_N"
+# the example's tilings and the compiler's opt-ins they need, each a row of its own: suffix ->
+# (opt-in variables, mla_decode's keyword arguments, summary key suffix). The default is a
+# block per half of the latent columns (128 threads) with synchronous page copies; the page
+# copies a tile ahead (pipeline_async_copies' table loads); a block for all 512 columns over
+# two warpgroups (the scores once per head group, each warpgroup an N share: split-N wgmma)
+MLA_VARIANTS = {
+    "": ((), {"threads": 128}, ""),
+    " (pages pipelined)": ((TABLE_LOADS,), {"threads": 128}, "_pipelined"),
+    " (whole rows, pages pipelined)": ((TABLE_LOADS, SPLIT_N), {"threads": 256},
+                                       "_whole_rows"),
+}
 
 
 def _own_mla() -> ModuleType:
     return _load(ROOT / "examples" / "attention" / "mla_decode.py", "tilec_mla_decode")
 
 
-def _mla_kernel(shape: dict[str, int]) -> Any:
+def _mla_kernel(shape: dict[str, int], suffix: str = "") -> Any:
+    """tilec's MLA decode at `shape`, compiled as MLA_VARIANTS[suffix] says."""
+    variables, config, _ = MLA_VARIANTS[suffix]
     pages = math.ceil(shape["seqlen_kv"] / MLA_PAGE)
-    return _own_mla().mla_decode(shape["batch"], shape["heads"], shape["batch"] * pages, pages,
-                                 MLA_PAGE, shape["num_split"])
+    with _opted_in(variables):
+        return _own_mla().mla_decode(shape["batch"], shape["heads"], shape["batch"] * pages,
+                                     pages, MLA_PAGE, shape["num_split"], **config)
+
+
+def _mla_flops(shape: dict[str, int]) -> float:
+    """Scores over the 576 columns and P V over the 512: 2 * (576 + 512) per head and token."""
+    return 2.0 * shape["batch"] * shape["heads"] * shape["seqlen_kv"] * (576 + 512)
 
 
 def mla_rows(shape: dict[str, int]) -> list[dict[str, Any]]:
-    """tilec's MLA decode over full caches of seqlen_kv tokens in randomly ordered pages,
-    checked against float32 (output poisoned); GB/s counts the cache read once, Q and O."""
+    """tilec's MLA decode (each of MLA_VARIANTS) over full caches of seqlen_kv tokens in
+    randomly ordered pages, checked against float32 (output poisoned); GB/s counts the cache
+    read once, Q and O; TFLOP/s the two products (at 128 heads the tensor cores bound it
+    before the bytes do: 73 GFLOP at batch 64 x 4096 is 110 us at 660 TFLOP/s, the bytes
+    71 us at the copy's 4.27 TB/s)."""
     import torch
 
     mla = _own_mla()
-    row: dict[str, Any] = {"impl": OWN_MLA, **shape, "page_size": MLA_PAGE}
-    try:
-        kv, table = mla.paged_cache(shape["batch"], shape["seqlen_kv"], MLA_PAGE, "cuda")
-        q = torch.randn(shape["batch"], shape["heads"], mla.LATENT + mla.ROPE, device="cuda",
-                        dtype=torch.float16)
-        lengths = torch.full((shape["batch"],), shape["seqlen_kv"], dtype=torch.int32,
-                             device="cuda")
-        kernel = _mla_kernel(shape)
-        out = kernel.get_profiler().run_poisoned(q, kv, table, lengths)
-        error = (out.float() - mla.reference(q, kv, table, lengths)).abs().max().item()
-        row.update(max_abs_error=error, passed=math.isfinite(error) and error < TOLERANCE)
-        ms = _bench(partial(kernel, q, kv, table, lengths))
-        moved = 2 * (kv.numel() + q.numel() + out.numel())
-        gbps = moved / ms / 1e6
-        row.update(us=ms * 1e3, gb_per_s=gbps, fraction_of_copy=gbps / (COPY_TBPS * 1e3))
-    except Exception as exc:  # a kernel that fails to load or run is a row saying why
-        row["error"] = f"{type(exc).__name__}: {exc}"[:500]
-    return [row]
+    kv, table = mla.paged_cache(shape["batch"], shape["seqlen_kv"], MLA_PAGE, "cuda")
+    q = torch.randn(shape["batch"], shape["heads"], mla.LATENT + mla.ROPE, device="cuda",
+                    dtype=torch.float16)
+    lengths = torch.full((shape["batch"],), shape["seqlen_kv"], dtype=torch.int32,
+                         device="cuda")
+    expected = mla.reference(q, kv, table, lengths)
+    rows = []
+    for suffix, (variables, config, _) in MLA_VARIANTS.items():
+        row: dict[str, Any] = {"impl": OWN_MLA + suffix, **shape, "page_size": MLA_PAGE,
+                               "config": config, "opt_ins": list(variables)}
+        try:
+            kernel = _mla_kernel(shape, suffix)
+            out = kernel.get_profiler().run_poisoned(q, kv, table, lengths)
+            error = (out.float() - expected).abs().max().item()
+            row.update(max_abs_error=error, passed=math.isfinite(error) and error < TOLERANCE)
+            ms = _bench(partial(kernel, q, kv, table, lengths))
+            moved = 2 * (kv.numel() + q.numel() + out.numel())
+            gbps = moved / ms / 1e6
+            row.update(us=ms * 1e3, gb_per_s=gbps, fraction_of_copy=gbps / (COPY_TBPS * 1e3),
+                       tflops=_mla_flops(shape) / ms / 1e9)
+        except Exception as exc:  # a kernel that fails to load or run is a row saying why
+            row["error"] = f"{type(exc).__name__}: {exc}"[:500]
+        rows.append(row)
+    return rows
 
 
 # ---------------------------------------------------------------------------------------------
@@ -781,8 +812,8 @@ def run(out: Path, seq_lens: tuple[int, ...], budget_s: float, peers: tuple[str,
         for row in mla_rows(shape):
             recorder.record["mla"].append(row)
             recorder.write()
-            print(f"mla {shape} {row['impl']:20} " + (
-                f"{row['us']:8.1f} us {row['gb_per_s']:7.1f} GB/s "
+            print(f"mla {shape} {row['impl']:48} " + (
+                f"{row['us']:8.1f} us {row['gb_per_s']:7.1f} GB/s {row['tflops']:6.1f} TF/s "
                 f"({row['fraction_of_copy']:.0%} of copy) err {row['max_abs_error']:.1e}"
                 if "us" in row else row.get("error", "?")), flush=True)
         torch.cuda.empty_cache()
@@ -812,7 +843,8 @@ def summary(rows: list[dict[str, Any]], backward: list[dict[str, Any]] = (),
     main() configuration over TileLang 0.1.15's own time for it (S 4096, the lower of causal
     and not; TileLang's numbers from TILELANG_BASELINE, not this run); bwd_vs_sdpa: the
     lowest ratio of tilec's backward to the faster SDPA backward over S >= 4096, causal and
-    not; mla_decode_fraction_of_copy: the lowest of tilec's MLA decode;
+    not; mla_decode_fraction_of_copy{key}: the lowest of tilec's MLA decode (over its splits),
+    each of MLA_VARIANTS;
     fwd_d{D}_vs_cudnn_{variant}: the same of the forward with a VARIANTS opt-in."""
     def lowest(impl: str, dim: int = DIM) -> float | None:
         return min((r["ratio_to_cudnn"] for r in rows if r["impl"] == impl and r["dim"] == dim
@@ -829,12 +861,14 @@ def summary(rows: list[dict[str, Any]], backward: list[dict[str, Any]] = (),
            and "ratio_to_sdpa" in r and r.get("passed")]
     gqa = [r["ratio_to_sdpa"] for r in backward if r["impl"] == OWN_BACKWARD
            and r.get("heads_kv", HEADS) != HEADS and "ratio_to_sdpa" in r and r.get("passed")]
-    mla_fractions = [r["fraction_of_copy"] for r in mla if r["impl"] == OWN_MLA
-                     and "fraction_of_copy" in r and r.get("passed")]
+    def mla_fraction(impl: str) -> float | None:
+        return min((r["fraction_of_copy"] for r in mla if r["impl"] == impl
+                    and "fraction_of_copy" in r and r.get("passed")), default=None)
     return {**by_dim,
             "bwd_vs_sdpa": min(bwd) if bwd else None,
             "bwd_gqa_vs_sdpa": min(gqa) if gqa else None,
-            "mla_decode_fraction_of_copy": min(mla_fractions) if mla_fractions else None,
+            **{f"mla_decode_fraction_of_copy{key}": mla_fraction(OWN_MLA + suffix)
+               for suffix, (_, _, key) in MLA_VARIANTS.items()},
             "tilelang_example_vs_tilelang": min(example.values()) if len(example) == 2 else None,
             "tilelang_baseline": TILELANG_BASELINE}
 

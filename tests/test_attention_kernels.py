@@ -165,7 +165,13 @@ def test_benchmark_summary_takes_the_lowest_ratio() -> None:
     rows += [{"impl": attention.OWN_FORWARD + " (P V in flight)", "seq_len": 8192,
               "causal": c, "ratio_to_cudnn": r, "dim": 128, "passed": True}
              for c, r in ((False, 1.1), (True, 1.05))]
-    summary = attention.summary(rows)
+    mla = [{"impl": attention.OWN_MLA + suffix, "fraction_of_copy": f, "passed": passed}
+           for suffix, f, passed in (("", 0.3, True), ("", 0.2, True), ("", 0.1, False),
+                                     (" (whole rows, pages pipelined)", 0.6, True))]
+    summary = attention.summary(rows, mla=mla)
+    assert summary["mla_decode_fraction_of_copy"] == 0.2
+    assert summary["mla_decode_fraction_of_copy_whole_rows"] == 0.6
+    assert summary["mla_decode_fraction_of_copy_pipelined"] is None
     assert summary["fwd_d128_vs_cudnn_overlap"] == 1.05
     assert summary["fwd_d128_vs_cudnn_pingpong"] is None
     assert summary["fwd_d128_vs_cudnn"] == 0.7
