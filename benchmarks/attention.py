@@ -85,12 +85,25 @@ def _cache_dir() -> Path:
     return Path(cache)
 
 
-def _tilelang_example() -> ModuleType:
-    path = _cache_dir() / "tilelang_examples" / TILELANG_EXAMPLE
+def _copy_example(examples: Path, cache_dir: Path, example: str) -> None:
+    """TileLang's `example` (a path under its examples folder), its imports rewritten to
+    tilec's, into CACHE_DIR/tilelang_examples/ (never into the repository)."""
+    copy = cache_dir / "tilelang_examples" / example
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    copy.write_text(rewrite_imports((examples / example).read_text()))
+
+
+def _example_copy(example: str) -> ModuleType:
+    """The copy `build` made of TileLang's `example`, imported."""
+    path = _cache_dir() / "tilelang_examples" / example
     if not path.exists():
         raise FileNotFoundError(f"{path} missing: run `attention.py build` with --examples")
     sys.path.insert(0, str(path.parent))
-    return _load(path, "tilelang_example_mha_fwd_bshd")
+    return _load(path, "tilelang_" + Path(example).stem)
+
+
+def _tilelang_example() -> ModuleType:
+    return _example_copy(TILELANG_EXAMPLE)
 
 
 def _own_forward() -> ModuleType:
@@ -277,10 +290,7 @@ def build(cache_dir: Path, examples: Path, seq_lens: tuple[int, ...],
     os.environ["TILEC_TARGET"] = TARGET
     jobs = []
     if "forward" in sections:
-        source = examples / TILELANG_EXAMPLE
-        copy = cache_dir / "tilelang_examples" / TILELANG_EXAMPLE
-        copy.parent.mkdir(parents=True, exist_ok=True)
-        copy.write_text(rewrite_imports(source.read_text()))
+        _copy_example(examples, cache_dir, TILELANG_EXAMPLE)
         jobs = [(forward, seq_len) for forward in tilec_forwards() for seq_len in seq_lens]
         jobs += [(forward, seq_len) for seq_len in VARIANT_SEQS if seq_len in seq_lens
                  and variants for forward in variant_forwards(seq_len, variants)]
@@ -291,10 +301,14 @@ def build(cache_dir: Path, examples: Path, seq_lens: tuple[int, ...],
         ptx = _decode_kernel(shape).get_kernel_source()
         print(f"{OWN_DECODE} {shape}: wgmma={ptx.count('wgmma.mma_async')} "
               f"tma={'cp.async.bulk.tensor' in ptx}", flush=True)
+    if "mla" in sections:
+        _copy_example(examples, cache_dir, TILELANG_MLA_EXAMPLE)
     for shape in MLA_SHAPES if "mla" in sections else ():
-        for suffix in MLA_VARIANTS:
-            ptx = _mla_kernel(shape, suffix).get_kernel_source()
-            print(f"{OWN_MLA + suffix} {shape}: wgmma={ptx.count('wgmma.mma_async')} "
+        kernels = {OWN_MLA + suffix: _mla_kernel(shape, suffix) for suffix in MLA_VARIANTS}
+        kernels[TILELANG_MLA] = _tilelang_mla_kernel(shape)
+        for name, kernel in kernels.items():
+            ptx = kernel.get_kernel_source()
+            print(f"{name} {shape}: wgmma={ptx.count('wgmma.mma_async')} "
                   f"cp.async={ptx.count('cp.async.cg')}", flush=True)
     for seq_len in _backward_seq_lens(seq_lens) if "backward" in sections else ():
         for causal in (False, True):
@@ -455,17 +469,51 @@ def _mla_kernel(shape: dict[str, int], suffix: str = "") -> Any:
                                      pages, MLA_PAGE, shape["num_split"], **config)
 
 
+# TileLang's paged MLA decode example (64 heads a block over 256 threads, all 512 columns, as
+# the whole-rows tiling) compiled by tilec with the opt-ins its gemms and pages need; it takes
+# the latent and rotary parts of Q and of the cache as separate tensors
+TILELANG_MLA_EXAMPLE = "deepseek_mla/example_mla_decode_paged.py"
+TILELANG_MLA = "tilelang example_mla_decode_paged (split-N, pages pipelined)"
+TILELANG_MLA_OPT_INS = (SPLIT_N, TABLE_LOADS)
+
+
+def _tilelang_mla_kernel(shape: dict[str, int]) -> Any:
+    example = _example_copy(TILELANG_MLA_EXAMPLE)
+    with _opted_in(TILELANG_MLA_OPT_INS):
+        return example.mla_decode_tilelang(
+            shape["batch"], shape["heads"], 1, shape["seqlen_kv"], 512, 64, 64, 64,
+            shape["num_split"], MLA_PAGE, 576 ** -0.5)
+
+
+def _tilelang_mla_call(shape: dict[str, int], q, kv, table, lengths) -> Callable[[], Any]:
+    """The example's kernel on the benchmark's paged cache: the latent and rotary columns as
+    the separate [tokens, 1, D] tensors it reads (page p's tokens at rows 64 p ...)."""
+    import torch
+
+    kernel = _tilelang_mla_kernel(shape)
+    rows = kv.shape[0] * kv.shape[1]
+    q_nope, q_pe = q[..., :512].contiguous(), q[..., 512:].contiguous()
+    kv_nope = kv[..., :512].reshape(rows, 1, 512).contiguous()
+    k_pe = kv[..., 512:].reshape(rows, 1, 64).contiguous()
+    glse = torch.empty(shape["batch"], shape["heads"], shape["num_split"], device=q.device,
+                       dtype=q.dtype)
+    partial_out = torch.empty(shape["batch"], shape["heads"], shape["num_split"], 512,
+                              device=q.device, dtype=q.dtype)
+    return partial(kernel, q_nope, q_pe, kv_nope, k_pe, table, lengths, glse, partial_out)
+
+
 def _mla_flops(shape: dict[str, int]) -> float:
     """Scores over the 576 columns and P V over the 512: 2 * (576 + 512) per head and token."""
     return 2.0 * shape["batch"] * shape["heads"] * shape["seqlen_kv"] * (576 + 512)
 
 
 def mla_rows(shape: dict[str, int]) -> list[dict[str, Any]]:
-    """tilec's MLA decode (each of MLA_VARIANTS) over full caches of seqlen_kv tokens in
-    randomly ordered pages, checked against float32 (output poisoned); GB/s counts the cache
-    read once, Q and O; TFLOP/s the two products (at 128 heads the tensor cores bound it
-    before the bytes do: 73 GFLOP at batch 64 x 4096 is 110 us at 660 TFLOP/s, the bytes
-    71 us at the copy's 4.27 TB/s)."""
+    """tilec's MLA decode (each of MLA_VARIANTS) and TileLang's paged example through tilec
+    over full caches of seqlen_kv tokens in randomly ordered pages, all on the same inputs,
+    checked against float32 (outputs poisoned); GB/s counts the cache read once, Q and O;
+    TFLOP/s the two products (at 128 heads the tensor cores bound it before the bytes do: 73
+    GFLOP at batch 64 x 4096 is 110 us at 660 TFLOP/s, the bytes 71 us at the copy's 4.27
+    TB/s)."""
     import torch
 
     mla = _own_mla()
@@ -475,16 +523,22 @@ def mla_rows(shape: dict[str, int]) -> list[dict[str, Any]]:
     lengths = torch.full((shape["batch"],), shape["seqlen_kv"], dtype=torch.int32,
                          device="cuda")
     expected = mla.reference(q, kv, table, lengths)
+    calls: dict[str, tuple[tuple[str, ...], dict[str, int], Callable[[], Callable]]] = {
+        OWN_MLA + suffix: (variables, config, lambda s=suffix: partial(
+            _mla_kernel(shape, s), q, kv, table, lengths))
+        for suffix, (variables, config, _) in MLA_VARIANTS.items()}
+    calls[TILELANG_MLA] = (TILELANG_MLA_OPT_INS, {"threads": 256}, lambda: _tilelang_mla_call(
+        shape, q, kv, table, lengths))
     rows = []
-    for suffix, (variables, config, _) in MLA_VARIANTS.items():
-        row: dict[str, Any] = {"impl": OWN_MLA + suffix, **shape, "page_size": MLA_PAGE,
+    for name, (variables, config, make) in calls.items():
+        row: dict[str, Any] = {"impl": name, **shape, "page_size": MLA_PAGE,
                                "config": config, "opt_ins": list(variables)}
         try:
-            kernel = _mla_kernel(shape, suffix)
-            out = kernel.get_profiler().run_poisoned(q, kv, table, lengths)
+            call = make()
+            out = call.func.get_profiler().run_poisoned(*call.args)
             error = (out.float() - expected).abs().max().item()
             row.update(max_abs_error=error, passed=math.isfinite(error) and error < TOLERANCE)
-            ms = _bench(partial(kernel, q, kv, table, lengths))
+            ms = _bench(call)
             moved = 2 * (kv.numel() + q.numel() + out.numel())
             gbps = moved / ms / 1e6
             row.update(us=ms * 1e3, gb_per_s=gbps, fraction_of_copy=gbps / (COPY_TBPS * 1e3),
@@ -844,7 +898,7 @@ def summary(rows: list[dict[str, Any]], backward: list[dict[str, Any]] = (),
     and not; TileLang's numbers from TILELANG_BASELINE, not this run); bwd_vs_sdpa: the
     lowest ratio of tilec's backward to the faster SDPA backward over S >= 4096, causal and
     not; mla_decode_fraction_of_copy{key}: the lowest of tilec's MLA decode (over its splits),
-    each of MLA_VARIANTS;
+    each of MLA_VARIANTS, mla_tilelang_example_fraction_of_copy that of TileLang's example;
     fwd_d{D}_vs_cudnn_{variant}: the same of the forward with a VARIANTS opt-in."""
     def lowest(impl: str, dim: int = DIM) -> float | None:
         return min((r["ratio_to_cudnn"] for r in rows if r["impl"] == impl and r["dim"] == dim
@@ -869,6 +923,7 @@ def summary(rows: list[dict[str, Any]], backward: list[dict[str, Any]] = (),
             "bwd_gqa_vs_sdpa": min(gqa) if gqa else None,
             **{f"mla_decode_fraction_of_copy{key}": mla_fraction(OWN_MLA + suffix)
                for suffix, (_, _, key) in MLA_VARIANTS.items()},
+            "mla_tilelang_example_fraction_of_copy": mla_fraction(TILELANG_MLA),
             "tilelang_example_vs_tilelang": min(example.values()) if len(example) == 2 else None,
             "tilelang_baseline": TILELANG_BASELINE}
 

@@ -172,6 +172,7 @@ def test_benchmark_summary_takes_the_lowest_ratio() -> None:
     assert summary["mla_decode_fraction_of_copy"] == 0.2
     assert summary["mla_decode_fraction_of_copy_whole_rows"] == 0.6
     assert summary["mla_decode_fraction_of_copy_pipelined"] is None
+    assert summary["mla_tilelang_example_fraction_of_copy"] is None
     assert summary["fwd_d128_vs_cudnn_overlap"] == 1.05
     assert summary["fwd_d128_vs_cudnn_pingpong"] is None
     assert summary["fwd_d128_vs_cudnn"] == 0.7
