@@ -542,14 +542,16 @@ def test_fast_math_flushes_denormals_only_opted_in(opted_in, tmp_path, monkeypat
 @pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
 def test_flash_bwd_gemms_all_run_on_wgmma_on_sm90a(tmp_path, monkeypatch) -> None:
     """At the benchmark's tiles, every gemm of the dK / dV and dQ kernels is planned for wgmma
-    (none left to CUDA cores: a tile read both as N x K and as K x N would be), the PTX holds
-    both instruction shapes (64-wide score tiles, 128-wide dK / dV / dQ), and ptxas
-    assembles each kernel without spilling."""
+    (none left to CUDA cores), the tiles read both as N x K and as K x N (Q and dO, K) each one
+    shared tile (their second copies took 64 KiB of the dK / dV kernel's arena, 32 of the dQ
+    kernel's), the PTX holds both instruction shapes (64-wide score tiles, 128-wide dK / dV /
+    dQ), and ptxas assembles each kernel without spilling."""
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("TILEC_TARGET", "cuda:sm_90a")
     tiles = {"block_M": 128, "block_N": 64, "num_stages": 2, "threads": 256}
-    for kernel in (flash_bwd.flash_bwd(2, 2, 256, 128, False, **tiles),
-                   flash_bwd.flash_bwd_dq(2, 2, 256, 128, False, **tiles)):
+    for kernel, arena in ((flash_bwd.flash_bwd(2, 2, 256, 128, False, **tiles), 133120),
+                          (flash_bwd.flash_bwd_dq(2, 2, 256, 128, False, **tiles), 132128)):
+        assert f"tile.shared_bytes = {arena} " in kernel.asm["gpu"]
         gemms = [line for line in kernel.asm["tile-cuda"].splitlines() if "tile.gemm " in line]
         assert gemms and all("tile.wgmma" in line for line in gemms)
         ptx = kernel.get_kernel_source()

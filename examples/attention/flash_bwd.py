@@ -15,9 +15,8 @@ Three kernels, layout [batch, seq, heads, dim] (bshd):
    is written once, in the input dtype, with no float32 buffer to zero.
 Causal: a block starts (or stops) at the tile holding the diagonal and masks only the tiles
 crossing it. A tile two gemms read, once as N x K (transpose_B: K Q^T, V dO^T, Q K^T) and
-once as K x N (P^T dO, dS^T Q, dS K), is copied twice, a tile of each layout: tilec's wgmma
-path gives a shared tile one operand layout, and a gemm whose tile another gemm laid out
-differently would run on CUDA cores. The 1/sqrt(d) of dS is applied once, to dK and dQ at
+once as K x N (P^T dO, dS^T Q, dS K), is copied once: tilec's wgmma path reads one
+128-byte-swizzled tile either way. The 1/sqrt(d) of dS is applied once, to dK and dQ at
 the end, not per element of every tile. `attention_backward` runs the three.
 
 Runs on the GPU when there is one, else on the CPU target, and checks against torch autograd
@@ -117,8 +116,6 @@ def flash_bwd(batch, heads, seq_len, dim, is_causal, dtype="float16", block_M=12
             V_shared = T.alloc_shared([block_M, dim], dtype)
             q_shared = T.alloc_shared([block_N, dim], dtype)
             do_shared = T.alloc_shared([block_N, dim], dtype)
-            q_rows = T.alloc_shared([block_N, dim], dtype)
-            do_rows = T.alloc_shared([block_N, dim], dtype)
             lse_shared = T.alloc_shared([block_N], accum)
             delta_shared = T.alloc_shared([block_N], accum)
             dk_shared = T.alloc_shared([block_M, dim], dtype)
@@ -141,22 +138,20 @@ def flash_bwd(batch, heads, seq_len, dim, is_causal, dtype="float16", block_M=12
                 head = by * groups + t // tiles if groups > 1 else by
                 k = first_tile + t % tiles if groups > 1 else first_tile + t
                 T.copy(Q[bz, k * block_N:(k + 1) * block_N, head, :], q_shared)
-                T.copy(Q[bz, k * block_N:(k + 1) * block_N, head, :], q_rows)
                 T.copy(LSE[bz, head, k * block_N:(k + 1) * block_N], lse_shared)
                 T.gemm(K_shared, q_shared, pT, transpose_B=True, clear_accum=True,
                        policy=T.GemmWarpPolicy.FullRow)
                 probabilities(pT, lse_shared, k * block_N, bx * block_M, seq_len, scale,
                               is_causal, ragged, True)
                 T.copy(dO[bz, k * block_N:(k + 1) * block_N, head, :], do_shared)
-                T.copy(dO[bz, k * block_N:(k + 1) * block_N, head, :], do_rows)
                 T.copy(Delta[bz, head, k * block_N:(k + 1) * block_N], delta_shared)
                 T.gemm(V_shared, do_shared, dpT, transpose_B=True, clear_accum=True,
                        policy=T.GemmWarpPolicy.FullRow)
                 T.copy(pT, pT_cast)
-                T.gemm(pT_cast, do_rows, dv, policy=T.GemmWarpPolicy.FullRow)
+                T.gemm(pT_cast, do_shared, dv, policy=T.GemmWarpPolicy.FullRow)
                 for i, j in T.Parallel(block_M, block_N):
                     dsT_cast[i, j] = pT[i, j] * (dpT[i, j] - delta_shared[j])
-                T.gemm(dsT_cast, q_rows, dk, policy=T.GemmWarpPolicy.FullRow)
+                T.gemm(dsT_cast, q_shared, dk, policy=T.GemmWarpPolicy.FullRow)
 
             store_scaled(dk, dk_shared, dK, bz, bx * block_M, by, 1.0 / math.sqrt(dim))
             store_scaled(dv, dv_shared, dV, bz, bx * block_M, by, 1.0)
@@ -185,7 +180,6 @@ def flash_bwd_dq(batch, heads, seq_len, dim, is_causal, dtype="float16", block_M
             Q_shared = T.alloc_shared([block_M, dim], dtype)
             dO_shared = T.alloc_shared([block_M, dim], dtype)
             k_shared = T.alloc_shared([block_N, dim], dtype)
-            k_rows = T.alloc_shared([block_N, dim], dtype)
             v_shared = T.alloc_shared([block_N, dim], dtype)
             dq_shared = T.alloc_shared([block_M, dim], dtype)
             p = T.alloc_fragment([block_M, block_N], accum)
@@ -206,7 +200,6 @@ def flash_bwd_dq(batch, heads, seq_len, dim, is_causal, dtype="float16", block_M
                 key_tiles = T.min(key_tiles, T.ceildiv((bx + 1) * block_M, block_N))
             for k in T.Pipelined(key_tiles, num_stages=num_stages):
                 T.copy(K[bz, k * block_N:(k + 1) * block_N, kv_head, :], k_shared)
-                T.copy(K[bz, k * block_N:(k + 1) * block_N, kv_head, :], k_rows)
                 T.gemm(Q_shared, k_shared, p, transpose_B=True, clear_accum=True,
                        policy=T.GemmWarpPolicy.FullRow)
                 probabilities(p, lse, bx * block_M, k * block_N, seq_len, scale, is_causal,
@@ -216,7 +209,7 @@ def flash_bwd_dq(batch, heads, seq_len, dim, is_causal, dtype="float16", block_M
                        policy=T.GemmWarpPolicy.FullRow)
                 for i, j in T.Parallel(block_M, block_N):
                     ds_cast[i, j] = p[i, j] * (dp[i, j] - delta[i])
-                T.gemm(ds_cast, k_rows, dq, policy=T.GemmWarpPolicy.FullRow)
+                T.gemm(ds_cast, k_shared, dq, policy=T.GemmWarpPolicy.FullRow)
 
             store_scaled(dq, dq_shared, dQ, bz, bx * block_M, by, 1.0 / math.sqrt(dim))
 
