@@ -445,9 +445,10 @@ TABLE_LOADS = "TILEC_PIPELINE_TABLE_LOADS"
 SPLIT_N = "TILEC_SPLIT_WGMMA_N"
 # the example's tilings and the compiler's opt-ins they need, each a row of its own: suffix ->
 # (opt-in variables, mla_decode's keyword arguments, summary key suffix). The default is a
-# block per half of the latent columns (128 threads) with synchronous page copies; the page
-# copies a tile ahead (pipeline_async_copies' table loads); a block for all 512 columns over
-# two warpgroups (the scores once per head group, each warpgroup an N share: split-N wgmma)
+# block per half of the latent columns (128 threads) with synchronous page copies; the pages
+# on a TMA ring (pipeline-async-copies' table loads: the producer loads the block table
+# again); a block for all 512 columns over two warpgroups (the scores once per head group,
+# each warpgroup an N share: split-N wgmma)
 MLA_VARIANTS = {
     "": ((), {"threads": 128}, ""),
     " (pages pipelined)": ((TABLE_LOADS,), {"threads": 128}, "_pipelined"),

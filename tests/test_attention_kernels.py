@@ -603,10 +603,11 @@ def test_mla_decode_assembles_without_spills(tmp_path, monkeypatch) -> None:
 
 @pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
 def test_mla_decode_pipelines_its_pages_with_table_loads(tmp_path, monkeypatch) -> None:
-    """The page copies' corners come from the block table: with TILEC_PIPELINE_TABLE_LOADS=1
-    the next tile's page is loaded again and its copies issued as cp.async a tile ahead (two
-    slots of the latent halves and the rotary tile beside Q: 222208 bytes); without, the
-    copies stay synchronous global loads into registers and shared stores."""
+    """The page copies' corners come from the block table and the loop's trip count from the
+    sequence's length: with TILEC_PIPELINE_TABLE_LOADS=1 both loads are marked
+    tile.table_load, and the loop becomes a TMA ring whose producer warpgroup loads them
+    again (cp.async.bulk.tensor, setmaxnreg, 256 threads, no spills); without, the copies stay
+    synchronous global loads into registers and shared stores."""
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("TILEC_TARGET", "cuda:sm_90a")
     shape = (64, 128, 64 * 64, 64, 64, 1)
@@ -614,9 +615,10 @@ def test_mla_decode_pipelines_its_pages_with_table_loads(tmp_path, monkeypatch) 
     assert "cp.async" not in plain
     monkeypatch.setenv("TILEC_PIPELINE_TABLE_LOADS", "1")
     kernel = mla_decode.mla_decode(*shape)
-    assert "tile.shared_bytes = 222208" in kernel.asm["gpu"]
+    assert "tile.table_load" in kernel.asm["tile-schedule"]
+    assert "known_block_size = array<i32: 256, 1, 1>" in kernel.asm["gpu"]
     ptx = kernel.get_kernel_source()
-    assert ptx.count("cp.async.cg.shared.global") >= 3 and "cp.async.wait_group \t0;" in ptx
+    assert ptx.count("cp.async.bulk.tensor") >= 3 and "setmaxnreg" in ptx
     assert ptx.count("wgmma.mma_async") == 40
     assert _ptxas_spill_bytes(ptx) == 0
 
@@ -625,19 +627,20 @@ def test_mla_decode_pipelines_its_pages_with_table_loads(tmp_path, monkeypatch) 
 def test_mla_decode_whole_rows_on_two_warpgroups(tmp_path, monkeypatch) -> None:
     """threads=256 (a block for all 512 latent columns of 64 heads, as TileLang's and
     FlashMLA's decode kernels) with TILEC_SPLIT_WGMMA_N=1: each warpgroup an m64n32 share of
-    the scores and an m64n256 share of P V; with the pages pipelined it fits sm_90a's shared
-    memory only since P is cast from the split scores without a conversion in (231424
-    bytes; 239616 before)."""
+    the scores and an m64n256 share of P V; with the pages on a TMA ring (a producer
+    warpgroup beside the two) it fits sm_90a's shared memory only since P is cast from the
+    split scores without a conversion in (231552 bytes; 8 KiB more before)."""
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("TILEC_TARGET", "cuda:sm_90a")
     monkeypatch.setenv("TILEC_SPLIT_WGMMA_N", "1")
     monkeypatch.setenv("TILEC_PIPELINE_TABLE_LOADS", "1")
     kernel = mla_decode.mla_decode(64, 128, 64 * 64, 64, 64, 1, threads=256)
-    assert "tile.shared_bytes = 231424" in kernel.asm["gpu"]
+    assert "tile.shared_bytes = 231552" in kernel.asm["gpu"]
+    assert "known_block_size = array<i32: 384, 1, 1>" in kernel.asm["gpu"]
     ptx = kernel.get_kernel_source()
     assert ptx.count("wgmma.mma_async.sync.aligned.m64n32k16") == 36
     assert ptx.count("wgmma.mma_async.sync.aligned.m64n256k16") == 4
-    assert "cp.async.cg.shared.global" in ptx
+    assert "cp.async.bulk.tensor" in ptx
     assert _ptxas_spill_bytes(ptx) == 0
 
 

@@ -27,11 +27,10 @@ most recent may still be in flight. A copy is pipelined only when that keeps its
 loop is not nested in divergent or unrolled code, the destination is a shared buffer used only
 in this loop, written there only by pipelined copies and read only after them, the source is
 global and not written in the loop, and the corners depend on the loop index through pure
-arithmetic only (they are recomputed for iteration i+S-1), or, in a module opted into
-`tile.pipeline_table_loads` (TILEC_PIPELINE_TABLE_LOADS=1, until a GPU has run it), through
-loads of a global tensor the function only reads (`table_load`: a paged cache's block
-table, loaded again for iteration i+S-1 inside the branch that issues it only when that
-iteration exists). Other copies stay synchronous.
+arithmetic only (they are recomputed for iteration i+S-1), or through loads marked
+`tile.table_load` (pipeline-async-copies' opt-in: a tensor the function only loads from,
+a paged cache's block table), loaded again for iteration i+S-1 inside the branch that issues
+it only when that iteration exists. Other copies stay synchronous.
 
 A T.Parallel that pipeline-async-copies marked (the opt-in tile.async_gathers) is such a copy
 when it is a gather (`gather_of`): one global element per point stored into a shared tile, or
@@ -55,14 +54,13 @@ from tilec.compiler.passes._ir_walk import (
     as_operation,
     constant_index,
     copy_parts,
-    enclosing,
     scope,
     walk,
 )
 from tilec.compiler.passes._scalar import bit_width, index
 from tilec.compiler.passes._scheduling import PIPELINE_ATTR
 from tilec.compiler.passes._wgmma import WGMMA_ATTR
-from tilec.compiler.passes.pipeline_async_copies import ASYNC_ATTR
+from tilec.compiler.passes.pipeline_async_copies import ASYNC_ATTR, TABLE_LOAD_ATTR
 
 if TYPE_CHECKING:
     from tilec.compiler.passes.lower_tile_to_gpu import KernelLowering
@@ -72,7 +70,6 @@ CP_ASYNC_BYTES = (4, 8, 16)  # the sizes one cp.async moves
 SLOT_ALIGN = 16  # bytes: every slot starts where a 16-byte cp.async may land
 PURE_OPS = ("memref.dim", "affine.apply")
 ENCLOSING_LOOPS = ("tile.for", "tile.pipelined")
-TABLE_LOADS_ATTR = "tile.pipeline_table_loads"  # module opt-in: corners from read-only tables
 OVERLAP_SHARED_BYTES = 160 * 1024  # a ring grown for an overlapped wgmma stays below this
 
 
@@ -239,18 +236,9 @@ def _pure(op: ir.Operation) -> bool:
 
 
 def table_load(op: ir.Operation) -> bool:
-    """Whether `op` loads an element of a global tensor that nothing in its function writes
-    (a paged cache's block table), in a module opted into TABLE_LOADS_ATTR
-    (TILEC_PIPELINE_TABLE_LOADS=1): the load may then be repeated anywhere its indices are
-    known, for a later iteration of its loop, and gives the same value. Every use of the
-    tensor must be a load, so a copy into it, an atomic or a view that could write it
-    declines."""
-    if op.name != "memref.load" or scope(op.operands[0]) != "global":
-        return False
-    module = enclosing(op, "builtin.module")
-    if module is None or TABLE_LOADS_ATTR not in module.attributes:
-        return False
-    return all(as_operation(use.owner).name == "memref.load" for use in op.operands[0].uses)
+    """Whether `op` is a load pipeline-async-copies marked as a read-only table's
+    (`mark_table_loads`): repeated for a later iteration, it gives the same value."""
+    return op.name == "memref.load" and TABLE_LOAD_ATTR in op.attributes
 
 
 @dataclass(frozen=True)

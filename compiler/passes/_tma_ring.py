@@ -58,6 +58,7 @@ from mlir.dialects import arith, gpu, llvm, memref, nvvm, scf, vector
 
 from tilec.compiler.layouts.emit import register_coordinates, thread_coordinates
 from tilec.compiler.layouts.linear import LinearLayout, is_power_of_two, log2
+from tilec.compiler.passes._async_pipeline import table_load
 from tilec.compiler.passes._ir_walk import (
     as_operation,
     constant_index,
@@ -201,8 +202,9 @@ def _pure(op: ir.Operation) -> bool:
 def recomputable(values: list[ir.Value], candidates: list[ir.Operation]
                  ) -> list[ir.Operation] | None:
     """The ops among `candidates` (in program order) that `values` are computed from, in that
-    order; None when one of them is not pure arithmetic. Values from elsewhere (block
-    arguments, ops that are no candidates) are used as they are."""
+    order; None when one of them is not pure arithmetic or a read-only table's load
+    (_async_pipeline.table_load). Values from elsewhere (block arguments, ops that are no
+    candidates) are used as they are."""
     needed: list[ir.Operation] = []
     pending = list(values)
     while pending:
@@ -212,7 +214,7 @@ def recomputable(values: list[ir.Value], candidates: list[ir.Operation]
         owner = as_operation(owner)
         if not any(owner == op for op in candidates) or any(owner == op for op in needed):
             continue
-        if not _pure(owner):
+        if not _pure(owner) and not table_load(owner):
             return None
         needed.append(owner)
         pending += list(owner.operands)

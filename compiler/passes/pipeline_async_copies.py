@@ -31,6 +31,12 @@ GEMM's patch gather) gets `tile.async = "cp.async"` too: the pipeline issues it 
 cp.async with zero-fill where its vectors qualify (compiler/passes/_async_pipeline.py,
 gather_of), and leaves it synchronous where not.
 
+With the module's unit attribute `tile.pipeline_table_loads` (opt-in,
+TILEC_PIPELINE_TABLE_LOADS=1, until a GPU has run it), every load of a global tensor the
+function only loads from gets `tile.table_load` (`mark_table_loads`): the cp.async pipeline
+and the TMA ring's producer may repeat it for a later iteration, so copies whose corners or
+loop bounds come from a paged cache's block table or the sequences' lengths run ahead.
+
 A loop none of whose copies can go asynchronously is left alone. A module with the unit
 attribute `tile.disable_tma` (the CUDA target sets it when the user's pass configs disable TMA
 lowering or warp specialization) gets no TMA ring: every loop is scheduled by cp.async.
@@ -71,6 +77,8 @@ from tilec.compiler.tensorcore.dtypes import OPERAND_BYTES
 
 ASYNC_ATTR = "tile.async"
 ASYNC_GATHERS_ATTR = "tile.async_gathers"  # module opt-in: pipeline T.Parallel gathers
+TABLE_LOADS_ATTR = "tile.pipeline_table_loads"  # module opt-in: mark read-only table loads
+TABLE_LOAD_ATTR = "tile.table_load"  # on a memref.load: it may be repeated for a later iteration
 ALIGNMENT_SLACK_BYTES = 1024  # the wgmma kernel aligns its ring to 1 KiB
 MAX_FILLED_STAGES = 8
 MIN_STAGES = 2
@@ -269,6 +277,8 @@ class PipelineAsyncCopies(TilePass):
             DISABLE_TMA_ATTR not in module.operation.attributes)
         gathers = ASYNC_GATHERS_ATTR in module.operation.attributes
         for kernel in kernels(module):
+            if TABLE_LOADS_ATTR in module.operation.attributes:
+                mark_table_loads(kernel, module.context)
             for loop in walk(kernel):
                 if loop.name == "tile.pipelined":
                     self._schedule(loop, kernel, target, tma, gathers, module.context)
@@ -291,6 +301,18 @@ class PipelineAsyncCopies(TilePass):
         for copy in copies:
             copy.attributes[ASYNC_ATTR] = ir.StringAttr.get("tma", context)
         loop.attributes[PIPELINE_ATTR] = decision_attr(pipeline, context)
+
+
+def mark_table_loads(kernel: ir.Operation, context: ir.Context) -> None:
+    """`tile.table_load` on each load of a global tensor that the function only loads from
+    (a paged cache's block table, the sequences' lengths): repeated for a later iteration
+    of its loop, by the cp.async pipeline's issue ahead or a TMA ring's producer, it gives
+    the same value. A copy into the tensor, an atomic or a view that could write it leaves
+    its loads unmarked."""
+    for op in walk(kernel):
+        if op.name == "memref.load" and scope(op.operands[0]) == "global" and all(
+                as_operation(use.owner).name == "memref.load" for use in op.operands[0].uses):
+            op.attributes[TABLE_LOAD_ATTR] = ir.UnitAttr.get(context)
 
 
 def schedule_cp_async(loop: ir.Operation, context: ir.Context,

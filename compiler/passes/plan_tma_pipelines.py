@@ -50,7 +50,9 @@ The loop qualifies when
   no layout), gets `tile.shared_layout` here: K-major, 128-byte column boxes (64 where its
   rows are 64 bytes), which the fragment copies then read through as TMA wrote it;
 - the loop bounds and the copies' corners are pure arithmetic of values the kernel has
-  before the loop (the producer recomputes them).
+  before the loop, or loads pipeline-async-copies marked `tile.table_load` (a block table,
+  the sequences' lengths: the producer recomputes them), and a marked load may stand in the
+  loop as a statement of its own.
 Any other loop keeps its cp.async pipeline.
 
 The accumulator's store after such a loop (select-epilogue-store's `tile.store = {kind =
@@ -71,7 +73,7 @@ from dataclasses import dataclass, field
 from mlir import ir
 
 from tilec.compiler.passes import TilePass, register
-from tilec.compiler.passes._async_pipeline import plan_pipeline
+from tilec.compiler.passes._async_pipeline import plan_pipeline, table_load
 from tilec.compiler.passes._ir_walk import (
     ancestors,
     as_operation,
@@ -309,7 +311,7 @@ def plan_ring(loop: ir.Operation, kernel: ir.Operation, limit: int, deep_groups:
         elif transposes and (copied := _ring_tile_transpose(op, tiles, loop)) is not None:
             transposed.append(copied)
         elif not (_is_pure(op) and not len(op.regions)) and not _in_registers(op) and \
-                not _ring_tile_load(op, tiles):
+                not _ring_tile_load(op, tiles) and not table_load(op):
             return None
     if not gemms or not _read_by_gemms(transposed, gemms, loop):
         return None

@@ -74,7 +74,6 @@ import tempfile
 from mlir import ir
 from mlir.dialects import gpu
 
-from tilec.compiler.passes._async_pipeline import TABLE_LOADS_ATTR
 from tilec.compiler.passes._ir_walk import op_error, walk
 from tilec.compiler.passes._scheduling import (
     ARCH_ATTR,
@@ -95,7 +94,7 @@ from tilec.compiler.passes._scheduling import (
 from tilec.compiler.passes._tma_ring import MAPS_ATTR, TILES_ATTR
 from tilec.compiler.passes._user_sync import COOPERATIVE_ATTR
 from tilec.compiler.passes.lower_gemm_to_tensorcore import LAUNCH_ATTR
-from tilec.compiler.passes.pipeline_async_copies import ASYNC_GATHERS_ATTR
+from tilec.compiler.passes.pipeline_async_copies import ASYNC_GATHERS_ATTR, TABLE_LOADS_ATTR
 from tilec.compiler.passes.prefetch_loop_loads import MAX_REGISTERS_ATTR
 from tilec.compiler.pipeline import (
     CompileOptions,

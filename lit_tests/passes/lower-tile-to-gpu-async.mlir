@@ -281,17 +281,17 @@ func.func @meaning_kept(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %n: index) att
 
 // -----
 
-// In a module opted into tile.pipeline_table_loads (TILEC_PIPELINE_TABLE_LOADS=1), a copy
-// whose corner comes from a tensor the function only reads (a paged cache's block table)
-// runs ahead too: the table's element is loaded again for the iteration the copy is issued
-// for, inside the branch that issues it only when that iteration exists (in bounds exactly
-// where the loop's own load is).
+// A copy whose corner comes from a load pipeline-async-copies marked `tile.table_load` (a
+// tensor the function only loads from: a paged cache's block table) runs ahead too: the
+// table's element is loaded again for the iteration the copy is issued for, inside the branch
+// that issues it only when that iteration exists (in bounds exactly where the loop's own load
+// is).
 // CHECK-LABEL: gpu.func @paged_copy
 // CHECK-SAME: tile.shared_bytes = 4096 : i64
 // prologue: iteration 0's page, loaded under its branch
 // CHECK: %[[GO0:.*]] = arith.cmpi slt, %{{.*}}, %[[N:.*]] : index
 // CHECK-NEXT: scf.if %[[GO0]] {
-// CHECK: memref.load %{{.*}}[%{{.*}}, %c0{{.*}}] : memref<?x?xi32, 1>
+// CHECK: memref.load %{{.*}}[%{{.*}}, %c0{{.*}}] {tile.table_load} : memref<?x?xi32, 1>
 // CHECK: nvgpu.device_async_copy
 // CHECK: nvvm.cp.async.commit.group
 // the loop: iteration k + 1's page, loaded under the branch that issues its copy
@@ -300,10 +300,9 @@ func.func @meaning_kept(%A: memref<?x?xf16>, %B: memref<?x?xf16>, %n: index) att
 // CHECK: %[[AHEAD:.*]] = arith.addi %[[K]], %c1
 // CHECK: %[[GO:.*]] = arith.cmpi slt, %[[AHEAD]], %[[N]] : index
 // CHECK-NEXT: scf.if %[[GO]] {
-// CHECK: memref.load %{{.*}}[%{{.*}}, %[[AHEAD]]] : memref<?x?xi32, 1>
+// CHECK: memref.load %{{.*}}[%{{.*}}, %[[AHEAD]]] {tile.table_load} : memref<?x?xi32, 1>
 // CHECK: nvgpu.device_async_copy
 // CHECK: nvvm.cp.async.commit.group
-module attributes {tile.pipeline_table_loads} {
 func.func @paged_copy(%A: memref<?x?xf16>, %table: memref<?x?xi32>, %n: index) attributes {tile.entry} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -313,7 +312,7 @@ func.func @paged_copy(%A: memref<?x?xf16>, %table: memref<?x?xi32>, %n: index) a
     %Fa = tile.alloc {tile.layout = #tile.linear<[32, 32], register = [[0, 1], [0, 2], [0, 4]], lane = [[0, 8], [0, 16], [1, 0], [2, 0], [4, 0]], warp = [[8, 0], [16, 0]]>} : memref<32x32xf16, "fragment">
     tile.pipelined %c0 to %n step %c1 stages 2 attributes {tile.pipeline = {stages = 2 : i64, k_tile = 32 : i64, mechanism = "cp.async"}} {
     ^bb0(%k: index):
-      %entry = memref.load %table[%bx, %k] : memref<?x?xi32>
+      %entry = memref.load %table[%bx, %k] {tile.table_load} : memref<?x?xi32>
       %page = arith.index_cast %entry : i32 to index
       %c32 = arith.constant 32 : index
       %row = arith.muli %page, %c32 : index
@@ -323,18 +322,17 @@ func.func @paged_copy(%A: memref<?x?xf16>, %table: memref<?x?xi32>, %n: index) a
   }
   return
 }
-}
 
 // -----
 
-// Without the opt-in the same loop keeps its copy synchronous (its corner is no pure
-// arithmetic of the loop index), and nothing is left to pipeline.
-// CHECK-LABEL: gpu.func @paged_copy_not_opted_in
+// The same load unmarked keeps the copy synchronous (its corner is no pure arithmetic of the
+// loop index), and nothing is left to pipeline.
+// CHECK-LABEL: gpu.func @paged_copy_unmarked
 // CHECK-SAME: tile.shared_bytes = 2048 : i64
 // CHECK-NOT: nvvm.cp.async
 // CHECK-NOT: nvgpu.device_async_copy
 // CHECK: gpu.return
-func.func @paged_copy_not_opted_in(%A: memref<?x?xf16>, %table: memref<?x?xi32>, %n: index) attributes {tile.entry} {
+func.func @paged_copy_unmarked(%A: memref<?x?xf16>, %table: memref<?x?xi32>, %n: index) attributes {tile.entry} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   tile.kernel grid(%c1) threads [128] {
@@ -352,35 +350,4 @@ func.func @paged_copy_not_opted_in(%A: memref<?x?xf16>, %table: memref<?x?xi32>,
     }
   }
   return
-}
-
-// -----
-
-// Opted in, a table the function also writes is no table: a later iteration's entry could
-// change before that iteration, so the copy stays synchronous.
-// CHECK-LABEL: gpu.func @written_table
-// CHECK-NOT: nvgpu.device_async_copy
-// CHECK: gpu.return
-module attributes {tile.pipeline_table_loads} {
-func.func @written_table(%A: memref<?x?xf16>, %table: memref<?x?xi32>, %n: index) attributes {tile.entry} {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  tile.kernel grid(%c1) threads [128] {
-  ^bb0(%bx: index):
-    %As = tile.alloc : memref<32x32xf16, "shared">
-    %Fa = tile.alloc {tile.layout = #tile.linear<[32, 32], register = [[0, 1], [0, 2], [0, 4]], lane = [[0, 8], [0, 16], [1, 0], [2, 0], [4, 0]], warp = [[8, 0], [16, 0]]>} : memref<32x32xf16, "fragment">
-    tile.pipelined %c0 to %n step %c1 stages 2 attributes {tile.pipeline = {stages = 2 : i64, k_tile = 32 : i64, mechanism = "cp.async"}} {
-    ^bb0(%k: index):
-      %entry = memref.load %table[%bx, %k] : memref<?x?xi32>
-      %page = arith.index_cast %entry : i32 to index
-      %c32 = arith.constant 32 : index
-      %row = arith.muli %page, %c32 : index
-      tile.copy %A[%row, %c0] [32, 32] to %As[%c0, %c0] [32, 32] {tile.async = "cp.async"} : memref<?x?xf16> to memref<32x32xf16, "shared">
-      tile.copy %As[%c0, %c0] [32, 32] to %Fa[%c0, %c0] [32, 32] : memref<32x32xf16, "shared"> to memref<32x32xf16, "fragment">
-      %next = arith.addi %entry, %entry : i32
-      memref.store %next, %table[%bx, %k] : memref<?x?xi32>
-    }
-  }
-  return
-}
 }

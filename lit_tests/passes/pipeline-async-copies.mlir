@@ -858,3 +858,67 @@ module attributes {tile.arch = "sm_80"} {
     return
   }
 }
+
+// -----
+
+// With the module's opt-in tile.pipeline_table_loads (TILEC_PIPELINE_TABLE_LOADS=1), each load
+// of a global tensor the function only loads from gets tile.table_load: the lengths before the
+// loop and the block table in it. A tensor the function also writes keeps its loads unmarked.
+// CHECK-LABEL: func.func @table_loads_marked
+// CHECK: memref.load %{{.*}} {tile.table_load} : memref<4xi32>
+// CHECK: memref.load %{{.*}} {tile.table_load} : memref<4x8xi32>
+// CHECK: memref.load %{{.*}} : memref<4xi32>
+// CHECK-NOT: tile.table_load
+module attributes {tile.arch = "sm_80", tile.pipeline_table_loads} {
+  func.func @table_loads_marked(%A: memref<256x32xf16>, %table: memref<4x8xi32>, %lengths: memref<4xi32>, %counts: memref<4xi32>) attributes {tile.entry} {
+    %c4 = arith.constant 4 : index
+    tile.kernel grid(%c4) threads [128] {
+    ^bb0(%bx: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c32 = arith.constant 32 : index
+      %as = tile.alloc : memref<32x32xf16, "shared">
+      %length = memref.load %lengths[%bx] : memref<4xi32>
+      %n = arith.index_cast %length : i32 to index
+      tile.pipelined %c0 to %n step %c1 stages 2 {
+      ^bb0(%k: index):
+        %entry = memref.load %table[%bx, %k] : memref<4x8xi32>
+        %page = arith.index_cast %entry : i32 to index
+        %row = arith.muli %page, %c32 : index
+        tile.copy %A[%row, %c0] [32, 32] to %as[%c0, %c0] [32, 32] : memref<256x32xf16> to memref<32x32xf16, "shared">
+      }
+      %count = memref.load %counts[%bx] : memref<4xi32>
+      %more = arith.addi %count, %length : i32
+      memref.store %more, %counts[%bx] : memref<4xi32>
+    }
+    return
+  }
+}
+
+// -----
+
+// Without the opt-in no load is marked.
+// CHECK-LABEL: func.func @table_loads_not_opted_in
+// CHECK-NOT: tile.table_load
+// CHECK: return
+module attributes {tile.arch = "sm_80"} {
+  func.func @table_loads_not_opted_in(%A: memref<256x32xf16>, %table: memref<4x8xi32>) attributes {tile.entry} {
+    %c4 = arith.constant 4 : index
+    tile.kernel grid(%c4) threads [128] {
+    ^bb0(%bx: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c8 = arith.constant 8 : index
+      %c32 = arith.constant 32 : index
+      %as = tile.alloc : memref<32x32xf16, "shared">
+      tile.pipelined %c0 to %c8 step %c1 stages 2 {
+      ^bb0(%k: index):
+        %entry = memref.load %table[%bx, %k] : memref<4x8xi32>
+        %page = arith.index_cast %entry : i32 to index
+        %row = arith.muli %page, %c32 : index
+        tile.copy %A[%row, %c0] [32, 32] to %as[%c0, %c0] [32, 32] : memref<256x32xf16> to memref<32x32xf16, "shared">
+      }
+    }
+    return
+  }
+}

@@ -657,3 +657,80 @@ module attributes {tile.arch = "sm_90a", tile.ring_transposes} {
     return
   }
 }
+
+// -----
+
+// A paged operand: B's rows start at a page a block table names, its load marked
+// tile.table_load by pipeline-async-copies (the table is only loaded from), and the loop's
+// trip count is a marked load of the sequence's length. The producer loads both again, so the
+// loop gets its ring.
+// CHECK-LABEL: func.func @paged_ring
+// CHECK: tile.pipelined {{.*}} tile.tma_ring = {consumers = 1 : i64
+// CHECK: tile.copy {{.*}} tile.tma_load =
+// CHECK: tile.copy {{.*}} tile.tma_load =
+module attributes {tile.arch = "sm_90a"} {
+  func.func @paged_ring(%A: memref<512x512xf16>, %B: memref<512x512xf16>, %table: memref<4x16xi32>, %lengths: memref<4xi32>) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c32 = arith.constant 32 : index
+    %c128 = arith.constant 128 : index
+    tile.kernel grid(%c4, %c4) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %as = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 64 : i64, warpgroups = 0 : i64}} : memref<128x32xf16, "shared">
+      %bs = tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %row = arith.muli %by, %c128 : index
+      %col = arith.muli %bx, %c128 : index
+      %length = memref.load %lengths[%by] {tile.table_load} : memref<4xi32>
+      %n = arith.index_cast %length : i32 to index
+      tile.pipelined %c0 to %n step %c1 stages 3 attributes {tile.pipeline = {k_tile = 32 : i64, mechanism = "cp.async", stages = 3 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c32 : index
+        %entry = memref.load %table[%by, %k] {tile.table_load} : memref<4x16xi32>
+        %page = arith.index_cast %entry : i32 to index
+        %b0 = arith.muli %page, %c32 : index
+        tile.copy %A[%row, %k0] [128, 32] to %as[%c0, %c0] [128, 32] {tile.async = "cp.async"} : memref<512x512xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%b0, %col] [32, 128] to %bs[%c0, %c0] [32, 128] {tile.async = "cp.async"} : memref<512x512xf16> to memref<32x128xf16, "shared">
+        tile.gemm %as, %bs, %acc {tile.wgmma = {a_registers = false, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}} : memref<128x32xf16, "shared">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+    }
+    return
+  }
+}
+
+// -----
+
+// The same loop with its loads unmarked keeps its cp.async pipeline.
+// CHECK-LABEL: func.func @paged_unmarked
+// CHECK-NOT: tile.tma_ring
+// CHECK: return
+module attributes {tile.arch = "sm_90a"} {
+  func.func @paged_unmarked(%A: memref<512x512xf16>, %B: memref<512x512xf16>, %table: memref<4x16xi32>) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c16 = arith.constant 16 : index
+    %c32 = arith.constant 32 : index
+    %c128 = arith.constant 128 : index
+    tile.kernel grid(%c4, %c4) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %as = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 64 : i64, warpgroups = 0 : i64}} : memref<128x32xf16, "shared">
+      %bs = tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<32x128xf16, "shared">
+      %acc = tile.alloc : memref<128x128xf32, "fragment">
+      %row = arith.muli %by, %c128 : index
+      %col = arith.muli %bx, %c128 : index
+      tile.pipelined %c0 to %c16 step %c1 stages 3 attributes {tile.pipeline = {k_tile = 32 : i64, mechanism = "cp.async", stages = 3 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c32 : index
+        %entry = memref.load %table[%by, %k] : memref<4x16xi32>
+        %page = arith.index_cast %entry : i32 to index
+        %b0 = arith.muli %page, %c32 : index
+        tile.copy %A[%row, %k0] [128, 32] to %as[%c0, %c0] [128, 32] {tile.async = "cp.async"} : memref<512x512xf16> to memref<128x32xf16, "shared">
+        tile.copy %B[%b0, %col] [32, 128] to %bs[%c0, %c0] [32, 128] {tile.async = "cp.async"} : memref<512x512xf16> to memref<32x128xf16, "shared">
+        tile.gemm %as, %bs, %acc {tile.wgmma = {a_registers = false, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}} : memref<128x32xf16, "shared">, memref<32x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+    }
+    return
+  }
+}
