@@ -309,7 +309,8 @@ def build(cache_dir: Path, examples: Path, seq_lens: tuple[int, ...],
         for name, kernel in kernels.items():
             ptx = kernel.get_kernel_source()
             print(f"{name} {shape}: wgmma={ptx.count('wgmma.mma_async')} "
-                  f"cp.async={ptx.count('cp.async.cg')}", flush=True)
+                  f"cp.async={ptx.count('cp.async.cg')} "
+                  f"tma={ptx.count('cp.async.bulk.tensor')}", flush=True)
     for seq_len in _backward_seq_lens(seq_lens) if "backward" in sections else ():
         for causal in (False, True):
             began = time.perf_counter()
