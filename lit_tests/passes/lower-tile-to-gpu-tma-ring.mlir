@@ -364,3 +364,51 @@ module attributes {tile.arch = "sm_90a", tile.ring_private_tiles} {
     return
   }
 }
+
+// -----
+
+// A ring whose B rows start at a page a block table names and whose trip count is a
+// sequence's length, both loads marked tile.table_load: the producer (thread 128) loads the
+// tile's length again for its loop's bound and the table's entry again in each of its
+// iterations, before that iteration's cp.async.bulk.tensor.
+// CHECK-LABEL: gpu.func @paged_ring
+// the producer's persistent loop over the grid's tiles: the tile's length, then its ring loop
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %grid_dim_x
+// CHECK: memref.load %{{.*}}[%[[BY:[0-9a-z_]+]]] {tile.table_load} : memref<4xi32, 1>
+// CHECK: scf.for %[[K:[0-9a-z_]+]] = %{{.*}} to %{{.*}} step
+// CHECK: memref.load %{{.*}}[%[[BY]], %[[K]]] {tile.table_load} : memref<4x16xi32, 1>
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global
+module attributes {tile.arch = "sm_90a"} {
+  func.func @paged_ring(%A: memref<512x512xf16>, %B: memref<512x512xf16>, %C: memref<512x512xf32>, %table: memref<4x16xi32>, %lengths: memref<4xi32>) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c64 = arith.constant 64 : index
+    %c128 = arith.constant 128 : index
+    %g = arith.constant 4 : index
+    %zero = arith.constant 0.0 : f32
+    tile.kernel grid(%g, %g) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %as = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<128x64xf16, "shared">
+      %bs = tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<64x128xf16, "shared">
+      %acc = tile.alloc {tile.layout = #tile.linear<[128, 128], register = [[0, 1], [8, 0], [0, 8], [0, 16], [0, 32], [0, 64], [64, 0]], lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = [[16, 0], [32, 0]]>} : memref<128x128xf32, "fragment">
+      tile.fill %acc, %zero : memref<128x128xf32, "fragment">, f32
+      %row = arith.muli %by, %c128 : index
+      %col = arith.muli %bx, %c128 : index
+      %length = memref.load %lengths[%by] {tile.table_load} : memref<4xi32>
+      %n = arith.index_cast %length : i32 to index
+      tile.pipelined %c0 to %n step %c1 stages 3 attributes {tile.pipeline = {k_tile = 64 : i64, mechanism = "cp.async", stages = 3 : i64}, tile.tma_ring = {consumers = 1 : i64, overlap = true, persistent = true, stages = 3 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c64 : index
+        %entry = memref.load %table[%by, %k] {tile.table_load} : memref<4x16xi32>
+        %page = arith.index_cast %entry : i32 to index
+        %b0 = arith.muli %page, %c64 : index
+        tile.copy %A[%row, %k0] [128, 64] to %as[%c0, %c0] [128, 64] {tile.async = "cp.async", tile.tma_load = {box = array<i64: 64, 128>, boxes = 1 : i64, swizzle = 128 : i64}} : memref<512x512xf16> to memref<128x64xf16, "shared">
+        tile.copy %B[%b0, %col] [64, 128] to %bs[%c0, %c0] [64, 128] {tile.async = "cp.async", tile.tma_load = {box = array<i64: 64, 64>, boxes = 2 : i64, swizzle = 128 : i64}} : memref<512x512xf16> to memref<64x128xf16, "shared">
+        tile.gemm %as, %bs, %acc {tile.wgmma = {a_registers = false, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}} : memref<128x64xf16, "shared">, memref<64x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      tile.copy %acc[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] : memref<128x128xf32, "fragment"> to memref<512x512xf32>
+    }
+    return
+  }
+}
