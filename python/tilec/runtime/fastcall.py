@@ -15,6 +15,12 @@ user sees which call runs and why (a missing module says which import failed). I
 default on the CPU target (tests/test_native_call.py) and on CUDA (tests/gpu/
 test_native_call_gpu.py runs the CUDA suite's kernels through it; the rest of the GPU suite
 calls kernels through whichever call is the default).
+
+TILEC_GRAPH_LAUNCH=1 (opt-in, read when a kernel makes its native call) launches a CUDA
+kernel through a one-node CUDA graph per stream, its node's grid and arguments set per call,
+instead of cuLaunchKernel (launcher/graph_launch.h: why, and where cuLaunchKernel still runs,
+such as under torch.cuda.graph's capture). The call's `graph_launch` says "on", "off", or
+"off: " and why it stopped after a graph entry point failed.
 """
 
 from __future__ import annotations
@@ -41,6 +47,11 @@ def enabled(device_type: str) -> bool:
     """TILEC_NATIVE_CALL: "0" off; otherwise on for the CPU and CUDA devices (the module
     checks and allocates torch tensors of those two only)."""
     return os.environ.get("TILEC_NATIVE_CALL") != "0" and device_type in ("cpu", "cuda")
+
+
+def graph_launch_wanted() -> bool:
+    """TILEC_GRAPH_LAUNCH=1: CUDA native calls launch through a one-node CUDA graph."""
+    return os.environ.get("TILEC_GRAPH_LAUNCH") == "1"
 
 
 def grid_program(size: int | str, symbols: dict[str, int]) -> list[int] | None:
@@ -161,6 +172,8 @@ def native_call(artifact: Artifact, launcher: Callable[[list, dict], None],
         return "the kernel was loaded by the cuda-bindings launcher: tilec.runtime._launcher " \
                f"does not import ({launcher_import_error()})"
     launch = artifact.launch
+    if graph_launch_wanted():  # passed only then: a module built before it still loads kernels
+        common["graph"] = True
     return _launcher_torch.Call(
         **common, slots=slots, device_type="cuda", device_index=device.index,
         function=kernel.function, block=(list(launch.get("threads", [1])) + [1, 1])[:3],

@@ -28,6 +28,7 @@
 #include <torch/csrc/autograd/python_variable.h>
 
 #include "cuda_driver.h"
+#include "graph_launch.h"
 
 namespace {
 
@@ -69,6 +70,7 @@ struct Call {
   c10::DispatchKeySet keys;  // of the outputs torch allocates
   c10::Allocator *allocator;  // the device type's (torch's caching allocator), or null: at::empty
   tilec_cuda::CUfunction function;  // null: `launch` runs the kernel (a CPU artifact)
+  tilec_cuda::GraphLaunch *graph;   // how `function` is launched (null for a CPU artifact)
   unsigned block[3];
   unsigned shared_bytes;
   PyObject *launch;     // launch(args, symbols) where `function` is null
@@ -230,7 +232,6 @@ PyObject *call_vectorcall(PyObject *callable, PyObject *const *args, size_t narg
   if (self->function != nullptr) {
     if (grid[0] != 0 && grid[1] != 0 && grid[2] != 0) {
       uint64_t values[kMaxSlots];
-      void *slots[kMaxSlots];
       const std::vector<Slot> &layout = *self->slots;
       for (size_t i = 0; i < layout.size(); ++i) {
         const Slot &slot = layout[i];
@@ -239,14 +240,15 @@ PyObject *call_vectorcall(PyObject *callable, PyObject *const *args, size_t narg
         else
           values[i] = static_cast<uint64_t>(slot.kind == kConstant ? slot.value
                                                                    : symbols[slot.value]);
-        slots[i] = &values[i];
       }
       void *raw_stream = nullptr;
       if (!current_stream(self, raw_stream)) return nullptr;
-      tilec_cuda::CUresult result = tilec_cuda::driver().cuLaunchKernel(
-          self->function, static_cast<unsigned>(grid[0]), static_cast<unsigned>(grid[1]),
-          static_cast<unsigned>(grid[2]), self->block[0], self->block[1], self->block[2],
-          self->shared_bytes, raw_stream, slots, nullptr);
+      const unsigned blocks[3] = {static_cast<unsigned>(grid[0]),
+                                  static_cast<unsigned>(grid[1]),
+                                  static_cast<unsigned>(grid[2])};
+      tilec_cuda::CUresult result = self->graph->launch(
+          self->function, blocks, self->block, self->shared_bytes, raw_stream, values,
+          static_cast<int>(layout.size()));
       if (result != 0) {
         const char *message = "unknown error";
         tilec_cuda::driver().cuGetErrorString(result, &message);
@@ -460,6 +462,7 @@ void call_dealloc(PyObject *object) {
   delete self->outputs;
   delete self->slots;
   for (auto *program : self->grid) delete program;
+  delete self->graph;
   Py_TYPE(object)->tp_free(object);
 }
 
@@ -473,18 +476,19 @@ PyObject *call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   static const char *keywords[] = {"params", "inputs", "outputs", "symbols", "slots", "grid",
                                    "device_type", "device_index", "fallback", "error", "name",
                                    "function", "block", "shared_bytes", "stream_of", "keep",
-                                   "launch", nullptr};
+                                   "launch", "graph", nullptr};
   int params = 0, device_index = -1;
   unsigned long long function = 0;
   unsigned shared_bytes = 0;
   const char *device_type = nullptr;
   PyObject *inputs, *outputs, *symbol_names, *slots, *grid, *fallback, *error, *name;
   PyObject *block = Py_None, *stream_of = Py_None, *keep = Py_None, *launch = Py_None;
+  int graph = 0;
   if (!PyArg_ParseTupleAndKeywords(
-          args, kwargs, "iOOO!OOsiOOU|KOIOOO", const_cast<char **>(keywords), &params, &inputs,
-          &outputs, &PyTuple_Type, &symbol_names, &slots, &grid, &device_type, &device_index,
-          &fallback, &error, &name, &function, &block, &shared_bytes, &stream_of, &keep,
-          &launch))
+          args, kwargs, "iOOO!OOsiOOU|KOIOOOp", const_cast<char **>(keywords), &params,
+          &inputs, &outputs, &PyTuple_Type, &symbol_names, &slots, &grid, &device_type,
+          &device_index, &fallback, &error, &name, &function, &block, &shared_bytes, &stream_of,
+          &keep, &launch, &graph))
     return nullptr;
   int symbols = static_cast<int>(PyTuple_GET_SIZE(symbol_names));
   if (params > kMaxParams || symbols > kMaxSymbols) {
@@ -501,6 +505,7 @@ PyObject *call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   self->params = params;
   self->symbols = symbols;
   self->function = reinterpret_cast<tilec_cuda::CUfunction>(function);
+  self->graph = nullptr;
   self->shared_bytes = shared_bytes;
   for (PyObject **field : {&symbol_names, &stream_of, &fallback, &error, &name, &keep, &launch})
     Py_INCREF(*field);
@@ -604,7 +609,7 @@ PyObject *call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
       return nullptr;
     }
     try {
-      tilec_cuda::driver();
+      self->graph = new tilec_cuda::GraphLaunch(graph != 0);
     } catch (const std::exception &caught) {
       PyErr_SetString(PyExc_RuntimeError, caught.what());
       Py_DECREF(object);
@@ -617,6 +622,20 @@ PyObject *call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   }
   return object;
 }
+
+// How a CUDA call launches its kernel: GraphLaunch::reason() ("on", "off", or "off: " and
+// why the graph launch stopped); None for a CPU artifact.
+PyObject *call_graph_launch(PyObject *object, void *) {
+  Call *self = reinterpret_cast<Call *>(object);
+  if (self->graph == nullptr) Py_RETURN_NONE;
+  return PyUnicode_FromString(self->graph->reason().c_str());
+}
+
+PyGetSetDef call_getset[] = {
+    {"graph_launch", call_graph_launch, nullptr,
+     "The one-node CUDA graph launch (TILEC_GRAPH_LAUNCH): 'on', 'off', or 'off: ' and why "
+     "it stopped (its launches are cuLaunchKernel since); None on the CPU", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 PyModuleDef module_definition = {
     PyModuleDef_HEAD_INIT, "_launcher_torch",
@@ -635,6 +654,7 @@ PyMODINIT_FUNC PyInit__launcher_torch() {
   CallType.tp_clear = call_clear;
   CallType.tp_new = call_new;
   CallType.tp_dealloc = call_dealloc;
+  CallType.tp_getset = call_getset;
   CallType.tp_call = PyVectorcall_Call;
   CallType.tp_vectorcall_offset = offsetof(Call, vectorcall);
   if (PyType_Ready(&CallType) < 0) return nullptr;
