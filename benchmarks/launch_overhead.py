@@ -26,7 +26,12 @@ native call's checks and launch with C passed in (no allocation), `tilec_native_
 the whole native call (allocation included) without the kernel object's `__call__`,
 `tilec_eager_call_us` the call through a `@tilec.jit` function (`add(a, b)`, the quickstart's
 way: its lookup of the kernel, then the kernel call; compiled in process), and
-`torch_empty_us` torch's allocation from Python. The `*_side_stream_us` entries launch on a
+`torch_empty_us` torch's allocation from Python. The `*_graph_*` entries are the same calls
+launching through one-node CUDA graphs (TILEC_GRAPH_LAUNCH=1: replayed as they are where the
+arguments repeat, as an output freed before the next call gives; `*_new_outputs*` keep each
+call's output alive a while, so every launch has a new pointer, which a graph launch sets in
+its node first); `paths["graph_launch"]` says after the timings whether each kept launching
+through graphs ("on") or why it stopped. The `*_side_stream_us` entries launch on a
 created stream instead of the legacy default stream torch starts on. `paths` says what each
 tilec figure ran: the tilec package imported, the launcher (native, or cuda-bindings and the
 native module's import error), and per kernel call `JITKernel.call_path` ("native call", or
@@ -47,10 +52,12 @@ after warm-up, timed one call at a time behind a spinning kernel.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import platform
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -91,6 +98,26 @@ def per_call_us(launch, name: str | None = None) -> float:
     if name is not None:
         CPU_TIMES[name] = statistics.median(cpus)
     return statistics.median(walls)
+
+
+class Stopped(BaseException):
+    """SIGTERM during the timings (not an Exception: the comparators' handlers let it by)."""
+
+
+def stop(signum: int, frame) -> None:
+    raise Stopped("stopped by SIGTERM (a time limit): the figures measured before it")
+
+
+def new_outputs(call):
+    """`call` with its last 8 outputs kept alive: each call's output is a new block, so its
+    launch gets a new pointer (a graph launch then updates its node)."""
+    kept = [None] * 8
+    turn = itertools.count()
+
+    def keep() -> None:
+        kept[next(turn) % 8] = call()
+
+    return keep
 
 
 def measure(results: dict, key: str, launch) -> None:
@@ -241,91 +268,118 @@ def main() -> None:
     # per path: what ran ("native ..." or "Python call: why"), so a fallback is never silent
     paths: dict[str, str] = {"tilec": tilec.__file__}
 
-    if not cuda.native_available():
-        paths["launcher"] = f"cuda-bindings: tilec.runtime._launcher does not import " \
-                            f"({cuda.launcher_import_error()})"
-    else:
-        from tilec.runtime import _launcher
+    back_to_back: dict[str, float] = {}
+    triton_version = tilelang_version = None
+    kernels = {}  # per launch of the native call ("", "_graph"): its kernel object
+    signal.signal(signal.SIGTERM, stop)  # `timeout` ends a run: the report keeps its figures
+    try:
+        if not cuda.native_available():
+            paths["launcher"] = f"cuda-bindings: tilec.runtime._launcher does not import " \
+                                f"({cuda.launcher_import_error()})"
+        else:
+            from tilec.runtime import _launcher
 
-        paths["launcher"] = f"native ({_launcher.__file__})"
-        native = cuda.load(artifact, native=True)
-        native([a, b, c], symbols)
-        torch.cuda.synchronize()
-        assert torch.equal(c, a + b), "tilec's kernel computed a wrong sum"
-        measure(results, "tilec_native_launcher_us", lambda: native([a, b, c], symbols))
-        values, grid = cuda.build_packer(artifact)([a, b, c], symbols)
-        loaded, stream = native.kernel_for(a.get_device()), torch.cuda.current_stream().cuda_stream
-        measure(results, "tilec_launch_only_us", lambda: loaded.launch(values, *grid, stream))
-    try:
-        bindings = cuda.load(artifact, native=False)
-        measure(results, "tilec_cuda_bindings_launcher_us", lambda: bindings([a, b, c], symbols))
-    except Exception as error:  # noqa: BLE001 - report the missing path, keep measuring
-        results["tilec_cuda_bindings_error"] = str(error)
-    for setting, key in (("1", "tilec_kernel_call_us"), ("0", "tilec_python_call_us")):
-        os.environ["TILEC_NATIVE_CALL"] = setting
-        kernel = JITKernel(artifact, (__file__, 0))
-        assert torch.equal(kernel(a, b), a + b), "tilec's kernel call computed a wrong sum"
-        measure(results, key, lambda kernel=kernel: kernel(a, b))
-        paths[key] = kernel.call_path
-        if setting == "1":
-            native_kernel = kernel
-            if kernel.call_path == "native call":
-                native_call = kernel._call  # the same call without the kernel object's frame
-                measure(results, "tilec_native_call_direct_us",
-                        lambda call=native_call: call(a, b))
-            no_output = checked_launch(artifact, kernel.launcher, a.device)
-            if isinstance(no_output, str):
-                paths["tilec_native_call_no_output_us"] = f"not timed: {no_output}"
-            else:
-                c.fill_(float("nan"))
-                no_output(a, b, c)
-                torch.cuda.synchronize()
-                assert torch.equal(c, a + b), "the native call with C passed in is wrong"
-                measure(results, "tilec_native_call_no_output_us",
-                        lambda call=no_output: call(a, b, c))
-    os.environ.pop("TILEC_NATIVE_CALL")
-    default = JITKernel(artifact, (__file__, 0))
-    default(a, b)
-    paths["default"] = default.call_path
-    if paths["tilec_kernel_call_us"] != "native call":
-        print(f"tilec's kernel call is not the native call: {paths['tilec_kernel_call_us']}",
-              file=sys.stderr)
-    back_to_back = {"tilec_kernel_call_us": back_to_back_us(lambda: native_kernel(a, b)),
-                    "torch_add_us": back_to_back_us(lambda: torch.add(a, b))}
-    if cuda.native_available():
-        back_to_back["tilec_launch_only_us"] = back_to_back_us(
-            lambda: loaded.launch(values, *grid, stream))
-    triton_version = None
-    try:
-        launch, triton_version = triton_launch(a, b, c)
-        measure(results, "triton_launch_us", launch)
-        back_to_back["triton_launch_us"] = back_to_back_us(launch)
-    except Exception as error:  # noqa: BLE001
-        results["triton_error"] = str(error)
-    try:
-        results["tilec_eager_call_us"] = eager_call(a, b, paths)
-    except Exception as error:  # noqa: BLE001 - e.g. no compiler on this machine
-        paths["tilec_eager_call_us"] = f"not timed: {error!r}"[:600]
-    try:
-        results["tilelang_kernel_call_us"], tilelang_version = tilelang_call(a, b)
-    except ImportError:
-        tilelang_version = None
-    measure(results, "torch_add_out_us", lambda: torch.add(a, b, out=c))
-    measure(results, "torch_add_us", lambda: torch.add(a, b))
-    measure(results, "torch_empty_us", lambda: torch.empty(ELEMENTS, device="cuda"))
-    side = torch.cuda.Stream()  # a created stream: not the legacy default stream
-    try:
-        with torch.cuda.stream(side):
-            assert torch.equal(native_kernel(a, b), a + b), "the call on a side stream is wrong"
-            measure(results, "tilec_kernel_call_side_stream_us", lambda: native_kernel(a, b))
-            if cuda.native_available():
-                measure(results, "tilec_launch_only_side_stream_us",
-                        lambda: loaded.launch(values, *grid, side.cuda_stream))
-            measure(results, "torch_add_side_stream_us", lambda: torch.add(a, b))
-    except Exception as error:  # noqa: BLE001 - report it, keep the other figures
-        results["side_stream_error"] = repr(error)
+            paths["launcher"] = f"native ({_launcher.__file__})"
+            native = cuda.load(artifact, native=True)
+            native([a, b, c], symbols)
+            torch.cuda.synchronize()
+            assert torch.equal(c, a + b), "tilec's kernel computed a wrong sum"
+            measure(results, "tilec_native_launcher_us", lambda: native([a, b, c], symbols))
+            values, grid = cuda.build_packer(artifact)([a, b, c], symbols)
+            loaded = native.kernel_for(a.get_device())
+            stream = torch.cuda.current_stream().cuda_stream
+            measure(results, "tilec_launch_only_us", lambda: loaded.launch(values, *grid, stream))
+        try:
+            bindings = cuda.load(artifact, native=False)
+            measure(results, "tilec_cuda_bindings_launcher_us",
+                    lambda: bindings([a, b, c], symbols))
+        except Exception as error:  # noqa: BLE001 - report the missing path, keep measuring
+            results["tilec_cuda_bindings_error"] = str(error)
+        for setting, graphs, key in (("1", "0", "tilec_kernel_call_us"),
+                                     ("1", "1", "tilec_kernel_call_graph_us"),
+                                     ("0", "0", "tilec_python_call_us")):
+            os.environ["TILEC_NATIVE_CALL"] = setting
+            os.environ["TILEC_GRAPH_LAUNCH"] = graphs  # read when the kernel makes its native call
+            kernel = JITKernel(artifact, (__file__, 0))
+            assert torch.equal(kernel(a, b), a + b), "tilec's kernel call computed a wrong sum"
+            measure(results, key, lambda kernel=kernel: kernel(a, b))
+            paths[key] = kernel.call_path
+            if setting == "1":
+                suffix = "_graph" if graphs == "1" else ""
+                kernels[suffix] = kernel
+                measure(results, f"tilec_kernel_call_new_outputs{suffix}_us",
+                        new_outputs(lambda kernel=kernel: kernel(a, b)))
+                if kernel.call_path == "native call":
+                    native_call = kernel._call  # the same call without the kernel object's frame
+                    measure(results, f"tilec_native_call_direct{suffix}_us",
+                            lambda call=native_call: call(a, b))
+                no_output = checked_launch(artifact, kernel.launcher, a.device)
+                if isinstance(no_output, str):
+                    paths[f"tilec_native_call_no_output{suffix}_us"] = f"not timed: {no_output}"
+                else:
+                    c.fill_(float("nan"))
+                    no_output(a, b, c)
+                    torch.cuda.synchronize()
+                    assert torch.equal(c, a + b), "the native call with C passed in is wrong"
+                    measure(results, f"tilec_native_call_no_output{suffix}_us",
+                            lambda call=no_output: call(a, b, c))
+                    kernels[f"no_output{suffix}"] = no_output
+        os.environ.pop("TILEC_NATIVE_CALL")
+        os.environ.pop("TILEC_GRAPH_LAUNCH")
+        native_kernel, graph_kernel = kernels[""], kernels["_graph"]
+        default = JITKernel(artifact, (__file__, 0))
+        default(a, b)
+        paths["default"] = default.call_path
+        if paths["tilec_kernel_call_us"] != "native call":
+            print(f"tilec's kernel call is not the native call: {paths['tilec_kernel_call_us']}",
+                  file=sys.stderr)
+        back_to_back = {"tilec_kernel_call_us": back_to_back_us(lambda: native_kernel(a, b)),
+                        "tilec_kernel_call_graph_us": back_to_back_us(lambda: graph_kernel(a, b)),
+                        "torch_add_us": back_to_back_us(lambda: torch.add(a, b))}
+        if cuda.native_available():
+            back_to_back["tilec_launch_only_us"] = back_to_back_us(
+                lambda: loaded.launch(values, *grid, stream))
+        measure(results, "torch_add_out_us", lambda: torch.add(a, b, out=c))
+        measure(results, "torch_add_us", lambda: torch.add(a, b))
+        measure(results, "torch_empty_us", lambda: torch.empty(ELEMENTS, device="cuda"))
+        side = torch.cuda.Stream()  # a created stream: not the legacy default stream
+        try:
+            with torch.cuda.stream(side):
+                assert torch.equal(native_kernel(a, b), a + b), "the call on a side stream is wrong"
+                measure(results, "tilec_kernel_call_side_stream_us", lambda: native_kernel(a, b))
+                assert torch.equal(graph_kernel(a, b), a + b), "the graph launch on a side stream"
+                measure(results, "tilec_kernel_call_graph_side_stream_us",
+                        lambda: graph_kernel(a, b))
+                if cuda.native_available():
+                    measure(results, "tilec_launch_only_side_stream_us",
+                            lambda: loaded.launch(values, *grid, side.cuda_stream))
+                measure(results, "torch_add_side_stream_us", lambda: torch.add(a, b))
+        except Exception as error:  # noqa: BLE001 - report it, keep the other figures
+            results["side_stream_error"] = repr(error)
+        # the comparators that compile first (Triton, tilec's eager call, TileLang) last
+        try:
+            launch, triton_version = triton_launch(a, b, c)
+            measure(results, "triton_launch_us", launch)
+            back_to_back["triton_launch_us"] = back_to_back_us(launch)
+        except Exception as error:  # noqa: BLE001
+            results["triton_error"] = str(error)
+        try:
+            results["tilec_eager_call_us"] = eager_call(a, b, paths)
+        except Exception as error:  # noqa: BLE001 - e.g. no compiler on this machine
+            paths["tilec_eager_call_us"] = f"not timed: {error!r}"[:600]
+        try:
+            results["tilelang_kernel_call_us"], tilelang_version = tilelang_call(a, b)
+        except ImportError:
+            tilelang_version = None
 
-    floor = {"error": "not run (--no-floor)"} if options.no_floor else launch_floor()
+    except Stopped as stopped:
+        results["stopped"] = str(stopped)
+    # after the timings: "on", or why a graph call failed on the way (cuLaunchKernel since)
+    paths["graph_launch"] = {name: getattr(getattr(kernel, "_call", kernel), "graph_launch",
+                                           "not a native call")
+                             for name, kernel in kernels.items()}
+    floor = {"error": "not run (--no-floor)"} if options.no_floor or "stopped" in results \
+        else launch_floor()
     report = {
         "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         "gpu": torch.cuda.get_device_name(),
