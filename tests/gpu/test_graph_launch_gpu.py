@@ -58,12 +58,12 @@ def test_changing_inputs_sizes_and_streams(monkeypatch) -> None:
             stream = [torch.cuda.current_stream(), *sides][(n + round_) % 3]
             x, y, z = (torch.randn(size, generator=generator) for _ in range(3))
             with torch.cuda.stream(stream):
-                a, b = x.to("cuda"), y.to("cuda")
+                a, b, new_a = x.to("cuda"), y.to("cuda"), z.to("cuda")
                 poison_cache(size)
                 kept.append((add(a, b), x + y))
                 poison_cache(size)
-                add(a, b)  # dropped: the next call gets its C, so the same arguments
-                a.copy_(z.to("cuda"))  # which must then be read anew
+                add(a, b)  # dropped: the next call gets its C, so the same arguments,
+                a.copy_(new_a)  # with which the replay must read A anew
                 kept.append((add(a, b), z + y))
     torch.cuda.synchronize()
     for produced, expected in kept:  # float32 sums: IEEE on both sides, the same bits
