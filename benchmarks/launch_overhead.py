@@ -29,10 +29,12 @@ way: its lookup of the kernel, then the kernel call; compiled in process), and
 `torch_empty_us` torch's allocation from Python. The `*_graph_*` entries are the same calls
 launching through one-node CUDA graphs (TILEC_GRAPH_LAUNCH=1: replayed as they are where the
 arguments repeat, as an output freed before the next call gives; `*_new_outputs*` keep each
-call's output alive a while, so every launch has a new pointer, which a graph launch sets in
-its node first); `paths["graph_launch"]` says after the timings whether each kept launching
-through graphs ("on") or why it stopped. The `*_side_stream_us` entries launch on a
-created stream instead of the legacy default stream torch starts on. `paths` says what each
+call's output alive for 8 calls, so every launch has a new pointer, which a graph launch sets in
+a node first; `*_alternating_outputs*` keep the last one, as `x = kernel(a, b)` in a loop does:
+two blocks in turn, two graphs replayed as they are); `paths["graph_launch"]` says after the
+timings whether each kept launching through graphs ("on") or why it stopped. The
+`*_side_stream_us` entries launch on a created stream instead of the legacy default stream
+torch starts on. `paths` says what each
 tilec figure ran: the tilec package imported, the launcher (native, or cuda-bindings and the
 native module's import error), and per kernel call `JITKernel.call_path` ("native call", or
 "Python call: " and why), so a fallback shows in the JSON (the H100 run of 769d0c5 timed the
@@ -108,14 +110,16 @@ def stop(signum: int, frame) -> None:
     raise Stopped("stopped by SIGTERM (a time limit): the figures measured before it")
 
 
-def new_outputs(call):
-    """`call` with its last 8 outputs kept alive: each call's output is a new block, so its
-    launch gets a new pointer (a graph launch then updates its node)."""
-    kept = [None] * 8
+def keeping_outputs(call, count: int):
+    """`call` with its last `count` outputs kept alive, so each call's output is a block none of
+    the last `count` calls got: with 8, a new pointer for each launch beyond what a graph launch
+    keeps graphs of (it updates a node each call); with 1, `x = kernel(a, b)` in a loop, two
+    blocks in turn (a graph launch replays its two graphs as they are)."""
+    kept = [None] * count
     turn = itertools.count()
 
     def keep() -> None:
-        kept[next(turn) % 8] = call()
+        kept[next(turn) % count] = call()
 
     return keep
 
@@ -308,7 +312,9 @@ def main() -> None:
                 suffix = "_graph" if graphs == "1" else ""
                 kernels[suffix] = kernel
                 measure(results, f"tilec_kernel_call_new_outputs{suffix}_us",
-                        new_outputs(lambda kernel=kernel: kernel(a, b)))
+                        keeping_outputs(lambda kernel=kernel: kernel(a, b), 8))
+                measure(results, f"tilec_kernel_call_alternating_outputs{suffix}_us",
+                        keeping_outputs(lambda kernel=kernel: kernel(a, b), 1))
                 if kernel.call_path == "native call":
                     native_call = kernel._call  # the same call without the kernel object's frame
                     measure(results, f"tilec_native_call_direct{suffix}_us",

@@ -57,21 +57,42 @@ def calls(lines: list[str]) -> list[str]:
 
 def test_first_launch_makes_the_streams_graph_later_ones_replay_it(harness: Path) -> None:
     lines = run(harness, "make 1", f"launch {A} 4 10 20 30", "reason",
-                f"launch {A} 4 10 20 30", f"launch {A} 7 10 21 30", "reason")
+                f"launch {A} 4 10 20 30", f"launch {A} 7 10 21 30", f"launch {A} 4 10 20 30",
+                "reason")
     assert calls(lines) == [
         "cuStreamIsCapturing", "cuGraphCreate", "cuGraphAddKernelNode_v2",
         "cuGraphInstantiateWithFlags", "cuGraphLaunch", "result", "reason",
         # the same grid and arguments: the executable graph already holds them
         "cuStreamIsCapturing", "cuGraphLaunch", "result",
-        # a new output and a new grid (dynamic shapes): set in the node, then replayed
-        "cuStreamIsCapturing", "cuGraphExecKernelNodeSetParams_v2", "cuGraphLaunch", "result",
-        "reason"]
+        # a new output and a new grid (dynamic shapes): a second graph of the stream
+        "cuStreamIsCapturing", "cuGraphCreate", "cuGraphAddKernelNode_v2",
+        "cuGraphInstantiateWithFlags", "cuGraphLaunch", "result",
+        # the first arguments again: the first graph, as it is
+        "cuStreamIsCapturing", "cuGraphLaunch", "result", "reason"]
     assert "grid=4,1,1" in lines[2] and "args=10,20,30" in lines[2]
     assert "block=256,1,1" in lines[2]
     assert f"stream=0x{A}" in lines[4]
-    assert "grid=7,1,1" in lines[11] and "args=10,21,30" in lines[11]
+    assert "grid=7,1,1" in lines[12] and "args=10,21,30" in lines[12]
+    first = lines[3].split("-> ")[1]
+    assert lines[8] == lines[17] == f"cuGraphLaunch exec={first} stream=0x{A}"
     assert lines[6] == lines[-1] == "reason on"
     assert all(line == "result 0" for line in lines if line.startswith("result"))
+
+
+def test_past_four_argument_sets_the_least_recently_used_graph_is_updated(harness: Path) -> None:
+    sets = [f"launch {A} {n + 1} {n} 2 3" for n in range(4)]
+    lines = run(harness, "make 1", *sets, sets[0], f"launch {A} 9 9 9 9", sets[0], sets[2])
+    execs = [line.split("-> ")[1] for line in lines if line.startswith("cuGraphInstantiate")]
+    assert len(execs) == 4
+    update = lines.index(next(line for line in lines if line.startswith("cuGraphExecKernel")))
+    # the second set's graph is the least recently used (the first was replayed since)
+    assert lines[update] == f"cuGraphExecKernelNodeSetParams_v2 exec={execs[1]} " \
+                            "node grid=9,1,1 stream=(nil) args=9,9,9"
+    assert lines[update + 1] == f"cuGraphLaunch exec={execs[1]} stream=0x{A}"
+    # the others still hold their arguments: replayed as they are
+    assert calls(lines[update + 3:]) == ["cuStreamIsCapturing", "cuGraphLaunch", "result"] * 2
+    assert lines[update + 4] == f"cuGraphLaunch exec={execs[0]} stream=0x{A}"
+    assert lines[update + 7] == f"cuGraphLaunch exec={execs[2]} stream=0x{A}"
 
 
 def test_each_stream_has_its_own_graph(harness: Path) -> None:
@@ -127,7 +148,7 @@ def test_a_failed_graph_call_falls_back_once_with_its_reason(harness: Path, fail
 
 
 def test_a_failed_update_falls_back(harness: Path) -> None:
-    lines = run(harness, "make 1", f"launch {A} 5 1 2 3",
+    lines = run(harness, "make 1", *(f"launch {A} 5 1 2 {n}" for n in range(4)),
                 "fail cuGraphExecKernelNodeSetParams_v2 1", f"launch {A} 5 1 2 4", "reason")
     assert calls(lines)[-4:] == ["cuGraphExecKernelNodeSetParams_v2", "cuLaunchKernel", "result",
                                  "reason"]
@@ -147,12 +168,12 @@ def test_the_plain_launchs_error_is_the_one_returned(harness: Path) -> None:
 
 
 def test_streams_past_the_table_launch_plainly(harness: Path) -> None:
-    streams = [f"{0x100 * (n + 1):x}" for n in range(9)]
+    streams = [f"{0x100 * (n + 1):x}" for n in range(17)]
     lines = run(harness, "make 1", *(f"launch {s} 1 1 2 3" for s in streams),
                 f"launch {streams[0]} 1 1 2 3", "reason")
-    assert calls(lines).count("cuGraphInstantiateWithFlags") == 8
-    ninth = lines.index(f"cuStreamIsCapturing stream=0x{streams[8]} -> 0")
-    assert calls(lines[ninth:ninth + 3]) == ["cuStreamIsCapturing", "cuLaunchKernel", "result"]
+    assert calls(lines).count("cuGraphInstantiateWithFlags") == 16
+    last = lines.index(f"cuStreamIsCapturing stream=0x{streams[16]} -> 0")
+    assert calls(lines[last:last + 3]) == ["cuStreamIsCapturing", "cuLaunchKernel", "result"]
     assert calls(lines)[-3:] == ["cuGraphLaunch", "result", "reason"]  # the first stream's
     assert lines[-1] == "reason on"
 

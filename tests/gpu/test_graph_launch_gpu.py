@@ -1,7 +1,8 @@
 """The native call's one-node CUDA graph launch (TILEC_GRAPH_LAUNCH=1, launcher/graph_launch.h)
 on the GPU: calls with fresh inputs, sizes that change the grid, outputs kept alive (new
-arguments each call) and dropped (the same ones), on the current stream and on side streams,
-compute what torch computes, without the launch ever falling back to cuLaunchKernel; and
+arguments each call), dropped (the same ones) and alternating between two blocks, on the
+current stream and on side streams, compute what torch computes, without the launch ever
+falling back to cuLaunchKernel; and
 torch.cuda.graph still captures such a kernel (cuLaunchKernel while the stream captures) and
 replays it with new inputs. tests/test_graph_launch.py checks the launch's decisions on a
 stand-in driver.
@@ -71,17 +72,24 @@ def test_changing_inputs_sizes_and_streams(monkeypatch) -> None:
     assert add._call.graph_launch == "on"  # no graph call failed on the way
 
 
-def test_outputs_dropped_each_call(monkeypatch) -> None:
-    """The benchmark's loop: the output freed at once, its block (the same arguments) reused."""
+def test_outputs_dropped_or_alternating(monkeypatch) -> None:
+    """The benchmark's loops: an output freed at once (its block, so the same arguments, for
+    the next call), and `c = add(a, b)` in a loop (two blocks in turn: two graphs replayed)."""
     add = graph_launched_add(monkeypatch)
+    generator = torch.Generator().manual_seed(31)
     a, b = torch.randn(5000, device="cuda"), torch.randn(5000, device="cuda")
     for _ in range(50):
         add(a, b)
-    for _ in range(3):
-        a.copy_(torch.randn(5000, device="cuda"))
-        c = add(a, b)
+    news = [torch.randn(5000, generator=generator).cuda() for _ in range(8)]
+    c = None
+    for new in news:
+        a.copy_(new)
+        c = add(a, b)  # the previous c is freed only after this call allocated its output
         torch.testing.assert_close(c, a + b, rtol=0, atol=0)
-        del c
+    for new in news:
+        a.copy_(new)
+        add(a, b)
+        torch.testing.assert_close(add(a, b), a + b, rtol=0, atol=0)
     assert add._call.graph_launch == "on"
 
 

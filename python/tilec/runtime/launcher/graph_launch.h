@@ -2,14 +2,15 @@
 //
 // Why: replaying an instantiated graph costs the host less than cuLaunchKernel (on the H100
 // of 2026-12-07, 1.16 µs against 2.67 µs per call, benchmarks/launch_floor.cu). Per stream the
-// launch keeps a graph of one kernel node and its executable graph, made on the stream's first
-// launch; a later launch sets the node's grid and arguments in the executable graph, only where
-// they differ from that stream's last launch, and replays it.
+// launch keeps up to kGraphsPerStream graphs of one kernel node and their executable graphs,
+// each made on the first launch with arguments that none holds: a launch whose grid and
+// arguments one holds replays it as it is; past that count the stream's least recently used
+// one gets the new grid and arguments (cuGraphExecKernelNodeSetParams), then is replayed.
 //
 // cuLaunchKernel runs instead where a graph launch would be wrong or cannot be had:
 //  - the stream is capturing (torch.cuda.graph): the capture must record a kernel node, not a
 //    child graph of a graph that the next call changes;
-//  - the launch's table of streams is full (a new stream beyond kMaxStreams);
+//  - a stream without a graph when the kernel's kMaxGraphs are made;
 //  - a graph entry point failed once: the reason is kept (`reason()`) and every later launch
 //    is cuLaunchKernel, whose own error, if any, is the one reported.
 // A graph is made in the current context, the kernel's (the caller checks the device).
@@ -25,7 +26,8 @@ namespace tilec_cuda {
 
 class GraphLaunch {
  public:
-  static constexpr int kMaxStreams = 8;
+  static constexpr int kMaxGraphs = 16;       // executable graphs of one kernel, all streams
+  static constexpr int kGraphsPerStream = 4;  // argument sets replayed without an update
   static constexpr int kMaxArguments = 64;  // 8-byte argument values
 
   explicit GraphLaunch(bool wanted) : enabled_(wanted) {
@@ -42,8 +44,8 @@ class GraphLaunch {
   ~GraphLaunch() {  // a graph still running is freed by the driver when it completes
     const Driver &d = driver();
     for (int i = 0; i < used_; ++i) {
-      d.cuGraphExecDestroy(streams_[i].exec);
-      d.cuGraphDestroy(streams_[i].graph);
+      d.cuGraphExecDestroy(graphs_[i].exec);
+      d.cuGraphDestroy(graphs_[i].graph);
     }
   }
 
@@ -72,30 +74,45 @@ class GraphLaunch {
 
   // "on", "off", or "off: " and why the graph launch stopped.
   const std::string &reason() const { return reason_; }
-  bool enabled() const { return enabled_; }
-  int streams() const { return used_; }
 
  private:
-  struct PerStream {
+  // One executable graph of the kernel node, for one stream, and the grid and arguments its
+  // node holds.
+  struct Graph {
     CUstream stream = nullptr;
     CUgraph graph = nullptr;
     CUgraphNode node = nullptr;
     CUgraphExec exec = nullptr;
+    uint64_t last_use = 0;
     unsigned grid[3] = {0, 0, 0};
     int count = 0;
-    uint64_t values[kMaxArguments] = {};  // of the exec's kernel node
+    uint64_t values[kMaxArguments] = {};
   };
 
-  // The graph launch on `stream`; false where cuLaunchKernel must run instead.
+  // The graph launch on `stream`; false where cuLaunchKernel must run instead. A graph of the
+  // stream that holds these arguments is replayed as it is; else, while the stream has fewer
+  // than kGraphsPerStream and the table has room, a new one is made (outputs that alternate
+  // between a few blocks, as `x = kernel(a, b)` in a loop gives, then replay without an
+  // update); else the stream's least recently used graph gets the new grid and arguments.
   bool replay(const KernelNodeParams &params, CUstream stream, const uint64_t *values,
               int count) {
     const Driver &d = driver();
-    PerStream *entry = nullptr;
-    for (int i = 0; i < used_ && entry == nullptr; ++i)
-      if (streams_[i].stream == stream) entry = &streams_[i];
-    if (entry == nullptr) {
-      if (used_ == kMaxStreams) return false;
-      PerStream made;
+    Graph *oldest = nullptr;
+    int of_stream = 0;
+    ++clock_;
+    for (int i = 0; i < used_; ++i) {
+      Graph &graph = graphs_[i];
+      if (graph.stream != stream) continue;
+      if (holds(graph, params, values, count)) {
+        graph.last_use = clock_;
+        return succeeded(d.cuGraphLaunch(graph.exec, stream), "cuGraphLaunch");
+      }
+      ++of_stream;
+      if (oldest == nullptr || graph.last_use < oldest->last_use) oldest = &graph;
+    }
+    Graph *graph = oldest;
+    if (of_stream < kGraphsPerStream && used_ < kMaxGraphs) {
+      Graph made;
       made.stream = stream;
       if (!succeeded(d.cuGraphCreate(&made.graph, 0), "cuGraphCreate")) return false;
       if (!succeeded(d.cuGraphAddKernelNode(&made.node, made.graph, nullptr, 0, &params),
@@ -104,31 +121,27 @@ class GraphLaunch {
         d.cuGraphDestroy(made.graph);
         return false;
       }
-      entry = &streams_[used_++];
-      *entry = made;
-      remember(*entry, params, values, count);
-    } else if (!same(*entry, params, values, count)) {
-      if (!succeeded(d.cuGraphExecKernelNodeSetParams(entry->exec, entry->node, &params),
-                     "cuGraphExecKernelNodeSetParams"))
-        return false;
-      remember(*entry, params, values, count);
+      graph = &graphs_[used_++];
+      *graph = made;
+    } else if (graph == nullptr) {  // a new stream, the table full
+      return false;
+    } else if (!succeeded(d.cuGraphExecKernelNodeSetParams(graph->exec, graph->node, &params),
+                          "cuGraphExecKernelNodeSetParams")) {
+      return false;
     }
-    return succeeded(d.cuGraphLaunch(entry->exec, stream), "cuGraphLaunch");
+    graph->last_use = clock_;
+    graph->grid[0] = params.gridDimX, graph->grid[1] = params.gridDimY;
+    graph->grid[2] = params.gridDimZ;
+    graph->count = count;
+    std::memcpy(graph->values, values, sizeof(uint64_t) * count);
+    return succeeded(d.cuGraphLaunch(graph->exec, stream), "cuGraphLaunch");
   }
 
-  static bool same(const PerStream &entry, const KernelNodeParams &params,
-                   const uint64_t *values, int count) {
-    return entry.count == count && entry.grid[0] == params.gridDimX &&
-           entry.grid[1] == params.gridDimY && entry.grid[2] == params.gridDimZ &&
-           std::memcmp(entry.values, values, sizeof(uint64_t) * count) == 0;
-  }
-
-  static void remember(PerStream &entry, const KernelNodeParams &params,
-                       const uint64_t *values, int count) {
-    entry.grid[0] = params.gridDimX, entry.grid[1] = params.gridDimY;
-    entry.grid[2] = params.gridDimZ;
-    entry.count = count;
-    std::memcpy(entry.values, values, sizeof(uint64_t) * count);
+  static bool holds(const Graph &graph, const KernelNodeParams &params, const uint64_t *values,
+                    int count) {
+    return graph.count == count && graph.grid[0] == params.gridDimX &&
+           graph.grid[1] == params.gridDimY && graph.grid[2] == params.gridDimZ &&
+           std::memcmp(graph.values, values, sizeof(uint64_t) * count) == 0;
   }
 
   // False after turning the graph launch off with the failed call's name and error.
@@ -144,8 +157,9 @@ class GraphLaunch {
 
   bool enabled_;
   std::string reason_ = "on";
+  uint64_t clock_ = 0;  // launches so far, for the least recently used graph
   int used_ = 0;
-  PerStream streams_[kMaxStreams];
+  Graph graphs_[kMaxGraphs];
 };
 
 }  // namespace tilec_cuda
