@@ -720,7 +720,10 @@ class JITFunction:
         if self.is_factory:
             return self.compile(*args, **kwargs)
         fast_key = self._fast_key(args, kwargs)
-        known = self._kernels.get(fast_key) if fast_key is not None else None
+        try:
+            known = self._kernels.get(fast_key)
+        except TypeError:  # an argument that cannot be hashed: no in-memory key
+            fast_key = known = None
         if known is None:
             try:
                 self.signature.bind(*args, **kwargs)
@@ -738,8 +741,9 @@ class JITFunction:
             return kernel(*args)
         return kernel(*[args[n] for n in positions])
 
-    def _fast_key(self, args: tuple, kwargs: dict) -> Any:
-        """A cheap in-memory key for repeated eager calls: shapes, dtypes, constants, target."""
+    def _fast_key(self, args: tuple, kwargs: dict) -> tuple:
+        """A cheap in-memory key for repeated eager calls: shapes, dtypes, constants, target
+        (unhashable where an argument is)."""
         parts: list[Any] = []
         for value in args:
             shape = getattr(value, "shape", None)
@@ -751,12 +755,7 @@ class JITFunction:
         target = self.target
         if target in (None, "auto"):
             target = (target, cache.environment("TILEC_TARGET"))
-        key = (tuple(parts), target, tuple(cache.compile_settings().items()))
-        try:
-            hash(key)
-        except TypeError:
-            return None
-        return key
+        return tuple(parts), target, tuple(cache.compile_settings().items())
 
     def compile(self, *args: Any, target: str | None = None, pass_configs: dict | None = None,
                 **kwargs: Any) -> JITKernel:
