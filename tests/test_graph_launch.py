@@ -28,7 +28,8 @@ def build(folder: Path, graphs: bool) -> Path:
         pytest.skip("no C/C++ compiler")
     folder.mkdir()
     driver = folder / "libcuda.so.1"
-    subprocess.run([cc, "-shared", "-fPIC", "-O1", *([] if graphs else ["-DFAKE_NO_GRAPHS"]),
+    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-Wl,-soname,libcuda.so.1",
+                    *([] if graphs else ["-DFAKE_NO_GRAPHS"]),
                     "-o", str(driver), str(HERE / "fake_libcuda.c")], check=True, timeout=120)
     harness = folder / "harness"
     subprocess.run([cxx, "-std=c++17", "-O1", "-Wall", "-Werror", f"-I{LAUNCHER}", "-o",
