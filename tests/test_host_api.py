@@ -690,3 +690,27 @@ def test_closure_values_are_part_of_the_cache_key(rng: torch.Generator) -> None:
         keys.add(kernel.specialize((x,), {}, "cpu").key)
         torch.testing.assert_close(kernel(x), x * scale, rtol=0, atol=0)  # one rounding each
     assert len(keys) == 2
+
+
+def test_an_eager_keys_environment_part(monkeypatch) -> None:
+    """cache.key_environment: None while neither TILEC_TARGET nor any COMPILE_SETTINGS name is
+    set (an eager call's key then reads nothing else); else both, as os.environ has them, so
+    setting, changing or unsetting either gives another key."""
+    from tilec import cache
+
+    for name in (*cache.COMPILE_SETTINGS, "TILEC_TARGET"):
+        monkeypatch.delenv(name, raising=False)
+    assert cache.key_environment() is None
+    seen = {None}
+    for name, value in (("TILEC_TARGET", "cpu"), ("TILEC_TARGET", "cuda"),
+                        ("TILEC_SPLIT_WGMMA_N", "1"), ("TILEC_TARGET", None)):
+        if value is None:
+            monkeypatch.delenv(name)
+        else:
+            monkeypatch.setenv(name, value)
+        key = cache.key_environment()
+        assert key == (os.environ.get("TILEC_TARGET"), tuple(cache.compile_settings().items()))
+        assert key not in seen
+        seen.add(key)
+    monkeypatch.setenv("TILEC_SPLIT_WGMMA_N", "")  # set but empty: not a setting
+    assert cache.key_environment() == (None, ())

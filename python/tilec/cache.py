@@ -113,6 +113,19 @@ def compile_settings() -> dict[str, str]:
     return {name: value for name in names if (value := os.environ.get(name))}
 
 
+_KEY_NAMES = frozenset(map(os.fsencode, (*COMPILE_SETTINGS, "TILEC_TARGET")))
+
+
+def key_environment() -> tuple[str | None, tuple[tuple[str, str], ...]] | None:
+    """The environment's part of an eager call's in-memory key: TILEC_TARGET and the
+    COMPILE_SETTINGS set, or None where none of them is (the usual answer: one pass in C over
+    the environment's names, 0.6 µs here where reading both cost 1.4 µs of each call)."""
+    data = _environment_bytes()
+    if data is not None and _KEY_NAMES.isdisjoint(data.keys()):
+        return None
+    return environment("TILEC_TARGET"), tuple(compile_settings().items())
+
+
 def cache_key(parts: dict[str, Any]) -> str:
     """A stable hash of the key's parts (sorted JSON; unknown objects by repr) and of the
     COMPILE_SETTINGS that are set."""

@@ -752,10 +752,7 @@ class JITFunction:
             value = kwargs[name]
             shape = getattr(value, "shape", None)
             parts.append((name, value if shape is None else (shape, value.dtype)))
-        target = self.target
-        if target in (None, "auto"):
-            target = (target, cache.environment("TILEC_TARGET"))
-        return tuple(parts), target, tuple(cache.compile_settings().items())
+        return tuple(parts), self.target, cache.key_environment()
 
     def compile(self, *args: Any, target: str | None = None, pass_configs: dict | None = None,
                 **kwargs: Any) -> JITKernel:
