@@ -179,6 +179,10 @@ def test_streams_past_the_table_launch_plainly(harness: Path) -> None:
     assert lines[-1] == "reason on"
 
 
+def test_too_many_arguments_launch_nothing(harness: Path) -> None:
+    assert run(harness, "make 1", "overflow") == ["result 1"]  # CUDA_ERROR_INVALID_VALUE
+
+
 def test_off_is_cuLaunchKernel_only(harness: Path) -> None:
     lines = run(harness, "make 0", f"launch {A} 2 1 2 3", "reason", "destroy")
     assert calls(lines) == ["cuLaunchKernel", "result", "reason"]

@@ -2,6 +2,7 @@
 // stdin, one a line, for tests/test_graph_launch.py:
 //   make 0|1                  a GraphLaunch, the graph launch wanted or not
 //   launch STREAM GX A B C    a launch of grid (GX, 1, 1) with arguments A, B, C on STREAM
+//   overflow                  a launch of more argument values than GraphLaunch takes
 //   capture STREAM            cuStreamIsCapturing reports STREAM capturing, no other
 //   fail NAME RESULT          the driver's NAME returns RESULT from then on
 //   reason | destroy
@@ -37,6 +38,12 @@ int main() {
       int result = launch->launch(reinterpret_cast<void *>(0x3), grid, block, 0,
                                   reinterpret_cast<void *>(stream), values, 3);
       std::printf("result %d\n", result);
+    } else if (command == "overflow") {  // more argument values than a launch takes
+      unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
+      uint64_t values[tilec_cuda::GraphLaunch::kMaxArguments + 1] = {};
+      std::printf("result %d\n", launch->launch(reinterpret_cast<void *>(0x3), grid, block, 0,
+                                                nullptr, values,
+                                                tilec_cuda::GraphLaunch::kMaxArguments + 1));
     } else if (command == "capture") {
       unsigned long long stream = 0;
       words >> std::hex >> stream;

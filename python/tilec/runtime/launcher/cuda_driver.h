@@ -21,6 +21,7 @@ using CUgraphNode = void *;
 using CUgraphExec = void *;
 constexpr int kMaxDynamicSharedAttribute = 8;  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
 constexpr int kStreamCaptureStatusNone = 0;    // CU_STREAM_CAPTURE_STATUS_NONE
+constexpr CUresult kInvalidValue = 1;          // CUDA_ERROR_INVALID_VALUE
 
 // CUDA_KERNEL_NODE_PARAMS_v2 (cuda.h of CUDA 12.0 and later, as 13.0's declares it): the
 // parameters of a graph's kernel node, taken by the _v2 entry points below.

@@ -49,13 +49,15 @@ class GraphLaunch {
     }
   }
 
-  // Launches `function` with `count` 8-byte argument values; the driver's result.
+  // Launches `function` with `count` (at most kMaxArguments) 8-byte argument values; the
+  // driver's result.
   CUresult launch(CUfunction function, const unsigned grid[3], const unsigned block[3],
                   unsigned shared_bytes, CUstream stream, const uint64_t *values, int count) {
+    if (count < 0 || count > kMaxArguments) return kInvalidValue;
     void *slots[kMaxArguments];
     for (int i = 0; i < count; ++i) slots[i] = const_cast<uint64_t *>(&values[i]);
     const Driver &d = driver();
-    if (enabled_ && count <= kMaxArguments) {
+    if (enabled_) {
       int capturing = kStreamCaptureStatusNone;
       if (d.cuStreamIsCapturing(stream, &capturing) == 0 &&
           capturing == kStreamCaptureStatusNone) {

@@ -36,6 +36,7 @@ constexpr int kMaxParams = 32;   // tensor parameters of a kernel
 constexpr int kMaxSymbols = 16;  // distinct shape symbols
 constexpr int kMaxDims = 8;      // dimensions of one tensor
 constexpr int kMaxSlots = 64;    // kernel arguments
+static_assert(kMaxSlots <= tilec_cuda::GraphLaunch::kMaxArguments, "a launch takes every slot");
 
 // Grid program operations (fastcall.py emits them in postfix order).
 enum GridOp : int64_t { kConst = 0, kSymbol = 1, kAdd = 2, kSub = 3, kMul = 4, kFloorDiv = 5,
