@@ -469,7 +469,7 @@ LogicalResult ForOp::verify() {
 LogicalResult ReduceOp::verify() {
   MemRefType src = memrefOf(getSrc()), dst = memrefOf(getDst());
   llvm::StringRef kind = getKind();
-  if (!llvm::is_contained({"max", "min", "sum", "abssum", "absmax"}, kind))
+  if (!llvm::is_contained({"max", "min", "umax", "umin", "sum", "abssum", "absmax"}, kind))
     return emitOpError() << "unknown reduction '" << kind << "'";
   int64_t dim = getDim();
   if (dim < 0 || dim >= src.getRank())

@@ -140,9 +140,10 @@ def Tile_ForOp : Tile_Op<"for", [SingleBlockImplicitTerminator<"YieldOp">,
 def Tile_ReduceOp : Tile_Op<"reduce"> {
   let summary = "reduces a buffer along one dimension";
   let description = [{
-    `kind` is one of "max", "min", "sum", "abssum", "absmax". `dst` has the shape of
-    `src` without dimension `dim`. Without `clear` the result is combined with what
-    `dst` holds.
+    `kind` is one of "max", "min", "umax", "umin", "sum", "abssum", "absmax"; umax and
+    umin compare integers as unsigned (memrefs' integers are signless: the frontend
+    picks them for unsigned dtypes). `dst` has the shape of `src` without dimension
+    `dim`. Without `clear` the result is combined with what `dst` holds.
   }];
   let arguments = (ins AnyMemRef:$src, AnyMemRef:$dst, StrAttr:$kind, I64Attr:$dim,
                        DefaultValuedAttr<BoolAttr, "true">:$clear);

@@ -68,6 +68,8 @@ def reduce_init(kind: str, type_: ir.Type) -> ir.Value:
         return zero(type_)
     if is_float(type_):
         return constant(type_, float("-inf") if kind == "max" else float("inf"))
+    if kind in ("umax", "umin"):  # unsigned: 0 and all ones
+        return constant(type_, 0 if kind == "umax" else -1)
     bits = bit_width(type_)
     return constant(type_, -(1 << (bits - 1)) if kind == "max" else (1 << (bits - 1)) - 1)
 
@@ -86,6 +88,10 @@ def combine(kind: str, left: ir.Value, right: ir.Value) -> ir.Value:
         return arith.addf(left, right) if floating else arith.addi(left, right)
     if kind in ("max", "absmax"):
         return arith.maximumf(left, right) if floating else arith.maxsi(left, right)
+    if kind == "umax":
+        return arith.maxui(left, right)
+    if kind == "umin":
+        return arith.minui(left, right)
     return arith.minimumf(left, right) if floating else arith.minsi(left, right)
 
 

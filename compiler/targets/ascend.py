@@ -107,6 +107,7 @@ VECTOR_SCALAR = {"arith.addf": "Adds", "arith.mulf": "Muls", "arith.maximumf": "
                  "arith.minimumf": "Mins", "arith.maxnumf": "Maxs", "arith.minnumf": "Mins"}
 VECTOR_UNARY = {"math.exp": "Exp", "math.log": "Ln", "math.sqrt": "Sqrt", "math.absf": "Abs"}
 REDUCTIONS = {"sum": "ReduceSum", "max": "ReduceMax", "min": "ReduceMin",
+              "umax": "ReduceMax", "umin": "ReduceMin",
               "abssum": "ReduceSum", "absmax": "ReduceMax"}
 # the AI core memory each AscendC position is in
 MEMORIES = {"VECCALC": "UB", "A1": "L1", "B1": "L1", "A2": "L0A", "B2": "L0B", "CO1": "L0C"}
@@ -729,7 +730,8 @@ class Emitter:
             return f"fabsf({value})" if kind.startswith("abs") else value
 
         combine = {"sum": "acc + x", "abssum": "acc + x", "max": "fmaxf(acc, x)",
-                   "absmax": "fmaxf(acc, x)", "min": "fminf(acc, x)"}[kind]
+                   "absmax": "fmaxf(acc, x)", "min": "fminf(acc, x)", "umax": "fmaxf(acc, x)",
+                   "umin": "fminf(acc, x)"}[kind]
         self.line(f"for (int64_t {o} = 0; {o} < {outer}; ++{o}) {{")
         self.line(f"  for (int64_t {i} = 0; {i} < {inner}; ++{i}) {{")
         start = "0.0f" if kind.endswith("sum") else element_at("0")

@@ -90,3 +90,26 @@ func.func @integer_kinds(%n: index) {
   }
   return
 }
+
+// -----
+
+// umax / umin (an unsigned dtype's T.reduce_max / T.reduce_min): memrefs' integers are
+// signless, so the kind picks the unsigned comparison (maxsi would take 0x80000000 as the
+// most negative value).
+// CHECK-LABEL: func.func @unsigned_kinds
+// CHECK: arith.maxui %{{.*}}, %{{.*}} : i32
+// CHECK-NOT: arith.maxsi
+// CHECK: arith.minui %{{.*}}, %{{.*}} : i8
+// CHECK-NOT: arith.minsi
+func.func @unsigned_kinds(%n: index) {
+  tile.kernel grid(%n) threads [32] {
+  ^bb0(%bx: index):
+    %s = tile.alloc : memref<4x8xi32, "fragment">
+    %d = tile.alloc : memref<4xi32, "fragment">
+    tile.reduce "umax" %s to %d dim 1 : memref<4x8xi32, "fragment"> to memref<4xi32, "fragment">
+    %b = tile.alloc : memref<4x8xi8, "fragment">
+    %e = tile.alloc : memref<4xi8, "fragment">
+    tile.reduce "umin" %b to %e dim 1 : memref<4x8xi8, "fragment"> to memref<4xi8, "fragment">
+  }
+  return
+}

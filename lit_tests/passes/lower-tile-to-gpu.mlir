@@ -587,3 +587,27 @@ func.func @replicas(%out: memref<?xf32>) attributes {tile.entry} {
   }
   return
 }
+
+// -----
+
+// An unsigned dtype's row minimum ("umin"): the thread's own registers, then the butterfly
+// shuffles, all combine with minui (minsi took 0x80000000 for the smallest word).
+// CHECK-LABEL: gpu.func @row_umin
+// CHECK-NOT: arith.minsi
+// CHECK: arith.minui %{{.*}}, %{{.*}} : i32
+// CHECK: %[[PEER:.*]], %{{.*}} = gpu.shuffle xor %[[MINE:.*]], %{{.*}}, %{{.*}} : i32
+// CHECK-NEXT: arith.minui %[[MINE]], %[[PEER]] : i32
+// CHECK-NOT: arith.minsi
+func.func @row_umin(%X: memref<16x64xi32>, %out: memref<16xi32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [128] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %f = tile.alloc {tile.layout = #tile.linear<[16, 64], register = [[0, 1], [0, 2], [8, 0]], lane = [[0, 4], [0, 8], [0, 16], [0, 32], [1, 0]], warp = [[2, 0], [4, 0]]>} : memref<16x64xi32, "fragment">
+    %s = tile.alloc {tile.layout = #tile.linear<[16], register = [[8]], lane = [[0], [0], [0], [0], [1]], warp = [[2], [4]]>} : memref<16xi32, "fragment">
+    tile.copy %X[%c0, %c0] [16, 64] to %f[%c0, %c0] [16, 64] : memref<16x64xi32> to memref<16x64xi32, "fragment">
+    tile.reduce "umin" %f to %s dim 1 : memref<16x64xi32, "fragment"> to memref<16xi32, "fragment">
+    tile.copy %s[%c0] [16] to %out[%c0] [16] : memref<16xi32, "fragment"> to memref<16xi32>
+  }
+  return
+}

@@ -102,6 +102,8 @@ _PY_BINOPS: dict[str, Callable[[Any, Any], Any]] = {
     "truncmod": lambda a, b: a - b * _truncated_division(a, b),
 }
 _DIVISIONS = ("/", "//", "%", "truncdiv", "truncmod")  # integer ones guard their divisor
+# T.reduce_* of unsigned integers: compared as unsigned; abs of an unsigned value is itself
+_UNSIGNED_REDUCTIONS = {"max": "umax", "min": "umin", "absmax": "umax", "abssum": "sum"}
 _CMPOPS: dict[type, str] = {
     ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne",
 }
@@ -1836,6 +1838,8 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
                 self.store(staged, self.box_indices(whole, point),
                            self.cast(value, dst.dtype, node), node)
             src, dim = staged, dim + 1 if to_one else dim
+        if dst.dtype.is_unsigned:  # signless memrefs: the kind says how integers compare
+            kind = _UNSIGNED_REDUCTIONS.get(kind, kind)
         tile.reduce(src.value, dst.value, kind, dim, clear=clear)
 
     def t_cumsum(self, nodes: dict, node: ast.Call) -> None:
