@@ -1025,6 +1025,13 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
             for value in values[1:]:
                 result = (result and value) if is_and else (result or value)
             return result
+        if not all(_is_bool(v) for v in values):
+            # Python's value: `a or b` is a where a is true, else b (`2 or 5` is 2, not True)
+            result = values[-1]
+            for value in reversed(values[:-1]):
+                taken, other = (result, value) if is_and else (value, result)
+                result = self.select(value, taken, other, node)
+            return result
         flags = [self.to_bool(v, node) for v in values]
         result = flags[0]
         for flag in flags[1:]:
@@ -3102,6 +3109,11 @@ def tensor_type(dims: tuple[Any, ...], dtype: T.DType) -> ir.MemRefType:
     """A global memref: static dims as given, `?` for dynamic symbols."""
     shape = [d if isinstance(d, int) else ir.ShapedType.get_dynamic_size() for d in dims]
     return ir.MemRefType.get(shape, storage_type(dtype))
+
+
+def _is_bool(value: Any) -> bool:
+    """A Python bool or a kernel bool (a condition)."""
+    return isinstance(value, bool) or (isinstance(value, Scalar) and value.dtype == T.bool)
 
 
 def _identity_operand(op: str, a: Any, b: Any) -> Scalar | None:
