@@ -267,6 +267,19 @@ def _strip_module(pipeline: str) -> str:
     return text
 
 
+def _read_input(name: str) -> str:
+    """The input's text, decoded as UTF-8 (UnicodeDecodeError where it is no text), with
+    universal newlines as open() reads text."""
+    if name == "-" and getattr(sys.stdin, "buffer", None) is None:  # a replaced text stream
+        return sys.stdin.read()
+    if name == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        with open(name, "rb") as file:
+            data = file.read()
+    return data.decode().replace("\r\n", "\n").replace("\r", "\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args, actions = _parse_arguments(argv)
@@ -277,9 +290,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"--{name:32} {cls.summary}")
         return 0
     try:
-        text = sys.stdin.read() if args.input == "-" else open(args.input).read()
+        text = _read_input(args.input)
     except OSError as error:
         print(f"tilec-opt: cannot read {args.input}: {error.strerror}", file=sys.stderr)
+        return 2
+    except UnicodeDecodeError as error:
+        print(f"tilec-opt: cannot read {args.input}: not UTF-8 text (byte "
+              f"{error.object[error.start]:#04x} at offset {error.start}); tilec-opt reads MLIR's "
+              "textual form", file=sys.stderr)
         return 2
 
     import tilec.dialect as tile_dialect
@@ -315,8 +333,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.output == "-":
         sys.stdout.write(result)
     else:
-        with open(args.output, "w") as file:
-            file.write(result)
+        try:
+            with open(args.output, "w") as file:
+                file.write(result)
+        except OSError as error:
+            print(f"tilec-opt: cannot write {args.output}: {error.strerror}", file=sys.stderr)
+            return 2
     return 1 if failures else 0
 
 

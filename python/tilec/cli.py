@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import tilec.language as T
-from tilec.errors import TilecError
+from tilec.errors import TilecError, called_from_the_command_line
 from tilec.jit import JITFunction, Specialization, _is_factory, prim_func_specialization
 
 USAGE_ERROR = 2
@@ -32,6 +32,26 @@ USAGE_ERROR = 2
 
 class UsageError(Exception):
     """Bad command-line input (exit code 2)."""
+
+
+def _parse_consts(texts: list[str]) -> dict[str, Any]:
+    """The --const values by name; a name given twice is a usage error (the last one would win
+    without a word)."""
+    consts: dict[str, Any] = {}
+    for text in texts:
+        name, value = _parse_const(text)
+        if name in consts:
+            raise UsageError(f"--const {name} given twice ({consts[name]!r} and {value!r})")
+        consts[name] = value
+    return consts
+
+
+def _write_output(path: Path, text: str) -> None:
+    """Write an output file; a path that cannot be written is a usage error naming why."""
+    try:
+        path.write_text(text)
+    except OSError as error:
+        raise UsageError(f"cannot write {path}: {error.strerror or error}") from None
 
 
 def _parse_const(text: str) -> tuple[str, Any]:
@@ -163,7 +183,7 @@ def selected_kernels(options: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(options: argparse.Namespace) -> int:
-    consts = dict(_parse_const(c) for c in options.const)
+    consts = _parse_consts(options.const)
     kernels = selected_kernels(options)
     from tilec.jit import resolve_target
 
@@ -171,8 +191,15 @@ def run(options: argparse.Namespace) -> int:
     # the tile IR is target-neutral: do not import torch just to find a GPU
     target = (options.target or "cpu") if only_tile else resolve_target(options.target)
     texts: list[str] = []
+    if options.cache_dir is not None:
+        try:
+            options.cache_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise UsageError(f"cannot make the cache directory {options.cache_dir}: "
+                             f"{error.strerror or error}") from None
     for name, kernel in kernels.items():
-        spec = specialization(name, kernel, consts, target, options.out_idx)
+        with called_from_the_command_line():
+            spec = specialization(name, kernel, consts, target, options.out_idx)
         if options.cache_dir is not None:
             from tilec import cache
             from tilec.jit import compile_specialization
@@ -180,6 +207,9 @@ def run(options: argparse.Namespace) -> int:
             os.environ["TILEC_CACHE_DIR"] = str(options.cache_dir)
             cache.enable_cache()
             compile_specialization(spec)
+            if not (options.cache_dir / spec.key).is_dir():
+                raise TilecError(f"{name} for {target} compiled, but its cache entry could not "
+                                 f"be written under {options.cache_dir}")
             print(f"tilec: {name} for {target} cached as {options.cache_dir / spec.key}",
                   file=sys.stderr)
             continue
@@ -188,7 +218,7 @@ def run(options: argparse.Namespace) -> int:
     if texts:
         output = "\n".join(t.rstrip("\n") for t in texts) + "\n"
         if options.output is not None:
-            options.output.write_text(output)
+            _write_output(options.output, output)
         else:
             sys.stdout.write(output)
     return 0
@@ -215,11 +245,11 @@ def run_trace(options: argparse.Namespace) -> int:
     from tilec.tools.trace import trace_specialization
     from tilec.tools.trace_page import render
 
-    consts = dict(_parse_const(c) for c in options.const)
+    consts = _parse_consts(options.const)
     target = resolve_target(options.target)
     traces = [trace_specialization(specialization(name, kernel, consts, target, options.out_idx))
               for name, kernel in selected_kernels(options).items()]
-    options.output.write_text(render(traces))
+    _write_output(options.output, render(traces))
     steps = sum(len(trace.steps) for trace in traces)
     print(f"tilec: trace of {len(traces)} kernel(s), {steps} passes, written to {options.output}",
           file=sys.stderr)
@@ -252,7 +282,7 @@ def run_diff(options: argparse.Namespace) -> int:
         for path, text in zip((options.before, options.after), texts, strict=True):
             pair.steps.append(Step("files", str(path), 0.0, IRText.parse(text)))
         pair.stage_seconds["files"] = 0.0
-        options.html.write_text(render([pair]))
+        _write_output(options.html, render([pair]))
     return 0
 
 

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import linecache
+from collections.abc import Iterator
+
+# False while the command line calls the kernel (`tilec FILE.py --const ...`): its values come
+# from no line of a Python file, so at_caller's errors name none
+_CALLER_HAS_A_LINE = contextvars.ContextVar("tilec_caller_has_a_line", default=True)
 
 
 class TilecError(Exception):
@@ -32,12 +39,24 @@ class LaunchError(TilecError):
     """A compiled kernel was called with arguments it cannot take."""
 
 
+@contextlib.contextmanager
+def called_from_the_command_line() -> Iterator[None]:
+    """at_caller's errors inside carry no file:line (it would be the console script's)."""
+    token = _CALLER_HAS_A_LINE.set(False)
+    try:
+        yield
+    finally:
+        _CALLER_HAS_A_LINE.reset(token)
+
+
 def at_caller(message: str) -> TilecError:
     """A TilecError placed at the first frame outside tilec: the user's line that called the
     TileLang name which raised it."""
     import os
     import sys
 
+    if not _CALLER_HAS_A_LINE.get():
+        return TilecError(message)
     package = os.path.dirname(os.path.abspath(__file__)) + os.sep
     frame = sys._getframe(1)
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):

@@ -2514,6 +2514,11 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
 
     def t_ceildiv(self, nodes: dict, node: ast.Call) -> Any:
         a, b = self.rvalue(self.arg(nodes, "a"), node), self.rvalue(self.arg(nodes, "b"), node)
+        for value in (a, b):
+            if _is_py_value(value) and not isinstance(value, int):
+                self.error(node, f"T.ceildiv takes integers, got {value!r}")
+        if isinstance(b, int) and b == 0:
+            self.error(node, "T.ceildiv divides by zero: its divisor is 0")
         if _is_py_value(a) and _is_py_value(b):
             return -(-a // b)
         dtype = self.result_dtype(a, b, node)
