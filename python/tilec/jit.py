@@ -86,7 +86,9 @@ def _cuda_available() -> bool:
 
 
 def _is_tensor(value: Any) -> bool:
-    return hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, T.DType)
+    """A torch tensor or numpy array; not a numpy scalar (it has a shape () and a dtype too)."""
+    return (hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, T.DType)
+            and not isinstance(value, numbers.Number))
 
 
 def tensor_arguments(args: tuple, kwargs: dict, fn: Callable | None = None) -> list[Any]:
@@ -325,10 +327,10 @@ class JITKernel:
     __call__ = property(operator.attrgetter("_call"),
                         doc="Runs the kernel on its inputs and returns its outputs.")
 
-    def _first_call(self, *args: Any) -> Any:
+    def _first_call(self, *args: Any, **keywords: Any) -> Any:
         """The Python call; once it succeeded, later calls take the native one where the
         kernel has it (tilec.runtime.fastcall), with the Python call for what it declines."""
-        result = self._python_call(*args)
+        result = self._python_call(*args, **keywords)
         native = self._native_call(args)
         if isinstance(native, str):
             self.call_path, self._call = f"Python call: {native}", self._python_call
@@ -349,13 +351,20 @@ class JITKernel:
                             for position, shape, dtype, _ in plan.inputs],
                            returned, device, self._python_call, LaunchError)
 
-    def _python_call(self, *args: Any) -> Any:
+    def _python_call(self, *args: Any, **keywords: Any) -> Any:
+        if keywords:
+            raise self._keywords_error(keywords)
         if self._plan is None:
             self._plan = self._make_plan()
         result = self._fast_call(self._plan, args)
         if result is not _SLOW_PATH:
             return result
         return self._checked_call(args)
+
+    def _keywords_error(self, keywords: dict[str, Any]) -> LaunchError:
+        names = ", ".join(p.name for p in self.params if not p.is_output)
+        return self._error(f"takes its arguments by position ({names}), got keyword arguments "
+                           f"{', '.join(keywords)}")
 
     def _checked_call(self, args: tuple) -> Any:
         """Every check with its message; numpy arrays and scalars go this way too."""
@@ -535,6 +544,15 @@ def compile_specialization(spec: Specialization) -> JITKernel:
 _KEY_TYPES = (int, float, str, bool, type(None), T.DType, T.Symbol, T.Tensor)
 
 
+def _python_number(value: Any) -> Any:
+    """A numpy integer or float scalar (np.int64(64) from an array's shape) as the Python
+    number it stands for, so sizes and factory arguments given that way compile; any other
+    value as it is."""
+    if isinstance(value, (int, float)) or not isinstance(value, numbers.Real):
+        return value
+    return int(value) if isinstance(value, numbers.Integral) else float(value)
+
+
 def _key_value(value: Any, depth: int = 0) -> str:
     """A value's part of a cache key: constants by repr, macros and functions by source, plain
     objects (a config) by their fields, tensors by shape and dtype; two values that can build
@@ -631,6 +649,9 @@ def _normalize_out_idx(out_idx: Sequence[int] | int | None, count: int,
     end) as parameter positions, each checked against the `count` parameters."""
     if out_idx is None:
         return []
+    if isinstance(out_idx, str) or not isinstance(out_idx, (int, Sequence)):
+        raise TilecError(f"out_idx takes an int or a list of ints (parameter positions), got "
+                         f"{out_idx!r}", *location)
     indices = [out_idx] if isinstance(out_idx, int) else list(out_idx)
     positions = []
     for index in indices:
@@ -745,14 +766,16 @@ class JITFunction:
         """A cheap in-memory key for repeated eager calls: shapes, dtypes, constants, target
         (unhashable where an argument is)."""
         parts: list[Any] = []
-        for value in args:
+        for value in args:  # a numpy scalar (shape (), a dtype) is a constant: keyed by value
             shape = getattr(value, "shape", None)
-            parts.append(value if shape is None else (shape, value.dtype))
+            parts.append(value if shape is None or (not shape and isinstance(value, numbers.Number))
+                         else (shape, value.dtype))
         if kwargs:  # sorting even an empty dict's names costs 0.2 µs
             for name in sorted(kwargs):
                 value = kwargs[name]
                 shape = getattr(value, "shape", None)
-                parts.append((name, value if shape is None else (shape, value.dtype)))
+                parts.append((name, value if shape is None or (
+                    not shape and isinstance(value, numbers.Number)) else (shape, value.dtype)))
         return tuple(parts), self.target, cache.key_environment()
 
     def compile(self, *args: Any, target: str | None = None, pass_configs: dict | None = None,
@@ -774,6 +797,8 @@ class JITFunction:
                    pass_configs: dict | None = None) -> Specialization:
         """What these arguments compile; `pass_configs` are added to (and override) the
         decorator's."""
+        args = tuple(_python_number(a) for a in args)
+        kwargs = {name: _python_number(value) for name, value in kwargs.items()}
         if self.is_factory:
             spec = self._factory_specialization(args, kwargs, target)
         else:
