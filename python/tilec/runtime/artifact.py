@@ -61,12 +61,15 @@ class Artifact:
 
     @classmethod
     def load(cls, directory: Path) -> Artifact:
-        """The artifact saved in `directory`; ValueError where its binary does not match the
-        recorded checksum (entries written before checksums load as they are)."""
+        """The artifact saved in `directory`; ValueError where its kernel.json is no object
+        with a checksum of the binary (save writes one) or the binary does not match it."""
         meta = json.loads((directory / "kernel.json").read_text())
-        checksum = meta.pop("binary_sha256", None)
+        if not isinstance(meta, dict) or not isinstance(meta.get("binary_sha256"), str):
+            raise ValueError(f"{directory / 'kernel.json'} records no checksum of the binary "
+                             "(not written by tilec's Artifact.save)")
+        checksum = meta.pop("binary_sha256")
         binary = (directory / "kernel.bin").read_bytes()
-        if checksum is not None and hashlib.sha256(binary).hexdigest() != checksum:
+        if hashlib.sha256(binary).hexdigest() != checksum:
             raise ValueError(f"{directory / 'kernel.bin'} ({len(binary)} bytes) does not match "
                              "the checksum its kernel.json records (truncated or overwritten)")
         meta["params"] = [Param(**p) for p in meta["params"]]
