@@ -6,7 +6,8 @@ inputs with the outputs poisoned first.
 
 What the sweep found, and where it is fixed:
 - silent wrong results: T.reduce_max / reduce_min / reduce_absmax of unsigned integers compared
-  them as signed (reduce kinds "umax" / "umin"); `a or b` / `a and b` on integers stored 1 or 0
+  them as signed (reduce kinds "umax" / "umin"); a T.gemm of uint8 operands multiplied them as
+  signed (now an error at the line); `a or b` / `a and b` on integers stored 1 or 0
   instead of Python's a or b; an eager call with numpy scalars keyed its kernel by shape (), so
   np.int32(2) and np.int32(3) shared one kernel (when they did not fail as 'whole buffers');
 - tracebacks: `tilec -o` into a missing folder, a folder or a full disk; `tilec-opt` on a
@@ -605,6 +606,38 @@ def launch_shape(case: str):
     ("float grid", "float-grid", "an index must be an integer, got 2.5")])
 def test_launch_sizes_that_are_not_ints(case: str, tag: str, message: str) -> None:
     check_error(compile_error(launch_shape(case)), tag, message)
+
+
+def integer_gemm(dtype: str):
+    @T.prim_func
+    def main(A: T.Tensor((32, 32), dtype), B: T.Tensor((32, 32), dtype),
+             C: T.Tensor((32, 32), "int32")):
+        with T.Kernel(1, threads=128) as _:
+            a_tile = T.alloc_shared((32, 32), dtype)
+            b_tile = T.alloc_shared((32, 32), dtype)
+            acc = T.alloc_fragment((32, 32), "int32")
+            T.copy(A, a_tile)
+            T.copy(B, b_tile)
+            T.clear(acc)
+            T.gemm(a_tile, b_tile, acc)  # error: integer-gemm
+            T.copy(acc, C)
+
+    return main
+
+
+@pytest.mark.parametrize("target", ["cpu", "cuda:sm_80", "cuda:sm_90a"])
+@pytest.mark.parametrize("dtype", ["uint8", "uint16"])
+def test_a_gemm_of_unsigned_bytes_is_an_error(dtype: str, target: str) -> None:
+    """It multiplied them as signed (uint8 200 as -56): a silent wrong result before."""
+    check_error(compile_error(integer_gemm(dtype), target), "integer-gemm",
+                f"T.gemm of {dtype} x {dtype}", f"'a_tile' of {dtype} would be read as signed")
+
+
+def test_a_gemm_of_signed_bytes_is_exact(rng: torch.Generator) -> None:
+    a, b = (torch.randint(-128, 128, (32, 32), generator=rng, dtype=torch.int8) for _ in range(2))
+    c = poisoned((32, 32), torch.int32)
+    run_cpu(integer_gemm("int8"), a, b, c)
+    assert torch.equal(c, a.int() @ b.int())
 
 
 # ------------------------------------------------------------------ the host API

@@ -1742,8 +1742,16 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
 
     def check_accumulator(self, a: Buffer, b: Buffer, c: Buffer, node: ast.AST) -> None:
         """C must hold the products: a float product in an integer C (fp16 into int32 gave
-        zeros) or integer products in fewer than 32 bits are errors at the line."""
+        zeros) or integer products in fewer than 32 bits are errors at the line. So are
+        unsigned operands of 8 bits or more: integer GEMMs multiply signed values (uint8's 200
+        was taken for -56)."""
         operands = f"{a.dtype} x {b.dtype}"
+        for operand in (a, b):
+            if operand.dtype.is_unsigned and operand.dtype.bits >= 8:
+                self.error(node, f"T.gemm of {operands}: tilec's integer GEMMs multiply signed "
+                                 f"values, so '{operand.name}' of {operand.dtype} would be read "
+                                 "as signed; use int8 operands (or T.uint4 / T.uint2, widened "
+                                 "exactly), or a float dtype")
         if (a.dtype.is_float or b.dtype.is_float) and not c.dtype.is_float:
             self.error(node, f"T.gemm accumulates {operands} products into '{c.name}' of "
                              f"{c.dtype}, which cannot hold them: use a float accumulator "
