@@ -12,6 +12,7 @@ from typing import Any
 
 from mlir import ir
 
+from tilec.cache import check_compile_settings
 from tilec.compiler.passes._builders import entry_function
 from tilec.compiler.pipeline import CompileOptions, PassObserver, Stage, run_stages
 from tilec.compiler.targets import get_target
@@ -47,6 +48,7 @@ def compile_module(
     `bounds_check` are the CompileOptions the user's pass configs ask for (tilec.transform);
     `observer` sees every pass and stage (tilec.tools.trace).
     """
+    check_compile_settings()
     kernels = _kernel_ops(module)
     if len(kernels) > 1:
         return _compile_kernels(module, params, target, launch or {}, len(kernels),

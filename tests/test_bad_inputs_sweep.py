@@ -7,16 +7,18 @@ inputs with the outputs poisoned first.
 What the sweep found, and where it is fixed:
 - silent wrong results: T.reduce_max / reduce_min / reduce_absmax of unsigned integers compared
   them as signed (reduce kinds "umax" / "umin"); a T.gemm of uint8 operands multiplied them as
-  signed (now an error at the line); `a or b` / `a and b` on integers stored 1 or 0
-  instead of Python's a or b; an eager call with numpy scalars keyed its kernel by shape (), so
+  signed (now an error at the line); `a or b` / `a and b` on integers stored 1 or 0 instead
+  of Python's a or b; an eager call with numpy scalars keyed its kernel by shape (), so
   np.int32(2) and np.int32(3) shared one kernel (when they did not fail as 'whole buffers');
-- tracebacks: `tilec -o` into a missing folder, a folder or a full disk; `tilec-opt` on a
-  binary file or binary stdin, `tilec-opt -o` into a missing folder; `out_idx=1.0`; a compiled
-  kernel called with keywords; a cache entry whose kernel.json is `null`;
+- tracebacks: `tilec -o` into a missing folder, a folder or a full disk; `tilec diff` and
+  `tilec-opt` on a binary file (tilec-opt's binary stdin too), `tilec-opt -o` into a missing
+  folder; `out_idx=1.0`; a compiled kernel called with keywords; a cache entry whose
+  kernel.json is `null`;
 - errors a user cannot act on: T.ceildiv by 0 or by a string ('internal error of the tilec
   frontend'); `tilec --const bogus=3` placed at the console script's line; `tilec --cache-dir`
   into a place it cannot write printed 'cached as' and exited 0; `--const M=..` given twice
   kept the last without a word; np.int64 sizes for .compile were 'not positive ints';
+- accepted but meant otherwise: a compile setting such as TILEC_FUSE_LOP3=yes read as off;
 - a damaged entry that loaded: kernel.json without its binary's checksum next to random bytes
   ran and failed with 'invalid ELF header' on every call; it is now damaged and compiled again.
 
@@ -749,6 +751,21 @@ def test_numpy_scalars_are_constants_of_their_value(rng: torch.Generator) -> Non
     assert torch.equal(kernel(a), a * 5)
 
 
+@pytest.mark.parametrize("setting, value, takes", [
+    ("TILEC_FUSE_LOP3", "yes", "1 (on) or 0 (off)"), ("TILEC_PER_OP_GEMMS", "true", "1 (on)"),
+    ("TILEC_PREFETCH_LOOP_LOADS", "abc", "1 (on), 0 (off) or a register count")])
+def test_a_compile_setting_neither_on_nor_off(setting: str, value: str, takes: str,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """`=yes` was read as off without a word; 1, 0 and a count still compile."""
+    monkeypatch.setenv(setting, value)
+    with pytest.raises(TilecError, match=f"{setting}='{value}': this compile setting takes "
+                                         + takes.replace("(", r"\(").replace(")", r"\)")):
+        tilec.compile(copier(), target="cpu")
+    for good in ("0", "1", "96" if setting == "TILEC_PREFETCH_LOOP_LOADS" else "0"):
+        monkeypatch.setenv(setting, good)
+        tilec.compile(copier(), target="cpu")
+
+
 # ------------------------------------------------------------------ the tilec command line
 
 
@@ -814,6 +831,15 @@ def test_a_file_that_is_no_kernel(content: bytes, message: str, tmp_path: Path,
     path.write_bytes(content)
     code, err = tilec_cli(path)
     assert code in (1, 2) and message in err and "Traceback" not in err
+
+
+def test_tilec_diff_of_bytes_that_are_no_text(tmp_path: Path, tilec_cli) -> None:
+    binary, text = tmp_path / "a.o", tmp_path / "b.mlir"
+    binary.write_bytes(b"\x7fELF\xd6" + bytes(range(200)))
+    text.write_text("module {\n}\n")
+    code, err = tilec_cli("diff", binary, text)
+    assert (code, err) == (2, f"tilec: error: cannot read {binary}: not UTF-8 text (byte 0xd6 "
+                              "at offset 4)\n")
 
 
 # ------------------------------------------------------------------ tilec-opt

@@ -126,6 +126,21 @@ def key_environment() -> tuple[str | None, tuple[tuple[str, str], ...]] | None:
     return environment("TILEC_TARGET"), tuple(compile_settings().items())
 
 
+# settings that take a number where the others take 1 (on) or 0 (off)
+_NUMERIC_SETTINGS = frozenset({"TILEC_PREFETCH_LOOP_LOADS"})
+
+
+def check_compile_settings() -> None:
+    """A setting of COMPILE_SETTINGS holds 1 or 0 (TILEC_PREFETCH_LOOP_LOADS: a count): any
+    other value (`TILEC_FUSE_LOP3=yes`) read as off without a word, so it is an error."""
+    for name, value in compile_settings().items():
+        if value in ("0", "1") or (name in _NUMERIC_SETTINGS and value.isdigit()):
+            continue
+        what = "1 (on), 0 (off) or a register count" if name in _NUMERIC_SETTINGS else \
+            "1 (on) or 0 (off)"
+        raise TilecError(f"{name}={value!r}: this compile setting takes {what}")
+
+
 def cache_key(parts: dict[str, Any]) -> str:
     """A stable hash of the key's parts (sorted JSON; unknown objects by repr) and of the
     COMPILE_SETTINGS that are set."""

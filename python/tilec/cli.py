@@ -274,7 +274,12 @@ def run_diff(options: argparse.Namespace) -> int:
     for path in (options.before, options.after):
         if not path.is_file():
             raise UsageError(f"no such file: {path}")
-        texts.append(path.read_text())
+        try:
+            texts.append(path.read_text())
+        except UnicodeDecodeError as error:
+            raise UsageError(f"cannot read {path}: not UTF-8 text (byte "
+                             f"{error.object[error.start]:#04x} at offset {error.start})"
+                             ) from None
     sys.stdout.write(unified_ir_diff(*texts, str(options.before), str(options.after),
                                      options.context))
     if options.html is not None:
