@@ -813,9 +813,11 @@ class KernelLowering:
 
     @staticmethod
     def reduce_type(src: ir.Value) -> ir.Type:
+        """What a reduction combines and shuffles: narrow floats as f32, narrow integers as
+        i32 (shfl.sync moves 32-bit words; an i8 shuffle failed nvvm's verifier)."""
         element = memref_type(src).element_type
-        if is_float(element) and bit_width(element) < 32:
-            return ir.F32Type.get()
+        if bit_width(element) < 32:
+            return ir.F32Type.get() if is_float(element) else ir.IntegerType.get_signless(32)
         return element
 
     # ----- statements ------------------------------------------------------------------
@@ -1363,6 +1365,8 @@ class KernelLowering:
             raise fail(op, "the reduce destination's layout is not the source's slice along "
                            "the reduced dimension (run infer-fragment-layout)")
         acc_type = self.reduce_type(src)
+        element = memref_type(src).element_type
+        narrow_integer = not is_float(element) and element != acc_type
         offsets = thread_coordinates(layout, self.tid) if layout.shape != \
             layout.padded_shape else None
         terms: dict[int, list[ir.Value]] = {}
@@ -1371,6 +1375,10 @@ class KernelLowering:
             if mask is False:
                 continue
             term = reduce_term(kind, cast(source.load(reg), acc_type))
+            if kind in ("abssum", "absmax") and narrow_integer:
+                # |x| in the element's own width, as the other targets take it (int8's |-128|
+                # is -128, not 128): the widened |x| truncated and widened again
+                term = cast(cast(term, element), acc_type)
             if mask is None:
                 inside = self.inside_tile(layout, register_coordinates(layout, reg,
                                                                        offsets))
@@ -1396,10 +1404,9 @@ class KernelLowering:
             self.threads % (2 << max(lanes)) != 0
         if warps or partial_group:
             partial = self.reduce_through_shared(op, layout, dim, warps, kind, partial)
-        element = memref_type(dst).element_type
         for key in range(target.layout.num_registers):
             value = partial.get(key, reduce_init(kind, acc_type))
-            result = cast(value, element)
+            result = cast(value, memref_type(dst).element_type)
             if not clear:
                 result = combine(kind, target.load(key), result)
             target.store(result, key)

@@ -611,3 +611,28 @@ func.func @row_umin(%X: memref<16x64xi32>, %out: memref<16xi32>) attributes {til
   }
   return
 }
+
+// -----
+
+// 8-bit integers reduce as i32 words: shfl.sync moves 32 bits (an i8 gpu.shuffle failed nvvm's
+// verifier); sign extension keeps the unsigned order umax compares by, and the result is
+// truncated back to the destination's bytes.
+// CHECK-LABEL: gpu.func @row_umax_bytes
+// CHECK: arith.extsi %{{.*}} : i8 to i32
+// CHECK: arith.maxui %{{.*}}, %{{.*}} : i32
+// CHECK: %[[PEER:.*]], %{{.*}} = gpu.shuffle xor %[[MINE:.*]], %{{.*}}, %{{.*}} : i32
+// CHECK-NEXT: arith.maxui %[[MINE]], %[[PEER]] : i32
+// CHECK: arith.trunci %{{.*}} : i32 to i8
+func.func @row_umax_bytes(%X: memref<16x64xi8>, %out: memref<16xi8>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [128] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %f = tile.alloc {tile.layout = #tile.linear<[16, 64], register = [[0, 1], [0, 2], [8, 0]], lane = [[0, 4], [0, 8], [0, 16], [0, 32], [1, 0]], warp = [[2, 0], [4, 0]]>} : memref<16x64xi8, "fragment">
+    %s = tile.alloc {tile.layout = #tile.linear<[16], register = [[8]], lane = [[0], [0], [0], [0], [1]], warp = [[2], [4]]>} : memref<16xi8, "fragment">
+    tile.copy %X[%c0, %c0] [16, 64] to %f[%c0, %c0] [16, 64] : memref<16x64xi8> to memref<16x64xi8, "fragment">
+    tile.reduce "umax" %f to %s dim 1 : memref<16x64xi8, "fragment"> to memref<16xi8, "fragment">
+    tile.copy %s[%c0] [16] to %out[%c0] [16] : memref<16xi8, "fragment"> to memref<16xi8>
+  }
+  return
+}
