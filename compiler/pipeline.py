@@ -97,14 +97,28 @@ def verify(module: ir.Module, where: str) -> None:
         raise located_error(f"invalid IR {where}", error) from None
 
 
+_MESSAGE_LINES = 40  # of an MLIR error's text, whose notes may print a whole module
+
+
+def _shortened(text: str) -> str:
+    """The MLIR error's text, cut after its first lines: a note's 'see current operation' can
+    print the whole gpu.module (1300 lines for one kernel), burying the diagnostic."""
+    lines = text.splitlines()
+    if len(lines) <= _MESSAGE_LINES:
+        return text
+    return "\n".join([*lines[:_MESSAGE_LINES], f"... ({len(lines) - _MESSAGE_LINES} more lines of "
+                      "the operation; `tilec FILE.py --print-ir-after-all` prints every stage)"])
+
+
 def located_error(what: str, error: ir.MLIRError) -> CompileError:
     """A CompileError at the user's line that the first diagnostic with one names (else at
     no line), so a failure deep in the pipeline still points at the statement it came from."""
+    text = _shortened(str(error))
     for diagnostic in getattr(error, "error_diagnostics", []):
         found = LOCATION.search(str(diagnostic.location))
         if found is not None:
-            return CompileError(f"{what}: {error}", found.group(1), int(found.group(2)))
-    return CompileError(f"{what}: {error}")
+            return CompileError(f"{what}: {text}", found.group(1), int(found.group(2)))
+    return CompileError(f"{what}: {text}")
 
 
 def after_pass(options: CompileOptions, name: str, module: ir.Module, seconds: float) -> None:

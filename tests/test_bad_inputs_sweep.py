@@ -11,7 +11,8 @@ What the sweep found, and where it is fixed:
   of Python's a or b; an eager call with numpy scalars keyed its kernel by shape (), so
   np.int32(2) and np.int32(3) shared one kernel (when they did not fail as 'whole buffers');
 - compile failures past the frontend: T.reduce_* of 8- and 16-bit integers on CUDA shuffled
-  i8 / i16 values, which nvvm.shfl.sync does not take ('pass pipeline failed');
+  i8 / i16 values, which nvvm.shfl.sync does not take ('pass pipeline failed'), and such a
+  failure's message printed the whole gpu.module (now its first 40 lines);
 - tracebacks: `tilec -o` into a missing folder, a folder or a full disk; `tilec diff` and
   `tilec-opt` on a binary file (tilec-opt's binary stdin too), `tilec-opt -o` into a missing
   folder; `out_idx=1.0`; a compiled kernel called with keywords; a cache entry whose
@@ -850,6 +851,39 @@ def test_tilec_diff_of_bytes_that_are_no_text(tmp_path: Path, tilec_cli) -> None
     code, err = tilec_cli("diff", binary, text)
     assert (code, err) == (2, f"tilec: error: cannot read {binary}: not UTF-8 text (byte 0xd6 "
                               "at offset 4)\n")
+
+
+# ------------------------------------------------------------------ a failure deep in the pipeline
+
+
+def test_a_pipeline_failure_does_not_print_the_whole_module() -> None:
+    """An i8 math.absi left for the LLVM translation (how the int8 absmax failed): the note's
+    'see current operation' printed the whole gpu.module, 1300 lines for one kernel."""
+    from mlir import ir
+
+    import tilec.dialect
+    from tilec.compiler.pipeline import CompileOptions, run_pass_pipeline
+    from tilec.errors import CompileError
+
+    adds = "\n".join(f"      %v{i + 1} = llvm.add %v{i}, %v{i} : i32" for i in range(80))
+    text = f"""
+module attributes {{gpu.container_module}} {{
+  gpu.module @kernels [#nvvm.target<chip = "sm_90a", features = "+ptx80">] {{
+    llvm.func @main(%a: i8, %v0: i32) -> i32 attributes {{nvvm.kernel}} {{
+      %x = math.absi %a : i8
+{adds}
+      llvm.return %v80 : i32
+    }}
+  }}
+}}"""
+    with tilec.dialect.new_context():
+        module = ir.Module.parse(text)
+        with pytest.raises(CompileError) as info:
+            run_pass_pipeline(module, "gpu-module-to-binary{format=isa}",
+                              CompileOptions(target="cuda:sm_90a"))
+    lines = str(info.value).splitlines()
+    assert "pass pipeline failed" in lines[0] and "math.absi" in str(info.value)
+    assert len(lines) <= 41 and "more lines of the operation" in lines[-1]
 
 
 # ------------------------------------------------------------------ tilec-opt
