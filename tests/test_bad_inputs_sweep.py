@@ -10,6 +10,7 @@ What the sweep found, and where it is fixed:
   signed (now an error at the line); `a or b` / `a and b` on integers stored 1 or 0 instead
   of Python's a or b; an eager call with numpy scalars keyed its kernel by shape (), so
   np.int32(2) and np.int32(3) shared one kernel (when they did not fail as 'whole buffers');
+  a comparison of a signed and an unsigned integer of one width compared them as signed;
 - compile failures past the frontend: T.reduce_* of 8- and 16-bit integers on CUDA shuffled
   i8 / i16 values, which nvvm.shfl.sync does not take ('pass pipeline failed'), and such a
   failure's message printed the whole gpu.module (now its first 40 lines);
@@ -26,11 +27,11 @@ What the sweep found, and where it is fixed:
   ran and failed with 'invalid ELF header' on every call; it is now damaged and compiled again.
 
 Left as they are, and why (README's unchecked list): a signed and an unsigned integer of one
-width meet as the signed one (tilec's promotion; a uint32 above 2**31 compares below an int32
-0), a float literal past float16's range stored to float16 is inf (as torch makes it), a float
-cast to a narrower integer saturates (as PTX's cvt does; torch wraps), and the CPU target runs
-every block of the grid it is given (2**40 blocks never end; the GPU targets reject a grid past
-their limits at compile time).
+width meet as the signed one in arithmetic (tilec's promotion; their comparison, which gave
+uint32 3e9 < int32 74, is now exact), a float literal past float16's range stored to float16
+is inf (as torch makes it), a float cast to a narrower integer saturates (as PTX's cvt does;
+torch wraps), and the CPU target runs every block of the grid it is given (2**40 blocks never
+end; the GPU targets reject a grid past their limits at compile time).
 """
 
 from __future__ import annotations
@@ -305,6 +306,39 @@ def test_elementwise_values_match_torch(body: str, in_dtype: str, out_dtype: str
         torch.testing.assert_close(c, expected.to(torch_out), rtol=1e-6, atol=1e-6)
     else:
         assert as_python(c) == expected.to(torch.int64).tolist()
+
+
+def mixed_comparison(left: str, right: str):
+    @T.prim_func
+    def main(A: T.Tensor((N,), left), B: T.Tensor((N,), right), C: T.Tensor((N,), "int32")):
+        with T.Kernel(1, threads=64) as _:
+            for i in T.Parallel(N):
+                less = T.if_then_else(A[i] < B[i], 1, 0)  # error: mixed-compare
+                C[i] = less + T.if_then_else(A[i] == B[i], 2, 0) + T.if_then_else(B[i] >= A[i],
+                                                                                    4, 0)
+
+    return main
+
+
+@pytest.mark.parametrize("left, right", [("uint32", "int32"), ("int8", "uint8"),
+                                         ("int16", "uint32"), ("uint16", "int32"),
+                                         ("uint8", "int64")])
+def test_signed_and_unsigned_compare_as_python(left: str, right: str,
+                                               rng: torch.Generator) -> None:
+    """uint32 3e9 < int32 74 was True (both taken as int32); now compared in int64."""
+    a = random_integers(getattr(torch, left), (N,), rng)
+    b = random_integers(getattr(torch, right), (N,), rng)
+    b[:4] = a[:4].to(torch.int64).clamp(torch.iinfo(b.dtype).min,
+                                        torch.iinfo(b.dtype).max).to(b.dtype)  # some equal
+    c = poisoned((N,), torch.int32)
+    run_cpu(mixed_comparison(left, right), a, b, c)
+    x, y = a.to(torch.int64), b.to(torch.int64)
+    assert torch.equal(c, ((x < y).int() + 2 * (x == y).int() + 4 * (y >= x).int()))
+
+
+def test_uint64_against_a_signed_value_is_an_error() -> None:
+    check_error(compile_error(mixed_comparison("uint64", "int32")), "mixed-compare",
+                "comparing uint64 with int32 values: no integer type holds both")
 
 
 def boolean_tensors():

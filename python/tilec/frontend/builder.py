@@ -2909,6 +2909,11 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
         if _is_py_value(a) and _is_py_value(b):
             return _PY_CMPOPS[kind](a, b)
         dtype = self.result_dtype(a, b, node)
+        if _mixed_signedness(a, b):  # compared as Python and torch do: in a type holding both
+            if max(v.dtype.bits for v in (a, b) if v.dtype.is_unsigned) >= 64:
+                self.error(node, f"comparing {a.dtype} with {b.dtype} values: no integer type "
+                                 "holds both; cast one side (T.cast(x, T.int64))")
+            dtype = T.int64  # (in their common width, uint32 3e9 < int32 74 was True)
         if dtype.is_pair:
             self.error(node, f"T.{dtype.name} values are not compared (reinterpret them to "
                              f"T.uint32 and compare their halves)")
@@ -3122,6 +3127,18 @@ def tensor_type(dims: tuple[Any, ...], dtype: T.DType) -> ir.MemRefType:
     """A global memref: static dims as given, `?` for dynamic symbols."""
     shape = [d if isinstance(d, int) else ir.ShapedType.get_dynamic_size() for d in dims]
     return ir.MemRefType.get(shape, storage_type(dtype))
+
+
+def _mixed_signedness(a: Any, b: Any) -> bool:
+    """Two kernel integers (not bools, not indices), one unsigned, the other signed and no
+    wider (a wider signed type holds the unsigned one's values: result_dtype picks it)."""
+    if not (isinstance(a, Scalar) and isinstance(b, Scalar)):
+        return False
+    if not all(v.dtype.is_integer and v.dtype not in (T.bool, T.index) for v in (a, b)):
+        return False
+    unsigned = [v.dtype for v in (a, b) if v.dtype.is_unsigned]
+    signed = [v.dtype for v in (a, b) if not v.dtype.is_unsigned]
+    return len(unsigned) == len(signed) == 1 and signed[0].bits <= unsigned[0].bits
 
 
 def _is_bool(value: Any) -> bool:
