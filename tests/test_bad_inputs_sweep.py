@@ -10,7 +10,8 @@ What the sweep found, and where it is fixed:
   signed (now an error at the line); `a or b` / `a and b` on integers stored 1 or 0 instead
   of Python's a or b; an eager call with numpy scalars keyed its kernel by shape (), so
   np.int32(2) and np.int32(3) shared one kernel (when they did not fail as 'whole buffers');
-  a comparison of a signed and an unsigned integer of one width compared them as signed;
+  a comparison (and T.max / T.min) of a signed and an unsigned integer of one width compared
+  them as signed;
 - compile failures past the frontend: T.reduce_* of 8- and 16-bit integers on CUDA shuffled
   i8 / i16 values, which nvvm.shfl.sync does not take ('pass pipeline failed'), and such a
   failure's message printed the whole gpu.module (now its first 40 lines);
@@ -334,6 +335,31 @@ def test_signed_and_unsigned_compare_as_python(left: str, right: str,
     run_cpu(mixed_comparison(left, right), a, b, c)
     x, y = a.to(torch.int64), b.to(torch.int64)
     assert torch.equal(c, ((x < y).int() + 2 * (x == y).int() + 4 * (y >= x).int()))
+
+
+def mixed_extremes(left: str, right: str):
+    @T.prim_func
+    def main(A: T.Tensor((N,), left), B: T.Tensor((N,), right), C: T.Tensor((N,), "int64"),
+             D: T.Tensor((N,), "int64")):
+        with T.Kernel(1, threads=64) as _:
+            for i in T.Parallel(N):
+                C[i] = T.max(A[i], B[i])
+                D[i] = T.min(A[i], B[i])
+
+    return main
+
+
+@pytest.mark.parametrize("left, right", [("uint32", "int32"), ("int8", "uint8"),
+                                         ("uint8", "int32")])
+def test_max_and_min_of_signed_and_unsigned(left: str, right: str,
+                                            rng: torch.Generator) -> None:
+    """T.max(uint32 3e9, int32 74) was 74."""
+    a = random_integers(getattr(torch, left), (N,), rng)
+    b = random_integers(getattr(torch, right), (N,), rng)
+    c, d = poisoned((N,), torch.int64), poisoned((N,), torch.int64)
+    run_cpu(mixed_extremes(left, right), a, b, c, d)
+    x, y = a.to(torch.int64), b.to(torch.int64)
+    assert torch.equal(c, torch.maximum(x, y)) and torch.equal(d, torch.minimum(x, y))
 
 
 def test_uint64_against_a_signed_value_is_an_error() -> None:

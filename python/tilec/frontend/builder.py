@@ -2618,7 +2618,7 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
     def min_or_max(self, kind: str, a: Any, b: Any, node: ast.AST) -> Any:
         if _is_py_value(a) and _is_py_value(b):
             return builtins.max(a, b) if kind == "max" else builtins.min(a, b)
-        dtype = self.result_dtype(a, b, node)
+        dtype = self.mixed_comparison_type(a, b, node) or self.result_dtype(a, b, node)
         x, y = self.materialize(a, dtype, node), self.materialize(b, dtype, node)
         if dtype.is_float:
             op = arith.maximumf if kind == "max" else arith.minimumf
@@ -2908,12 +2908,7 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
         a, b = self.rvalue(a, node), self.rvalue(b, node)
         if _is_py_value(a) and _is_py_value(b):
             return _PY_CMPOPS[kind](a, b)
-        dtype = self.result_dtype(a, b, node)
-        if _mixed_signedness(a, b):  # compared as Python and torch do: in a type holding both
-            if max(v.dtype.bits for v in (a, b) if v.dtype.is_unsigned) >= 64:
-                self.error(node, f"comparing {a.dtype} with {b.dtype} values: no integer type "
-                                 "holds both; cast one side (T.cast(x, T.int64))")
-            dtype = T.int64  # (in their common width, uint32 3e9 < int32 74 was True)
+        dtype = self.mixed_comparison_type(a, b, node) or self.result_dtype(a, b, node)
         if dtype.is_pair:
             self.error(node, f"T.{dtype.name} values are not compared (reinterpret them to "
                              f"T.uint32 and compare their halves)")
@@ -2927,6 +2922,17 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
         else:
             name = ("u" if dtype.is_unsigned else "s") + kind
         return Scalar(arith.cmpi(getattr(arith.CmpIPredicate, name), x.value, y.value), T.bool)
+
+    def mixed_comparison_type(self, a: Any, b: Any, node: ast.AST | None) -> T.DType | None:
+        """int64 for a signed and an unsigned integer that result_dtype would meet in one width
+        (uint32 3e9 < int32 74 was True; T.max of them 74): compared there as Python and torch
+        compare them; None for any other pair. Against a uint64 no type holds both: an error."""
+        if not _mixed_signedness(a, b):
+            return None
+        if max(v.dtype.bits for v in (a, b) if v.dtype.is_unsigned) >= 64:
+            self.error(node, f"comparing {a.dtype} with {b.dtype} values: no integer type "
+                             "holds both; cast one side (T.cast(x, T.int64))")
+        return T.int64
 
     def to_bool(self, value: Any, node: ast.AST) -> Scalar:
         value = self.rvalue(value, node)
