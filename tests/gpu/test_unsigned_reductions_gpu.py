@@ -1,6 +1,7 @@
 """T.reduce_max / min / absmax / abssum of unsigned integers on the GPU (tile.reduce's "umax" /
 "umin": the thread's registers, the butterfly shuffles and the cross-warp scratch all compare as
-unsigned), and `a or b` / `a and b` of numbers as Python's values, against the answers
+unsigned), `a or b` / `a and b` of numbers as Python's values, and a signed against an unsigned
+integer compared (and T.max / T.min taken) in int64, against the answers
 tests/test_bad_inputs_sweep.py checks on the CPU target. Rows of 64 over 64 threads (lanes
 only) and a 8 x 256 tile over 256 threads reduced along either dimension (warps meet through
 shared memory); values over the dtypes' whole ranges, outputs poisoned. Compiled in process
@@ -53,6 +54,21 @@ def either_or(dtype: str, n: int = 256):
     return main
 
 
+def mixed_signs(left: str, right: str, n: int = 256):
+    @T.prim_func
+    def main(A: T.Tensor((n,), left), B: T.Tensor((n,), right), C: T.Tensor((n,), "int32"),
+             D: T.Tensor((n,), "int64")):
+        with T.Kernel(1, threads=128) as _:
+            for i in T.Parallel(n):
+                C[i] = T.if_then_else(A[i] < B[i], 1, 0) + T.if_then_else(A[i] == B[i], 2, 0)
+                D[i] = T.max(A[i], B[i]) - T.min(A[i], B[i])
+
+    return main
+
+
+MIXED = [("uint32", "int32"), ("int8", "uint8"), ("int16", "uint32")]
+
+
 def wrapped(values: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     info = torch.iinfo(dtype)
     return (values - info.min) % (info.max - info.min + 1) + info.min
@@ -98,6 +114,24 @@ def test_or_and_give_pythons_value_on_the_gpu(dtype: str) -> None:
     assert d.cpu().tolist() == [x and y or 7 for x, y in pairs]
 
 
+@pytest.mark.parametrize("left, right", MIXED)
+def test_signed_against_unsigned_on_the_gpu(left: str, right: str) -> None:
+    """Compared, and T.max / T.min taken, in int64 (as Python and torch do)."""
+    generator = torch.Generator().manual_seed(zlib.crc32(f"{left}{right}".encode()))
+    a, b = (torch.randint(torch.iinfo(getattr(torch, dtype)).min,
+                          torch.iinfo(getattr(torch, dtype)).max, (256,), dtype=torch.int64,
+                          generator=generator) for dtype in (left, right))
+    b[:8] = a[:8].clamp(torch.iinfo(getattr(torch, right)).min,
+                        torch.iinfo(getattr(torch, right)).max)  # some equal pairs
+    c = torch.full((256,), 99, dtype=torch.int32, device="cuda")
+    d = torch.full((256,), 99, dtype=torch.int64, device="cuda")
+    tilec.compile(mixed_signs(left, right), target=TARGET)(
+        a.to(getattr(torch, left)).cuda(), b.to(getattr(torch, right)).cuda(), c, d)
+    torch.cuda.synchronize()
+    assert c.cpu().tolist() == ((a < b).int() + 2 * (a == b).int()).tolist()
+    assert d.cpu().tolist() == (torch.maximum(a, b) - torch.minimum(a, b)).tolist()
+
+
 def precompile() -> None:
     """Compile every kernel the tests run into TILEC_CACHE_DIR (on the compiler machine)."""
     for kind in KINDS:
@@ -106,6 +140,8 @@ def precompile() -> None:
                 tilec.compile(reduction(kind, dtype, *shape), target=TARGET)
     for dtype in ("int32", "float32"):
         tilec.compile(either_or(dtype), target=TARGET)
+    for left, right in MIXED:
+        tilec.compile(mixed_signs(left, right), target=TARGET)
 
 
 if __name__ == "__main__":
