@@ -10,8 +10,8 @@ What the sweep found, and where it is fixed:
   signed (now an error at the line); `a or b` / `a and b` on integers stored 1 or 0 instead
   of Python's a or b; an eager call with numpy scalars keyed its kernel by shape (), so
   np.int32(2) and np.int32(3) shared one kernel (when they did not fail as 'whole buffers');
-  a comparison (and T.max / T.min) of a signed and an unsigned integer of one width compared
-  them as signed;
+  a comparison, T.max / T.min, `//` and `%` of a signed and an unsigned integer of one width
+  took both as signed;
 - compile failures past the frontend: T.reduce_* of 8- and 16-bit integers on CUDA shuffled
   i8 / i16 values, which nvvm.shfl.sync does not take ('pass pipeline failed'), and such a
   failure's message printed the whole gpu.module (now its first 40 lines);
@@ -28,11 +28,11 @@ What the sweep found, and where it is fixed:
   ran and failed with 'invalid ELF header' on every call; it is now damaged and compiled again.
 
 Left as they are, and why (README's unchecked list): a signed and an unsigned integer of one
-width meet as the signed one in arithmetic (tilec's promotion; their comparison, which gave
-uint32 3e9 < int32 74, is now exact), a float literal past float16's range stored to float16
-is inf (as torch makes it), a float cast to a narrower integer saturates (as PTX's cvt does;
-torch wraps), and the CPU target runs every block of the grid it is given (2**40 blocks never
-end; the GPU targets reject a grid past their limits at compile time).
+width meet as the signed one in `+ - *`, shifts and bitwise operations (tilec's promotion;
+comparisons, T.max / T.min, `//` and `%` are now exact), a float literal past float16's range
+stored to float16 is inf (as torch makes it), a float cast to a narrower integer saturates
+(as PTX's cvt does; torch wraps), and the CPU target runs every block of the grid it is given
+(2**40 blocks never end; the GPU targets reject a grid past their limits at compile time).
 """
 
 from __future__ import annotations
@@ -362,9 +362,41 @@ def test_max_and_min_of_signed_and_unsigned(left: str, right: str,
     assert torch.equal(c, torch.maximum(x, y)) and torch.equal(d, torch.minimum(x, y))
 
 
+def mixed_division(left: str, right: str):
+    @T.prim_func
+    def main(A: T.Tensor((N,), left), B: T.Tensor((N,), right), C: T.Tensor((N,), "int64"),
+             D: T.Tensor((N,), "int64")):
+        with T.Kernel(1, threads=64) as _:
+            for i in T.Parallel(N):
+                C[i] = A[i] // B[i]  # error: mixed-division
+                D[i] = A[i] % B[i]
+
+    return main
+
+
+@pytest.mark.parametrize("left, right", [("uint32", "int32"), ("int8", "uint8"),
+                                         ("int16", "uint32"), ("uint8", "int32")])
+def test_floor_division_of_signed_and_unsigned(left: str, right: str,
+                                               rng: torch.Generator) -> None:
+    """uint32 3e9 // int32 7 was negative (divided as int32); a zero divisor gives 0."""
+    a = random_integers(getattr(torch, left), (N,), rng)
+    b = random_integers(getattr(torch, right), (N,), rng)
+    b[0] = 0
+    c, d = poisoned((N,), torch.int64), poisoned((N,), torch.int64)
+    run_cpu(mixed_division(left, right), a, b, c, d)
+    x, y = a.to(torch.int64).tolist(), b.to(torch.int64).tolist()
+    assert c.tolist() == [p // q if q else 0 for p, q in zip(x, y, strict=True)]
+    assert d.tolist() == [p % q if q else 0 for p, q in zip(x, y, strict=True)]
+
+
+def test_uint64_divided_by_a_signed_value_is_an_error() -> None:
+    check_error(compile_error(mixed_division("uint64", "int32")), "mixed-division",
+                "dividing uint64 and int32 values: no integer type holds both")
+
+
 def test_uint64_against_a_signed_value_is_an_error() -> None:
     check_error(compile_error(mixed_comparison("uint64", "int32")), "mixed-compare",
-                "comparing uint64 with int32 values: no integer type holds both")
+                "comparing uint64 and int32 values: no integer type holds both")
 
 
 def boolean_tensors():

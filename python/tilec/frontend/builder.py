@@ -2618,7 +2618,8 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
     def min_or_max(self, kind: str, a: Any, b: Any, node: ast.AST) -> Any:
         if _is_py_value(a) and _is_py_value(b):
             return builtins.max(a, b) if kind == "max" else builtins.min(a, b)
-        dtype = self.mixed_comparison_type(a, b, node) or self.result_dtype(a, b, node)
+        dtype = self.exact_mixed_type(a, b, "taking T.max / T.min of", node) or \
+            self.result_dtype(a, b, node)
         x, y = self.materialize(a, dtype, node), self.materialize(b, dtype, node)
         if dtype.is_float:
             op = arith.maximumf if kind == "max" else arith.minimumf
@@ -2842,7 +2843,8 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
         identity = _identity_operand(op, a, b)
         if identity is not None:
             return identity
-        dtype = self.result_dtype(a, b, node)
+        dtype = (self.exact_mixed_type(a, b, "dividing", node) if op in _DIVISIONS else None
+                 ) or self.result_dtype(a, b, node)
         if op in _DIVISIONS + ("&", "|", "^", "<<", ">>") and dtype.is_integer:
             a, b = (_bit_pattern(v, dtype) if op in ("&", "|", "^") else v for v in (a, b))
             self.check_constant_operand(op, b, dtype, node)
@@ -2908,7 +2910,7 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
         a, b = self.rvalue(a, node), self.rvalue(b, node)
         if _is_py_value(a) and _is_py_value(b):
             return _PY_CMPOPS[kind](a, b)
-        dtype = self.mixed_comparison_type(a, b, node) or self.result_dtype(a, b, node)
+        dtype = self.exact_mixed_type(a, b, "comparing", node) or self.result_dtype(a, b, node)
         if dtype.is_pair:
             self.error(node, f"T.{dtype.name} values are not compared (reinterpret them to "
                              f"T.uint32 and compare their halves)")
@@ -2923,15 +2925,17 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
             name = ("u" if dtype.is_unsigned else "s") + kind
         return Scalar(arith.cmpi(getattr(arith.CmpIPredicate, name), x.value, y.value), T.bool)
 
-    def mixed_comparison_type(self, a: Any, b: Any, node: ast.AST | None) -> T.DType | None:
+    def exact_mixed_type(self, a: Any, b: Any, what: str, node: ast.AST | None
+                         ) -> T.DType | None:
         """int64 for a signed and an unsigned integer that result_dtype would meet in one width
-        (uint32 3e9 < int32 74 was True; T.max of them 74): compared there as Python and torch
-        compare them; None for any other pair. Against a uint64 no type holds both: an error."""
+        (uint32 3e9 < int32 74 was True, T.max of them 74, 3e9 // 7 negative): compared,
+        divided there as Python and torch do; None for any other pair. Against a uint64 no
+        type holds both: an error."""
         if not _mixed_signedness(a, b):
             return None
         if max(v.dtype.bits for v in (a, b) if v.dtype.is_unsigned) >= 64:
-            self.error(node, f"comparing {a.dtype} with {b.dtype} values: no integer type "
-                             "holds both; cast one side (T.cast(x, T.int64))")
+            self.error(node, f"{what} {a.dtype} and {b.dtype} values: no integer type holds "
+                             "both; cast one side (T.cast(x, T.int64))")
         return T.int64
 
     def to_bool(self, value: Any, node: ast.AST) -> Scalar:
