@@ -69,6 +69,17 @@ def mixed_signs(left: str, right: str, n: int = 256):
 MIXED = [("uint32", "int32"), ("int8", "uint8"), ("int16", "uint32")]
 
 
+def compiled(kernel) -> tilec.JITKernel:
+    """The kernel from the cache or the compiler; skipped where neither has it (the AOT suite
+    of tests/gpu runs without the compiler and without this file's cache entries)."""
+    try:
+        return tilec.compile(kernel, target=TARGET)
+    except ModuleNotFoundError as error:
+        if not (error.name or "").startswith("tilec.compiler"):
+            raise
+        pytest.skip("compiles at run time: needs the compiler or the rely4 job's cache")
+
+
 def wrapped(values: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     info = torch.iinfo(dtype)
     return (values - info.min) % (info.max - info.min + 1) + info.min
@@ -95,7 +106,7 @@ def test_integer_reduction_on_the_gpu(kind: str, dtype: str, shape: tuple) -> No
     kept = rows if dim == 1 else columns
     c = torch.full((kept,), 77, dtype=torch_dtype)  # poisoned, made on the CPU
     a_gpu, c_gpu = a.cuda(), c.cuda()
-    tilec.compile(reduction(kind, dtype, *shape), target=TARGET)(a_gpu, c_gpu)
+    compiled(reduction(kind, dtype, *shape))(a_gpu, c_gpu)
     torch.cuda.synchronize()
     assert c_gpu.cpu().to(torch.int64).tolist() == expected(kind, a, dim)
 
@@ -107,7 +118,7 @@ def test_or_and_give_pythons_value_on_the_gpu(dtype: str) -> None:
     a = torch.randint(-3, 4, (256,), generator=generator).to(torch_dtype)  # zeros among them
     b = torch.randint(-50, 50, (256,), generator=generator).to(torch_dtype)
     c, d = (torch.full((256,), 99, dtype=torch_dtype, device="cuda") for _ in range(2))
-    tilec.compile(either_or(dtype), target=TARGET)(a.cuda(), b.cuda(), c, d)
+    compiled(either_or(dtype))(a.cuda(), b.cuda(), c, d)
     torch.cuda.synchronize()
     pairs = list(zip(a.tolist(), b.tolist(), strict=True))
     assert c.cpu().tolist() == [x or y for x, y in pairs]
@@ -125,8 +136,8 @@ def test_signed_against_unsigned_on_the_gpu(left: str, right: str) -> None:
                         torch.iinfo(getattr(torch, right)).max)  # some equal pairs
     c = torch.full((256,), 99, dtype=torch.int32, device="cuda")
     d = torch.full((256,), 99, dtype=torch.int64, device="cuda")
-    tilec.compile(mixed_signs(left, right), target=TARGET)(
-        a.to(getattr(torch, left)).cuda(), b.to(getattr(torch, right)).cuda(), c, d)
+    compiled(mixed_signs(left, right))(a.to(getattr(torch, left)).cuda(),
+                                       b.to(getattr(torch, right)).cuda(), c, d)
     torch.cuda.synchronize()
     assert c.cpu().tolist() == ((a < b).int() + 2 * (a == b).int()).tolist()
     assert d.cpu().tolist() == (torch.maximum(a, b) - torch.minimum(a, b)).tolist()
