@@ -25,3 +25,26 @@ def copies(A: T.Tensor((64, 64), "float16"), B: T.Tensor((64, 64), "float32")):
 # CHECK: tile.parallel [16, 64]
 # CHECK:   arith.extf %{{.*}} : f16 to f32
 # CHECK: tile.copy %[[F32]][%{{.*}}, %{{.*}}] [16, 64] to %arg1[%{{.*}}, %{{.*}}] [16, 64]
+
+
+# A copy between global tensors that converts the dtype runs element by element (no fragment
+# holding the box); one from a global box with a unit dimension into a shared tile stages
+# through a fragment of the box's squeezed shape, which the converting T.Parallel indexes by
+# all its variables.
+@T.prim_func
+def casts(X: T.Tensor((64, 2, 96), "float32"), Y: T.Tensor((64, 2, 96), "bfloat16")):
+    with T.Kernel(4, 2, threads=128) as (bx, by):
+        tile_y = T.alloc_shared((16, 96), "bfloat16")
+        T.copy(X[bx * 16:(bx + 1) * 16, by, :], Y[bx * 16:(bx + 1) * 16, by, :])
+        T.copy(X[bx * 16:(bx + 1) * 16, by, :], tile_y)
+
+# CHECK-LABEL: func.func @casts
+# CHECK-NOT: tile.alloc : memref<{{.*}}"fragment">
+# CHECK: tile.parallel [16, 96]
+# CHECK: memref.load %arg0[%{{.*}}, %{{.*}}, %{{.*}}] : memref<64x2x96xf32>
+# CHECK: arith.truncf %{{.*}} : f32 to bf16
+# CHECK-NEXT: memref.store %{{.*}}, %arg1[%{{.*}}, %{{.*}}, %{{.*}}] : memref<64x2x96xbf16>
+# CHECK: %[[STAGE:.*]] = tile.alloc : memref<16x96xf32, "fragment">
+# CHECK: tile.copy %arg0[%{{.*}}, %{{.*}}, %{{.*}}] [16, 1, 96] to %[[STAGE]][%{{.*}}, %{{.*}}] [16, 96]
+# CHECK: tile.parallel [16, 96]
+# CHECK: memref.load %[[STAGE]][%{{.*}}, %{{.*}}] : memref<16x96xf32, "fragment">

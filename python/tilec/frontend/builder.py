@@ -1930,12 +1930,22 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
             self.convert_box(src, dst, node)
         elif src.buffer.dtype.interchangeable(dst.buffer.dtype):
             self.emit_copy(src, dst)
+        elif src.buffer.scope == dst.buffer.scope == "global":
+            # element by element, as TileLang lowers it: a fragment between the two would
+            # hold the whole box in registers (a 64 x 576 float32 box: 288 a thread)
+            self.convert_box(src, dst, node)
         elif src.buffer.scope == "global":  # load, then convert in registers
-            staging = self.allocate("fragment", list(dst.extents), src.buffer.dtype, node)
+            # the staging fragment has the box's squeezed shape, so the T.Parallel converting
+            # it indexes it by all its loop variables and takes its layout (a unit dimension
+            # indexed by a constant left the two laid out apart, converted through shared
+            # memory)
+            staging = self.allocate("fragment", _squeeze(dst.extents) or [1],
+                                    src.buffer.dtype, node)
             self.emit_copy(src, self.whole(staging))
             self.convert_box(self.whole(staging), dst, node)
         else:  # convert in registers, then store
-            staging = self.allocate("fragment", list(src.extents), dst.buffer.dtype, node)
+            staging = self.allocate("fragment", _squeeze(src.extents) or [1],
+                                    dst.buffer.dtype, node)
             self.convert_box(src, self.whole(staging), node)
             self.emit_copy(self.whole(staging), dst)
 
