@@ -35,7 +35,8 @@ from tilec.runtime import vulkan as vulkan_runtime
 TESTS = Path(__file__).resolve().parent
 SUITE = ("test_numerics_cpu", "test_eager", "test_errors", "test_float16x2",
          "test_runtime_grid", "test_runtime_slices", "test_sub_byte_types",
-         "test_unroll_fragments", "test_per_thread_buffers", "test_partial_warps")
+         "test_unroll_fragments", "test_per_thread_buffers", "test_partial_warps",
+         "test_staged_copies")
 TARGETS = ("vulkan", "webgpu")
 # the SPIR-V of the kernels whose MSL the vulkan classes do not check (see _with_msl_check)
 NO_MSL_CHECK = ("OpAtomicFAddEXT", "OpCapability Float64", "OpCapability Int64")

@@ -38,7 +38,14 @@ kernel:
   offset `jj * 4 + j`, a T.serial variable, a transposed or computed index) reads and writes
   a shared copy of it instead: any thread reaches any element there. The fragment is copied
   into it before the loop (before the loops around it that leave both untouched) and back
-  after the loop where the loop writes it;
+  after the loop where the loop writes it. Where every index of a large fragment (a whole copy
+  of STAGED_BOX_BYTES or more) is a loop variable, plus an offset the loop's points share (`i
+  + s * 16`, s a T.serial variable) or not, or a value they share (its whole dimension), the
+  copy holds only the box those indices reach (`staging_box`: the loop's extents, cut by `if
+  i < 16:` around the accesses; at most half the fragment), made just before the loop from
+  the fragment's box at the offsets: TileLang's sparse MLA backward stores its 32 x 512
+  float32 dKV accumulator 16 rows at a time that way, and a whole copy took 64 KiB of shared
+  memory where the box takes 32;
 - a T.alloc_local / T.alloc_var buffer is each thread's own whole copy, so whatever fills one
   must give every thread every element (as the CPU target's one thread has them): a
   T.Parallel that stores such a buffer at indices moving with its points, read after it,
@@ -94,6 +101,8 @@ from tilec.compiler.passes._thread_range import layout_threads, range_warp, thre
 from tilec.compiler.passes._wgmma import WARPGROUP_THREADS, WGMMA_ATTR
 from tilec.compiler.passes.check_parallel_updates import THREAD_STREAM_ATTR
 from tilec.dialect import AllocOp, ConvertLayoutOp, CopyOp
+
+STAGED_BOX_BYTES = 16 * 1024  # a whole shared copy this large is made of the box read only
 
 
 def kernel_threads(kernel: ir.Operation) -> int:
@@ -374,6 +383,149 @@ def hoisted(op: ir.Operation, fragment: ir.Value) -> ir.Operation:
             break
         chosen, parent = parent, parent.parent
     return chosen
+
+
+@dataclass(frozen=True)
+class BoxIndex:
+    """How a T.Parallel indexes one dimension of a staged fragment: loop dimension `dim`
+    plus `offset` (a value the loop's points share; None: no offset) over `extent` values,
+    or (dim None) the access's own index over the whole dimension."""
+
+    dim: int | None
+    offset: ir.Value | None
+    extent: int
+
+
+def _body_of(parallel: ir.Operation) -> ir.Block:
+    return parallel.regions[0].blocks[0]
+
+
+def _inside(op: ir.Operation, parallel: ir.Operation) -> bool:
+    return op == parallel or any(outer == parallel for outer in ancestors(op))
+
+
+def _invariant(value: ir.Value, parallel: ir.Operation) -> bool:
+    """Whether `value` is the same for every point of `parallel`: defined outside it, or
+    computed in it by arith ops from such values."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return not _inside(as_operation(owner.owner), parallel)
+    op = as_operation(owner)
+    if not _inside(op, parallel):
+        return True
+    return op.name.startswith("arith.") and not len(op.regions) and all(
+        _invariant(operand, parallel) for operand in op.operands)
+
+
+def _loop_index(value: ir.Value, parallel: ir.Operation) -> tuple[int, ir.Value | None] | None:
+    """(loop dimension, offset) of an index that is a loop variable, or one plus a value
+    the loop's points share; None for any other index."""
+    body = _body_of(parallel)
+    dim = block_arg_index(value, body)
+    if dim is not None:
+        return dim, None
+    op = defining_op(value)
+    if op is None or op.name != "arith.addi":
+        return None
+    for this, other in ((op.operands[0], op.operands[1]), (op.operands[1], op.operands[0])):
+        dim = block_arg_index(this, body)
+        if dim is not None and _invariant(other, parallel):
+            return dim, other
+    return None
+
+
+def _guard_bound(access: ir.Operation, parallel: ir.Operation, dim: int) -> int | None:
+    """The bound `if i < K:` (also `<=`, and `and`s of such) puts on loop dimension `dim`
+    around `access`: the tightest of the scf.ifs holding it in their then-regions."""
+    body = _body_of(parallel)
+    bound = None
+    child = access
+    for outer in ancestors(access):
+        if outer == parallel:
+            break
+        if outer.name == "scf.if" and child.block == outer.regions[0].blocks[0]:
+            for leaf in _and_leaves(outer.operands[0]):
+                found = _upper_bound(leaf, body, dim)
+                if found is not None:
+                    bound = found if bound is None else min(bound, found)
+        child = outer
+    return bound
+
+
+def _and_leaves(condition: ir.Value) -> list[ir.Value]:
+    op = defining_op(condition)
+    if op is None or op.name != "arith.andi":
+        return [condition]
+    return [leaf for operand in op.operands for leaf in _and_leaves(operand)]
+
+
+# arith.cmpi predicates: slt, sle, ult, ule (i < K, i <= K)
+_LESS_THAN = {2: 0, 3: 1, 6: 0, 7: 1}
+
+
+def _upper_bound(condition: ir.Value, body: ir.Block, dim: int) -> int | None:
+    op = defining_op(condition)
+    if op is None or op.name != "arith.cmpi" or block_arg_index(op.operands[0], body) != dim:
+        return None
+    predicate = ir.IntegerAttr(op.attributes["predicate"]).value
+    limit = constant_index(op.operands[1])
+    if predicate not in _LESS_THAN or limit is None:
+        return None
+    return limit + _LESS_THAN[predicate]
+
+
+def staging_box(parallel: ir.Operation, fragment: ir.Value, accesses: list[Access]
+                ) -> list[BoxIndex] | None:
+    """The box of `fragment` a T.Parallel reaches, one BoxIndex per dimension, where every
+    access indexes each dimension alike (the same loop variable and offset) by a loop
+    variable with an offset or without, or by a value its points share; None where an index
+    is anything else, where the box holds more than half the fragment or the fragment's
+    whole copy is smaller than STAGED_BOX_BYTES (the whole copy is made once, before the
+    loops around the T.Parallel that leave the fragment as it is; a box copy stands before
+    the T.Parallel, inside them)."""
+    shape = shape_of(fragment)
+    if math.prod(shape) * elem_bytes(fragment) < STAGED_BOX_BYTES:
+        return None
+    extents = loop_extents(parallel)
+    box: list[BoxIndex] | None = None
+    for access, _, _, store in accesses:
+        indices = list(access.operands)[2 if store else 1:]
+        found = []
+        for position, value in enumerate(indices):
+            loop_index = _loop_index(value, parallel)
+            if loop_index is None:
+                if not _invariant(value, parallel):
+                    return None
+                found.append(BoxIndex(None, None, shape[position]))
+                continue
+            dim, offset = loop_index
+            bound = _guard_bound(access, parallel, dim)
+            extent = extents[dim] if bound is None else max(1, min(extents[dim], bound))
+            found.append(BoxIndex(dim, offset, extent))
+        if box is None:
+            box = found
+            continue
+        for number, (known, new) in enumerate(zip(box, found, strict=True)):
+            if known.dim != new.dim or known.offset != new.offset:
+                return None
+            box[number] = BoxIndex(known.dim, known.offset, max(known.extent, new.extent))
+    if box is None or math.prod(index.extent for index in box) * 2 > math.prod(shape):
+        return None
+    return box
+
+
+def _shared_offset(value: ir.Value, parallel: ir.Operation) -> ir.Value:
+    """`value` (an offset the loop's points share) before `parallel`: cloned there with the
+    arith ops computing it where they stand inside the loop."""
+    owner = value.owner
+    if isinstance(owner, ir.Block) or not _inside(as_operation(owner), parallel):
+        return value
+    op = as_operation(owner)
+    operands = [_shared_offset(operand, parallel) for operand in op.operands]
+    clone = as_operation(op.clone())
+    for number, operand in enumerate(operands):
+        clone.operands[number] = operand
+    return clone.results[list(op.results).index(value)]
 
 
 def needed_layout(loop: LinearLayout, dims: list[int | None], shape: tuple[int, ...]
@@ -718,13 +870,28 @@ class _KernelInference:
                 dims, list(access.operands)[2 if access.name == "memref.store" else 1:],
                 strict=True))]
         staged: dict[ir.Value, ir.Value] = {}
+        for fragment in free:
+            if fragment in staged:
+                continue
+            own = [access for access in accesses if access[1] == fragment]
+            written = any(store for _, _, _, store in own)
+            box = staging_box(parallel, fragment, own)
+            if box is None:
+                staged[fragment] = self.staged(fragment, parallel, written)
+                for access, _, _, store in own:
+                    access.operands[1 if store else 0] = staged[fragment]
+                continue
+            staged[fragment] = self.staged_box(fragment, parallel, written, box)
+            body = _body_of(parallel)
+            for access, _, _, store in own:
+                position = 1 if store else 0
+                access.operands[position] = staged[fragment]
+                for number, part in enumerate(box):
+                    if part.dim is not None:
+                        access.operands[position + 1 + number] = body.arguments[part.dim]
         for access, fragment, dims, store in accesses:
             position = 1 if store else 0
-            if any(fragment == known for known in free):
-                if fragment not in staged:
-                    written = any(s for _, f, _, s in accesses if f == fragment)
-                    staged[fragment] = self.staged(fragment, parallel, written)
-                access.operands[position] = staged[fragment]
+            if fragment in staged:
                 continue
             if layout_of(fragment) is not None and follows(layout_of(fragment), loop, dims):
                 continue
@@ -737,6 +904,30 @@ class _KernelInference:
                 twins[key] = self.converted(fragment, layout, parallel,
                                             not overwrites(parallel, fragment), any(stores))
             access.operands[position] = twins[key]
+
+    def staged_box(self, fragment: ir.Value, parallel: ir.Operation, written: bool,
+                   box: list[BoxIndex]) -> ir.Value:
+        """A shared copy of the box of `fragment` that `parallel` reaches (staging_box),
+        indexed by the loop's variables where the fragment was indexed by them plus an offset:
+        filled just before the loop from the fragment's box at the offsets, copied back after
+        it when the loop writes it."""
+        owner = self.alloc_of(fragment, parallel)
+        type_ = ir.MemRefType(fragment.type)
+        shape = [part.extent for part in box]
+        with owner.location, ir.InsertionPoint(owner):
+            shared = as_operation(AllocOp(ir.MemRefType.get(
+                shape, type_.element_type, memory_space=ir.StringAttr.get("shared"))))
+        shared.move_after(owner)
+        copy = shared.results[0]
+        with parallel.location, ir.InsertionPoint(parallel):
+            corner = [index(0) if part.offset is None else _shared_offset(part.offset, parallel)
+                      for part in box]
+            zeros = [index(0)] * len(shape)
+            CopyOp(fragment, corner, shape, copy, zeros, shape)
+            if written:
+                back = as_operation(CopyOp(copy, zeros, shape, fragment, corner, shape))
+                back.move_after(parallel)
+        return copy
 
     def staged(self, fragment: ir.Value, parallel: ir.Operation, written: bool) -> ir.Value:
         """A shared copy of `fragment` for `parallel` (a T.Parallel, or a copy into a

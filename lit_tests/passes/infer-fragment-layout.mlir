@@ -728,3 +728,83 @@ func.func @partly_overwritten_fragment(%n: index) attributes {tile.entry} {
   }
   return
 }
+
+// -----
+
+// A large fragment (32 x 128 float32: 16 KiB) read at rows shifted by a T.serial variable,
+// under `if i < 16`: the shared copy holds the 16 rows the loop reaches, copied from the
+// fragment's box at the shift just before the loop (inside the T.serial loop: the corner moves
+// with it); the loop reads it at its own variables.
+// CHECK-LABEL: func.func @shifted_rows_box
+// CHECK: %[[ACC:.*]] = tile.alloc {tile.layout = {{.*}}} : memref<32x128xf32, "fragment">
+// CHECK-NEXT: %[[BOX:.*]] = tile.alloc : memref<16x128xf32, "shared">
+// CHECK: tile.for
+// CHECK-NEXT: ^bb0(%[[S:.*]]: index):
+// CHECK: %[[CORNER:.*]] = arith.muli %[[S]], %{{.*}} : index
+// CHECK: tile.copy %[[ACC]][%[[CORNER]], %{{.*}}] [16, 128] to %[[BOX]][%{{.*}}, %{{.*}}] [16, 128] : memref<32x128xf32, "fragment"> to memref<16x128xf32, "shared">
+// CHECK-NEXT: tile.parallel [32, 128]
+// CHECK-NEXT: ^bb0(%[[I:.*]]: index, %[[J:.*]]: index):
+// CHECK: memref.load %[[BOX]][%[[I]], %[[J]]] : memref<16x128xf32, "shared">
+func.func @shifted_rows_box(%X: memref<32x128xf32>, %Out: memref<16x128xf32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [128] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c2 = arith.constant 2 : index
+    %acc = tile.alloc : memref<32x128xf32, "fragment">
+    %half = tile.alloc : memref<16x128xf32, "shared">
+    tile.copy %X[%c0, %c0] [32, 128] to %acc[%c0, %c0] [32, 128] : memref<32x128xf32> to memref<32x128xf32, "fragment">
+    tile.for %c0 to %c2 step %c1 {
+    ^bb0(%s: index):
+      tile.parallel [32, 128] {
+      ^bb0(%i: index, %j: index):
+        %c16 = arith.constant 16 : index
+        %inside = arith.cmpi slt, %i, %c16 : index
+        scf.if %inside {
+          %shift = arith.muli %s, %c16 : index
+          %row = arith.addi %i, %shift : index
+          %v = memref.load %acc[%row, %j] : memref<32x128xf32, "fragment">
+          memref.store %v, %half[%i, %j] : memref<16x128xf32, "shared">
+        }
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// The same reads of a small fragment (16 x 64 float32: 4 KiB): one whole copy, made before
+// the T.serial loop that leaves the fragment as it is.
+// CHECK-LABEL: func.func @shifted_rows_small
+// CHECK: %[[ACC:.*]] = tile.alloc {tile.layout = {{.*}}} : memref<16x64xf32, "fragment">
+// CHECK-NEXT: %[[WHOLE:.*]] = tile.alloc : memref<16x64xf32, "shared">
+// CHECK: tile.copy %[[ACC]][%{{.*}}, %{{.*}}] [16, 64] to %[[WHOLE]][%{{.*}}, %{{.*}}] [16, 64]
+// CHECK-NEXT: tile.for
+// CHECK: memref.load %[[WHOLE]][%{{.*}}, %{{.*}}] : memref<16x64xf32, "shared">
+func.func @shifted_rows_small(%X: memref<16x64xf32>, %Out: memref<8x64xf32>) attributes {tile.entry} {
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [128] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c2 = arith.constant 2 : index
+    %acc = tile.alloc : memref<16x64xf32, "fragment">
+    %half = tile.alloc : memref<8x64xf32, "shared">
+    tile.copy %X[%c0, %c0] [16, 64] to %acc[%c0, %c0] [16, 64] : memref<16x64xf32> to memref<16x64xf32, "fragment">
+    tile.for %c0 to %c2 step %c1 {
+    ^bb0(%s: index):
+      tile.parallel [16, 64] {
+      ^bb0(%i: index, %j: index):
+        %c8 = arith.constant 8 : index
+        %inside = arith.cmpi slt, %i, %c8 : index
+        scf.if %inside {
+          %shift = arith.muli %s, %c8 : index
+          %row = arith.addi %i, %shift : index
+          %v = memref.load %acc[%row, %j] : memref<16x64xf32, "fragment">
+          memref.store %v, %half[%i, %j] : memref<8x64xf32, "shared">
+        }
+      }
+    }
+  }
+  return
+}
