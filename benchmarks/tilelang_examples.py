@@ -612,6 +612,22 @@ def _tilelang_name(module: str) -> str:
     return "tilelang" + module.removeprefix("tilec")
 
 
+# the keywords of TileLang's tilelang.profiler.do_bench and Profiler.do_bench (a35008a4), which
+# tilec's take too: an example passing another (gdn's do_bench(fn, k=K, ...), chunk_size=)
+# fails the same under TileLang
+TILELANG_DO_BENCH_KEYWORDS = frozenset({
+    "fn", "warmup", "rep", "_n_warmup", "_n_repeat", "quantiles", "fast_flush", "backend",
+    "return_mode", "device", "cache_size", "early_stop_baseline", "func", "n_warmup",
+    "n_repeat", "input_tensors", "dynamic_symbolic_constraints"})
+
+
+def _unexpected_keyword(match: re.Match[str]) -> str:
+    function, keyword = match[1], match[2]
+    if function == "do_bench" and keyword not in TILELANG_DO_BENCH_KEYWORDS:
+        return f"do_bench() takes no {keyword}=, nor does TileLang's (the example's own call)"
+    return f"{function}() takes no {keyword}="
+
+
 _REASONS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
     (re.compile(r"No module named '(tilec[\w.]*)'"),
      lambda m: f"{_tilelang_name(m[1])} missing (module)"),
@@ -626,8 +642,7 @@ _REASONS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
     (re.compile(r"^buffer '[^']*' has no attribute '(\w+)'"), lambda m: f"buffer.{m[1]} missing"),
     (re.compile(r"(?:type object|^) ?'(\w+)'(?: object)? has no attribute '(\w+)'"),
      lambda m: f"{m[1]}.{m[2]} missing"),
-    (re.compile(r"(\w+)\(\) got an unexpected keyword argument '(\w+)'"),
-     lambda m: f"{m[1]}() takes no {m[2]}="),
+    (re.compile(r"(\w+)\(\) got an unexpected keyword argument '(\w+)'"), _unexpected_keyword),
 )
 
 

@@ -184,6 +184,9 @@ def test_copy_rewrites_every_python_file_and_copies_the_rest(tmp_path: Path) -> 
     ("buffer 'kernel' has no attribute 'data'", "buffer.data missing"),
     ("'AutoTuner' object has no attribute 'compile'", "AutoTuner.compile missing"),
     ("do_bench() got an unexpected keyword argument 'backend'", "do_bench() takes no backend="),
+    ("do_bench() got an unexpected keyword argument 'k'",
+     "do_bench() takes no k=, nor does TileLang's (the example's own call)"),
+    ("compile() got an unexpected keyword argument 'k'", "compile() takes no k="),
     ("cannot tell the dtype of tensor 'A': name 'dtype' is not defined",
      "TilecError: cannot tell the dtype of tensor '…': name '…' is not defined"),
 ])
