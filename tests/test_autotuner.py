@@ -415,6 +415,30 @@ def test_a_config_past_its_timeout_is_reported(tmp_path, monkeypatch, rng):
     assert next(iter(tuned.results.values())).config == {"block_M": 16}
 
 
+def test_a_fault_on_the_gpu_names_its_config(tmp_path, monkeypatch):
+    """A kernel that faults on the GPU (torch's AcceleratorError: the process's CUDA context
+    is lost, every later launch fails alike) stops the tuning, naming its configuration, which
+    the H100 run's 'each failed with: unspecified launch failure' did not."""
+    _fresh_cache(tmp_path, monkeypatch)
+    timed = []
+
+    def faulting(self, kernel, best):
+        timed.append(kernel)
+        if len(timed) == 2:
+            raise RuntimeError("CUDA error: unspecified launch failure\nCUDA kernel errors "
+                               "might be asynchronously reported")
+        return 1.0
+
+    monkeypatch.setattr(tilec.autotuner._Bench, "check_and_time", faulting)
+    tuned = tilec.autotune(configs=[{"block_M": 8}, {"block_M": 16}, {"block_M": 32}],
+                           **QUICK)(shift)
+    with pytest.raises(TilecError, match=r"configuration \{'block_M': 16\} failed on the GPU "
+                                         r"\(RuntimeError: CUDA error: unspecified launch "
+                                         r"failure\); the process's CUDA context is lost"):
+        tuned.compile(M=16, N=8)
+    assert len(timed) == 2  # the third configuration was not tried
+
+
 def test_set_autotune_inputs_are_what_configs_run_on(tmp_path, monkeypatch, rng):
     _fresh_cache(tmp_path, monkeypatch)
     x = randn((16, 8), torch.float32, rng)

@@ -417,6 +417,17 @@ def _caller_stacklevel() -> int:
     return level - 1
 
 
+# what torch says of a CUDA error after which the process's context is unusable: every later
+# launch in the process fails with it too, so the configuration it came from is the culprit
+LOST_CONTEXT_ERRORS = ("unspecified launch failure", "illegal memory access",
+                       "misaligned address", "illegal instruction", "device-side assert")
+
+
+def _loses_context(error: BaseException) -> bool:
+    text = str(error)
+    return "CUDA error" in text and any(known in text for known in LOST_CONTEXT_ERRORS)
+
+
 def _first_failure(failed: list[Trial]) -> str:
     """One line naming why the configurations failed (for logs that keep a first line)."""
     firsts = [((trial.error or "").strip().splitlines() or [""])[0] for trial in failed]
@@ -543,6 +554,12 @@ def tune_configs(name: str, location: tuple[str, int], configs: list[Config],
                 trial.error = f"checking and timing took longer than {profile.timeout} s"
                 continue
             except Exception as error:
+                if _loses_context(error):  # nothing after it can run: name the culprit
+                    first = _describe(error).strip().splitlines()[0]
+                    raise TilecError(
+                        f"autotune of {name}: the kernel of configuration {trial.config} "
+                        f"failed on the GPU ({first}); the process's CUDA context is lost "
+                        f"with it, so no other configuration can run", *location) from None
                 trial.error = _describe(error)
                 continue
             _logger.info("autotune %s: %s took %.4f ms", name, trial.config, trial.latency)
