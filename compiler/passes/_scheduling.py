@@ -57,6 +57,10 @@ RING_PRIVATE_TILES_ATTR = "tile.ring_private_tiles"
 # TILEC_SPLIT_WGMMA_N=1: a 64-row gemm of a block of 2 or 4 warpgroups runs on all of them,
 # each a wgmma of its share of N (infer-mma-layout's `split = "n"`)
 SPLIT_WGMMA_N_ATTR = "tile.split_wgmma_n"
+# TILEC_MMA_SYNC_FALLBACK=1: on sm_90a a gemm wgmma cannot take (N under 64 or not a multiple
+# of it, 32-row tiles) gets infer-mma-layout's mma.sync decision instead of the CUDA cores, and
+# plan-mma-sync-gemms reads its column-slice operands in place as plan-wgmma-gemms does
+MMA_SYNC_FALLBACK_ATTR = "tile.mma_sync_fallback"
 PIPELINE_ATTR = "tile.pipeline"  # on tile.pipelined, written by pipeline-async-copies
 TMA_PIPELINE = "tma-mbarrier"  # its `mechanism` when TMA loads feed wgmma through mbarriers
 

@@ -19,7 +19,11 @@ tensor-core lowering follow from this one, so it is made first and recorded on t
   of more threads). wgmma is issued by the hardware's warpgroups, warps 4k..4k+3 together:
   a gemm in a thread range that does not start on one (`if 32 <= tx < 288:`, 256 threads
   over warps 1..8) gets the mma.sync decision below over the range's warps instead (the
-  sm_80 kernel's code), and T.wgmma_gemm there is an error at its line.
+  sm_80 kernel's code), and T.wgmma_gemm there is an error at its line. With the opt-in
+  `tile.mma_sync_fallback` (TILEC_MMA_SYNC_FALLBACK=1 until a GPU has run it) a gemm wgmma
+  cannot cover (N = 32, 32-row tiles, one warp: TileLang's kda and sparse MLA backward kernels)
+  gets the mma.sync decision below by the per-op lowering's rule (`per_op_fits`: any K) instead
+  of none, which leaves it on the CUDA cores.
 - sm_80: `tile.mma = {kind = "mma.sync", warps = array<i64: wm, wn>, instr = array<i64: 16, 8,
   Kst>, a_source}`: the warps (threads / 32) as the most square grid over the block's tile
   that the mma.sync kernel accepts (AmpereGemmConfig: warp tiles of 16 x 16 multiples, at most
@@ -63,6 +67,7 @@ from tilec.compiler.passes._ir_walk import (
 )
 from tilec.compiler.passes._scheduling import (
     ACCUMULATOR_TYPES,
+    MMA_SYNC_FALLBACK_ATTR,
     OPERAND_TYPES,
     OUTPUT_TYPES,
     SPLIT_WGMMA_N_ATTR,
@@ -73,7 +78,7 @@ from tilec.compiler.passes._scheduling import (
 )
 from tilec.compiler.passes.infer_fragment_layout import first_thread, threads_at
 from tilec.compiler.passes.lower_gemm_simt import WGMMA_REQUIRED_ATTR
-from tilec.compiler.tensorcore.ampere import AmpereGemmConfig
+from tilec.compiler.tensorcore.ampere import MMA_SHAPES, AmpereGemmConfig
 from tilec.compiler.tensorcore.dtypes import K_STEP_BYTES, OPERAND_BYTES, accumulator, check_types
 
 MMA_ATTR = "tile.mma"
@@ -317,10 +322,11 @@ def warp_policy(gemm: ir.Operation, kernel: ir.Operation) -> str:
     return ir.StringAttr(policy).value if isinstance(policy, ir.StringAttr) else "square"
 
 
-def warp_grid(problem: GemmProblem, threads: int, policy: str = "square"
-              ) -> tuple[int, int] | None:
+def warp_grid(problem: GemmProblem, threads: int, policy: str = "square",
+              per_op: bool = False) -> tuple[int, int] | None:
     """The (warps_m, warps_n) over the tile that the mma.sync kernel accepts: the most square
-    one, warps x 1 first for "full_row", 1 x warps first for "full_col"."""
+    one, warps x 1 first for "full_row", 1 x warps first for "full_col". With `per_op`, the
+    rule of the per-op lowering (`per_op_fits`) instead of the whole-kernel generator's."""
     warps = threads // WARP_THREADS
     if warps < 1 or threads % WARP_THREADS:
         return None
@@ -329,6 +335,10 @@ def warp_grid(problem: GemmProblem, threads: int, policy: str = "square"
     if policy in ("full_row", "full_col"):
         grids.sort(key=lambda grid: grid[1 if policy == "full_row" else 0] != 1)
     for warps_m, warps_n in grids:
+        if per_op:
+            if per_op_fits(problem, warps_m, warps_n):
+                return warps_m, warps_n
+            continue
         try:
             AmpereGemmConfig(
                 block_m=problem.block_m,
@@ -347,10 +357,30 @@ def warp_grid(problem: GemmProblem, threads: int, policy: str = "square"
     return None
 
 
-def mma_sync_decision(problem: GemmProblem, threads: int, policy: str = "square"
-                      ) -> dict[str, DecisionValue] | None:
+def per_op_fits(problem: GemmProblem, warps_m: int, warps_n: int) -> bool:
+    """Whether the per-op mma.sync lowering takes the gemm over this warp grid: warp tiles of
+    16 x 16 multiples, at most 128 accumulator registers a thread, K a whole number of the
+    instruction's 32-byte steps (any count: the lowering loops over them; the whole-kernel
+    generator's AmpereGemmConfig also bounds K at 256 bytes and shares global copies out
+    evenly, which a gemm between shared tiles does not need)."""
+    if problem.dtype not in MMA_SHAPES:
+        return False
+    try:
+        check_types(problem.dtype, problem.out_dtype, problem.trans_a, problem.trans_b)
+    except ValueError:
+        return False
+    warp_m, warp_n = problem.block_m // warps_m, problem.block_n // warps_n
+    if warp_m * warps_m != problem.block_m or warp_n * warps_n != problem.block_n:
+        return False
+    if warp_m % 16 or warp_n % 16 or (warp_m // 16) * (warp_n // 8) * 4 > 128:
+        return False
+    return problem.block_k % problem.k_step == 0
+
+
+def mma_sync_decision(problem: GemmProblem, threads: int, policy: str = "square",
+                      per_op: bool = False) -> dict[str, DecisionValue] | None:
     """sm_80: the warp grid and mma.sync shape, or None when no warp grid fits."""
-    grid = warp_grid(problem, threads, policy)
+    grid = warp_grid(problem, threads, policy, per_op)
     if grid is None:
         return None
     return {
@@ -399,6 +429,7 @@ class InferMmaLayout(TilePass):
             self.reject_wgmma_required(module, target.name)
             return
         split_n = SPLIT_WGMMA_N_ATTR in module.operation.attributes
+        fallback = MMA_SYNC_FALLBACK_ATTR in module.operation.attributes
         context = module.context
         for kernel in kernels(module):
             for gemm in (op for op in walk(kernel) if op.name == "tile.gemm"):
@@ -414,6 +445,10 @@ class InferMmaLayout(TilePass):
                     decision = mma_sync_decision(problem, threads, warp_policy(gemm, kernel))
                 elif target.has_wgmma:
                     decision = wgmma_decision(problem, threads, split_n)
+                    if decision is None and fallback and \
+                            WGMMA_REQUIRED_ATTR not in gemm.attributes:
+                        decision = mma_sync_decision(problem, threads,
+                                                     warp_policy(gemm, kernel), per_op=True)
                 else:
                     decision = mma_sync_decision(problem, threads, warp_policy(gemm, kernel))
                 if decision is None:

@@ -23,8 +23,10 @@ infer-fragment-layout then propagates; tile.shared_layout on shared operand tile
 swizzled layout ldmatrix reads). A fragment A that one copy in the gemm's block fills from a
 whole shared tile of its shape and type (attention's P aside, the register-A chain
 `T.copy(A_shared, A_frag)`) gets its registers by ldmatrix too: the tile gets A's swizzled
-K-major layout and the copy `tile.mma_sync_load` (the gemm's plan). Other gemms are left to
-lower-gemm-simt. The pass does
+K-major layout and the copy `tile.mma_sync_load` (the gemm's plan). Under the opt-in
+`tile.mma_sync_fallback` an operand tile filled from a column slice of a larger shared tile is
+read in place (plan-wgmma-gemms' `read_slices_in_place`: ldmatrix addresses the larger tile's
+bytes through the slice's layout). Other gemms are left to lower-gemm-simt. The pass does
 nothing on targets whose tensor cores are neither the mma.sync family nor wgmma.
 
 With the module's `tile.staged_epilogue` (TILEC_STAGED_EPILOGUE=1, an opt-in until the GPU
@@ -69,6 +71,7 @@ from tilec.compiler.passes._mma_sync import (
 )
 from tilec.compiler.passes._scalar import bit_width, index
 from tilec.compiler.passes._scheduling import (
+    MMA_SYNC_FALLBACK_ATTR,
     OPERAND_TYPES,
     STAGED_EPILOGUE_ATTR,
     read_decision,
@@ -78,6 +81,7 @@ from tilec.compiler.passes._scheduling import (
 from tilec.compiler.passes._wgmma import SHARED_LAYOUT_ATTR, SharedOperandLayout
 from tilec.compiler.passes.infer_fragment_layout import running_threads, threads_at
 from tilec.compiler.passes.infer_mma_layout import MMA_ATTR
+from tilec.compiler.passes.plan_wgmma_gemms import read_slices_in_place
 from tilec.compiler.passes.select_epilogue_store import STORE_ATTR, accumulator_store
 from tilec.compiler.tensorcore.dtypes import K_STEP_BYTES, OPERAND_BYTES
 from tilec.dialect import AllocOp, CopyOp
@@ -195,6 +199,7 @@ class PlanMmaSyncGemms(TilePass):
             return  # on wgmma chips: the gemms infer-mma-layout gave mma.sync (off warpgroups)
         context = module.context
         staged = STAGED_EPILOGUE_ATTR in module.operation.attributes
+        fallback = MMA_SYNC_FALLBACK_ATTR in module.operation.attributes
         for kernel in kernels(module):
             for gemm in [op for op in walk(kernel) if op.name == "tile.gemm"]:
                 if running_threads(gemm, kernel) % WARP_THREADS:
@@ -214,6 +219,8 @@ class PlanMmaSyncGemms(TilePass):
                     self._load_a_by_ldmatrix(gemm, layouts.plan, context)
                 if staged:
                     _stage_store(gemm, kernel)
+            if fallback:
+                read_slices_in_place(kernel, context)
 
     @staticmethod
     def _load_a_by_ldmatrix(gemm: ir.Operation, plan: MmaSyncPlan,

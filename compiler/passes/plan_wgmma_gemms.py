@@ -30,9 +30,11 @@ infer-mma-layout gave a wgmma `tile.mma` runs on the tensor cores where it stand
 
 A gemm's operand tile that the frontend fills from a column slice of a larger shared tile
 (`T.gemm(Q_shared[:, 0:256], KV_shared[:, 0:256], ...)`, `T.gemm(P, KV_shared[:, 256:512],
-...)`) is read in place when the slice starts at a whole column box of the larger tile laid out
-as the slice's tile is (same rows, same swizzle span: for 16-bit types a multiple of 64 columns
-of a 128-byte swizzle), covers all its rows, and nothing writes the larger tile between the copy
+...)`) is read in place (by wgmma here; by ldmatrix where plan-mma-sync-gemms planned the gemms
+under the opt-in tile.mma_sync_fallback, calling `read_slices_in_place` too) when the slice
+starts at a whole column box of the larger tile laid out as the slice's tile is (same rows,
+same swizzle span: for 16-bit types a multiple of 64 columns of a 128-byte swizzle), covers all
+its rows, and nothing writes the larger tile between the copy
 and the gemms: the copy gets `tile.read_in_place = {columns, box_bytes}` (it then moves nothing:
 _wgmma.read_in_place), the larger tile the slice's layout over its own shape, and the slice's
 tile no bytes of its own (plan-shared-memory). A slice of one stage of a 3-d stage buffer
@@ -71,6 +73,7 @@ from tilec.compiler.passes._ir_walk import (
     scope,
     walk,
 )
+from tilec.compiler.passes._mma_sync import MMA_SYNC_ATTR
 from tilec.compiler.passes._scheduling import (
     OPERAND_TYPES,
     PIPELINE_ATTR,
@@ -220,9 +223,15 @@ def _same_bytes(one: SharedOperandLayout | StackedOperandLayout,
     return one.same_bytes(other)
 
 
+def _on_tensor_cores(gemm: ir.Operation) -> bool:
+    """Whether a gemm is planned for wgmma or ldmatrix + mma.sync (both read their shared
+    operand tiles through `tile.shared_layout`)."""
+    return WGMMA_ATTR in gemm.attributes or MMA_SYNC_ATTR in gemm.attributes
+
+
 def _slice_fill(tile: ir.Operation) -> tuple[ir.Operation, ir.Operation] | None:
-    """(the copy, the larger tile's alloc) where a wgmma gemm's operand tile may be read in
-    place from the shared tile its one filling copy reads (module docstring), else None."""
+    """(the copy, the larger tile's alloc) where a tensor-core gemm's operand tile may be read
+    in place from the shared tile its one filling copy reads (module docstring), else None."""
     layout = SharedOperandLayout.of(tile)
     value = tile.results[0]
     owners = [as_operation(use.owner) for use in value.uses]
@@ -235,7 +244,7 @@ def _slice_fill(tile: ir.Operation) -> tuple[ir.Operation, ir.Operation] | None:
     src, src_offsets, src_box, dst, dst_offsets, dst_box = copy_parts(fill)
     source = _alloc(src)
     if dst != value or source is None or scope(src) != "shared" or any(
-            WGMMA_ATTR not in gemm.attributes or not any(
+            not _on_tensor_cores(gemm) or not any(
                 value == operand for operand in list(gemm.operands)[:2]) for gemm in gemms):
         return None
     src_type = ir.MemRefType(src.type)
@@ -268,7 +277,7 @@ def _slice_fill(tile: ir.Operation) -> tuple[ir.Operation, ir.Operation] | None:
     return fill, source
 
 
-def _read_slices_in_place(kernel: ir.Operation, context: ir.Context) -> None:
+def read_slices_in_place(kernel: ir.Operation, context: ir.Context) -> None:
     """Mark the copies whose gemms read the larger tile in place (module docstring)."""
     tiles = [op for op in walk(kernel) if op.name == "tile.alloc" and SharedOperandLayout.of(op)
              is not None and scope(op.results[0]) == "shared"]
@@ -331,7 +340,7 @@ class PlanWgmmaGemms(TilePass):
                 loop = enclosing(gemm, "tile.pipelined")
                 if loop is not None:
                     self._cp_async_loop(loop, context)
-            _read_slices_in_place(kernel, context)
+            read_slices_in_place(kernel, context)
 
     @staticmethod
     def _a_registers(gemm: ir.Operation, plan: WgmmaPlan) -> LinearLayout:

@@ -78,6 +78,7 @@ from tilec.compiler.passes._ir_walk import op_error, walk
 from tilec.compiler.passes._scheduling import (
     ARCH_ATTR,
     DISABLE_TMA_ATTR,
+    MMA_SYNC_FALLBACK_ATTR,
     OVERLAP_RING_GEMMS_ATTR,
     PER_OP_GEMMS_ATTR,
     PINGPONG_OPT_IN_ATTR,
@@ -282,7 +283,8 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
                            ("TILEC_RING_TRANSPOSES", RING_TRANSPOSES_ATTR),
                            ("TILEC_RING_PRIVATE_TILES", RING_PRIVATE_TILES_ATTR),
                            ("TILEC_SPLIT_WGMMA_N", SPLIT_WGMMA_N_ATTR),
-                           ("TILEC_PIPELINE_TABLE_LOADS", TABLE_LOADS_ATTR)):
+                           ("TILEC_PIPELINE_TABLE_LOADS", TABLE_LOADS_ATTR),
+                           ("TILEC_MMA_SYNC_FALLBACK", MMA_SYNC_FALLBACK_ATTR)):
         if os.environ.get(variable) == "1":
             module.operation.attributes[name] = ir.UnitAttr.get()
     fast_math = ("apply-fast-math",) if options.fast_math else ()

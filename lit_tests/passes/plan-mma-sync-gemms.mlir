@@ -299,3 +299,59 @@ module attributes {tile.arch = "sm_90a"} {
     return
   }
 }
+
+// -----
+
+// With the opt-in tile.mma_sync_fallback (sm_90a: gemms wgmma cannot take run on mma.sync), a
+// shared operand tile filled from a column slice of a larger tile (sparse MLA backward's
+// `Q_shared[:, :512]`, 64 x 576 bf16) is read in place, as plan-wgmma-gemms reads wgmma's: the
+// copy moves nothing and the larger tile takes the slice's layout over its whole shape.
+// CHECK-LABEL: func.func @slice_in_place
+// CHECK: %[[Q:.*]] = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<64x576xbf16, "shared">
+// CHECK: tile.copy %[[Q]][%{{.*}}, %{{.*}}] [64, 512] to %{{.*}} {tile.read_in_place = {box_bytes = 8192 : i64, columns = 64 : i64}}
+// CHECK: tile.gemm {{.*}} tile.mma_sync = {a_registers = false, dtype = "bf16", k = 16 : i64, warps_m = 4 : i64, warps_n = 2 : i64}
+module attributes {tile.arch = "sm_90a", tile.mma_sync_fallback} {
+  func.func @slice_in_place(%Q: memref<64x576xbf16>, %KV: memref<32x512xbf16>, %S: memref<64x32xf32>) attributes {tile.entry} {
+    %g = arith.constant 1 : index
+    tile.kernel grid(%g) threads [256] {
+    ^bb0(%bx: index):
+      %c0 = arith.constant 0 : index
+      %qs = tile.alloc : memref<64x576xbf16, "shared">
+      %kvs = tile.alloc : memref<32x512xbf16, "shared">
+      %slice = tile.alloc : memref<64x512xbf16, "shared">
+      %acc = tile.alloc {tile.mma_layout = "mma-accumulator"} : memref<64x32xf32, "fragment">
+      tile.copy %Q[%c0, %c0] [64, 576] to %qs[%c0, %c0] [64, 576] : memref<64x576xbf16> to memref<64x576xbf16, "shared">
+      tile.copy %KV[%c0, %c0] [32, 512] to %kvs[%c0, %c0] [32, 512] : memref<32x512xbf16> to memref<32x512xbf16, "shared">
+      tile.copy %qs[%c0, %c0] [64, 512] to %slice[%c0, %c0] [64, 512] : memref<64x576xbf16, "shared"> to memref<64x512xbf16, "shared">
+      tile.gemm %slice, %kvs, %acc {clear_accum = true, transpose_b = true, tile.mma = {a_source = "shared", instr = array<i64: 16, 8, 16>, kind = "mma.sync", warps = array<i64: 4, 2>}} : memref<64x512xbf16, "shared">, memref<32x512xbf16, "shared">, memref<64x32xf32, "fragment">
+      tile.copy %acc[%c0, %c0] [64, 32] to %S[%c0, %c0] [64, 32] : memref<64x32xf32, "fragment"> to memref<64x32xf32>
+    }
+    return
+  }
+}
+
+// -----
+
+// Without the opt-in the copy stays (sm_80 kernels keep their code).
+// CHECK-LABEL: func.func @slice_copied
+// CHECK-NOT: tile.read_in_place
+// CHECK: return
+module attributes {tile.arch = "sm_80"} {
+  func.func @slice_copied(%Q: memref<64x576xbf16>, %KV: memref<32x512xbf16>, %S: memref<64x32xf32>) attributes {tile.entry} {
+    %g = arith.constant 1 : index
+    tile.kernel grid(%g) threads [256] {
+    ^bb0(%bx: index):
+      %c0 = arith.constant 0 : index
+      %qs = tile.alloc : memref<64x576xbf16, "shared">
+      %kvs = tile.alloc : memref<32x512xbf16, "shared">
+      %slice = tile.alloc : memref<64x512xbf16, "shared">
+      %acc = tile.alloc {tile.mma_layout = "mma-accumulator"} : memref<64x32xf32, "fragment">
+      tile.copy %Q[%c0, %c0] [64, 576] to %qs[%c0, %c0] [64, 576] : memref<64x576xbf16> to memref<64x576xbf16, "shared">
+      tile.copy %KV[%c0, %c0] [32, 512] to %kvs[%c0, %c0] [32, 512] : memref<32x512xbf16> to memref<32x512xbf16, "shared">
+      tile.copy %qs[%c0, %c0] [64, 512] to %slice[%c0, %c0] [64, 512] : memref<64x576xbf16, "shared"> to memref<64x512xbf16, "shared">
+      tile.gemm %slice, %kvs, %acc {clear_accum = true, transpose_b = true, tile.mma = {a_source = "shared", instr = array<i64: 16, 8, 16>, kind = "mma.sync", warps = array<i64: 4, 2>}} : memref<64x512xbf16, "shared">, memref<32x512xbf16, "shared">, memref<64x32xf32, "fragment">
+      tile.copy %acc[%c0, %c0] [64, 32] to %S[%c0, %c0] [64, 32] : memref<64x32xf32, "fragment"> to memref<64x32xf32>
+    }
+    return
+  }
+}
