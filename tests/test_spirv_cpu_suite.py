@@ -30,6 +30,7 @@ from conftest import SUITE_TARGET_VARIABLE
 from test_spirv_targets import require, require_device, require_naga
 
 from tilec.compiler.targets import metal, spirv
+from tilec.errors import CompileError
 from tilec.runtime import vulkan as vulkan_runtime
 
 TESTS = Path(__file__).resolve().parent
@@ -53,6 +54,10 @@ REASSOCIATED = ("lavapipe reassociates (pair * f - f * 1024) - zero as (pair * f
 # fnmatch pattern over "Test_<target>__<module>::<test>[params]": (why, the error it raises)
 GAPS = {
     "*__float16x2::test_field_pairs_decode_words[[]*-False[]]": REASSOCIATED,
+    # 16 rows of 128 float32 stored and their staged box take webgpu's 16 KiB by themselves
+    "Test_webgpu__staged_copies::test_accumulator_stored_in_parts[[]32-128-2-*[]]": (
+        "webgpu allows 16 KiB of workgroup memory: the 16 x 128 float32 part and the staged "
+        "box of the accumulator take 16", CompileError),
 }
 
 

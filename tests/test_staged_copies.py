@@ -62,7 +62,7 @@ def rows_through_shared(X, Y, block_N=16):
 
 
 @tilec.jit(target=TARGET)
-def split_store(P, Q, Out, BS=32, D=128, H=32, split=2, view=False):
+def split_store(P, Q, Out, BS=32, D=128, H=16, split=2, view=False):
     """acc = P^T Q (BS x D, float32), stored BS // split rows at a time through a shared
     tile, each part read from the accumulator at rows shifted by s * BS // split under `if i
     < BS // split` (with `view`, the shared tile is a float32 view of a bfloat16 one, as the
@@ -112,8 +112,8 @@ def test_box_with_a_unit_dimension_into_shared(rows: int, groups: int, width: in
 @pytest.mark.parametrize(("BS", "D", "split"), [(32, 128, 2), (32, 128, 4), (16, 64, 2)])
 def test_accumulator_stored_in_parts(view: bool, BS: int, D: int, split: int,
                                      rng: torch.Generator) -> None:
-    p = randn((32, BS), torch.bfloat16, rng)
-    q = randn((32, D), torch.bfloat16, rng)
+    p = randn((16, BS), torch.bfloat16, rng)
+    q = randn((16, D), torch.bfloat16, rng)
     out = poisoned((BS, D), torch.float32)
     split_store(p, q, out, BS=BS, D=D, split=split, view=view)
     assert_close(out, p.double().T @ q.double(), torch.float32)
