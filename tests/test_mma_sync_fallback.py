@@ -48,3 +48,21 @@ def test_narrow_gemms_on_mma_sync(opt_in: bool, tmp_path: Path,
     assert ("tile.read_in_place" in tile_ir) == opt_in
     arena = 64 * 576 * 2 + 32 * 512 * 2 + (0 if opt_in else 64 * 512 * 2)
     assert f"bytes = {arena}" in tile_ir
+
+
+def _body(ptx: str) -> list[str]:
+    """PTX without its header lines (.version, .target) and comments."""
+    return [line for line in ptx.splitlines()
+            if not line.startswith((".version", ".target", "//"))]
+
+
+def test_one_warp_product_is_the_sm80_kernel(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the opt-in, the one-warp product's sm_90a PTX is its sm_80 PTX (the mma.sync
+    kernels tests/gpu/test_mma_sync_kernels.py runs) but for the header."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    sm80 = one_warp_product.compile(M=96, target="cuda:sm_80").get_kernel_source()
+    monkeypatch.setenv("TILEC_MMA_SYNC_FALLBACK", "1")
+    sm90a = _compile(one_warp_product, M=96).get_kernel_source()
+    assert ".target sm_90a" in sm90a and ".target sm_80" in sm80
+    assert _body(sm90a) == _body(sm80)
