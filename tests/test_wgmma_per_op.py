@@ -289,7 +289,7 @@ def test_loops_with_128_byte_rows_are_fed_by_a_tma_ring(factory, args, consumers
     accumulator goes out through a swizzled staging tile and TMA stores (a third map, C's),
     issued without waiting for them but before the staging tile is written again; with two
     consumer warpgroups each stages and stores its own 64-row slab (C's box 64 rows), between
-    barriers of its own 128 threads."""
+    barriers of its own 128 threads. Thread 0 prefetches the three maps."""
     monkeypatch.setenv("TILEC_RING_PRIVATE_TILES", "1" if private else "0")
     kernel = tilec.compile(factory(*args), out_idx=[-1], target="cuda:sm_90a")
     assert kernel.artifact.binary_kind == "cubin"
@@ -324,6 +324,10 @@ def test_loops_with_128_byte_rows_are_fed_by_a_tma_ring(factory, args, consumers
                    "mbarrier.arrive.expect_tx"):
         assert needed in ptx
     assert "cp.async.cg.shared.global" not in ptx
+    # thread 0 prefetches each map while it initializes the mbarriers, as the whole-kernel
+    # GEMM does: the producer's first copy and the first TMA store find them cached
+    assert ptx.count("prefetch.tensormap") == len(launch["tma"])
+    assert ptx.index("prefetch.tensormap") < ptx.index("fence.mbarrier_init")
 
 
 @needs_ptxas

@@ -10,7 +10,9 @@ tile has (`SharedOperandLayout`'s column boxes, each `rows x swizzle` bytes, swi
 The kernel is launched with one warpgroup more than it was written for; that warpgroup (G) is
 the producer, warpgroups 0..G-1 are the kernel as written (their thread indices unchanged):
 
-    thread 0: mbarrier.init full[s] (1 arrival), empty[s] (one per consumer warp), s < S
+    thread 0: mbarrier.init full[s] (1 arrival), empty[s] (one per consumer warp), s < S;
+      prefetch.tensormap of every map the kernel loads or stores through (its first TMA
+      copy then finds the 128-byte map cached, not in DRAM after the kernels before it)
     barrier (all threads)
     if warpgroup == G (warp-uniform: shuffled from lane 0):
       its first thread, for each iteration i of the loop (slot s = i mod S, n = i / S):
@@ -296,7 +298,8 @@ class RingLowering:
                                                          index(BARRIER_BYTES)))
 
     def init_barriers(self) -> None:
-        """Thread 0 initializes the ring's mbarriers; every thread waits for it."""
+        """Thread 0 initializes the ring's mbarriers and prefetches the tensor maps; every
+        thread waits for it."""
         stages = self.ring.stages
         self.barriers = self.lowering.shared_view([2 * stages], ir.IntegerType.get_signless(64),
                                                   BARRIER_BYTES)
@@ -307,6 +310,8 @@ class RingLowering:
                 nvvm.MBarrierInitOp(self.barrier(True, index(slot)), _i32(1))
                 nvvm.MBarrierInitOp(self.barrier(False, index(slot)),
                                     _i32(4 * self.ring.consumers))
+            for _, pointer in self.maps + self.store_maps:
+                nvvm.PrefetchOp(pointer, tensormap=True)
             scf.YieldOp([])
         nvvm.FenceMbarrierInitOp()
         gpu.BarrierOp()

@@ -1,6 +1,7 @@
 // RUN: tilec-opt --lower-tile-to-gpu --split-input-file %s | FileCheck %s
 // A tile.tma_ring loop (plan-tma-pipelines) lowers to a producer warpgroup beside the kernel's:
-// mbarriers full/empty per slot, the producer's first thread streaming each copy's boxes with
+// mbarriers full/empty per slot (thread 0 prefetches the tensor maps beside their
+// initialization), the producer's first thread streaming each copy's boxes with
 // cp.async.bulk.tensor through a tensor map argument, the consumers waiting on full and handing
 // slots back on empty, setmaxnreg between them, block barriers named over the consumers, and
 // a persistent loop over the grid's tiles on both sides. Opted in (tile.ring_private_tiles), a
@@ -12,6 +13,8 @@
 // CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) kernel attributes {known_block_size = array<i32: 256, 1, 1>, nvvm.maxnreg = 240 : i32, tile.persistent_tiles = 16 : i64
 // CHECK-SAME: tile.tensor_maps = [{box = array<i64: 64, 128>, param = 0 : i64, swizzle = 128 : i64}, {box = array<i64: 64, 64>, param = 1 : i64, swizzle = 128 : i64}]
 // CHECK: nvvm.mbarrier.init
+// CHECK: nvvm.prefetch tensormap, %arg{{[0-9]+}} : !llvm.ptr
+// CHECK-NEXT: nvvm.prefetch tensormap, %arg{{[0-9]+}} : !llvm.ptr
 // CHECK: nvvm.fence.mbarrier.init
 // CHECK: gpu.shuffle idx
 // CHECK: scf.if
