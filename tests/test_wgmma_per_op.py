@@ -22,6 +22,7 @@ from mlir.dialects import func
 from mlir.passmanager import PassManager
 
 import tilec
+from tilec.compiler.layouts.linear import blocked
 from tilec.compiler.passes._scalar import index
 from tilec.compiler.passes._wgmma import (
     SharedOperandLayout,
@@ -140,6 +141,72 @@ def test_swizzle_keeps_chunks_whole_and_xors_by_row(shape: tuple[int, int], elem
         assert offset == linear ^ (phase * chunk)
         if column % chunk:
             assert offset == place[(row, column - 1)] + 1
+
+
+def staging_indices(layout, registers: list[int], first_column: int,
+                    staging: SharedOperandLayout, tid: int) -> tuple[list[int], int]:
+    """`_tma_ring.staging_index` of each register of thread `tid`, as the TMA store's
+    lowering emits it, folded; and how many XOR bases the thread's registers shared."""
+    from tilec.compiler.layouts.emit import thread_coordinates
+    from tilec.compiler.passes._tma_ring import staging_index
+
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.create()
+        index_type = ir.IndexType.get()
+        with ir.InsertionPoint(module.body):
+            function = func.FuncOp("where", ir.FunctionType.get([], [index_type] *
+                                                                  len(registers)))
+            with ir.InsertionPoint(function.add_entry_block()):
+                shift = thread_coordinates(layout, index(tid))
+                bases: dict = {}
+                func.ReturnOp([staging_index(layout, register, first_column, staging, shift,
+                                             bases) for register in registers])
+        PassManager.parse("builtin.module(canonicalize)").run(module.operation)
+        returned = function.entry_block.operations[len(function.entry_block.operations) - 1]
+        return [ir.IntegerAttr(operand.owner.attributes["value"]).value
+                for operand in returned.operands], len(bases)
+
+
+@pytest.mark.parametrize("layout,slabs,staged,element_bytes,bases", [
+    # the quickstart: one consumer, f16 C
+    (accumulator_layout(128, 128, 1, False), 1, 128, 2, 8),
+    # tuned: two consumers, each its own 64-row slab; then a narrower staging tile, two passes
+    (accumulator_layout(128, 256, 2, False), 2, 256, 2, 8),
+    (accumulator_layout(128, 256, 2, False), 2, 128, 2, 8),
+    (accumulator_layout(64, 128, 1, False), 1, 128, 4, 4),  # f32 C: 4 of a box row's 8 chunks
+    (accumulator_layout(128, 64, 2, False), 2, 64, 2, 8),
+    (accumulator_layout(128, 128, 1, True), 1, 128, 2, 8),  # the blocked accumulator
+    # runs of 4 rows a thread: rows 1-3 of a run meet the swizzle's row phase, indexed in full
+    (blocked((128, 128), (4, 2), (8, 16), (16, 1), 128), 1, 128, 2, 2),
+], ids=["quickstart", "tuned", "tuned_two_passes", "f32", "narrow", "blocked", "row_runs"])
+def test_staging_index_places_every_register_as_the_swizzle_does(
+        layout, slabs: int, staged: int, element_bytes: int, bases: int) -> None:
+    """Each accumulator register lands where the 128B-swizzled staging tile keeps its
+    element (slab by slab, each slab's 128-byte column boxes one after another, a 16-byte
+    chunk XORed with its row's place in the 1 KiB pattern), pass by pass; the registers share
+    a few XOR bases a thread (their row and box offsets folded into the store's immediate:
+    the quickstart's 64 address registers were 8 in the whole-kernel GEMM); registers whose
+    rows meet the swizzle's row phase are indexed in full."""
+    block_m, block_n = layout.shape
+    slab_rows = block_m // slabs
+    staging = SharedOperandLayout((slab_rows, staged), element_bytes, True, 128)
+    per_row, chunk = 128 // element_bytes, 16 // element_bytes
+    threads = sorted({0, 1, 2, 3, 4, 5, 13, 31, 32, 63, 77, 100, 127} |
+                     ({128, 129, 160, 200, 255} if layout.threads == 256 else set()))
+    for part in range(block_n // staged):
+        registers = [r for r in range(layout.num_registers)
+                     if layout.register_coordinate(r)[1] // staged == part]
+        for tid in threads:
+            found, shared = staging_indices(layout, registers, part * staged, staging, tid)
+            assert shared == bases
+            for register, offset in zip(registers, found, strict=True):
+                row, column = layout.apply(register, tid % layout.lanes, tid // layout.lanes)
+                slab, row = divmod(row, slab_rows)
+                box, within = divmod(column - part * staged, per_row)
+                linear = (box * slab_rows + row) * per_row + within
+                phase = (linear * element_bytes // 128) % 8
+                assert offset == slab * slab_rows * staged + (linear ^ (phase * chunk)), \
+                    (tid, register)
 
 
 @needs_ptxas

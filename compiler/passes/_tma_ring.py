@@ -766,6 +766,7 @@ class RingLowering:
 
             def barrier() -> None:
                 gpu.BarrierOp()
+        bases: dict[int, ir.Value] = {}  # staging_index's, shared by the passes
         for part in range(columns // staged):
             _guarded(leader, lambda: nvvm.CpAsyncBulkWaitGroupOp(0, read=True))
             barrier()
@@ -773,16 +774,13 @@ class RingLowering:
                 mask = layout.register_mask(register)
                 if mask is False or layout.register_coordinate(register)[-1] // staged != part:
                     continue
-                point = register_coordinates(layout, register, shift)
-                column = point[1] if part == 0 else arith.subi(point[1], index(part * staged))
-                slab = arith.divui(point[0], index(slab_rows))
-                where = arith.addi(arith.muli(slab, index(slab_elements)), staging.element_index(
-                    arith.remui(point[0], index(slab_rows)), column))
+                where = staging_index(layout, register, part * staged, staging, shift, bases)
                 values = [fragment.load(register + i) for i in range(vec)]
                 packed = vector.FromElementsOp(ir.VectorType.get([vec], values[0].type),
                                                values).result
                 value = cast(packed, ir.VectorType.get([vec], element))
-                guard = None if mask else lowering.inside_tile(layout, point)
+                guard = None if mask else lowering.inside_tile(
+                    layout, register_coordinates(layout, register, shift))
                 _guarded(guard, lambda value=value, where=where: vector.StoreOp(
                     value, view, [where], alignment=vec * element_bytes))
             nvvm.fence_proxy(nvvm.ProxyKind.async_shared, space=nvvm.SharedSpace.shared_cta)
@@ -840,6 +838,45 @@ def own_slabs(layout: LinearLayout, slabs: int) -> bool:
     inside = layout.register + layout.lane + layout.warp[:2]
     return all(basis[0] < slab_rows for basis in inside) and all(
         tuple(basis) == (slab_rows << k, 0) for k, basis in enumerate(layout.warp[2:]))
+
+
+def staging_index(layout: LinearLayout, register: int, first_column: int,
+                  staging: SharedOperandLayout, shift: list[ir.Value],
+                  bases: dict[int, ir.Value]) -> ir.Value:
+    """The element index in a TMA store's staging tile (`staging`: one slab's rows, the
+    pass's columns from `first_column` on; slabs one after another) of register `register`
+    of the thread whose coordinates are `shift`. Where the register's row and column bits
+    are none of the thread's and its row is a multiple of 8 (the swizzle's row phase is then
+    the thread's), in slabs of a power of two of rows, it is the thread's index with the
+    register's chunk bits XORed in (made once per chunk value, kept in `bases`) plus a
+    constant: the registers of one chunk value share an address register and the rest folds
+    into the store's immediate (8 address registers, as the whole-kernel GEMM keeps; each
+    register's full index, hoisted out of a persistent tile loop, held the quickstart's 64).
+    Else it is computed from the register's coordinates."""
+    rows, columns = staging.shape
+    row, column = layout.register_coordinate(register)
+    column -= first_column
+    span = layout.thread_span()
+    if row & span[0] or column & span[1] or row % 8 or not is_power_of_two(rows) or rows % 8:
+        point = register_coordinates(layout, register, shift)
+        column_value = point[1] if not first_column else arith.subi(point[1],
+                                                                    index(first_column))
+        slab = arith.divui(point[0], index(rows))
+        return arith.addi(arith.muli(slab, index(rows * columns)), staging.element_index(
+            arith.remui(point[0], index(rows)), column_value))
+    per_row = staging.span // staging.element_bytes  # elements of a row in one column box
+    per_chunk = CHUNK_BYTES // staging.element_bytes
+    box, within = divmod(column, per_row)
+    slab, row = divmod(row, rows)
+    chunk_bits = within - within % per_chunk
+    if chunk_bits not in bases:
+        thread_column = shift[1] if not chunk_bits else arith.xori(shift[1], index(chunk_bits))
+        bases[chunk_bits] = arith.addi(
+            arith.muli(arith.divui(shift[0], index(rows)), index(rows * columns)),
+            staging.element_index(arith.remui(shift[0], index(rows)), thread_column))
+    added = (slab * rows * columns + box * rows * per_row + row * per_row
+             + within % per_chunk)
+    return arith.addi(bases[chunk_bits], index(added)) if added else bases[chunk_bits]
 
 
 def store_vector(layout: LinearLayout, element_bytes: int) -> int | None:
