@@ -21,7 +21,10 @@ s8/nn` runs those rows alone (`f16/nn/tuned/8192x8192x8192`: one row).
 Every kernel is checked first against a float64 reference on fresh random inputs with its
 output poisoned (NaN; int32's minimum), at the timed shape and at a ragged one; a wrong kernel
 is not timed. Timing: tilec's profiler do_bench (CUDA events, median, L2 flushed), the three
-contenders in alternating rounds, the median round kept.
+contenders in alternating rounds, the median round kept. `--private-tiles` (build and run
+alike) adds a "private" contender to the f16 / bf16 rows: the per-op kernel with
+TILEC_RING_PRIVATE_TILES=1 (no consumer block barriers around the ring loop or between
+persistent tiles), beside the per-op kernel without it.
 
   python benchmarks/gemm_per_op.py build CACHE_DIR                  (compiler machine)
   TILEC_CACHE_DIR=CACHE_DIR python benchmarks/gemm_per_op.py run --out gemm_per_op.json (GPU)
@@ -37,7 +40,7 @@ import sys
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -57,9 +60,11 @@ import tilec.language as T  # noqa: E402
 PER_OP = "TILEC_PER_OP_GEMMS"
 TRANSPOSE_OPT_IN = "TILEC_TRANSPOSE_MN_MAJOR_OPERANDS"
 RING_TRANSPOSES = "TILEC_RING_TRANSPOSES"
+PRIVATE_TILES = "TILEC_RING_PRIVATE_TILES"
 PATHS = ("per_op", "matcher")
+PRIVATE_PATHS = ("per_op", "private", "matcher")  # with --private-tiles
 TRANSPOSE_PATHS = ("per_op", "ring", "no_opt_in")  # an 8-bit / tf32 B stored K x N
-ALL_PATHS = (*PATHS, *TRANSPOSE_PATHS[1:])
+ALL_PATHS = (*PATHS, *TRANSPOSE_PATHS[1:], "private")
 RAGGED_SHAPE = (1000, 1016, 1008)  # rows 16-byte aligned for every type, several K tiles
 FP8_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192)]
 ROUNDS = 3
@@ -85,6 +90,7 @@ class Row:
     # how A and B are stored, gemm.py's letters: "t" = transposed (A as K x M, B as N x K);
     # 8-bit and tf32 wgmma read "nt" only
     layout: str = ""
+    private_tiles: bool = False  # time the "private" path too (--private-tiles)
 
     @property
     def stored(self) -> str:
@@ -98,7 +104,9 @@ class Row:
 
     @property
     def paths(self) -> tuple[str, ...]:
-        return TRANSPOSE_PATHS if self.transposes_b else PATHS
+        if self.transposes_b:
+            return TRANSPOSE_PATHS
+        return PRIVATE_PATHS if self.private_tiles else PATHS
 
     @property
     def knobs(self) -> dict:
@@ -142,8 +150,9 @@ def register_a_kernel(dtype: str, a, b, target: str | None = None):
 def path_setting(path: str, transposes_b: bool = False):
     """The per-op path's switch set (or cleared) while a kernel is compiled or looked up, and
     with `transposes_b` transpose-mn-major-operands' opt-in (not on the "no_opt_in" path;
-    with TILEC_RING_TRANSPOSES on the "ring" one)."""
-    switches = {PER_OP: path != "matcher",
+    with TILEC_RING_TRANSPOSES on the "ring" one); TILEC_RING_PRIVATE_TILES on the "private"
+    one."""
+    switches = {PER_OP: path != "matcher", PRIVATE_TILES: path == "private",
                 TRANSPOSE_OPT_IN: transposes_b and path != "no_opt_in",
                 RING_TRANSPOSES: transposes_b and path == "ring"}
     before = {name: os.environ.pop(name, None) for name in switches}
@@ -189,11 +198,11 @@ def operands(torch, row: Row, shape: tuple[int, int, int], device: str):
             torch.randn(*b_shape, device=device).to(torch_type))
 
 
-def build(cache_dir: Path, only: list[str] = ()) -> None:
+def build(cache_dir: Path, only: list[str] = (), private_tiles: bool = False) -> None:
     import torch
 
     os.environ["TILEC_CACHE_DIR"] = str(cache_dir.resolve())
-    for row in selected(only):
+    for row in selected(only, private_tiles):
         for shape in (row.shape, RAGGED_SHAPE):
             for path in row.paths:
                 start = time.time()
@@ -265,19 +274,21 @@ def check(torch, row: Row, path: str, shape: tuple[int, int, int]) -> tuple[floa
     return relative_error(result, reference(torch, row, a, b)), (kernel, a, b)
 
 
-def selected(only: list[str]) -> list[Row]:
+def selected(only: list[str], private_tiles: bool = False) -> list[Row]:
     """The rows `only` names (all when empty), each as the leading parts of
     `dtype/layout/config/MxNxK` (gemm.py's letters: e4m3/nn, f16/nn/quickstart,
-    f16/nn/tuned/8192x8192x8192)."""
+    f16/nn/tuned/8192x8192x8192); with `private_tiles`, the f16 / bf16 ones time the
+    "private" path too."""
     def name(row: Row) -> list[str]:
         return [row.dtype, row.stored, row.config, "x".join(map(str, row.shape))]
 
     wanted = [prefix.split("/") for prefix in only]
-    return [row for row in ROWS
+    return [replace(row, private_tiles=private_tiles and row.dtype in ("f16", "bf16"))
+            for row in ROWS
             if not only or any(name(row)[:len(parts)] == parts for parts in wanted)]
 
 
-def run(out: Path, budget_s: float, only: list[str] = ()) -> None:
+def run(out: Path, budget_s: float, only: list[str] = (), private_tiles: bool = False) -> None:
     import torch
 
     torch.manual_seed(0)
@@ -296,7 +307,7 @@ def run(out: Path, budget_s: float, only: list[str] = ()) -> None:
     }
     record["register_a_checks"] = [] if only else register_a_checks(torch)
     out.write_text(json.dumps(record, indent=1) + "\n")
-    for row in selected(only):
+    for row in selected(only, private_tiles):
         if time.time() - started > budget_s:
             print(f"budget of {budget_s} s spent: {row} and later rows not run", flush=True)
             break
@@ -343,8 +354,9 @@ def run(out: Path, budget_s: float, only: list[str] = ()) -> None:
             for path in timed:
                 if "peer_ms" in entry:
                     entry[f"{path}_ratio_to_peer"] = entry["peer_ms"] / entry[f"{path}_ms"]
-            if "matcher" in timed and "per_op" in timed:
-                entry["per_op_ratio_to_matcher"] = entry["matcher_ms"] / entry["per_op_ms"]
+            for path in ("per_op", "private"):
+                if "matcher" in timed and path in timed:
+                    entry[f"{path}_ratio_to_matcher"] = entry["matcher_ms"] / entry[f"{path}_ms"]
         rows.append(entry)
         print(json.dumps(entry), flush=True)
         out.write_text(json.dumps(record, indent=1) + "\n")  # kept if a later row hangs
@@ -393,7 +405,8 @@ def summary(rows: list[dict]) -> dict:
     for r in rows:
         if r not in suite:
             name = f"{r['dtype']}_{r['layout']}_{r['config']}_{'x'.join(map(str, r['shape']))}"
-            keys = [f"{path}_ratio_to_peer" for path in ALL_PATHS] + ["per_op_ratio_to_matcher"]
+            keys = [f"{path}_ratio_to_peer" for path in ALL_PATHS] + [
+                "per_op_ratio_to_matcher", "private_ratio_to_matcher"]
             out[name] = {key: r[key] for key in keys if key in r}
     out["incorrect"] = [f"{r['dtype']} {r['config']} {r['shape']} {p}" for r in rows
                         for p in ALL_PATHS if r.get(f"{p}_correct") is False
@@ -412,9 +425,14 @@ def main() -> None:
                                 help="rows as leading parts of dtype/layout/config/MxNxK "
                                      "(e4m3/nn, f16/nn/quickstart): these alone, no "
                                      "register-A checks")
+            parser.add_argument("--private-tiles", action="store_true",
+                                help="f16 / bf16 rows also time the per-op kernel with "
+                                     "TILEC_RING_PRIVATE_TILES=1 (the 'private' path)")
 
-    build_or_run(__doc__, "gemm_per_op.json", lambda args: build(args.cache_dir, args.only),
-                 lambda args: run(args.out, args.budget, args.only), options)
+    build_or_run(__doc__, "gemm_per_op.json",
+                 lambda args: build(args.cache_dir, args.only, args.private_tiles),
+                 lambda args: run(args.out, args.budget, args.only, args.private_tiles),
+                 options)
 
 
 if __name__ == "__main__":
