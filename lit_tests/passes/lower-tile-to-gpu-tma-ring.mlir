@@ -167,13 +167,21 @@ module attributes {tile.arch = "sm_90a"} {
 // staging tile, everyone writes its registers there (128B-swizzled, 2-element vectors), fences
 // them for the async proxy, and after a barrier the first thread stores the pass's two
 // 32-column boxes by TMA and goes on; the kernel waits for its stores' reads before it exits.
+// A register's index is its thread's swizzled index with the register's 16-byte chunk XORed in
+// (one base per chunk: the next chunk's base XORs 8 into the thread's column) plus a constant
+// (8 rows further: + 256), which folds into st.shared's immediate.
 // CHECK-LABEL: gpu.func @ring_tma_store
 // CHECK-SAME: tile.tensor_maps = [{{.*}}, {{.*}}, {box = array<i64: 32, 128>, param = 2 : i64, swizzle = 128 : i64}]
 // CHECK: } else {
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
 // CHECK: nvvm.barrier id
-// CHECK: vector.store {{.*}} {alignment = 8 : i64} : memref<8192xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK: vector.store %{{.*}}, %[[STAGING:.*]][%[[BASE:.*]]] {alignment = 8 : i64} : memref<8192xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK-NEXT: %[[ROWS_8:.*]] = arith.constant 256 : index
+// CHECK-NEXT: %[[AT:.*]] = arith.addi %[[BASE]], %[[ROWS_8]] : index
+// CHECK: vector.store %{{.*}}, %[[STAGING]][%[[AT]]]
+// CHECK-NEXT: %[[CHUNK_1:.*]] = arith.constant 8 : index
+// CHECK-NEXT: arith.xori %[[COLUMN:.*]], %[[CHUNK_1]] : index
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK: nvvm.barrier id
 // CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta
