@@ -24,7 +24,12 @@ is not timed. Timing: tilec's profiler do_bench (CUDA events, median, L2 flushed
 contenders in alternating rounds, the median round kept. `--private-tiles` (build and run
 alike) adds a "private" contender to the f16 / bf16 rows: the per-op kernel with
 TILEC_RING_PRIVATE_TILES=1 (no consumer block barriers around the ring loop or between
-persistent tiles), beside the per-op kernel without it.
+persistent tiles), beside the per-op kernel without it. The f16 register-A row (gemm.py's
+matmul_register_a at the tuned config: each K tile copied from shared memory into a fragment,
+then T.gemm(A_fragment, B_shared); the whole-kernel GEMM takes this form too, loading A by
+ldmatrix per 32-byte K step) times a "steps" contender beside per_op: the per-op kernel with
+TILEC_REGISTER_A_STEPS=1 (A's registers loaded per K step, the step's wgmma group left in
+flight).
 
   python benchmarks/gemm_per_op.py build CACHE_DIR                  (compiler machine)
   TILEC_CACHE_DIR=CACHE_DIR python benchmarks/gemm_per_op.py run --out gemm_per_op.json (GPU)
@@ -61,10 +66,13 @@ PER_OP = "TILEC_PER_OP_GEMMS"
 TRANSPOSE_OPT_IN = "TILEC_TRANSPOSE_MN_MAJOR_OPERANDS"
 RING_TRANSPOSES = "TILEC_RING_TRANSPOSES"
 PRIVATE_TILES = "TILEC_RING_PRIVATE_TILES"
+REGISTER_A_STEPS = "TILEC_REGISTER_A_STEPS"
 PATHS = ("per_op", "matcher")
-PRIVATE_PATHS = ("per_op", "private", "matcher")  # with --private-tiles
+# per-op kernels with one opt-in more, timed between per_op and matcher: "private" on the
+# f16 / bf16 rows with --private-tiles, "steps" on the register-A row
+VARIANTS = {"private": PRIVATE_TILES, "steps": REGISTER_A_STEPS}
 TRANSPOSE_PATHS = ("per_op", "ring", "no_opt_in")  # an 8-bit / tf32 B stored K x N
-ALL_PATHS = (*PATHS, *TRANSPOSE_PATHS[1:], "private")
+ALL_PATHS = (*PATHS, *TRANSPOSE_PATHS[1:], *VARIANTS)
 RAGGED_SHAPE = (1000, 1016, 1008)  # rows 16-byte aligned for every type, several K tiles
 FP8_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192)]
 ROUNDS = 3
@@ -106,11 +114,12 @@ class Row:
     def paths(self) -> tuple[str, ...]:
         if self.transposes_b:
             return TRANSPOSE_PATHS
-        return PRIVATE_PATHS if self.private_tiles else PATHS
+        variants = ("steps",) * (self.config == "register_a") + ("private",) * self.private_tiles
+        return ("per_op", *variants, "matcher")
 
     @property
     def knobs(self) -> dict:
-        return {**CONFIGS, **TYPE_CONFIGS}[self.config]
+        return {**CONFIGS, **TYPE_CONFIGS, "register_a": CONFIGS["tuned"]}[self.config]
 
 
 def best_config(shape: tuple[int, int, int]) -> str:
@@ -130,7 +139,8 @@ ROWS = ([Row("e4m3", "tuned", shape) for shape in FP8_SHAPES]
         + [Row(dtype, best_config(shape), shape) for dtype in ("f16", "bf16")
            for shape in PERF_SHAPES]
         + [Row("f16", "quickstart", (8192, 8192, 8192)), Row("bf16", "quickstart",
-                                                               (8192, 8192, 8192))])
+                                                               (8192, 8192, 8192))]
+        + [Row("f16", "register_a", (8192, 8192, 8192), "nt")])
 
 
 # checked only, per op: A read from registers (T.copy(A_shared, A_fragment); T.gemm(A_fragment,
@@ -150,9 +160,10 @@ def register_a_kernel(dtype: str, a, b, target: str | None = None):
 def path_setting(path: str, transposes_b: bool = False):
     """The per-op path's switch set (or cleared) while a kernel is compiled or looked up, and
     with `transposes_b` transpose-mn-major-operands' opt-in (not on the "no_opt_in" path;
-    with TILEC_RING_TRANSPOSES on the "ring" one); TILEC_RING_PRIVATE_TILES on the "private"
-    one."""
-    switches = {PER_OP: path != "matcher", PRIVATE_TILES: path == "private",
+    with TILEC_RING_TRANSPOSES on the "ring" one); a variant's own opt-in on its path
+    (VARIANTS)."""
+    switches = {PER_OP: path != "matcher",
+                **{setting: path == variant for variant, setting in VARIANTS.items()},
                 TRANSPOSE_OPT_IN: transposes_b and path != "no_opt_in",
                 RING_TRANSPOSES: transposes_b and path == "ring"}
     before = {name: os.environ.pop(name, None) for name in switches}
@@ -171,6 +182,9 @@ def compile_kernel(row: Row, path: str, a, b, target: str | None = None):
     when None)."""
     _, element, out, accum, _ = TYPES[row.dtype]
     with path_setting(path, row.transposes_b):
+        if row.config == "register_a":
+            return matmul_register_a.compile(a, b, target=target, in_dtype=element,
+                                             out_dtype=out, accum_dtype=accum, **row.knobs)
         if row.stored == "nt" or row.transposes_b:
             return matmul_typed.compile(a, b, target=target, in_dtype=element, out_dtype=out,
                                         accum_dtype=accum, b_k_major=row.stored == "nt",
@@ -354,7 +368,7 @@ def run(out: Path, budget_s: float, only: list[str] = (), private_tiles: bool = 
             for path in timed:
                 if "peer_ms" in entry:
                     entry[f"{path}_ratio_to_peer"] = entry["peer_ms"] / entry[f"{path}_ms"]
-            for path in ("per_op", "private"):
+            for path in ("per_op", *VARIANTS):
                 if "matcher" in timed and path in timed:
                     entry[f"{path}_ratio_to_matcher"] = entry["matcher_ms"] / entry[f"{path}_ms"]
         rows.append(entry)
@@ -406,7 +420,7 @@ def summary(rows: list[dict]) -> dict:
         if r not in suite:
             name = f"{r['dtype']}_{r['layout']}_{r['config']}_{'x'.join(map(str, r['shape']))}"
             keys = [f"{path}_ratio_to_peer" for path in ALL_PATHS] + [
-                "per_op_ratio_to_matcher", "private_ratio_to_matcher"]
+                f"{path}_ratio_to_matcher" for path in ("per_op", *VARIANTS)]
             out[name] = {key: r[key] for key in keys if key in r}
     out["incorrect"] = [f"{r['dtype']} {r['config']} {r['shape']} {p}" for r in rows
                         for p in ALL_PATHS if r.get(f"{p}_correct") is False
