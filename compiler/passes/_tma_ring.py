@@ -43,7 +43,8 @@ are made of (`recomputable`), cloned with the iteration's index. TMA and wgmma b
 through the async proxy, so the operand tiles need no proxy fence; zero fill past the
 tensor's edges comes from the tensor map (python/tilec/runtime/tma.py encodes one per copy,
 `tile.tensor_maps` on the gpu.func lists them for the launch). The producer hands its
-registers to the consumers (setmaxnreg), and a 2-d grid runs in rasterize-blocks' grouped
+registers to the consumers (setmaxnreg) where they gain by it (two or more consumer
+warpgroups), and a 2-d grid runs in rasterize-blocks' grouped
 order (`grouped_order`), as the whole-kernel GEMM does: a ring kernel is a GEMM's main loop.
 """
 
@@ -329,7 +330,10 @@ class RingLowering:
               grid: list[int] | None, group_m: int) -> scf.IfOp:
         """if producer { the producer loop } else { `statements` } (moved there); the
         producer gives registers back to the consumers (setmaxnreg, which needs the kernel's
-        register cap: nvvm.maxnreg). With a persistent `grid` (its extents) both sides loop
+        register cap: nvvm.maxnreg) where that gives them more than the cap: not in a block of
+        one consumer warpgroup, whose 256 threads may each hold 255 registers anyway (the
+        whole-kernel GEMM's quickstart moves none either). With a persistent `grid` (its
+        extents) both sides loop
         over the grid's tiles from the block's index in steps of the launched blocks, the
         ring's slots and phases counted on across tiles; `block_ids` (the values the kernel
         reads as its block indices) become the tile's."""
@@ -338,17 +342,21 @@ class RingLowering:
         module = enclosing(self.lowering.kernel, "builtin.module")
         self.private = (module is not None and RING_PRIVATE_TILES_ATTR in module.attributes
                         and self.private_tiles(statements))
-        i32 = ir.IntegerType.get_signless(32)
-        self.lowering.gpu_func.attributes["nvvm.maxnreg"] = ir.IntegerAttr.get(i32, cap)
+        moves = consumer_registers > cap
+        if moves:
+            self.lowering.gpu_func.attributes["nvvm.maxnreg"] = ir.IntegerAttr.get(
+                ir.IntegerType.get_signless(32), cap)
         role = warpgroup_index(self.lowering.tid)
         producer = arith.cmpi(arith.CmpIPredicate.eq, role, index(self.ring.consumers))
         branch = scf.IfOp(producer, has_else=True)
         with ir.InsertionPoint(branch.then_block):
-            nvvm.SetMaxRegisterOp(PRODUCER_REGISTERS, nvvm.SetMaxRegisterAction.decrease)
+            if moves:
+                nvvm.SetMaxRegisterOp(PRODUCER_REGISTERS, nvvm.SetMaxRegisterAction.decrease)
             self.producer(block_ids, grid)
             scf.YieldOp([])
         with ir.InsertionPoint(branch.else_block):
-            nvvm.SetMaxRegisterOp(consumer_registers, nvvm.SetMaxRegisterAction.increase)
+            if moves:
+                nvvm.SetMaxRegisterOp(consumer_registers, nvvm.SetMaxRegisterAction.increase)
             if grid is None:
                 self.done = index(0)
                 end = as_operation(scf.YieldOp([]))
