@@ -29,7 +29,8 @@ matmul_register_a at the tuned config: each K tile copied from shared memory int
 then T.gemm(A_fragment, B_shared); the whole-kernel GEMM takes this form too, loading A by
 ldmatrix per 32-byte K step) times a "steps" contender beside per_op: the per-op kernel with
 TILEC_REGISTER_A_STEPS=1 (A's registers loaded per K step, the step's wgmma group left in
-flight).
+flight), and "steps1", the same with TILEC_REGISTER_A_STEP_GROUPS=1 (a step's loads wait
+until one group is left, as the whole-kernel GEMM's).
 
   python benchmarks/gemm_per_op.py build CACHE_DIR                  (compiler machine)
   TILEC_CACHE_DIR=CACHE_DIR python benchmarks/gemm_per_op.py run --out gemm_per_op.json (GPU)
@@ -67,10 +68,12 @@ TRANSPOSE_OPT_IN = "TILEC_TRANSPOSE_MN_MAJOR_OPERANDS"
 RING_TRANSPOSES = "TILEC_RING_TRANSPOSES"
 PRIVATE_TILES = "TILEC_RING_PRIVATE_TILES"
 REGISTER_A_STEPS = "TILEC_REGISTER_A_STEPS"
+REGISTER_A_STEP_GROUPS = "TILEC_REGISTER_A_STEP_GROUPS"
 PATHS = ("per_op", "matcher")
 # per-op kernels with one opt-in more, timed between per_op and matcher: "private" on the
 # f16 / bf16 rows with --private-tiles, "steps" on the register-A row
-VARIANTS = {"private": PRIVATE_TILES, "steps": REGISTER_A_STEPS}
+VARIANTS = {"private": (PRIVATE_TILES,), "steps": (REGISTER_A_STEPS,),
+            "steps1": (REGISTER_A_STEPS, REGISTER_A_STEP_GROUPS)}  # the settings each sets
 TRANSPOSE_PATHS = ("per_op", "ring", "no_opt_in")  # an 8-bit / tf32 B stored K x N
 ALL_PATHS = (*PATHS, *TRANSPOSE_PATHS[1:], *VARIANTS)
 RAGGED_SHAPE = (1000, 1016, 1008)  # rows 16-byte aligned for every type, several K tiles
@@ -114,7 +117,8 @@ class Row:
     def paths(self) -> tuple[str, ...]:
         if self.transposes_b:
             return TRANSPOSE_PATHS
-        variants = ("steps",) * (self.config == "register_a") + ("private",) * self.private_tiles
+        variants = ("steps", "steps1") * (self.config == "register_a") + \
+            ("private",) * self.private_tiles
         return ("per_op", *variants, "matcher")
 
     @property
@@ -162,8 +166,10 @@ def path_setting(path: str, transposes_b: bool = False):
     with `transposes_b` transpose-mn-major-operands' opt-in (not on the "no_opt_in" path;
     with TILEC_RING_TRANSPOSES on the "ring" one); a variant's own opt-in on its path
     (VARIANTS)."""
+    variant = VARIANTS.get(path, ())
     switches = {PER_OP: path != "matcher",
-                **{setting: path == variant for variant, setting in VARIANTS.items()},
+                **{setting: setting in variant for settings in VARIANTS.values()
+                   for setting in settings},
                 TRANSPOSE_OPT_IN: transposes_b and path != "no_opt_in",
                 RING_TRANSPOSES: transposes_b and path == "ring"}
     before = {name: os.environ.pop(name, None) for name in switches}

@@ -462,15 +462,22 @@ def test_register_a_chain_runs_on_a_tma_ring(knobs: dict, consumers: int, span: 
 
 
 @needs_ptxas
-def test_register_a_steps_keep_the_chains_groups_in_flight(monkeypatch, tmp_path) -> None:
+@pytest.mark.parametrize("step_groups,in_flight", [(None, 3), ("1", 1), ("7", 3)])
+def test_register_a_steps_keep_the_chains_groups_in_flight(monkeypatch, tmp_path,
+                                                           step_groups: str | None,
+                                                           in_flight: int) -> None:
     """TILEC_REGISTER_A_STEPS=1: the register-A chain's gemm loads each 32-byte K step's A
     registers from the ring's slot right before that step's wgmmas, after wait_group 3 (the
     same step's group of the iteration before has read those registers), and commits each
     step as a group; the ring keeps 4 groups of an iteration in flight into the next one and
-    hands a slot back after wait_group 4. ptxas serializes nothing and spills nothing."""
+    hands a slot back after wait_group 4. With TILEC_REGISTER_A_STEP_GROUPS=1 a step's loads
+    wait until one group is left (the whole-kernel GEMM's schedule); more than 3 is 3. ptxas
+    serializes nothing and spills nothing."""
     from tilec.compiler.tensorcore.ptx import ptxas_check
 
     monkeypatch.setenv("TILEC_REGISTER_A_STEPS", "1")
+    if step_groups is not None:
+        monkeypatch.setenv("TILEC_REGISTER_A_STEP_GROUPS", step_groups)
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     kernel = tilec.compile(bias_relu(1000, 1016, 520, register_a=True, block_N=256,
                                      block_K=64, threads=256), out_idx=[-1],
@@ -480,7 +487,7 @@ def test_register_a_steps_keep_the_chains_groups_in_flight(monkeypatch, tmp_path
     ptx = kernel.asm["ptx"]
     lines = [line.strip() for line in ptx.splitlines()
              if "wgmma." in line or line.strip().startswith("ld.shared.b32")]
-    first = lines.index("wgmma.wait_group.sync.aligned \t3;")
+    first = lines.index(f"wgmma.wait_group.sync.aligned \t{in_flight};")
     # one K step: the wait, its atom's four A registers, the fence, its wgmma, the commit
     assert [line.split()[0] for line in lines[first:first + 8]] == [
         "wgmma.wait_group.sync.aligned", *["ld.shared.b32"] * 4, "wgmma.fence.sync.aligned;",

@@ -44,6 +44,10 @@ PER_OP_GEMMS_ATTR = "tile.per_op_gemms"
 # time, each just before that step's wgmma, so the gemm's groups stay in flight
 # (plan-tma-pipelines)
 REGISTER_A_STEPS_ATTR = "tile.register_a_steps"
+# TILEC_REGISTER_A_STEP_GROUPS=N (with TILEC_REGISTER_A_STEPS=1): before a K step's A loads,
+# wait until at most N wgmma groups are in flight (default: the steps of a K tile less one, the
+# fewest waits that keep the registers safe; the whole-kernel GEMM leaves one)
+REGISTER_A_STEP_GROUPS_ATTR = "tile.register_a_step_groups"
 # TILEC_TRANSPOSE_MN_MAJOR_OPERANDS=1: an 8-bit / tf32 gemm's MN-major shared operand is
 # transposed into a K-major tile before it, so wgmma runs it (transpose-mn-major-operands)
 TRANSPOSE_OPERANDS_ATTR = "tile.transpose_mn_major_operands"

@@ -52,11 +52,12 @@ cp.async pipeline or a TMA ring (`_tma_ring`) leaves its group in flight instead
 loop waits for it one iteration later (`_async_pipeline`); a register-A gemm whose A a
 `tile.a_step_loads` copy fills (an opt-in of plan-tma-pipelines) loads each K step's A
 registers right before that step's wgmmas, after waiting for the same step's group of the
-iteration before, and commits each step as a group of its own. Tiles a TMA ring filled need no
-fence (TMA writes through the async proxy). Shared memory the generic proxy wrote (cp.async,
-st.shared) must be fenced for the async proxy that wgmma reads through: a cp.async pipeline
-does it before its per-iteration barrier; other operand tiles get a fence.proxy.async and a
-barrier here.
+iteration before (or, with the module's `tile.register_a_step_groups` = N, from
+TILEC_REGISTER_A_STEP_GROUPS, until N groups are left in flight), and commits each step as a
+group of its own. Tiles a TMA ring filled need no fence (TMA writes through the async
+proxy). Shared memory the generic proxy wrote (cp.async, st.shared) must be fenced for the
+async proxy that wgmma reads through: a cp.async pipeline does it before its per-iteration
+barrier; other operand tiles get a fence.proxy.async and a barrier here.
 """
 
 from __future__ import annotations
@@ -70,9 +71,13 @@ from mlir.dialects import arith, gpu, llvm, memref, nvvm, vector
 
 from tilec.compiler.layouts.linear import LayoutError, LinearLayout, blocked, padded
 from tilec.compiler.layouts.nvidia import wgmma_accumulator, wgmma_operand_a
-from tilec.compiler.passes._ir_walk import as_operation, copy_parts, op_error
+from tilec.compiler.passes._ir_walk import as_operation, copy_parts, enclosing, op_error
 from tilec.compiler.passes._scalar import constant, index
-from tilec.compiler.passes._scheduling import decision_attr, read_decision
+from tilec.compiler.passes._scheduling import (
+    REGISTER_A_STEP_GROUPS_ATTR,
+    decision_attr,
+    read_decision,
+)
 from tilec.compiler.tensorcore.dtypes import K_STEP_BYTES, accumulator
 from tilec.compiler.tensorcore.wgmma_ptx import k_major_bits, mma_async_asm, mn_major_bits
 
@@ -562,9 +567,14 @@ def lower_wgmma(lowering: KernelLowering, op: ir.Operation) -> None:
         lowering.turns.before_issue(op)
     if step_load is None:
         nvvm.wgmma_fence_aligned()
+    in_flight = steps - 1  # a step's loads wait for its group of one iteration ago
+    module = enclosing(op, "builtin.module")
+    if module is not None and REGISTER_A_STEP_GROUPS_ATTR in module.attributes:
+        in_flight = min(in_flight, ir.IntegerAttr(
+            module.attributes[REGISTER_A_STEP_GROUPS_ATTR]).value)
     for step in range(steps):
         if step_load is not None:  # STEP_LOADS_ATTR: this step's group of one iteration ago
-            nvvm.wgmma_wait_group_sync_aligned(steps - 1)  # has read the registers
+            nvvm.wgmma_wait_group_sync_aligned(in_flight)  # has read the registers
             a_type = ir.MemRefType(a.type)
             step_load([slot for atom in range(plan.m_atoms) for slots in operand_a_registers(
                 atom, step, a_type.shape[1], max(1, a_type.element_type.width // 8),

@@ -82,6 +82,7 @@ from tilec.compiler.passes._scheduling import (
     OVERLAP_RING_GEMMS_ATTR,
     PER_OP_GEMMS_ATTR,
     PINGPONG_OPT_IN_ATTR,
+    REGISTER_A_STEP_GROUPS_ATTR,
     REGISTER_A_STEPS_ATTR,
     RING_LAG_ATTR,
     RING_PRIVATE_TILES_ATTR,
@@ -287,6 +288,10 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
                            ("TILEC_MMA_SYNC_FALLBACK", MMA_SYNC_FALLBACK_ATTR)):
         if os.environ.get(variable) == "1":
             module.operation.attributes[name] = ir.UnitAttr.get()
+    step_groups = os.environ.get("TILEC_REGISTER_A_STEP_GROUPS", "")
+    if step_groups.isdigit() and int(step_groups) > 0:
+        module.operation.attributes[REGISTER_A_STEP_GROUPS_ATTR] = ir.IntegerAttr.get(
+            ir.IntegerType.get_signless(64), int(step_groups))
     fast_math = ("apply-fast-math",) if options.fast_math else ()
     checks = ("insert-bounds-checks",) if options.bounds_check else ()
     checks += ("check-parallel-updates", "check-scalar-stores", "check-static-indices",

@@ -69,7 +69,7 @@ def clear_memory() -> None:
 # yet measured on hardware): a kernel compiled with one set is another kernel
 COMPILE_SETTINGS = ("TILEC_TMA_RING_LAG", "TILEC_VECTOR_EPILOGUE_LOADS",
                     "TILEC_WARPGROUP_PINGPONG", "TILEC_STAGED_EPILOGUE", "TILEC_PER_OP_GEMMS",
-                    "TILEC_REGISTER_A_STEPS",
+                    "TILEC_REGISTER_A_STEPS", "TILEC_REGISTER_A_STEP_GROUPS",
                     "TILEC_OVERLAP_RING_GEMMS", "TILEC_ASYNC_GATHERS",
                     "TILEC_TRANSPOSE_MN_MAJOR_OPERANDS", "TILEC_RING_TRANSPOSES",
                     "TILEC_ROTATE_ATTENTION_LOOP",
