@@ -127,17 +127,19 @@ def key_environment() -> tuple[str | None, tuple[tuple[str, str], ...]] | None:
 
 
 # settings that take a number where the others take 1 (on) or 0 (off)
-_NUMERIC_SETTINGS = frozenset({"TILEC_PREFETCH_LOOP_LOADS"})
+_NUMERIC_SETTINGS = {"TILEC_PREFETCH_LOOP_LOADS": "a register count",
+                     "TILEC_REGISTER_A_STEP_GROUPS": "a count of wgmma groups"}
 
 
 def check_compile_settings() -> None:
-    """A setting of COMPILE_SETTINGS holds 1 or 0 (TILEC_PREFETCH_LOOP_LOADS: a count): any
-    other value (`TILEC_FUSE_LOP3=yes`) read as off without a word, so it is an error."""
+    """A setting of COMPILE_SETTINGS holds 1 or 0 (TILEC_PREFETCH_LOOP_LOADS: a register count,
+    TILEC_REGISTER_A_STEP_GROUPS: a group count): any other value (`TILEC_FUSE_LOP3=yes`) read
+    as off without a word, so it is an error."""
     for name, value in compile_settings().items():
         if value in ("0", "1") or (name in _NUMERIC_SETTINGS and value.isdigit()):
             continue
-        what = "1 (on), 0 (off) or a register count" if name in _NUMERIC_SETTINGS else \
-            "1 (on) or 0 (off)"
+        what = f"1 (on), 0 (off) or {_NUMERIC_SETTINGS[name]}" if name in _NUMERIC_SETTINGS \
+            else "1 (on) or 0 (off)"
         raise TilecError(f"{name}={value!r}: this compile setting takes {what}")
 
 
