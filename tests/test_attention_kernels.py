@@ -269,6 +269,7 @@ def test_flash_fwd_consumers_take_turns_when_opted_in(causal, tmp_path, monkeypa
     compiled before without it, in the same cache, is another kernel."""
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("TILEC_TARGET", "cuda:sm_90a")
+    monkeypatch.setenv("TILEC_ROTATE_ATTENTION_LOOP", "0")  # the ping-pong takes no rotated loop
     assert "tile.pingpong" not in flash_fwd.flash_fwd(2, 4, 512, 128, causal).asm["tile-cuda"]
     monkeypatch.setenv("TILEC_WARPGROUP_PINGPONG", "1")
     kernel = flash_fwd.flash_fwd(2, 4, 512, 128, causal)
@@ -316,6 +317,7 @@ def test_flash_fwd_leaves_p_v_in_flight_when_opted_in(pingpong, tmp_path, monkey
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("TILEC_TARGET", "cuda:sm_90a")
     tiles = {"block_M": 128, "block_N": 128, "num_stages": 2, "threads": 256}
+    monkeypatch.setenv("TILEC_ROTATE_ATTENTION_LOOP", "0")  # the loop as written
     plain = flash_fwd.flash_fwd(2, 4, 512, 128, False, **tiles).asm["tile-cuda"]
     assert "overlap = false" in plain and "overlap = true" not in plain
     monkeypatch.setenv("TILEC_OVERLAP_RING_GEMMS", "1")
@@ -442,18 +444,17 @@ def test_rotated_mask_initialised_attention_matches_float32(causal, seq, tmp_pat
 
 
 @pytest.mark.parametrize("causal", [False, True])
-def test_rotated_mask_initialised_attention_masks_after_q_k(causal, tmp_path,
-                                                            monkeypatch) -> None:
-    """On sm_90a at the benchmark's tiles, with the opt-in: Q K^T clears its accumulator and
-    the mask's T.Parallel follows it (before, the mask was computed ahead of Q K^T's issue:
-    230 SASS instructions per key tile in the causal loop); the rotated loop assembles without
-    spills. Without the opt-in the kernel is as written."""
+def test_mask_initialised_attention_masks_after_q_k_by_default(causal, tmp_path,
+                                                                monkeypatch) -> None:
+    """On sm_90a at the benchmark's tiles, by default (fast math flushes denormals): Q K^T
+    clears its accumulator and the mask's T.Parallel follows it (before, the mask was
+    computed ahead of Q K^T's issue: 230 SASS instructions per key tile in the causal loop),
+    the loop is rotated (both gemms' waits deferred), exp2 is ex2.approx.ftz, and it assembles
+    without spills. With TILEC_ROTATE_ATTENTION_LOOP=0, or without fast math, the kernel is
+    as written."""
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("TILEC_TARGET", "cuda:sm_90a")
     tiles = {"block_M": 128, "block_N": 128, "num_stages": 2, "threads": 256}
-    plain = mask_initialised_attention(2, 4, 512, 128, causal, **tiles).asm["tile-schedule"]
-    assert "clear_accum = true" not in plain
-    monkeypatch.setenv("TILEC_ROTATE_ATTENTION_LOOP", "1")
     kernel = mask_initialised_attention(2, 4, 512, 128, causal, **tiles)
     schedule = kernel.asm["tile-schedule"]
     loop = schedule[schedule.index("tile.pipelined"):]
@@ -461,29 +462,42 @@ def test_rotated_mask_initialised_attention_masks_after_q_k(causal, tmp_path,
     assert "clear_accum = true" in loop[first_gemm:loop.index("\n", first_gemm)]
     mask = loop.index("tile.parallel")
     assert mask > first_gemm and "memref.load" in loop[mask:loop.index("}", mask)]
+    assert kernel.asm["tile-cuda"].count("tile.deferred_wait") == 2
+    ptx = kernel.get_kernel_source()
+    assert "ex2.approx.ftz.f32" in ptx and "ex2.approx.f32" not in ptx
     if ptxas_path() is not None:
-        assert _ptxas_spill_bytes(kernel.get_kernel_source()) == 0
+        assert _ptxas_spill_bytes(ptx) == 0
+    exact = tilec.compile(mask_initialised_attention.fn(2, 4, 512, 128, causal, **tiles),
+                          out_idx=[3], target="cuda:sm_90a")
+    monkeypatch.setenv("TILEC_ROTATE_ATTENTION_LOOP", "0")
+    plain = mask_initialised_attention(2, 4, 512, 128, causal, **tiles)
+    for unrotated in (plain, exact):
+        assert "clear_accum = true" not in unrotated.asm["tile-schedule"]
+        assert "tile.deferred_wait" not in unrotated.asm["tile-cuda"]
+    assert "ex2.approx.ftz.f32" in plain.asm["ptx"]
 
 
 @pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
 @pytest.mark.parametrize("causal", [False, True])
 def test_rotated_flash_fwd_leaves_p_v_in_flight_through_the_softmax(causal, tmp_path,
                                                                       monkeypatch) -> None:
-    """TILEC_ROTATE_ATTENTION_LOOP=1 at the benchmark's tiles on sm_90a: the ring loop commits
+    """The default at the benchmark's tiles on sm_90a (the loop rotated where fast math flushes
+    denormals; TILEC_ROTATE_ATTENTION_LOOP=0 leaves it as written): the ring loop commits
     Q K^T, then P V, waits with one group pending before the first k < n branch (the
     softmax's statements on S), and with none at the start of the second (writing P, scaling
     O), a block of its own; the body's end waits for all before the slot goes back. P is
     converted two halves to a register (cvt.rn.f16x2.f32) and crosses the back edge packed.
     ptxas assembles it without serializing the wgmmas (C7514, which the wait inside the
     branch caused) and without spills (142 bytes at the consumers' 232 registers while P
-    crossed as halves). The opt-in is part of the cache key."""
+    crossed as halves). Each exp2 is one ex2.approx.ftz.f32. The setting is part of the cache
+    key."""
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("TILEC_TARGET", "cuda:sm_90a")
     tiles = {"block_M": 128, "block_N": 128, "num_stages": 2, "threads": 256}
+    kernel = flash_fwd.flash_fwd(2, 4, 512, 128, causal, **tiles)
+    monkeypatch.setenv("TILEC_ROTATE_ATTENTION_LOOP", "0")
     assert "tile.deferred_wait" not in flash_fwd.flash_fwd(2, 4, 512, 128, causal,
                                                            **tiles).asm["tile-cuda"]
-    monkeypatch.setenv("TILEC_ROTATE_ATTENTION_LOOP", "1")
-    kernel = flash_fwd.flash_fwd(2, 4, 512, 128, causal, **tiles)
     assert kernel.asm["tile-cuda"].count("tile.deferred_wait") == 2
     assert "tile.tma_ring" in kernel.asm["tile-cuda"]
     ptx = kernel.get_kernel_source()
@@ -499,6 +513,7 @@ def test_rotated_flash_fwd_leaves_p_v_in_flight_through_the_softmax(causal, tmp_
     assert re.search(r"\t@%p\d+ bra \t\$L__BB\d+_\d+;\n\twgmma\.wait_group\.sync\.aligned \t0;",
                      ptx)
     assert "cvt.rn.f16x2.f32" in ptx and "cvt.rn.f16.f32" not in ptx
+    assert "ex2.approx.ftz.f32" in ptx and "ex2.approx.f32" not in ptx
     log = _ptxas_log(ptx)
     assert "C7514" not in log and "wgmma.mma_async instructions are serialized" not in log
     assert _spill_bytes(log) == 0
@@ -522,21 +537,53 @@ def _exp2_kernel(fast_math: bool):
     return exp2_scaled(256)
 
 
-@pytest.mark.parametrize("opted_in", [False, True])
-def test_fast_math_flushes_denormals_only_opted_in(opted_in, tmp_path, monkeypatch) -> None:
-    """TILEC_FAST_MATH_FTZ=1 under fast math: the kernel's f32 math flushes denormals, as
-    nvcc's --use_fast_math does: exp2 is ex2.approx.ftz.f32 (libdevice through
-    nvvm-reflect-ftz), the multiply mul.ftz.f32 (denormal-fp-math-f32). Without fast math
-    the variable changes nothing, and it is part of the cache key."""
+@pytest.mark.parametrize(("arch", "fast_math", "rotate", "ftz", "rotated"), [
+    ("sm_90a", True, None, None, True),     # the default: wgmma chip, denormals flushed
+    ("sm_90a", True, "0", None, False),     # switched off
+    ("sm_90a", True, None, "0", False),     # denormals kept: the rotation alone was mixed
+    ("sm_90a", False, None, None, False),   # no fast math, nothing flushed
+    ("sm_80", True, None, None, False),     # mma.sync: no deferred wgmma waits to gain from
+    ("sm_80", False, "1", None, True),      # forced on any chip
+    ("sm_90a", True, "", None, True),       # an empty variable is unset
+])
+def test_attention_loop_rotation_default(arch, fast_math, rotate, ftz, rotated,
+                                         monkeypatch) -> None:
+    """Where the CUDA target rotates attention loops (mask-scores-after-gemm and
+    rotate-attention-loop) and flushes f32 denormals, from the chip, fast math and the two
+    variables; both variables are COMPILE_SETTINGS, so a kernel compiled under another
+    setting is kept under another key."""
+    from tilec import cache
+    from tilec.compiler.pipeline import CompileOptions
+    from tilec.compiler.targets import cuda
+
+    for name, value in (("TILEC_ROTATE_ATTENTION_LOOP", rotate), ("TILEC_FAST_MATH_FTZ", ftz)):
+        assert name in cache.COMPILE_SETTINGS
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    options = CompileOptions(target=f"cuda:{arch}", fast_math=fast_math)
+    assert cuda.rotate_attention_loops(options) == rotated
+    assert cuda.flush_denormals(options) == (fast_math and ftz != "0")
+
+
+@pytest.mark.parametrize("setting", [None, "0"])
+def test_fast_math_flushes_denormals_unless_told_not_to(setting, tmp_path, monkeypatch) -> None:
+    """Under fast math the kernel's f32 math flushes denormals by default, as nvcc's
+    --use_fast_math does: exp2 is ex2.approx.ftz.f32 (libdevice through nvvm-reflect-ftz), the
+    multiply mul.ftz.f32 (denormal-fp-math-f32); TILEC_FAST_MATH_FTZ=0 keeps them. Without fast
+    math nothing is flushed either way, and its PTX is the same under both settings."""
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("TILEC_TARGET", "cuda:sm_90a")
-    if opted_in:
-        monkeypatch.setenv("TILEC_FAST_MATH_FTZ", "1")
+    exact = _exp2_kernel(False).asm["ptx"]
+    if setting is not None:
+        monkeypatch.setenv("TILEC_FAST_MATH_FTZ", setting)
+    flushed = setting is None
     fast = _exp2_kernel(True).asm["ptx"]
-    assert ("ex2.approx.ftz.f32" in fast) == opted_in
-    assert ("ex2.approx.f32" in fast) != opted_in
-    assert bool(re.search(r"\bmul(\.rn)?\.ftz\.f32", fast)) == opted_in
-    assert ".ftz" not in _exp2_kernel(False).asm["ptx"]
+    assert ("ex2.approx.ftz.f32" in fast) == flushed
+    assert ("ex2.approx.f32" in fast) != flushed
+    assert bool(re.search(r"\bmul(\.rn)?\.ftz\.f32", fast)) == flushed
+    assert ".ftz" not in exact and _exp2_kernel(False).asm["ptx"] == exact
 
 
 @pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")

@@ -31,8 +31,9 @@ PINGPONG_OPT_IN_ATTR = "tile.warpgroup_pingpong"
 # TILEC_OVERLAP_RING_GEMMS=1: a several-gemm TMA ring loop leaves its last gemm in flight into
 # the next iteration (overlap-ring-gemms)
 OVERLAP_RING_GEMMS_ATTR = "tile.overlap_ring_gemms"
-# TILEC_ROTATE_ATTENTION_LOOP=1 (CUDA and CPU targets): attention's T.Pipelined loop issues the
-# next key tile's Q K^T before this one's P V (rotate-attention-loop)
+# attention's T.Pipelined loop issues the next key tile's Q K^T before this one's P V
+# (rotate-attention-loop, mask-scores-after-gemm): set by default on sm_90a where fast math
+# flushes f32 denormals, by TILEC_ROTATE_ATTENTION_LOOP=1 on any CUDA chip and on the CPU
 ROTATE_ATTENTION_LOOP_ATTR = "tile.rotate_attention_loop"
 # TILEC_STAGED_EPILOGUE=1: an mma.sync gemm's accumulator store goes through a padded shared
 # tile (plan-mma-sync-gemms)

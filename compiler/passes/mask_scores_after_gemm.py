@@ -21,10 +21,11 @@ TileLang's causal example 230 SASS instructions per key tile before Q K^T's firs
 with the tensor cores idle (nvdisasm, sm_90a, 128 x 128 tiles). Written after, it is part of
 the softmax, which rotate-attention-loop runs under the previous tile's P V.
 
-The pass runs where that rotation is opted in (the module's `tile.rotate_attention_loop`, from
-TILEC_ROTATE_ATTENTION_LOOP=1), before it. It rewrites a tile.gemm without clear_accum whose
-accumulator is a fragment when the statement right before it is a tile.parallel over the
-accumulator's whole shape that only stores, at its own point, `select(c, 0.0, -inf)` or
+The pass runs where that rotation does (the module's `tile.rotate_attention_loop`: by default
+on sm_90a under fast math, see rotate-attention-loop), before it. It rewrites a tile.gemm
+without clear_accum whose accumulator is a fragment when the statement right before it is a
+tile.parallel over the accumulator's whole shape that only stores, at its own point,
+`select(c, 0.0, -inf)` or
 `select(c, -inf, 0.0)` computed from arith ops (no loads, so nothing the gemm could change):
 the gemm clears, the parallel moves after it, and the 0.0 becomes a load of the element.
 """

@@ -30,10 +30,14 @@ rotated loop as it fed the original, a slot holding K_k beside V_{k-1}. The cost
 gemm of each kind per block (1 / n of its work).
 
 What makes the rotation pay is that lower-tile-to-gpu then need not wait for G2's wgmma group
-before the softmax, which touches neither O nor P until its last statements; until that is
-measured, the pass is an opt-in: it rotates loops only in a module carrying the
-unit attribute `tile.rotate_attention_loop` (the CUDA and CPU targets set it from
-TILEC_ROTATE_ATTENTION_LOOP=1; on the CPU target it checks the rotation's numerics).
+before the softmax, which touches neither O nor P until its last statements. The pass rotates
+loops only in a module carrying the unit attribute `tile.rotate_attention_loop`: the CUDA
+target sets it by default on sm_90a where fast math flushes f32 denormals (an H100's
+interleaved rounds, benchmarks/results/2026-12-07-h100_attention-rounds-b3c290d.json: rotated
+with ftz 1.02-1.18x the plain loop on all six rows; rotated without ftz 0.95-1.08x, for
+without .ftz each exp2 is three instructions more and the softmax outlasts P V), and on any
+chip with TILEC_ROTATE_ATTENTION_LOOP=1 (=0: never); the CPU target with =1 only, where it
+checks the rotation's numerics (compiler/targets/cuda.py, rotate_attention_loops).
 
 A `tile.pipelined` loop qualifies when
 - it steps by 1 and has no `order`, `stage` or `group` schedule;
@@ -230,7 +234,7 @@ class RotateAttentionLoop(TilePass):
     """Issue the next key tile's Q K^T before this one's P V (FlashAttention-3's rotation)."""
 
     name = "rotate-attention-loop"
-    summary = "two-gemm T.Pipelined loops (attention's) rotated by one gemm (opt-in)"
+    summary = "two-gemm T.Pipelined loops (attention's) rotated by one gemm (sm_90a default)"
 
     def run(self, module: ir.Module) -> None:
         if ROTATE_ATTENTION_LOOP_ATTR not in module.operation.attributes:

@@ -13,7 +13,8 @@ Stages ("tile" is the frontend's IR, added by the driver):
              block of one warpgroup whose fragments overflow its registers runs on two),
              widen-k-tiles (sm_90a: GEMM loops over
              64-byte K rows run over 128-byte ones), mask-scores-after-gemm and
-             rotate-attention-loop (opt-in, TILEC_ROTATE_ATTENTION_LOOP=1: a 0 / -inf
+             rotate-attention-loop (by default on sm_90a where f32 denormals are flushed,
+             TILEC_ROTATE_ATTENTION_LOOP=0 off, =1 on any chip: a 0 / -inf
              initialisation of the scores applied as a mask after Q K^T; attention's loop
              issues Q K^T of the next key tile before P V of the current one), then the scheduling
              passes, which only annotate ops with their decisions (tile.* attributes):
@@ -43,7 +44,7 @@ Stages ("tile" is the frontend's IR, added by the driver):
              loop's global loads issued one iteration ahead into registers it carries, the
              function capped at 128 registers; =N caps it at N)
   nvvm       upstream passes to the NVVM + LLVM dialects, target attached (chip, +ptx80, O3);
-             with fast math and the opt-in TILEC_FAST_MATH_FTZ=1, f32 denormals flushed
+             with fast math, f32 denormals flushed (TILEC_FAST_MATH_FTZ=0 keeps them)
   ptx        PTX text from the NVPTX backend (gpu-module-to-binary format=isa); libdevice math
              is linked in, so the PTX is self-contained
   cubin      `ptxas -arch=<chip>` when ptxas is on the machine; otherwise the PTX goes on as is
@@ -154,12 +155,27 @@ def _device_arch() -> str:
 
 
 def flush_denormals(options: CompileOptions) -> bool:
-    """Whether the kernel's f32 math flushes denormals to zero: opted in (TILEC_FAST_MATH_FTZ=1,
-    until measured) under fast math, as nvcc's --use_fast_math implies -ftz=true. exp2 is
-    then one ex2.approx.ftz.f32 (one MUFU.EX2); without .ftz ptxas wraps each ex2.approx.f32
-    in a range check and two multiplies, three of the attention loop's instructions per score
-    (flash_fwd d128's consumer loop body on sm_90a: 631 SASS instructions, 433 with ftz)."""
-    return options.fast_math and os.environ.get("TILEC_FAST_MATH_FTZ") == "1"
+    """Whether the kernel's f32 math flushes denormals to zero: under fast math, as nvcc's
+    --use_fast_math (TileLang's fast math) implies -ftz=true; TILEC_FAST_MATH_FTZ=0 keeps them.
+    exp2 is then one ex2.approx.ftz.f32 (one MUFU.EX2); without .ftz ptxas wraps each
+    ex2.approx.f32 in a range check and two multiplies, three of the attention loop's
+    instructions per score (flash_fwd d128's consumer loop body on sm_90a: 631 SASS
+    instructions, 433 with ftz)."""
+    return options.fast_math and os.environ.get("TILEC_FAST_MATH_FTZ") != "0"
+
+
+def rotate_attention_loops(options: CompileOptions) -> bool:
+    """Whether mask-scores-after-gemm and rotate-attention-loop run: TILEC_ROTATE_ATTENTION_LOOP
+    =1 on any chip, =0 never; by default on a wgmma chip (sm_90a) where f32 denormals are
+    flushed. Why that default: on an H100 in 3 interleaved rounds (benchmarks/results/
+    2026-12-07-h100_attention-rounds-b3c290d.json) the rotated loop with denormals flushed beat
+    the plain loop on all six rows (flash_fwd d128 1.053x / causal 1.042x, TileLang's example
+    1.178x / 1.113x, d64 1.086x / 1.018x), while the rotation alone was mixed (0.95-1.08x):
+    with .ftz the softmax's exp2 is short enough to run under P V's wgmmas."""
+    setting = os.environ.get("TILEC_ROTATE_ATTENTION_LOOP")
+    if setting in ("0", "1"):
+        return setting == "1"
+    return target_of(options).has_wgmma and flush_denormals(options)
 
 
 def _flush_denormals(module: ir.Module) -> None:
@@ -275,7 +291,6 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
                            ("TILEC_VECTOR_EPILOGUE_LOADS", VECTOR_LOADS_ATTR),
                            ("TILEC_WARPGROUP_PINGPONG", PINGPONG_OPT_IN_ATTR),
                            ("TILEC_OVERLAP_RING_GEMMS", OVERLAP_RING_GEMMS_ATTR),
-                           ("TILEC_ROTATE_ATTENTION_LOOP", ROTATE_ATTENTION_LOOP_ATTR),
                            ("TILEC_STAGED_EPILOGUE", STAGED_EPILOGUE_ATTR),
                            ("TILEC_PER_OP_GEMMS", PER_OP_GEMMS_ATTR),
                            ("TILEC_REGISTER_A_STEPS", REGISTER_A_STEPS_ATTR),
@@ -292,6 +307,8 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
     if step_groups.isdigit() and int(step_groups) > 0:
         module.operation.attributes[REGISTER_A_STEP_GROUPS_ATTR] = ir.IntegerAttr.get(
             ir.IntegerType.get_signless(64), int(step_groups))
+    if rotate_attention_loops(options):
+        module.operation.attributes[ROTATE_ATTENTION_LOOP_ATTR] = ir.UnitAttr.get()
     fast_math = ("apply-fast-math",) if options.fast_math else ()
     checks = ("insert-bounds-checks",) if options.bounds_check else ()
     checks += ("check-parallel-updates", "check-scalar-stores", "check-static-indices",
@@ -419,8 +436,8 @@ def stages(options: CompileOptions) -> list[Stage]:
         Stage("tile-cuda", _tile_cuda, "lower-gemm-to-tensorcore | " + ", ".join(TILE_PASSES)),
         Stage("gpu", _lower_to_gpu, "lower-tile-to-gpu, lower-float8-conversions, "
               "lower-device-prints, canonicalize, cse, name-live-lanes"),
-        Stage("nvvm", _to_nvvm, nvvm_pipeline(target) + "; with TILEC_FAST_MATH_FTZ=1 under "
-              "fast math, f32 denormals flushed (denormal-fp-math-f32, nvvm-reflect-ftz)"),
+        Stage("nvvm", _to_nvvm, nvvm_pipeline(target) + "; under fast math, f32 denormals "
+              "flushed (denormal-fp-math-f32, nvvm-reflect-ftz; TILEC_FAST_MATH_FTZ=0 keeps them)"),
         Stage("ptx", _emit_ptx, "gpu-module-to-binary{format=isa}"),
         Stage("cubin", _cubin, "ptxas -arch=<chip> (PTX passes through without ptxas); with "
               "T.call_extern, nvcc + ptxas -c + nvlink"),

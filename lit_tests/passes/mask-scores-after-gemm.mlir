@@ -1,9 +1,9 @@
 // RUN: tilec-opt --mask-scores-after-gemm --split-input-file %s | FileCheck %s
-// mask-scores-after-gemm (with the rotation's opt-in, module attribute
+// mask-scores-after-gemm (where the rotation runs, module attribute
 // tile.rotate_attention_loop): a T.Parallel right before a gemm that initialises the whole
 // accumulator to 0 or -inf at each point (TileLang's causal and ragged masks) becomes a mask
 // applied after the gemm, which now clears: select(c, S[i, j], -inf). Other initialisations,
-// gemms that clear already, and modules without the opt-in are left alone.
+// gemms that clear already, and modules without the attribute are left alone.
 
 // CHECK-LABEL: func.func @causal_mask
 // CHECK: tile.copy
@@ -154,7 +154,7 @@ module attributes {tile.rotate_attention_loop} {
 
 // -----
 
-// Without the opt-in the pass changes nothing.
+// Without the module attribute the pass changes nothing.
 // CHECK-LABEL: func.func @not_opted_in
 // CHECK: memref.store
 // CHECK-NEXT: }

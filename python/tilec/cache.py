@@ -66,7 +66,8 @@ def clear_memory() -> None:
 
 
 # environment variables that change what a kernel compiles to (the CUDA target's opt-ins not
-# yet measured on hardware): a kernel compiled with one set is another kernel
+# yet measured on hardware, and the off switches of measured defaults: TILEC_FAST_MATH_FTZ=0,
+# TILEC_ROTATE_ATTENTION_LOOP=0): a kernel compiled with one set is another kernel
 COMPILE_SETTINGS = ("TILEC_TMA_RING_LAG", "TILEC_VECTOR_EPILOGUE_LOADS",
                     "TILEC_WARPGROUP_PINGPONG", "TILEC_STAGED_EPILOGUE", "TILEC_PER_OP_GEMMS",
                     "TILEC_REGISTER_A_STEPS", "TILEC_REGISTER_A_STEP_GROUPS",
