@@ -8,10 +8,11 @@ timed once per round, cuDNN SDPA included, in an order shifted by one each round
 drift and position fall on all of them alike, and each ratio is to the same round's cuDNN.
 
 Shapes: 8 x 32 heads x S 4096, fp16, d 128 and 64, causal and not. Implementations: cuDNN
-SDPA; tilec's flash_fwd (examples/attention/flash_fwd.py, its benchmark tiles) plain, rotated
-(TILEC_ROTATE_ATTENTION_LOOP), rotated with denormals flushed (+ TILEC_FAST_MATH_FTZ) and with
-denormals flushed alone; at d 128 TileLang's example_mha_fwd_bshd.py (tuned config) compiled
-by tilec, the same four.
+SDPA; tilec's flash_fwd (examples/attention/flash_fwd.py, its benchmark tiles) plain (the
+default: rotated loop, denormals flushed), rotated alone (TILEC_FAST_MATH_FTZ=0), denormals
+flushed alone (TILEC_ROTATE_ATTENTION_LOOP=0) and neither (both =0: the loop before that
+default, the plain row of the run at b3c290d, whose rounds made it the default); at d 128
+TileLang's example_mha_fwd_bshd.py (tuned config) compiled by tilec, the same four.
 Every output is checked against float32 first (tilec's NaN-poisoned), as attention.py does.
 
     python benchmarks/attention_rounds.py build CACHE_DIR [--examples DIR]   (compiler machine)
@@ -47,7 +48,7 @@ DIMS = (128, 64)
 CUDNN = "sdpa cudnn"
 EXAMPLE = "tilelang example (tuned config)"
 # attention.VARIANTS' suffixes timed here beside each plain kernel
-SUFFIXES = (" (rotated loop)", " (rotated loop, denormals flushed)", " (denormals flushed)")
+SUFFIXES = (" (rotated loop)", " (denormals flushed)", " (neither rotated nor flushed)")
 OWN_CONFIG = {"block_M": 128, "block_N": 128, "num_stages": 2, "threads": 256}
 
 
