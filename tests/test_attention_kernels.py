@@ -465,6 +465,7 @@ def test_mask_initialised_attention_masks_after_q_k_by_default(causal, tmp_path,
     assert kernel.asm["tile-cuda"].count("tile.deferred_wait") == 2
     ptx = kernel.get_kernel_source()
     assert "ex2.approx.ftz.f32" in ptx and "ex2.approx.f32" not in ptx
+    assert re.search(r"\bfma\.rn\.ftz\.f32", ptx), "f32 arithmetic not flushed"
     if ptxas_path() is not None:
         assert _ptxas_spill_bytes(ptx) == 0
     exact = tilec.compile(mask_initialised_attention.fn(2, 4, 512, 128, causal, **tiles),
@@ -514,6 +515,7 @@ def test_rotated_flash_fwd_leaves_p_v_in_flight_through_the_softmax(causal, tmp_
                      ptx)
     assert "cvt.rn.f16x2.f32" in ptx and "cvt.rn.f16.f32" not in ptx
     assert "ex2.approx.ftz.f32" in ptx and "ex2.approx.f32" not in ptx
+    assert re.search(r"\bfma\.rn\.ftz\.f32", ptx), "f32 arithmetic not flushed"
     log = _ptxas_log(ptx)
     assert "C7514" not in log and "wgmma.mma_async instructions are serialized" not in log
     assert _spill_bytes(log) == 0
@@ -584,6 +586,29 @@ def test_fast_math_flushes_denormals_unless_told_not_to(setting, tmp_path, monke
     assert ("ex2.approx.f32" in fast) != flushed
     assert bool(re.search(r"\bmul(\.rn)?\.ftz\.f32", fast)) == flushed
     assert ".ftz" not in exact and _exp2_kernel(False).asm["ptx"] == exact
+
+
+def test_fast_math_leaves_half_precision_values_unflushed(tmp_path, monkeypatch) -> None:
+    """NVPTX flushes f16 arithmetic and conversions too under denormal-fp-math-f32 (a widened
+    fp16 denormal read as 0: cvt.ftz.f32.f16; the half2 GEMV's fma.rn.ftz.f16x2), which nvcc's
+    -ftz does not: a function computing on half-precision values keeps its denormals (its
+    libdevice math still takes the ftz forms), one that only moves them (attention's P and
+    output) is flushed."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+
+    @tilec.jit(out_idx=[1], pass_configs={tilec.PassConfigKey.TL_ENABLE_FAST_MATH: True},
+               target="cuda:sm_90a")
+    def widen_scale(n):
+        @T.prim_func
+        def main(x: T.Tensor((n,), "float16"), y: T.Tensor((n,), "float32")):
+            with T.Kernel(1, threads=128):
+                for i in T.Parallel(n):
+                    y[i] = T.exp2(T.cast(x[i], "float32")) * 3.0
+        return main
+
+    ptx = widen_scale(256).asm["ptx"]
+    assert "cvt.f32.f16" in ptx and "cvt.ftz" not in ptx
+    assert "ex2.approx.ftz.f32" in ptx and not re.search(r"\bmul(\.rn)?\.ftz\.f32", ptx)
 
 
 @pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")

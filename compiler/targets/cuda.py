@@ -178,19 +178,44 @@ def rotate_attention_loops(options: CompileOptions) -> bool:
     return target_of(options).has_wgmma and flush_denormals(options)
 
 
+# ops that move a half-precision value without computing on it: NVPTX gives none a .ftz form
+MOVES_HALVES = frozenset((
+    "llvm.load", "llvm.store", "llvm.bitcast", "llvm.insertelement", "llvm.extractelement",
+    "llvm.shufflevector", "llvm.insertvalue", "llvm.extractvalue", "llvm.select", "llvm.br",
+    "llvm.cond_br", "llvm.return", "llvm.inline_asm", "llvm.freeze", "llvm.mlir.undef",
+    "llvm.mlir.poison"))
+
+
+def _is_half(type_: ir.Type) -> bool:
+    """f16 / bf16, or a vector of them."""
+    if isinstance(type_, ir.VectorType):
+        type_ = ir.VectorType(type_).element_type
+    return isinstance(type_, (ir.F16Type, ir.BF16Type))
+
+
+def computes_on_halves(function: ir.Operation) -> bool:
+    """Whether an op of `function` computes on or widens a half-precision value. NVPTX takes
+    denormal-fp-math-f32 for its f16 instructions too: flushed, the half2 GEMV's HFMA2s became
+    fma.rn.ftz.f16x2 and a widening cvt.ftz.f32.f16 (fp16 denormals read as 0), where nvcc's
+    -ftz flushes single precision only."""
+    return any(op.name not in MOVES_HALVES and any(_is_half(value.type) for value in op.operands)
+               for op in walk(function))
+
+
 def _flush_denormals(module: ir.Module) -> None:
-    """Each gpu.module's functions flush f32 denormals: the LLVM attribute
-    denormal-fp-math-f32 = preserve-sign (NVPTX then selects the .ftz forms of f32
-    arithmetic) and the module flag nvvm-reflect-ftz = 1 (libdevice's __nvvm_reflect picks its
-    ftz code: __nv_exp2f becomes ex2.approx.ftz.f32). The NVVM target's own ftz flag changes
-    neither here."""
+    """Each gpu.module's functions flush f32 denormals: the module flag nvvm-reflect-ftz = 1
+    (libdevice's __nvvm_reflect picks its ftz code: __nv_exp2f becomes ex2.approx.ftz.f32), and
+    on the functions that do not compute on half-precision values (computes_on_halves) the
+    LLVM attribute denormal-fp-math-f32 = preserve-sign (NVPTX then selects the .ftz forms of
+    f32 arithmetic). The NVVM target's own ftz flag changes neither here."""
     flag = ir.Attribute.parse('#llvm.mlir.module_flag<override, "nvvm-reflect-ftz", 1 : i32>')
     for gpu_module in module.body.operations:
         if gpu_module.operation.name != "gpu.module":
             continue
         body = gpu_module.regions[0].blocks[0]
         for op in body.operations:
-            if op.operation.name == "llvm.func" and op.operation.regions[0].blocks:
+            if op.operation.name == "llvm.func" and op.operation.regions[0].blocks and \
+                    not computes_on_halves(op.operation):
                 op.operation.attributes["denormal_fp_math_f32"] = ir.StringAttr.get(
                     "preserve-sign")
         with ir.InsertionPoint.at_block_begin(body), gpu_module.location:
