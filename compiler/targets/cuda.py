@@ -156,7 +156,9 @@ def _device_arch() -> str:
 
 def flush_denormals(options: CompileOptions) -> bool:
     """Whether the kernel's f32 math flushes denormals to zero: under fast math, as nvcc's
-    --use_fast_math (TileLang's fast math) implies -ftz=true; TILEC_FAST_MATH_FTZ=0 keeps them.
+    --use_fast_math (TileLang's fast math) implies -ftz=true; TILEC_FAST_MATH_FTZ=0 keeps them
+    (and a function computing on half-precision values keeps them but for libdevice's math:
+    _flush_denormals).
     exp2 is then one ex2.approx.ftz.f32 (one MUFU.EX2); without .ftz ptxas wraps each
     ex2.approx.f32 in a range check and two multiplies, three of the attention loop's
     instructions per score (flash_fwd d128's consumer loop body on sm_90a: 631 SASS
