@@ -99,6 +99,7 @@ from tilec.compiler.passes._user_sync import COOPERATIVE_ATTR
 from tilec.compiler.passes.lower_gemm_to_tensorcore import LAUNCH_ATTR
 from tilec.compiler.passes.pipeline_async_copies import ASYNC_GATHERS_ATTR, TABLE_LOADS_ATTR
 from tilec.compiler.passes.prefetch_loop_loads import MAX_REGISTERS_ATTR
+from tilec.compiler.passes.vectorize_element_copies import opted_in as element_copies_opted_in
 from tilec.compiler.pipeline import (
     CompileOptions,
     Stage,
@@ -339,7 +340,7 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
     fast_math = ("apply-fast-math",) if options.fast_math else ()
     checks = ("insert-bounds-checks",) if options.bounds_check else ()
     checks += ("check-parallel-updates", "check-scalar-stores", "check-static-indices",
-               "lower-sub-byte-types")
+               *element_copies_opted_in(), "lower-sub-byte-types")
     tile_passes("tile-schedule", checks + fast_math + SCHEDULE_PASSES).run(module, options)
 
 
