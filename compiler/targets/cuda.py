@@ -42,7 +42,9 @@ Stages ("tile" is the frontend's IR, added by the driver):
              versions), pack-half-pairs (TILEC_PACK_HALF_PAIRS=1) and fuse-lop3
              (TILEC_FUSE_LOP3=1); then prefetch-loop-loads (TILEC_PREFETCH_LOOP_LOADS=1: a
              loop's global loads issued one iteration ahead into registers it carries, the
-             function capped at 128 registers; =N caps it at N)
+             function capped at 128 registers; =N caps it at N) and
+             prefetch-loop-loads-to-l2 (TILEC_PREFETCH_L2=d: the same loads of iteration
+             i + d prefetched into L2 at iteration i, no registers)
   nvvm       upstream passes to the NVVM + LLVM dialects, target attached (chip, +ptx80, O3);
              with fast math, f32 denormals flushed (TILEC_FAST_MATH_FTZ=0 keeps them)
   ptx        PTX text from the NVPTX backend (gpu-module-to-binary format=isa); libdevice math
@@ -99,6 +101,7 @@ from tilec.compiler.passes._user_sync import COOPERATIVE_ATTR
 from tilec.compiler.passes.lower_gemm_to_tensorcore import LAUNCH_ATTR
 from tilec.compiler.passes.pipeline_async_copies import ASYNC_GATHERS_ATTR, TABLE_LOADS_ATTR
 from tilec.compiler.passes.prefetch_loop_loads import MAX_REGISTERS_ATTR
+from tilec.compiler.passes.prefetch_loop_loads_to_l2 import DISTANCE_ATTR
 from tilec.compiler.passes.vectorize_element_copies import opted_in as element_copies_opted_in
 from tilec.compiler.pipeline import (
     CompileOptions,
@@ -132,7 +135,9 @@ GPU_OPT_INS = (("TILEC_UNSWITCH_INVARIANT_CONDITIONS", "unswitch-invariant-condi
                ("TILEC_PACK_HALF_PAIRS", "pack-half-pairs"), ("TILEC_FUSE_LOP3", "fuse-lop3"))
 # run on the branches the first group's canonicalize folded (the loop versions' copies)
 PREFETCH_VARIABLE = "TILEC_PREFETCH_LOOP_LOADS"  # 1, or the register cap the pass sets
-LATE_GPU_OPT_INS = ((PREFETCH_VARIABLE, "prefetch-loop-loads"),)
+PREFETCH_L2_VARIABLE = "TILEC_PREFETCH_L2"  # the distance in iterations
+LATE_GPU_OPT_INS = ((PREFETCH_VARIABLE, "prefetch-loop-loads"),
+                    (PREFETCH_L2_VARIABLE, "prefetch-loop-loads-to-l2"))
 TILE_PASSES = (
     "check-thread-branches",
     "plan-wgmma-gemms", "plan-mma-sync-gemms", "plan-tma-pipelines", "overlap-ring-gemms",
@@ -393,9 +398,15 @@ def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
     if prefetch.isdigit() and int(prefetch) > 1:  # the register cap, where not 128
         module.operation.attributes[MAX_REGISTERS_ATTR] = ir.IntegerAttr.get(
             ir.IntegerType.get_signless(32), int(prefetch))
+    distance = os.environ.get(PREFETCH_L2_VARIABLE, "")
+    if distance.isdigit() and int(distance) > 0:
+        module.operation.attributes[DISTANCE_ATTR] = ir.IntegerAttr.get(
+            ir.IntegerType.get_signless(32), int(distance))
+    counted = (PREFETCH_VARIABLE, PREFETCH_L2_VARIABLE)  # a number, where 0 is off
     for group in (GPU_OPT_INS, LATE_GPU_OPT_INS):
         opt_ins = [name for variable, name in group if os.environ.get(variable) == "1"
-                   or (variable == PREFETCH_VARIABLE and prefetch.isdigit() and prefetch != "0")]
+                   or (variable in counted and os.environ.get(variable, "").isdigit()
+                       and int(os.environ[variable]) > 0)]
         if opt_ins:
             tile_passes("gpu", opt_ins).run(module, options)
             run_pass_pipeline(module, "canonicalize,cse", options)

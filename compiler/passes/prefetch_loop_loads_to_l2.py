@@ -1,0 +1,194 @@
+"""prefetch-loop-loads-to-l2: a loop's global loads whose addresses follow from the loop variable
+are prefetched into L2 some iterations ahead (`prefetch.global.L2`), costing no registers.
+
+A memory-bound step loop (the int4 GEMV's: each step loads a warp's weights and uses them at
+once) has DRAM bytes in flight only while its warps wait on their own loads; the bytes an SM
+needs in flight to stream at the bandwidth limit (Little's law: ~30 KB per SM on an H200)
+then come only from many waiting warps. prefetch-loop-loads issues the next step's loads into
+registers, which costs a second register set per thread, hence fewer resident warps, and needs
+a register cap or ptxas sinks the loads back. Here each such load of iteration i + d is
+instead prefetched into L2 at the start of iteration i: the request is in flight while the
+warp computes, nothing is returned to the thread, so registers and occupancy stay as they
+were, and the step's own load later finds its line in L2 (a few hundred cycles instead of a
+DRAM round trip). The iterations lb + 1 .. lb + d - 1 are prefetched before the loop; the
+iteration prefetched from i is min(i + d, last), so no address past the loop's own is formed.
+
+Taken: the loops and loads prefetch-loop-loads takes (`_loop_loads.py`: constant bounds, two
+trips or more, no write to memory another thread reads, no wait or call; top-level far loads
+and the bounds-checked copies' load-only branches, addressed from the loop variable and values
+before the loop), each load of at least 4 bytes (a lane's 2-byte scale read is one line per
+row for the whole K, cached after its first step; prefetching it would cost an instruction a
+step). A bounds-checked copy's branch is cloned for the prefetched iteration with its loads as
+prefetches, so only addresses its own check admits are prefetched. The distance d is the
+module's `tile.prefetch_l2_distance` (TILEC_PREFETCH_L2=d on CUDA), else 2.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import arith, llvm, memref, nvvm, ub
+
+from tilec.compiler.passes import TilePass, register
+from tilec.compiler.passes._ir_walk import (
+    as_operation,
+    constant_index,
+    defining_op,
+    enclosing,
+    walk,
+)
+from tilec.compiler.passes._loop_loads import (
+    clone_ops,
+    is_far_load,
+    plan_loop_loads,
+    writes_nothing_shared,
+)
+from tilec.compiler.passes._scalar import bit_width
+
+DISTANCE_ATTR = "tile.prefetch_l2_distance"  # on the module: iterations ahead
+DEFAULT_DISTANCE = 2
+MIN_BYTES = 4  # loads narrower than this are not prefetched
+
+
+def _loaded_bytes(load: ir.Operation) -> int:
+    value_type = load.results[0].type
+    if isinstance(value_type, ir.VectorType):
+        return bit_width(value_type.element_type) * math.prod(value_type.shape) // 8
+    return bit_width(value_type) // 8
+
+
+def _address(memory: ir.Value, indices: list[ir.Value]) -> ir.Value:
+    """The global address of `memory[indices]`, as an !llvm.ptr in the memref's space."""
+    memref_type = ir.MemRefType(memory.type)
+    rank = memref_type.rank
+    metadata = memref.ExtractStridedMetadataOp(memory)
+    results = list(metadata.results)
+    offset, strides = results[1], results[2 + rank:2 + 2 * rank]
+    linear = offset
+    for index, stride in zip(indices, strides, strict=True):
+        linear = arith.addi(linear, arith.muli(index, stride))
+    base = memref.extract_aligned_pointer_as_index(results[0])
+    scale = arith.constant(ir.IndexType.get(), bit_width(memref_type.element_type) // 8)
+    where = arith.addi(base, arith.muli(linear, scale))
+    integer = arith.index_cast(ir.IntegerType.get_signless(64), where)
+    space = memref_type.memory_space
+    number = int(str(space).split(":")[0]) if space is not None and str(space).split(":")[0] \
+        .strip().isdigit() else 0
+    return llvm.inttoptr(llvm.PointerType.get(number), integer)
+
+
+def _in_else(op: ir.Operation, clone: ir.Operation) -> bool:
+    """Whether `op` lies in the second region (else) of an scf.if within `clone`."""
+    while op != clone and op.parent is not None:
+        region_owner = as_operation(op.parent)
+        if region_owner.name == "scf.if" and len(region_owner.regions) > 1 and any(
+                as_operation(inner) == op for block in region_owner.regions[1].blocks
+                for inner in block.operations):
+            return True
+        op = region_owner
+    return False
+
+
+def _as_prefetches(clone: ir.Operation, grid: list[int] | None) -> None:
+    """The far loads in `clone` (or `clone` itself) become L2 prefetches of their addresses,
+    their values poison. Dropped instead: loads narrower than MIN_BYTES or not streamed, and
+    those in an else branch (a bounds-checked copy's element-wise edge: the whole run in
+    bounds is prefetched, a run crossing the edge is not)."""
+    for load in [clone, *walk(clone)]:
+        if not is_far_load(load):
+            continue
+        with ir.InsertionPoint(load), load.location:
+            if _loaded_bytes(load) >= MIN_BYTES and _streamed(load, grid) \
+                    and not _in_else(load, clone):
+                address = _address(load.operands[0], list(load.operands[1:]))
+                nvvm.prefetch(address, cache_level=nvvm.PrefetchCacheLevel.L2)
+            poison = ub.poison(load.results[0].type)
+        load.results[0].replace_all_uses_with(poison)
+        load.erase()
+
+
+def _block_indices(values: list[ir.Value]) -> set[str]:
+    """The dimensions (x, y, z) of the block indices `values` are computed from."""
+    found, seen, work = set(), set(), list(values)
+    while work:
+        value = work.pop()
+        owner = defining_op(value)
+        if owner is None or owner in seen:
+            continue
+        seen.add(owner)
+        if owner.name == "gpu.block_id":
+            found.add(str(owner.attributes["dimension"]).split()[-1].strip(">"))
+        work.extend(owner.operands)
+    return found
+
+
+def _streamed(load: ir.Operation, grid: list[int] | None) -> bool:
+    """Whether a block streams this load's data alone: its address depends on the index of
+    every grid dimension the launch has more than one block along (where the grid is known).
+    Data other blocks read too (the GEMV's activations, every block's) is in L2 after the
+    first of them; prefetching it would only cost instructions."""
+    if grid is None:
+        return True
+    used = _block_indices(list(load.operands[1:]))
+    return all(axis in used for axis, extent in zip("xyz", grid, strict=False) if extent > 1)
+
+
+def _prefetch_ahead(loop: ir.Operation, distance: int) -> bool:
+    """Prefetches of the loop's loads `distance` iterations ahead; False if it has none."""
+    lower, upper, step = (constant_index(value) for value in loop.operands[:3])
+    if lower is None or upper is None or step is None or step <= 0:
+        return False
+    trips = (upper - lower + step - 1) // step
+    if trips < 2 or not writes_nothing_shared(loop):
+        return False
+    plan = plan_loop_loads(loop)
+    if plan is None:
+        return False
+    function = enclosing(loop, "gpu.func")
+    grid = (list(ir.DenseI32ArrayAttr(function.attributes["known_grid_size"]))
+            if function is not None and "known_grid_size" in function.attributes else None)
+    roots = [root for root in plan.roots
+             if any(_loaded_bytes(load) >= MIN_BYTES and _streamed(load, grid)
+                    for load in [root, *walk(root)] if is_far_load(load))]
+    if not roots:
+        return False
+    last = lower + (trips - 1) * step
+    body = loop.regions[0].blocks[0]
+    induction = body.arguments[0]
+    index = ir.IndexType.get()
+
+    def emit(iteration: ir.Value, point: ir.InsertionPoint) -> None:
+        mapping: dict[ir.Value, ir.Value] = {induction: iteration}
+        before = {as_operation(op) for op in point.block.operations}
+        clone_ops(plan.slice + roots, mapping, point)
+        for op in [as_operation(op) for op in point.block.operations]:
+            if op not in before and (is_far_load(op) or op.name == "scf.if"):
+                _as_prefetches(op, grid)
+
+    with ir.InsertionPoint(loop), loop.location:
+        for ahead in range(1, min(distance, trips)):
+            emit(arith.constant(index, lower + ahead * step), ir.InsertionPoint(loop))
+    first = ir.InsertionPoint(as_operation(body.operations[0]))
+    with first, loop.location:
+        target = arith.minsi(arith.addi(induction, arith.constant(index, distance * step)),
+                             arith.constant(index, last))
+        emit(target, first)
+    return True
+
+
+@register
+@dataclass
+class PrefetchLoopLoadsToL2(TilePass):
+    """A loop's global loads prefetched into L2 some iterations ahead."""
+
+    name = "prefetch-loop-loads-to-l2"
+    summary = "scf.for global loads of iteration i + d prefetched into L2 at iteration i"
+
+    def run(self, module: ir.Module) -> None:
+        attributes = module.operation.attributes
+        distance = (ir.IntegerAttr(attributes[DISTANCE_ATTR]).value
+                    if DISTANCE_ATTR in attributes else DEFAULT_DISTANCE)
+        for loop in [op for op in walk(module.operation) if op.name == "scf.for"]:
+            _prefetch_ahead(loop, distance)
