@@ -16,10 +16,10 @@ Two halves, as the GPU machine has no MLIR:
 (`--only REGEX` on both: the rows whose label, `kernel MxNxK config`, matches; `run
 --bandwidth-json FILE` adds benchmarks/bandwidth.py's min_bandwidth_fraction of the same device
 to the summary; `--ablation` on both: the ABLATION variants, the opt-in code generation of the
-GEMVs (TILEC_UNSWITCH_INVARIANT_CONDITIONS, TILEC_FUSE_LOP3, TILEC_PACK_HALF_PAIRS, and
-TILEC_PREFETCH_LOOP_LOADS on the int4 rows) beside the default, each row tagged with its
-variant, the summary's `ablation_us` the headline shape's times per variant; `--only` then
-picks variants by name.)
+GEMVs (TILEC_UNSWITCH_INVARIANT_CONDITIONS, TILEC_FUSE_LOP3, TILEC_PACK_HALF_PAIRS,
+TILEC_PREFETCH_LOOP_LOADS on the int4 rows, TILEC_PREFETCH_L2 on int4 and int2) beside the
+default, each row tagged with its variant, the summary's `ablation_us` the headline shape's
+times per variant; `--only` then picks variants by name.)
 """
 
 from __future__ import annotations
@@ -176,6 +176,7 @@ CODEGEN = ("TILEC_UNSWITCH_INVARIANT_CONDITIONS", "TILEC_FUSE_LOP3", "TILEC_PACK
 # the loads issued a step ahead (prefetch-loop-loads): 1 caps the kernel at 128 registers, a
 # number at that many; unset in every variant that does not name it
 PREFETCH = "TILEC_PREFETCH_LOOP_LOADS"
+PREFETCH_L2 = "TILEC_PREFETCH_L2"  # the distance of prefetch-loop-loads-to-l2
 _HEAD = r"1x28672x8192 "
 HEADLINE_ROW = r"^int4_g128_gemv_half2 " + _HEAD + r"\{\}$"
 ABLATION_ROWS = (r"^(int4_g128_gemv_half2 " + _HEAD
@@ -187,6 +188,9 @@ OPTED_IN_ROWS = ABLATION_ROWS[:-2] + r"|int4_g128_gemv_half2 " + _HEAD + r"\{'ro
 DECODE_ROWS = r"^(int4_g128_gemv|int2_g128_gemv|mxfp4_gemv) " + _HEAD + r"\{\}$"
 # the int4 kernels the prefetch is timed on, beside 'all' on the same rows
 PREFETCH_ROWS = r"^(int4_g128_gemv_half2|int4_g128_gemv) " + _HEAD + r"\{\}$"
+# the GEMVs the L2 prefetch is timed on (int4 and int2, integer zeros folded), beside 'all'
+L2_ROWS = r"^(int4_g128_gemv_half2|int4_g128_gemv_half2_intzeros|int2_g128_gemv_half2_intzeros) " \
+    + _HEAD + r"\{\}$"
 
 
 def _either(*patterns: str) -> str:
@@ -204,6 +208,14 @@ ABLATION = {
     "all, prefetch rows": (CODEGEN, PREFETCH_ROWS),
     "prefetch": ((*CODEGEN, f"{PREFETCH}=1"), PREFETCH_ROWS),
     "prefetch 96": ((*CODEGEN, f"{PREFETCH}=96"), PREFETCH_ROWS),
+    # the weights of the step d ahead prefetched into L2 (prefetch-loop-loads-to-l2): no
+    # registers; alone, at distances 1, 2 and 4, and beside the register prefetch
+    "all, l2 rows": (CODEGEN, L2_ROWS),
+    "prefetch, l2 rows": ((*CODEGEN, f"{PREFETCH}=1"), L2_ROWS),
+    "l2": ((*CODEGEN, f"{PREFETCH_L2}=2"), L2_ROWS),
+    "l2 d1": ((*CODEGEN, f"{PREFETCH_L2}=1"), L2_ROWS),
+    "l2 d4": ((*CODEGEN, f"{PREFETCH_L2}=4"), L2_ROWS),
+    "l2 + prefetch": ((*CODEGEN, f"{PREFETCH_L2}=2", f"{PREFETCH}=1"), L2_ROWS),
 }
 # every (kernel, config) is checked first at these shapes: ragged N, K past the last step
 CHECKED = [(1, 256, 1536), (3, 514, 2048)]
@@ -211,9 +223,9 @@ CHECKED = [(1, 256, 1536), (3, 514, 2048)]
 
 @contextlib.contextmanager
 def _settings(names: tuple[str, ...]):
-    """CODEGEN's variables and PREFETCH: those named set (to 1, or NAME=VALUE's value), the
-    others unset, while the block runs."""
-    saved = {name: os.environ.pop(name, None) for name in (*CODEGEN, PREFETCH)}
+    """CODEGEN's variables, PREFETCH and PREFETCH_L2: those named set (to 1, or NAME=VALUE's
+    value), the others unset, while the block runs."""
+    saved = {name: os.environ.pop(name, None) for name in (*CODEGEN, PREFETCH, PREFETCH_L2)}
     os.environ.update(dict((*name.split("=", 1), "1")[:2] for name in names))
     try:
         yield
