@@ -20,7 +20,10 @@ before the loop), each load of at least 4 bytes (a lane's 2-byte scale read is o
 row for the whole K, cached after its first step; prefetching it would cost an instruction a
 step). A bounds-checked copy's branch is cloned for the prefetched iteration with its loads as
 prefetches, so only addresses its own check admits are prefetched. The distance d is the
-module's `tile.prefetch_l2_distance` (TILEC_PREFETCH_L2=d on CUDA), else 2.
+module's `tile.prefetch_l2_distance` (TILEC_PREFETCH_L2=d on CUDA); without it (=auto), the
+iterations that make AHEAD_BYTES of a thread's streamed loads (the int4 GEMV's 64-byte steps: 2;
+TileLang's GEMV example, 4 bytes of weights a step: 8, at most MAX_DISTANCE); at most the
+loop's trips - 1.
 """
 
 from __future__ import annotations
@@ -48,8 +51,9 @@ from tilec.compiler.passes._loop_loads import (
 from tilec.compiler.passes._scalar import bit_width
 
 DISTANCE_ATTR = "tile.prefetch_l2_distance"  # on the module: iterations ahead
-DEFAULT_DISTANCE = 2
 MIN_BYTES = 4  # loads narrower than this are not prefetched
+AHEAD_BYTES = 128  # without a distance: the bytes of a thread's streamed loads to run ahead by
+MAX_DISTANCE = 8
 
 
 def _loaded_bytes(load: ir.Operation) -> int:
@@ -135,8 +139,17 @@ def _streamed(load: ir.Operation, grid: list[int] | None) -> bool:
     return all(axis in used for axis, extent in zip("xyz", grid, strict=False) if extent > 1)
 
 
-def _prefetch_ahead(loop: ir.Operation, distance: int) -> bool:
-    """Prefetches of the loop's loads `distance` iterations ahead; False if it has none."""
+def _streamed_bytes(roots: list[ir.Operation], grid: list[int] | None) -> int:
+    """The bytes an iteration's prefetched loads read (a thread's share)."""
+    return sum(_loaded_bytes(load) for root in roots for load in [root, *walk(root)]
+               if is_far_load(load) and _loaded_bytes(load) >= MIN_BYTES
+               and _streamed(load, grid) and not _in_else(load, root))
+
+
+def _prefetch_ahead(loop: ir.Operation, distance: int | None) -> bool:
+    """Prefetches of the loop's loads `distance` iterations ahead (None: as many as keep
+    AHEAD_BYTES of a thread's streamed bytes requested, up to MAX_DISTANCE); False if it has
+    none."""
     lower, upper, step = (constant_index(value) for value in loop.operands[:3])
     if lower is None or upper is None or step is None or step <= 0:
         return False
@@ -154,6 +167,10 @@ def _prefetch_ahead(loop: ir.Operation, distance: int) -> bool:
                     for load in [root, *walk(root)] if is_far_load(load))]
     if not roots:
         return False
+    if distance is None:
+        per_iteration = max(_streamed_bytes(roots, grid), 1)
+        distance = min(-(-AHEAD_BYTES // per_iteration), MAX_DISTANCE)
+    distance = max(1, min(distance, trips - 1))
     last = lower + (trips - 1) * step
     body = loop.regions[0].blocks[0]
     induction = body.arguments[0]
@@ -168,7 +185,7 @@ def _prefetch_ahead(loop: ir.Operation, distance: int) -> bool:
                 _as_prefetches(op, grid)
 
     with ir.InsertionPoint(loop), loop.location:
-        for ahead in range(1, min(distance, trips)):
+        for ahead in range(1, distance):
             emit(arith.constant(index, lower + ahead * step), ir.InsertionPoint(loop))
     first = ir.InsertionPoint(as_operation(body.operations[0]))
     with first, loop.location:
@@ -189,6 +206,6 @@ class PrefetchLoopLoadsToL2(TilePass):
     def run(self, module: ir.Module) -> None:
         attributes = module.operation.attributes
         distance = (ir.IntegerAttr(attributes[DISTANCE_ATTR]).value
-                    if DISTANCE_ATTR in attributes else DEFAULT_DISTANCE)
+                    if DISTANCE_ATTR in attributes else None)
         for loop in [op for op in walk(module.operation) if op.name == "scf.for"]:
             _prefetch_ahead(loop, distance)

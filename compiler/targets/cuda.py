@@ -43,8 +43,8 @@ Stages ("tile" is the frontend's IR, added by the driver):
              (TILEC_FUSE_LOP3=1); then prefetch-loop-loads (TILEC_PREFETCH_LOOP_LOADS=1: a
              loop's global loads issued one iteration ahead into registers it carries, the
              function capped at 128 registers; =N caps it at N) and
-             prefetch-loop-loads-to-l2 (TILEC_PREFETCH_L2=d: the same loads of iteration
-             i + d prefetched into L2 at iteration i, no registers)
+             prefetch-loop-loads-to-l2 (TILEC_PREFETCH_L2=d, or =auto: the same loads of
+             iteration i + d prefetched into L2 at iteration i, no registers)
   nvvm       upstream passes to the NVVM + LLVM dialects, target attached (chip, +ptx80, O3);
              with fast math, f32 denormals flushed (TILEC_FAST_MATH_FTZ=0 keeps them)
   ptx        PTX text from the NVPTX backend (gpu-module-to-binary format=isa); libdevice math
@@ -135,7 +135,7 @@ GPU_OPT_INS = (("TILEC_UNSWITCH_INVARIANT_CONDITIONS", "unswitch-invariant-condi
                ("TILEC_PACK_HALF_PAIRS", "pack-half-pairs"), ("TILEC_FUSE_LOP3", "fuse-lop3"))
 # run on the branches the first group's canonicalize folded (the loop versions' copies)
 PREFETCH_VARIABLE = "TILEC_PREFETCH_LOOP_LOADS"  # 1, or the register cap the pass sets
-PREFETCH_L2_VARIABLE = "TILEC_PREFETCH_L2"  # the distance in iterations
+PREFETCH_L2_VARIABLE = "TILEC_PREFETCH_L2"  # the distance in iterations, or auto
 LATE_GPU_OPT_INS = ((PREFETCH_VARIABLE, "prefetch-loop-loads"),
                     (PREFETCH_L2_VARIABLE, "prefetch-loop-loads-to-l2"))
 TILE_PASSES = (
@@ -403,10 +403,14 @@ def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
         module.operation.attributes[DISTANCE_ATTR] = ir.IntegerAttr.get(
             ir.IntegerType.get_signless(32), int(distance))
     counted = (PREFETCH_VARIABLE, PREFETCH_L2_VARIABLE)  # a number, where 0 is off
+
+    def opted_in(variable: str) -> bool:
+        value = os.environ.get(variable, "")
+        return value == "1" or (variable in counted and value.isdigit() and int(value) > 0) \
+            or (variable == PREFETCH_L2_VARIABLE and value == "auto")
+
     for group in (GPU_OPT_INS, LATE_GPU_OPT_INS):
-        opt_ins = [name for variable, name in group if os.environ.get(variable) == "1"
-                   or (variable in counted and os.environ.get(variable, "").isdigit()
-                       and int(os.environ[variable]) > 0)]
+        opt_ins = [name for variable, name in group if opted_in(variable)]
         if opt_ins:
             tile_passes("gpu", opt_ins).run(module, options)
             run_pass_pipeline(module, "canonicalize,cse", options)

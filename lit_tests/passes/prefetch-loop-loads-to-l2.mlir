@@ -1,7 +1,7 @@
 // RUN: tilec-opt --prefetch-loop-loads-to-l2 --split-input-file %s | FileCheck %s
 
 // A GEMV-like step loop (prefetch-loop-loads' first case): a bounds-checked 16-byte load of
-// weights and a 4-byte scale read, addressed from the loop variable. With the default
+// weights and a 4-byte scale read, addressed from the loop variable. At the module's
 // distance 2, iteration 1 is prefetched before the loop (its copy's check cloned, its load
 // a prefetch of the element's address: base pointer + (offset + row * 64 + k) * 4 bytes),
 // and each iteration prefetches iteration min(i + 2, 7) first; the loop's own loads stay as
@@ -37,7 +37,7 @@
 // CHECK: vector.load %[[W]][%{{.*}}, %{{.*}}] : memref<8x64xi32, 1>, vector<4xi32>
 // CHECK: memref.load %{{.*}}[%[[I]]] : memref<8xf32, 1>
 // CHECK: scf.yield %{{.*}} : f32
-module attributes {gpu.container_module} {
+module attributes {gpu.container_module, tile.prefetch_l2_distance = 2 : i32} {
   gpu.module @kernels {
     gpu.func @step_loop(%w: memref<8x64xi32, 1>, %scales: memref<8xf32, 1>, %out: memref<1xf32, 1>) kernel {
       %c0 = arith.constant 0 : index
@@ -124,6 +124,45 @@ module attributes {gpu.container_module, tile.prefetch_l2_distance = 1 : i32} {
         scf.yield %next : f32
       }
       memref.store %sum, %out[%bx] : memref<64xf32, 1>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Without a distance: as many iterations as make 128 bytes of a thread's streamed loads, here
+// two rows of 32 bytes an iteration: 2 (iteration 1 before the loop, min(i + 2, 15) in it).
+// CHECK-LABEL: gpu.func @automatic_distance
+// CHECK-COUNT-2: nvvm.prefetch level = L2
+// CHECK: scf.for %[[I:[a-z0-9_]+]] =
+// CHECK-NEXT: %[[TWO:.*]] = arith.constant 2 : index
+// CHECK-NEXT: arith.addi %[[I]], %[[TWO]] : index
+// CHECK-NEXT: arith.constant 15 : index
+// CHECK-COUNT-2: nvvm.prefetch level = L2
+// CHECK-NOT: nvvm.prefetch
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @automatic_distance(%w: memref<64x1024xi32, 1>, %out: memref<64xi32, 1>) kernel attributes {known_grid_size = array<i32: 32, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      %c8 = arith.constant 8 : index
+      %c16 = arith.constant 16 : index
+      %bx = gpu.block_id x
+      %row = arith.muli %bx, %c2 : index
+      %next_row = arith.addi %row, %c1 : index
+      %zeros = arith.constant dense<0> : vector<8xi32>
+      %sum = scf.for %i = %c0 to %c16 step %c1 iter_args(%acc = %zeros) -> (vector<8xi32>) {
+        %k = arith.muli %i, %c8 : index
+        %a = vector.load %w[%row, %k] : memref<64x1024xi32, 1>, vector<8xi32>
+        %b = vector.load %w[%next_row, %k] : memref<64x1024xi32, 1>, vector<8xi32>
+        %ab = arith.addi %a, %b : vector<8xi32>
+        %next = arith.addi %acc, %ab : vector<8xi32>
+        scf.yield %next : vector<8xi32>
+      }
+      %first = vector.extract %sum[0] : i32 from vector<8xi32>
+      memref.store %first, %out[%bx] : memref<64xi32, 1>
       gpu.return
     }
   }
