@@ -16,9 +16,11 @@ iteration prefetched from i is min(i + d, last), so no address past the loop's o
 Taken: the loops and loads prefetch-loop-loads takes (`_loop_loads.py`: constant bounds, two
 trips or more, no write to memory another thread reads, no wait or call; top-level far loads
 and the bounds-checked copies' load-only branches, addressed from the loop variable and values
-before the loop), each load of at least 4 bytes (a lane's 2-byte scale read is one line per
-row for the whole K, cached after its first step; prefetching it would cost an instruction a
-step). A bounds-checked copy's branch is cloned for the prefetched iteration with its loads as
+before the loop), each load of at least 4 bytes (a lane's 2-byte scale read is one line per row
+for the whole K, cached after its first step; prefetching it would cost an instruction a step)
+read by at most 8 blocks of a known grid (those along the dimensions its address does not
+depend on: a batch's few blocks re-reading a GEMV's weights, not the activations every block
+reads). A bounds-checked copy's branch is cloned for the prefetched iteration with its loads as
 prefetches, so only addresses its own check admits are prefetched. The distance d is the
 module's `tile.prefetch_l2_distance` (TILEC_PREFETCH_L2=d on CUDA); without it (=auto), the
 iterations that make AHEAD_BYTES of a thread's streamed loads (the int4 GEMV's 64-byte steps: 2;
@@ -54,6 +56,7 @@ DISTANCE_ATTR = "tile.prefetch_l2_distance"  # on the module: iterations ahead
 MIN_BYTES = 4  # loads narrower than this are not prefetched
 AHEAD_BYTES = 128  # without a distance: the bytes of a thread's streamed loads to run ahead by
 MAX_DISTANCE = 8
+MAX_SHARERS = 8  # blocks reading the same bytes, at most, for a load to be prefetched
 
 
 def _loaded_bytes(load: ir.Operation) -> int:
@@ -129,16 +132,17 @@ def _block_indices(values: list[ir.Value]) -> set[str]:
 
 
 def _streamed(load: ir.Operation, grid: list[int] | None) -> bool:
-    """Whether a block streams this load's data alone: its address depends on the index of
-    every grid dimension the launch has more than one block along (where the grid is known).
-    Data other blocks read too (the GEMV's activations, every block's) is in L2 after the
-    first of them; prefetching it would only cost instructions."""
+    """Whether few blocks read this load's data (where the grid is known): the blocks along
+    the grid dimensions its address does not depend on, which read the same bytes, are at most
+    MAX_SHARERS (a batch of GEMV rows re-reading the weights). Data many blocks read (the
+    GEMV's activations, every block's) stays in L2 after the first of them; prefetching it
+    would only cost instructions."""
     if grid is None:
         return True
     used = _block_indices(list(load.operands[1:]))
-    return all(axis in used for axis, extent in zip("xyz", grid, strict=False) if extent > 1)
-
-
+    sharers = math.prod(extent for axis, extent in zip("xyz", grid, strict=False)
+                        if axis not in used)
+    return sharers <= MAX_SHARERS
 def _streamed_bytes(roots: list[ir.Operation], grid: list[int] | None) -> int:
     """The bytes an iteration's prefetched loads read (a thread's share)."""
     return sum(_loaded_bytes(load) for root in roots for load in [root, *walk(root)]

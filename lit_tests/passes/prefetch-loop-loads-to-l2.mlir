@@ -77,10 +77,11 @@ module attributes {gpu.container_module, tile.prefetch_l2_distance = 2 : i32} {
 
 // -----
 
-// A known grid of 64 blocks along x: the weights (row from the block index) are each
-// block's own and are prefetched; the activations (the same for every block: in L2 after
-// the first reader) and the 2-byte scales (narrower than 4 bytes) are not. The module's
-// distance 1: nothing before the loop, iteration min(i + 1, 3) in it.
+// A known grid of 64 x 4 blocks (rows along x, batch rows along y): the weights (row from
+// block x) are read by the 4 blocks along y and are prefetched; the activations (row from
+// block y: read by the 64 blocks along x, in L2 after the first) and the 2-byte scales
+// (narrower than 4 bytes) are not. The module's distance 1: nothing before the loop,
+// iteration min(i + 1, 3) in it.
 // CHECK-LABEL: gpu.func @streamed_only
 // CHECK: scf.for %[[I:[a-z0-9_]+]] =
 // CHECK-NEXT: %[[ONE:.*]] = arith.constant 1 : index
@@ -91,7 +92,7 @@ module attributes {gpu.container_module, tile.prefetch_l2_distance = 2 : i32} {
 // CHECK: gpu.return
 module attributes {gpu.container_module, tile.prefetch_l2_distance = 1 : i32} {
   gpu.module @kernels {
-    gpu.func @streamed_only(%w: memref<64x512xi32, 1>, %a: memref<1x4096xf16, 1>, %s: memref<64x32xf16, 1>, %out: memref<64xf32, 1>) kernel attributes {known_grid_size = array<i32: 64, 1, 1>} {
+    gpu.func @streamed_only(%w: memref<64x512xi32, 1>, %a: memref<4x4096xf16, 1>, %s: memref<64x32xf16, 1>, %out: memref<64xf32, 1>) kernel attributes {known_grid_size = array<i32: 64, 4, 1>} {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
       %c4 = arith.constant 4 : index
@@ -110,7 +111,7 @@ module attributes {gpu.container_module, tile.prefetch_l2_distance = 1 : i32} {
         %words = vector.load %w[%bx, %wk] : memref<64x512xi32, 1>, vector<4xi32>
         %step_k = arith.muli %i, %c1024 : index
         %ak = arith.addi %step_k, %lane_k : index
-        %acts = vector.load %a[%by, %ak] : memref<1x4096xf16, 1>, vector<8xf16>
+        %acts = vector.load %a[%by, %ak] : memref<4x4096xf16, 1>, vector<8xf16>
         %g = arith.muli %i, %c8 : index
         %scale = memref.load %s[%bx, %g] : memref<64x32xf16, 1>
         %w0 = vector.extract %words[0] : i32 from vector<4xi32>
