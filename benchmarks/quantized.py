@@ -188,9 +188,8 @@ OPTED_IN_ROWS = ABLATION_ROWS[:-2] + r"|int4_g128_gemv_half2 " + _HEAD + r"\{'ro
 DECODE_ROWS = r"^(int4_g128_gemv|int2_g128_gemv|mxfp4_gemv) " + _HEAD + r"\{\}$"
 # the int4 kernels the prefetch is timed on, beside 'all' on the same rows
 PREFETCH_ROWS = r"^(int4_g128_gemv_half2|int4_g128_gemv) " + _HEAD + r"\{\}$"
-# the GEMVs the L2 prefetch is timed on (int4 and int2, integer zeros folded), beside 'all'
-L2_ROWS = r"^(int4_g128_gemv_half2|int4_g128_gemv_half2_intzeros|int2_g128_gemv_half2_intzeros) " \
-    + _HEAD + r"\{\}$"
+# the GEMVs the L2 prefetch is timed on (int4, and int2 with integer zeros folded), beside 'all'
+L2_ROWS = r"^(int4_g128_gemv_half2|int2_g128_gemv_half2_intzeros) " + _HEAD + r"\{\}$"
 
 
 def _either(*patterns: str) -> str:
@@ -209,12 +208,12 @@ ABLATION = {
     "prefetch": ((*CODEGEN, f"{PREFETCH}=1"), PREFETCH_ROWS),
     "prefetch 96": ((*CODEGEN, f"{PREFETCH}=96"), PREFETCH_ROWS),
     # the weights of the step d ahead prefetched into L2 (prefetch-loop-loads-to-l2): no
-    # registers; alone, at distances 1, 2 and 4, and beside the register prefetch
+    # registers; alone, at distances 1 and 2 (auto's for these), and beside the register
+    # prefetch
     "all, l2 rows": (CODEGEN, L2_ROWS),
     "prefetch, l2 rows": ((*CODEGEN, f"{PREFETCH}=1"), L2_ROWS),
     "l2": ((*CODEGEN, f"{PREFETCH_L2}=2"), L2_ROWS),
     "l2 d1": ((*CODEGEN, f"{PREFETCH_L2}=1"), L2_ROWS),
-    "l2 d4": ((*CODEGEN, f"{PREFETCH_L2}=4"), L2_ROWS),
     "l2 + prefetch": ((*CODEGEN, f"{PREFETCH_L2}=2", f"{PREFETCH}=1"), L2_ROWS),
 }
 # every (kernel, config) is checked first at these shapes: ragged N, K past the last step
