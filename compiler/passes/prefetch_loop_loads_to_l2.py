@@ -59,11 +59,15 @@ MAX_DISTANCE = 8
 MAX_SHARERS = 8  # blocks reading the same bytes, at most, for a load to be prefetched
 
 
-def _loaded_bytes(load: ir.Operation) -> int:
-    value_type = load.results[0].type
+def _bytes_of(value_type: ir.Type) -> int:
+    """The bytes of a value of a scalar or vector type (an element of a vector memref too)."""
     if isinstance(value_type, ir.VectorType):
         return bit_width(value_type.element_type) * math.prod(value_type.shape) // 8
     return bit_width(value_type) // 8
+
+
+def _loaded_bytes(load: ir.Operation) -> int:
+    return _bytes_of(load.results[0].type)
 
 
 def _address(memory: ir.Value, indices: list[ir.Value]) -> ir.Value:
@@ -77,7 +81,7 @@ def _address(memory: ir.Value, indices: list[ir.Value]) -> ir.Value:
     for index, stride in zip(indices, strides, strict=True):
         linear = arith.addi(linear, arith.muli(index, stride))
     base = memref.extract_aligned_pointer_as_index(results[0])
-    scale = arith.constant(ir.IndexType.get(), bit_width(memref_type.element_type) // 8)
+    scale = arith.constant(ir.IndexType.get(), _bytes_of(memref_type.element_type))
     where = arith.addi(base, arith.muli(linear, scale))
     integer = arith.index_cast(ir.IntegerType.get_signless(64), where)
     space = memref_type.memory_space

@@ -171,6 +171,38 @@ module attributes {gpu.container_module} {
 
 // -----
 
+// A memref of vectors: an element is 16 bytes, so the address is the pointer plus the
+// element's position times 16.
+// CHECK-LABEL: gpu.func @vector_elements
+// CHECK: scf.for
+// CHECK: memref.extract_strided_metadata
+// CHECK-NEXT: arith.muli %{{.*}}, %{{.*}} : index
+// CHECK-NEXT: arith.addi
+// CHECK-NEXT: %[[POINTER:.*]] = memref.extract_aligned_pointer_as_index
+// CHECK-NEXT: %[[SIXTEEN:.*]] = arith.constant 16 : index
+// CHECK-NEXT: %[[BYTES:.*]] = arith.muli %{{.*}}, %[[SIXTEEN]] : index
+// CHECK-NEXT: arith.addi %[[POINTER]], %[[BYTES]] : index
+// CHECK: nvvm.prefetch level = L2
+module attributes {gpu.container_module, tile.prefetch_l2_distance = 1 : i32} {
+  gpu.module @kernels {
+    gpu.func @vector_elements(%a: memref<8xvector<4xf32>, 1>, %out: memref<1xvector<4xf32>, 1>) kernel {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c8 = arith.constant 8 : index
+      %z = arith.constant dense<0.0> : vector<4xf32>
+      %s = scf.for %i = %c0 to %c8 step %c1 iter_args(%acc = %z) -> (vector<4xf32>) {
+        %x = memref.load %a[%i] : memref<8xvector<4xf32>, 1>
+        %n = arith.addf %acc, %x : vector<4xf32>
+        scf.yield %n : vector<4xf32>
+      }
+      memref.store %s, %out[%c0] : memref<1xvector<4xf32>, 1>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
 // A loop storing to global memory is left alone (prefetch-loop-loads' rule: its loads may
 // read what it stores).
 // CHECK-LABEL: gpu.func @stores_globally
