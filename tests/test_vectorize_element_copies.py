@@ -3,7 +3,8 @@ registers, `for v in T.vectorized(8): a_local[v] = A[by, k + v]`, becomes one ti
 run. Checked here: CPU numerics of a GEMV in that style (activations and packed int4 weight
 bytes copied element by element) with and without the pass, against float64, outputs poisoned;
 its sm_90a PTX, whose element loads become one 16-byte and one 4-byte load a step, assembled by
-ptxas. The rewrite itself: lit_tests/passes/vectorize-element-copies.mlir."""
+ptxas. The rewrite itself: lit_tests/passes/vectorize-element-copies.mlir; on the GPU:
+gpu/test_vectorize_element_copies_gpu.py."""
 
 from __future__ import annotations
 
@@ -11,43 +12,9 @@ import re
 
 import pytest
 import torch
+from element_copy_kernels import VARIABLE, element_copy_gemv, reference
 
-import tilec
-import tilec.language as T
 from tilec.compiler.tensorcore.ptx import ptxas_check
-
-VARIABLE = "TILEC_VECTORIZE_ELEMENT_COPIES"
-
-
-@tilec.jit
-def element_copy_gemv(A, B):
-    """C = A @ W.T, W's int4 codes two to a byte of B (the low nibble first), each block one
-    output; a step copies 8 activations and their 4 weight bytes element by element."""
-    M, N, K = T.const("M, N, K")
-    A: T.Tensor((M, K), T.float16)
-    B: T.Tensor((N, K // 2), T.int8)
-    C = T.empty((M, N), T.float32)
-    with T.Kernel(N, M, threads=1) as (bx, by):
-        a_local = T.alloc_local((8,), T.float16)
-        b_local = T.alloc_local((4,), T.int8)
-        acc = T.alloc_local((1,), T.float32)
-        T.clear(acc)
-        for ko in T.serial(K // 8):
-            for v in T.vectorized(8):
-                a_local[v] = A[by, ko * 8 + v]
-            for v in T.vectorized(4):
-                b_local[v] = B[bx, ko * 4 + v]
-            for v in T.unroll(8):
-                code = (b_local[v // 2] >> (4 * (v % 2))) & 15
-                acc[0] += T.Cast(T.float32, a_local[v]) * T.Cast(T.float32, code)
-        C[by, bx] = acc[0]
-    return C
-
-
-def _reference(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    codes = b.to(torch.uint8)
-    weight = torch.stack((codes & 15, codes >> 4), -1).reshape(b.shape[0], -1)
-    return a.double() @ weight.double().t()
 
 
 @pytest.mark.parametrize("opted_in", [False, True])
@@ -61,7 +28,7 @@ def test_cpu_numerics(opted_in: bool, shape: tuple[int, int, int],
     b = torch.randint(-128, 128, (n, k // 2), dtype=torch.int8)
     kernel = element_copy_gemv.compile(a, b, target="cpu")
     out = kernel.get_profiler().run_poisoned(a, b)
-    torch.testing.assert_close(out.double(), _reference(a, b), rtol=1e-5, atol=1e-3)
+    torch.testing.assert_close(out.double(), reference(a, b), rtol=1e-5, atol=1e-3)
 
 
 def _ptx(opted_in: bool, monkeypatch: pytest.MonkeyPatch) -> str:
