@@ -29,6 +29,7 @@ from mlir import ir
 
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._ir_walk import as_operation, constant_index, scope, walk
+from tilec.compiler.passes._loop_loads import clone_ops
 from tilec.dialect import CopyOp
 
 OPT_IN_VARIABLE = "TILEC_VECTORIZE_ELEMENT_COPIES"
@@ -108,19 +109,12 @@ def _copy_of(loop: ir.Operation) -> tuple[ir.Operation, ir.Operation, int] | Non
 
 def _first_iteration(values: list[ir.Value], loop: ir.Operation) -> list[ir.Value]:
     """`values` (indices of the body) as the first iteration computes them, built before the
-    loop: the body's ops they need cloned there with the loop variable as its lower bound."""
+    loop: the body's index arithmetic cloned there with the loop variable as its lower bound."""
     body = loop.regions[0].blocks[0]
     mapping: dict[ir.Value, ir.Value] = {body.arguments[0]: loop.operands[0]}
-    point = ir.InsertionPoint(loop)
-    for op in _body_ops(loop):
-        if op.name in ("memref.load", "memref.store") or op.name in TERMINATORS:
-            continue
-        copy = as_operation(op.clone(ip=point))
-        for number, operand in enumerate(copy.operands):
-            if operand in mapping:
-                copy.operands[number] = mapping[operand]
-        for old, new in zip(op.results, copy.results, strict=True):
-            mapping[old] = new
+    arithmetic = [op for op in _body_ops(loop)
+                  if op.name not in ("memref.load", "memref.store", *TERMINATORS)]
+    clone_ops(arithmetic, mapping, ir.InsertionPoint(loop))
     return [mapping.get(value, value) for value in values]
 
 
