@@ -130,18 +130,24 @@ def key_environment() -> tuple[str | None, tuple[tuple[str, str], ...]] | None:
 
 # settings that take a number where the others take 1 (on) or 0 (off)
 _NUMERIC_SETTINGS = {"TILEC_PREFETCH_LOOP_LOADS": "a register count",
-                     "TILEC_REGISTER_A_STEP_GROUPS": "a count of wgmma groups"}
+                     "TILEC_REGISTER_A_STEP_GROUPS": "a count of wgmma groups",
+                     "TILEC_PREFETCH_L2": "a distance in iterations"}
+# the words a setting takes besides
+_WORD_SETTINGS = {"TILEC_PREFETCH_L2": ("auto",)}
 
 
 def check_compile_settings() -> None:
     """A setting of COMPILE_SETTINGS holds 1 or 0 (TILEC_PREFETCH_LOOP_LOADS: a register count,
-    TILEC_REGISTER_A_STEP_GROUPS: a group count): any other value (`TILEC_FUSE_LOP3=yes`) read
-    as off without a word, so it is an error."""
+    TILEC_REGISTER_A_STEP_GROUPS: a group count, TILEC_PREFETCH_L2: a distance or auto): any
+    other value (`TILEC_FUSE_LOP3=yes`) read as off without a word, so it is an error."""
     for name, value in compile_settings().items():
-        if value in ("0", "1") or (name in _NUMERIC_SETTINGS and value.isdigit()):
+        words = _WORD_SETTINGS.get(name, ())
+        if value in ("0", "1") or (name in _NUMERIC_SETTINGS and value.isdigit()) \
+                or value in words:
             continue
-        what = f"1 (on), 0 (off) or {_NUMERIC_SETTINGS[name]}" if name in _NUMERIC_SETTINGS \
-            else "1 (on) or 0 (off)"
+        number = [_NUMERIC_SETTINGS[name]] if name in _NUMERIC_SETTINGS else []
+        choices = ["1 (on)", "0 (off)", *number, *words]
+        what = ", ".join(choices[:-1]) + " or " + choices[-1]
         raise TilecError(f"{name}={value!r}: this compile setting takes {what}")
 
 
