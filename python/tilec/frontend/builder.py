@@ -1944,8 +1944,11 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
             self.emit_copy(src, self.whole(staging))
             self.convert_box(self.whole(staging), dst, node)
         else:  # convert in registers, then store
-            staging = self.allocate("fragment", _squeeze(src.extents) or [1],
-                                    dst.buffer.dtype, node)
+            # squeezed only for a store to global memory: a fragment target is copied into from
+            # the staging fragment whole, which needs the two of one shape
+            extents = (_squeeze(src.extents) or [1] if dst.buffer.scope == "global"
+                       else list(src.extents))
+            staging = self.allocate("fragment", extents, dst.buffer.dtype, node)
             self.convert_box(src, self.whole(staging), node)
             self.emit_copy(self.whole(staging), dst)
 
