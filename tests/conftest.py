@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import torch
+
+import tilec
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -33,6 +37,17 @@ def rng() -> torch.Generator:
     """Fresh random inputs for every test, reproducible from the seed in a failure message."""
     generator = torch.Generator().manual_seed(torch.seed() % (2**31))
     return generator
+
+
+@pytest.fixture
+def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A disk cache of the test's own (TILEC_CACHE_DIR), the in-memory cache emptied before and
+    after and its once-per-process warnings reset, for tests that damage or inspect entries."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "cache"))
+    tilec.cache.clear_memory()
+    monkeypatch.setattr(tilec.cache, "_reported", set())
+    yield tmp_path / "cache"
+    tilec.cache.clear_memory()
 
 
 def randn(shape: tuple[int, ...], dtype: torch.dtype, generator: torch.Generator) -> torch.Tensor:

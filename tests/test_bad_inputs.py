@@ -490,15 +490,6 @@ def tripler():
     return main
 
 
-@pytest.fixture
-def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "cache"))
-    tilec.cache.clear_memory()
-    monkeypatch.setattr(tilec.cache, "_reported", set())
-    yield tmp_path / "cache"
-    tilec.cache.clear_memory()
-
-
 def compiled_entry(factory, cache_root: Path) -> Path:
     """Compile `factory`'s kernel into the cache; its entry's folder."""
     before = set(cache_root.iterdir()) if cache_root.exists() else set()

@@ -1019,15 +1019,6 @@ def test_tilec_opt_on_empty_and_windows_text(text: bytes) -> None:
 # ------------------------------------------------------------------ the disk cache
 
 
-@pytest.fixture
-def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "cache"))
-    tilec.cache.clear_memory()
-    monkeypatch.setattr(tilec.cache, "_reported", set())
-    yield tmp_path / "cache"
-    tilec.cache.clear_memory()
-
-
 def doubler_entry(cache_root: Path) -> Path:
     tilec.compile(copier(), target="cpu")
     tilec.cache.clear_memory()
