@@ -678,8 +678,9 @@ def test_mla_decode_pipelines_its_pages_with_table_loads(tmp_path, monkeypatch) 
     """The page copies' corners come from the block table and the loop's trip count from the
     sequence's length: with TILEC_PIPELINE_TABLE_LOADS=1 both loads are marked
     tile.table_load, and the loop becomes a TMA ring whose producer warpgroup loads them
-    again (cp.async.bulk.tensor, setmaxnreg, 256 threads, no spills); without, the copies stay
-    synchronous global loads into registers and shared stores."""
+    again (cp.async.bulk.tensor, 256 threads, no spills; with one consumer warpgroup no
+    setmaxnreg: its registers are not rebalanced); without, the copies stay synchronous global
+    loads into registers and shared stores."""
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("TILEC_TARGET", "cuda:sm_90a")
     shape = (64, 128, 64 * 64, 64, 64, 1)
@@ -690,7 +691,7 @@ def test_mla_decode_pipelines_its_pages_with_table_loads(tmp_path, monkeypatch) 
     assert "tile.table_load" in kernel.asm["tile-schedule"]
     assert "known_block_size = array<i32: 256, 1, 1>" in kernel.asm["gpu"]
     ptx = kernel.get_kernel_source()
-    assert ptx.count("cp.async.bulk.tensor") >= 3 and "setmaxnreg" in ptx
+    assert ptx.count("cp.async.bulk.tensor") >= 3 and "setmaxnreg" not in ptx
     assert ptx.count("wgmma.mma_async") == 40
     assert _ptxas_spill_bytes(ptx) == 0
 
