@@ -225,6 +225,33 @@ def test_a_rocm_device_named_cuda_takes_the_python_call(monkeypatch) -> None:
         == "a hsaco binary (cuLaunchKernel runs cubin and PTX)"
 
 
+def test_a_kernel_without_tensor_inputs_takes_the_python_call(monkeypatch) -> None:
+    """A CUDA kernel whose only tensors are outputs (T.rng_init's draws) has no input to fix
+    its device: torch.device("cuda") has no index, and the outputs belong on whichever device
+    is current at each call, which only the Python call allocates on."""
+    monkeypatch.delenv("TILEC_NATIVE_CALL", raising=False)
+    from tilec.jit import stored_shape, torch_dtype
+
+    @T.prim_func
+    def fill(U: T.Tensor((256,), "float32")):
+        with T.Kernel(4, threads=64) as bx:
+            for i in T.Parallel(64):
+                U[bx * 64 + i] = T.cast(bx * 64 + i, "float32")
+
+    artifact = tilec.compile(fill, out_idx=[-1], target="cuda:sm_90a").artifact
+
+    class CudaLauncher:
+        @staticmethod
+        def kernel_for(device: int) -> object:
+            raise AssertionError(f"the native call loaded the kernel on device {device}")
+
+    plans = [(n, stored_shape(p), torch_dtype(p.dtype), True)
+             for n, p in enumerate(artifact.params)]
+    assert fastcall.native_call(artifact, CudaLauncher(), [], plans, torch.device("cuda"),
+                                print, LaunchError) \
+        == "no tensor input fixes the device (the outputs go to the current one)"
+
+
 def test_a_kernel_says_why_it_takes_the_python_call(monkeypatch,
                                                     rng: torch.Generator) -> None:
     """call_path names the reason: the setting, and a native module that does not import

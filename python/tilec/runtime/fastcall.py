@@ -158,6 +158,8 @@ def native_call(artifact: Artifact, launcher: Callable[[list, dict], None],
     if device.type == "cpu":
         return _launcher_torch.Call(**common, slots=[], device_type="cpu", device_index=-1,
                                     launch=launcher)
+    if device.index is None:  # no tensor input: the current device, which may change
+        return "no tensor input fixes the device (the outputs go to the current one)"
     # torch names a ROCm GPU "cuda" too: only a CUDA binary launches through cuLaunchKernel
     if artifact.binary_kind not in CUDA_BINARIES:
         return f"a {artifact.binary_kind} binary (cuLaunchKernel runs cubin and PTX)"
