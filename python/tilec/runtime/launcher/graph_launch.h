@@ -1,4 +1,4 @@
-// A kernel's launch through a one-node CUDA graph (opt-in: TILEC_GRAPH_LAUNCH=1).
+// A kernel's launch through a one-node CUDA graph (the default; TILEC_GRAPH_LAUNCH=0: off).
 //
 // Why: replaying an instantiated graph costs the host less than cuLaunchKernel (on the H100
 // of 2026-12-07, 1.16 µs against 2.67 µs per call, benchmarks/launch_floor.cu). Per stream the
