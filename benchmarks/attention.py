@@ -449,17 +449,16 @@ MLA_SHAPES = ({"batch": 64, "heads": 128, "seqlen_kv": 4096, "num_split": 1},
 MLA_PAGE = 64
 TABLE_LOADS = "TILEC_PIPELINE_TABLE_LOADS"
 SPLIT_N = "TILEC_SPLIT_WGMMA_N"
-# the example's tilings and the compiler's opt-ins they need, each a row of its own: suffix ->
-# (opt-in variables, mla_decode's keyword arguments, summary key suffix). The default is a
-# block per half of the latent columns (128 threads) with synchronous page copies; the pages
-# on a TMA ring (pipeline-async-copies' table loads: the producer loads the block table
-# again); a block for all 512 columns over two warpgroups (the scores once per head group,
-# each warpgroup an N share: split-N wgmma)
+# the example's tilings and the compiler settings they need, each a row of its own: suffix ->
+# (settings, mla_decode's keyword arguments, summary key suffix). The default is a block per
+# half of the latent columns (128 threads), its pages on a TMA ring (pipeline-async-copies'
+# table loads: the producer loads the block table again); the same with synchronous page
+# copies (table loads off); a block for all 512 columns over two warpgroups (the scores once
+# per head group, each warpgroup an N share: split-N wgmma)
 MLA_VARIANTS = {
-    "": ((), {"threads": 128}, ""),
-    " (pages pipelined)": ((TABLE_LOADS,), {"threads": 128}, "_pipelined"),
-    " (whole rows, pages pipelined)": ((TABLE_LOADS, SPLIT_N), {"threads": 256},
-                                       "_whole_rows"),
+    "": ({}, {"threads": 128}, ""),
+    " (synchronous pages)": ({TABLE_LOADS: "0"}, {"threads": 128}, "_synchronous"),
+    " (whole rows)": ({SPLIT_N: "1"}, {"threads": 256}, "_whole_rows"),
 }
 
 
@@ -480,8 +479,8 @@ def _mla_kernel(shape: dict[str, int], suffix: str = "") -> Any:
 # the whole-rows tiling) compiled by tilec with the opt-ins its gemms and pages need; it takes
 # the latent and rotary parts of Q and of the cache as separate tensors
 TILELANG_MLA_EXAMPLE = "deepseek_mla/example_mla_decode_paged.py"
-TILELANG_MLA = "tilelang example_mla_decode_paged (split-N, pages pipelined)"
-TILELANG_MLA_OPT_INS = (SPLIT_N, TABLE_LOADS)
+TILELANG_MLA = "tilelang example_mla_decode_paged (split-N)"
+TILELANG_MLA_OPT_INS = {SPLIT_N: "1"}
 
 
 def _tilelang_mla_kernel(shape: dict[str, int]) -> Any:
@@ -530,7 +529,7 @@ def mla_rows(shape: dict[str, int]) -> list[dict[str, Any]]:
     lengths = torch.full((shape["batch"],), shape["seqlen_kv"], dtype=torch.int32,
                          device="cuda")
     expected = mla.reference(q, kv, table, lengths)
-    calls: dict[str, tuple[tuple[str, ...], dict[str, int], Callable[[], Callable]]] = {
+    calls: dict[str, tuple[dict[str, str], dict[str, int], Callable[[], Callable]]] = {
         OWN_MLA + suffix: (variables, config, lambda s=suffix: partial(
             _mla_kernel(shape, s), q, kv, table, lengths))
         for suffix, (variables, config, _) in MLA_VARIANTS.items()}
@@ -539,7 +538,7 @@ def mla_rows(shape: dict[str, int]) -> list[dict[str, Any]]:
     rows = []
     for name, (variables, config, make) in calls.items():
         row: dict[str, Any] = {"impl": name, **shape, "page_size": MLA_PAGE,
-                               "config": config, "opt_ins": list(variables)}
+                               "config": config, "settings": variables}
         try:
             call = make()
             out = call.func.get_profiler().run_poisoned(*call.args)

@@ -167,11 +167,11 @@ def test_benchmark_summary_takes_the_lowest_ratio() -> None:
              for c, r in ((False, 1.1), (True, 1.05))]
     mla = [{"impl": attention.OWN_MLA + suffix, "fraction_of_copy": f, "passed": passed}
            for suffix, f, passed in (("", 0.3, True), ("", 0.2, True), ("", 0.1, False),
-                                     (" (whole rows, pages pipelined)", 0.6, True))]
+                                     (" (whole rows)", 0.6, True))]
     summary = attention.summary(rows, mla=mla)
     assert summary["mla_decode_fraction_of_copy"] == 0.2
     assert summary["mla_decode_fraction_of_copy_whole_rows"] == 0.6
-    assert summary["mla_decode_fraction_of_copy_pipelined"] is None
+    assert summary["mla_decode_fraction_of_copy_synchronous"] is None
     assert summary["mla_tilelang_example_fraction_of_copy"] is None
     assert summary["fwd_d128_vs_cudnn_overlap"] == 1.05
     assert summary["fwd_d128_vs_cudnn_pingpong"] is None
@@ -676,17 +676,18 @@ def test_mla_decode_assembles_without_spills(tmp_path, monkeypatch) -> None:
 @pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
 def test_mla_decode_pipelines_its_pages_with_table_loads(tmp_path, monkeypatch) -> None:
     """The page copies' corners come from the block table and the loop's trip count from the
-    sequence's length: with TILEC_PIPELINE_TABLE_LOADS=1 both loads are marked
-    tile.table_load, and the loop becomes a TMA ring whose producer warpgroup loads them
-    again (cp.async.bulk.tensor, 256 threads, no spills; with one consumer warpgroup no
-    setmaxnreg: its registers are not rebalanced); without, the copies stay synchronous global
-    loads into registers and shared stores."""
+    sequence's length: by default both loads are marked tile.table_load, and the loop becomes
+    a TMA ring whose producer warpgroup loads them again (cp.async.bulk.tensor, 256 threads,
+    no spills; with one consumer warpgroup no setmaxnreg: its registers are not rebalanced);
+    with TILEC_PIPELINE_TABLE_LOADS=0, the copies stay synchronous global loads into
+    registers and shared stores."""
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("TILEC_TARGET", "cuda:sm_90a")
     shape = (64, 128, 64 * 64, 64, 64, 1)
+    monkeypatch.setenv("TILEC_PIPELINE_TABLE_LOADS", "0")
     plain = mla_decode.mla_decode(*shape).get_kernel_source()
     assert "cp.async" not in plain
-    monkeypatch.setenv("TILEC_PIPELINE_TABLE_LOADS", "1")
+    monkeypatch.delenv("TILEC_PIPELINE_TABLE_LOADS")
     kernel = mla_decode.mla_decode(*shape)
     assert "tile.table_load" in kernel.asm["tile-schedule"]
     assert "known_block_size = array<i32: 256, 1, 1>" in kernel.asm["gpu"]

@@ -1,5 +1,5 @@
-"""The native call's one-node CUDA graph launch (launcher/graph_launch.h, on unless TILEC_GRAPH_LAUNCH=0)
-on this machine without a GPU: its header compiled into a small driver program
+"""The native call's one-node CUDA graph launch (launcher/graph_launch.h; on unless
+TILEC_GRAPH_LAUNCH=0) on this machine without a GPU: its header compiled into a small driver program
 (tests/graph_launch/harness.cpp) over a stand-in libcuda.so.1 that prints each driver call
 (tests/graph_launch/fake_libcuda.c), so each test reads which entry points one launch reaches
 and with which grid, stream and arguments. tests/gpu/test_graph_launch_gpu.py runs it on a GPU.

@@ -44,7 +44,7 @@ from mlir.dialects import llvm as llvm_dialect
 from tilec.compiler.passes import get_pass
 from tilec.compiler.passes._scheduling import ROTATE_ATTENTION_LOOP_ATTR
 from tilec.compiler.passes.prepare_cpu_entry import ENTRY_PREFIX
-from tilec.compiler.passes.vectorize_element_copies import opted_in as element_copies_opted_in
+from tilec.compiler.passes.vectorize_element_copies import passes as element_copy_passes
 from tilec.compiler.pipeline import (
     CompileOptions,
     Stage,
@@ -189,7 +189,7 @@ def stages(options: CompileOptions) -> list[Stage]:
     # the CUDA target's opt-in, run here too so its numerics are checked: after the checks,
     # before the sub-byte lowering, as there
     split = TILE_PASSES.index("lower-sub-byte-types")
-    passes = TILE_PASSES[:split] + element_copies_opted_in() + TILE_PASSES[split:]
+    passes = TILE_PASSES[:split] + element_copy_passes() + TILE_PASSES[split:]
     loops = tile_passes("loops", rotation + checks + fast_math + passes,
                         "tile ops as scf loops over memrefs; C entry")
 

@@ -102,7 +102,7 @@ from tilec.compiler.passes.lower_gemm_to_tensorcore import LAUNCH_ATTR
 from tilec.compiler.passes.pipeline_async_copies import ASYNC_GATHERS_ATTR, TABLE_LOADS_ATTR
 from tilec.compiler.passes.prefetch_loop_loads import MAX_REGISTERS_ATTR
 from tilec.compiler.passes.prefetch_loop_loads_to_l2 import DISTANCE_ATTR
-from tilec.compiler.passes.vectorize_element_copies import opted_in as element_copies_opted_in
+from tilec.compiler.passes.vectorize_element_copies import passes as element_copy_passes
 from tilec.compiler.pipeline import (
     CompileOptions,
     Stage,
@@ -332,10 +332,11 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
                            ("TILEC_RING_TRANSPOSES", RING_TRANSPOSES_ATTR),
                            ("TILEC_RING_PRIVATE_TILES", RING_PRIVATE_TILES_ATTR),
                            ("TILEC_SPLIT_WGMMA_N", SPLIT_WGMMA_N_ATTR),
-                           ("TILEC_PIPELINE_TABLE_LOADS", TABLE_LOADS_ATTR),
                            ("TILEC_MMA_SYNC_FALLBACK", MMA_SYNC_FALLBACK_ATTR)):
         if os.environ.get(variable) == "1":
             module.operation.attributes[name] = ir.UnitAttr.get()
+    if os.environ.get("TILEC_PIPELINE_TABLE_LOADS") != "0":  # the default: MLA decode 3.7x
+        module.operation.attributes[TABLE_LOADS_ATTR] = ir.UnitAttr.get()
     step_groups = os.environ.get("TILEC_REGISTER_A_STEP_GROUPS", "")
     if step_groups.isdigit() and int(step_groups) > 0:
         module.operation.attributes[REGISTER_A_STEP_GROUPS_ATTR] = ir.IntegerAttr.get(
@@ -345,7 +346,7 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
     fast_math = ("apply-fast-math",) if options.fast_math else ()
     checks = ("insert-bounds-checks",) if options.bounds_check else ()
     checks += ("check-parallel-updates", "check-scalar-stores", "check-static-indices",
-               *element_copies_opted_in(), "lower-sub-byte-types")
+               *element_copy_passes(), "lower-sub-byte-types")
     tile_passes("tile-schedule", checks + fast_math + SCHEDULE_PASSES).run(module, options)
 
 

@@ -21,9 +21,8 @@ it as K x N). With splits, a second kernel combines their normalized partial out
 base-2 log-sum-exps (split_kv.py's combine_splits, as flash_decode.py does); a split with no
 tile weighs nothing (the first block of a head group writes the log-sum-exp, which the others'
 scores share). A sequence's length is at least 1.
-The page copies run ahead (num_stages=2, a TMA ring from a producer warpgroup) where tilec
-may load the block table again for a later tile (TILEC_PIPELINE_TABLE_LOADS=1), and are
-synchronous without it.
+The page copies run ahead (num_stages=2, a TMA ring from a producer warpgroup): tilec may load
+the block table again for a later tile (TILEC_PIPELINE_TABLE_LOADS=0 makes them synchronous).
 
 Runs on the GPU when there is one, else on the CPU target, and checks against torch.
 """

@@ -17,10 +17,11 @@ test_native_call_gpu.py runs the CUDA suite's kernels through it; the rest of th
 calls kernels through whichever call is the default).
 
 By default (TILEC_GRAPH_LAUNCH=0 turns it off; read when a kernel makes its native call) a
-CUDA kernel launches through a one-node CUDA graph per stream, its node's grid and arguments set per call,
-instead of cuLaunchKernel (launcher/graph_launch.h: why, and where cuLaunchKernel still runs,
-such as under torch.cuda.graph's capture). The call's `graph_launch` says "on", "off", or
-"off: " and why it stopped after a graph entry point failed.
+CUDA kernel launches through a one-node CUDA graph per stream, its node's grid and arguments
+set per call, instead of cuLaunchKernel (launcher/graph_launch.h: why, and where
+cuLaunchKernel still runs, such as under torch.cuda.graph's capture). The call's
+`graph_launch` says "on", "off", or "off: " and why it stopped after a graph entry point
+failed.
 """
 
 from __future__ import annotations
