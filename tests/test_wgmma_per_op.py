@@ -434,15 +434,19 @@ def test_ring_gemms_keep_their_wgmmas_pipelined(knobs: dict, stages: int) -> Non
     ({"block_N": 256, "block_K": 64, "threads": 256}, 2, 128),
     ({}, 1, 64),  # the quickstart's 32 columns: 64-byte rows, TMA's 64B swizzle
 ])
-def test_register_a_chain_runs_on_a_tma_ring(knobs: dict, consumers: int, span: int) -> None:
+def test_register_a_chain_runs_on_a_tma_ring(knobs: dict, consumers: int, span: int,
+                                             monkeypatch, tmp_path) -> None:
     """T.copy(A_shared, A_frag) then T.gemm(A_frag, B_shared, C): A's tile, read by no gemm,
     is filled by TMA in wgmma's K-major swizzled layout (tile.shared_layout written by
     plan-tma-pipelines) and the consumers load their A registers from the ring's slot; the
-    wgmmas take A from registers, B by descriptor; no cp.async is left. The gemm's group is
-    waited for in its own iteration (overlap = false): the next iteration rewrites the A
-    registers it reads. ptxas serializes nothing and spills nothing."""
+    wgmmas take A from registers, B by descriptor; no cp.async is left. Without the K steps
+    (TILEC_REGISTER_A_STEPS=0; the default is the next test's) the gemm's group is waited for
+    in its own iteration (overlap = false): the next iteration rewrites the A registers it
+    reads. ptxas serializes nothing and spills nothing."""
     from tilec.compiler.tensorcore.ptx import ptxas_check
 
+    monkeypatch.setenv("TILEC_REGISTER_A_STEPS", "0")
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     kernel = tilec.compile(bias_relu(1000, 1016, 520, register_a=True, **knobs), out_idx=[-1],
                            target="cuda:sm_90a")
     tile_ir = kernel.asm["tile-cuda"]
@@ -466,7 +470,7 @@ def test_register_a_chain_runs_on_a_tma_ring(knobs: dict, consumers: int, span: 
 def test_register_a_steps_keep_the_chains_groups_in_flight(monkeypatch, tmp_path,
                                                            step_groups: str | None,
                                                            in_flight: int) -> None:
-    """TILEC_REGISTER_A_STEPS=1: the register-A chain's gemm loads each 32-byte K step's A
+    """By default (tile.register_a_steps) the register-A chain's gemm loads each 32-byte K step's A
     registers from the ring's slot right before that step's wgmmas, after wait_group 3 (the
     same step's group of the iteration before has read those registers), and commits each
     step as a group; the ring keeps 4 groups of an iteration in flight into the next one and
@@ -475,7 +479,6 @@ def test_register_a_steps_keep_the_chains_groups_in_flight(monkeypatch, tmp_path
     serializes nothing and spills nothing."""
     from tilec.compiler.tensorcore.ptx import ptxas_check
 
-    monkeypatch.setenv("TILEC_REGISTER_A_STEPS", "1")
     if step_groups is not None:
         monkeypatch.setenv("TILEC_REGISTER_A_STEP_GROUPS", step_groups)
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))

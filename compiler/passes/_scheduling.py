@@ -41,11 +41,12 @@ STAGED_EPILOGUE_ATTR = "tile.staged_epilogue"
 # TILEC_PER_OP_GEMMS=1: lower-gemm-to-tensorcore declines every kernel, so each gemm takes the
 # per-op path (benchmarks time the two paths' kernels of one GEMM side by side)
 PER_OP_GEMMS_ATTR = "tile.per_op_gemms"
-# TILEC_REGISTER_A_STEPS=1: a TMA ring's register-A chain loads A's registers one K step at a
-# time, each just before that step's wgmma, so the gemm's groups stay in flight
-# (plan-tma-pipelines)
+# the CUDA target's default (TILEC_REGISTER_A_STEPS=0 turns it off): a TMA ring's register-A
+# chain loads A's registers one K step at a time, each just before that step's wgmma, so the
+# gemm's groups stay in flight (plan-tma-pipelines; on an H100 the per-op 8192^3 f16 chain went
+# from 0.957x to 0.987x of the whole-kernel GEMM, right results)
 REGISTER_A_STEPS_ATTR = "tile.register_a_steps"
-# TILEC_REGISTER_A_STEP_GROUPS=N (with TILEC_REGISTER_A_STEPS=1): before a K step's A loads,
+# TILEC_REGISTER_A_STEP_GROUPS=N (with the steps): before a K step's A loads,
 # wait until at most N wgmma groups are in flight (default: the steps of a K tile less one, the
 # fewest waits that keep the registers safe; the whole-kernel GEMM leaves one)
 REGISTER_A_STEP_GROUPS_ATTR = "tile.register_a_step_groups"
