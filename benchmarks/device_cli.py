@@ -6,7 +6,9 @@ cache with tilec's runtime only), as benchmarks/device_suite.sh calls them.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import contextlib
+import os
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 Options = Callable[[argparse.ArgumentParser, argparse.ArgumentParser], None]
@@ -29,3 +31,19 @@ def build_or_run(description: str | None, default_out: str,
         options(build_parser, run_parser)
     args = parser.parse_args()
     (build if args.command == "build" else run)(args)
+
+
+@contextlib.contextmanager
+def compile_settings(settings: Mapping[str, str]) -> Iterator[None]:
+    """`settings` (tilec's COMPILE_SETTINGS: part of every cache key) set in the environment
+    while a variant's kernels are compiled or looked up, as they were before afterwards."""
+    saved = {name: os.environ.get(name) for name in settings}
+    os.environ.update(settings)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value

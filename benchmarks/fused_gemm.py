@@ -11,8 +11,20 @@ with partial tiles (CHECK_SHAPES).
 
 Two halves, as the GPU machine has no MLIR:
 
-  python benchmarks/fused_gemm.py build CACHE_DIR                  (compiler machine)
-  TILEC_CACHE_DIR=CACHE_DIR python benchmarks/fused_gemm.py run --out fused.json   (GPU)
+  python benchmarks/fused_gemm.py build CACHE_DIR [--only ROW...]          (compiler machine)
+  TILEC_CACHE_DIR=CACHE_DIR python benchmarks/fused_gemm.py run --out fused.json \
+      [--rounds 3] [--only ROW...]                                              (GPU)
+
+Every kernel is checked first; then all of them are timed in `--rounds` interleaved rounds
+(each round every row's kernel and its torch expression, in CASES order), and each ratio
+(to torch, to the plain GEMM of the same config, to the matcher's kernel) is the median of the
+rounds' own ratios, with its spread (largest minus smallest). Why: the GPU's clock drifts over
+a run (on the H100 of b3c290d torch's identical 8192^3 GEMM went from 692 to 650 TFLOP/s
+between the first row and the register-A rows), so a row timed once, minutes after the plain
+GEMM, compared two clocks. `--only` names rows (CASES or VARIANTS); the plain GEMM of each
+named row's config is timed beside it. VARIANTS are per-op rows compiled under opt-in compile
+settings (cache.COMPILE_SETTINGS), timed beside their row without them; `build` without
+`--only` compiles them too.
 
 A `*_per_op` row is the kernel of the row before it with an identity T.Parallel epilogue,
 which the whole-kernel matcher (lower-gemm-to-tensorcore) declines: the per-op path's own
@@ -29,12 +41,17 @@ import datetime
 import json
 import math
 import os
+import statistics
+import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import tilec
-import tilec.language as T
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from device_cli import build_or_run, compile_settings  # noqa: E402
+
+import tilec  # noqa: E402
+import tilec.language as T  # noqa: E402
 
 TILE = {"block_M": 128, "block_N": 256, "block_K": 64, "threads": 256, "num_stages": 4}
 QUICKSTART_TILE = {"block_M": 128, "block_N": 128, "block_K": 32, "threads": 128, "num_stages": 3}
@@ -196,6 +213,8 @@ class Case:
     flops: Callable  # shape -> multiply-adds x 2
     config: dict | None = None
     per_op: bool = False
+    # compile settings (cache.COMPILE_SETTINGS) the kernel is compiled and looked up under
+    settings: dict[str, str] = field(default_factory=dict)
 
     @property
     def tile(self) -> dict:
@@ -245,12 +264,29 @@ CASES = [
                               torch.randn(s[0], s[2], s[3], device=d).bfloat16()],
          lambda a, b: a @ b.transpose(1, 2), lambda s: 2.0 * math.prod(s)),
 ]
-SHAPES = {"batched_nt": (16, 2048, 2048, 1024)}
+
+
+def _variant(base: str, suffix: str, settings: dict[str, str]) -> Case:
+    case = next(case for case in CASES if case.name == base)
+    return replace(case, name=f"{base}_{suffix}", settings=settings)
+
+
+# per-op opt-ins timed beside the row they vary (sm_90a only: the CPU target ignores them)
+VARIANTS = [
+    _variant("register_a_per_op", "steps", {"TILEC_REGISTER_A_STEPS": "1"}),
+    _variant("register_a_per_op", "steps1", {"TILEC_REGISTER_A_STEPS": "1",
+                                             "TILEC_REGISTER_A_STEP_GROUPS": "1"}),
+    _variant("plain_per_op", "private", {"TILEC_RING_PRIVATE_TILES": "1"}),
+    _variant("batched_nt", "private", {"TILEC_RING_PRIVATE_TILES": "1"}),
+]
+SHAPES = {"batched_nt": (16, 2048, 2048, 1024), "batched_nt_private": (16, 2048, 2048, 1024)}
 DEFAULT_SHAPE = (8192, 8192, 8192)
 # checked before timing: partial tiles in M, N and K (the last K tile past the tensor's end),
 # and whole tiles; rows stay 16-byte multiples, as TMA needs
 CHECK_SHAPES = {"batched_nt": [(3, 136, 200, 96), (5, 520, 264, 328), (2, 256, 512, 256)]}
+CHECK_SHAPES["batched_nt_private"] = CHECK_SHAPES["batched_nt"]
 DEFAULT_CHECK_SHAPES = [(136, 200, 96), (1000, 1016, 520), (512, 768, 1024)]
+DEVICE = "cuda"
 
 
 def _meta(case: Case, shape):
@@ -278,17 +314,40 @@ def _shapes(case: Case) -> list[tuple[int, ...]]:
                                                                     DEFAULT_CHECK_SHAPES)]
 
 
-def build(cache_dir: Path) -> None:
+def selected(only: list[str] | None) -> list[Case]:
+    """The rows named in `only` (CASES when None), in CASES then VARIANTS order, with the
+    plain GEMM of each one's config (the ratios' reference) and, for a variant, its base row."""
+    if not only:
+        return list(CASES)
+    rows = {case.name: case for case in CASES + VARIANTS}
+    unknown = [name for name in only if name not in rows]
+    if unknown:
+        raise SystemExit(f"unknown rows {unknown}; known: {', '.join(rows)}")
+    wanted = set(only)
+    for name in only:
+        case = rows[name]
+        wanted.add(next(base.name for base in CASES if base.kernel is plain
+                        and not base.per_op and base.tile == case.tile))
+        if case.settings:
+            wanted.add(name[:name.rindex("_")])
+    return [case for case in CASES + VARIANTS if case.name in wanted]
+
+
+def _compile(case: Case, inputs, **target):
+    with compile_settings(case.settings):
+        return case.kernel.compile(*inputs, **target, **case.options)
+
+
+def build(cache_dir: Path, only: list[str] | None) -> None:
     os.environ["TILEC_CACHE_DIR"] = str(cache_dir.resolve())
-    for case in CASES:
+    for case in selected(only) if only else CASES + VARIANTS:
         for shape in _shapes(case):
-            kernel = case.kernel.compile(*_meta(case, shape), target="cuda:sm_90a",
-                                         **case.options)
+            kernel = _compile(case, _meta(case, shape), target="cuda:sm_90a")
             source = kernel.get_kernel_source()
             print(f"{case.name:17} {shape}: whole_kernel={_whole_kernel(kernel)} "
                   f"wgmma={'wgmma.mma_async' in source} "
                   f"mma.sync={'mma.sync' in source} "
-                  f"tma={'cp.async.bulk.tensor' in source}")
+                  f"tma={'cp.async.bulk.tensor' in source}", flush=True)
 
 
 def _whole_kernel(kernel) -> bool:
@@ -301,74 +360,109 @@ def _relative_error(result, expected) -> float:
     return ((result.float() - expected).norm() / expected.norm()).item()
 
 
-def run(out: Path) -> None:
+def _check(torch, case: Case) -> tuple[dict, list, object]:
+    """The case's kernel checked at its checked shapes and its timed one (outputs poisoned
+    first): the row's correctness fields, the timed shape's inputs and its kernel."""
+    checks = []
+    for shape in _shapes(case)[1:]:
+        inputs = case.inputs(torch, shape, DEVICE)
+        result = _compile(case, inputs).get_profiler().run_poisoned(*inputs)
+        error = _relative_error(result, case.reference(*[t.float() for t in inputs]))
+        checks.append({"shape": list(shape), "relative_error": error})
+    shape = _shapes(case)[0]
+    inputs = case.inputs(torch, shape, DEVICE)
+    kernel = _compile(case, inputs)
+    result = kernel.get_profiler().run_poisoned(*inputs)
+    error = _relative_error(result, case.reference(*[t.float() for t in inputs]))
+    errors = [error] + [check["relative_error"] for check in checks]
+    source = kernel.get_kernel_source()
+    row = {"kernel": case.name, "shape": list(shape), "config": case.tile,
+           "settings": case.settings, "relative_error": error, "checks": checks,
+           "passed": all(math.isfinite(e) and e < 1e-2 for e in errors),
+           "whole_kernel": _whole_kernel(kernel), "wgmma": "wgmma.mma_async" in source,
+           "tma": "cp.async.bulk.tensor" in source}
+    return row, inputs, kernel
+
+
+def _median_ratio(row: dict, name: str, numerators: list[float], denominators: list[float]
+                  ) -> None:
+    """row[name]: the median over the rounds of numerator / denominator (times: the other's
+    over this one's is this one's speed-up), and its spread."""
+    ratios = [a / b for a, b in zip(numerators, denominators, strict=True)]
+    row[name] = statistics.median(ratios)
+    row[name + "_spread"] = max(ratios) - min(ratios)
+
+
+def run(out: Path, rounds: int, only: list[str] | None) -> None:
     import torch
 
     torch.manual_seed(0)
-    rows = []
-    plain_tflops = {}
-    matcher_tflops = {}
-    for case in CASES:
-        checks = []
-        for shape in _shapes(case)[1:]:
-            inputs = case.inputs(torch, shape, "cuda")
-            result = case.kernel.compile(*inputs, **case.options).get_profiler().run_poisoned(
-                *inputs)
-            error = _relative_error(result, case.reference(*[t.float() for t in inputs]))
-            checks.append({"shape": list(shape), "relative_error": error})
-        shape = SHAPES.get(case.name, DEFAULT_SHAPE)
-        inputs = case.inputs(torch, shape, "cuda")
-        kernel = case.kernel.compile(*inputs, **case.options)
-        profiler = kernel.get_profiler()
-        result = profiler.run_poisoned(*inputs)
-        error = _relative_error(result, case.reference(*[t.float() for t in inputs]))
-        errors = [error] + [check["relative_error"] for check in checks]
-        tilec_ms = profiler.do_bench(input_tensors=inputs, return_mode="median")
-        torch_ms = profiler.do_bench(case.reference, input_tensors=inputs, return_mode="median")
-        flops = case.flops(shape)
-        row = {
-            "kernel": case.name, "shape": list(shape), "config": case.tile,
-            "relative_error": error, "checks": checks,
-            "passed": all(math.isfinite(e) and e < 1e-2 for e in errors),
-            "whole_kernel": _whole_kernel(kernel),
-            "wgmma": "wgmma.mma_async" in kernel.get_kernel_source(),
-            "tma": "cp.async.bulk.tensor" in kernel.get_kernel_source(),
-            "tilec_ms": tilec_ms, "torch_ms": torch_ms,
-            "tilec_tflops": flops / tilec_ms / 1e9, "torch_tflops": flops / torch_ms / 1e9,
-            "ratio_to_torch": torch_ms / tilec_ms,
-        }
-        key = (tuple(shape), tuple(case.tile.items()))  # the plain GEMM of the same config
-        if case.kernel is plain and not case.per_op:
-            plain_tflops[key] = row["tilec_tflops"]
-        if key in plain_tflops:
-            row["ratio_to_plain"] = row["tilec_tflops"] / plain_tflops[key]
-        if not case.per_op:  # the matcher's kernel (where it takes it) of a per-op row
-            matcher_tflops[(case.kernel, *key)] = row["tilec_tflops"]
-        elif (case.kernel, *key) in matcher_tflops:
-            row["ratio_to_matcher"] = row["tilec_tflops"] / matcher_tflops[(case.kernel, *key)]
+    cases = selected(only)
+    rows, timed = [], []
+    for case in cases:
+        row, inputs, kernel = _check(torch, case)
         rows.append(row)
-        print(f"{case.name:17} {shape} err {max(errors):.1e} wgmma={row['wgmma']} tilec "
-              f"{row['tilec_tflops']:6.1f} TF/s torch {row['torch_tflops']:6.1f} "
-              f"x{row['ratio_to_torch']:.2f} vs torch"
-              + (f", x{row['ratio_to_plain']:.2f} of plain" if "ratio_to_plain" in row else "")
-              + (f", x{row['ratio_to_matcher']:.2f} of the matcher's"
-                 if "ratio_to_matcher" in row else ""))
+        print(f"{case.name:24} checked: error {row['relative_error']:.1e} "
+              f"passed={row['passed']} whole_kernel={row['whole_kernel']}", flush=True)
+        if row["passed"]:  # a wrong kernel is not timed
+            timed.append((case, row, inputs, kernel.get_profiler()))
+    for number in range(rounds):
+        for case, row, inputs, profiler in timed:
+            row.setdefault("tilec_ms_rounds", []).append(
+                profiler.do_bench(input_tensors=inputs, return_mode="median"))
+            row.setdefault("torch_ms_rounds", []).append(
+                profiler.do_bench(case.reference, input_tensors=inputs, return_mode="median"))
+        print(f"round {number + 1} of {rounds} timed", flush=True)
+    by_name = {case.name: row for case, row, _, _ in timed}
+    for case, row, _, _ in timed:
+        tilec_ms, torch_ms = row["tilec_ms_rounds"], row["torch_ms_rounds"]
+        flops = case.flops(tuple(row["shape"]))
+        row.update(tilec_ms=statistics.median(tilec_ms), torch_ms=statistics.median(torch_ms))
+        row.update(tilec_tflops=flops / row["tilec_ms"] / 1e9,
+                   torch_tflops=flops / row["torch_ms"] / 1e9)
+        _median_ratio(row, "ratio_to_torch", torch_ms, tilec_ms)
+        plain_row = next((by_name[base.name] for base in CASES if base.kernel is plain
+                          and not base.per_op and base.tile == case.tile
+                          and base.name in by_name
+                          and by_name[base.name]["shape"] == row["shape"]), None)
+        if plain_row is not None:
+            _median_ratio(row, "ratio_to_plain", plain_row["tilec_ms_rounds"], tilec_ms)
+        # a per-op row's matcher kernel: its row without per_op; a variant's base: its row
+        # without the settings
+        base = case.name[:case.name.rindex("_")] if case.settings else \
+            case.name.removesuffix("_per_op") if case.per_op else None
+        if base in by_name:
+            name = "ratio_to_base" if case.settings else "ratio_to_matcher"
+            _median_ratio(row, name, by_name[base]["tilec_ms_rounds"], tilec_ms)
+        print(f"{case.name:24} {tuple(row['shape'])} tilec {row['tilec_tflops']:6.1f} TF/s "
+              f"torch {row['torch_tflops']:6.1f} "
+              + ", ".join(f"{name} x{row[name]:.3f} (spread {row[name + '_spread']:.3f})"
+                          for name in ("ratio_to_torch", "ratio_to_plain", "ratio_to_matcher",
+                                       "ratio_to_base") if name in row))
     record = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
-        "method": "tilec's profiler do_bench (CUDA events, median after warm-up, L2 flushed) for "
-                  "the tilec kernel object and the torch expression, same process; outputs "
-                  "checked against a float32 reference with NaN-poisoned outputs first",
+        "gpu": torch.cuda.get_device_name() if DEVICE == "cuda" else DEVICE,
+        "torch": torch.__version__, "rounds": rounds,
+        "method": "every kernel checked first against a float32 reference with NaN-poisoned "
+                  "outputs (a wrong one is not timed); then tilec's profiler do_bench (CUDA "
+                  "events, median after warm-up, L2 flushed) of every row's kernel and its "
+                  f"torch expression, in one process, in {rounds} interleaved rounds; each "
+                  "ratio the median of the rounds' own ratios, with its spread",
         "rows": rows,
     }
     out.write_text(json.dumps(record, indent=1) + "\n")
 
 
-def main() -> None:
-    from device_cli import build_or_run  # beside this script
+def _options(build_parser, run_parser) -> None:
+    for parser in (build_parser, run_parser):
+        parser.add_argument("--only", nargs="+", metavar="ROW",
+                            help="rows of CASES or VARIANTS (default: CASES; build: all)")
+    run_parser.add_argument("--rounds", type=int, default=3)
 
-    build_or_run(__doc__, "fused_gemm.json", lambda args: build(args.cache_dir),
-                 lambda args: run(args.out))
+
+def main() -> None:
+    build_or_run(__doc__, "fused_gemm.json", lambda args: build(args.cache_dir, args.only),
+                 lambda args: run(args.out, args.rounds, args.only), _options)
 
 
 if __name__ == "__main__":
