@@ -30,6 +30,12 @@ def walk(op: ir.Operation | ir.OpView) -> list[ir.Operation]:
     return found[1:]
 
 
+def touches(op: ir.Operation, values: list[ir.Value]) -> bool:
+    """Whether `op` or an op nested in it uses one of `values`."""
+    return any(operand == value for inner in [as_operation(op), *walk(op)]
+               for operand in inner.operands for value in values)
+
+
 def ancestors(op: ir.Operation) -> list[ir.Operation]:
     """The ops `op` is nested in, innermost first."""
     found = []

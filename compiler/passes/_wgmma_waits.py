@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from mlir import ir
 from mlir.dialects import arith, llvm, nvvm
 
-from tilec.compiler.passes._ir_walk import scope, walk
+from tilec.compiler.passes._ir_walk import scope, touches
 
 DEFERRED_WAIT_ATTR = "tile.deferred_wait"
 
@@ -39,11 +39,6 @@ def _registers(gemm: ir.Operation) -> list[ir.Value]:
     a fragment A."""
     a = gemm.operands[0]
     return [gemm.operands[2]] + [a] * (scope(a) == "fragment")
-
-
-def _touches(op: ir.Operation, buffers: list[ir.Value]) -> bool:
-    return any(operand == buffer for inner in [op, *walk(op)] for operand in inner.operands
-               for buffer in buffers)
 
 
 @dataclass
@@ -64,7 +59,7 @@ class PendingGroups:
         """At the insertion point: wait for the pending gemms `op` touches the registers of
         (and every one committed before them)."""
         touched = [number for number, buffers in enumerate(self.groups)
-                   if _touches(op, buffers)]
+                   if touches(op, buffers)]
         if touched:
             nvvm.wgmma_wait_group_sync_aligned(len(self.groups) - 1 - touched[-1])
             del self.groups[:touched[-1] + 1]
@@ -77,7 +72,7 @@ class PendingGroups:
             for block in region.blocks:
                 for op in block.operations:
                     touched = [number for number, buffers in enumerate(self.groups)
-                               if _touches(op, buffers)]
+                               if touches(op, buffers)]
                     if touched:
                         if touched[-1] < len(self.groups) - 1:
                             self.before(op)

@@ -33,19 +33,13 @@ from dataclasses import dataclass, replace
 from mlir import ir
 
 from tilec.compiler.passes import TilePass, register
-from tilec.compiler.passes._ir_walk import as_operation, enclosing, kernels, scope, walk
+from tilec.compiler.passes._ir_walk import as_operation, enclosing, kernels, scope, touches, walk
 from tilec.compiler.passes._scheduling import OVERLAP_RING_GEMMS_ATTR, target_description
 from tilec.compiler.passes._tma_ring import BARRIER_BYTES, RING_ATTR, TmaRing
 from tilec.compiler.passes._wgmma import WGMMA_ATTR
 from tilec.compiler.passes.plan_shared_memory import arena_bytes
 
 MIN_OVERLAP_STAGES = 3  # the slot in use, the one the last gemm still reads, one to prefetch
-
-
-def _touches(op: ir.Operation, buffers: list[ir.Value]) -> bool:
-    """Whether `op` or an op nested in it uses one of `buffers`."""
-    return any(operand == buffer for inner in walk(op) for operand in inner.operands
-               for buffer in buffers)
 
 
 def overlapped_gemm(loop: ir.Operation) -> ir.Operation | None:
@@ -58,7 +52,7 @@ def overlapped_gemm(loop: ir.Operation) -> ir.Operation | None:
     last = statements[gemms[-1]]
     registers = [last.operands[2]] + [last.operands[0]] * (scope(last.operands[0]) == "fragment")
     around = statements[gemms[-1] + 1:] + statements[:gemms[0]]
-    if any(op.name != "tile.yield" and _touches(op, registers) for op in around):
+    if any(op.name != "tile.yield" and touches(op, registers) for op in around):
         return None
     return last
 
