@@ -287,6 +287,9 @@ class RingLowering:
                 self.buffers.append(dst)
         self.barriers: ir.Value | None = None
         self.done: ir.Value | None = None  # the consumers' ring iterations of earlier tiles
+        # the consumers' iteration of the tile's loop, 0 first (a tile.clear_first_iteration
+        # gemm's scale-d), while the loop's body is lowered
+        self.iteration: ir.Value | None = None
         self.tile_yield: ir.Operation | None = None  # their tile loop's, given the new count
         # the consumers need no block barrier around the loop or between tiles (`private_tiles`)
         self.private = False
@@ -568,6 +571,7 @@ class RingLowering:
             with ir.InsertionPoint(consumer.body):
                 iteration, slot, phase = self.position(consumer.induction_variable, lower,
                                                        step, self.done)
+                self.iteration = iteration
                 nvvm.MBarrierTryWaitParityOp(self.barrier(True, slot), _to_i32(phase),
                                              _i32(WAIT_TICKS))
                 views = {buffer: self.slot_view(buffer, slot) for buffer in self.buffers}

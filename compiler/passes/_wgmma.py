@@ -93,6 +93,9 @@ STEP_LOADS_ATTR = "tile.a_step_loads"
 # on the tile.copy filling a gemm's operand tile from a column slice of a larger shared tile
 # (plan-wgmma-gemms): the copy moves nothing, the gemm reads the larger tile's bytes in place
 IN_PLACE_ATTR = "tile.read_in_place"
+# on a gemm of a TMA ring loop's body (fold-accumulator-clears, opt-in): its first K step's
+# scale-d is 0 in the loop's first iteration, so it overwrites the accumulator there
+CLEAR_FIRST_ATTR = "tile.clear_first_iteration"
 WARPGROUP_THREADS = 128
 ATOM_ROWS = 64
 SWIZZLE_ATOM_BYTES = 1024  # the span of one swizzle pattern: tiles start at a multiple of it
@@ -547,6 +550,14 @@ def lower_wgmma(lowering: KernelLowering, op: ir.Operation) -> None:
     result_type = llvm.StructType.get_literal([element] * count)
     i32 = ir.IntegerType.get_signless(32)
     clear = ir.BoolAttr(op.attributes["clear_accum"]).value
+    first_scale = constant(i32, 0 if clear else 1)
+    if CLEAR_FIRST_ATTR in op.attributes:  # fold-accumulator-clears: D = A * B in iteration 0
+        ring = lowering.ring_lowering
+        if ring is None or ring.iteration is None:
+            raise op_error(op, f"{CLEAR_FIRST_ATTR} needs its gemm in the body of a TMA ring "
+                               "loop (fold-accumulator-clears checks it)")
+        first_scale = arith.extui(i32, arith.cmpi(arith.CmpIPredicate.ne, ring.iteration,
+                                                  index(0)))
     values = [[memref.load(registers, [index(accumulator_register(atom, i, plan.n,
                                                                   plan.reordered))])
                for i in range(count)] for atom in range(plan.m_atoms)]
@@ -582,7 +593,7 @@ def lower_wgmma(lowering: KernelLowering, op: ir.Operation) -> None:
             registers_a.update({(atom, step): _pinned(a_operands(atom, step))
                                 for atom in range(plan.m_atoms)})
             nvvm.wgmma_fence_aligned()
-        scale = constant(i32, 0 if clear and step == 0 else 1)
+        scale = first_scale if step == 0 else constant(i32, 1)
         b_step = b_descriptor(b_layout.step_offset(step))
         for atom in range(plan.m_atoms):
             operands_a = registers_a.get((atom, step)) or a_operands(atom, step)

@@ -848,6 +848,7 @@ class KernelLowering:
                 self.pending = PendingGroups()
                 with self.ring_lowering.operands_fenced():
                     self.lower_block_ops(move_body_before(op, [iv], end))
+                self.ring_lowering.iteration = None  # its loop's, read by the body's gemms
                 with end.location, ir.InsertionPoint(end):  # the slot goes back after this
                     self.pending.drain()
                 self.pending = None

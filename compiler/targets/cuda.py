@@ -138,6 +138,8 @@ PREFETCH_VARIABLE = "TILEC_PREFETCH_LOOP_LOADS"  # 1, or the register cap the pa
 PREFETCH_L2_VARIABLE = "TILEC_PREFETCH_L2"  # the distance in iterations, or auto
 LATE_GPU_OPT_INS = ((PREFETCH_VARIABLE, "prefetch-loop-loads"),
                     (PREFETCH_L2_VARIABLE, "prefetch-loop-loads-to-l2"))
+# a T.clear of an accumulator as its ring loop's first wgmma scale-d = 0: opt-in until measured
+FOLD_CLEARS_VARIABLE = "TILEC_FOLD_ACCUMULATOR_CLEARS"
 TILE_PASSES = (
     "check-thread-branches",
     "plan-wgmma-gemms", "plan-mma-sync-gemms", "plan-tma-pipelines", "overlap-ring-gemms",
@@ -355,7 +357,10 @@ def _tile_cuda(module: ir.Module, options: CompileOptions) -> None:
     tile_passes("tile-cuda", ["lower-gemm-to-tensorcore"]).run(module, options)
     if LAUNCH_ATTR in module.operation.attributes:  # the whole kernel is on tensor cores now
         return
-    tile_passes("tile-cuda", TILE_PASSES).run(module, options)
+    passes = list(TILE_PASSES)
+    if os.environ.get(FOLD_CLEARS_VARIABLE) == "1":  # once the ring loops are planned
+        passes.insert(passes.index("plan-warpgroup-pingpong") + 1, "fold-accumulator-clears")
+    tile_passes("tile-cuda", passes).run(module, options)
 
 
 def _take_tensorcore_kernel(module: ir.Module, options: CompileOptions) -> bool:

@@ -117,6 +117,47 @@ module attributes {tile.arch = "sm_90a"} {
 
 // -----
 
+// The same GEMM with its clear folded into the gemm (fold-accumulator-clears): the first K
+// step's scale-d is (iteration != 0), so the ring's first iteration of every tile overwrites
+// the accumulator; the later steps accumulate.
+// CHECK-LABEL: gpu.func @ring_clear_first_iteration
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %c8 step %c1 {
+// CHECK: %[[NOT_FIRST:.*]] = arith.cmpi ne, %[[K]], %{{.*}} : index
+// CHECK: %[[SCALE:.*]] = arith.extui %[[NOT_FIRST]] : i1 to i32
+// CHECK: wgmma.mma_async{{.*}}, %[[SCALE]] : (
+// CHECK: wgmma.mma_async{{.*}}, %[[SCALE]] : (
+// CHECK: wgmma.mma_async{{.*}}, %c1_i32{{.*}} : (
+module attributes {tile.arch = "sm_90a"} {
+  func.func @ring_clear_first_iteration(%A: memref<512x512xf16>, %B: memref<512x512xf16>, %C: memref<512x512xf32>) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %c64 = arith.constant 64 : index
+    %c128 = arith.constant 128 : index
+    %g = arith.constant 4 : index
+    %zero = arith.constant 0.0 : f32
+    tile.kernel grid(%g, %g) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %as = tile.alloc {tile.shared_layout = {k_major = true, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<128x64xf16, "shared">
+      %bs = tile.alloc {tile.shared_layout = {k_major = false, m_atoms = 0 : i64, span = 128 : i64, warpgroups = 0 : i64}} : memref<64x128xf16, "shared">
+      %acc = tile.alloc {tile.layout = #tile.linear<[128, 128], register = [[0, 1], [8, 0], [0, 8], [0, 16], [0, 32], [0, 64], [64, 0]], lane = [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], warp = [[16, 0], [32, 0]]>} : memref<128x128xf32, "fragment">
+      %row = arith.muli %by, %c128 : index
+      %col = arith.muli %bx, %c128 : index
+      tile.pipelined %c0 to %c8 step %c1 stages 3 attributes {tile.pipeline = {k_tile = 64 : i64, mechanism = "cp.async", stages = 3 : i64}, tile.tma_ring = {consumers = 1 : i64, overlap = true, persistent = true, stages = 3 : i64}} {
+      ^bb0(%k: index):
+        %k0 = arith.muli %k, %c64 : index
+        tile.copy %A[%row, %k0] [128, 64] to %as[%c0, %c0] [128, 64] {tile.async = "cp.async", tile.tma_load = {box = array<i64: 64, 128>, boxes = 1 : i64, swizzle = 128 : i64}} : memref<512x512xf16> to memref<128x64xf16, "shared">
+        tile.copy %B[%k0, %col] [64, 128] to %bs[%c0, %c0] [64, 128] {tile.async = "cp.async", tile.tma_load = {box = array<i64: 64, 64>, boxes = 2 : i64, swizzle = 128 : i64}} : memref<512x512xf16> to memref<64x128xf16, "shared">
+        tile.gemm %as, %bs, %acc {tile.clear_first_iteration, tile.wgmma = {a_registers = false, dtype = "f16", k = 16 : i64, m_atoms = 2 : i64, n = 128 : i64, reordered = false, warpgroups = 1 : i64}} : memref<128x64xf16, "shared">, memref<64x128xf16, "shared">, memref<128x128xf32, "fragment">
+      }
+      tile.copy %acc[%c0, %c0] [128, 128] to %C[%row, %col] [128, 128] : memref<128x128xf32, "fragment"> to memref<512x512xf32>
+    }
+    return
+  }
+}
+
+// -----
+
 // A tile filled before the ring loop and read by its gemm (attention's Q tile): the consumers
 // meet at a barrier ahead of the loop (the tile's writes are read in it), after its drain and
 // at the end of each tile (the next tile's copy overwrites what this one's gemms read).
