@@ -267,24 +267,31 @@ CASES = [
 
 
 def _variant(base: str, suffix: str, settings: dict[str, str]) -> Case:
-    case = next(case for case in CASES if case.name == base)
-    return replace(case, name=f"{base}_{suffix}", settings=settings)
+    """Row `base` (of CASES or a variant before) as `base_suffix`, compiled under
+    `settings`, its base's included."""
+    case = next(case for case in CASES + VARIANTS if case.name == base)
+    return replace(case, name=f"{base}_{suffix}", settings={**case.settings, **settings})
 
 
 # per-op opt-ins timed beside the row they vary (sm_90a only: the CPU target ignores them)
-VARIANTS = [
-    _variant("register_a_per_op", "steps", {"TILEC_REGISTER_A_STEPS": "1"}),
-    _variant("register_a_per_op", "steps1", {"TILEC_REGISTER_A_STEPS": "1",
-                                             "TILEC_REGISTER_A_STEP_GROUPS": "1"}),
-    _variant("plain_per_op", "private", {"TILEC_RING_PRIVATE_TILES": "1"}),
-    _variant("batched_nt", "private", {"TILEC_RING_PRIVATE_TILES": "1"}),
-]
-SHAPES = {"batched_nt": (16, 2048, 2048, 1024), "batched_nt_private": (16, 2048, 2048, 1024)}
+VARIANTS: list[Case] = []
+for _base, _suffix, _settings in (
+        ("register_a_per_op", "steps", {"TILEC_REGISTER_A_STEPS": "1"}),
+        ("register_a_per_op", "steps1", {"TILEC_REGISTER_A_STEPS": "1",
+                                         "TILEC_REGISTER_A_STEP_GROUPS": "1"}),
+        ("plain_per_op", "private", {"TILEC_RING_PRIVATE_TILES": "1"}),
+        ("batched_nt", "private", {"TILEC_RING_PRIVATE_TILES": "1"}),
+        ("plain_per_op", "fold", {"TILEC_FOLD_ACCUMULATOR_CLEARS": "1"}),
+        ("batched_nt", "fold", {"TILEC_FOLD_ACCUMULATOR_CLEARS": "1"}),
+        ("batched_nt_fold", "private", {"TILEC_RING_PRIVATE_TILES": "1"})):
+    VARIANTS.append(_variant(_base, _suffix, _settings))
+SHAPES = {case.name: (16, 2048, 2048, 1024) for case in CASES + VARIANTS
+          if case.name.startswith("batched_nt")}
 DEFAULT_SHAPE = (8192, 8192, 8192)
 # checked before timing: partial tiles in M, N and K (the last K tile past the tensor's end),
 # and whole tiles; rows stay 16-byte multiples, as TMA needs
-CHECK_SHAPES = {"batched_nt": [(3, 136, 200, 96), (5, 520, 264, 328), (2, 256, 512, 256)]}
-CHECK_SHAPES["batched_nt_private"] = CHECK_SHAPES["batched_nt"]
+CHECK_SHAPES = {name: [(3, 136, 200, 96), (5, 520, 264, 328), (2, 256, 512, 256)]
+                for name in SHAPES}
 DEFAULT_CHECK_SHAPES = [(136, 200, 96), (1000, 1016, 520), (512, 768, 1024)]
 DEVICE = "cuda"
 
@@ -328,8 +335,9 @@ def selected(only: list[str] | None) -> list[Case]:
         case = rows[name]
         wanted.add(next(base.name for base in CASES if base.kernel is plain
                         and not base.per_op and base.tile == case.tile))
-        if case.settings:
-            wanted.add(name[:name.rindex("_")])
+        while rows[name].settings:  # a variant's base rows, down to the one in CASES
+            name = name[:name.rindex("_")]
+            wanted.add(name)
     return [case for case in CASES + VARIANTS if case.name in wanted]
 
 
