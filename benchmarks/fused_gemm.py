@@ -420,7 +420,9 @@ def run(out: Path, rounds: int, only: list[str] | None) -> None:
                 profiler.do_bench(input_tensors=inputs, return_mode="median"))
             row.setdefault("torch_ms_rounds", []).append(
                 profiler.do_bench(case.reference, input_tensors=inputs, return_mode="median"))
-        print(f"round {number + 1} of {rounds} timed", flush=True)
+            # the log keeps every timing should the run be cut short before the JSON
+            print(f"round {number + 1}: {case.name:24} tilec {row['tilec_ms_rounds'][-1]:.4f} ms "
+                  f"torch {row['torch_ms_rounds'][-1]:.4f} ms", flush=True)
     by_name = {case.name: row for case, row, _, _ in timed}
     for case, row, _, _ in timed:
         tilec_ms, torch_ms = row["tilec_ms_rounds"], row["torch_ms_rounds"]
