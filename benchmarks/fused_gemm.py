@@ -437,6 +437,9 @@ def run(out: Path, rounds: int, only: list[str] | None) -> None:
                           and by_name[base.name]["shape"] == row["shape"]), None)
         if plain_row is not None:
             _median_ratio(row, "ratio_to_plain", plain_row["tilec_ms_rounds"], tilec_ms)
+            # torch's own form against its plain GEMM: what the form costs cuBLAS (a
+            # transposed layout on this chip, an epilogue kernel)
+            _median_ratio(row, "torch_ratio_to_plain", plain_row["torch_ms_rounds"], torch_ms)
         # a per-op row's matcher kernel: its row without per_op; a variant's base: its row
         # without the settings
         base = case.name[:case.name.rindex("_")] if case.settings else \
@@ -448,7 +451,7 @@ def run(out: Path, rounds: int, only: list[str] | None) -> None:
               f"torch {row['torch_tflops']:6.1f} "
               + ", ".join(f"{name} x{row[name]:.3f} (spread {row[name + '_spread']:.3f})"
                           for name in ("ratio_to_torch", "ratio_to_plain", "ratio_to_matcher",
-                                       "ratio_to_base") if name in row))
+                                       "ratio_to_base", "torch_ratio_to_plain") if name in row))
     record = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "gpu": torch.cuda.get_device_name() if DEVICE == "cuda" else DEVICE,
