@@ -279,6 +279,7 @@ for _base, _suffix, _settings in (
         ("register_a_per_op", "steps", {"TILEC_REGISTER_A_STEPS": "1"}),
         ("register_a_per_op", "steps1", {"TILEC_REGISTER_A_STEPS": "1",
                                          "TILEC_REGISTER_A_STEP_GROUPS": "1"}),
+        ("register_a_per_op_steps", "fold", {"TILEC_FOLD_ACCUMULATOR_CLEARS": "1"}),
         ("plain_per_op", "private", {"TILEC_RING_PRIVATE_TILES": "1"}),
         ("batched_nt", "private", {"TILEC_RING_PRIVATE_TILES": "1"}),
         ("plain_per_op", "fold", {"TILEC_FOLD_ACCUMULATOR_CLEARS": "1"}),
