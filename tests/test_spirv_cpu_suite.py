@@ -41,19 +41,8 @@ SUITE = ("test_numerics_cpu", "test_eager", "test_errors", "test_float16x2",
 TARGETS = ("vulkan", "webgpu")
 # the SPIR-V of the kernels whose MSL the vulkan classes do not check (see _with_msl_check)
 NO_MSL_CHECK = ("OpAtomicFAddEXT", "OpCapability Float64", "OpCapability Int64")
-# lavapipe's results where the driver reassociates float16 arithmetic: tilec's SPIR-V and
-# naga's WGSL keep gemv.field_pairs' `(pair * f - f * 1024) - zero` in that order, but every
-# output (vulkan and webgpu) is what `(pair * f - zero) - f * 1024` gives in float16: Mesa moves
-# the constant term outward, and the cancellation then rounds q - zero at 1024's ulp (up to 0.5
-# off). SPIR-V's NoContraction would forbid it, but wgpu never hands the driver tilec's SPIR-V:
-# naga reads it and writes its own, dropping the decoration (tried: the pair ops decorated, wgpu
-# logs "Unknown decoration NoContraction", the same outputs), and WGSL cannot say it. The
-# integer-zero form adds one exact addend and passes.
-REASSOCIATED = ("lavapipe reassociates (pair * f - f * 1024) - zero as (pair * f - zero) - "
-                "f * 1024; wgpu's naga drops SPIR-V's NoContraction, WGSL has none", AssertionError)
 # fnmatch pattern over "Test_<target>__<module>::<test>[params]": (why, the error it raises)
 GAPS = {
-    "*__float16x2::test_field_pairs_decode_words[[]*-False[]]": REASSOCIATED,
     # 16 rows of 128 float32 stored and their staged box take webgpu's 16 KiB by themselves
     "Test_webgpu__staged_copies::test_accumulator_stored_in_parts[[]32-128-2-*[]]": (
         "webgpu allows 16 KiB of workgroup memory: the 16 x 128 float32 part and the staged "

@@ -36,7 +36,10 @@ Stages ("tile" is the frontend's IR, added by the driver):
              integers: 8- and 16-bit tensors and workgroup buffers, the sub-byte types'
              bytes and float8 codes as i32 words, stores atomic on their word; narrower
              integer values as i32; float8 conversions and i16 <-> f16 bitcasts as integer
-             code); any bf16 or float8 value left is an error at its line;
+             code), spirv-round-half-ops (every float16 add / sub / mul as the float32 op
+             of its widened operands, rounded to float16: a driver reassociates float16
+             chains, lavapipe did the int4 decode's, and naga drops NoContraction); any bf16
+             or float8 value left is an error at its line;
              convert-gpu-to-spirv; then
              spirv-lower-float-atomics (the marked stores as OpAtomicFAddEXT, or on bits as
              compare-and-swap loops), spirv-bitcast-infinities (naga and WGSL take no
@@ -131,9 +134,10 @@ SPIRV_PREPARE = ",".join([
 ])
 # bf16 as storage: i32 words in memory, f32 values (SPIR-V has no bf16); then integers
 # narrower than 32 bits, float8 codes included, as i32 (naga has none): 8- and 16-bit memory
-# as words
+# as words; last, every float16 add / sub / mul as the float32 op rounded once, which no
+# driver reassociates (naga drops NoContraction)
 NARROW_TYPE_PASSES = ("spirv-pack-bfloat16", "spirv-split-half-pairs",
-                      "spirv-widen-narrow-integers")
+                      "spirv-widen-narrow-integers", "spirv-round-half-ops")
 SPIRV_CONVERT = "convert-gpu-to-spirv,canonicalize"
 # what naga (wgpu's shader compiler, also reading SPIR-V) needs of every module
 SPIRV_FIXES = ("spirv-lower-float-atomics", "spirv-bitcast-infinities",
