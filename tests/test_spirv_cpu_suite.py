@@ -111,7 +111,7 @@ def gap_of(test_id: str) -> tuple[str, type[Exception]] | None:
 def _with_msl_check(load: Callable) -> Callable:
     """vulkan's loader, checking first that the SPIR-V it runs makes MSL that parses (the
     metal target's stages are vulkan's and spirv-cross: its binary differs only where a float
-    atomic add is a compare-and-swap loop; a kernel with float64 or 64-bit integer values has
+    atomic add is a loop of atomic exchanges; a kernel with float64 or 64-bit integer values has
     no MSL, a clear error of the metal target: Metal has no double, MSL 2.1 no 64-bit
     integers)."""
 

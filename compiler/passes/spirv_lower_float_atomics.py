@@ -3,18 +3,24 @@
 spirv-prepare-float-atomics carries a float32 atomic add through convert-gpu-to-spirv as a
 `spirv.Store %pointer, %value` at a location named `tilec.float_atomic_add`. Here it becomes
 - on a float pointer (the target environment has AtomicFloat32AddEXT): spirv.EXT.AtomicFAdd;
-- on an i32 pointer (the buffer held as bits): the loop every device can run
+- on an i32 pointer (the buffer held as bits): a loop of atomic exchanges every device can run
 
-      expected = 0                               (the bits of +0.0: a zeroed sum takes one try)
-      loop: seen = AtomicCompareExchange(pointer, bits(float(expected) + value), expected)
-            until seen == expected               (else retry from what memory held)
+      carried = value
+      loop: held = AtomicExchange(pointer, bits(+0.0))            (take the sum out)
+            back = AtomicExchange(pointer, bits(float(held) + carried))
+            carried = back                                         (what others added meanwhile)
+            until back == bits(+0.0)
 
-  Reading the old value through the exchange itself keeps every access to the buffer atomic
-  (WebGPU's atomics cannot be read by a plain load). The expected bits live in a function
-  variable (SPIR-V puts those in the entry block).
+  Every value added is in memory or carried by one thread at any time, so the sum is whole
+  once every loop has ended (float atomic adds return nothing here: spirv-prepare-float-
+  atomics refuses a kept result); a thread loops again only for what another one finished
+  adding in between, so the loops end. Not a compare-and-swap loop: wgpu-native's naga reads
+  the result of SPIR-V's OpAtomicCompareExchange as an expression it never introduces, and
+  rejects any kernel that uses it ("Used by a statement before it was introduced"; used in
+  arithmetic, the process aborts). The carried bits live in a function variable (SPIR-V puts
+  those in the entry block).
 Both are Device-scope atomics on storage buffers and Workgroup-scope ones on shared memory,
-acquire-release as upstream's integer atomics are (relaxed on a failed exchange, which SPIR-V
-allows no release on).
+acquire-release as upstream's integer atomics are.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ class SpirvLowerFloatAtomics(TilePass):
 
     name = "spirv-lower-float-atomics"
     summary = "spirv.Store marked tilec.float_atomic_add -> spirv.EXT.AtomicFAdd, or a " \
-              "compare-and-swap loop on i32 bits"
+              "loop of atomic exchanges on i32 bits"
 
     def run(self, module: ir.Module) -> None:
         with module.context:
@@ -63,7 +69,7 @@ def _lower(store: ir.Operation) -> None:
                                     operands=[pointer, value],
                                     attributes={"memory_scope": scope, "semantics": semantics})
         else:
-            _cas_loop(store, pointer, value, scope, semantics)
+            _exchange_loop(store, pointer, value, scope, semantics)
     store.erase()
 
 
@@ -73,28 +79,29 @@ def _function_entry(op: ir.Operation) -> ir.Block:
     return op.regions[0].blocks[0]
 
 
-def _cas_loop(store: ir.Operation, pointer: ir.Value, bits: ir.Value, scope: ir.Attribute,
-              semantics: ir.Attribute) -> None:
+def _exchange_loop(store: ir.Operation, pointer: ir.Value, bits: ir.Value,
+                   scope: ir.Attribute, semantics: ir.Attribute) -> None:
+    """The float add of `bits` into `pointer`'s i32 element as the loop of exchanges above."""
     i32, f32 = bits.type, ir.F32Type.get()
-    relaxed = ir.Attribute.parse("#spirv.memory_semantics<None>")
     with ir.InsertionPoint.at_block_begin(_function_entry(store)):
-        expected = spirv.VariableOp(ir.Type.parse("!spirv.ptr<i32, Function>"),
-                                    ir.Attribute.parse("#spirv.storage_class<Function>")).result
+        carried = spirv.VariableOp(ir.Type.parse("!spirv.ptr<i32, Function>"),
+                                   ir.Attribute.parse("#spirv.storage_class<Function>")).result
     with ir.InsertionPoint(store):
-        spirv.StoreOp(expected, spirv.ConstantOp(i32, ir.IntegerAttr.get(i32, 0)).result)
+        spirv.StoreOp(carried, bits)
         loop = spirv.LoopOp([], ir.Attribute.parse("#spirv.loop_control<None>"))
     entry, header, retry, merge = (loop.body.blocks.append() for _ in range(4))
     with ir.InsertionPoint(entry):
         spirv.BranchOp([], header)
     with ir.InsertionPoint(header):
-        old = spirv.LoadOp(i32, expected).result
-        total = spirv.FAddOp(spirv.BitcastOp(f32, old).result,
-                             spirv.BitcastOp(f32, bits).result).result
-        seen = spirv.AtomicCompareExchangeOp(pointer, scope, semantics, relaxed,
-                                             spirv.BitcastOp(i32, total).result, old).result
-        spirv.StoreOp(expected, seen)
-        spirv.BranchConditionalOp(spirv.INotEqualOp(seen, old).result, [], [], retry, merge)
-    with ir.InsertionPoint(retry):  # the continue block: retry from what memory held
+        zero = spirv.ConstantOp(i32, ir.IntegerAttr.get(i32, 0)).result
+        held = spirv.AtomicExchangeOp(pointer, scope, semantics, zero).result
+        total = spirv.FAddOp(spirv.BitcastOp(f32, held).result,
+                             spirv.BitcastOp(f32, spirv.LoadOp(i32, carried).result).result)
+        back = spirv.AtomicExchangeOp(pointer, scope, semantics,
+                                      spirv.BitcastOp(i32, total.result).result).result
+        spirv.StoreOp(carried, back)
+        spirv.BranchConditionalOp(spirv.INotEqualOp(back, zero).result, [], [], retry, merge)
+    with ir.InsertionPoint(retry):  # the continue block: add what came back
         spirv.BranchOp([], header)
     with ir.InsertionPoint(merge):
         spirv.MergeOp([])

@@ -3,14 +3,14 @@
 Upstream's convert-gpu-to-spirv lowers integer memref.atomic_rmw only. SPIR-V has a float
 add (OpAtomicFAddEXT, SPV_EXT_shader_atomic_float_add), an optional feature that Vulkan
 drivers such as lavapipe offer and WebGPU and Metal 2.1 lack; what every device has is a
-32-bit integer compare-and-swap. This pass, run on the gpu.module before the conversion, turns
+32-bit integer atomic exchange. This pass, run on the gpu.module before the conversion, turns
 each float32 `addf` atomic into a `memref.store` of its value at a location named FLOAT_ADD,
 which the conversion makes a spirv.Store to the element's pointer; after it,
 spirv-lower-float-atomics turns each such store back into the atomic. Where the gpu.module's
 target environment lacks the AtomicFloat32AddEXT capability, or the buffer is shared memory
 (wgpu's float atomics are on storage buffers only), the buffer the atomic targets (a kernel
 argument or a shared alloc) is declared as i32 bits first (loads and stores bitcast), so the
-atomic becomes a compare-and-swap loop on the bits. The two passes run as a pair.
+atomic becomes a loop of atomic exchanges on the bits. The two passes run as a pair.
 A float atomic of another width or kind is an error at its line (16-bit atomics are not in
 Vulkan's core, 64-bit ones an optional feature).
 """

@@ -42,7 +42,7 @@ Stages ("tile" is the frontend's IR, added by the driver):
              or float8 value left is an error at its line;
              convert-gpu-to-spirv; then
              spirv-lower-float-atomics (the marked stores as OpAtomicFAddEXT, or on bits as
-             compare-and-swap loops), spirv-bitcast-infinities (naga and WGSL take no
+             loops of atomic exchanges), spirv-bitcast-infinities (naga and WGSL take no
              infinite literal),
              spirv-negate-as-subtract (naga negates no unsigned integer),
              spirv-narrow-shift-amounts (64-bit shifts' amounts as 32-bit: WGSL's is u32),
@@ -106,7 +106,7 @@ TARGET_ENV = (
     "max_compute_workgroup_invocations = 1024, subgroup_size = {warp}>>")
 # The float atomic add (spirv.EXT.AtomicFAdd; the runtime checks that the device has it) on
 # Vulkan. WebGPU has none, and spirv-cross writes none in MSL (it emits GLSL's atomicAdd):
-# there spirv-lower-float-atomics makes a compare-and-swap loop on the bits
+# there spirv-lower-float-atomics makes a loop of atomic exchanges on the bits
 FLOAT_ATOMIC_ADD = (", AtomicFloat32AddEXT", ", SPV_EXT_shader_atomic_float_add")
 FLOAT_ATOMIC_FAMILIES = ("vulkan",)
 # optional device features (wgpu's names) a kernel needs by the ops it has: launch["features"]

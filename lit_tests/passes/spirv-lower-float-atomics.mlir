@@ -1,31 +1,35 @@
 // RUN: tilec-opt --spirv-lower-float-atomics --split-input-file --verify-diagnostics %s | FileCheck %s
 
 // A marked store to a float pointer is the float atomic add; to an i32 pointer (the buffer
-// held as bits) a compare-and-swap loop from +0.0's bits, the expected bits in a variable of
-// the function's entry block. Device scope on storage buffers, Workgroup scope on shared
-// memory; an unmarked store stays.
+// held as bits) a loop of two atomic exchanges: the sum taken out (+0.0's bits left), the
+// value carried added, the total put back, and again with what came back while it was out
+// until that is +0.0's bits; the carried bits in a variable of the function's entry block.
+// No compare-exchange (wgpu-native's naga misreads its result). Device scope on storage
+// buffers, Workgroup scope on shared memory; an unmarked store stays.
 // CHECK-LABEL: spirv.func @atomics
-// CHECK: %[[EXPECTED:.*]] = spirv.Variable : !spirv.ptr<i32, Function>
+// CHECK: %[[CARRIED:.*]] = spirv.Variable : !spirv.ptr<i32, Function>
 // CHECK: spirv.EXT.AtomicFAdd <Device> <AcquireRelease> %{{.*}}, %[[X:.*]] : !spirv.ptr<f32, StorageBuffer>
-// CHECK: %[[ZERO:.*]] = spirv.Constant 0 : i32
-// CHECK: spirv.Store "Function" %[[EXPECTED]], %[[ZERO]] : i32
+// CHECK: spirv.Store "Function" %[[CARRIED]], %[[BITS:.*]] : i32
 // CHECK: spirv.mlir.loop {
 // CHECK:   spirv.Branch ^[[HEADER:.*]]
 // CHECK: ^[[HEADER]]:
-// CHECK:   %[[OLD:.*]] = spirv.Load "Function" %[[EXPECTED]] : i32
-// CHECK:   %[[OLD_FLOAT:.*]] = spirv.Bitcast %[[OLD]] : i32 to f32
-// CHECK:   %[[VALUE:.*]] = spirv.Bitcast %[[BITS:.*]] : i32 to f32
-// CHECK:   %[[SUM:.*]] = spirv.FAdd %[[OLD_FLOAT]], %[[VALUE]] : f32
+// CHECK:   %[[ZERO:.*]] = spirv.Constant 0 : i32
+// CHECK:   %[[HELD:.*]] = spirv.AtomicExchange <Workgroup> <AcquireRelease> %[[SLOT:.*]], %[[ZERO]] : !spirv.ptr<i32, Workgroup>
+// CHECK:   %[[HELD_FLOAT:.*]] = spirv.Bitcast %[[HELD]] : i32 to f32
+// CHECK:   %[[OWN:.*]] = spirv.Load "Function" %[[CARRIED]] : i32
+// CHECK:   %[[OWN_FLOAT:.*]] = spirv.Bitcast %[[OWN]] : i32 to f32
+// CHECK:   %[[SUM:.*]] = spirv.FAdd %[[HELD_FLOAT]], %[[OWN_FLOAT]] : f32
 // CHECK:   %[[NEW:.*]] = spirv.Bitcast %[[SUM]] : f32 to i32
-// CHECK:   %[[SEEN:.*]] = spirv.AtomicCompareExchange <Workgroup> <AcquireRelease> <None> %{{.*}}, %[[NEW]], %[[OLD]] : !spirv.ptr<i32, Workgroup>
-// CHECK:   spirv.Store "Function" %[[EXPECTED]], %[[SEEN]] : i32
-// CHECK:   %[[AGAIN:.*]] = spirv.INotEqual %[[SEEN]], %[[OLD]] : i32
+// CHECK:   %[[BACK:.*]] = spirv.AtomicExchange <Workgroup> <AcquireRelease> %[[SLOT]], %[[NEW]] : !spirv.ptr<i32, Workgroup>
+// CHECK:   spirv.Store "Function" %[[CARRIED]], %[[BACK]] : i32
+// CHECK:   %[[AGAIN:.*]] = spirv.INotEqual %[[BACK]], %[[ZERO]] : i32
 // CHECK:   spirv.BranchConditional %[[AGAIN]], ^[[RETRY:.*]], ^[[MERGE:.*]]
 // CHECK: ^[[RETRY]]:
 // CHECK:   spirv.Branch ^[[HEADER]]
 // CHECK: ^[[MERGE]]:
 // CHECK:   spirv.mlir.merge
 // CHECK: spirv.Store "StorageBuffer" %{{.*}}, %[[X]] : f32
+// CHECK-NOT: spirv.AtomicCompareExchange
 spirv.module Logical GLSL450 requires #spirv.vce<v1.3, [Shader, AtomicFloat32AddEXT], [SPV_KHR_storage_buffer_storage_class, SPV_EXT_shader_atomic_float_add]> {
   spirv.GlobalVariable @shared : !spirv.ptr<!spirv.array<8 x i32>, Workgroup>
   spirv.func @atomics(%out: !spirv.ptr<f32, StorageBuffer>, %x: f32) "None" {
@@ -47,7 +51,7 @@ spirv.module Logical GLSL450 requires #spirv.vce<v1.3, [Shader], []> {
   spirv.func @private_add(%x: i32) "None" {
     %v = spirv.Variable : !spirv.ptr<i32, Function>
     // expected-error @below {{a float atomic add on Function memory}}
-    spirv.Store "Function" %v, %x : i32 loc("tilec.float_atomic_add"("-":50:5))
+    spirv.Store "Function" %v, %x : i32 loc("tilec.float_atomic_add"("-":54:5))
     spirv.Return
   }
 }

@@ -154,7 +154,7 @@ class SpirvKernel:
             raise LaunchError(
                 f"kernel '{artifact.name}' needs the device feature {', '.join(missing)} (float "
                 f"atomic adds); this device ({self.device.adapter.info['device']}) lacks it: "
-                "compile for the webgpu target, which adds by compare-and-swap")
+                "compile for the webgpu target, which adds by atomic exchanges")
         self.abi = artifact.launch["abi"]
         self.threads = artifact.launch["threads"]
         try:
