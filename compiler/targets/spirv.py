@@ -29,6 +29,8 @@ Stages ("tile" is the frontend's IR, added by the driver):
              flatten-memref (every access on a 1-D array), expand-strided-metadata,
              lower-affine, math-expand-ops (exp2, tanh... in terms of what GLSL.std.450
              has; not ceil, which it has), convert-math-to-spirv, arith-expand;
+             spirv-narrow-index-conversions (an index converted to a float from i32, not
+             through the frontend's i64: no 64-bit integer left for it);
              spirv-pack-bfloat16 (bf16 memory as i32 words of two, bf16 values as f32:
              SPIR-V has no bf16, naga no 16-bit integers), spirv-split-half-pairs
              (T.reinterpret of a T.float16x2 one i16 <-> f16 bitcast per half: naga cannot
@@ -132,12 +134,14 @@ SPIRV_PREPARE = ",".join([
     f"gpu.module(math-expand-ops{{ops={','.join(MATH_EXPANSIONS)}}},convert-math-to-spirv)",
     "arith-expand",
 ])
-# bf16 as storage: i32 words in memory, f32 values (SPIR-V has no bf16); then integers
+# an index converted to a float from i32, not through i64 (an index is 32 bits here); bf16 as
+# storage: i32 words in memory, f32 values (SPIR-V has no bf16); then integers
 # narrower than 32 bits, float8 codes included, as i32 (naga has none): 8- and 16-bit memory
 # as words; last, every float16 add / sub / mul as the float32 op rounded once, which no
 # driver reassociates (naga drops NoContraction)
-NARROW_TYPE_PASSES = ("spirv-pack-bfloat16", "spirv-split-half-pairs",
-                      "spirv-widen-narrow-integers", "spirv-round-half-ops")
+NARROW_TYPE_PASSES = ("spirv-narrow-index-conversions", "spirv-pack-bfloat16",
+                      "spirv-split-half-pairs", "spirv-widen-narrow-integers",
+                      "spirv-round-half-ops")
 SPIRV_CONVERT = "convert-gpu-to-spirv,canonicalize"
 # what naga (wgpu's shader compiler, also reading SPIR-V) needs of every module
 SPIRV_FIXES = ("spirv-lower-float-atomics", "spirv-bitcast-infinities",
