@@ -15,7 +15,9 @@ naga-wasm for webgpu); without them these tests skip, unless TILEC_REQUIRE_SPIRV
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
+import importlib
 import importlib.util
 import inspect
 import shutil
@@ -31,16 +33,17 @@ from test_spirv_targets import require, require_device, require_naga
 
 from tilec.compiler.targets import metal, spirv
 from tilec.errors import CompileError
-from tilec.runtime import vulkan as vulkan_runtime
 
+JIT = importlib.import_module("tilec.jit")  # the module: tilec.jit is also the decorator
 TESTS = Path(__file__).resolve().parent
 SUITE = ("test_numerics_cpu", "test_eager", "test_errors", "test_float16x2",
          "test_runtime_grid", "test_runtime_slices", "test_sub_byte_types",
          "test_unroll_fragments", "test_per_thread_buffers", "test_partial_warps",
          "test_staged_copies")
 TARGETS = ("vulkan", "webgpu")
-# the SPIR-V of the kernels whose MSL the vulkan classes do not check (see _with_msl_check)
-NO_MSL_CHECK = ("OpAtomicFAddEXT", "OpCapability Float64", "OpCapability Int64")
+# where the metal target's SPIR-V may not be vulkan's: float64 or 64-bit integer values (which
+# check-metal-types refuses where MSL cannot hold them) and vulkan's float atomic add
+METAL_OWN_SPIRV = ("OpCapability Float64", "OpCapability Int64", "OpAtomicFAddEXT")
 # fnmatch pattern over "Test_<target>__<module>::<test>[params]": (why, the error it raises)
 GAPS = {
     # 16 rows of 128 float32 stored and their staged box take webgpu's 16 KiB by themselves
@@ -108,34 +111,65 @@ def gap_of(test_id: str) -> tuple[str, type[Exception]] | None:
     return found
 
 
-def _with_msl_check(load: Callable) -> Callable:
-    """vulkan's loader, checking first that the SPIR-V it runs makes MSL that parses (the
-    metal target's stages are vulkan's and spirv-cross: its binary differs only where a float
-    atomic add is a loop of atomic exchanges; a kernel with float64 or 64-bit integer values has
-    no MSL, a clear error of the metal target: Metal has no double, MSL 2.1 no 64-bit
-    integers)."""
+def _metal_kernel(spec: JIT.Specialization, compile_one: Callable) -> JIT.JITKernel:
+    """The vulkan specialization `spec` compiled for the metal target instead."""
+    with pytest.MonkeyPatch.context() as patch:  # the test's cache sees its own only
+        patch.setenv("TILEC_DISABLE_CACHE", "1")
+        return compile_one(dataclasses.replace(
+            spec, key_parts={**spec.key_parts, "target": "metal"}, target="metal"))
 
-    def checked(artifact: Any) -> Any:
-        text = spirv.disassemble(artifact.binary)
-        if not any(mark in text for mark in NO_MSL_CHECK):
-            metal.smoke_check(metal.msl_of(artifact.binary))
-        return load(artifact)
 
-    return checked
+def _check_msl(spec: JIT.Specialization, kernel: JIT.JITKernel, compile_one: Callable) -> None:
+    """The metal target's MSL of a kernel the vulkan class compiled parses (metal.smoke_check):
+    spirv-cross's MSL of the same SPIR-V, which is the metal target's, but where the SPIR-V
+    has float64 or 64-bit integer values or a float atomic add: there the metal target compiles
+    it itself, or refuses it with a CompileError at the kernel's line (float64 values, 64-bit
+    integer tensors)."""
+    parts = kernel.artifact.kernels or [kernel.artifact]
+    texts = [spirv.disassemble(part.binary) for part in parts]
+    if not any(mark in text for text in texts for mark in METAL_OWN_SPIRV):
+        for part in parts:
+            metal.smoke_check(metal.msl_of(part.binary))
+        return
+    try:
+        own = _metal_kernel(spec, compile_one).artifact
+    except CompileError as refused:
+        assert refused.message.startswith("the metal target has no"), refused
+        assert refused.filename is not None and refused.lineno is not None, refused
+        return
+    for part in own.kernels or [own]:
+        metal.smoke_check(part.binary.decode())
+
+
+def _with_msl_check(compile_one: Callable, checked: set[str]) -> Callable:
+    """compile_specialization, the MSL of each vulkan specialization checked (once)."""
+
+    def compiled(spec: JIT.Specialization) -> JIT.JITKernel:
+        kernel = compile_one(spec)
+        if spec.target == "vulkan" and spec.key not in checked:
+            _check_msl(spec, kernel, compile_one)
+            checked.add(spec.key)
+        return kernel
+
+    return compiled
+
+
+_MSL_CHECKED: set[str] = set()
 
 
 @pytest.fixture(autouse=True)
 def _lavapipe_and_known_gaps(request: pytest.FixtureRequest,
                              monkeypatch: pytest.MonkeyPatch) -> None:
     """The tools the test's target needs, and its known gap as a strict xfail; on vulkan, the
-    MSL of every kernel it runs parsed too (metal.smoke_check)."""
+    MSL of every kernel it compiles parsed too (_check_msl)."""
     target = request.cls.__name__.split("__")[0][len("Test_"):]
     require("spirv-val")
     require_device()
     if target == "webgpu":
         require_naga()
     elif metal.clang() is not None and shutil.which("spirv-cross"):
-        monkeypatch.setattr(vulkan_runtime, "load", _with_msl_check(vulkan_runtime.load))
+        monkeypatch.setattr(JIT, "compile_specialization", _with_msl_check(
+            JIT.compile_specialization, _MSL_CHECKED))
     gap = gap_of(f"{request.cls.__name__}::{request.node.name}")
     if gap is not None:
         reason, error = gap

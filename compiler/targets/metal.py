@@ -1,6 +1,8 @@
 """The Metal target: Metal Shading Language for Apple GPUs, made from the SPIR-V by spirv-cross.
 
-The stages are the SPIR-V family's (compiler/targets/spirv.py) and one more:
+The stages are the SPIR-V family's (compiler/targets/spirv.py), with check-metal-types last in
+its spirv stage (float64 values and 64-bit integer tensors, which MSL 2.1 cannot hold: an error
+at their line), and one more:
   msl   spirv-cross --msl (MSL 2.1: SIMD-group shuffles) of the validated SPIR-V binary
 
 Metal's SIMD groups have 32 threads; the kernels assume 8-lane subgroups as the vulkan target's
@@ -17,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import struct
 import subprocess
 import tempfile
 
@@ -28,36 +31,67 @@ MSL_VERSION = "20100"
 SHIM = os.path.join(os.path.dirname(__file__), "msl_shim")
 CLANG_VERSIONS = ("clang-22", "clang")
 BUFFER_ARGUMENT = re.compile(r"\b(\w+) \[\[buffer\((\d+)\)\]\]")
+KERNEL = re.compile(r"^kernel void (\w+)\((.*)\)$", re.MULTILINE)
+# MSL's function and address-space qualifiers, which spirv-cross writes as they are where an
+# entry point has one for its name (it renames C++'s keywords and `main`): the kernel
+# function is then named with a 0, as spirv-cross does `main0`
+MSL_QUALIFIERS = frozenset({"kernel", "vertex", "fragment", "device", "constant", "thread",
+                            "threadgroup", "threadgroup_imageblock", "ray_data", "object_data"})
+OP_ENTRY_POINT = 15
 
 
 def _msl(product: spirv.SpirvBinary, options: CompileOptions) -> str:
     return msl_of(product.binary)
 
 
+def entry_point_name(binary: bytes) -> str:
+    """The name of a SPIR-V binary's (first) OpEntryPoint."""
+    words = struct.unpack(f"<{len(binary) // 4}I", binary)
+    position = 5  # after the header
+    while position < len(words):
+        count, opcode = words[position] >> 16, words[position] & 0xFFFF
+        if opcode == OP_ENTRY_POINT:
+            name = struct.pack(f"<{count - 3}I", *words[position + 3:position + count])
+            return name.split(b"\0", 1)[0].decode()
+        position += count
+    raise CompileError("the SPIR-V binary has no entry point")
+
+
 def msl_of(binary: bytes) -> str:
-    """The MSL spirv-cross makes of a SPIR-V binary."""
+    """The MSL spirv-cross makes of a SPIR-V binary (an entry point named as one of MSL's
+    qualifiers renamed)."""
+    entry = entry_point_name(binary)
+    rename = ["--rename-entry-point", entry, f"{entry}0", "comp"] \
+        if entry in MSL_QUALIFIERS else []
     with tempfile.TemporaryDirectory(prefix="tilec-metal-") as folder:
         source, output = os.path.join(folder, "kernel.spv"), os.path.join(folder, "kernel.metal")
         with open(source, "wb") as file:
             file.write(binary)
         spirv.run_tool([spirv.spirv_tool("spirv-cross"), source, "--msl", "--msl-version",
-                        MSL_VERSION, "--output", output], "MSL generation")
+                        MSL_VERSION, *rename, "--output", output], "MSL generation")
         with open(output) as file:
             return file.read()
 
 
 def stages(options: CompileOptions) -> list[Stage]:
-    return [*spirv.stages(options),
+    return [*spirv.stages(options, (*spirv.SPIRV_FIXES, "check-metal-types")),
             Stage("msl", _msl, f"spirv-cross --msl --msl-version {MSL_VERSION}")]
 
 
-def argument_table(msl: str, entry: str, abi: list[list]) -> list[dict]:
-    """Each `[[buffer(i)]]` of the kernel's signature with the ABI slot it binds."""
-    signature = re.search(rf"^kernel void {re.escape(entry)}\((.*)\)$", msl, re.MULTILINE)
-    if signature is None:
-        raise CompileError(f"spirv-cross's MSL has no kernel named {entry}")
+def kernel_signature(msl: str) -> tuple[str, str]:
+    """The name and parameters of the MSL's one kernel function: spirv-cross renames an entry
+    point whose name MSL reserves (`main`, TileLang's usual prim_func name, is `main0`)."""
+    found = KERNEL.findall(msl)
+    if len(found) != 1:
+        raise CompileError(f"spirv-cross's MSL has {len(found)} kernel functions; expected one")
+    return found[0]
+
+
+def argument_table(parameters: str, entry: str, abi: list[list]) -> list[dict]:
+    """Each `[[buffer(i)]]` of the kernel's `parameters` with the ABI slot it binds (each
+    buffer keeps the SPIR-V entry point's name: `{entry}_arg_{i}`)."""
     table = []
-    for name, buffer in BUFFER_ARGUMENT.findall(signature.group(1)):
+    for name, buffer in BUFFER_ARGUMENT.findall(parameters):
         number = int(buffer)
         if number >= len(abi) or name != f"{entry}_arg_{number}":
             raise CompileError(f"MSL argument {name} [[buffer({number})]] matches no ABI slot")
@@ -70,7 +104,8 @@ def finish(product: str, options: CompileOptions, kernel_name: str
     if not isinstance(product, str):
         raise CompileError("the metal target finishes after its 'msl' stage")
     launch = spirv.launch_metadata(options, kernel_name)
-    launch["arguments"] = argument_table(product, kernel_name, launch["abi"])
+    launch["entry"], parameters = kernel_signature(product)
+    launch["arguments"] = argument_table(parameters, kernel_name, launch["abi"])
     launch["msl_version"] = MSL_VERSION
     return product.encode(), "msl", launch
 
