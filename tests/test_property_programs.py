@@ -180,7 +180,7 @@ def test_column_sums_through_shared_memory_match_torch(m: int, n: int, bm: int, 
     assert error <= 1e-5, f"max error {error}\n{source}"
 
 
-GPU_TARGETS = ["cuda:sm_90a", "cuda:sm_80", "hip:gfx942"]  # vulkan has no float atomics yet
+GPU_TARGETS = ["cuda:sm_90a", "cuda:sm_80", "hip:gfx942", "vulkan", "metal", "webgpu"]
 
 
 @settings(max_examples=6, deadline=None, derandomize=True,
