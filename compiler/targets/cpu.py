@@ -186,8 +186,8 @@ def stages(options: CompileOptions) -> list[Stage]:
     fast_math = ("apply-fast-math",) if options.fast_math else ()
     checks = ("insert-bounds-checks",) if options.bounds_check else ()
     rotation = ("mask-scores-after-gemm", "rotate-attention-loop")
-    # the CUDA target's opt-in, run here too so its numerics are checked: after the checks,
-    # before the sub-byte lowering, as there
+    # as on the CUDA target (unless TILEC_VECTORIZE_ELEMENT_COPIES=0): after the checks, before
+    # the sub-byte lowering
     split = TILE_PASSES.index("lower-sub-byte-types")
     passes = TILE_PASSES[:split] + element_copy_passes() + TILE_PASSES[split:]
     loops = tile_passes("loops", rotation + checks + fast_math + passes,
