@@ -5,11 +5,14 @@ loop variable and values before the loop), and cloning those for another iterati
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from mlir import ir
+from mlir.dialects import arith, llvm, memref
 
 from tilec.compiler.passes._ir_walk import as_operation, defining_op, walk
+from tilec.compiler.passes._scalar import bit_width
 
 PURE_PREFIXES = ("arith.", "index.", "math.", "affine.apply")
 PURE_OPS = ("llvm.freeze", "llvm.bitcast", "llvm.mlir.constant", "llvm.mlir.poison",
@@ -176,3 +179,28 @@ def clone_ops(ops: list[ir.Operation], mapping: dict[ir.Value, ir.Value],
             mapping[old] = new
 
 
+def value_bytes(value_type: ir.Type) -> int:
+    """The bytes of a value of a scalar or vector type (an element of a vector memref too)."""
+    if isinstance(value_type, ir.VectorType):
+        return bit_width(value_type.element_type) * math.prod(value_type.shape) // 8
+    return bit_width(value_type) // 8
+
+
+def element_address(memory: ir.Value, indices: list[ir.Value]) -> ir.Value:
+    """The global address of `memory[indices]`, as an !llvm.ptr in the memref's space."""
+    memref_type = ir.MemRefType(memory.type)
+    rank = memref_type.rank
+    metadata = memref.ExtractStridedMetadataOp(memory)
+    results = list(metadata.results)
+    offset, strides = results[1], results[2 + rank:2 + 2 * rank]
+    linear = offset
+    for index, stride in zip(indices, strides, strict=True):
+        linear = arith.addi(linear, arith.muli(index, stride))
+    base = memref.extract_aligned_pointer_as_index(results[0])
+    scale = arith.constant(ir.IndexType.get(), value_bytes(memref_type.element_type))
+    where = arith.addi(base, arith.muli(linear, scale))
+    integer = arith.index_cast(ir.IntegerType.get_signless(64), where)
+    space = memref_type.memory_space
+    number = int(str(space).split(":")[0]) if space is not None and str(space).split(":")[0] \
+        .strip().isdigit() else 0
+    return llvm.inttoptr(llvm.PointerType.get(number), integer)

@@ -74,6 +74,7 @@ from tilec.compiler.passes._ir_walk import (
     scope,
     walk,
 )
+from tilec.compiler.passes._loop_loads import element_address
 from tilec.compiler.passes._mfma import MFMA_ATTR, lower_mfma
 from tilec.compiler.passes._mma_sync import (
     MMA_SYNC_ATTR,
@@ -304,7 +305,8 @@ class KernelLowering:
 
     def __init__(self, func: ir.Operation, kernel: ir.Operation, gpu_block: ir.Block,
                  warp_size: int, max_shared_bytes: int, vector_loads: bool = False,
-                 logical_addressing: bool = False, range_warp: int = 0):
+                 logical_addressing: bool = False, range_warp: int = 0,
+                 l2_prefetch: bool = False):
         self.func = func
         self.kernel = kernel
         self.gpu_block = gpu_block
@@ -315,6 +317,7 @@ class KernelLowering:
         # T.Parallel's global reads as vectors (opt-in; never with logical addressing)
         self.vector_loads = vector_loads and not logical_addressing
         self.vector_bytes = 0 if logical_addressing else 16  # the widest access of a copy
+        self.l2_prefetch = l2_prefetch  # memref.prefetch of a tensor as prefetch.global.L2
         self.block_size = list(ir.DenseI64ArrayAttr(kernel.attributes["threads"]))
         self.threads = math.prod(self.block_size)
         self.fragments: dict[ir.Value, Fragment] = {}
@@ -876,6 +879,9 @@ class KernelLowering:
             elif name in ("memref.load", "memref.store"):
                 self.lower_access(op)
                 return
+            elif name == "memref.prefetch":
+                self.lower_prefetch(op)
+                return
             elif name in USER_SYNC_OPS:
                 lower_user_sync(self, op)
                 return
@@ -954,6 +960,15 @@ class KernelLowering:
         view = memref.reinterpret_cast(new_type, source, [], [], [], *static)
         self.pointer_aligned[view] = self.pointer_aligned[source]
         old.replace_all_uses_with(view)
+        op.erase()
+
+    def lower_prefetch(self, op: ir.Operation) -> None:
+        """A prefetch of a tensor element (prefetch-epilogue-operands) is one
+        `prefetch.global.L2` of its address on NVIDIA chips; elsewhere, a hint dropped."""
+        if self.l2_prefetch and self.is_global(op.operands[0]):
+            with op.location, ir.InsertionPoint(op):
+                nvvm.prefetch(element_address(op.operands[0], list(op.operands)[1:]),
+                              cache_level=nvvm.PrefetchCacheLevel.L2)
         op.erase()
 
     def lower_access(self, op: ir.Operation) -> None:
@@ -2061,7 +2076,8 @@ class LowerTileToGpu(TilePass):
             KernelLowering(func, kernel_ops[0], gpu_block, target.warp_size,
                            target.max_shared_bytes,
                            VECTOR_LOADS_ATTR in module.operation.attributes,
-                           target.logical_addressing, range_warp(target)).build()
+                           target.logical_addressing, range_warp(target),
+                           target.family == "nvidia").build()
         for op in list(module.body.operations):  # T.call_extern's callees go with the kernels
             op = as_operation(op)
             if op.name == "llvm.func" and EXTERN_ATTR in op.attributes:

@@ -34,7 +34,7 @@ import math
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import arith, llvm, memref, nvvm, ub
+from mlir.dialects import arith, nvvm, ub
 
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._ir_walk import (
@@ -46,11 +46,12 @@ from tilec.compiler.passes._ir_walk import (
 )
 from tilec.compiler.passes._loop_loads import (
     clone_ops,
+    element_address,
     is_far_load,
     plan_loop_loads,
+    value_bytes,
     writes_nothing_shared,
 )
-from tilec.compiler.passes._scalar import bit_width
 
 DISTANCE_ATTR = "tile.prefetch_l2_distance"  # on the module: iterations ahead
 MIN_BYTES = 4  # loads narrower than this are not prefetched
@@ -59,35 +60,8 @@ MAX_DISTANCE = 8
 MAX_SHARERS = 8  # blocks reading the same bytes, at most, for a load to be prefetched
 
 
-def _bytes_of(value_type: ir.Type) -> int:
-    """The bytes of a value of a scalar or vector type (an element of a vector memref too)."""
-    if isinstance(value_type, ir.VectorType):
-        return bit_width(value_type.element_type) * math.prod(value_type.shape) // 8
-    return bit_width(value_type) // 8
-
-
 def _loaded_bytes(load: ir.Operation) -> int:
-    return _bytes_of(load.results[0].type)
-
-
-def _address(memory: ir.Value, indices: list[ir.Value]) -> ir.Value:
-    """The global address of `memory[indices]`, as an !llvm.ptr in the memref's space."""
-    memref_type = ir.MemRefType(memory.type)
-    rank = memref_type.rank
-    metadata = memref.ExtractStridedMetadataOp(memory)
-    results = list(metadata.results)
-    offset, strides = results[1], results[2 + rank:2 + 2 * rank]
-    linear = offset
-    for index, stride in zip(indices, strides, strict=True):
-        linear = arith.addi(linear, arith.muli(index, stride))
-    base = memref.extract_aligned_pointer_as_index(results[0])
-    scale = arith.constant(ir.IndexType.get(), _bytes_of(memref_type.element_type))
-    where = arith.addi(base, arith.muli(linear, scale))
-    integer = arith.index_cast(ir.IntegerType.get_signless(64), where)
-    space = memref_type.memory_space
-    number = int(str(space).split(":")[0]) if space is not None and str(space).split(":")[0] \
-        .strip().isdigit() else 0
-    return llvm.inttoptr(llvm.PointerType.get(number), integer)
+    return value_bytes(load.results[0].type)
 
 
 def _in_else(op: ir.Operation, clone: ir.Operation) -> bool:
@@ -113,7 +87,7 @@ def _as_prefetches(clone: ir.Operation, grid: list[int] | None) -> None:
         with ir.InsertionPoint(load), load.location:
             if _loaded_bytes(load) >= MIN_BYTES and _streamed(load, grid) \
                     and not _in_else(load, clone):
-                address = _address(load.operands[0], list(load.operands[1:]))
+                address = element_address(load.operands[0], list(load.operands[1:]))
                 nvvm.prefetch(address, cache_level=nvvm.PrefetchCacheLevel.L2)
             poison = ub.poison(load.results[0].type)
         load.results[0].replace_all_uses_with(poison)

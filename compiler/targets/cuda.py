@@ -100,6 +100,7 @@ from tilec.compiler.passes._tma_ring import MAPS_ATTR, TILES_ATTR
 from tilec.compiler.passes._user_sync import COOPERATIVE_ATTR
 from tilec.compiler.passes.lower_gemm_to_tensorcore import LAUNCH_ATTR
 from tilec.compiler.passes.pipeline_async_copies import ASYNC_GATHERS_ATTR, TABLE_LOADS_ATTR
+from tilec.compiler.passes.prefetch_epilogue_operands import opt_in as epilogue_prefetch_opt_in
 from tilec.compiler.passes.prefetch_loop_loads import MAX_REGISTERS_ATTR
 from tilec.compiler.passes.prefetch_loop_loads_to_l2 import DISTANCE_ATTR
 from tilec.compiler.passes.vectorize_element_copies import passes as element_copy_passes
@@ -143,7 +144,7 @@ FOLD_CLEARS_VARIABLE = "TILEC_FOLD_ACCUMULATOR_CLEARS"
 TILE_PASSES = (
     "check-thread-branches",
     "plan-wgmma-gemms", "plan-mma-sync-gemms", "plan-tma-pipelines", "overlap-ring-gemms",
-    "plan-warpgroup-pingpong",
+    "plan-warpgroup-pingpong", "prefetch-epilogue-operands",
     "stage-reduce-operands",
     "infer-fragment-layout", "lower-gemm-simt", "insert-shared-barriers", "plan-shared-memory",
 )
@@ -340,6 +341,7 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
                            ("TILEC_REGISTER_A_STEPS", REGISTER_A_STEPS_ATTR)):  # 0.957 -> 0.987
         if os.environ.get(variable) != "0":  # defaults since measured; "0" turns them off
             module.operation.attributes[name] = ir.UnitAttr.get()
+    epilogue_prefetch_opt_in(module)
     step_groups = os.environ.get("TILEC_REGISTER_A_STEP_GROUPS", "")
     if step_groups.isdigit() and int(step_groups) > 0:
         module.operation.attributes[REGISTER_A_STEP_GROUPS_ATTR] = ir.IntegerAttr.get(

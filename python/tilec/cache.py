@@ -79,7 +79,7 @@ COMPILE_SETTINGS = ("TILEC_TMA_RING_LAG", "TILEC_VECTOR_EPILOGUE_LOADS",
                     "TILEC_SPLIT_WGMMA_N", "TILEC_PREFETCH_LOOP_LOADS",
                     "TILEC_PIPELINE_TABLE_LOADS", "TILEC_MMA_SYNC_FALLBACK",
                     "TILEC_VECTORIZE_ELEMENT_COPIES", "TILEC_PREFETCH_L2",
-                    "TILEC_FOLD_ACCUMULATOR_CLEARS")
+                    "TILEC_FOLD_ACCUMULATOR_CLEARS", "TILEC_EPILOGUE_PREFETCH")
 
 
 def _environment_bytes() -> dict[bytes, bytes] | None:
@@ -132,14 +132,16 @@ def key_environment() -> tuple[str | None, tuple[tuple[str, str], ...]] | None:
 # settings that take a number where the others take 1 (on) or 0 (off)
 _NUMERIC_SETTINGS = {"TILEC_PREFETCH_LOOP_LOADS": "a register count",
                      "TILEC_REGISTER_A_STEP_GROUPS": "a count of wgmma groups",
-                     "TILEC_PREFETCH_L2": "a distance in iterations"}
+                     "TILEC_PREFETCH_L2": "a distance in iterations",
+                     "TILEC_EPILOGUE_PREFETCH": "a distance in iterations"}
 # the words a setting takes besides
 _WORD_SETTINGS = {"TILEC_PREFETCH_L2": ("auto",)}
 
 
 def check_compile_settings() -> None:
     """A setting of COMPILE_SETTINGS holds 1 or 0 (TILEC_PREFETCH_LOOP_LOADS: a register count,
-    TILEC_REGISTER_A_STEP_GROUPS: a group count, TILEC_PREFETCH_L2: a distance or auto): any
+    TILEC_REGISTER_A_STEP_GROUPS: a group count, TILEC_PREFETCH_L2: a distance or auto,
+    TILEC_EPILOGUE_PREFETCH: a distance): any
     other value (`TILEC_FUSE_LOP3=yes`) read as off without a word, so it is an error."""
     for name, value in compile_settings().items():
         words = _WORD_SETTINGS.get(name, ())
