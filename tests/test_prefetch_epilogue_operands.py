@@ -5,8 +5,9 @@ max(0, last - d). The CPU target runs the pass too: each kernel, its output NaN-
 checked against a float32 reference on ragged shapes with the prefetch in the loop (its
 stage shows it). sm_90a: the PTX's prefetch.global.L2 count per thread (a 128 x 256 f16
 residual tile is 512 lines over 256 consumer threads: 2), none without the setting, and
-ptxas assembles the kernel. The rewrite: lit_tests/passes/prefetch-epilogue-operands.mlir;
-GPU numerics and speed: the device job (benchmarks/fused_gemm.py --variants)."""
+ptxas assembles the kernel; sm_80 (no such instruction in LLVM's NVPTX): the same PTX.
+The rewrite: lit_tests/passes/prefetch-epilogue-operands.mlir; GPU numerics and speed: the
+device job (benchmarks/fused_gemm.py --variants)."""
 
 from __future__ import annotations
 
@@ -72,14 +73,14 @@ def test_prefetched_epilogue_matches_torch_on_cpu(case, shape, tmp_path, monkeyp
     assert fused_gemm._relative_error(result, expected) < 1e-2
 
 
-def _ptx(case: fused_gemm.Case, monkeypatch, distance: str | None) -> str:
+def _ptx(case: fused_gemm.Case, monkeypatch, distance: str | None, arch: str = "sm_90a",
+         tile: dict = fused_gemm.TILE) -> str:
     if distance is None:
         monkeypatch.delenv("TILEC_EPILOGUE_PREFETCH", raising=False)
     else:
         monkeypatch.setenv("TILEC_EPILOGUE_PREFETCH", distance)
     meta = case.inputs(fused_gemm._MetaTorch(torch), (1024, 1024, 1024), "meta")
-    return case.kernel.compile(*meta, target="cuda:sm_90a", **fused_gemm.TILE) \
-        .get_kernel_source()
+    return case.kernel.compile(*meta, target=f"cuda:{arch}", **tile).get_kernel_source()
 
 
 # in a consumer thread's PTX: the residual tile's 128 rows x 4 lines over 256 threads (2), the
@@ -97,3 +98,13 @@ def test_sm90a_prefetches_the_epilogue_operands(case, tmp_path, monkeypatch) -> 
     assert "wgmma.mma_async" in prefetched
     report = ptxas_check(prefetched, "sm_90a")
     assert report.ok, report.log
+
+
+def test_sm80_has_no_l2_prefetch_and_keeps_its_kernel(tmp_path, monkeypatch) -> None:
+    """LLVM's NVPTX backend selects prefetch.global.L2 for sm_90 and later only (an abort on
+    sm_80): there the setting changes nothing."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    case = _case("scale_residual")
+    plain = _ptx(case, monkeypatch, None, "sm_80", fused_gemm.QUICKSTART_TILE)
+    assert _ptx(case, monkeypatch, "2", "sm_80", fused_gemm.QUICKSTART_TILE) == plain
+    assert "mma.sync" in plain and "prefetch" not in plain

@@ -964,7 +964,8 @@ class KernelLowering:
 
     def lower_prefetch(self, op: ir.Operation) -> None:
         """A prefetch of a tensor element (prefetch-epilogue-operands) is one
-        `prefetch.global.L2` of its address on NVIDIA chips; elsewhere, a hint dropped."""
+        `prefetch.global.L2` of its address where the chip has it (sm_90 and later,
+        TargetDescription.has_l2_prefetch); elsewhere, a hint dropped."""
         if self.l2_prefetch and self.is_global(op.operands[0]):
             with op.location, ir.InsertionPoint(op):
                 nvvm.prefetch(element_address(op.operands[0], list(op.operands)[1:]),
@@ -2077,7 +2078,7 @@ class LowerTileToGpu(TilePass):
                            target.max_shared_bytes,
                            VECTOR_LOADS_ATTR in module.operation.attributes,
                            target.logical_addressing, range_warp(target),
-                           target.family == "nvidia").build()
+                           target.has_l2_prefetch).build()
         for op in list(module.body.operations):  # T.call_extern's callees go with the kernels
             op = as_operation(op)
             if op.name == "llvm.func" and EXTERN_ATTR in op.attributes:

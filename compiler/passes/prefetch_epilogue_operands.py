@@ -12,15 +12,16 @@ the box's rows and 128-byte lines placed after the loop body's statements under
 and the epilogue's loads find them in L2. The prefetch moves no data into registers or shared
 memory, so the kernel's registers and arena stay as they were.
 
-Taken: a `tile.pipelined` loop of step 1 followed, in its block, by a `tile.parallel` that
-loads a global tensor (a function argument) at indices each of which is a value computed
-without the T.Parallel's variables (from the kernel's block indices, constants, values
-before the loop: recomputed inside the loop) plus at most one of its variables, each
-variable in at most one index: a bias per column (`bias[bx * 256 + j]`), per row, a whole
-residual tile (`R[by * 128 + i, bx * 256 + j]`). The box is the T.Parallel's extent along
-each variable's index, one element along the others; rows and columns are clamped to the
-tensor's last element (a ragged tile's prefetch stays inside it), so no address outside the
-tensor is formed. Other reads (a gather `x[idx[i], j]`, `R[2 * i, j]`) are left alone.
+Taken: a `tile.pipelined` loop of step 1 followed, in its block (up to the next such loop),
+by a `tile.parallel` that loads a global tensor (a function argument) at indices each of which
+is a value computed without the T.Parallel's variables (from the kernel's block indices,
+constants, values before the loop: recomputed inside the loop) plus at most one of its
+variables, each variable in at most one index: a bias per column (`bias[bx * 256 + j]`), per
+row, a whole residual tile (`R[by * 128 + i, bx * 256 + j]`). The box is the T.Parallel's
+extent along each variable's index, one element along the others; rows and columns are
+clamped to the tensor's last element (a ragged tile's prefetch stays inside it), so no
+address outside the tensor is formed. Other reads (a gather `x[idx[i], j]`, `R[2 * i, j]`)
+are left alone.
 
 The distance d is the module's `tile.epilogue_prefetch_distance` (the CUDA target sets it
 from TILEC_EPILOGUE_PREFETCH=d; without it the pass does nothing): opt-in until the H200 has
@@ -163,10 +164,11 @@ def prefetch_epilogue(loop: ir.Operation, distance: int) -> int:
     step = constant_index(loop.operands[2])
     if step != 1:
         return 0
-    block = loop.block
-    after = []
-    seen = False
-    for op in map(as_operation, block.operations):
+    after = []  # the statements after the loop, up to the next pipelined loop (which owns
+    seen = False  # what follows it)
+    for op in map(as_operation, loop.block.operations):
+        if seen and op.name == "tile.pipelined":
+            break
         if seen:
             after.append(op)
         seen = seen or op == loop

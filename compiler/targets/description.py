@@ -80,6 +80,12 @@ class TargetDescription:
         return self.mma == "wgmma"
 
     @property
+    def has_l2_prefetch(self) -> bool:
+        """`prefetch.global.L2` from the NVVM intrinsic: LLVM's NVPTX backend selects it for
+        sm_90 and later only (on sm_80 / sm_89: "Cannot select" and an abort)."""
+        return self.family == "nvidia" and int(self.chip[3:].rstrip("a")) >= 90
+
+    @property
     def has_float8_conversions(self) -> bool:
         """cvt between f32 / f16 and e4m3 / e5m2 pairs: sm_89 (Ada) and later."""
         return self.family == "nvidia" and int(self.chip[3:].rstrip("a")) >= 89
