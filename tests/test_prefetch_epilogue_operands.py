@@ -11,6 +11,7 @@ device job (benchmarks/fused_gemm.py --variants)."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -59,15 +60,26 @@ ROW_SCALE = fused_gemm.Case(
 CASES = [_case("bias_relu"), _case("scale_residual"), ROW_SCALE]
 
 
+SETTINGS = {"prefetch": {"TILEC_EPILOGUE_PREFETCH": "2"},
+            "preload": {"TILEC_EPILOGUE_PRELOAD": "1"},
+            "both": {"TILEC_EPILOGUE_PREFETCH": "2", "TILEC_EPILOGUE_PRELOAD": "1"}}
+
+
+@pytest.mark.parametrize("setting", SETTINGS)
 @pytest.mark.parametrize("shape", [(136, 200, 96), (200, 136, 328)])
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
-def test_prefetched_epilogue_matches_torch_on_cpu(case, shape, tmp_path, monkeypatch) -> None:
+def test_prefetched_epilogue_matches_torch_on_cpu(case, shape, setting, tmp_path,
+                                                  monkeypatch) -> None:
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
-    monkeypatch.setenv("TILEC_EPILOGUE_PREFETCH", "2")
+    for name, value in SETTINGS[setting].items():
+        monkeypatch.setenv(name, value)
     torch.manual_seed(2)
     inputs = case.inputs(torch, shape, "cpu")
     kernel = case.kernel.compile(*inputs, target="cpu", **fused_gemm.SMALL_TILE)
     assert "memref.prefetch" in kernel.asm["loops"]
+    # the residual tile (scale + residual's R) preloaded: no load of it after the loop
+    assert ("tile.epilogue_preload" in kernel.asm["loops"]) == ("PRELOAD" in str(
+        SETTINGS[setting]))
     result = kernel.get_profiler().run_poisoned(*inputs)
     expected = case.reference(*[t.float() for t in inputs])
     assert fused_gemm._relative_error(result, expected) < 1e-2
@@ -98,6 +110,27 @@ def test_sm90a_prefetches_the_epilogue_operands(case, tmp_path, monkeypatch) -> 
     assert "wgmma.mma_async" in prefetched
     report = ptxas_check(prefetched, "sm_90a")
     assert report.ok, report.log
+
+
+def test_sm90a_preloads_the_residual_tile_under_the_last_wgmmas(tmp_path, monkeypatch) -> None:
+    """TILEC_EPILOGUE_PRELOAD=1: scale + residual's R tile is loaded in the loop's last
+    iteration, so its global loads come before the wgmma wait_group 0 after the loop (without
+    it, all after), as 32-bit vectors of the accumulator layout's pairs (64 a consumer
+    thread), and ptxas assembles it without spilling."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    case = _case("scale_residual")
+
+    def loads_before_last_wait(ptx: str) -> int:
+        head = ptx[:re.search(r"wgmma\.wait_group\.sync\.aligned\s+0;", ptx).start()]
+        return head.count("ld.global")
+
+    assert loads_before_last_wait(_ptx(case, monkeypatch, None)) == 0
+    monkeypatch.setenv("TILEC_EPILOGUE_PRELOAD", "1")
+    preloaded = _ptx(case, monkeypatch, None)
+    assert loads_before_last_wait(preloaded) >= 64
+    assert preloaded.count("ld.global.b32") == 64
+    report = ptxas_check(preloaded, "sm_90a")
+    assert report.ok and report.spill_bytes == 0, report.log
 
 
 def test_sm80_has_no_l2_prefetch_and_keeps_its_kernel(tmp_path, monkeypatch) -> None:

@@ -23,9 +23,19 @@ clamped to the tensor's last element (a ragged tile's prefetch stays inside it),
 address outside the tensor is formed. Other reads (a gather `x[idx[i], j]`, `R[2 * i, j]`)
 are left alone.
 
+With the module's `tile.epilogue_preload` (TILEC_EPILOGUE_PRELOAD=1), a read whose box is
+the T.Parallel's whole extent, variable d along index d (the residual tile), of a tensor the
+function only reads (nothing after the loop may write what the preload read), is also loaded
+into registers early: a fragment of the T.Parallel's shape, allocated before the loop, is
+filled by one `tile.copy` of the box in the loop's last iteration, after its statements (the
+last gemm's wgmma group may still run, overlap = true), and the epilogue reads the fragment
+(its layout the accumulator's, from infer-fragment-layout: 64 32-bit loads a consumer thread
+of the 128 x 256 f16 tile under the last K tile's wgmmas, 64 registers held from there on).
+
 The distance d is the module's `tile.epilogue_prefetch_distance` (the CUDA target sets it
-from TILEC_EPILOGUE_PREFETCH=d; without it the pass does nothing): opt-in until the H200 has
-timed it. lower-tile-to-gpu turns each `memref.prefetch` of a global tensor into
+from TILEC_EPILOGUE_PREFETCH=d, on chips with prefetch.global.L2; preloading alone prefetches
+at d = 0; with neither the pass does nothing): opt-in until the H200 has timed it.
+lower-tile-to-gpu turns each `memref.prefetch` of a global tensor into
 `prefetch.global.L2` of the element's address; the CPU target lowers it to LLVM's prefetch
 hint, which changes no result.
 """
@@ -49,11 +59,13 @@ from tilec.compiler.passes._ir_walk import (
 )
 from tilec.compiler.passes._scalar import bit_width
 from tilec.compiler.passes._tma_ring import clone_ops, recomputable
-from tilec.dialect import ParallelOp, YieldOp
+from tilec.dialect import AllocOp, CopyOp, ParallelOp, YieldOp
 
 DISTANCE_ATTR = "tile.epilogue_prefetch_distance"  # on the module: iterations before the last
 VARIABLE = "TILEC_EPILOGUE_PREFETCH"  # the distance (0: off), where a target reads it
 PREFETCH_ATTR = "tile.epilogue_prefetch"  # on the T.Parallel the pass adds
+PRELOAD_ATTR = "tile.epilogue_preload"  # on the module: whole-tile boxes into registers too
+PRELOAD_VARIABLE = "TILEC_EPILOGUE_PRELOAD"
 LINE_BYTES = 128
 
 
@@ -63,8 +75,14 @@ class Box:
     the T.Parallel's variables) and the extent (the variable's, or 1)."""
 
     tensor: ir.Value
-    corners: tuple[ir.Value, ...]
+    corners: tuple[ir.Value | int, ...]
     extents: tuple[int, ...]
+    variables: tuple[int, ...]  # per index, the T.Parallel variable added to it, or -1
+
+    def whole_tile(self, rank: int) -> bool:
+        """Whether the box is the T.Parallel's own extent, variable d along index d (a
+        residual tile `R[by * 128 + i, bx * 256 + j]`): a fragment of its shape holds it."""
+        return self.variables == tuple(range(rank))
 
 
 def _split(value: ir.Value, variables: list[ir.Value]) -> tuple[ir.Value | int, int] | None:
@@ -101,32 +119,44 @@ def _depends(value: ir.Value, variables: list[ir.Value]) -> bool:
     return False
 
 
-def epilogue_boxes(parallel: ir.Operation) -> list[Box]:
-    """The boxes of the global tensors `parallel` reads at a corner plus its variables."""
+def epilogue_reads(parallel: ir.Operation) -> list[tuple[ir.Operation, Box]]:
+    """The loads of global tensors (function arguments) in `parallel` at a corner plus its
+    variables, each with its box."""
     body = parallel.regions[0].blocks[0]
     variables = list(body.arguments)
     extents = list(ir.DenseI64ArrayAttr(parallel.attributes["extents"]))
-    boxes: list[Box] = []
+    reads = []
     for load in walk(parallel):
         if load.name != "memref.load" or scope(load.operands[0]) != "global" or not isinstance(
                 load.operands[0].owner, ir.Block) or \
                 as_operation(load.operands[0].owner.owner).name != "func.func":
             continue
         parts = [_split(value, variables) for value in list(load.operands)[1:]]
-        used = [number for part in parts if part is not None for number in [part[1]]
-                if number >= 0]
-        if any(part is None for part in parts) or len(used) != len(set(used)) or not used:
+        if any(part is None for part in parts):
             continue
-        box = Box(load.operands[0], tuple(part[0] for part in parts),
-                  tuple(extents[part[1]] if part[1] >= 0 else 1 for part in parts))
+        used = [part[1] for part in parts if part[1] >= 0]
+        if len(used) != len(set(used)) or not used:
+            continue
+        reads.append((load, Box(load.operands[0], tuple(part[0] for part in parts),
+                                tuple(extents[part[1]] if part[1] >= 0 else 1
+                                      for part in parts),
+                                tuple(part[1] for part in parts))))
+    return reads
+
+
+def epilogue_boxes(parallel: ir.Operation) -> list[Box]:
+    """The distinct boxes of `parallel`'s epilogue_reads."""
+    boxes: list[Box] = []
+    for _, box in epilogue_reads(parallel):
         if not any(_same(box, known) for known in boxes):
             boxes.append(box)
     return boxes
 
 
 def _same(box: Box, other: Box) -> bool:
-    return box.tensor == other.tensor and box.extents == other.extents and all(
-        a == b for a, b in zip(box.corners, other.corners, strict=True))
+    return box.tensor == other.tensor and box.extents == other.extents and \
+        box.variables == other.variables and all(
+            a == b for a, b in zip(box.corners, other.corners, strict=True))
 
 
 def _prefetch(box: Box, candidates: list[ir.Operation], mapping: dict) -> None:
@@ -158,9 +188,10 @@ def _prefetch(box: Box, candidates: list[ir.Operation], mapping: dict) -> None:
         YieldOp()
 
 
-def prefetch_epilogue(loop: ir.Operation, distance: int) -> int:
-    """Prefetch, inside `loop`, the boxes the T.Parallel statements after it read; the number
-    of boxes."""
+def prefetch_epilogue(loop: ir.Operation, distance: int, preload: bool = False) -> int:
+    """Prefetch, inside `loop`, the boxes the T.Parallel statements after it read (and with
+    `preload`, load the whole-tile ones into fragments in its last iteration); the number of
+    boxes."""
     step = constant_index(loop.operands[2])
     if step != 1:
         return 0
@@ -172,30 +203,89 @@ def prefetch_epilogue(loop: ir.Operation, distance: int) -> int:
         if seen:
             after.append(op)
         seen = seen or op == loop
-    boxes = []
-    for op in after:
-        if op.name == "tile.parallel" and PREFETCH_ATTR not in op.attributes:
-            boxes += [box for box in epilogue_boxes(op)
-                      if not any(_same(box, known) for known in boxes)]
+    parallels = [op for op in after if op.name == "tile.parallel"
+                 and PREFETCH_ATTR not in op.attributes]
     candidates = [op for op in after if op.name != "tile.parallel"] + [
-        inner for op in after if op.name == "tile.parallel" for inner in walk(op)
-        if inner != op]
-    usable = [box for box in boxes if recomputable(
-        [c for c in box.corners if not isinstance(c, int)], candidates) is not None and all(
-        isinstance(c, int) or _formed_before(c, loop, candidates) for c in box.corners)]
-    if not usable:
+        inner for op in parallels for inner in walk(op) if inner != op]
+
+    def formed(box: Box) -> bool:  # its corners can be computed inside the loop
+        corners = [c for c in box.corners if not isinstance(c, int)]
+        return recomputable(corners, candidates) is not None and all(
+            _formed_before(c, loop, candidates) for c in corners)
+
+    boxes: list[Box] = []
+    for op in parallels:
+        boxes += [box for box in epilogue_boxes(op) if formed(box)
+                  and not any(_same(box, known) for known in boxes)]
+    if not boxes:
         return 0
     body = loop.regions[0].blocks[0]
     terminator = as_operation(list(body.operations)[-1])
+    lower, upper = loop.operands[0], loop.operands[1]
     with loop.location, ir.InsertionPoint(terminator):
-        lower, upper = loop.operands[0], loop.operands[1]
         trigger = arith.maxsi(lower, arith.subi(upper, index(1 + distance)))
         branch = scf.IfOp(arith.cmpi(arith.CmpIPredicate.eq, body.arguments[0], trigger))
         with ir.InsertionPoint(branch.then_block):
-            for box in usable:
+            for box in boxes:
                 _prefetch(box, candidates, {})
             scf.YieldOp([])
-    return len(usable)
+    if preload:
+        _preload(loop, parallels, candidates, formed)
+    return len(boxes)
+
+
+def _preload(loop: ir.Operation, parallels: list[ir.Operation],
+             candidates: list[ir.Operation], formed) -> None:
+    """The whole-tile reads of `parallels` from fragments of their shape, each filled by one
+    tile.copy of its box in the loop's last iteration (after the body's statements: the last
+    gemm's group may still run) and allocated before the loop."""
+    body = loop.regions[0].blocks[0]
+    terminator = as_operation(list(body.operations)[-1])
+    fragments: list[tuple[Box, ir.Value]] = []
+    for parallel in parallels:
+        extents = list(ir.DenseI64ArrayAttr(parallel.attributes["extents"]))
+        for load, box in epilogue_reads(parallel):
+            if not box.whole_tile(len(extents)) or not formed(box) or \
+                    not _read_only(box.tensor):
+                continue
+            fragment = next((value for known, value in fragments if _same(box, known)), None)
+            if fragment is None:
+                element = ir.MemRefType(box.tensor.type).element_type
+                with loop.location, ir.InsertionPoint(loop):
+                    fragment = AllocOp(ir.MemRefType.get(
+                        extents, element, memory_space=ir.Attribute.parse('"fragment"'))).result
+                with loop.location, ir.InsertionPoint(terminator):
+                    last = arith.subi(loop.operands[1], index(1))
+                    branch = scf.IfOp(arith.cmpi(arith.CmpIPredicate.eq, body.arguments[0],
+                                                 last))
+                    with ir.InsertionPoint(branch.then_block):
+                        mapping: dict = {}
+                        corners = [c for c in box.corners if not isinstance(c, int)]
+                        clone_ops(recomputable(corners, candidates) or [], mapping)
+                        zeros = [index(0)] * len(extents)
+                        CopyOp(box.tensor, [index(0) if isinstance(c, int) else
+                                            mapping.get(c, c) for c in box.corners],
+                               extents, fragment, zeros, extents)
+                        scf.YieldOp([])
+                fragments.append((box, fragment))
+            with load.location, ir.InsertionPoint(load):
+                value = memref.load(fragment, list(parallel.regions[0].blocks[0].arguments))
+            load.results[0].replace_all_uses_with(value)
+            load.erase()
+
+
+def _read_only(tensor: ir.Value) -> bool:
+    """Whether the function only reads `tensor` (loads, prefetches, sizes, copies from it):
+    a preload moves its reads before the statements after the loop, which must not write it
+    (`C = acc + C` then a second epilogue reading C)."""
+    for use in tensor.uses:
+        user = as_operation(use.owner)
+        if user.name in ("memref.load", "memref.prefetch", "memref.dim"):
+            continue
+        if user.name == "tile.copy" and use.operand_number == 0:
+            continue
+        return False
+    return True
 
 
 def _formed_before(value: ir.Value, loop: ir.Operation, candidates: list[ir.Operation]
@@ -228,6 +318,8 @@ def opt_in(module: ir.Module) -> None:
     if distance.isdigit() and int(distance) > 0:
         module.operation.attributes[DISTANCE_ATTR] = ir.IntegerAttr.get(
             ir.IntegerType.get_signless(64), int(distance))
+    if os.environ.get(PRELOAD_VARIABLE) == "1":
+        module.operation.attributes[PRELOAD_ATTR] = ir.UnitAttr.get()
 
 
 @register
@@ -241,8 +333,11 @@ class PrefetchEpilogueOperands(TilePass):
 
     def run(self, module: ir.Module) -> None:
         attributes = module.operation.attributes
-        if DISTANCE_ATTR not in attributes:
+        preload = PRELOAD_ATTR in attributes
+        if DISTANCE_ATTR not in attributes and not preload:
             return
-        distance = ir.IntegerAttr(attributes[DISTANCE_ATTR]).value
+        # preloading alone still prefetches: in the last iteration, where the copy is issued
+        distance = ir.IntegerAttr(attributes[DISTANCE_ATTR]).value \
+            if DISTANCE_ATTR in attributes else 0
         for loop in [op for op in walk(module.operation) if op.name == "tile.pipelined"]:
-            prefetch_epilogue(loop, distance)
+            prefetch_epilogue(loop, distance, preload)
