@@ -28,7 +28,8 @@ the T.Parallel's whole extent, variable d along index d (the residual tile), of 
 function only reads (nothing after the loop may write what the preload read), is also loaded
 into registers early: a fragment of the T.Parallel's shape, allocated before the loop, is
 filled by one `tile.copy` of the box in the loop's last iteration, after its statements (the
-last gemm's wgmma group may still run, overlap = true), and the epilogue reads the fragment
+last gemm's wgmma group may still run, overlap = true), or after a loop of no iteration (a
+K of 0 still adds the residual), and the epilogue reads the fragment
 (its layout the accumulator's, from infer-fragment-layout: 64 32-bit loads a consumer thread
 of the 128 x 256 f16 tile under the last K tile's wgmmas, 64 registers held from there on).
 
@@ -43,6 +44,7 @@ hint, which changes no result.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from mlir import ir
@@ -238,10 +240,26 @@ def _preload(loop: ir.Operation, parallels: list[ir.Operation],
              candidates: list[ir.Operation], formed) -> None:
     """The whole-tile reads of `parallels` from fragments of their shape, each filled by one
     tile.copy of its box in the loop's last iteration (after the body's statements: the last
-    gemm's group may still run) and allocated before the loop."""
+    gemm's group may still run), or right after a loop that ran no iteration, and allocated
+    before the loop."""
     body = loop.regions[0].blocks[0]
     terminator = as_operation(list(body.operations)[-1])
+    lower, upper = loop.operands[0], loop.operands[1]
     fragments: list[tuple[Box, ir.Value]] = []
+
+    def fill(box: Box, fragment: ir.Value, condition: Callable[[], ir.Value]) -> None:
+        """`if condition: fragment = the box`, at the insertion point."""
+        branch = scf.IfOp(condition())
+        with ir.InsertionPoint(branch.then_block):
+            mapping: dict = {}
+            corners = [c for c in box.corners if not isinstance(c, int)]
+            clone_ops(recomputable(corners, candidates) or [], mapping)
+            shape = list(ir.MemRefType(fragment.type).shape)
+            CopyOp(box.tensor, [index(0) if isinstance(c, int) else mapping.get(c, c)
+                                for c in box.corners], shape, fragment, [index(0)] * len(shape),
+                   shape)
+            scf.YieldOp([])
+
     for parallel in parallels:
         extents = list(ir.DenseI64ArrayAttr(parallel.attributes["extents"]))
         for load, box in epilogue_reads(parallel):
@@ -255,18 +273,12 @@ def _preload(loop: ir.Operation, parallels: list[ir.Operation],
                     fragment = AllocOp(ir.MemRefType.get(
                         extents, element, memory_space=ir.Attribute.parse('"fragment"'))).result
                 with loop.location, ir.InsertionPoint(terminator):
-                    last = arith.subi(loop.operands[1], index(1))
-                    branch = scf.IfOp(arith.cmpi(arith.CmpIPredicate.eq, body.arguments[0],
-                                                 last))
-                    with ir.InsertionPoint(branch.then_block):
-                        mapping: dict = {}
-                        corners = [c for c in box.corners if not isinstance(c, int)]
-                        clone_ops(recomputable(corners, candidates) or [], mapping)
-                        zeros = [index(0)] * len(extents)
-                        CopyOp(box.tensor, [index(0) if isinstance(c, int) else
-                                            mapping.get(c, c) for c in box.corners],
-                               extents, fragment, zeros, extents)
-                        scf.YieldOp([])
+                    fill(box, fragment, lambda: arith.cmpi(
+                        arith.CmpIPredicate.eq, body.arguments[0],
+                        arith.subi(upper, index(1))))
+                with loop.location, ir.InsertionPoint.after(loop):
+                    fill(box, fragment, lambda: arith.cmpi(arith.CmpIPredicate.sle, upper,
+                                                           lower))
                 fragments.append((box, fragment))
             with load.location, ir.InsertionPoint(load):
                 value = memref.load(fragment, list(parallel.regions[0].blocks[0].arguments))

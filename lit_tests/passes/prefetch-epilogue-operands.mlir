@@ -80,7 +80,8 @@ module attributes {tile.arch = "sm_90a", tile.epilogue_prefetch_distance = 4 : i
 // CHECK-LABEL: func.func @preloaded
 // With tile.epilogue_preload (and no distance: the prefetch in the last iteration), the whole
 // residual tile is loaded into a fragment of the T.Parallel's shape by one tile.copy in the
-// loop's last iteration, after the gemm; the epilogue reads the fragment.
+// loop's last iteration, after the gemm (or after a loop of no iteration); the epilogue
+// reads the fragment.
 // CHECK: %[[F:.*]] = tile.alloc : memref<128x256xf16, "fragment">
 // CHECK: tile.pipelined
 // CHECK: tile.gemm
@@ -90,6 +91,10 @@ module attributes {tile.arch = "sm_90a", tile.epilogue_prefetch_distance = 4 : i
 // CHECK: %[[LAST:.*]] = arith.subi %c16, %c1
 // CHECK: %[[NOW:.*]] = arith.cmpi eq, %{{.*}}, %[[LAST]]
 // CHECK: scf.if %[[NOW]]
+// CHECK: tile.copy %arg2[%{{.*}}, %{{.*}}] [128, 256] to %[[F]][%{{.*}}, %{{.*}}] [128, 256]
+// After a loop of no iteration (K = 0) the tile is loaded there:
+// CHECK: %[[NONE:.*]] = arith.cmpi sle, %c16, %c0
+// CHECK: scf.if %[[NONE]]
 // CHECK: tile.copy %arg2[%{{.*}}, %{{.*}}] [128, 256] to %[[F]][%{{.*}}, %{{.*}}] [128, 256]
 // CHECK: tile.parallel [128, 256] {
 // CHECK: ^bb0(%[[I:.*]]: index, %[[J:.*]]: index):
