@@ -323,6 +323,15 @@ def _formed_before(value: ir.Value, loop: ir.Operation, candidates: list[ir.Oper
     return True
 
 
+def opted_in() -> tuple[str, ...]:
+    """The pass's name where TILEC_EPILOGUE_PREFETCH or TILEC_EPILOGUE_PRELOAD asks for it,
+    for the CPU target's pass list (unchanged without them)."""
+    distance = os.environ.get(VARIABLE, "")
+    wanted = (distance.isdigit() and int(distance) > 0) or \
+        os.environ.get(PRELOAD_VARIABLE) == "1"
+    return ("prefetch-epilogue-operands",) if wanted else ()
+
+
 def opt_in(module: ir.Module) -> None:
     """The module's distance from TILEC_EPILOGUE_PREFETCH=d (d > 0), as the CUDA and CPU
     targets take it (the CPU target runs the pass so its numerics are checked)."""

@@ -41,9 +41,8 @@ from functools import cache
 from mlir import ir
 from mlir.dialects import llvm as llvm_dialect
 
-from tilec.compiler.passes import get_pass
+from tilec.compiler.passes import get_pass, prefetch_epilogue_operands
 from tilec.compiler.passes._scheduling import ROTATE_ATTENTION_LOOP_ATTR
-from tilec.compiler.passes.prefetch_epilogue_operands import opt_in as epilogue_prefetch_opt_in
 from tilec.compiler.passes.prepare_cpu_entry import ENTRY_PREFIX
 from tilec.compiler.passes.vectorize_element_copies import passes as element_copy_passes
 from tilec.compiler.pipeline import (
@@ -186,8 +185,9 @@ def stages(options: CompileOptions) -> list[Stage]:
     """The CPU target's stages after "tile"."""
     fast_math = ("apply-fast-math",) if options.fast_math else ()
     checks = ("insert-bounds-checks",) if options.bounds_check else ()
+    # CUDA's opt-in, run here too where set so its numerics are checked
     rotation = ("mask-scores-after-gemm", "rotate-attention-loop",
-                "prefetch-epilogue-operands")
+                *prefetch_epilogue_operands.opted_in())
     # as on the CUDA target (unless TILEC_VECTORIZE_ELEMENT_COPIES=0): after the checks, before
     # the sub-byte lowering
     split = TILE_PASSES.index("lower-sub-byte-types")
@@ -200,7 +200,7 @@ def stages(options: CompileOptions) -> list[Stage]:
         # CPU target stays the reference semantics), so its numerics are checked
         if os.environ.get("TILEC_ROTATE_ATTENTION_LOOP") == "1":
             module.operation.attributes[ROTATE_ATTENTION_LOOP_ATTR] = ir.UnitAttr.get()
-        epilogue_prefetch_opt_in(module)  # CUDA's opt-in, its numerics checked here
+        prefetch_epilogue_operands.opt_in(module)  # CUDA's opt-in, its numerics checked here
         loops.run(module, options)
 
     return [
