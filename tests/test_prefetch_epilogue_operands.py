@@ -141,3 +141,16 @@ def test_sm80_has_no_l2_prefetch_and_keeps_its_kernel(tmp_path, monkeypatch) -> 
     plain = _ptx(case, monkeypatch, None, "sm_80", fused_gemm.QUICKSTART_TILE)
     assert _ptx(case, monkeypatch, "2", "sm_80", fused_gemm.QUICKSTART_TILE) == plain
     assert "mma.sync" in plain and "prefetch" not in plain
+
+
+def test_prefetches_keep_a_ring_s_consumers_private(tmp_path, monkeypatch) -> None:
+    """With TILEC_RING_PRIVATE_TILES=1 the consumers of a ring GEMM meet only at the TMA
+    store's barriers of their own slabs: the prefetch and preload branches touch no shared
+    memory, so none is added around the loop or between tiles (2 consumer warpgroups: no
+    barrier over all 256 consumer threads)."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TILEC_RING_PRIVATE_TILES", "1")
+    monkeypatch.setenv("TILEC_EPILOGUE_PRELOAD", "1")
+    ptx = _ptx(_case("scale_residual"), monkeypatch, "8")
+    assert ptx.count("prefetch.global.L2") == 2 and ptx.count("ld.global.b32") == 64
+    assert ptx.count("bar.sync \t1, 256") == 0

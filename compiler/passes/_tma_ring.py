@@ -417,9 +417,10 @@ class RingLowering:
                 not (scope(src) == "fragment" and scope(dst) == "fragment")
         if name == "tile.gemm":
             return in_loop and all(map(ring, shared))
-        if name == "tile.parallel":
+        if name in ("tile.parallel", "scf.if"):  # scf.if: prefetch-epilogue-operands' branches
             return not shared and all(self._private(inner, in_loop) for inner in walk(op))
-        if name in ("tile.alloc", "tile.fill", "memref.load", "memref.store") or _pure(op):
+        if name in ("tile.alloc", "tile.fill", "memref.load", "memref.store", "memref.prefetch",
+                    "memref.dim") or _pure(op):
             return not shared or name == "tile.alloc"
         return name in ("scf.yield", "tile.yield") and not shared
 
