@@ -284,7 +284,15 @@ for _base, _suffix, _settings in (
         ("batched_nt", "private", {"TILEC_RING_PRIVATE_TILES": "1"}),
         ("plain_per_op", "fold", {"TILEC_FOLD_ACCUMULATOR_CLEARS": "1"}),
         ("batched_nt", "fold", {"TILEC_FOLD_ACCUMULATOR_CLEARS": "1"}),
-        ("batched_nt_fold", "private", {"TILEC_RING_PRIVATE_TILES": "1"})):
+        ("batched_nt_fold", "private", {"TILEC_RING_PRIVATE_TILES": "1"}),
+        # prefetch-epilogue-operands: the epilogue's operands into L2 8 K tiles ahead, and the
+        # residual tile into registers under the last K tile's wgmmas
+        ("bias_relu", "prefetch8", {"TILEC_EPILOGUE_PREFETCH": "8"}),
+        ("scale_residual", "prefetch8", {"TILEC_EPILOGUE_PREFETCH": "8"}),
+        ("scale_residual", "preload", {"TILEC_EPILOGUE_PRELOAD": "1"}),
+        ("scale_residual_preload", "prefetch8", {"TILEC_EPILOGUE_PREFETCH": "8"}),
+        ("bias_relu_prefetch8", "private", {"TILEC_RING_PRIVATE_TILES": "1"}),
+        ("scale_residual_preload_prefetch8", "private", {"TILEC_RING_PRIVATE_TILES": "1"})):
     VARIANTS.append(_variant(_base, _suffix, _settings))
 SHAPES = {case.name: (16, 2048, 2048, 1024) for case in CASES + VARIANTS
           if case.name.startswith("batched_nt")}
