@@ -128,7 +128,8 @@ class TilecForward:
 # before P V of tile k - 1 (rotate-attention-loop), and fast math flushing f32 denormals (one
 # MUFU.EX2 per exp2, as nvcc's --use_fast_math), each alone and both. Both together are the
 # default on sm_90a under fast math, so the plain row is that, and "neither" is the loop before
-# that default
+# that default; the ping-pong on that default loop (a turn of both gemms: FlashAttention-3's
+# schedule) is "rotated loop, ping-pong"
 PINGPONG = "TILEC_WARPGROUP_PINGPONG"
 OVERLAP = "TILEC_OVERLAP_RING_GEMMS"
 ROTATE = "TILEC_ROTATE_ATTENTION_LOOP"
@@ -143,6 +144,7 @@ VARIANTS = {  # suffix -> (variables set, summary key suffix)
     " (denormals flushed)": ({ROTATE: "0", FTZ: "1"}, "ftz"),
     " (rotated loop, denormals flushed)": ({ROTATE: "1", FTZ: "1"}, "rotate_ftz"),
     " (neither rotated nor flushed)": (AS_WRITTEN, "as_written"),
+    " (rotated loop, ping-pong)": ({ROTATE: "1", FTZ: "1", PINGPONG: "1"}, "rotate_pingpong"),
 }
 VARIANT_SEQS = (4096, 8192)  # the sequence lengths the variants' rows run at
 ALL_VARIANTS = tuple(key for _, key in VARIANTS.values())

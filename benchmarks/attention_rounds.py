@@ -7,16 +7,18 @@ waits, all 66 MUFU.EX2 between them, 0 spills), 0.90x. Here every implementation
 timed once per round, cuDNN SDPA included, in an order shifted by one each round, so clock
 drift and position fall on all of them alike, and each ratio is to the same round's cuDNN.
 
-Shapes: 8 x 32 heads x S 4096, fp16, d 128 and 64, causal and not. Implementations: cuDNN
-SDPA; tilec's flash_fwd (examples/attention/flash_fwd.py, its benchmark tiles) plain (the
-default: rotated loop, denormals flushed), rotated alone (TILEC_FAST_MATH_FTZ=0), denormals
-flushed alone (TILEC_ROTATE_ATTENTION_LOOP=0) and neither (both =0: the loop before that
-default, the plain row of the run at b3c290d, whose rounds made it the default); at d 128
-TileLang's example_mha_fwd_bshd.py (tuned config) compiled by tilec, the same four.
-Every output is checked against float32 first (tilec's NaN-poisoned), as attention.py does.
+Shapes: 8 x 32 heads x S 4096, fp16, d 128 and 64, causal and not (`--seq-lens`, `--dims`).
+Implementations: cuDNN SDPA; tilec's flash_fwd (examples/attention/flash_fwd.py, its benchmark
+tiles) plain (the default: rotated loop, denormals flushed), rotated alone
+(TILEC_FAST_MATH_FTZ=0), denormals flushed alone (TILEC_ROTATE_ATTENTION_LOOP=0) and neither
+(both =0: the loop before that default, the plain row of the run at b3c290d, whose rounds made
+it the default), or the attention.VARIANTS `--variants` names; at d 128 TileLang's
+example_mha_fwd_bshd.py (tuned config) compiled by tilec, the same. Every output is checked
+against float32 first (tilec's NaN-poisoned), as attention.py does.
 
-    python benchmarks/attention_rounds.py build CACHE_DIR [--examples DIR]   (compiler machine)
+    python benchmarks/attention_rounds.py build CACHE_DIR [--examples DIR] [SHAPE OPTIONS]
     TILEC_CACHE_DIR=CACHE_DIR python benchmarks/attention_rounds.py run --out FILE [--rounds 3]
+        [SHAPE OPTIONS]     (the same SHAPE OPTIONS: --seq-lens, --dims, --variants)
 
 The JSON holds each row's milliseconds and ratio per round and a summary per row: the median
 ratio, its spread (largest minus smallest over the rounds) and the median of the per-round
@@ -43,29 +45,29 @@ from attention import (  # noqa: E402
     with_variant,
 )
 
-SEQ_LEN = 4096
+SEQ_LENS = (4096,)
 DIMS = (128, 64)
 CUDNN = "sdpa cudnn"
 EXAMPLE = "tilelang example (tuned config)"
-# attention.VARIANTS' suffixes timed here beside each plain kernel
+# attention.VARIANTS' suffixes timed here beside each plain kernel unless --variants names others
 SUFFIXES = (" (rotated loop)", " (denormals flushed)", " (neither rotated nor flushed)")
 OWN_CONFIG = {"block_M": 128, "block_N": 128, "num_stages": 2, "threads": 256}
 
 
-def forwards(dim: int) -> list[TilecForward]:
-    """The tilec kernels timed at head dimension `dim`: each plain and with SUFFIXES."""
+def forwards(dim: int, suffixes: tuple[str, ...] = SUFFIXES) -> list[TilecForward]:
+    """The tilec kernels timed at head dimension `dim`: each plain and with `suffixes`."""
     own = attention._own_forward().flash_fwd
     plain = [TilecForward(OWN_FORWARD, lambda s, c: own(
         attention.BATCH, attention.HEADS, s, dim, c, **OWN_CONFIG), OWN_CONFIG, dim)]
     if dim == attention.DIM:
         plain += [f for f in tilec_forwards() if f.name == EXAMPLE]
     return [variant for forward in plain
-            for variant in [forward, *(with_variant(forward, s) for s in SUFFIXES)]]
+            for variant in [forward, *(with_variant(forward, s) for s in suffixes)]]
 
 
 def plain_name(name: str) -> str:
     """The row `name` is a variant of (itself for a plain row)."""
-    for suffix in SUFFIXES:
+    for suffix in attention.VARIANTS:
         if name.endswith(suffix):
             return name[:-len(suffix)]
     return name
@@ -94,7 +96,8 @@ def summarize(timings: dict[str, list[float]]) -> dict[str, dict[str, float]]:
     return summary
 
 
-def build(cache_dir: Path, examples: Path) -> None:
+def build(cache_dir: Path, examples: Path, seq_lens: tuple[int, ...] = SEQ_LENS,
+          dims: tuple[int, ...] = DIMS, suffixes: tuple[str, ...] = SUFFIXES) -> None:
     """Compile every kernel `run` times into `cache_dir` (with TileLang's example copied)."""
     os.environ["TILEC_CACHE_DIR"] = str(cache_dir.resolve())
     os.environ["TILEC_TARGET"] = attention.TARGET
@@ -102,26 +105,28 @@ def build(cache_dir: Path, examples: Path) -> None:
     copy.parent.mkdir(parents=True, exist_ok=True)
     source = examples / attention.TILELANG_EXAMPLE
     copy.write_text(attention.rewrite_imports(source.read_text()))
-    for dim in DIMS:
-        for forward in forwards(dim):
-            for causal in (False, True):
-                ptx = forward.compile(SEQ_LEN, causal).get_kernel_source()
-                print(f"{forward.name} d={dim} causal={causal}: "
-                      f"wgmma={ptx.count('wgmma.mma_async')}", flush=True)
+    for seq_len in seq_lens:
+        for dim in dims:
+            for forward in forwards(dim, suffixes):
+                for causal in (False, True):
+                    ptx = forward.compile(seq_len, causal).get_kernel_source()
+                    print(f"{forward.name} S={seq_len} d={dim} causal={causal}: "
+                          f"wgmma={ptx.count('wgmma.mma_async')}", flush=True)
 
 
-def _shape(dim: int, causal: bool, rounds: int) -> list[dict[str, Any]]:
+def _shape(seq_len: int, dim: int, causal: bool, rounds: int, suffixes: tuple[str, ...]
+           ) -> list[dict[str, Any]]:
     """One shape's rows: every implementation checked, then timed in `rounds` rounds."""
     import torch
 
-    shape = (attention.BATCH, SEQ_LEN, attention.HEADS, dim)
+    shape = (attention.BATCH, seq_len, attention.HEADS, dim)
     q, k, v = (torch.randn(shape, device="cuda", dtype=torch.float16) for _ in range(3))
     qt, kt, vt = (t.transpose(1, 2).contiguous() for t in (q, k, v))
     sdpa = attention._sdpa("CUDNN_ATTENTION")
     calls: dict[str, Callable[[], Any]] = {CUDNN: lambda: sdpa(qt, kt, vt, causal)}
     errors = {CUDNN: attention._max_error(calls[CUDNN]().transpose(1, 2), q, k, v, causal)}
-    for forward in forwards(dim):
-        kernel = forward.compile(SEQ_LEN, causal)
+    for forward in forwards(dim, suffixes):
+        kernel = forward.compile(seq_len, causal)
         poisoned = kernel.get_profiler().run_poisoned(q, k, v)
         errors[forward.name] = attention._max_error(poisoned, q, k, v, causal)
         calls[forward.name] = lambda kernel=kernel: kernel(q, k, v)
@@ -133,18 +138,20 @@ def _shape(dim: int, causal: bool, rounds: int) -> list[dict[str, Any]]:
     summary = summarize(timings)
     rows = []
     for name in names:
-        row = {"impl": name, "seq_len": SEQ_LEN, "dim": dim, "causal": causal,
+        row = {"impl": name, "seq_len": seq_len, "dim": dim, "causal": causal,
                "max_abs_error": errors[name], "passed": errors[name] < attention.TOLERANCE,
                "ms": timings[name], **summary[name]}
         rows.append(row)
-        print(f"d={dim:3} causal={causal!s:5} {name:52} x{row['ratio_to_cudnn']:.3f} cuDNN "
+        print(f"S={seq_len} d={dim:3} causal={causal!s:5} {name:52} "
+              f"x{row['ratio_to_cudnn']:.3f} cuDNN "
               f"(spread {row['spread']:.3f}) x{row['vs_plain']:.3f} plain  ms "
               + " ".join(f"{ms:.3f}" for ms in timings[name])
               + ("" if row["passed"] else f"  FAILED err {errors[name]:.2e}"), flush=True)
     return rows
 
 
-def run(out: Path, rounds: int) -> None:
+def run(out: Path, rounds: int, seq_lens: tuple[int, ...] = SEQ_LENS,
+        dims: tuple[int, ...] = DIMS, suffixes: tuple[str, ...] = SUFFIXES) -> None:
     import json
 
     import torch
@@ -157,11 +164,12 @@ def run(out: Path, rounds: int) -> None:
                         "(tilec.profiler.do_bench, median of CUDA events, L2 flushed) in an "
                         "order shifted by one each round; ratios to the same round's cuDNN",
               "rows": []}
-    for dim in DIMS:
-        for causal in (False, True):
-            record["rows"] += _shape(dim, causal, rounds)
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(json.dumps(record, indent=1) + "\n")
+    for seq_len in seq_lens:
+        for dim in dims:
+            for causal in (False, True):
+                record["rows"] += _shape(seq_len, dim, causal, rounds, suffixes)
+                out.parent.mkdir(parents=True, exist_ok=True)
+                out.write_text(json.dumps(record, indent=1) + "\n")
 
 
 def main() -> None:
@@ -173,11 +181,35 @@ def main() -> None:
     run_parser = modes.add_parser("run")
     run_parser.add_argument("--out", type=Path, required=True)
     run_parser.add_argument("--rounds", type=int, default=3)
+    for each in (build_parser, run_parser):
+        each.add_argument("--seq-lens", type=_ints, default=SEQ_LENS)
+        each.add_argument("--dims", type=_ints, default=DIMS)
+        each.add_argument("--variants", type=_suffixes, default=SUFFIXES,
+                          help="comma-separated keys of attention.VARIANTS (default: "
+                          + ",".join(_key(s) for s in SUFFIXES) + ")")
     args = parser.parse_args()
+    shapes = {"seq_lens": args.seq_lens, "dims": args.dims, "suffixes": args.variants}
     if args.mode == "build":
-        build(args.cache_dir, args.examples)
+        build(args.cache_dir, args.examples, **shapes)
     else:
-        run(args.out, args.rounds)
+        run(args.out, args.rounds, **shapes)
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split(","))
+
+
+def _key(suffix: str) -> str:
+    return attention.VARIANTS[suffix][1]
+
+
+def _suffixes(text: str) -> tuple[str, ...]:
+    """The attention.VARIANTS suffixes of comma-separated summary keys."""
+    by_key = {key: suffix for suffix, (_, key) in attention.VARIANTS.items()}
+    unknown = [key for key in text.split(",") if key not in by_key]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown variants {unknown}; known: {list(by_key)}")
+    return tuple(by_key[key] for key in text.split(","))
 
 
 if __name__ == "__main__":

@@ -262,18 +262,19 @@ def test_flash_fwd_loop_is_fed_by_a_tma_ring_on_sm90a(tmp_path, monkeypatch) -> 
 @pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
 @pytest.mark.parametrize("causal", [False, True])
 def test_flash_fwd_consumers_take_turns_when_opted_in(causal, tmp_path, monkeypatch) -> None:
-    """TILEC_WARPGROUP_PINGPONG=1: the plain flash_fwd source's loop gets tile.pingpong, and
-    in the PTX each consumer warpgroup hands its turn on right after committing Q K^T (a
-    bar.arrive between that commit and its wait) and waits for it before P V's fence; ptxas
-    assembles it without spills. The opt-in is part of the cache key: the same kernel
-    compiled before without it, in the same cache, is another kernel."""
+    """TILEC_WARPGROUP_PINGPONG=1 on the loop as written (TILEC_ROTATE_ATTENTION_LOOP=0): the
+    plain flash_fwd source's loop gets tile.pingpong with turns apart, and in the PTX each
+    consumer warpgroup hands its turn on right after committing Q K^T (a bar.arrive between
+    that commit and its wait) and waits for it before P V's fence; ptxas assembles it without
+    spills. The opt-in is part of the cache key: the same kernel compiled before without it,
+    in the same cache, is another kernel."""
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("TILEC_TARGET", "cuda:sm_90a")
-    monkeypatch.setenv("TILEC_ROTATE_ATTENTION_LOOP", "0")  # the ping-pong takes no rotated loop
+    monkeypatch.setenv("TILEC_ROTATE_ATTENTION_LOOP", "0")
     assert "tile.pingpong" not in flash_fwd.flash_fwd(2, 4, 512, 128, causal).asm["tile-cuda"]
     monkeypatch.setenv("TILEC_WARPGROUP_PINGPONG", "1")
     kernel = flash_fwd.flash_fwd(2, 4, 512, 128, causal)
-    assert "tile.pingpong = {barrier = 4 : i64}" in kernel.asm["tile-cuda"]
+    assert "tile.pingpong = {barrier = 4 : i64, together = false}" in kernel.asm["tile-cuda"]
     ptx = kernel.get_kernel_source()
     # each gemm from its fence to its wait (ptxas's block order need not be program order)
     gemms = [ptx[m.start():ptx.index("wgmma.wait_group", m.start())]
@@ -282,6 +283,41 @@ def test_flash_fwd_consumers_take_turns_when_opted_in(causal, tmp_path, monkeypa
     assert sum("bar.arrive" in gemm[gemm.index("wgmma.commit_group"):] for gemm in gemms) == 1
     assert len(re.findall(r"bar\.sync\s+%r\d+, 256;\s*wgmma\.fence", ptx)) == 1
     assert _ptxas_spill_bytes(ptx) == 0
+
+
+@pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
+@pytest.mark.parametrize(("causal", "dim"), [(False, 128), (True, 128), (False, 64)])
+def test_rotated_flash_fwd_consumers_take_turns_on_both_gemms(causal, dim, tmp_path,
+                                                              monkeypatch) -> None:
+    """TILEC_WARPGROUP_PINGPONG=1 on the default rotated loop (FlashAttention-3's ping-pong
+    with its intra-warpgroup overlap): tile.pingpong with together = true, and in the PTX
+    each consumer warpgroup waits for its turn (bar.sync on its barrier) right before Q K^T's
+    fence, issues Q K^T and P V back to back, hands the turn on (bar.arrive) right after
+    P V's commit and only then waits for Q K^T with P V in flight (wait_group 1); after the
+    loop warpgroup 0 waits once more (warpgroup 1's last hand-on). ptxas assembles it
+    without serializing the wgmmas (C7514) and without spills."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TILEC_TARGET", "cuda:sm_90a")
+    monkeypatch.setenv("TILEC_WARPGROUP_PINGPONG", "1")
+    tiles = {"block_M": 128, "block_N": 128, "num_stages": 2, "threads": 256}
+    kernel = flash_fwd.flash_fwd(2, 4, 512, dim, causal, **tiles)
+    assert kernel.asm["tile-cuda"].count("tile.deferred_wait") == 2
+    assert "tile.pingpong = {barrier = 4 : i64, together = true}" in kernel.asm["tile-cuda"]
+    ptx = kernel.get_kernel_source()
+    turn = re.search(r"bar\.sync\s+(%r\d+), 256;\s*wgmma\.fence\.sync\.aligned;"
+                     r"(?:(?!bar\.|wgmma\.wait_group)[^\n]*\n)*?"
+                     r"\s*wgmma\.commit_group\.sync\.aligned;\n"
+                     r"(?:(?!bar\.|wgmma\.wait_group)[^\n]*\n)*?"
+                     r"\s*wgmma\.commit_group\.sync\.aligned;\n"
+                     r"(?:(?!bar\.|wgmma\.)[^\n]*\n)*?"
+                     r"\s*bar\.arrive\s+%r\d+, %r\d+;\n"
+                     r"(?:(?!bar\.|wgmma\.)[^\n]*\n)*?"
+                     r"\s*wgmma\.wait_group\.sync\.aligned\s+1;", ptx)
+    assert turn, "no turn of both gemms"
+    assert len(re.findall(r"\bbar\.sync\s+" + re.escape(turn.group(1)) + r", 256;", ptx)) == 2
+    log = _ptxas_log(ptx)
+    assert "C7514" not in log and "wgmma.mma_async instructions are serialized" not in log
+    assert _spill_bytes(log) == 0
 
 
 @pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
