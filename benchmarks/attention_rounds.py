@@ -54,13 +54,16 @@ SUFFIXES = (" (rotated loop)", " (denormals flushed)", " (neither rotated nor fl
 OWN_CONFIG = {"block_M": 128, "block_N": 128, "num_stages": 2, "threads": 256}
 
 
-def forwards(dim: int, suffixes: tuple[str, ...] = SUFFIXES) -> list[TilecForward]:
-    """The tilec kernels timed at head dimension `dim`: each plain and with `suffixes`."""
+def forwards(dim: int, suffixes: tuple[str, ...] = SUFFIXES, main_config: bool = False
+             ) -> list[TilecForward]:
+    """The tilec kernels timed at head dimension `dim`: each plain and with `suffixes`; with
+    `main_config` TileLang's example at its main() configuration too."""
     own = attention._own_forward().flash_fwd
     plain = [TilecForward(OWN_FORWARD, lambda s, c: own(
         attention.BATCH, attention.HEADS, s, dim, c, **OWN_CONFIG), OWN_CONFIG, dim)]
     if dim == attention.DIM:
-        plain += [f for f in tilec_forwards() if f.name == EXAMPLE]
+        examples = (EXAMPLE, attention.EXAMPLE_MAIN) if main_config else (EXAMPLE,)
+        plain += [f for f in tilec_forwards() if f.name in examples]
     return [variant for forward in plain
             for variant in [forward, *(with_variant(forward, s) for s in suffixes)]]
 
@@ -97,7 +100,8 @@ def summarize(timings: dict[str, list[float]]) -> dict[str, dict[str, float]]:
 
 
 def build(cache_dir: Path, examples: Path, seq_lens: tuple[int, ...] = SEQ_LENS,
-          dims: tuple[int, ...] = DIMS, suffixes: tuple[str, ...] = SUFFIXES) -> None:
+          dims: tuple[int, ...] = DIMS, suffixes: tuple[str, ...] = SUFFIXES,
+          main_config: bool = False) -> None:
     """Compile every kernel `run` times into `cache_dir` (with TileLang's example copied)."""
     os.environ["TILEC_CACHE_DIR"] = str(cache_dir.resolve())
     os.environ["TILEC_TARGET"] = attention.TARGET
@@ -107,15 +111,15 @@ def build(cache_dir: Path, examples: Path, seq_lens: tuple[int, ...] = SEQ_LENS,
     copy.write_text(attention.rewrite_imports(source.read_text()))
     for seq_len in seq_lens:
         for dim in dims:
-            for forward in forwards(dim, suffixes):
+            for forward in forwards(dim, suffixes, main_config):
                 for causal in (False, True):
                     ptx = forward.compile(seq_len, causal).get_kernel_source()
                     print(f"{forward.name} S={seq_len} d={dim} causal={causal}: "
                           f"wgmma={ptx.count('wgmma.mma_async')}", flush=True)
 
 
-def _shape(seq_len: int, dim: int, causal: bool, rounds: int, suffixes: tuple[str, ...]
-           ) -> list[dict[str, Any]]:
+def _shape(seq_len: int, dim: int, causal: bool, rounds: int, suffixes: tuple[str, ...],
+           main_config: bool) -> list[dict[str, Any]]:
     """One shape's rows: every implementation checked, then timed in `rounds` rounds."""
     import torch
 
@@ -125,7 +129,7 @@ def _shape(seq_len: int, dim: int, causal: bool, rounds: int, suffixes: tuple[st
     sdpa = attention._sdpa("CUDNN_ATTENTION")
     calls: dict[str, Callable[[], Any]] = {CUDNN: lambda: sdpa(qt, kt, vt, causal)}
     errors = {CUDNN: attention._max_error(calls[CUDNN]().transpose(1, 2), q, k, v, causal)}
-    for forward in forwards(dim, suffixes):
+    for forward in forwards(dim, suffixes, main_config):
         kernel = forward.compile(seq_len, causal)
         poisoned = kernel.get_profiler().run_poisoned(q, k, v)
         errors[forward.name] = attention._max_error(poisoned, q, k, v, causal)
@@ -140,10 +144,11 @@ def _shape(seq_len: int, dim: int, causal: bool, rounds: int, suffixes: tuple[st
     for name in names:
         row = {"impl": name, "seq_len": seq_len, "dim": dim, "causal": causal,
                "max_abs_error": errors[name], "passed": errors[name] < attention.TOLERANCE,
-               "ms": timings[name], **summary[name]}
+               "ms": timings[name], "tflops": attention._flops(seq_len, causal, dim) / 1e9
+               / statistics.median(timings[name]), **summary[name]}
         rows.append(row)
         print(f"S={seq_len} d={dim:3} causal={causal!s:5} {name:52} "
-              f"x{row['ratio_to_cudnn']:.3f} cuDNN "
+              f"{row['tflops']:6.1f} TF/s x{row['ratio_to_cudnn']:.3f} cuDNN "
               f"(spread {row['spread']:.3f}) x{row['vs_plain']:.3f} plain  ms "
               + " ".join(f"{ms:.3f}" for ms in timings[name])
               + ("" if row["passed"] else f"  FAILED err {errors[name]:.2e}"), flush=True)
@@ -151,7 +156,8 @@ def _shape(seq_len: int, dim: int, causal: bool, rounds: int, suffixes: tuple[st
 
 
 def run(out: Path, rounds: int, seq_lens: tuple[int, ...] = SEQ_LENS,
-        dims: tuple[int, ...] = DIMS, suffixes: tuple[str, ...] = SUFFIXES) -> None:
+        dims: tuple[int, ...] = DIMS, suffixes: tuple[str, ...] = SUFFIXES,
+        main_config: bool = False) -> None:
     import json
 
     import torch
@@ -167,7 +173,7 @@ def run(out: Path, rounds: int, seq_lens: tuple[int, ...] = SEQ_LENS,
     for seq_len in seq_lens:
         for dim in dims:
             for causal in (False, True):
-                record["rows"] += _shape(seq_len, dim, causal, rounds, suffixes)
+                record["rows"] += _shape(seq_len, dim, causal, rounds, suffixes, main_config)
                 out.parent.mkdir(parents=True, exist_ok=True)
                 out.write_text(json.dumps(record, indent=1) + "\n")
 
@@ -187,8 +193,11 @@ def main() -> None:
         each.add_argument("--variants", type=_suffixes, default=SUFFIXES,
                           help="comma-separated keys of attention.VARIANTS (default: "
                           + ",".join(_key(s) for s in SUFFIXES) + ")")
+        each.add_argument("--main-config", action="store_true",
+                          help="also TileLang's example at its main() configuration (d 128)")
     args = parser.parse_args()
-    shapes = {"seq_lens": args.seq_lens, "dims": args.dims, "suffixes": args.variants}
+    shapes = {"seq_lens": args.seq_lens, "dims": args.dims, "suffixes": args.variants,
+              "main_config": args.main_config}
     if args.mode == "build":
         build(args.cache_dir, args.examples, **shapes)
     else:
