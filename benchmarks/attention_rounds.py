@@ -7,14 +7,15 @@ waits, all 66 MUFU.EX2 between them, 0 spills), 0.90x. Here every implementation
 timed once per round, cuDNN SDPA included, in an order shifted by one each round, so clock
 drift and position fall on all of them alike, and each ratio is to the same round's cuDNN.
 
-Shapes: 8 x 32 heads x S 4096, fp16, d 128 and 64, causal and not (`--seq-lens`, `--dims`).
-Implementations: cuDNN SDPA; tilec's flash_fwd (examples/attention/flash_fwd.py, its benchmark
-tiles) plain (the default: rotated loop, denormals flushed), rotated alone
-(TILEC_FAST_MATH_FTZ=0), denormals flushed alone (TILEC_ROTATE_ATTENTION_LOOP=0) and neither
-(both =0: the loop before that default, the plain row of the run at b3c290d, whose rounds made
-it the default), or the attention.VARIANTS `--variants` names; at d 128 TileLang's
-example_mha_fwd_bshd.py (tuned config) compiled by tilec, the same. Every output is checked
-against float32 first (tilec's NaN-poisoned), as attention.py does.
+Shapes: 8 x 32 heads x S 4096, fp16, d 128 and 64, causal and not (`--seq-lens`, `--dims`: d
+256 too). Implementations: cuDNN SDPA; tilec's flash_fwd (examples/attention/flash_fwd.py,
+attention.py's tiles for its head dimension) plain (the default: rotated loop, denormals
+flushed), rotated alone (TILEC_FAST_MATH_FTZ=0), denormals flushed alone
+(TILEC_ROTATE_ATTENTION_LOOP=0) and neither (both =0: the loop before that default, the plain
+row of the run at b3c290d, whose rounds made it the default), or the attention.VARIANTS
+`--variants` names; at d 128 TileLang's example_mha_fwd_bshd.py (tuned config) compiled by
+tilec, the same. Every output is checked against float32 first (tilec's NaN-poisoned), as
+attention.py does.
 
     python benchmarks/attention_rounds.py build CACHE_DIR [--examples DIR] [SHAPE OPTIONS]
     TILEC_CACHE_DIR=CACHE_DIR python benchmarks/attention_rounds.py run --out FILE [--rounds 3]
@@ -59,8 +60,9 @@ def forwards(dim: int, suffixes: tuple[str, ...] = SUFFIXES, main_config: bool =
     """The tilec kernels timed at head dimension `dim`: each plain and with `suffixes`; with
     `main_config` TileLang's example at its main() configuration too."""
     own = attention._own_forward().flash_fwd
+    config = attention.HEAD_DIM_CONFIGS.get(dim, OWN_CONFIG)  # attention.py's tiles at d 256
     plain = [TilecForward(OWN_FORWARD, lambda s, c: own(
-        attention.BATCH, attention.HEADS, s, dim, c, **OWN_CONFIG), OWN_CONFIG, dim)]
+        attention.BATCH, attention.HEADS, s, dim, c, **config), config, dim)]
     if dim == attention.DIM:
         examples = (EXAMPLE, attention.EXAMPLE_MAIN) if main_config else (EXAMPLE,)
         plain += [f for f in tilec_forwards() if f.name in examples]
@@ -170,8 +172,8 @@ def run(out: Path, rounds: int, seq_lens: tuple[int, ...] = SEQ_LENS,
                         "(tilec.profiler.do_bench, median of CUDA events, L2 flushed) in an "
                         "order shifted by one each round; ratios to the same round's cuDNN",
               "rows": []}
-    for seq_len in seq_lens:
-        for dim in dims:
+    for dim in dims:  # the first head dimension's shapes first, should the run be cut short
+        for seq_len in seq_lens:
             for causal in (False, True):
                 record["rows"] += _shape(seq_len, dim, causal, rounds, suffixes, main_config)
                 out.parent.mkdir(parents=True, exist_ok=True)
