@@ -34,6 +34,7 @@ LOADS = ("memref.load", "vector.load", "vector.transfer_read")  # memref operand
 VIEWS = ("memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.collapse_shape",
          "memref.expand_shape", "memref.view", "memref.memory_space_cast")
 # memory another thread of the block may write (shared) or this thread writes (private)
+MAX_SHARERS = 8  # blocks reading the same bytes, at most, for a load to count as streamed
 NEAR_SPACES = ("3", "5", "#gpu.address_space<workgroup>", "#gpu.address_space<private>")
 
 
@@ -186,6 +187,10 @@ def value_bytes(value_type: ir.Type) -> int:
     return bit_width(value_type) // 8
 
 
+def loaded_bytes(load: ir.Operation) -> int:
+    return value_bytes(load.results[0].type)
+
+
 def element_address(memory: ir.Value, indices: list[ir.Value]) -> ir.Value:
     """The global address of `memory[indices]`, as an !llvm.ptr in the memref's space."""
     memref_type = ir.MemRefType(memory.type)
@@ -204,3 +209,51 @@ def element_address(memory: ir.Value, indices: list[ir.Value]) -> ir.Value:
     number = int(str(space).split(":")[0]) if space is not None and str(space).split(":")[0] \
         .strip().isdigit() else 0
     return llvm.inttoptr(llvm.PointerType.get(number), integer)
+
+
+def in_else_branch(op: ir.Operation, clone: ir.Operation) -> bool:
+    """Whether `op` lies in the second region (else) of an scf.if within `clone`."""
+    while op != clone and op.parent is not None:
+        region_owner = as_operation(op.parent)
+        if region_owner.name == "scf.if" and len(region_owner.regions) > 1 and any(
+                as_operation(inner) == op for block in region_owner.regions[1].blocks
+                for inner in block.operations):
+            return True
+        op = region_owner
+    return False
+
+
+def _block_indices(values: list[ir.Value]) -> set[str]:
+    """The dimensions (x, y, z) of the block indices `values` are computed from."""
+    found, seen, work = set(), set(), list(values)
+    while work:
+        value = work.pop()
+        owner = defining_op(value)
+        if owner is None or owner in seen:
+            continue
+        seen.add(owner)
+        if owner.name == "gpu.block_id":
+            found.add(str(owner.attributes["dimension"]).split()[-1].strip(">"))
+        work.extend(owner.operands)
+    return found
+
+
+def read_by_few_blocks(load: ir.Operation, grid: list[int] | None) -> bool:
+    """Whether few blocks read this load's data (where the grid is known): the blocks along
+    the grid dimensions its address does not depend on, which read the same bytes, are at most
+    MAX_SHARERS (a batch of GEMV rows re-reading the weights). Data many blocks read (the
+    GEMV's activations, every block's) stays in L2 after the first of them; prefetching it
+    would only cost instructions."""
+    if grid is None:
+        return True
+    used = _block_indices(list(load.operands[1:]))
+    sharers = math.prod(extent for axis, extent in zip("xyz", grid, strict=False)
+                        if axis not in used)
+    return sharers <= MAX_SHARERS
+
+
+def known_grid(function: ir.Operation | None) -> list[int] | None:
+    """The launch grid of a gpu.func where lower-tile-to-gpu knew it (`known_grid_size`)."""
+    if function is None or "known_grid_size" not in function.attributes:
+        return None
+    return list(ir.DenseI32ArrayAttr(function.attributes["known_grid_size"]))

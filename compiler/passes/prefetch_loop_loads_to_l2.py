@@ -30,7 +30,6 @@ loop's trips - 1.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from mlir import ir
@@ -40,16 +39,18 @@ from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._ir_walk import (
     as_operation,
     constant_index,
-    defining_op,
     enclosing,
     walk,
 )
 from tilec.compiler.passes._loop_loads import (
     clone_ops,
     element_address,
+    in_else_branch,
     is_far_load,
+    known_grid,
+    loaded_bytes,
     plan_loop_loads,
-    value_bytes,
+    read_by_few_blocks,
     writes_nothing_shared,
 )
 
@@ -57,23 +58,6 @@ DISTANCE_ATTR = "tile.prefetch_l2_distance"  # on the module: iterations ahead
 MIN_BYTES = 4  # loads narrower than this are not prefetched
 AHEAD_BYTES = 128  # without a distance: the bytes of a thread's streamed loads to run ahead by
 MAX_DISTANCE = 8
-MAX_SHARERS = 8  # blocks reading the same bytes, at most, for a load to be prefetched
-
-
-def _loaded_bytes(load: ir.Operation) -> int:
-    return value_bytes(load.results[0].type)
-
-
-def _in_else(op: ir.Operation, clone: ir.Operation) -> bool:
-    """Whether `op` lies in the second region (else) of an scf.if within `clone`."""
-    while op != clone and op.parent is not None:
-        region_owner = as_operation(op.parent)
-        if region_owner.name == "scf.if" and len(region_owner.regions) > 1 and any(
-                as_operation(inner) == op for block in region_owner.regions[1].blocks
-                for inner in block.operations):
-            return True
-        op = region_owner
-    return False
 
 
 def _as_prefetches(clone: ir.Operation, grid: list[int] | None) -> None:
@@ -85,8 +69,8 @@ def _as_prefetches(clone: ir.Operation, grid: list[int] | None) -> None:
         if not is_far_load(load):
             continue
         with ir.InsertionPoint(load), load.location:
-            if _loaded_bytes(load) >= MIN_BYTES and _streamed(load, grid) \
-                    and not _in_else(load, clone):
+            if loaded_bytes(load) >= MIN_BYTES and read_by_few_blocks(load, grid) \
+                    and not in_else_branch(load, clone):
                 address = element_address(load.operands[0], list(load.operands[1:]))
                 nvvm.prefetch(address, cache_level=nvvm.PrefetchCacheLevel.L2)
             poison = ub.poison(load.results[0].type)
@@ -94,38 +78,11 @@ def _as_prefetches(clone: ir.Operation, grid: list[int] | None) -> None:
         load.erase()
 
 
-def _block_indices(values: list[ir.Value]) -> set[str]:
-    """The dimensions (x, y, z) of the block indices `values` are computed from."""
-    found, seen, work = set(), set(), list(values)
-    while work:
-        value = work.pop()
-        owner = defining_op(value)
-        if owner is None or owner in seen:
-            continue
-        seen.add(owner)
-        if owner.name == "gpu.block_id":
-            found.add(str(owner.attributes["dimension"]).split()[-1].strip(">"))
-        work.extend(owner.operands)
-    return found
-
-
-def _streamed(load: ir.Operation, grid: list[int] | None) -> bool:
-    """Whether few blocks read this load's data (where the grid is known): the blocks along
-    the grid dimensions its address does not depend on, which read the same bytes, are at most
-    MAX_SHARERS (a batch of GEMV rows re-reading the weights). Data many blocks read (the
-    GEMV's activations, every block's) stays in L2 after the first of them; prefetching it
-    would only cost instructions."""
-    if grid is None:
-        return True
-    used = _block_indices(list(load.operands[1:]))
-    sharers = math.prod(extent for axis, extent in zip("xyz", grid, strict=False)
-                        if axis not in used)
-    return sharers <= MAX_SHARERS
 def _streamed_bytes(roots: list[ir.Operation], grid: list[int] | None) -> int:
     """The bytes an iteration's prefetched loads read (a thread's share)."""
-    return sum(_loaded_bytes(load) for root in roots for load in [root, *walk(root)]
-               if is_far_load(load) and _loaded_bytes(load) >= MIN_BYTES
-               and _streamed(load, grid) and not _in_else(load, root))
+    return sum(loaded_bytes(load) for root in roots for load in [root, *walk(root)]
+               if is_far_load(load) and loaded_bytes(load) >= MIN_BYTES
+               and read_by_few_blocks(load, grid) and not in_else_branch(load, root))
 
 
 def _prefetch_ahead(loop: ir.Operation, distance: int | None) -> bool:
@@ -142,10 +99,9 @@ def _prefetch_ahead(loop: ir.Operation, distance: int | None) -> bool:
     if plan is None:
         return False
     function = enclosing(loop, "gpu.func")
-    grid = (list(ir.DenseI32ArrayAttr(function.attributes["known_grid_size"]))
-            if function is not None and "known_grid_size" in function.attributes else None)
+    grid = known_grid(function)
     roots = [root for root in plan.roots
-             if any(_loaded_bytes(load) >= MIN_BYTES and _streamed(load, grid)
+             if any(loaded_bytes(load) >= MIN_BYTES and read_by_few_blocks(load, grid)
                     for load in [root, *walk(root)] if is_far_load(load))]
     if not roots:
         return False
