@@ -103,6 +103,7 @@ from tilec.compiler.passes.pipeline_async_copies import ASYNC_GATHERS_ATTR, TABL
 from tilec.compiler.passes.prefetch_epilogue_operands import opt_in as epilogue_prefetch_opt_in
 from tilec.compiler.passes.prefetch_loop_loads import MAX_REGISTERS_ATTR
 from tilec.compiler.passes.prefetch_loop_loads_to_l2 import DISTANCE_ATTR
+from tilec.compiler.passes.ring_loop_loads import SLOTS_ATTR
 from tilec.compiler.passes.vectorize_element_copies import passes as element_copy_passes
 from tilec.compiler.pipeline import (
     CompileOptions,
@@ -137,7 +138,9 @@ GPU_OPT_INS = (("TILEC_UNSWITCH_INVARIANT_CONDITIONS", "unswitch-invariant-condi
 # run on the branches the first group's canonicalize folded (the loop versions' copies)
 PREFETCH_VARIABLE = "TILEC_PREFETCH_LOOP_LOADS"  # 1, or the register cap the pass sets
 PREFETCH_L2_VARIABLE = "TILEC_PREFETCH_L2"  # the distance in iterations, or auto
-LATE_GPU_OPT_INS = ((PREFETCH_VARIABLE, "prefetch-loop-loads"),
+RING_VARIABLE = "TILEC_LOOP_LOAD_RING"  # 1, or the ring's slots
+LATE_GPU_OPT_INS = ((RING_VARIABLE, "ring-loop-loads"),
+                    (PREFETCH_VARIABLE, "prefetch-loop-loads"),
                     (PREFETCH_L2_VARIABLE, "prefetch-loop-loads-to-l2"))
 # a T.clear of an accumulator as its ring loop's first wgmma scale-d = 0: opt-in until measured
 FOLD_CLEARS_VARIABLE = "TILEC_FOLD_ACCUMULATOR_CLEARS"
@@ -408,11 +411,15 @@ def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
     if prefetch.isdigit() and int(prefetch) > 1:  # the register cap, where not 128
         module.operation.attributes[MAX_REGISTERS_ATTR] = ir.IntegerAttr.get(
             ir.IntegerType.get_signless(32), int(prefetch))
+    slots = os.environ.get(RING_VARIABLE, "")
+    if slots.isdigit() and int(slots) > 1:
+        module.operation.attributes[SLOTS_ATTR] = ir.IntegerAttr.get(
+            ir.IntegerType.get_signless(32), int(slots))
     distance = os.environ.get(PREFETCH_L2_VARIABLE, "")
     if distance.isdigit() and int(distance) > 0:
         module.operation.attributes[DISTANCE_ATTR] = ir.IntegerAttr.get(
             ir.IntegerType.get_signless(32), int(distance))
-    counted = (PREFETCH_VARIABLE, PREFETCH_L2_VARIABLE)  # a number, where 0 is off
+    counted = (PREFETCH_VARIABLE, PREFETCH_L2_VARIABLE, RING_VARIABLE)  # a number, 0 is off
 
     def opted_in(variable: str) -> bool:
         value = os.environ.get(variable, "")

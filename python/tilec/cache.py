@@ -80,7 +80,7 @@ COMPILE_SETTINGS = ("TILEC_TMA_RING_LAG", "TILEC_VECTOR_EPILOGUE_LOADS",
                     "TILEC_PIPELINE_TABLE_LOADS", "TILEC_MMA_SYNC_FALLBACK",
                     "TILEC_VECTORIZE_ELEMENT_COPIES", "TILEC_PREFETCH_L2",
                     "TILEC_FOLD_ACCUMULATOR_CLEARS", "TILEC_EPILOGUE_PREFETCH",
-                    "TILEC_EPILOGUE_PRELOAD")
+                    "TILEC_EPILOGUE_PRELOAD", "TILEC_LOOP_LOAD_RING")
 
 
 def _environment_bytes() -> dict[bytes, bytes] | None:
@@ -134,7 +134,8 @@ def key_environment() -> tuple[str | None, tuple[tuple[str, str], ...]] | None:
 _NUMERIC_SETTINGS = {"TILEC_PREFETCH_LOOP_LOADS": "a register count",
                      "TILEC_REGISTER_A_STEP_GROUPS": "a count of wgmma groups",
                      "TILEC_PREFETCH_L2": "a distance in iterations",
-                     "TILEC_EPILOGUE_PREFETCH": "a distance in iterations"}
+                     "TILEC_EPILOGUE_PREFETCH": "a distance in iterations",
+                     "TILEC_LOOP_LOAD_RING": "a count of ring slots"}
 # the words a setting takes besides
 _WORD_SETTINGS = {"TILEC_PREFETCH_L2": ("auto",)}
 
