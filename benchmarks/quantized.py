@@ -17,7 +17,8 @@ Two halves, as the GPU machine has no MLIR:
 --bandwidth-json FILE` adds benchmarks/bandwidth.py's min_bandwidth_fraction of the same device
 to the summary; `--ablation` on both: the ABLATION variants, the opt-in code generation of the
 GEMVs (TILEC_UNSWITCH_INVARIANT_CONDITIONS, TILEC_FUSE_LOP3, TILEC_PACK_HALF_PAIRS,
-TILEC_PREFETCH_LOOP_LOADS on the int4 rows, TILEC_PREFETCH_L2 on int4 and int2) beside the
+TILEC_PREFETCH_LOOP_LOADS on the int4 rows, TILEC_PREFETCH_L2 on int4 and int2,
+TILEC_LOOP_LOAD_RING on the half2 rows) beside the
 default, each row tagged with its variant, the summary's `ablation_us` the headline shape's
 times per variant; `--only` then picks variants by name.)
 """
@@ -177,6 +178,7 @@ CODEGEN = ("TILEC_UNSWITCH_INVARIANT_CONDITIONS", "TILEC_FUSE_LOP3", "TILEC_PACK
 # number at that many; unset in every variant that does not name it
 PREFETCH = "TILEC_PREFETCH_LOOP_LOADS"
 PREFETCH_L2 = "TILEC_PREFETCH_L2"  # the distance of prefetch-loop-loads-to-l2
+RING = "TILEC_LOOP_LOAD_RING"  # ring-loop-loads: 1 (two slots) or its slots
 _HEAD = r"1x28672x8192 "
 HEADLINE_ROW = r"^int4_g128_gemv_half2 " + _HEAD + r"\{\}$"
 ABLATION_ROWS = (r"^(int4_g128_gemv_half2 " + _HEAD
@@ -190,6 +192,8 @@ DECODE_ROWS = r"^(int4_g128_gemv|int2_g128_gemv|mxfp4_gemv) " + _HEAD + r"\{\}$"
 PREFETCH_ROWS = r"^(int4_g128_gemv_half2|int4_g128_gemv) " + _HEAD + r"\{\}$"
 # the GEMVs the L2 prefetch is timed on (int4, and int2 with integer zeros folded), beside 'all'
 L2_ROWS = r"^(int4_g128_gemv_half2|int2_g128_gemv_half2_intzeros) " + _HEAD + r"\{\}$"
+# the half2 GEMVs the shared-memory ring is timed on (int4 and int2, both zero forms)
+RING_ROWS = r"^(int4|int2)_g128_gemv_half2(_intzeros)? " + _HEAD + r"\{\}$"
 
 
 def _either(*patterns: str) -> str:
@@ -215,6 +219,12 @@ ABLATION = {
     "l2": ((*CODEGEN, f"{PREFETCH_L2}=2"), L2_ROWS),
     "l2 d1": ((*CODEGEN, f"{PREFETCH_L2}=1"), L2_ROWS),
     "l2 + prefetch": ((*CODEGEN, f"{PREFETCH_L2}=2", f"{PREFETCH}=1"), L2_ROWS),
+    # the weights, scales and zeros of the next step (ring 3: of the next two) copied by
+    # cp.async into per-thread shared-memory slots (ring-loop-loads), beside 'all' on the
+    # same rows
+    "all, ring rows": (CODEGEN, RING_ROWS),
+    "ring": ((*CODEGEN, f"{RING}=1"), RING_ROWS),
+    "ring 3": ((*CODEGEN, f"{RING}=3"), RING_ROWS),
 }
 # every (kernel, config) is checked first at these shapes: ragged N, K past the last step
 CHECKED = [(1, 256, 1536), (3, 514, 2048)]
@@ -222,9 +232,10 @@ CHECKED = [(1, 256, 1536), (3, 514, 2048)]
 
 @contextlib.contextmanager
 def _settings(names: tuple[str, ...]):
-    """CODEGEN's variables, PREFETCH and PREFETCH_L2: those named set (to 1, or NAME=VALUE's
-    value), the others unset, while the block runs."""
-    saved = {name: os.environ.pop(name, None) for name in (*CODEGEN, PREFETCH, PREFETCH_L2)}
+    """CODEGEN's variables, PREFETCH, PREFETCH_L2 and RING: those named set (to 1, or
+    NAME=VALUE's value), the others unset, while the block runs."""
+    saved = {name: os.environ.pop(name, None)
+             for name in (*CODEGEN, PREFETCH, PREFETCH_L2, RING)}
     os.environ.update(dict((*name.split("=", 1), "1")[:2] for name in names))
     try:
         yield

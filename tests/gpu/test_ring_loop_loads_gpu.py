@@ -1,0 +1,92 @@
+"""The half2 GEMVs (examples/quantized/gemv.py: int4 with fp16 zeros, int2 with integer zeros)
+with ring-loop-loads (TILEC_LOOP_LOAD_RING=S: the weights, scales and zeros of step i + S - 1
+copied by cp.async into the thread's shared-memory slots at step i, read back from them) on top
+of the other opt-in code generation of the GEMVs, at 2 and 3 slots. N = 1000 ends inside a
+block's rows, K = 2560 inside the third int4 step (the copies' bounds checks: the ring is filled
+only where the whole-run branch reads it), and the activations start 16-byte aligned or 2 bytes
+past it (the loop's element-wise version, whose ring holds the scales and zeros only). Each
+result, its output poisoned (NaN) first, is checked against float64 and must equal the kernel's
+result without the ring bit for bit: the ring moves bytes, not arithmetic. Compiled in process
+(the whole compiler on the GPU machine), or from the job's cache (`precompile`)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "quantized"))
+
+torch = pytest.importorskip("torch")
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")]
+
+import gemv  # noqa: E402
+
+CODEGEN = ("TILEC_UNSWITCH_INVARIANT_CONDITIONS", "TILEC_FUSE_LOP3", "TILEC_PACK_HALF_PAIRS")
+RING = "TILEC_LOOP_LOAD_RING"
+N, K = 1000, 2560
+# name: (format, config, integer zeros)
+CASES = {
+    "int4": ("uint4", {"bits": 4}, False),
+    "int2": ("uint2", {"bits": 2, "integer_zeros": True}, True),
+}
+
+
+def _settings(slots: str) -> dict[str, str]:
+    """The variables a kernel of the test compiles under (0: no ring)."""
+    return {**dict.fromkeys(CODEGEN, "1"), "TILEC_PREFETCH_LOOP_LOADS": "0",
+            "TILEC_PREFETCH_L2": "0", RING: slots or "0"}
+
+
+def _inputs(fmt: str, integer_zeros: bool, misaligned: bool) -> tuple[list, torch.Tensor]:
+    a = torch.randn(1, K, device="cuda").half()
+    args, weight = gemv.weights(fmt, N, K, "cuda", integer_zeros=integer_zeros)
+    args[0] = args[0].view(torch.uint32)
+    if misaligned:  # 2 bytes past a 16-byte boundary
+        flat = torch.empty(K + 1, dtype=a.dtype, device="cuda")
+        flat[1:].copy_(a[0])
+        a = flat[1:].view(1, K)
+    return [a, *args], weight
+
+
+@pytest.mark.parametrize("misaligned", [False, True])
+@pytest.mark.parametrize("slots", ["1", "3"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_ringed_equals_the_loop(case: str, slots: str, misaligned: bool,
+                                monkeypatch: pytest.MonkeyPatch) -> None:
+    fmt, config, integer_zeros = CASES[case]
+    torch.manual_seed(len(case) + int(slots) + misaligned)
+    inputs, weight = _inputs(fmt, integer_zeros, misaligned)
+    results = {}
+    for setting in (slots, ""):
+        for name, value in _settings(setting).items():
+            monkeypatch.setenv(name, value)
+        compiled = gemv.gemv_uint_half2.compile(*inputs, target="cuda", **config)
+        results[setting] = compiled.get_profiler().run_poisoned(*inputs)
+        torch.cuda.synchronize()
+    ringed = results[slots]
+    assert not ringed.isnan().any(), "elements left unwritten"
+    expected = inputs[0].double() @ weight.double().t()
+    error = ((ringed.double() - expected).norm() / expected.norm()).item()
+    assert error < 3e-3, f"relative error {error:.2e} against float64"
+    assert torch.equal(ringed, results[""]), "the ringed kernel differs from the loop"
+
+
+def precompile(target: str = "cuda:sm_90a") -> None:
+    """Compile every kernel the test runs into TILEC_CACHE_DIR (on the compiler machine; the
+    alignment of the tensors is no part of a kernel's key)."""
+    import os
+
+    for fmt, config, _ in CASES.values():
+        a = torch.empty(1, K, dtype=torch.float16, device="meta")
+        args = gemv.meta_weights(fmt, N, K)
+        args[0] = torch.empty(N, K * gemv.BITS[fmt] // 32, dtype=torch.uint32, device="meta")
+        for setting in ("1", "3", ""):
+            os.environ.update(_settings(setting))
+            gemv.gemv_uint_half2.compile(a, *args, target=target, **config)
+
+
+if __name__ == "__main__":
+    precompile()
