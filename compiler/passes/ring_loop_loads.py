@@ -27,7 +27,9 @@ its byte in the slot. Slots lie past the function's shared memory (`tile.shared_
 laid out slot, load, thread: a warp's 16-byte reads of one load are 512 contiguous bytes, free
 of bank conflicts. A loop whose ring would take more than MAX_RING_BYTES a block, or past the
 chip's shared memory, is left alone. S is the module's `tile.loop_load_ring_slots`
-(TILEC_LOOP_LOAD_RING=S on CUDA, 1 meaning DEFAULT_SLOTS), at most the loop's trips.
+(TILEC_LOOP_LOAD_RING=S on CUDA); without it (=1), one slot more than the iterations that make
+AHEAD_BYTES of a thread's ringed loads (the int4 GEMV's 96-byte steps: 2 slots; TileLang's GEMV
+example, 4 bytes of weights a step: MAX_SLOTS), at most the loop's trips.
 """
 
 from __future__ import annotations
@@ -56,7 +58,8 @@ from tilec.compiler.passes._scheduling import ARCH_ATTR
 from tilec.compiler.targets.description import describe
 
 SLOTS_ATTR = "tile.loop_load_ring_slots"  # on the module: the ring's slots (S)
-DEFAULT_SLOTS = 2  # one iteration's loads in flight while the thread computes another
+AHEAD_BYTES = 64  # without a slot count: the bytes of a thread's ringed loads to run ahead by
+MAX_SLOTS = 8
 MAX_RING_BYTES = 48 * 1024  # a block's ring, at most (shared memory is occupancy too)
 SHARED_BYTES_ATTR = "tile.shared_bytes"
 RING_ALIGN = 16
@@ -165,11 +168,12 @@ def _read(load: ir.Operation, entry: RingedLoad, slot_start: ir.Value) -> ir.Val
     return llvm.load(load.results[0].type, _pointer(where, 3), alignment=size)
 
 
-def _ring_loop(loop: ir.Operation, plan: LoopLoads, slots: int, lower: int, step: int,
+def _ring_loop(loop: ir.Operation, plan: LoopLoads, slots: int | None, lower: int, step: int,
                trips: int, grid: list[int] | None, shared: tuple[int, int]) -> int | None:
     """Rewrites `loop` to read its ringed loads from the slots; the end of its ring in shared
-    memory (None where no load qualifies or the ring does not fit). `shared`: the function's
-    shared bytes before any ring and the chip's limit."""
+    memory (None where no load qualifies or the ring does not fit). `slots`: None for
+    AHEAD_BYTES' count; `shared`: the function's shared bytes before any ring and the chip's
+    limit."""
     per_root = _loads_of(plan.roots, grid)
     roots = [root for root, loads in zip(plan.roots, per_root, strict=True) if loads]
     if not roots:
@@ -183,6 +187,9 @@ def _ring_loop(loop: ir.Operation, plan: LoopLoads, slots: int, lower: int, step
             ringed.append(RingedLoad(load, copy_bytes, region))
             region += threads * copy_bytes
     slot_bytes = -(-region // RING_ALIGN) * RING_ALIGN
+    if slots is None:
+        slots = min(1 + -(-AHEAD_BYTES * threads // region), MAX_SLOTS)
+    slots = max(2, min(slots, trips))
     used, limit = shared
     offset = -(-used // RING_ALIGN) * RING_ALIGN
     if slots * slot_bytes > MAX_RING_BYTES or offset + slots * slot_bytes > limit:
@@ -264,7 +271,7 @@ class RingLoopLoads(TilePass):
     def run(self, module: ir.Module) -> None:
         attributes = module.operation.attributes
         slots = (ir.IntegerAttr(attributes[SLOTS_ATTR]).value if SLOTS_ATTR in attributes
-                 else DEFAULT_SLOTS)
+                 else None)
         limit = (describe(ir.StringAttr(attributes[ARCH_ATTR]).value).max_shared_bytes
                  if ARCH_ATTR in attributes else MAX_RING_BYTES)
         for function in [op for op in walk(module.operation) if op.name == "gpu.func"]:
@@ -272,7 +279,7 @@ class RingLoopLoads(TilePass):
                 _ring_function(function, slots, limit)
 
 
-def _ring_function(function: ir.Operation, slots: int, limit: int) -> None:
+def _ring_function(function: ir.Operation, slots: int | None, limit: int) -> None:
     """Rings the function's loops that qualify. Each ring starts where the function's shared
     memory ends: a ringed loop leaves no copy pending (its last S - 1 groups are empty), so
     loops one after the other (two versions of one loop) share the bytes; a loop nested in a
@@ -292,7 +299,7 @@ def _ring_function(function: ir.Operation, slots: int, limit: int) -> None:
         plan = plan_loop_loads(loop)
         if plan is None:
             continue
-        end = _ring_loop(loop, plan, max(2, min(slots, trips)), lower, step, trips,
+        end = _ring_loop(loop, plan, slots, lower, step, trips,
                          known_grid(function), (used, limit))
         if end is not None:
             ringed.append(loop)

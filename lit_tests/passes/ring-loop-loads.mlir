@@ -2,7 +2,7 @@
 
 // A GEMV-like step loop of a block of 64 threads in a grid of 64 blocks: a bounds-checked
 // 16-byte load of weights, a 2-byte scale (both addressed by the block's rows) and a 4-byte
-// activation every block reads. Two slots (the default): slot = 64 threads x (16 + 4) bytes,
+// activation every block reads. Two slots (the module's): slot = 64 threads x (16 + 4) bytes,
 // 1280; the ring starts past the function's 100 bytes, at 112, so 112 + 2 x 1280 = 2672. Before
 // the loop iteration 0 is issued into slot 0 (the weights' cp.async under the copy's check, .cg,
 // nothing in the element-wise else branch; the scale's aligned word, address & -4, .ca) and
@@ -41,6 +41,60 @@
 // CHECK: llvm.load %{{.*}} {alignment = 2 : i64} : !llvm.ptr<3> -> f16
 // CHECK: memref.load %arg2
 // CHECK: scf.yield
+module attributes {gpu.container_module, tile.loop_load_ring_slots = 2 : i32} {
+  gpu.module @kernels {
+    gpu.func @step_loop(%w: memref<256x64xi32, 1>, %scales: memref<256x8xf16, 1>, %a: memref<256xi32, 1>, %out: memref<256xf32, 1>) kernel attributes {known_block_size = array<i32: 32, 2, 1>, known_grid_size = array<i32: 64, 1, 1>, tile.shared_bytes = 100 : i64} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c4 = arith.constant 4 : index
+      %c8 = arith.constant 8 : index
+      %c60 = arith.constant 60 : index
+      %zero = arith.constant 0.0 : f32
+      %zeros = arith.constant dense<0> : vector<4xi32>
+      %tid = gpu.thread_id x
+      %bid = gpu.block_id x
+      %row = arith.addi %tid, %bid : index
+      %b = memref.alloca() : memref<4xi32>
+      %sum = scf.for %i = %c0 to %c8 step %c1 iter_args(%acc = %zero) -> (f32) {
+        %k = arith.muli %i, %c4 : index
+        %fits = arith.cmpi ule, %k, %c60 : index
+        %words = scf.if %fits -> (vector<4xi32>) {
+          %v = vector.load %w[%row, %k] {alignment = 16 : i64} : memref<256x64xi32, 1>, vector<4xi32>
+          scf.yield %v : vector<4xi32>
+        } else {
+          %e = memref.load %w[%row, %k] : memref<256x64xi32, 1>
+          %v = vector.insert %e, %zeros [0] : i32 into vector<4xi32>
+          scf.yield %v : vector<4xi32>
+        }
+        %scale = memref.load %scales[%row, %i] : memref<256x8xf16, 1>
+        %act = memref.load %a[%k] : memref<256xi32, 1>
+        vector.store %words, %b[%c0] : memref<4xi32>, vector<4xi32>
+        %first = memref.load %b[%c0] : memref<4xi32>
+        %mixed = arith.addi %first, %act : i32
+        %f = arith.sitofp %mixed : i32 to f32
+        %s = arith.extf %scale : f16 to f32
+        %p = arith.mulf %f, %s : f32
+        %next = arith.addf %acc, %p : f32
+        scf.yield %next : f32
+      }
+      memref.store %sum, %out[%row] : memref<256xf32, 1>
+      gpu.return
+    }
+  }
+}
+
+
+// -----
+
+// Without a slot count: a thread's ringed loads are 20 bytes an iteration, so 1 + ceil(64 / 20)
+// = 5 slots (112 + 5 x 1280 bytes), four iterations issued before the loop, wait until four
+// groups are pending.
+// CHECK-LABEL: gpu.func @step_loop
+// CHECK-SAME: tile.shared_bytes = 6512
+// CHECK-COUNT-4: nvvm.cp.async.commit.group
+// CHECK-NEXT: scf.for
+// CHECK: nvvm.cp.async.commit.group
+// CHECK-NEXT: nvvm.cp.async.wait.group 4
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @step_loop(%w: memref<256x64xi32, 1>, %scales: memref<256x8xf16, 1>, %a: memref<256xi32, 1>, %out: memref<256xf32, 1>) kernel attributes {known_block_size = array<i32: 32, 2, 1>, known_grid_size = array<i32: 64, 1, 1>, tile.shared_bytes = 100 : i64} {
