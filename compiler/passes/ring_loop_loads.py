@@ -291,8 +291,9 @@ def _ring_function(function: ir.Operation, slots: int | None, limit: int) -> Non
         if any(_nested(loop, other) or _nested(other, loop) for other in ringed):
             continue
         lower, upper, step = (constant_index(value) for value in loop.operands[:3])
-        if lower is None or upper is None or step is None or step <= 0:
-            continue
+        if lower is None or upper is None or step is None or step <= 0 \
+                or not isinstance(loop.operands[0].type, ir.IndexType):
+            continue  # the ring's iteration arithmetic is on index values
         trips = (upper - lower + step - 1) // step
         if trips < 2 or not writes_nothing_shared(loop):
             continue

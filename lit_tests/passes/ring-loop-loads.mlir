@@ -295,3 +295,30 @@ module attributes {gpu.container_module, tile.loop_load_ring_slots = 3 : i32} {
     }
   }
 }
+
+// -----
+
+// Left alone: a loop over i32 values (the ring counts iterations in index values).
+// CHECK-LABEL: gpu.func @i32_loop
+// CHECK-NOT: nvvm.cp.async
+// CHECK: gpu.return
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @i32_loop(%w: memref<256x64xi32, 1>, %out: memref<256xi32, 1>) kernel attributes {known_block_size = array<i32: 32, 1, 1>, known_grid_size = array<i32: 64, 1, 1>} {
+      %c0 = arith.constant 0 : i32
+      %c1 = arith.constant 1 : i32
+      %c8 = arith.constant 8 : i32
+      %tid = gpu.thread_id x
+      %bid = gpu.block_id x
+      %row = arith.addi %tid, %bid : index
+      %sum = scf.for %i = %c0 to %c8 step %c1 iter_args(%acc = %c0) -> (i32) : i32 {
+        %k = arith.index_cast %i : i32 to index
+        %v = memref.load %w[%row, %k] : memref<256x64xi32, 1>
+        %next = arith.addi %acc, %v : i32
+        scf.yield %next : i32
+      }
+      memref.store %sum, %out[%row] : memref<256xi32, 1>
+      gpu.return
+    }
+  }
+}
