@@ -54,6 +54,7 @@ from tilec.compiler.passes._loop_loads import (
     read_by_few_blocks,
     writes_nothing_shared,
 )
+from tilec.compiler.passes._scalar import bit_width
 from tilec.compiler.passes._scheduling import ARCH_ATTR
 from tilec.compiler.targets.description import describe
 
@@ -64,6 +65,8 @@ MAX_RING_BYTES = 48 * 1024  # a block's ring, at most (shared memory is occupanc
 SHARED_BYTES_ATTR = "tile.shared_bytes"
 RING_ALIGN = 16
 WORD = 4  # the cp.async a 1- or 2-byte load is widened to
+# element types llvm.load takes as they are (the others, float8, go through an integer)
+LLVM_LOADABLE = (ir.IntegerType, ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type)
 
 
 @dataclass
@@ -165,7 +168,15 @@ def _read(load: ir.Operation, entry: RingedLoad, slot_start: ir.Value) -> ir.Val
         address = _as_index(global_address(load.operands[0], list(load.operands[1:])))
         where = arith.addi(where, arith.andi(address, arith.constant(ir.IndexType.get(),
                                                                      WORD - 1)))
-    return llvm.load(load.results[0].type, _pointer(where, 3), alignment=size)
+    value_type = load.results[0].type
+    vector = isinstance(value_type, ir.VectorType)
+    element = value_type.element_type if vector else value_type
+    if isinstance(element, LLVM_LOADABLE):
+        return llvm.load(value_type, _pointer(where, 3), alignment=size)
+    # a float8 (a T.float8_e8m0fnu block scale): loaded as an integer of its width
+    bits = ir.IntegerType.get_signless(bit_width(element))
+    as_bits = ir.VectorType.get(value_type.shape, bits) if vector else bits
+    return arith.bitcast(value_type, llvm.load(as_bits, _pointer(where, 3), alignment=size))
 
 
 def _ring_loop(loop: ir.Operation, plan: LoopLoads, slots: int | None, lower: int, step: int,

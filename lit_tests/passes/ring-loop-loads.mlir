@@ -322,3 +322,35 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A 1-byte float8 block scale (T.float8_e8m0fnu): its aligned word copied, the byte read back
+// as an i8 and bitcast (LLVM loads no float8).
+// CHECK-LABEL: gpu.func @float8_scales
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 4, cache =  ca
+// CHECK: scf.for
+// CHECK: nvvm.cp.async.wait.group 1
+// CHECK: %[[BYTE:.*]] = llvm.load %{{.*}} {alignment = 1 : i64} : !llvm.ptr<3> -> i8
+// CHECK-NEXT: arith.bitcast %[[BYTE]] : i8 to f8E8M0FNU
+module attributes {gpu.container_module, tile.loop_load_ring_slots = 2 : i32} {
+  gpu.module @kernels {
+    gpu.func @float8_scales(%scales: memref<256x8xf8E8M0FNU, 1>, %out: memref<256xf32, 1>) kernel attributes {known_block_size = array<i32: 32, 1, 1>, known_grid_size = array<i32: 64, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c8 = arith.constant 8 : index
+      %zero = arith.constant 0.0 : f32
+      %tid = gpu.thread_id x
+      %bid = gpu.block_id x
+      %row = arith.addi %tid, %bid : index
+      %sum = scf.for %i = %c0 to %c8 step %c1 iter_args(%acc = %zero) -> (f32) {
+        %e = memref.load %scales[%row, %i] : memref<256x8xf8E8M0FNU, 1>
+        %f = arith.extf %e : f8E8M0FNU to f32
+        %next = arith.addf %acc, %f : f32
+        scf.yield %next : f32
+      }
+      memref.store %sum, %out[%row] : memref<256xf32, 1>
+      gpu.return
+    }
+  }
+}
