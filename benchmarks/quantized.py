@@ -225,6 +225,10 @@ ABLATION = {
     "all, ring rows": (CODEGEN, RING_ROWS),
     "ring": ((*CODEGEN, f"{RING}=1"), RING_ROWS),
     "ring 3": ((*CODEGEN, f"{RING}=3"), RING_ROWS),
+    # the element kernels (int4 / int2 fields, mxfp4 with its float8 block scales): the ring
+    # beside the same code without it
+    "all, decode rows": (CODEGEN, DECODE_ROWS),
+    "ring, decode rows": ((*CODEGEN, f"{RING}=1"), DECODE_ROWS),
 }
 # every (kernel, config) is checked first at these shapes: ragged N, K past the last step
 CHECKED = [(1, 256, 1536), (3, 514, 2048)]
