@@ -195,6 +195,7 @@ def _ring_loop(loop: ir.Operation, plan: LoopLoads, slots: int | None, lower: in
     for loads in per_root:
         for load in loads:
             copy_bytes = max(loaded_bytes(load), WORD)
+            region = -(-region // copy_bytes) * copy_bytes  # a 34-thread block's 4-byte share
             ringed.append(RingedLoad(load, copy_bytes, region))
             region += threads * copy_bytes
     slot_bytes = -(-region // RING_ALIGN) * RING_ALIGN

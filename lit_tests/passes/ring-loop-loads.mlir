@@ -354,3 +354,38 @@ module attributes {gpu.container_module, tile.loop_load_ring_slots = 2 : i32} {
     }
   }
 }
+
+// -----
+
+// A block of 34 threads: the 4-byte scales take 136 bytes of a slot, so the 16-byte weights'
+// shares start at 144 (16-byte aligned), the slot is 144 + 34 x 16 = 688 bytes, two 1376.
+// CHECK-LABEL: gpu.func @odd_block
+// CHECK-SAME: tile.shared_bytes = 1376
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 4, cache =  ca
+// CHECK: arith.constant 144 : index
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache =  cg
+module attributes {gpu.container_module, tile.loop_load_ring_slots = 2 : i32} {
+  gpu.module @kernels {
+    gpu.func @odd_block(%scales: memref<256x8xi32, 1>, %w: memref<256x64xi32, 1>, %out: memref<256xi32, 1>) kernel attributes {known_block_size = array<i32: 34, 1, 1>, known_grid_size = array<i32: 64, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c4 = arith.constant 4 : index
+      %c8 = arith.constant 8 : index
+      %zero = arith.constant 0 : i32
+      %tid = gpu.thread_id x
+      %bid = gpu.block_id x
+      %row = arith.addi %tid, %bid : index
+      %sum = scf.for %i = %c0 to %c8 step %c1 iter_args(%acc = %zero) -> (i32) {
+        %s = memref.load %scales[%row, %i] : memref<256x8xi32, 1>
+        %k = arith.muli %i, %c4 : index
+        %v = vector.load %w[%row, %k] {alignment = 16 : i64} : memref<256x64xi32, 1>, vector<4xi32>
+        %e = vector.extract %v[0] : i32 from vector<4xi32>
+        %p = arith.muli %s, %e : i32
+        %next = arith.addi %acc, %p : i32
+        scf.yield %next : i32
+      }
+      memref.store %sum, %out[%row] : memref<256xi32, 1>
+      gpu.return
+    }
+  }
+}
