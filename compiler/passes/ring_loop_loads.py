@@ -45,7 +45,7 @@ from tilec.compiler.passes._ir_walk import as_operation, constant_index, enclosi
 from tilec.compiler.passes._loop_loads import (
     LoopLoads,
     clone_ops,
-    global_address,
+    element_address,
     in_else_branch,
     is_far_load,
     known_grid,
@@ -151,7 +151,7 @@ class _Ring:
 
 def _issue(load: ir.Operation, entry: RingedLoad, destination: ir.Value) -> None:
     """cp.async of the load's bytes (or of the aligned word holding them) to `destination`."""
-    source = _as_index(global_address(load.operands[0], list(load.operands[1:])))
+    source = _as_index(element_address(load.operands[0], list(load.operands[1:])))
     index = ir.IndexType.get()
     if loaded_bytes(load) < WORD:
         source = arith.andi(source, arith.constant(index, -WORD))
@@ -165,7 +165,7 @@ def _read(load: ir.Operation, entry: RingedLoad, slot_start: ir.Value) -> ir.Val
     """The load's value from its thread's share of the slot."""
     where, size = slot_start, loaded_bytes(load)
     if size < WORD:
-        address = _as_index(global_address(load.operands[0], list(load.operands[1:])))
+        address = _as_index(element_address(load.operands[0], list(load.operands[1:])))
         where = arith.addi(where, arith.andi(address, arith.constant(ir.IndexType.get(),
                                                                      WORD - 1)))
     value_type = load.results[0].type
