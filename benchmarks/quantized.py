@@ -304,15 +304,36 @@ def _relative_error(result, expected) -> float:
     return ((result.float() - expected).norm() / expected.norm()).item()
 
 
-def _time(kernel, inputs: list, dense) -> tuple[float, float]:
-    """Milliseconds of the tilec kernel and of cuBLAS on the fp16 weight `dense` (N x K)."""
+def torch_dequantize(torch, fmt: str, args: list):
+    """The fp16 (N, K) weight of a kernel's weight arguments (after A) computed by torch ops:
+    the dequantize half of torch's dequantize-then-matmul, the peer of a fused kernel."""
+    packed = args[0].view(torch.uint8).to(torch.int32)
+    bits = gemv.BITS[fmt]
+    shifts = torch.arange(8 // bits, device=packed.device, dtype=torch.int32) * bits
+    codes = ((packed.unsqueeze(-1) >> shifts) & ((1 << bits) - 1)).flatten(-2)
+    if fmt in ("uint4", "uint2"):
+        group = codes.shape[-1] // args[1].shape[-1]
+        return ((codes.half() - args[2].repeat_interleave(group, 1))
+                * args[1].repeat_interleave(group, 1))
+    if fmt == "nf4":
+        return args[2].half()[codes] * args[1].repeat_interleave(128, 1)
+    values = torch.tensor(gemv.FP4_VALUES, device=packed.device, dtype=torch.float16)
+    scales = torch.exp2(args[1].view(torch.uint8).float() - 127).half()
+    return values[codes] * scales.repeat_interleave(32, 1)
+
+
+def _time(kernel, inputs: list, dense, fmt: str) -> tuple[float, float, float]:
+    """Milliseconds of the tilec kernel, of cuBLAS on the fp16 weight `dense` (N x K) and of
+    torch's dequantize-then-matmul from the packed weight arguments."""
     import torch
 
     from tilec.profiler import do_bench
 
     tilec_ms = do_bench(lambda: kernel(*inputs), return_mode="median")
     cublas_ms = do_bench(lambda: torch.matmul(inputs[0], dense.t()), return_mode="median")
-    return tilec_ms, cublas_ms
+    dequant_ms = do_bench(lambda: torch.matmul(inputs[0], torch_dequantize(
+        torch, fmt, inputs[1:]).t()), return_mode="median")
+    return tilec_ms, cublas_ms, dequant_ms
 
 
 def _check(case: Case, shape: tuple[int, int, int], config: dict) -> float:
@@ -399,7 +420,10 @@ def _row(torch, name: str, shape: tuple[int, int, int], config: dict) -> dict:
     kernel = case.kernel.compile(*inputs, **case.options(config))
     result = kernel.get_profiler().run_poisoned(*inputs)
     error = _relative_error(result, inputs[0].float() @ weight.t())
-    tilec_ms, cublas_ms = _time(kernel, inputs, weight.half())
+    dequantized = torch_dequantize(torch, case.fmt, inputs[1:]).float()
+    dequant_error = _relative_error(dequantized, weight)
+    del dequantized
+    tilec_ms, cublas_ms, dequant_ms = _time(kernel, inputs, weight.half(), case.fmt)
     del weight
     weight_bytes = case.weight_bytes(n, k)
     moved = weight_bytes + case.extra_bytes(m, n, k)
@@ -410,6 +434,8 @@ def _row(torch, name: str, shape: tuple[int, int, int], config: dict) -> dict:
         "checks": checks, "passed": all(math.isfinite(e) and e < 1e-2 for e in errors),
         "tilec_us": tilec_ms * 1e3, "cublas_fp16_us": cublas_ms * 1e3,
         "speedup_vs_cublas_fp16": cublas_ms / tilec_ms,
+        "torch_dequant_matmul_us": dequant_ms * 1e3, "torch_dequant_error": dequant_error,
+        "speedup_vs_torch_dequant_matmul": dequant_ms / tilec_ms,
         "tilec_gb_s": moved / (tilec_ms * 1e-3) / 1e9,
         "weight_floor_us": floor_us,
         "fraction_of_weight_floor": floor_us / (tilec_ms * 1e3),
@@ -417,7 +443,9 @@ def _row(torch, name: str, shape: tuple[int, int, int], config: dict) -> dict:
     print(f"{name:20} {m}x{n}x{k} {config} err {max(errors):.1e} tilec "
           f"{row['tilec_us']:7.1f} us ({row['tilec_gb_s']:6.0f} GB/s, "
           f"{row['fraction_of_weight_floor']:.2f} of floor) cuBLAS fp16 "
-          f"{row['cublas_fp16_us']:7.1f} us x{row['speedup_vs_cublas_fp16']:.2f}",
+          f"{row['cublas_fp16_us']:7.1f} us x{row['speedup_vs_cublas_fp16']:.2f} torch "
+          f"dequant+matmul {row['torch_dequant_matmul_us']:7.1f} us "
+          f"x{row['speedup_vs_torch_dequant_matmul']:.2f}",
           flush=True)
     return row
 
