@@ -57,7 +57,7 @@ class Case:
     kernel: Callable
     fmt: str  # a format of examples/quantized/gemv.py
     words: bool = False  # the packed weights passed as uint32 words (gemv_uint4_words)
-    takes_bits: bool = False  # a words kernel of int4 and int2 (gemv_uint_half2: bits=)
+    takes_bits: bool = False  # a kernel of int4 and int2 (gemv_uint, gemv_uint_half2: bits=)
     integer_zeros: bool = False  # integer zeros, folded into the decode (integer_zeros=)
 
     def inputs(self, torch, m: int, n: int, k: int, device: str):
@@ -82,14 +82,14 @@ class Case:
         return scales + 2 * m * k + 2 * m * n
 
     def options(self, config: dict) -> dict:
-        if self.words and not self.takes_bits:
+        if not self.takes_bits:
             return config
         folded = {"integer_zeros": True} if self.integer_zeros else {}
         return {**gemv.compile_options(self.fmt), **folded, **config}
 
 
 CASES = {
-    "int4_g128_gemv": Case("int4_g128_gemv", gemv.gemv_uint, "uint4"),
+    "int4_g128_gemv": Case("int4_g128_gemv", gemv.gemv_uint, "uint4", takes_bits=True),
     "int4_g128_gemv_words": Case("int4_g128_gemv_words", gemv.gemv_uint4_words, "uint4",
                                  words=True),
     "int4_g128_gemv_half2": Case("int4_g128_gemv_half2", gemv.gemv_uint_half2, "uint4",
@@ -97,7 +97,7 @@ CASES = {
     "int4_g128_gemv_half2_intzeros": Case("int4_g128_gemv_half2_intzeros",
                                           gemv.gemv_uint_half2, "uint4", words=True,
                                           takes_bits=True, integer_zeros=True),
-    "int2_g128_gemv": Case("int2_g128_gemv", gemv.gemv_uint, "uint2"),
+    "int2_g128_gemv": Case("int2_g128_gemv", gemv.gemv_uint, "uint2", takes_bits=True),
     "int2_g128_gemv_half2_intzeros": Case("int2_g128_gemv_half2_intzeros",
                                           gemv.gemv_uint_half2, "uint2", words=True,
                                           takes_bits=True, integer_zeros=True),
