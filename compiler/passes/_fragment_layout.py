@@ -109,15 +109,23 @@ def row_contiguous_loads(parallel: ir.Operation, is_global: Callable[[ir.Value],
     it, from a global buffer (`is_global`) of elements of a byte or more, whose last index is
     the loop's last variable plus what does not depend on it and whose other indices are free
     of that variable: points side by side along the last dimension read side by side."""
+    return row_contiguous_accesses(parallel, "memref.load", is_global)
+
+
+def row_contiguous_accesses(parallel: ir.Operation, name: str,
+                            accepts: Callable[[ir.Value], bool]) -> list[tuple[int, ir.Type]]:
+    """row_contiguous_loads for the body's `name` ops (memref.load or memref.store) on the
+    buffers `accepts` takes."""
     body = parallel.regions[0].blocks[0]
     last = body.arguments[len(body.arguments) - 1]
+    first_index = 1 if name == "memref.load" else 2
     found = []
     for position, inner in enumerate(body.operations):
         inner = as_operation(inner)
-        if inner.name != "memref.load" or not is_global(inner.operands[0]):
+        if inner.name != name or not accepts(inner.operands[first_index - 1]):
             continue
-        indices = list(inner.operands)[1:]
-        element = ir.MemRefType(inner.operands[0].type).element_type
+        indices = list(inner.operands)[first_index:]
+        element = ir.MemRefType(inner.operands[first_index - 1].type).element_type
         if getattr(element, "width", 64) < 8 or not indices or not unit_stride(
                 indices[-1], last, body) or any(depends_on(value, last, body)
                                                 for value in indices[:-1]):

@@ -76,6 +76,7 @@ from tilec.compiler.passes._fragment_layout import (
     layout_attr,
     layout_of,
     op_layout,
+    row_contiguous_accesses,
     row_contiguous_loads,
     set_layout,
 )
@@ -102,6 +103,12 @@ from tilec.compiler.passes._wgmma import WARPGROUP_THREADS, WGMMA_ATTR
 from tilec.compiler.passes.check_parallel_updates import THREAD_STREAM_ATTR
 from tilec.dialect import AllocOp, ConvertLayoutOp, CopyOp
 
+# opt-in (TILEC_SHARED_STORE_RUNS=1, until a GPU has timed it): a T.Parallel that no fragment
+# lays out and that reads no global row, but stores a shared tile along its rows (a
+# dequantize-into-shared decode), gives each thread 16-byte runs of that tile's rows, where
+# it had one point per thread per step: the run's stores into a wgmma operand tile are one
+# vector, and its row's scale and zero one load each
+SHARED_STORE_RUNS_ATTR = "tile.shared_store_runs"
 STAGED_BOX_BYTES = 16 * 1024  # a whole shared copy this large is made of the box read only
 
 
@@ -567,8 +574,10 @@ def shape_of(value: ir.Value) -> tuple[int, ...]:
 
 
 class _KernelInference:
-    def __init__(self, kernel: ir.Operation, warp_size: int, range_warp: int):
+    def __init__(self, kernel: ir.Operation, warp_size: int, range_warp: int,
+                 shared_store_runs: bool = False):
         self.kernel = kernel
+        self.shared_store_runs = shared_store_runs  # the module's SHARED_STORE_RUNS_ATTR
         self.warp_size = warp_size  # lanes of a warp (wavefront): where lane bits end
         self.range_warp = range_warp  # branches on the thread index: _thread_range.py
         self.threads = layout_threads(kernel_threads(kernel))
@@ -795,8 +804,12 @@ class _KernelInference:
         # scalar accesses of consecutive threads coalescing (stores to global memory stay so)
         gather = not any(inner.name == "memref.store" and is_global_tensor(inner.operands[1])
                          for inner in walk(parallel))
-        widest = max((elem_bytes_of(element) for _, element in row_contiguous_loads(
-            parallel, is_global_tensor)), default=16) if gather else 16
+        rows = row_contiguous_loads(parallel, is_global_tensor) if gather else []
+        if gather and not rows and self.shared_store_runs:
+            # on-chip only, a decode into a shared tile: 16 bytes of its rows per thread
+            rows = row_contiguous_accesses(parallel, "memref.store",
+                                           lambda value: scope(value) == "shared")
+        widest = max((elem_bytes_of(element) for _, element in rows), default=16)
         with reported_at(parallel):
             threads = threads_at(parallel, self.kernel, self.range_warp)
             set_layout(parallel, default_layout(extents, threads, widest, self.warp_size))
@@ -966,5 +979,6 @@ class InferFragmentLayout(TilePass):
 
     def run(self, module: ir.Module) -> None:
         target = target_description(module, self.arch, self.name)
+        runs = SHARED_STORE_RUNS_ATTR in module.operation.attributes
         for kernel in kernels(module):
-            _KernelInference(kernel, target.warp_size, range_warp(target)).run()
+            _KernelInference(kernel, target.warp_size, range_warp(target), runs).run()

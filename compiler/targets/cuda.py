@@ -98,6 +98,7 @@ from tilec.compiler.passes._scheduling import (
 )
 from tilec.compiler.passes._tma_ring import MAPS_ATTR, TILES_ATTR
 from tilec.compiler.passes._user_sync import COOPERATIVE_ATTR
+from tilec.compiler.passes.infer_fragment_layout import SHARED_STORE_RUNS_ATTR
 from tilec.compiler.passes.lower_gemm_to_tensorcore import LAUNCH_ATTR
 from tilec.compiler.passes.pipeline_async_copies import ASYNC_GATHERS_ATTR, TABLE_LOADS_ATTR
 from tilec.compiler.passes.prefetch_epilogue_operands import opt_in as epilogue_prefetch_opt_in
@@ -337,7 +338,8 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
                            ("TILEC_RING_TRANSPOSES", RING_TRANSPOSES_ATTR),
                            ("TILEC_RING_PRIVATE_TILES", RING_PRIVATE_TILES_ATTR),
                            ("TILEC_SPLIT_WGMMA_N", SPLIT_WGMMA_N_ATTR),
-                           ("TILEC_MMA_SYNC_FALLBACK", MMA_SYNC_FALLBACK_ATTR)):
+                           ("TILEC_MMA_SYNC_FALLBACK", MMA_SYNC_FALLBACK_ATTR),
+                           ("TILEC_SHARED_STORE_RUNS", SHARED_STORE_RUNS_ATTR)):
         if os.environ.get(variable) == "1":
             module.operation.attributes[name] = ir.UnitAttr.get()
     for variable, name in (("TILEC_PIPELINE_TABLE_LOADS", TABLE_LOADS_ATTR),  # MLA decode 3.7x

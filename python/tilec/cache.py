@@ -80,7 +80,8 @@ COMPILE_SETTINGS = ("TILEC_TMA_RING_LAG", "TILEC_VECTOR_EPILOGUE_LOADS",
                     "TILEC_PIPELINE_TABLE_LOADS", "TILEC_MMA_SYNC_FALLBACK",
                     "TILEC_VECTORIZE_ELEMENT_COPIES", "TILEC_PREFETCH_L2",
                     "TILEC_FOLD_ACCUMULATOR_CLEARS", "TILEC_EPILOGUE_PREFETCH",
-                    "TILEC_EPILOGUE_PRELOAD", "TILEC_LOOP_LOAD_RING")
+                    "TILEC_EPILOGUE_PRELOAD", "TILEC_LOOP_LOAD_RING",
+                    "TILEC_SHARED_STORE_RUNS")
 
 
 def _environment_bytes() -> dict[bytes, bytes] | None:
