@@ -251,6 +251,27 @@ def test_gemm_int4_examples_use_wgmma(kernel) -> None:
         assert "st.shared.v4" in ptx and "st.shared.b16" not in ptx
 
 
+@pytest.mark.parametrize("runs", ["0", "1"])
+def test_gemm_int4_decode_streams_packed_weights(runs: str) -> None:
+    """The tile decode's packed weights ride the loop's cp.async pipeline (their byte column
+    (k * 128) >> 1 is 16-byte aligned; they were loaded synchronously), and with the opt-in
+    TILEC_SHARED_STORE_RUNS a thread decodes 16-byte runs of a row: one 4-byte shared load
+    and one 16-byte store per 8 weights, where each weight was a byte load and a 2-byte store."""
+    m, n, k = 16, 512, 1024
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TILEC_SHARED_STORE_RUNS", runs)
+        ptx = gemm_int4.compile(torch.empty(m, k, dtype=torch.float16, device="meta"),
+                                *meta_weights("uint4", n, k),
+                                target="cuda:sm_90a").get_kernel_source()
+    assert "ld.global.v4" not in ptx  # neither tile is copied synchronously
+    assert ptx.count("cp.async.cg.shared.global") >= 8
+    if runs == "1":
+        assert "st.shared.b16" not in ptx and "ld.shared.b8" not in ptx
+        assert "ld.shared.b32" in ptx
+    else:
+        assert "st.shared.b16" in ptx
+
+
 @pytest.mark.parametrize("fmt", list(KERNELS))
 def test_gemv_examples_build_for_cuda(fmt: str) -> None:
     """The warp-per-rows GEMVs (thread bindings: CUDA only; numerics in

@@ -32,7 +32,9 @@ def row_pitch_aligned(memref: ir.Value) -> bool:
 
 
 def _multiple_of(value: ir.Value, factor: int) -> bool:
-    """Is an index value provably a multiple of `factor` (constants, products, sums)?"""
+    """Is an index value provably a multiple of `factor` (constants, products, sums, and
+    right shifts by a constant of a multiple of factor << shift: lower-sub-byte-types' byte
+    offset of a packed column, `(k * 128) >> 1`)?"""
     known = constant_index(value)
     if known is not None:
         return known % factor == 0
@@ -43,6 +45,10 @@ def _multiple_of(value: ir.Value, factor: int) -> bool:
         return any(_multiple_of(operand, factor) for operand in op.operands)
     if op.name == "arith.addi":
         return all(_multiple_of(operand, factor) for operand in op.operands)
+    if op.name == "arith.shrui":
+        shift = constant_index(op.operands[1])
+        return shift is not None and 0 <= shift < 32 and _multiple_of(op.operands[0],
+                                                                      factor << shift)
     return False
 
 

@@ -203,6 +203,15 @@ def _widen_float4(value: ir.Value, float_type: ir.Type) -> ir.Value:
 _WIDEN = {"f4E2M1FN": _widen_float4, "f8E8M0FNU": _widen_e8m0}
 
 
+def _byte_start(offset: ir.Value, per_byte: int) -> ir.Value:
+    """The byte column of a packed element column: a constant where the column is one (a
+    shared tile's corner, which the cp.async pipeline needs as a constant), else a shift."""
+    known = constant_index(offset)
+    if known is not None:
+        return index(known // per_byte)
+    return arith.shrui(offset, index(_log2(per_byte)))
+
+
 @dataclass
 class _Buffer:
     """A byte buffer standing for a sub-byte one."""
@@ -382,8 +391,7 @@ class LowerSubByteTypes(TilePass):
         ends = ((src, src_offsets, src_shape), (dst, dst_offsets, dst_shape))
         if all(self._whole_bytes(*end) for end in ends):
             per_byte = self.buffers[src].per_byte
-            starts = [arith.shrui(offsets[-1], index(_log2(per_byte)))
-                      for offsets in (src_offsets, dst_offsets)]
+            starts = [_byte_start(offsets[-1], per_byte) for offsets in (src_offsets, dst_offsets)]
             copy = op.clone(ir.InsertionPoint(op))
             for position, start in zip((len(src_shape), len(op.operands) - 1), starts,
                                        strict=True):
