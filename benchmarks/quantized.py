@@ -307,19 +307,20 @@ def _relative_error(result, expected) -> float:
 def torch_dequantize(torch, fmt: str, args: list):
     """The fp16 (N, K) weight of a kernel's weight arguments (after A) computed by torch ops:
     the dequantize half of torch's dequantize-then-matmul, the peer of a fused kernel."""
-    packed = args[0].view(torch.uint8).to(torch.int32)
+    packed = args[0].view(torch.uint8)
     bits = gemv.BITS[fmt]
-    shifts = torch.arange(8 // bits, device=packed.device, dtype=torch.int32) * bits
-    codes = ((packed.unsqueeze(-1) >> shifts) & ((1 << bits) - 1)).flatten(-2)
+    mask = (1 << bits) - 1  # the fields in bytes, as a torch user unpacks them
+    codes = torch.stack([(packed >> shift) & mask for shift in range(0, 8, bits)],
+                        -1).flatten(-2)
     if fmt in ("uint4", "uint2"):
         group = codes.shape[-1] // args[1].shape[-1]
         return ((codes.half() - args[2].repeat_interleave(group, 1))
                 * args[1].repeat_interleave(group, 1))
     if fmt == "nf4":
-        return args[2].half()[codes] * args[1].repeat_interleave(128, 1)
+        return args[2].half()[codes.int()] * args[1].repeat_interleave(128, 1)
     values = torch.tensor(gemv.FP4_VALUES, device=packed.device, dtype=torch.float16)
     scales = torch.exp2(args[1].view(torch.uint8).float() - 127).half()
-    return values[codes] * scales.repeat_interleave(32, 1)
+    return values[codes.int()] * scales.repeat_interleave(32, 1)
 
 
 def _time(kernel, inputs: list, dense, fmt: str) -> tuple[float, float, float]:
