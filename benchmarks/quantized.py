@@ -162,12 +162,16 @@ TIMED = [
     ("int4_g128_gemm_tile", (4, 28672, 8192), {}),
     ("int4_g128_gemm_tile", (16, 28672, 8192), {}),
     ("int4_g128_gemm_tile", (64, 28672, 8192), {}),
+    # two warpgroups decoding (twice the warps to hide the decode's latencies), a deeper ring
+    ("int4_g128_gemm_tile", (16, 28672, 8192), {"threads": 256}),
+    ("int4_g128_gemm_tile", (16, 28672, 8192), {"num_stages": 3}),
     ("int4_g128_gemm_words", HEADLINE, {}),
     ("int4_g128_gemm_words", (4, 28672, 8192), {}),
     ("int4_g128_gemm_words", (16, 28672, 8192), {}),
     ("int4_g128_gemm_words", (64, 28672, 8192), {}),
     ("mxfp4_gemm_tile", (16, 28672, 8192), {}),
     ("mxfp4_gemm_tile", (64, 28672, 8192), {}),
+    ("mxfp4_gemm_tile", (64, 28672, 8192), {"threads": 256}),
     ("mxfp4_gemm_tile", (4096, 8192, 8192), {}),
 ]
 # the opt-in code generation measured against the default, in one process (`--ablation`):
