@@ -33,8 +33,9 @@ def row_pitch_aligned(memref: ir.Value) -> bool:
 
 def _multiple_of(value: ir.Value, factor: int) -> bool:
     """Is an index value provably a multiple of `factor` (constants, products, sums, and
-    right shifts by a constant of a multiple of factor << shift: lower-sub-byte-types' byte
-    offset of a packed column, `(k * 128) >> 1`)?"""
+    right shifts or divisions by a constant of a multiple of factor << shift or factor *
+    divisor: a packed column's byte, lower-sub-byte-types' `(k * 128) >> 1` or TileLang's
+    `k * block_K // num_elems_per_byte` on uint8 storage)?"""
     known = constant_index(value)
     if known is not None:
         return known % factor == 0
@@ -49,6 +50,10 @@ def _multiple_of(value: ir.Value, factor: int) -> bool:
         shift = constant_index(op.operands[1])
         return shift is not None and 0 <= shift < 32 and _multiple_of(op.operands[0],
                                                                       factor << shift)
+    if op.name in ("arith.floordivsi", "arith.divsi", "arith.divui"):
+        divisor = constant_index(op.operands[1])  # exact on a multiple of factor * divisor
+        return divisor is not None and divisor > 0 and _multiple_of(op.operands[0],
+                                                                    factor * divisor)
     return False
 
 

@@ -331,10 +331,11 @@ module attributes {tile.arch = "sm_80"} {
 
 // Packed int4 weights after lower-sub-byte-types (gemm_int4's decode-into-shared loop): the
 // bytes' column is the element column shifted right, (k * 128) >> 1, a multiple of 16 bytes,
-// so the copy is cp.async too; a column (k * 8) >> 1 is not provably 16-byte aligned and stays
+// so the copy is cp.async too, as is TileLang's uint8 storage at k * 128 // 2; a column (k * 8) >> 1 is not provably 16-byte aligned and stays
 // synchronous.
 // CHECK-LABEL: func.func @packed_columns
 // CHECK: tile.pipeline = {k_tile = {{[0-9]+}} : i64, mechanism = "cp.async", stages = 2 : i64}
+// CHECK: tile.copy %arg0{{.*}} {tile.async = "cp.async"}
 // CHECK: tile.copy %arg0{{.*}} {tile.async = "cp.async"}
 // CHECK: tile.copy %arg1{{.*}} : memref<256x512xi8> to memref<128x4xi8, "shared">
 // CHECK-NOT: tile.async
@@ -349,6 +350,7 @@ module attributes {tile.arch = "sm_80"} {
       %c8 = arith.constant 8 : index
       %c128 = arith.constant 128 : index
       %bs = tile.alloc : memref<128x64xi8, "shared">
+      %bs2 = tile.alloc : memref<128x64xi8, "shared">
       %ds = tile.alloc : memref<128x4xi8, "shared">
       %out = tile.alloc : memref<128x64xf16, "shared">
       %row = arith.muli %bx, %c128 : index
@@ -357,12 +359,17 @@ module attributes {tile.arch = "sm_80"} {
         %k0 = arith.muli %k, %c128 : index
         %byte = arith.shrui %k0, %c1 : index
         tile.copy %B[%row, %byte] [128, 64] to %bs[%c0, %c0] [128, 64] : memref<256x512xi8> to memref<128x64xi8, "shared">
+        %c2 = arith.constant 2 : index
+        %halved = arith.floordivsi %k0, %c2 : index
+        tile.copy %B[%row, %halved] [128, 64] to %bs2[%c0, %c0] [128, 64] : memref<256x512xi8> to memref<128x64xi8, "shared">
         %k1 = arith.muli %k, %c8 : index
         %narrow = arith.shrui %k1, %c1 : index
         tile.copy %D[%row, %narrow] [128, 4] to %ds[%c0, %c0] [128, 4] : memref<256x512xi8> to memref<128x4xi8, "shared">
         tile.parallel [128, 64] {
         ^bb0(%i: index, %j: index):
-          %q = memref.load %bs[%i, %j] : memref<128x64xi8, "shared">
+          %q0 = memref.load %bs[%i, %j] : memref<128x64xi8, "shared">
+          %q1 = memref.load %bs2[%i, %j] : memref<128x64xi8, "shared">
+          %q = arith.addi %q0, %q1 : i8
           %jd = arith.shrui %j, %c1 : index
           %c3 = arith.constant 3 : index
           %jj = arith.andi %jd, %c3 : index
