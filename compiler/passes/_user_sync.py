@@ -36,6 +36,11 @@ tile.alloc_barrier, tile.mbarrier_*, tile.tma_copy, tile.fence_proxy_async, tile
   1 + first warpgroup over those threads. Fragments, T.gemm and T.reduce work there as in the
   whole block: infer-mma-layout, plan-wgmma-gemms and infer-fragment-layout lay them out over
   the warpgroups' threads (a consumer warpgroup's wgmma, its accumulator in its registers).
+  The branches of one `if tx < 128: ... elif ...` chain (each after the first marked
+  `tile.else_branch` by the frontend) run side by side on their threads, as TileLang's
+  if / else does: nothing orders one branch after another, so no block barrier stands between
+  them (insert-shared-barriers), which would hang their threads waiting for each other's
+  mbarrier arrivals.
 
 The mbarrier waits, transaction bytes, bulk copies and proxy fences need sm_90: on sm_80 they
 are a CompileError at their line (mbarrier.init and arrive alone would assemble, but wait for
@@ -83,6 +88,9 @@ GUARD_ATTR = "tile.warpgroups_guard"
 CP_ASYNC_ATTR = "tile.cp_async"  # a tile.copy that is one thread's own cp.async
 CP_ASYNC_NOINC_ATTR = "tile.cp_async_noinc"  # a tile.mbarrier_arrive of the thread's cp.async
 SYNC_GRID_ATTR = "tile.sync_grid"  # an nvvm.barrier that waits for the whole grid
+# a tile.warpgroups that is a later branch of the `if tx < 128: ... elif ...:` chain the
+# tile.warpgroups before it starts: a thread runs one branch of the chain, never two in turn
+ELSE_BRANCH_ATTR = "tile.else_branch"
 COOPERATIVE_ATTR = "tile.cooperative"  # a gpu.func whose blocks must all be resident at once
 GRID_COUNTER = "tilec_grid_barrier"
 GRID_FLIP = -(1 << 31)  # the counter's top bit, as a signless i32 constant

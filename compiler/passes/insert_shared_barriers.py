@@ -11,7 +11,12 @@ condition is the same on every thread of the block (`varies_by_thread` says it i
 into like a block of statements, so a loop under a run-time `if` or inside a `while` gets its
 barriers; one whose condition may differ between threads is one statement, as a T.Parallel or a
 copy is: barriers go between statements, never inside divergent code. A T.ws block
-(tile.warpgroups) is one statement too, and its body is walked as a block of its own; so are
+(tile.warpgroups) is one statement too, and its body is walked as a block of its own; the
+branches of one `if tx < 128: ... elif ...` chain of whole warpgroups (the later ones marked
+`tile.else_branch`) are one statement together: each thread runs one of them, side by side
+with the others (TileLang's if / else), so no barrier goes between them (their threads order
+what they share with mbarriers, and a block barrier there would wait for threads that wait
+for the other branch); so are
 both branches of an `if` giving each a range of the block's threads (`tid < 32`,
 compiler/passes/_thread_range.py), whose barriers lower-tile-to-gpu makes named barriers over
 the branch's threads.
@@ -43,6 +48,7 @@ from tilec.compiler.passes._ir_walk import as_operation, copy_parts, kernels, sc
 from tilec.compiler.passes._scheduling import target_description
 from tilec.compiler.passes._thread_range import is_thread_branch, range_warp
 from tilec.compiler.passes._tma_ring import LOAD_ATTR, RING_ATTR
+from tilec.compiler.passes._user_sync import ELSE_BRANCH_ATTR
 from tilec.compiler.passes._wgmma import IN_PLACE_ATTR, slice_source
 
 LOOPS = ("tile.for", "tile.pipelined")
@@ -211,21 +217,40 @@ def _around_loop(blocks: list[ir.Block], pending: Pending, insert: bool,
 def _barrier_before(op: ir.Operation, pending: Pending, insert: bool) -> bool:
     """Whether `op`, with all it contains, conflicts with what is pending (then a barrier goes
     before it when inserting)."""
-    reads, writes = shared_effects(op)
-    conflict = any(_contains(pending.written, v) for v in reads + writes) or any(
-        _contains(pending.read, v) for v in writes)
+    return _barrier_before_all([op], pending, insert)
+
+
+def _barrier_before_all(ops: list[ir.Operation], pending: Pending, insert: bool) -> bool:
+    """Whether any of `ops`, statements that do not run one after another (the branches of one
+    chain), conflicts with what is pending: then one barrier goes before the first."""
+    conflict = False
+    for op in ops:
+        reads, writes = shared_effects(op)
+        conflict = conflict or any(_contains(pending.written, v) for v in reads + writes) or any(
+            _contains(pending.read, v) for v in writes)
     if conflict and insert:
-        with op.location, ir.InsertionPoint(op):
+        with ops[0].location, ir.InsertionPoint(ops[0]):
             gpu.BarrierOp()
     return conflict
+
+
+def _branch_chain(statements: list[ir.Operation], first: int) -> list[ir.Operation]:
+    """The tile.warpgroups statements[first] and the else branches (`tile.else_branch`) right
+    after it."""
+    chain = [statements[first]]
+    for following in statements[first + 1:]:
+        if following.name != "tile.warpgroups" or ELSE_BRANCH_ATTR not in following.attributes:
+            break
+        chain.append(following)
+    return chain
 
 
 def process(block: ir.Block, pending: Pending, insert: bool,
             issued_elsewhere: tuple[ir.Operation, ...] = (), range_warp: int = 0) -> Pending:
     """Walk `block` (barriers inserted where `insert`); `range_warp`: the warp size branches on
     the thread index take ranges of threads in (0: none, compiler/passes/_thread_range.py)."""
-    for op in list(block.operations):
-        op = op.operation
+    statements = [op.operation for op in block.operations]
+    for number, op in enumerate(statements):
         if any(op == known for known in issued_elsewhere):
             continue
         if op.name == "tile.pipelined" and RING_ATTR in op.attributes:
@@ -263,10 +288,21 @@ def process(block: ir.Block, pending: Pending, insert: bool,
             pending = Pending()
             continue
         if op.name == "tile.warpgroups":
+            if ELSE_BRANCH_ATTR in op.attributes:
+                continue  # walked with the chain's first branch
             # its threads alone run the body: barriers there wait for them only (named ones,
-            # lower-tile-to-gpu); towards the rest of the block it is one statement
-            process(op.regions[0].blocks[0], Pending(), insert, range_warp=range_warp)
-        elif is_thread_branch(op, range_warp):
+            # lower-tile-to-gpu); towards the rest of the block it is one statement, and so
+            # is an `if tx < 128: ... elif ...` chain of them: its branches run side by side
+            chain = _branch_chain(statements, number)
+            for branch in chain:
+                process(branch.regions[0].blocks[0], Pending(), insert, range_warp=range_warp)
+            if _barrier_before_all(chain, pending, insert):
+                pending = Pending()
+            for branch in chain:
+                reads, writes = shared_effects(branch)
+                pending = Pending(_union(pending.written, writes), _union(pending.read, reads))
+            continue
+        if is_thread_branch(op, range_warp):
             # each branch runs on its range of threads (compiler/passes/_thread_range.py), as a
             # T.ws block does
             for region in op.regions:

@@ -37,3 +37,28 @@ def ring(A: T.Tensor((256, 64), T.float16), B: T.Tensor((256, 64), T.float16)):
 # CHECK: tile.fence_proxy_async
 # CHECK: tile.mbarrier_arrive %[[EMPTY]][%{{.*}}] : memref<1xi64, "barrier">
 # CHECK-NOT: tile.pipelined
+
+
+@T.prim_func
+def branch_chain(A: T.Tensor((128, 64), T.float16), B: T.Tensor((128, 64), T.float16)):
+    with T.Kernel(2, threads=384) as bx:
+        s = T.alloc_shared((64, 64), T.float16)
+        ready = T.alloc_barrier(arrive_count=128)
+        tx = T.get_thread_binding()
+        if tx < 128:
+            T.copy(A[bx * 64, 0], s)
+            T.barrier_arrive(ready)
+        elif tx >= 128 and tx < 256:
+            T.barrier_wait(ready, 0)
+            T.copy(s, B[bx * 64, 0])
+        else:
+            T.barrier_wait(ready, 0)
+
+# An `if tx < 128: ... elif ...: ... else:` chain of whole warpgroups: one tile.warpgroups per
+# branch, the later ones marked as else branches of the first (a thread runs one of them).
+# CHECK-LABEL: func.func @branch_chain
+# CHECK: tile.warpgroups [0] {
+# CHECK: tile.mbarrier_arrive
+# CHECK: tile.warpgroups [1] attributes {tile.else_branch} {
+# CHECK: tile.mbarrier_wait_parity
+# CHECK: tile.warpgroups [2] attributes {tile.else_branch} {

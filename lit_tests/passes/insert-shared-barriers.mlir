@@ -336,6 +336,75 @@ func.func @thread_ranges(%A: memref<?x?xf16>) attributes {tile.entry} {
 
 // -----
 
+// The branches of one `if tx < 128: ... elif ...` chain of whole warpgroups (tile.warpgroups,
+// the later ones `tile.else_branch`) run side by side, each thread one of them: no barrier
+// goes between them (the warp-specialized MLA kernels order their shared tiles with mbarriers;
+// a block barrier there waits for threads that are themselves waiting for the other branch's
+// arrivals, a hang). A barrier before the chain, where one branch conflicts with what came
+// before; the statement after the chain sees every branch's accesses. Inside a branch its own
+// statements still get their barriers.
+// CHECK-LABEL: func.func @branch_chain
+// CHECK: tile.copy %arg0
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.warpgroups [0] {
+// CHECK-NEXT: tile.copy %[[S:.*]][%c0, %c0] [64, 32] to %arg0
+// CHECK-NEXT: tile.copy %arg0
+// CHECK-NOT: gpu.barrier
+// CHECK: tile.warpgroups [1] attributes {tile.else_branch} {
+// CHECK-NEXT: tile.copy %arg0
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.copy %[[S]]
+// CHECK: }
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.copy %[[S]]
+func.func @branch_chain(%A: memref<?x?xf16>) attributes {tile.entry} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [256] {
+  ^bb0(%bx: index):
+    %s = tile.alloc : memref<64x32xf16, "shared">
+    %p = tile.alloc : memref<64x32xf16, "shared">
+    tile.copy %A[%c0, %c0] [64, 32] to %s[%c0, %c0] [64, 32] : memref<?x?xf16> to memref<64x32xf16, "shared">
+    tile.warpgroups [0] {
+      tile.copy %s[%c0, %c0] [64, 32] to %A[%c1, %c0] [64, 32] : memref<64x32xf16, "shared"> to memref<?x?xf16>
+      tile.copy %A[%c0, %c1] [64, 32] to %p[%c0, %c0] [64, 32] : memref<?x?xf16> to memref<64x32xf16, "shared">
+    }
+    tile.warpgroups [1] attributes {tile.else_branch} {
+      tile.copy %A[%c1, %c1] [64, 32] to %s[%c0, %c0] [64, 32] : memref<?x?xf16> to memref<64x32xf16, "shared">
+      tile.copy %s[%c0, %c0] [64, 32] to %A[%c1, %c1] [64, 32] : memref<64x32xf16, "shared"> to memref<?x?xf16>
+    }
+    tile.copy %s[%c0, %c0] [64, 32] to %A[%c0, %c0] [64, 32] : memref<64x32xf16, "shared"> to memref<?x?xf16>
+  }
+  return
+}
+
+// -----
+
+// Two T.ws blocks in a row (no `tile.else_branch`: two statements, every thread passes both):
+// the second reads what the first wrote, so a block barrier goes between them.
+// CHECK-LABEL: func.func @warpgroups_in_turn
+// CHECK: tile.warpgroups [0] {
+// CHECK: }
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.warpgroups [1] {
+func.func @warpgroups_in_turn(%A: memref<?x?xf16>) attributes {tile.entry} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tile.kernel grid(%c1) threads [256] {
+  ^bb0(%bx: index):
+    %s = tile.alloc : memref<64x32xf16, "shared">
+    tile.warpgroups [0] {
+      tile.copy %A[%c0, %c0] [64, 32] to %s[%c0, %c0] [64, 32] : memref<?x?xf16> to memref<64x32xf16, "shared">
+    }
+    tile.warpgroups [1] {
+      tile.copy %s[%c0, %c0] [64, 32] to %A[%c1, %c0] [64, 32] : memref<64x32xf16, "shared"> to memref<?x?xf16>
+    }
+  }
+  return
+}
+
+// -----
+
 // A TMA ring's loop (tile.tma_ring): its copies are the producer's (the ring's mbarriers order
 // the slots) and its iterations start after no barrier, so the back edge counts: the
 // T.Parallel writing the K-major copy of a slot waits for the previous iteration's gemm, which

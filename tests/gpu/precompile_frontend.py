@@ -115,12 +115,13 @@ def main() -> None:
     for module in (test_runtime_grid_checks, test_thread_branches, test_thread_ranges_gpu):
         module.precompile(target)
     if describe(options.arch).has_tma:  # wgmma: the cp.async ring, the slices, K x N operands
+        import test_branch_chain_gpu
         import test_thread_copy_gpu
         import test_transpose_mn_major_operands_gpu
         import test_wgmma_slices_gpu
 
-        for module in (test_thread_copy_gpu, test_transpose_mn_major_operands_gpu,
-                       test_wgmma_slices_gpu):
+        for module in (test_branch_chain_gpu, test_thread_copy_gpu,
+                       test_transpose_mn_major_operands_gpu, test_wgmma_slices_gpu):
             module.precompile(target)
     from test_partial_warps_gpu import compile_all as compile_partial_warp_kernels
 

@@ -39,7 +39,12 @@ from mlir.dialects import nvvm
 
 import tilec.dialect as tile
 import tilec.language as T
-from tilec.compiler.passes._user_sync import CP_ASYNC_ATTR, CP_ASYNC_NOINC_ATTR, SYNC_GRID_ATTR
+from tilec.compiler.passes._user_sync import (
+    CP_ASYNC_ATTR,
+    CP_ASYNC_NOINC_ATTR,
+    ELSE_BRANCH_ATTR,
+    SYNC_GRID_ATTR,
+)
 from tilec.frontend.values import Buffer, Scalar, mlir_type
 
 BARRIER_SCOPE = "barrier"
@@ -463,9 +468,12 @@ class BarrierOps:
                 and "x" in str(op.attributes["dimension"]))
 
     def warpgroup_chain(self, branches: list[tuple[list[int], list[ast.stmt]]]) -> None:
-        """The branches of warpgroup_branches, each a tile.warpgroups block."""
-        for groups, body in branches:
+        """The branches of warpgroup_branches, each a tile.warpgroups block; those after the
+        first are marked as its else branches (a thread runs one of them)."""
+        for number, (groups, body) in enumerate(branches):
             op = tile.WarpgroupsOp(groups)
+            if number:
+                op.operation.attributes[ELSE_BRANCH_ATTR] = ir.UnitAttr.get()
             with ir.InsertionPoint(op.body.blocks.append()), self.scope():
                 self.body(body)
                 tile.yield_()
