@@ -243,6 +243,39 @@ def test_compile_settings_are_part_of_the_in_memory_kernels(tmp_path, monkeypatc
     assert len(eager._kernels) == 2
 
 
+def test_a_factory_called_again_with_the_same_sizes_is_not_run_again(monkeypatch) -> None:
+    """A prim_func factory's kernel is kept in memory by its arguments, as TileLang keeps it:
+    linear_attention/example_linear_attn_bwd.py calls its factory inside the function it
+    times, where running it again (and hashing its source) took 25 ms a call. Other sizes, a
+    setting of the key's environment, or the cache turned off run it again."""
+    runs = []
+
+    @tilec.jit(out_idx=[-1], target="cpu")
+    def double(M, block_M=4):
+        runs.append(M)
+
+        @T.prim_func
+        def kernel(X: T.Tensor((M,), "float32"), Y: T.Tensor((M,), "float32")):
+            with T.Kernel(T.ceildiv(M, block_M), threads=32) as bx:
+                for i in T.Parallel(block_M):
+                    Y[bx * block_M + i] = X[bx * block_M + i] * 2.0
+        return kernel
+
+    first = double(16)
+    assert double(16) is first and double(M=16) is not None and runs == [16, 16]
+    assert double(M=16) is double(M=16) and runs == [16, 16]
+    assert double(32) is not first and runs == [16, 16, 32]
+    monkeypatch.setenv("TILEC_WARPGROUP_PINGPONG", "1")
+    assert double(16) is not first and runs[-1] == 16 and len(runs) == 4
+    monkeypatch.delenv("TILEC_WARPGROUP_PINGPONG")
+    monkeypatch.setenv("TILEC_DISABLE_CACHE", "1")
+    double(16)
+    double(16)
+    assert len(runs) == 6
+    x = torch.randn(16)
+    torch.testing.assert_close(first(x), x * 2.0)
+
+
 @pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
 def test_fast_math_marks_the_ops_and_changes_the_ptx() -> None:
     exact = tilec.compile(row_softmax(8, 64), out_idx=[-1], target="cuda:sm_90a")

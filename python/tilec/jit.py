@@ -739,7 +739,7 @@ class JITFunction:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.is_factory:
-            return self.compile(*args, **kwargs)
+            return self._factory_kernel(args, kwargs)
         fast_key = self._fast_key(args, kwargs)
         try:
             known = self._kernels.get(fast_key)
@@ -761,6 +761,25 @@ class JITFunction:
         if positions is None:  # every argument is a tensor (the key fixes which ones are)
             return kernel(*args)
         return kernel(*[args[n] for n in positions])
+
+    def _factory_kernel(self, args: tuple, kwargs: dict) -> JITKernel:
+        """A factory's kernel for these arguments, kept in memory by their values as TileLang
+        keeps it: examples call the factory inside the function they time (`kernel =
+        factory(B, S, H, D)` on every call), where running the factory and hashing its source
+        again took milliseconds. Arguments that are tensors or cannot be hashed are not kept, nor
+        is anything while the cache is off."""
+        if not cache.is_enabled() or any(hasattr(value, "shape")
+                                         for value in (*args, *kwargs.values())):
+            return self.compile(*args, **kwargs)
+        fast_key = self._fast_key(args, kwargs)
+        try:
+            known = self._kernels.get(fast_key)
+        except TypeError:  # an argument that cannot be hashed
+            return self.compile(*args, **kwargs)
+        if known is None:
+            known = (self.compile(*args, **kwargs), None)
+            self._kernels[fast_key] = known
+        return known[0]
 
     def _fast_key(self, args: tuple, kwargs: dict) -> tuple:
         """A cheap in-memory key for repeated eager calls: shapes, dtypes, constants, target
