@@ -805,7 +805,8 @@ def run_example(relative: str, scratch: Path, mode: str, timeout: float,
     if returncode is None:
         where, busy = timeout_place(output, scratch)
         record.update(status="timeout", error=None, where=where, busy_in=busy,
-                      reason=f"timeout (over {timeout:g} s) in {busy}", output_tail=tail)
+                      reason=f"timeout (over {timeout:g} s) in {busy}", output_tail=tail,
+                      stack=main_thread_stack(output, scratch))
         return record
     if result_file.exists():
         record.update(json.loads(result_file.read_text()))
@@ -838,13 +839,34 @@ _BUSY_IN = (("/tilec/autotuner", "tilec's autotuner"), ("/compiler/", "tilec's c
             ("/fla/", "Triton (the example's reference)"), ("/torch/", "torch"))
 
 
+def _dumped_threads(output: str) -> tuple[list[list[tuple[str, str, str]]], list | None]:
+    """The frames of every thread in a timed-out child's last stack dump, and the main
+    thread's (the one running the example through runpy), innermost first."""
+    dump = output[output.rfind("Timeout ("):] if "Timeout (" in output else ""
+    threads = [_STACK_FRAME.findall(block) for block in dump.split("\n\n")]
+    main = next((frames for frames in threads if any("runpy" in f for f, _, _ in frames)), None)
+    return threads, main
+
+
+def main_thread_stack(output: str, scratch: Path, limit: int = 12) -> list[str]:
+    """The main thread's innermost `limit` frames from a timed-out child's stack dump, as
+    `file:line in function` (paths inside the example folder relative to it): where a
+    timeout waited, for the JSON (the log's last lines are the outermost frames)."""
+    _, main = _dumped_threads(output)
+    shown = []
+    for filename, line, function in (main or [])[:limit]:
+        path = Path(filename)
+        if path.is_absolute() and path.resolve().is_relative_to(scratch):
+            filename = path.resolve().relative_to(scratch).as_posix()
+        shown.append(f"{filename}:{line} in {function}")
+    return shown
+
+
 def timeout_place(output: str, scratch: Path) -> tuple[str | None, str]:
     """From a timed-out child's log (its stack dump, see `child_main`): the innermost frame of
     the main thread inside the example folder (relative path:line), and what the innermost
     frame belongs to ("tilec's compiler", "Triton (the example's reference)", "the example")."""
-    dump = output[output.rfind("Timeout ("):] if "Timeout (" in output else ""
-    threads = [_STACK_FRAME.findall(block) for block in dump.split("\n\n")]
-    main = next((frames for frames in threads if any("runpy" in f for f, _, _ in frames)), None)
+    threads, main = _dumped_threads(output)
     if not main:
         return None, "an unknown place (no stack dump)"
     where = None

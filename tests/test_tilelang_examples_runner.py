@@ -254,6 +254,7 @@ def test_a_slow_example_times_out_saying_where(tmp_path: Path) -> None:
     assert record["status"] == "timeout" and record["seconds"] < 30
     assert record["where"] == "demo/example.py:4" and record["busy_in"] == "the example"
     assert record["reason"] == "timeout (over 3 s) in the example"
+    assert record["stack"][0] == "demo/example.py:4 in wait"
 
 
 def test_a_timeout_names_the_library_the_example_waits_in() -> None:
@@ -284,6 +285,14 @@ def test_a_timeout_names_the_library_the_example_waits_in() -> None:
         "bca/example.py:471", "tilec's compiler (in torch's autograd thread)")
     assert runner.timeout_place("no dump\n", Path("/scratch")) == (
         None, "an unknown place (no stack dump)")
+    # the JSON keeps the main thread's innermost frames (the log's last lines are its outermost)
+    assert runner.main_thread_stack(backward, Path("/scratch")) == [
+        "/x/site/torch/autograd/graph.py:829 in _engine_run_backward",
+        "bca/example.py:471 in _run_fixed_case", "/usr/lib/python3.12/runpy.py:88 in _run_code"]
+    assert runner.main_thread_stack(log, Path("/scratch"), limit=2) == [
+        "/usr/lib/python3.12/threading.py:359 in wait",
+        "/x/site/triton/runtime/autotuner.py:20 in run"]
+    assert runner.main_thread_stack("no dump\n", Path("/scratch")) == []
 
 
 def test_compile_mode_compiles_for_cuda_and_stops_at_the_launch(tmp_path: Path) -> None:
