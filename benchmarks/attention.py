@@ -31,7 +31,6 @@ its imports rewritten, into CACHE_DIR/tilelang_examples/ (it never enters the re
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime
 import importlib.util
 import json
@@ -39,7 +38,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -48,6 +47,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
+from device_cli import compile_settings  # noqa: E402
 from tilelang_examples import rewrite_imports  # noqa: E402
 
 import tilec  # noqa: E402
@@ -150,26 +150,12 @@ VARIANT_SEQS = (4096, 8192)  # the sequence lengths the variants' rows run at
 ALL_VARIANTS = tuple(key for _, key in VARIANTS.values())
 
 
-@contextlib.contextmanager
-def _opted_in(settings: dict[str, str]) -> Iterator[None]:
-    saved = {variable: os.environ.get(variable) for variable in settings}
-    os.environ.update(settings)
-    try:
-        yield
-    finally:
-        for variable, value in saved.items():
-            if value is None:
-                del os.environ[variable]
-            else:
-                os.environ[variable] = value
-
-
 def with_variant(forward: TilecForward, suffix: str) -> TilecForward:
     """`forward` compiled with the settings of VARIANTS[suffix]."""
-    def compile_opted_in(seq_len: int, causal: bool) -> Any:
-        with _opted_in(VARIANTS[suffix][0]):
+    def compile_with_settings(seq_len: int, causal: bool) -> Any:
+        with compile_settings(VARIANTS[suffix][0]):
             return forward.compile(seq_len, causal)
-    return TilecForward(forward.name + suffix, compile_opted_in, forward.config, forward.dim)
+    return TilecForward(forward.name + suffix, compile_with_settings, forward.config, forward.dim)
 
 
 def with_variants(forward: TilecForward, keys: tuple[str, ...] = ALL_VARIANTS
@@ -472,7 +458,7 @@ def _mla_kernel(shape: dict[str, int], suffix: str = "") -> Any:
     """tilec's MLA decode at `shape`, compiled as MLA_VARIANTS[suffix] says."""
     variables, config, _ = MLA_VARIANTS[suffix]
     pages = math.ceil(shape["seqlen_kv"] / MLA_PAGE)
-    with _opted_in(variables):
+    with compile_settings(variables):
         return _own_mla().mla_decode(shape["batch"], shape["heads"], shape["batch"] * pages,
                                      pages, MLA_PAGE, shape["num_split"], **config)
 
@@ -487,7 +473,7 @@ TILELANG_MLA_OPT_INS = {SPLIT_N: "1"}
 
 def _tilelang_mla_kernel(shape: dict[str, int]) -> Any:
     example = _example_copy(TILELANG_MLA_EXAMPLE)
-    with _opted_in(TILELANG_MLA_OPT_INS):
+    with compile_settings(TILELANG_MLA_OPT_INS):
         return example.mla_decode_tilelang(
             shape["batch"], shape["heads"], 1, shape["seqlen_kv"], 512, 64, 64, 64,
             shape["num_split"], MLA_PAGE, 576 ** -0.5)
