@@ -422,9 +422,12 @@ def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
         module.operation.attributes[DISTANCE_ATTR] = ir.IntegerAttr.get(
             ir.IntegerType.get_signless(32), int(distance))
     counted = (PREFETCH_VARIABLE, PREFETCH_L2_VARIABLE, RING_VARIABLE)  # a number, 0 is off
+    target = target_of(options)
 
     def opted_in(variable: str) -> bool:
         value = os.environ.get(variable, "")
+        if variable == PREFETCH_L2_VARIABLE and not target.has_l2_prefetch:
+            return False  # LLVM's NVPTX backend aborts on the prefetch below sm_90
         return value == "1" or (variable in counted and value.isdigit() and int(value) > 0) \
             or (variable == PREFETCH_L2_VARIABLE and value == "auto")
 
