@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, llvm, memref
 
-from tilec.compiler.passes._ir_walk import as_operation, defining_op, walk
+from tilec.compiler.passes._ir_walk import as_operation, constant_index, defining_op, walk
 from tilec.compiler.passes._scalar import bit_width
 
 PURE_PREFIXES = ("arith.", "index.", "math.", "affine.apply")
@@ -144,6 +144,34 @@ def plan_loop_loads(loop: ir.Operation) -> LoopLoads | None:
     if not roots:
         return None
     return LoopLoads(roots, [body_ops[n] for n in sorted(taken)])
+
+
+@dataclass
+class TakenLoop:
+    """A loop whose loads can be taken ahead: its constant bounds and its plan."""
+
+    lower: int
+    step: int
+    trips: int
+    loads: LoopLoads
+
+    @property
+    def last(self) -> int:
+        """The loop variable's value on the last iteration."""
+        return self.lower + (self.trips - 1) * self.step
+
+
+def take_loop(loop: ir.Operation) -> TakenLoop | None:
+    """The loop the loop-load passes work on (constant bounds and a positive step, two trips or
+    more, no write to memory another thread reads, loads to take ahead), else None."""
+    lower, upper, step = (constant_index(value) for value in loop.operands[:3])
+    if lower is None or upper is None or step is None or step <= 0:
+        return None
+    trips = (upper - lower + step - 1) // step
+    if trips < 2 or not writes_nothing_shared(loop):
+        return None
+    loads = plan_loop_loads(loop)
+    return None if loads is None else TakenLoop(lower, step, trips, loads)
 
 
 def _external_operands(op: ir.Operation) -> list[ir.Value]:

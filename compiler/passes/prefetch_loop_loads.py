@@ -38,12 +38,11 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from tilec.compiler.passes import TilePass, register
-from tilec.compiler.passes._ir_walk import as_operation, constant_index, enclosing, walk
+from tilec.compiler.passes._ir_walk import as_operation, enclosing, walk
 from tilec.compiler.passes._loop_loads import (
     LoopLoads,
     clone_ops,
-    plan_loop_loads,
-    writes_nothing_shared,
+    take_loop,
 )
 
 MAX_REGISTERS_ATTR = "tile.prefetch_max_registers"  # on the module: the cap the pass sets
@@ -100,17 +99,11 @@ class PrefetchLoopLoads(TilePass):
         cap = (ir.IntegerAttr(attributes[MAX_REGISTERS_ATTR]).value
                if MAX_REGISTERS_ATTR in attributes else DEFAULT_MAX_REGISTERS)
         for loop in [op for op in walk(module.operation) if op.name == "scf.for"]:
-            lower, upper, step = (constant_index(value) for value in loop.operands[:3])
-            if lower is None or upper is None or step is None or step <= 0:
-                continue
-            trips = (upper - lower + step - 1) // step
-            if trips < 2 or not writes_nothing_shared(loop):
-                continue
-            plan = plan_loop_loads(loop)
-            if plan is None:
+            taken = take_loop(loop)
+            if taken is None:
                 continue
             function = enclosing(loop, "gpu.func")
-            _prefetch(loop, plan, lower + (trips - 1) * step)
+            _prefetch(loop, taken.loads, taken.last)
             if function is not None and "nvvm.maxnreg" not in function.attributes:
                 function.attributes["nvvm.maxnreg"] = ir.IntegerAttr.get(
                     ir.IntegerType.get_signless(32), cap)

@@ -38,7 +38,6 @@ from mlir.dialects import arith, nvvm, ub
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._ir_walk import (
     as_operation,
-    constant_index,
     enclosing,
     walk,
 )
@@ -49,9 +48,8 @@ from tilec.compiler.passes._loop_loads import (
     is_far_load,
     known_grid,
     loaded_bytes,
-    plan_loop_loads,
     read_by_few_blocks,
-    writes_nothing_shared,
+    take_loop,
 )
 
 DISTANCE_ATTR = "tile.prefetch_l2_distance"  # on the module: iterations ahead
@@ -89,15 +87,10 @@ def _prefetch_ahead(loop: ir.Operation, distance: int | None) -> bool:
     """Prefetches of the loop's loads `distance` iterations ahead (None: as many as keep
     AHEAD_BYTES of a thread's streamed bytes requested, up to MAX_DISTANCE); False if it has
     none."""
-    lower, upper, step = (constant_index(value) for value in loop.operands[:3])
-    if lower is None or upper is None or step is None or step <= 0:
+    taken = take_loop(loop)
+    if taken is None:
         return False
-    trips = (upper - lower + step - 1) // step
-    if trips < 2 or not writes_nothing_shared(loop):
-        return False
-    plan = plan_loop_loads(loop)
-    if plan is None:
-        return False
+    lower, step, trips, plan = taken.lower, taken.step, taken.trips, taken.loads
     function = enclosing(loop, "gpu.func")
     grid = known_grid(function)
     roots = [root for root in plan.roots
@@ -109,7 +102,7 @@ def _prefetch_ahead(loop: ir.Operation, distance: int | None) -> bool:
         per_iteration = max(_streamed_bytes(roots, grid), 1)
         distance = min(-(-AHEAD_BYTES // per_iteration), MAX_DISTANCE)
     distance = max(1, min(distance, trips - 1))
-    last = lower + (trips - 1) * step
+    last = taken.last
     body = loop.regions[0].blocks[0]
     induction = body.arguments[0]
     index = ir.IndexType.get()

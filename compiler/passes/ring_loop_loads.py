@@ -41,7 +41,7 @@ from mlir import ir
 from mlir.dialects import arith, gpu, llvm, memref, nvvm, scf, ub
 
 from tilec.compiler.passes import TilePass, register
-from tilec.compiler.passes._ir_walk import as_operation, constant_index, enclosing, walk
+from tilec.compiler.passes._ir_walk import as_operation, enclosing, walk
 from tilec.compiler.passes._loop_loads import (
     LoopLoads,
     clone_ops,
@@ -50,9 +50,8 @@ from tilec.compiler.passes._loop_loads import (
     is_far_load,
     known_grid,
     loaded_bytes,
-    plan_loop_loads,
     read_by_few_blocks,
-    writes_nothing_shared,
+    take_loop,
 )
 from tilec.compiler.passes._scalar import bit_width
 from tilec.compiler.passes._scheduling import ARCH_ATTR
@@ -302,17 +301,12 @@ def _ring_function(function: ir.Operation, slots: int | None, limit: int) -> Non
     for loop in [op for op in walk(function) if op.name == "scf.for"]:
         if any(_nested(loop, other) or _nested(other, loop) for other in ringed):
             continue
-        lower, upper, step = (constant_index(value) for value in loop.operands[:3])
-        if lower is None or upper is None or step is None or step <= 0 \
-                or not isinstance(loop.operands[0].type, ir.IndexType):
+        if not isinstance(loop.operands[0].type, ir.IndexType):
             continue  # the ring's iteration arithmetic is on index values
-        trips = (upper - lower + step - 1) // step
-        if trips < 2 or not writes_nothing_shared(loop):
+        taken = take_loop(loop)
+        if taken is None:
             continue
-        plan = plan_loop_loads(loop)
-        if plan is None:
-            continue
-        end = _ring_loop(loop, plan, slots, lower, step, trips,
+        end = _ring_loop(loop, taken.loads, slots, taken.lower, taken.step, taken.trips,
                          known_grid(function), (used, limit))
         if end is not None:
             ringed.append(loop)
