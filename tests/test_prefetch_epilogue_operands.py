@@ -7,7 +7,7 @@ stage shows it). sm_90a: the PTX's prefetch.global.L2 count per thread (a 128 x 
 residual tile is 512 lines over 256 consumer threads: 2), none without the setting, and
 ptxas assembles the kernel; sm_80 (no such instruction in LLVM's NVPTX): the same PTX.
 The rewrite: lit_tests/passes/prefetch-epilogue-operands.mlir; GPU numerics and speed: the
-device job (benchmarks/fused_gemm.py --variants)."""
+rows of benchmarks/fused_gemm.py's VARIANTS (--only)."""
 
 from __future__ import annotations
 

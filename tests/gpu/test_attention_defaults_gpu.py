@@ -17,7 +17,6 @@ to the JSON file TILEC_ATTENTION_DEFAULTS_RESULTS names, if set.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
@@ -28,10 +27,12 @@ import pytest
 
 TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS))
+sys.path.insert(0, str(TESTS.parent / "benchmarks"))
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("tilec.compiler")  # compiles at run time
 
+from device_cli import compile_settings  # noqa: E402
 from test_attention_kernels import flash_fwd, mask_initialised_attention  # noqa: E402
 
 TILES = {"block_M": 128, "block_N": 128, "num_stages": 2, "threads": 256}
@@ -66,25 +67,11 @@ def write_results() -> Iterator[None]:
         Path(path).write_text(json.dumps({"device": device, "cases": RESULTS}, indent=1))
 
 
-@contextlib.contextmanager
-def _settings(settings: dict[str, str]) -> Iterator[None]:
-    saved = {name: os.environ.get(name) for name in settings}
-    os.environ.update(settings)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                del os.environ[name]
-            else:
-                os.environ[name] = value
-
-
 def compile_case(source: str, dim: int, causal: bool, seq: int, settings: dict[str, str],
                  heads: int):
     """The case's kernel, checked to be rotated with exp2 flushed unless written as is, and to
     take turns where the ping-pong is opted in."""
-    with _settings(settings):
+    with compile_settings(settings):
         if source == "flash_fwd":
             kernel = flash_fwd.flash_fwd(BATCH, heads, seq, dim, causal, **TILES)
         else:
