@@ -9,10 +9,14 @@ every kernel is a cache hit there, so no MLIR is needed.
 from __future__ import annotations
 
 import argparse
+import importlib
+import inspect
 import os
 import sys
 import time
 from pathlib import Path
+from types import ModuleType
+from unittest import mock
 
 
 def main() -> None:
@@ -104,31 +108,35 @@ def main() -> None:
 
     for checked in (allowed_updates, portable_forms):  # test_parallel_updates_gpu.py
         tilec.compile(checked(), target=target)
-    # the tests that compile in process where the compiler is (thread ranges and branches,
-    # per-thread cp.async, T.sync_grid, runtime grids, the MMA emitter, slices, K x N operands)
-    import test_mma_emitter_gpu
-    import test_runtime_grid_checks
-    import test_thread_branches
-    import test_thread_ranges_gpu
-
-    test_mma_emitter_gpu.precompile()  # sm_90a and sm_80 whatever the suite's arch
-    for module in (test_runtime_grid_checks, test_thread_branches, test_thread_ranges_gpu):
-        module.precompile(target)
-    if describe(options.arch).has_tma:  # wgmma: the cp.async ring, the slices, K x N operands
-        import test_branch_chain_gpu
-        import test_thread_copy_gpu
-        import test_transpose_mn_major_operands_gpu
-        import test_wgmma_slices_gpu
-
-        for module in (test_branch_chain_gpu, test_thread_copy_gpu,
-                       test_transpose_mn_major_operands_gpu, test_wgmma_slices_gpu):
-            module.precompile(target)
+    # every test module that compiles in process where the compiler is (thread ranges and
+    # branches, per-thread cp.async, the MMA emitter, slices, K x N operands, the opt-in passes):
+    # its `precompile`, each under its own copy of os.environ (their settings are part of the keys)
+    for module in modules_with_precompile():
+        if getattr(module, "HOPPER_ONLY", False) and not describe(options.arch).has_tma:
+            continue
+        began = time.perf_counter()
+        with mock.patch.dict(os.environ):
+            if inspect.signature(module.precompile).parameters:
+                module.precompile(target)
+            else:  # a module whose kernels name their own targets
+                module.precompile()
+        print(f"{module.__name__}: {time.perf_counter() - began:.2f} s")
     from test_partial_warps_gpu import compile_all as compile_partial_warp_kernels
 
     compile_partial_warp_kernels(target)
     # what examples/quickstart.py runs on a GPU (the README's main command)
     big = torch.empty(4096, 4096, dtype=torch.float16)
     matmul.compile(big, big, target=target)
+
+
+def modules_with_precompile() -> list[ModuleType]:
+    """The tests/gpu/test_*.py modules that define `precompile`, in name order."""
+    modules = []
+    for path in sorted(Path(__file__).resolve().parent.glob("test_*.py")):
+        module = importlib.import_module(path.stem)
+        if callable(getattr(module, "precompile", None)):
+            modules.append(module)
+    return modules
 
 
 if __name__ == "__main__":

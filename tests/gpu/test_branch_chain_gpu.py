@@ -1,8 +1,8 @@
 """tests/gpu/branch_chain_kernels.py on the GPU: the consumer-first warp-specialized ring of an
-`if tx < 128: ... else:` chain, against float64 with the output poisoned (NaN) first. A block
-barrier between the branches hangs it: the kernel's end is awaited with a deadline, so a hang
-fails the test (the process may then need its own timeout to exit). Compiled in process (the
-whole compiler on the GPU machine), or taken from TILEC_CACHE_DIR."""
+`if tx < 128: ... else:` chain, exactly against its float32 reference with the output poisoned
+(NaN) first. A block barrier between the branches hangs it: the kernel's end is awaited with a
+deadline, so a hang fails the test (the process may then need its own timeout to exit).
+Compiled in process (the whole compiler on the GPU machine), or taken from TILEC_CACHE_DIR."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from branch_chain_kernels import WIDTH, consumer_first_ring, reference  # noqa: 
 
 SHAPES = [(64, 1), (100, 5), (1000, 8)]  # rows, steps: one tile, a ragged one, many blocks
 DEADLINE_S = 20.0
+HOPPER_ONLY = True  # wgmma: precompile_frontend.py compiles these for TMA targets only
 
 
 def precompile(target: str) -> None:
@@ -50,6 +51,8 @@ def test_consumer_first_ring_on_gpu(rows: int, steps: int) -> None:
     out = torch.full_like(a, float("nan"))
     kernel(a, out)
     _finish_within(DEADLINE_S)
-    produced = out.double().cpu()
+    produced = out.cpu()
     assert not produced.isnan().any(), "elements left unwritten"
-    torch.testing.assert_close(produced, reference(a.double().cpu()), rtol=0, atol=0)
+    # 2a + 1 rounds once in float32 however it is evaluated (2a is exact), so the float32
+    # reference is the exact answer: every element must have come through the ring unchanged
+    torch.testing.assert_close(produced, reference(a.cpu()), rtol=0, atol=0)

@@ -5,10 +5,11 @@ sizes, against float64 with the output poisoned (NaN) first. A copy warpgroup wh
 descriptors start 64 rows past the first's reads past A's tile and stores other values over
 the first warpgroup's rows of C; under compute-sanitizer's memcheck that read is also an
 out-of-bounds shared access where it passes the arena. Compiled in process (the whole
-compiler on the GPU machine)."""
+compiler on the GPU machine), or taken from TILEC_CACHE_DIR (`precompile`)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -28,6 +29,16 @@ CASES = {
     "register_a": ({"M": 200, "N": 300, "K": 520}, {"register_a": True}, False),
     "tma_ring": ({"M": 200, "N": 320, "K": 1000}, {"stages": 3}, True),
 }
+HOPPER_ONLY = True  # wgmma: precompile_frontend.py compiles these for TMA targets only
+
+
+def precompile(target: str) -> None:
+    """Every kernel these tests compile, into TILEC_CACHE_DIR (the caller restores os.environ)."""
+    for sizes, knobs, per_op in CASES.values():
+        os.environ.pop("TILEC_PER_OP_GEMMS", None)
+        if per_op:
+            os.environ["TILEC_PER_OP_GEMMS"] = "1"
+        gemm_384.compile(**sizes, **knobs, target=target)
 
 
 @pytest.mark.parametrize("case", list(CASES))

@@ -1,10 +1,12 @@
 """tests/gpu/mma_sync_fallback_kernels.py on the GPU (sm_90a) with and without
 TILEC_MMA_SYNC_FALLBACK=1: the gemms wgmma cannot take, on ldmatrix + mma.sync (the column
 slice of Q read in place) or on the CUDA cores, against float64 with the outputs poisoned (NaN)
-first. Compiled in process (the whole compiler on the GPU machine)."""
+first. Compiled in process (the whole compiler on the GPU machine), or taken from
+TILEC_CACHE_DIR (`precompile`)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -17,6 +19,19 @@ pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")]
 
 from mma_sync_fallback_kernels import one_warp_product, sliced_scores  # noqa: E402
+
+ROWS = [96, 100]
+
+
+def precompile(target: str) -> None:
+    """Every kernel these tests compile, into TILEC_CACHE_DIR (the caller restores os.environ)."""
+    for opt_in in (True, False):
+        os.environ.pop("TILEC_MMA_SYNC_FALLBACK", None)
+        if opt_in:
+            os.environ["TILEC_MMA_SYNC_FALLBACK"] = "1"
+        sliced_scores.compile(target=target)
+        for rows in ROWS:
+            one_warp_product.compile(M=rows, target=target)
 
 
 @pytest.mark.parametrize("opt_in", [True, False], ids=["mma_sync", "cuda_cores"])
@@ -36,7 +51,7 @@ def test_sliced_scores_on_gpu(monkeypatch, opt_in: bool) -> None:
 
 
 @pytest.mark.parametrize("opt_in", [True, False], ids=["mma_sync", "cuda_cores"])
-@pytest.mark.parametrize("rows", [96, 100])
+@pytest.mark.parametrize("rows", ROWS)
 def test_one_warp_product_on_gpu(monkeypatch, opt_in: bool, rows: int) -> None:
     if opt_in:
         monkeypatch.setenv("TILEC_MMA_SYNC_FALLBACK", "1")

@@ -4,10 +4,12 @@ its share of B), then a row max and sum across both warpgroups' columns, and MLA
 block (those scores, P cast into registers that each warpgroup holds whole, P V split over
 the value columns), against float64 with the outputs poisoned (NaN) first. A warpgroup
 reading the wrong share of B, or a reduction missing the other warpgroup's columns, gives
-wrong P or maxima. Compiled in process (the whole compiler on the GPU machine)."""
+wrong P or maxima. Compiled in process (the whole compiler on the GPU machine), or taken from
+TILEC_CACHE_DIR (`precompile`)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -34,6 +36,17 @@ CONFIGS = [
     {"block_N": 64, "threads": 384},
     {"block_N": 256, "stages": 3},
 ]
+TOKENS = [64, 300]
+HOPPER_ONLY = True  # wgmma: precompile_frontend.py compiles these for TMA targets only
+
+
+def precompile(target: str) -> None:
+    """Every kernel these tests compile, into TILEC_CACHE_DIR (the caller restores os.environ)."""
+    os.environ["TILEC_SPLIT_WGMMA_N"] = "1"
+    for config in CONFIGS:
+        scores_softmax.compile(**SHAPE, **config, target=target)
+    for tokens in TOKENS:
+        decode_step.compile(N=tokens, target=target)
 
 
 @pytest.mark.parametrize("config", CONFIGS,
@@ -55,7 +68,7 @@ def test_split_n_scores_softmax_on_gpu(monkeypatch, config: dict) -> None:
     torch.testing.assert_close(p.double().cpu(), expected_p, rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("tokens", [64, 300])
+@pytest.mark.parametrize("tokens", TOKENS)
 def test_split_n_decode_step_on_gpu(monkeypatch, tokens: int) -> None:
     monkeypatch.setenv("TILEC_SPLIT_WGMMA_N", "1")
     generator = torch.Generator().manual_seed(17 + tokens)

@@ -35,6 +35,7 @@ RING_SHAPES = [(256, 256, 512), (128, 192, 320)]
 GRIDS = [(100_000, 8), (54_321, 132)]
 PAST_RESIDENT = (1000, 8192)  # N, blocks: more blocks than any GPU holds at once
 BRANCH_SHAPES = [(192, 128), (200, 100)]
+HOPPER_ONLY = True  # wgmma: precompile_frontend.py compiles these for TMA targets only
 
 
 def precompile(target: str) -> None:

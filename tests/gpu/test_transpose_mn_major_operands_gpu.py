@@ -84,6 +84,7 @@ def compile_k_by_n_mma_sync(name: str, a: torch.Tensor, b: torch.Tensor):
     return matmul_typed.compile(a, b, target="cuda:sm_80", in_dtype=element, out_dtype=out,
                                 accum_dtype=accum, block_N=128,
                                 block_K=64 if name == "s8" else 32, b_k_major=False)
+HOPPER_ONLY = True  # wgmma: precompile_frontend.py compiles these for TMA targets only
 
 
 def precompile(target: str) -> None:

@@ -29,6 +29,7 @@ from slice_kernels import (  # noqa: E402
 HEADS, DIM, TAIL, BLOCK_N = 64, 512, 64, 64
 MLA_TOKENS, SHIFTS, STAGED_TOKENS = [64, 300], [0, 32], [128, 200]
 SLICED_GEMM = {"M": 1000, "N": 520, "K": 1152}
+HOPPER_ONLY = True  # wgmma: precompile_frontend.py compiles these for TMA targets only
 
 
 def precompile(target: str) -> None:
