@@ -43,7 +43,7 @@ CONFIGS = [
 ]
 CHECK = (2, 9, 9)  # N, H, W of the ragged check (162 output pixels), the timed C, F, kernel
 # compile-time opt-ins timed beside the default kernel (cache.COMPILE_SETTINGS): name -> variables
-VARIANTS = {"": {}, "async gathers": {"TILEC_ASYNC_GATHERS": "1"}}
+VARIANTS = {"": {}, "synchronous gathers": {"TILEC_ASYNC_GATHERS": "0"}}
 
 
 @contextlib.contextmanager

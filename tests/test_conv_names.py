@@ -276,14 +276,14 @@ def test_convolution_ptx_assembles_for_sm90a(tmp_path: Path, monkeypatch) -> Non
 
 
 @pytest.mark.parametrize("async_gathers", [False, True])
-def test_im2col_rows_are_vectors_and_join_the_pipeline_when_opted_in(
+def test_im2col_rows_are_vectors_and_join_the_pipeline(
         async_gathers: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """TileLang's example at 128 x 128 x 64 tiles (256 threads) on sm_90a: where the tile's
     columns divide the channels a T.im2col row is one tap's run of channels, read as 16-byte
-    vectors; with TILEC_ASYNC_GATHERS=1 they are cp.async beside the filter tile's (3 issues
-    of 4 patch and 4 filter chunks a thread), each src-size a register (zero-filled padding)."""
-    if async_gathers:
-        monkeypatch.setenv("TILEC_ASYNC_GATHERS", "1")
+    vectors; by default (TILEC_ASYNC_GATHERS=0: synchronous) they are cp.async beside the
+    filter tile's (3 issues of 4 patch and 4 filter chunks a thread), each src-size a register
+    (zero-filled padding)."""
+    monkeypatch.setenv("TILEC_ASYNC_GATHERS", "1" if async_gathers else "0")
     example = convolution.compile(N=64, C=128, H=28, W=28, F=128, K=3, S=1, D=1, P=1,
                                   block_M=128, block_N=128, block_K=64, num_stages=3,
                                   threads=256, target="cuda:sm_90a")

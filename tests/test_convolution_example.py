@@ -1,8 +1,8 @@
 """examples/convolution/conv2d.py, the NHWC implicit GEMM: numerics on the CPU target against
 torch's float32 conv2d (random inputs, poisoned output, output pixels that fill no tile,
 padding, stride 2, a 1x1 filter), and on sm_90a its gemm on wgmma with the patch rows read
-and stored as 16-byte vectors; with TILEC_ASYNC_GATHERS=1 the patch rows go through the loop's
-cp.async pipeline (speed: benchmarks/convolution.py on the GPU).
+and stored as 16-byte vectors when synchronous (TILEC_ASYNC_GATHERS=0), and by default through
+the loop's cp.async pipeline (speed: benchmarks/convolution.py on the GPU).
 """
 
 from __future__ import annotations
@@ -40,7 +40,9 @@ def test_conv2d_matches_torch_on_cpu(n, h, w, c, f, kernel, stride, pad) -> None
     torch.testing.assert_close(result.float(), expected, atol=2e-2, rtol=1e-2)
 
 
-def test_conv2d_runs_on_wgmma_with_vector_patch_reads_and_stores() -> None:
+def test_conv2d_runs_on_wgmma_with_vector_patch_reads_and_stores(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TILEC_ASYNC_GATHERS", "0")  # the synchronous gather
     data = torch.empty(64, 28, 28, 128, dtype=torch.float16, device="meta")
     weight = torch.empty(3, 3, 128, 128, dtype=torch.float16, device="meta")
     ptx = conv2d.conv2d_nhwc.compile(data, weight, target="cuda:sm_90a").get_kernel_source()
@@ -57,14 +59,14 @@ def test_conv2d_runs_on_wgmma_with_vector_patch_reads_and_stores() -> None:
     ("sm_90a", "wgmma.mma_async", 2),
     ("sm_80", "mma.sync", 3),  # the loop twice: aligned sources or not, one drain each
 ])
-def test_conv2d_gather_joins_the_cp_async_pipeline_when_opted_in(
+def test_conv2d_gather_joins_the_cp_async_pipeline(
         arch: str, instruction: str, barriers: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """TILEC_ASYNC_GATHERS=1: the patch gather is issued ahead by the loop's cp.async pipeline
-    with the filter tile: 3 issues (two in the prologue, one per iteration) of 4 patch and 4
+    """By default (TILEC_ASYNC_GATHERS=0 turns it off) the patch gather is issued ahead by
+    the loop's cp.async pipeline with the filter tile: 3 issues (two in the prologue, one per iteration) of 4 patch and 4
     filter chunks per thread at 128 x 64 / 64 x 128 tiles over 256 threads, each patch chunk's
     src-size a register (0 where the tap falls into the padding: zero-filled), and one barrier
     per iteration plus the drain's (the synchronous gather needed its own)."""
-    monkeypatch.setenv("TILEC_ASYNC_GATHERS", "1")
+    monkeypatch.delenv("TILEC_ASYNC_GATHERS", raising=False)
     data = torch.empty(64, 28, 28, 128, dtype=torch.float16, device="meta")
     weight = torch.empty(3, 3, 128, 128, dtype=torch.float16, device="meta")
     ptx = conv2d.conv2d_nhwc.compile(data, weight, target=f"cuda:{arch}").get_kernel_source()

@@ -254,8 +254,9 @@ def test_gemm_int4_examples_use_wgmma(kernel) -> None:
 @pytest.mark.parametrize("runs", ["0", "1"])
 def test_gemm_int4_decode_streams_packed_weights(runs: str) -> None:
     """The tile decode's packed weights ride the loop's cp.async pipeline (their byte column
-    (k * 128) >> 1 is 16-byte aligned; they were loaded synchronously), and with the opt-in
-    TILEC_SHARED_STORE_RUNS a thread decodes 16-byte runs of a row: one 4-byte shared load
+    (k * 128) >> 1 is 16-byte aligned; they were loaded synchronously), and with the shared
+    store runs (the default; TILEC_SHARED_STORE_RUNS=0 turns them off) a thread decodes 16-byte
+    runs of a row: one 4-byte shared load
     and one 16-byte store per 8 weights, where each weight was a byte load and a 2-byte store."""
     m, n, k = 16, 512, 1024
     with pytest.MonkeyPatch.context() as patch:

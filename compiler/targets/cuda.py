@@ -333,17 +333,17 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
                            ("TILEC_OVERLAP_RING_GEMMS", OVERLAP_RING_GEMMS_ATTR),
                            ("TILEC_STAGED_EPILOGUE", STAGED_EPILOGUE_ATTR),
                            ("TILEC_PER_OP_GEMMS", PER_OP_GEMMS_ATTR),
-                           ("TILEC_ASYNC_GATHERS", ASYNC_GATHERS_ATTR),
                            ("TILEC_TRANSPOSE_MN_MAJOR_OPERANDS", TRANSPOSE_OPERANDS_ATTR),
                            ("TILEC_RING_TRANSPOSES", RING_TRANSPOSES_ATTR),
                            ("TILEC_RING_PRIVATE_TILES", RING_PRIVATE_TILES_ATTR),
                            ("TILEC_SPLIT_WGMMA_N", SPLIT_WGMMA_N_ATTR),
-                           ("TILEC_MMA_SYNC_FALLBACK", MMA_SYNC_FALLBACK_ATTR),
-                           ("TILEC_SHARED_STORE_RUNS", SHARED_STORE_RUNS_ATTR)):
+                           ("TILEC_MMA_SYNC_FALLBACK", MMA_SYNC_FALLBACK_ATTR)):
         if os.environ.get(variable) == "1":
             module.operation.attributes[name] = ir.UnitAttr.get()
     for variable, name in (("TILEC_PIPELINE_TABLE_LOADS", TABLE_LOADS_ATTR),  # MLA decode 3.7x
-                           ("TILEC_REGISTER_A_STEPS", REGISTER_A_STEPS_ATTR)):  # 0.957 -> 0.987
+                           ("TILEC_REGISTER_A_STEPS", REGISTER_A_STEPS_ATTR),  # 0.957 -> 0.987
+                           ("TILEC_ASYNC_GATHERS", ASYNC_GATHERS_ATTR),  # conv2d 1.2-1.4x
+                           ("TILEC_SHARED_STORE_RUNS", SHARED_STORE_RUNS_ATTR)):  # int4 GEMM 3.6x
         if os.environ.get(variable) != "0":  # defaults since measured; "0" turns them off
             module.operation.attributes[name] = ir.UnitAttr.get()
     if target_of(options).has_l2_prefetch:  # else its prefetches would be dropped
