@@ -61,11 +61,12 @@ def test_conv2d_runs_on_wgmma_with_vector_patch_reads_and_stores(
 ])
 def test_conv2d_gather_joins_the_cp_async_pipeline(
         arch: str, instruction: str, barriers: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """By default (TILEC_ASYNC_GATHERS=0 turns it off) the patch gather is issued ahead by
-    the loop's cp.async pipeline with the filter tile: 3 issues (two in the prologue, one per iteration) of 4 patch and 4
-    filter chunks per thread at 128 x 64 / 64 x 128 tiles over 256 threads, each patch chunk's
-    src-size a register (0 where the tap falls into the padding: zero-filled), and one barrier
-    per iteration plus the drain's (the synchronous gather needed its own)."""
+    """By default (TILEC_ASYNC_GATHERS=0 turns it off) the patch gather is issued ahead by the
+    loop's cp.async pipeline with the filter tile: 3 issues (two in the prologue, one per
+    iteration) of 4 patch and 4 filter chunks per thread at 128 x 64 / 64 x 128 tiles over 256
+    threads, each patch chunk's src-size a register (0 where the tap falls into the padding:
+    zero-filled), and one barrier per iteration plus the drain's (the synchronous gather needed
+    its own)."""
     monkeypatch.delenv("TILEC_ASYNC_GATHERS", raising=False)
     data = torch.empty(64, 28, 28, 128, dtype=torch.float16, device="meta")
     weight = torch.empty(3, 3, 128, 128, dtype=torch.float16, device="meta")
