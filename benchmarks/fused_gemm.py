@@ -292,7 +292,14 @@ for _base, _suffix, _settings in (
         ("scale_residual", "preload", {"TILEC_EPILOGUE_PRELOAD": "1"}),
         ("scale_residual_preload", "prefetch8", {"TILEC_EPILOGUE_PREFETCH": "8"}),
         ("bias_relu_prefetch8", "private", {"TILEC_RING_PRIVATE_TILES": "1"}),
-        ("scale_residual_preload_prefetch8", "private", {"TILEC_RING_PRIVATE_TILES": "1"})):
+        ("scale_residual_preload_prefetch8", "private", {"TILEC_RING_PRIVATE_TILES": "1"}),
+        # the residual tile's loads issued n K tiles before the loop's end (TILEC_EPILOGUE_PRELOAD
+        # =n), in flight under the last n K tiles' wgmmas where n = 1 has one K tile to land
+        ("scale_residual", "preload2", {"TILEC_EPILOGUE_PRELOAD": "2"}),
+        ("scale_residual", "preload4", {"TILEC_EPILOGUE_PRELOAD": "4"}),
+        ("scale_residual", "preload8", {"TILEC_EPILOGUE_PRELOAD": "8"}),
+        ("scale_residual_preload4", "prefetch8", {"TILEC_EPILOGUE_PREFETCH": "8"}),
+        ("scale_residual_preload4", "private", {"TILEC_RING_PRIVATE_TILES": "1"})):
     VARIANTS.append(_variant(_base, _suffix, _settings))
 SHAPES = {case.name: (16, 2048, 2048, 1024) for case in CASES + VARIANTS
           if case.name.startswith("batched_nt")}

@@ -62,6 +62,8 @@ CASES = [_case("bias_relu"), _case("scale_residual"), ROW_SCALE]
 
 SETTINGS = {"prefetch": {"TILEC_EPILOGUE_PREFETCH": "2"},
             "preload": {"TILEC_EPILOGUE_PRELOAD": "1"},
+            # issued 4 iterations before the end: K = 96 has 3 (the copy in the first), 328 11
+            "preload4": {"TILEC_EPILOGUE_PRELOAD": "4"},
             "both": {"TILEC_EPILOGUE_PREFETCH": "2", "TILEC_EPILOGUE_PRELOAD": "1"}}
 
 
@@ -112,11 +114,14 @@ def test_sm90a_prefetches_the_epilogue_operands(case, tmp_path, monkeypatch) -> 
     assert report.ok, report.log
 
 
-def test_sm90a_preloads_the_residual_tile_under_the_last_wgmmas(tmp_path, monkeypatch) -> None:
-    """TILEC_EPILOGUE_PRELOAD=1: scale + residual's R tile is loaded in the loop's last
-    iteration, so its global loads come before the wgmma wait_group 0 after the loop (without
-    it, all after), as 32-bit vectors of the accumulator layout's pairs (64 a consumer
-    thread), and ptxas assembles it without spilling."""
+@pytest.mark.parametrize("iterations", [1, 4])
+def test_sm90a_preloads_the_residual_tile_under_the_last_wgmmas(iterations, tmp_path,
+                                                                monkeypatch) -> None:
+    """TILEC_EPILOGUE_PRELOAD=n: scale + residual's R tile is loaded in the loop's iteration
+    upper - n (1024 / 64 = 16 K tiles: the loop counter compared with 16 - n there), so its
+    global loads come before the wgmma wait_group 0 after the loop (without it, all after), as
+    32-bit vectors of the accumulator layout's pairs (64 a consumer thread), and ptxas
+    assembles it without spilling, the 64 registers held through the last n K tiles."""
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     case = _case("scale_residual")
 
@@ -125,12 +130,40 @@ def test_sm90a_preloads_the_residual_tile_under_the_last_wgmmas(tmp_path, monkey
         return head.count("ld.global")
 
     assert loads_before_last_wait(_ptx(case, monkeypatch, None)) == 0
-    monkeypatch.setenv("TILEC_EPILOGUE_PRELOAD", "1")
+    monkeypatch.setenv("TILEC_EPILOGUE_PRELOAD", str(iterations))
     preloaded = _ptx(case, monkeypatch, None)
     assert loads_before_last_wait(preloaded) >= 64
     assert preloaded.count("ld.global.b32") == 64
     report = ptxas_check(preloaded, "sm_90a")
     assert report.ok and report.spill_bytes == 0, report.log
+
+
+def test_preload_iterations_place_the_copy(tmp_path, monkeypatch) -> None:
+    """TILEC_EPILOGUE_PRELOAD=n issues the residual tile's copy in the loop's iteration
+    max(lower, upper - n): in the tile stage, the copy's branch compares the loop variable
+    with max(0, 16 - n) for 16 K tiles (the L2 prefetch, d = 8, with max(0, 16 - 9)); another
+    n is another kernel (a compile setting)."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TILEC_EPILOGUE_PREFETCH", "8")
+    case = _case("scale_residual")
+    meta = case.inputs(fused_gemm._MetaTorch(torch), (1024, 1024, 1024), "meta")
+    stages = {}
+    for iterations in ("1", "4"):
+        monkeypatch.setenv("TILEC_EPILOGUE_PRELOAD", iterations)
+        kernel = case.kernel.compile(*meta, target="cuda:sm_90a", **fused_gemm.TILE)
+        stages[iterations] = kernel.asm["tile-cuda"]
+    for iterations, text in stages.items():
+        assert f"tile.epilogue_preload = {iterations} : i64" in text
+        assert re.search(rf"arith\.subi %c16\w*, %c{iterations}\w* : index\n\s*%\w+ = "
+                         r"arith\.maxsi %c0\w*, %\w+ : index\n\s*%\w+ = arith\.cmpi eq",
+                         text), text
+
+
+def test_preload_takes_a_count_of_iterations(monkeypatch) -> None:
+    """TILEC_EPILOGUE_PRELOAD takes a whole number; a word is an error naming what it takes."""
+    monkeypatch.setenv("TILEC_EPILOGUE_PRELOAD", "early")
+    with pytest.raises(tilec.TilecError, match="a count of iterations"):
+        tilec.cache.check_compile_settings()
 
 
 def test_sm80_has_no_l2_prefetch_and_keeps_its_kernel(tmp_path, monkeypatch) -> None:

@@ -23,15 +23,20 @@ clamped to the tensor's last element (a ragged tile's prefetch stays inside it),
 address outside the tensor is formed. Other reads (a gather `x[idx[i], j]`, `R[2 * i, j]`)
 are left alone.
 
-With the module's `tile.epilogue_preload` (TILEC_EPILOGUE_PRELOAD=1), a read whose box is
-the T.Parallel's whole extent, variable d along index d (the residual tile), of a tensor the
-function only reads (nothing after the loop may write what the preload read), is also loaded
-into registers early: a fragment of the T.Parallel's shape, allocated before the loop, is
-filled by one `tile.copy` of the box in the loop's last iteration, after its statements (the
-last gemm's wgmma group may still run, overlap = true), or after a loop of no iteration (a
-K of 0 still adds the residual), and the epilogue reads the fragment
+With the module's `tile.epilogue_preload = n` (TILEC_EPILOGUE_PRELOAD=n, n >= 1), a read whose
+box is the T.Parallel's whole extent, variable d along index d (the residual tile), of a
+tensor the function only reads (nothing after the loop may write what the preload read), is
+also loaded into registers early: a fragment of the T.Parallel's shape, allocated before the
+loop, is filled by one `tile.copy` of the box in the loop's iteration max(lower, upper - n),
+after its statements (the gemm's wgmma group may still run, overlap = true), or after a loop
+of no iteration (a K of 0 still adds the residual), and the epilogue reads the fragment
 (its layout the accumulator's, from infer-fragment-layout: 64 32-bit loads a consumer thread
-of the 128 x 256 f16 tile under the last K tile's wgmmas, 64 registers held from there on).
+of the 128 x 256 f16 tile, 64 registers held from there on). n = 1 issues the loads under
+the last K tile's wgmmas only (one K tile, ~0.8 us at 8192^3 f16 on an H100, while 132 SMs
+asking for 64 KiB each at once need ~3 us of DRAM time); a larger n has them in flight
+under the last n K tiles' wgmmas, so they land before the loop ends: the loads' scoreboard
+is waited on only by the epilogue's first use, and the fragment's registers stay in place
+through the remaining iterations (no moves: a predicated load into them).
 
 The distance d is the module's `tile.epilogue_prefetch_distance` (the CUDA target sets it
 from TILEC_EPILOGUE_PREFETCH=d, on chips with prefetch.global.L2; preloading alone prefetches
@@ -66,7 +71,8 @@ from tilec.dialect import AllocOp, CopyOp, ParallelOp, YieldOp
 DISTANCE_ATTR = "tile.epilogue_prefetch_distance"  # on the module: iterations before the last
 VARIABLE = "TILEC_EPILOGUE_PREFETCH"  # the distance (0: off), where a target reads it
 PREFETCH_ATTR = "tile.epilogue_prefetch"  # on the T.Parallel the pass adds
-PRELOAD_ATTR = "tile.epilogue_preload"  # on the module: whole-tile boxes into registers too
+# on the module: whole-tile boxes into registers too, loaded this many iterations before the end
+PRELOAD_ATTR = "tile.epilogue_preload"
 PRELOAD_VARIABLE = "TILEC_EPILOGUE_PRELOAD"
 LINE_BYTES = 128
 
@@ -190,10 +196,10 @@ def _prefetch(box: Box, candidates: list[ir.Operation], mapping: dict) -> None:
         YieldOp()
 
 
-def prefetch_epilogue(loop: ir.Operation, distance: int, preload: bool = False) -> int:
+def prefetch_epilogue(loop: ir.Operation, distance: int, preload: int = 0) -> int:
     """Prefetch, inside `loop`, the boxes the T.Parallel statements after it read (and with
-    `preload`, load the whole-tile ones into fragments in its last iteration); the number of
-    boxes."""
+    `preload` = n > 0, load the whole-tile ones into fragments in its iteration
+    max(lower, upper - n)); the number of boxes."""
     step = constant_index(loop.operands[2])
     if step != 1:
         return 0
@@ -232,16 +238,16 @@ def prefetch_epilogue(loop: ir.Operation, distance: int, preload: bool = False) 
                 _prefetch(box, candidates, {})
             scf.YieldOp([])
     if preload:
-        _preload(loop, parallels, candidates, formed)
+        _preload(loop, parallels, candidates, formed, preload)
     return len(boxes)
 
 
 def _preload(loop: ir.Operation, parallels: list[ir.Operation],
-             candidates: list[ir.Operation], formed) -> None:
+             candidates: list[ir.Operation], formed, iterations: int) -> None:
     """The whole-tile reads of `parallels` from fragments of their shape, each filled by one
-    tile.copy of its box in the loop's last iteration (after the body's statements: the last
-    gemm's group may still run), or right after a loop that ran no iteration, and allocated
-    before the loop."""
+    tile.copy of its box in the loop's iteration max(lower, upper - iterations) (after the
+    body's statements: the gemm's group may still run), or right after a loop that ran no
+    iteration, and allocated before the loop."""
     body = loop.regions[0].blocks[0]
     terminator = as_operation(list(body.operations)[-1])
     lower, upper = loop.operands[0], loop.operands[1]
@@ -275,7 +281,7 @@ def _preload(loop: ir.Operation, parallels: list[ir.Operation],
                 with loop.location, ir.InsertionPoint(terminator):
                     fill(box, fragment, lambda: arith.cmpi(
                         arith.CmpIPredicate.eq, body.arguments[0],
-                        arith.subi(upper, index(1))))
+                        arith.maxsi(lower, arith.subi(upper, index(iterations)))))
                 with loop.location, ir.InsertionPoint.after(loop):
                     fill(box, fragment, lambda: arith.cmpi(arith.CmpIPredicate.sle, upper,
                                                            lower))
@@ -326,21 +332,24 @@ def _formed_before(value: ir.Value, loop: ir.Operation, candidates: list[ir.Oper
 def opted_in() -> tuple[str, ...]:
     """The pass's name where TILEC_EPILOGUE_PREFETCH or TILEC_EPILOGUE_PRELOAD asks for it,
     for the CPU target's pass list (unchanged without them)."""
-    distance = os.environ.get(VARIABLE, "")
-    wanted = (distance.isdigit() and int(distance) > 0) or \
-        os.environ.get(PRELOAD_VARIABLE) == "1"
+    wanted = _setting(VARIABLE) > 0 or _setting(PRELOAD_VARIABLE) > 0
     return ("prefetch-epilogue-operands",) if wanted else ()
 
 
+def _setting(variable: str) -> int:
+    """The environment's whole number `variable` (0 where unset or not a number)."""
+    value = os.environ.get(variable, "")
+    return int(value) if value.isdigit() else 0
+
+
 def opt_in(module: ir.Module) -> None:
-    """The module's distance from TILEC_EPILOGUE_PREFETCH=d (d > 0), as the CUDA and CPU
-    targets take it (the CPU target runs the pass so its numerics are checked)."""
-    distance = os.environ.get(VARIABLE, "")
-    if distance.isdigit() and int(distance) > 0:
-        module.operation.attributes[DISTANCE_ATTR] = ir.IntegerAttr.get(
-            ir.IntegerType.get_signless(64), int(distance))
-    if os.environ.get(PRELOAD_VARIABLE) == "1":
-        module.operation.attributes[PRELOAD_ATTR] = ir.UnitAttr.get()
+    """The module's distance from TILEC_EPILOGUE_PREFETCH=d (d > 0) and preload iterations
+    from TILEC_EPILOGUE_PRELOAD=n (n > 0), as the CUDA and CPU targets take them (the CPU
+    target runs the pass so its numerics are checked)."""
+    for variable, attribute in ((VARIABLE, DISTANCE_ATTR), (PRELOAD_VARIABLE, PRELOAD_ATTR)):
+        if _setting(variable) > 0:
+            module.operation.attributes[attribute] = ir.IntegerAttr.get(
+                ir.IntegerType.get_signless(64), _setting(variable))
 
 
 @register
@@ -354,11 +363,12 @@ class PrefetchEpilogueOperands(TilePass):
 
     def run(self, module: ir.Module) -> None:
         attributes = module.operation.attributes
-        preload = PRELOAD_ATTR in attributes
+        preload = ir.IntegerAttr(attributes[PRELOAD_ATTR]).value \
+            if PRELOAD_ATTR in attributes else 0
         if DISTANCE_ATTR not in attributes and not preload:
             return
-        # preloading alone still prefetches: in the last iteration, where the copy is issued
+        # preloading alone still prefetches: in the iteration where the copy is issued
         distance = ir.IntegerAttr(attributes[DISTANCE_ATTR]).value \
-            if DISTANCE_ATTR in attributes else 0
+            if DISTANCE_ATTR in attributes else max(preload - 1, 0)
         for loop in [op for op in walk(module.operation) if op.name == "tile.pipelined"]:
             prefetch_epilogue(loop, distance, preload)

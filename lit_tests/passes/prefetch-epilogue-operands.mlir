@@ -3,10 +3,10 @@
 // boxes of the global tensors a T.Parallel after a T.Pipelined loop reads, at a corner plus
 // the T.Parallel's variables, are prefetched (memref.prefetch: prefetch.global.L2 on CUDA)
 // in the loop's iteration max(lower, upper - 1 - d), one point per row and 128-byte line,
-// clamped to the tensor's last element. With tile.epilogue_preload, a read of the
+// clamped to the tensor's last element. With tile.epilogue_preload = n, a read of the
 // T.Parallel's whole extent (a residual tile) also comes from a fragment one tile.copy fills
-// in the loop's last iteration. Gathers, scaled variables and modules without the distance
-// are left alone.
+// in the loop's iteration max(lower, upper - n). Gathers, scaled variables and modules
+// without the distance are left alone.
 
 // CHECK-LABEL: func.func @residual
 // A whole residual tile R[by * 128 + i, bx * 256 + j] (f16: 64 elements a line), d = 4:
@@ -78,7 +78,7 @@ module attributes {tile.arch = "sm_90a", tile.epilogue_prefetch_distance = 4 : i
 // -----
 
 // CHECK-LABEL: func.func @preloaded
-// With tile.epilogue_preload (and no distance: the prefetch in the last iteration), the whole
+// With tile.epilogue_preload = 1 (and no distance: the prefetch in the last iteration), the whole
 // residual tile is loaded into a fragment of the T.Parallel's shape by one tile.copy in the
 // loop's last iteration, after the gemm (or after a loop of no iteration); the epilogue
 // reads the fragment.
@@ -89,7 +89,8 @@ module attributes {tile.arch = "sm_90a", tile.epilogue_prefetch_distance = 4 : i
 // CHECK: scf.if
 // CHECK: tile.parallel [128, 4] attributes {tile.epilogue_prefetch}
 // CHECK: %[[LAST:.*]] = arith.subi %c16, %c1
-// CHECK: %[[NOW:.*]] = arith.cmpi eq, %{{.*}}, %[[LAST]]
+// CHECK: %[[AT:.*]] = arith.maxsi %c0, %[[LAST]]
+// CHECK: %[[NOW:.*]] = arith.cmpi eq, %{{.*}}, %[[AT]]
 // CHECK: scf.if %[[NOW]]
 // CHECK: tile.copy %arg2[%{{.*}}, %{{.*}}] [128, 256] to %[[F]][%{{.*}}, %{{.*}}] [128, 256]
 // After a loop of no iteration (K = 0) the tile is loaded there:
@@ -100,8 +101,77 @@ module attributes {tile.arch = "sm_90a", tile.epilogue_prefetch_distance = 4 : i
 // CHECK: ^bb0(%[[I:.*]]: index, %[[J:.*]]: index):
 // CHECK: memref.load %[[F]][%[[I]], %[[J]]] : memref<128x256xf16, "fragment">
 // CHECK-NOT: memref.load %arg2
-module attributes {tile.arch = "sm_90a", tile.epilogue_preload} {
+module attributes {tile.arch = "sm_90a", tile.epilogue_preload = 1} {
   func.func @preloaded(%A: memref<1024x1024xf16>, %B: memref<1024x1024xf16>, %R: memref<1024x1024xf16>, %C: memref<1024x1024xf32>) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c8 = arith.constant 8 : index
+    %c16 = arith.constant 16 : index
+    %c64 = arith.constant 64 : index
+    %c128 = arith.constant 128 : index
+    %c256 = arith.constant 256 : index
+    %half = arith.constant 5.000000e-01 : f32
+    tile.kernel grid(%c4, %c8) threads [256] {
+    ^bb0(%bx: index, %by: index):
+      %as = tile.alloc : memref<128x64xf16, "shared">
+      %bs = tile.alloc : memref<64x256xf16, "shared">
+      %acc = tile.alloc : memref<128x256xf32, "fragment">
+      tile.pipelined %c0 to %c16 step %c1 stages 4 {
+      ^bb0(%k: index):
+        %row = arith.muli %by, %c128 : index
+        %kk = arith.muli %k, %c64 : index
+        tile.copy %A[%row, %kk] [128, 64] to %as[%c0, %c0] [128, 64] : memref<1024x1024xf16> to memref<128x64xf16, "shared">
+        %col = arith.muli %bx, %c256 : index
+        tile.copy %B[%kk, %col] [64, 256] to %bs[%c0, %c0] [64, 256] : memref<1024x1024xf16> to memref<64x256xf16, "shared">
+        tile.gemm %as, %bs, %acc : memref<128x64xf16, "shared">, memref<64x256xf16, "shared">, memref<128x256xf32, "fragment">
+      }
+      tile.parallel [128, 256] {
+      ^bb0(%i: index, %j: index):
+        %x = memref.load %acc[%i, %j] : memref<128x256xf32, "fragment">
+        %s = arith.mulf %x, %half : f32
+        %top = arith.muli %by, %c128 : index
+        %r = arith.addi %top, %i : index
+        %left = arith.muli %bx, %c256 : index
+        %c = arith.addi %left, %j : index
+        %v = memref.load %R[%r, %c] : memref<1024x1024xf16>
+        %w = arith.extf %v : f16 to f32
+        %y = arith.addf %s, %w : f32
+        memref.store %y, %acc[%i, %j] : memref<128x256xf32, "fragment">
+      }
+      %top = arith.muli %by, %c128 : index
+      %left = arith.muli %bx, %c256 : index
+      tile.copy %acc[%c0, %c0] [128, 256] to %C[%top, %left] [128, 256] : memref<128x256xf32, "fragment"> to memref<1024x1024xf32>
+    }
+    return
+  }
+}
+
+// -----
+
+// CHECK-LABEL: func.func @preloaded_early
+// tile.epilogue_preload = 4: the residual tile's copy is issued in iteration
+// max(lower, upper - 4), its loads in flight under the last four K tiles' gemms; the L2
+// prefetch (no distance given) in that same iteration, before the copy.
+// CHECK: %[[F:.*]] = tile.alloc : memref<128x256xf16, "fragment">
+// CHECK: tile.pipelined
+// CHECK: tile.gemm
+// CHECK: arith.subi %c16, %{{.*}}
+// CHECK: scf.if
+// CHECK: tile.parallel [128, 4] attributes {tile.epilogue_prefetch}
+// CHECK: %[[EARLY:.*]] = arith.subi %c16, %[[FOUR:c4.*]]
+// CHECK: %[[AT:.*]] = arith.maxsi %c0, %[[EARLY]]
+// CHECK: %[[NOW:.*]] = arith.cmpi eq, %{{.*}}, %[[AT]]
+// CHECK: scf.if %[[NOW]]
+// CHECK: tile.copy %arg2[%{{.*}}, %{{.*}}] [128, 256] to %[[F]][%{{.*}}, %{{.*}}] [128, 256]
+// CHECK: %[[NONE:.*]] = arith.cmpi sle, %c16, %c0
+// CHECK: scf.if %[[NONE]]
+// CHECK: tile.copy %arg2
+// CHECK: tile.parallel [128, 256] {
+// CHECK: memref.load %[[F]]
+// CHECK-NOT: memref.load %arg2
+module attributes {tile.arch = "sm_90a", tile.epilogue_preload = 4} {
+  func.func @preloaded_early(%A: memref<1024x1024xf16>, %B: memref<1024x1024xf16>, %R: memref<1024x1024xf16>, %C: memref<1024x1024xf32>) attributes {tile.entry} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c4 = arith.constant 4 : index
@@ -156,7 +226,7 @@ module attributes {tile.arch = "sm_90a", tile.epilogue_preload} {
 // CHECK-NOT: tile.copy %arg2
 // CHECK: tile.parallel [128, 256] {
 // CHECK: memref.load %arg2
-module attributes {tile.arch = "sm_90a", tile.epilogue_preload} {
+module attributes {tile.arch = "sm_90a", tile.epilogue_preload = 1} {
   func.func @in_place(%A: memref<1024x1024xf16>, %B: memref<1024x1024xf16>, %R: memref<1024x1024xf32>) attributes {tile.entry} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index

@@ -136,6 +136,7 @@ _NUMERIC_SETTINGS = {"TILEC_PREFETCH_LOOP_LOADS": "a register count",
                      "TILEC_REGISTER_A_STEP_GROUPS": "a count of wgmma groups",
                      "TILEC_PREFETCH_L2": "a distance in iterations",
                      "TILEC_EPILOGUE_PREFETCH": "a distance in iterations",
+                     "TILEC_EPILOGUE_PRELOAD": "a count of iterations",
                      "TILEC_LOOP_LOAD_RING": "a count of ring slots"}
 # the words a setting takes besides
 _WORD_SETTINGS = {"TILEC_PREFETCH_L2": ("auto",)}
@@ -144,7 +145,7 @@ _WORD_SETTINGS = {"TILEC_PREFETCH_L2": ("auto",)}
 def check_compile_settings() -> None:
     """A setting of COMPILE_SETTINGS holds 1 or 0 (TILEC_PREFETCH_LOOP_LOADS: a register count,
     TILEC_REGISTER_A_STEP_GROUPS: a group count, TILEC_PREFETCH_L2: a distance or auto,
-    TILEC_EPILOGUE_PREFETCH: a distance): any
+    TILEC_EPILOGUE_PREFETCH: a distance, TILEC_EPILOGUE_PRELOAD: iterations): any
     other value (`TILEC_FUSE_LOP3=yes`) read as off without a word, so it is an error."""
     for name, value in compile_settings().items():
         words = _WORD_SETTINGS.get(name, ())
