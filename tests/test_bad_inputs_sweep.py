@@ -859,7 +859,8 @@ def test_numpy_scalars_are_constants_of_their_value(rng: torch.Generator) -> Non
     ("TILEC_PREFETCH_LOOP_LOADS", "abc", "1 (on), 0 (off) or a register count"),
     ("TILEC_REGISTER_A_STEP_GROUPS", "one", "1 (on), 0 (off) or a count of wgmma groups"),
     ("TILEC_PREFETCH_L2", "far", "1 (on), 0 (off), a distance in iterations or auto"),
-    ("TILEC_LOOP_LOAD_RING", "deep", "1 (on), 0 (off) or a count of ring slots")])
+    ("TILEC_LOOP_LOAD_RING", "deep", "1 (on), 0 (off) or a count of ring slots"),
+    ("TILEC_EPILOGUE_PRELOAD", "early", "1 (on), 0 (off) or a count of iterations")])
 def test_a_compile_setting_neither_on_nor_off(setting: str, value: str, takes: str,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """`=yes` was read as off without a word; 1, 0 and a count still compile."""
@@ -868,7 +869,8 @@ def test_a_compile_setting_neither_on_nor_off(setting: str, value: str, takes: s
                                          + takes.replace("(", r"\(").replace(")", r"\)")):
         tilec.compile(copier(), target="cpu")
     others = {"TILEC_PREFETCH_LOOP_LOADS": ("96",), "TILEC_REGISTER_A_STEP_GROUPS": ("2",),
-              "TILEC_PREFETCH_L2": ("2", "auto"), "TILEC_LOOP_LOAD_RING": ("3",)}
+              "TILEC_PREFETCH_L2": ("2", "auto"), "TILEC_LOOP_LOAD_RING": ("3",),
+              "TILEC_EPILOGUE_PRELOAD": ("4",)}
     for good in ("0", "1", *others.get(setting, ())):
         monkeypatch.setenv(setting, good)
         tilec.compile(copier(), target="cpu")

@@ -159,13 +159,6 @@ def test_preload_iterations_place_the_copy(tmp_path, monkeypatch) -> None:
                          text), text
 
 
-def test_preload_takes_a_count_of_iterations(monkeypatch) -> None:
-    """TILEC_EPILOGUE_PRELOAD takes a whole number; a word is an error naming what it takes."""
-    monkeypatch.setenv("TILEC_EPILOGUE_PRELOAD", "early")
-    with pytest.raises(tilec.TilecError, match="a count of iterations"):
-        tilec.cache.check_compile_settings()
-
-
 def test_sm80_has_no_l2_prefetch_and_keeps_its_kernel(tmp_path, monkeypatch) -> None:
     """LLVM's NVPTX backend selects prefetch.global.L2 for sm_90 and later only (an abort on
     sm_80): there the setting changes nothing."""
