@@ -199,6 +199,15 @@ LEFT_OUT: dict[str, str] = {
     "bitnet-1.58b/kernel_benchmark/tilelang_bitnet_158_int8xint2_prefill.py":
         "imports INT4TensorCoreIntrinEmitter, which TileLang itself removed (tilelang at the "
         "examples' commit a35008a4 has no such name): an ImportError under TileLang too",
+    "gdn/example_chunk_delta_bwd.py":
+        "calls do_bench(fn, Q, ..., scale, chunk_size=...) (line 480), forwarding its arguments "
+        "as the example's old local do_bench did; TileLang's tilelang.profiler.do_bench (fn, "
+        "warmup, rep, ...) takes no chunk_size=: a TypeError under TileLang too, before its check",
+    "gdn/example_chunk_delta_h.py":
+        "calls do_bench(fn, k=K, w=W, ...) (line 302), forwarding keywords as the example's old "
+        "local do_bench did; TileLang's tilelang.profiler.do_bench (fn, warmup, rep, ...) takes "
+        "no k=: a TypeError under TileLang too, after its 54-configuration autotune and before "
+        "its check",
 }
 
 # The examples' own pure-Python dependencies (see the module docstring), flash-linear-attention at
@@ -551,6 +560,45 @@ def _error_record(error: BaseException, scratch: Path) -> dict[str, Any]:
     return record
 
 
+class PhaseClock:
+    """Seconds an example spends in tilec's compiler in its own process (`compile_s`: from the
+    tile IR to the binary, cache hits not counted) and in tilec's autotuner (`autotune_s`: its
+    compiles, in forked children or here, and the timing of every configuration), written to
+    `path` each time such a call ends, so that a file its timeout stops keeps them too. Why: a
+    slow file's `seconds` alone do not say whether tilec or the example's own reference
+    (Triton's autotuner, torch) took them."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.seconds = {"compile_s": 0.0, "autotune_s": 0.0}
+
+    def install(self) -> None:
+        import tilec.autotuner
+        import tilec.compiler.driver
+
+        self._wrap(tilec.compiler.driver, "compile_module", "compile_s")
+        self._wrap(tilec.autotuner, "tune_configs", "autotune_s")
+
+    def _wrap(self, module: Any, name: str, phase: str) -> None:
+        original = getattr(module, name)
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self.seconds[phase] += time.perf_counter() - start
+                self.path.write_text(json.dumps(
+                    {key: round(value, 2) for key, value in self.seconds.items()}))
+
+        setattr(module, name, timed)
+
+
+def phases_file(result_file: Path) -> Path:
+    """Where a child's PhaseClock writes (beside its result file)."""
+    return result_file.with_name(result_file.name.removesuffix(".result.json") + ".phases.json")
+
+
 def child_main(mode: str, result_file: str, scratch: str, deps: str, front_deps: str,
                timeout: float, script: str, argv: list[str]) -> int:
     """Runs `script` as `python script argv...` would (with the staged `deps` folder, if any,
@@ -572,6 +620,7 @@ def child_main(mode: str, result_file: str, scratch: str, deps: str, front_deps:
     if front_deps:
         sys.path.insert(1, front_deps)
     exit_code = 0
+    PhaseClock(phases_file(Path(result_file))).install()
     try:
         if mode in ("compile", "cpu"):
             _install_compile_mode("cuda" if mode == "compile" else "cpu")
@@ -783,6 +832,8 @@ def run_example(relative: str, scratch: Path, mode: str, timeout: float,
     log = script.with_name(script.name + ".log")
     result_file = script.with_name(script.name + ".result.json")
     result_file.unlink(missing_ok=True)
+    phases = phases_file(result_file)
+    phases.unlink(missing_ok=True)
     front_deps = folder_deps(deps, relative)
     command = [sys.executable, str(Path(__file__).resolve()), "--child", mode, str(result_file),
                str(scratch), str(deps or ""), str(front_deps or ""), str(timeout), str(script),
@@ -802,6 +853,8 @@ def run_example(relative: str, scratch: Path, mode: str, timeout: float,
             _RUNNING.discard(process)
     seconds = round(time.perf_counter() - start, 2)
     record: dict[str, Any] = {"args": args, "seconds": seconds}
+    if phases.exists():  # tilec's compiles and autotunes, when the example ran any
+        record.update(json.loads(phases.read_text()))
     output = log.read_text(errors="replace")
     tail = output.strip().splitlines()[-5:]
     if returncode is None:

@@ -126,6 +126,8 @@ MAIN = KERNEL + '\nif __name__ == "__main__":\n    add(1, 2)\n'
     ("gemm/helpers.py", KERNEL, "helper module"),
     ("plot/layout.py", "import tilelang.language as T\nprint(T)\n", "no kernel"),
     ("autodd/tilelang_buggy.py", MAIN, "fails by design"),
+    ("gdn/example_chunk_delta_h.py", MAIN, "a TypeError under TileLang too"),
+    ("gdn/example_chunk_delta_bwd.py", MAIN, "a TypeError under TileLang too"),
 ])
 def test_files_left_out_name_their_reason(relative: str, source: str, reason: str) -> None:
     assert reason in runner.exclusion_reason(relative, source)
@@ -255,6 +257,35 @@ def test_a_slow_example_times_out_saying_where(tmp_path: Path) -> None:
     assert record["where"] == "demo/example.py:4" and record["busy_in"] == "the example"
     assert record["reason"] == "timeout (over 3 s) in the example"
     assert record["stack"][0] == "demo/example.py:4 in wait"
+
+
+def test_a_timed_out_file_keeps_the_seconds_tilec_compiled(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """compile_s / autotune_s: the example's time in tilec's compiler and autotuner, kept
+    when its timeout stops it (a file with no kernel has neither)."""
+    source = """\
+        import time
+        import torch
+        import tilec as tilelang
+        import tilec.language as T
+
+        @tilelang.jit
+        def double(A):
+            N = T.const("N")
+            B = T.empty((N,), T.float32)
+            with T.Kernel(T.ceildiv(N, 128), threads=128) as bx:
+                for i in T.Parallel(128):
+                    B[bx * 128 + i] = A[bx * 128 + i] * 2.0
+            return B
+
+        double(torch.randn(256))
+        time.sleep(60)
+        """
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "cache"))  # a compile, not a hit
+    record = _run(tmp_path, source, timeout=20.0, mode="cpu")
+    assert record["status"] == "timeout"
+    assert 0 < record["compile_s"] < 20 and record["autotune_s"] == 0
+    assert "compile_s" not in _run(tmp_path, "print(1)\n")
 
 
 def test_a_timeout_names_the_library_the_example_waits_in() -> None:
