@@ -552,6 +552,28 @@ def test_run_alone_files_run_after_the_others_and_only_picks_files(tmp_path: Pat
     assert (tmp_path / "order.txt").read_text().split() == ["b", "a"]
 
 
+def test_shortest_first_orders_by_a_previous_runs_seconds(tmp_path: Path) -> None:
+    previous = {"files": {"x/slow.py": {"status": "timeout", "seconds": 60.0},
+                          "x/quick.py": {"status": "passed", "seconds": 2.0},
+                          "x/mid.py": {"status": "failed", "seconds": 9.0},
+                          "x/skipped.py": {"status": "not-run", "seconds": 0.0}}}
+    seconds = runner.previous_seconds(previous)
+    assert "x/skipped.py" not in seconds  # not run: no measure of it
+    files = ["x/mid.py", "x/new.py", "x/quick.py", "x/skipped.py", "x/slow.py"]
+    # new.py and skipped.py take the median's place (9 s), after mid.py in path order
+    assert runner.shortest_first(files, seconds) == [
+        "x/quick.py", "x/mid.py", "x/new.py", "x/skipped.py", "x/slow.py"]
+    stamp = ('import tilelang\nT = "T.Kernel("\nimport pathlib\np = pathlib.Path({log!r})\n'
+             'p.write_text(p.read_text() + "{name} " if p.exists() else "{name} ")\n')
+    log = str(tmp_path / "order.txt")
+    for name in ("a", "b", "c"):
+        _write(tmp_path / "ex", f"x/{name}.py", stamp.format(log=log, name=name))
+    order = {"x/a.py": 30.0, "x/b.py": 1.0, "x/c.py": 5.0}
+    result = runner.run_suite(tmp_path / "ex", "run", 30.0, None, 1, None, order=order)
+    assert result["passed"] == 3 and result["settings"]["shortest_first"]
+    assert (tmp_path / "order.txt").read_text().split() == ["b", "c", "a"]
+
+
 def test_parts_split_the_selection_and_merge_into_one_result(tmp_path: Path) -> None:
     for name in ("a", "b", "c"):
         _write(tmp_path, f"x/{name}.py", SLEEPER.format(seconds=0))
