@@ -228,6 +228,28 @@ def test_a_compiler_crash_costs_only_its_config(tmp_path, monkeypatch):
     assert "SIGABRT" in result.trials[0].error
 
 
+def test_fresh_compilers_compile_what_forked_children_do(tmp_path, monkeypatch, rng):
+    """TILEC_AUTOTUNE_FRESH_COMPILERS (forced here: it acts only where CUDA is initialized):
+    each configuration's tile IR, built here, compiles in a new interpreter, no child forked;
+    the kernels are byte for byte the forked children's, and a configuration whose frontend
+    fails is reported as before."""
+    x = randn((40, 56), torch.float32, rng)
+    binaries = {}
+    for fresh in (False, True):
+        cache_dir = _fresh_cache(tmp_path / str(fresh), monkeypatch)
+        if fresh:
+            monkeypatch.setattr(tilec.autotuner, "fresh_compilers_wanted", lambda: True)
+            monkeypatch.setattr(tilec.autotuner, "_forked_child", None)  # calling it fails
+        double_plus_one.results.clear()
+        y = double_plus_one(x)
+        torch.testing.assert_close(y.double(), x.double() * 2 + 1, rtol=1e-6, atol=1e-6)
+        binaries[fresh] = {name: (cache_dir / name / "kernel.bin").read_bytes()
+                           for name in _entries(cache_dir)}
+    assert len(binaries[True]) == 3 and binaries[True] == binaries[False]
+    with pytest.warns(AutotuneWarning, match=r"(?s)1 of 3 configurations failed.*no_such_type"):
+        torch.testing.assert_close(copy_rows(x), x)
+
+
 def test_ref_prog_rejects_a_config_with_wrong_results(tmp_path, monkeypatch, rng):
     """A configuration whose output differs from ref_prog is reported, never chosen."""
     _fresh_cache(tmp_path, monkeypatch)

@@ -1,7 +1,10 @@
 """TileLang's autotuner on tilec: `@tilec.autotune` above `@tilec.jit`, and `AutoTuner`.
 
 Tuning one problem compiles every configuration, each in its own forked process (in parallel,
-so that a compiler crash or hang costs that configuration and not the caller's process), then
+so that a compiler crash or hang costs that configuration and not the caller's process; with
+the opt-in TILEC_AUTOTUNE_FRESH_COMPILERS=1, where the process has initialized CUDA, a new
+interpreter given the configuration's tile IR, built in the caller's process:
+fresh_compilers_wanted), then
 checks each kernel against `ref_prog` and times it with the kernel's profiler; the fastest wins.
 A configuration that fails to build, compile, check or time is reported (one warning listing
 each with its error, and `result.trials`), and an error is raised when none survives.
@@ -35,6 +38,8 @@ import multiprocessing
 import os
 import platform
 import signal
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -59,6 +64,7 @@ from tilec.jit import (
     tensor_arguments,
 )
 from tilec.runtime.artifact import Artifact
+from tilec.transform import codegen_settings
 
 __all__ = ["AutoTuner", "AutotuneResult", "AutotuneWarning", "AutotunedFunction", "Trial",
            "autotune", "get_autotune_inputs", "set_autotune_inputs"]
@@ -166,54 +172,169 @@ def _compile_child(spec: Specialization, connection: Any, log_fd: int) -> None:
     connection.close()
 
 
-def _crash_report(process: Any, log: Any) -> str:
+def fresh_compile_main() -> None:
+    """A fresh compiler process (TILEC_AUTOTUNE_FRESH_COMPILERS): the pickled job in the file
+    named by argv[1] (deleted once read), the artifact or the error's text pickled on stdout.
+    Whatever the compiler prints goes to stderr, the parent's log."""
+    import pickle
+
+    answer = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    faulthandler.disable()  # a crash is the parent's to report, from the log
+    cache.disable_cache()
+    with open(sys.argv[1], "rb") as file:
+        text, params, target, launch, options = pickle.load(file)
+    os.unlink(sys.argv[1])
+    try:
+        from mlir import ir
+
+        from tilec.compiler.driver import compile_module
+        from tilec.dialect import new_context
+
+        with new_context():
+            module = ir.Module.parse(text)
+            outcome: Artifact | str = compile_module(module, params, target, launch=launch,
+                                                     **options)
+    except Exception as error:  # reported for this configuration; the others go on
+        outcome = _describe(error)
+    with answer:
+        pickle.dump(outcome, answer)
+
+
+def _fresh_job(spec: Specialization) -> bytes | str:
+    """What a fresh compiler process needs for `spec`, pickled: its tile IR as text (built
+    here: the frontend runs the kernel's Python, which a fresh process could not import), or
+    the frontend's error."""
+    import pickle
+
+    try:
+        result = spec.build()
+        settings = codegen_settings(spec.pass_configs)
+        with result.context:
+            text = result.module.operation.get_asm(enable_debug_info=True)
+    except Exception as error:
+        return _describe(error)
+    options = {"fast_math": settings.fast_math, "disable_tma": settings.disable_tma,
+               "bounds_check": settings.bounds_check}
+    return pickle.dumps((text, result.params, spec.target, result.launch, options))
+
+
+def fresh_compilers_wanted() -> bool:
+    """TILEC_AUTOTUNE_FRESH_COMPILERS=1 (opt-in, not yet run on a GPU): where this process has
+    initialized CUDA, each configuration compiles in a fresh interpreter, not a forked child.
+    Why: gemm/example_gemm_autotune_early_stop.py's first configuration faulted ("unspecified
+    launch failure") on the H100 in the one probe step that forked compile children after CUDA
+    was initialized; the steps that forked none ran it clean (CUDA supports no CUDA use in a
+    child forked after initialization, and the parent's state after such a fork is the
+    suspect)."""
+    if os.environ.get("TILEC_AUTOTUNE_FRESH_COMPILERS") != "1":
+        return False
+    torch = sys.modules.get("torch")
+    return torch is not None and torch.cuda.is_initialized()
+
+
+@dataclass
+class _Child:
+    """One compiling child: its process (a forked multiprocessing.Process or a fresh
+    subprocess.Popen), the channel its answer comes on, when it started, its stderr log."""
+
+    index: int
+    process: Any
+    channel: Any
+    started: float
+    log: Any
+
+    def answer(self) -> Artifact | str:
+        """Its artifact or error text; EOFError where it died without answering."""
+        if isinstance(self.process, subprocess.Popen):
+            import pickle
+
+            data = self.channel.read()
+            if not data:
+                raise EOFError
+            return pickle.loads(data)
+        return self.channel.recv()
+
+    def exit_code(self) -> int | None:
+        if isinstance(self.process, subprocess.Popen):
+            return self.process.wait()
+        self.process.join()
+        return self.process.exitcode
+
+    def close(self) -> None:
+        self.exit_code()
+        self.channel.close()
+        self.log.close()
+
+
+def _forked_child(spec: Specialization, index: int) -> _Child:
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+    log = tempfile.TemporaryFile()
+    process = context.Process(target=_compile_child, daemon=True,
+                              args=(spec, sender, log.fileno()))
+    process.start()
+    sender.close()
+    return _Child(index, process, receiver, time.monotonic(), log)
+
+
+def _fresh_child(job: bytes, index: int) -> _Child:
+    with tempfile.NamedTemporaryFile(prefix="tilec-compile-job-", delete=False) as file:
+        file.write(job)
+    log = tempfile.TemporaryFile()
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from tilec.autotuner import fresh_compile_main; "
+         "fresh_compile_main()", file.name],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, env=environment)
+    return _Child(index, process, process.stdout, time.monotonic(), log)
+
+
+def _crash_report(child: _Child) -> str:
     """What a child that died without answering leaves: its signal and stderr's tail."""
-    process.join()
-    code = process.exitcode
+    code = child.exit_code()
     how = f"signal {signal.Signals(-code).name}" if code and code < 0 else f"exit code {code}"
-    log.seek(0)
-    tail = log.read().decode(errors="replace").strip()[-1500:]
+    child.log.seek(0)
+    tail = child.log.read().decode(errors="replace").strip()[-1500:]
     return f"the compiler crashed ({how})" + (f":\n{tail}" if tail else "")
 
 
 def _compile_in_children(specs: list[Specialization], workers: int,
-                         on_done: Callable[[int, Artifact | str], None]) -> list[Artifact | str]:
-    """Compile each spec in its own forked child, `workers` at a time; on_done(index, result)
+                         on_done: Callable[[int, Artifact | str], None],
+                         fresh: bool = False) -> list[Artifact | str]:
+    """Compile each spec in a child of its own, `workers` at a time: forked, or with `fresh` a
+    new interpreter given the spec's tile IR (fresh_compilers_wanted); on_done(index, result)
     as each one ends."""
-    context = multiprocessing.get_context("fork")
     results: list[Artifact | str] = [""] * len(specs)
     waiting = deque(range(len(specs)))
-    running: dict[Any, tuple[int, Any, float, Any]] = {}
+    running: dict[Any, _Child] = {}
     while waiting or running:
         while waiting and len(running) < workers:
             index = waiting.popleft()
-            receiver, sender = context.Pipe(duplex=False)
-            log = tempfile.TemporaryFile()
-            process = context.Process(target=_compile_child, daemon=True,
-                                      args=(specs[index], sender, log.fileno()))
-            process.start()
-            sender.close()
-            running[receiver] = (index, process, time.monotonic(), log)
-        for receiver in wait(list(running), timeout=1.0):
-            index, process, _, log = running.pop(receiver)
+            job = _fresh_job(specs[index]) if fresh else None
+            if isinstance(job, str):  # its frontend failed here
+                results[index] = job
+                on_done(index, job)
+                continue
+            child = _fresh_child(job, index) if job else _forked_child(specs[index], index)
+            running[child.channel] = child
+        for channel in wait(list(running), timeout=1.0):
+            child = running.pop(channel)
             try:
-                results[index] = receiver.recv()
+                results[child.index] = child.answer()
             except EOFError:
-                results[index] = _crash_report(process, log)
-            receiver.close()
-            process.join()
-            log.close()
-            on_done(index, results[index])
+                results[child.index] = _crash_report(child)
+            child.close()
+            on_done(child.index, results[child.index])
         now = time.monotonic()
-        for receiver, (index, process, started, log) in list(running.items()):
-            if now - started > COMPILE_TIMEOUT_S:
-                process.kill()
-                process.join()
-                receiver.close()
-                log.close()
-                del running[receiver]
-                results[index] = f"compiling took longer than {COMPILE_TIMEOUT_S:.0f} s; stopped"
-                on_done(index, results[index])
+        for channel, child in list(running.items()):
+            if now - child.started > COMPILE_TIMEOUT_S:
+                child.process.kill()
+                child.close()
+                del running[channel]
+                results[child.index] = (f"compiling took longer than {COMPILE_TIMEOUT_S:.0f} s; "
+                                        "stopped")
+                on_done(child.index, results[child.index])
     return results
 
 
@@ -250,7 +371,8 @@ def _compile_all(specs: list[Specialization], max_workers: int | None,
         for target in {specs[index].target for index in firsts}:
             load_compiler(target)
         workers = max(1, min(len(firsts), max_workers or _usable_cpus()))
-        compiled = _compile_in_children([specs[i] for i in firsts], workers, done)
+        compiled = _compile_in_children([specs[i] for i in firsts], workers, done,
+                                        fresh=fresh_compilers_wanted())
     else:  # no fork: compile here, one after another
         compiled = []
         for position, index in enumerate(firsts):
