@@ -18,7 +18,8 @@ Two halves, as the GPU machine has no MLIR:
 to the summary; `--ablation` on both: the ABLATION variants, the opt-in code generation of the
 GEMVs (TILEC_UNSWITCH_INVARIANT_CONDITIONS, TILEC_FUSE_LOP3, TILEC_PACK_HALF_PAIRS,
 TILEC_PREFETCH_LOOP_LOADS on the int4 rows, TILEC_PREFETCH_L2 on int4 and int2,
-TILEC_LOOP_LOAD_RING on the half2 rows) beside the
+TILEC_LOOP_LOAD_RING on the half2 rows, TILEC_STREAMED_LOAD_HINTS on the half2 and element
+rows) beside the
 default, each row tagged with its variant, the summary's `ablation_us` the headline shape's
 times per variant; `--only` then picks variants by name.)
 """
@@ -183,6 +184,7 @@ CODEGEN = ("TILEC_UNSWITCH_INVARIANT_CONDITIONS", "TILEC_FUSE_LOP3", "TILEC_PACK
 PREFETCH = "TILEC_PREFETCH_LOOP_LOADS"
 PREFETCH_L2 = "TILEC_PREFETCH_L2"  # the distance of prefetch-loop-loads-to-l2
 RING = "TILEC_LOOP_LOAD_RING"  # ring-loop-loads: 1 (two slots) or its slots
+STREAM = "TILEC_STREAMED_LOAD_HINTS"  # hint-streamed-loads: weights L1 no-allocate, L2 evict-first
 _HEAD = r"1x28672x8192 "
 HEADLINE_ROW = r"^int4_g128_gemv_half2 " + _HEAD + r"\{\}$"
 ABLATION_ROWS = (r"^(int4_g128_gemv_half2 " + _HEAD
@@ -198,6 +200,9 @@ PREFETCH_ROWS = r"^(int4_g128_gemv_half2|int4_g128_gemv) " + _HEAD + r"\{\}$"
 L2_ROWS = r"^(int4_g128_gemv_half2|int2_g128_gemv_half2_intzeros) " + _HEAD + r"\{\}$"
 # the half2 GEMVs the shared-memory ring is timed on (int4 and int2, both zero forms)
 RING_ROWS = r"^(int4|int2)_g128_gemv_half2(_intzeros)? " + _HEAD + r"\{\}$"
+# the GEMVs the streamed-load hints are timed on: the half2 ones and the element kernels
+STREAM_ROWS = (r"^((int4|int2)_g128_gemv_half2(_intzeros)?|int4_g128_gemv|int2_g128_gemv"
+               r"|mxfp4_gemv) " + _HEAD + r"\{\}$")
 
 
 def _either(*patterns: str) -> str:
@@ -233,6 +238,10 @@ ABLATION = {
     # beside the same code without it
     "all, decode rows": (CODEGEN, DECODE_ROWS),
     "ring, decode rows": ((*CODEGEN, f"{RING}=1"), DECODE_ROWS),
+    # the packed weights' loads with L1::no_allocate and an L2 evict-first policy
+    # (hint-streamed-loads), beside the same code without them
+    "all, stream rows": (CODEGEN, STREAM_ROWS),
+    "stream": ((*CODEGEN, STREAM), STREAM_ROWS),
 }
 # every (kernel, config) is checked first at these shapes: ragged N, K past the last step
 CHECKED = [(1, 256, 1536), (3, 514, 2048)]
@@ -240,10 +249,10 @@ CHECKED = [(1, 256, 1536), (3, 514, 2048)]
 
 @contextlib.contextmanager
 def _settings(names: tuple[str, ...]):
-    """CODEGEN's variables, PREFETCH, PREFETCH_L2 and RING: those named set (to 1, or
+    """CODEGEN's variables, PREFETCH, PREFETCH_L2, RING and STREAM: those named set (to 1, or
     NAME=VALUE's value), the others unset, while the block runs."""
     saved = {name: os.environ.pop(name, None)
-             for name in (*CODEGEN, PREFETCH, PREFETCH_L2, RING)}
+             for name in (*CODEGEN, PREFETCH, PREFETCH_L2, RING, STREAM)}
     os.environ.update(dict((*name.split("=", 1), "1")[:2] for name in names))
     try:
         yield

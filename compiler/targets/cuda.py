@@ -142,7 +142,8 @@ PREFETCH_L2_VARIABLE = "TILEC_PREFETCH_L2"  # the distance in iterations, or aut
 RING_VARIABLE = "TILEC_LOOP_LOAD_RING"  # 1, or the ring's slots
 LATE_GPU_OPT_INS = ((RING_VARIABLE, "ring-loop-loads"),
                     (PREFETCH_VARIABLE, "prefetch-loop-loads"),
-                    (PREFETCH_L2_VARIABLE, "prefetch-loop-loads-to-l2"))
+                    (PREFETCH_L2_VARIABLE, "prefetch-loop-loads-to-l2"),
+                    ("TILEC_STREAMED_LOAD_HINTS", "hint-streamed-loads"))
 # a T.clear of an accumulator as its ring loop's first wgmma scale-d = 0: opt-in until measured
 FOLD_CLEARS_VARIABLE = "TILEC_FOLD_ACCUMULATOR_CLEARS"
 TILE_PASSES = (

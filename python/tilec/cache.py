@@ -81,7 +81,7 @@ COMPILE_SETTINGS = ("TILEC_TMA_RING_LAG", "TILEC_VECTOR_EPILOGUE_LOADS",
                     "TILEC_VECTORIZE_ELEMENT_COPIES", "TILEC_PREFETCH_L2",
                     "TILEC_FOLD_ACCUMULATOR_CLEARS", "TILEC_EPILOGUE_PREFETCH",
                     "TILEC_EPILOGUE_PRELOAD", "TILEC_LOOP_LOAD_RING",
-                    "TILEC_SHARED_STORE_RUNS")
+                    "TILEC_SHARED_STORE_RUNS", "TILEC_STREAMED_LOAD_HINTS")
 
 
 def _environment_bytes() -> dict[bytes, bytes] | None:
