@@ -185,6 +185,7 @@ PREFETCH = "TILEC_PREFETCH_LOOP_LOADS"
 PREFETCH_L2 = "TILEC_PREFETCH_L2"  # the distance of prefetch-loop-loads-to-l2
 RING = "TILEC_LOOP_LOAD_RING"  # ring-loop-loads: 1 (two slots) or its slots
 STREAM = "TILEC_STREAMED_LOAD_HINTS"  # hint-streamed-loads: weights L1 no-allocate, L2 evict-first
+STREAM_REGISTERS = "TILEC_STREAM_MAX_REGISTERS"  # the register cap of the hinted functions
 _HEAD = r"1x28672x8192 "
 HEADLINE_ROW = r"^int4_g128_gemv_half2 " + _HEAD + r"\{\}$"
 ABLATION_ROWS = (r"^(int4_g128_gemv_half2 " + _HEAD
@@ -249,10 +250,10 @@ CHECKED = [(1, 256, 1536), (3, 514, 2048)]
 
 @contextlib.contextmanager
 def _settings(names: tuple[str, ...]):
-    """CODEGEN's variables, PREFETCH, PREFETCH_L2, RING and STREAM: those named set (to 1, or
-    NAME=VALUE's value), the others unset, while the block runs."""
+    """CODEGEN's variables, PREFETCH, PREFETCH_L2, RING, STREAM and STREAM_REGISTERS: those
+    named set (to 1, or NAME=VALUE's value), the others unset, while the block runs."""
     saved = {name: os.environ.pop(name, None)
-             for name in (*CODEGEN, PREFETCH, PREFETCH_L2, RING, STREAM)}
+             for name in (*CODEGEN, PREFETCH, PREFETCH_L2, RING, STREAM, STREAM_REGISTERS)}
     os.environ.update(dict((*name.split("=", 1), "1")[:2] for name in names))
     try:
         yield

@@ -23,6 +23,15 @@ of a 4- or 8-byte scalar from a global memref (a kernel argument or a view of on
     not order against stores).
 Loads of 1 or 2 bytes (a GEMV's per-group scales, whose 32-byte sectors serve several steps
 from L1) and everything else are left alone. The policy is one `createpolicy` per function.
+
+With the module's `tile.stream_max_registers` (TILEC_STREAM_MAX_REGISTERS=N on CUDA), a function
+holding hinted loads also gets `nvvm.maxnreg` N (unless it has a cap). Why: ptxas, at its own
+register target, issues a step's loads in pieces, each right before its use once the registers
+of the previous piece are free; the int4 GEMV's step (4 rows of weights, activations, zeros,
+scales) made three memory round trips in series (loads at SASS instructions 1-9, 150-161 and
+201-204 of 343, 56 registers); at 80 registers every load of the step issues within its first
+32 instructions, one round trip a step, for fewer resident warps (6 blocks an SM against 9).
+
 Unmeasured on a GPU: opt-in (TILEC_STREAMED_LOAD_HINTS=1 on CUDA, sm_80 and later).
 """
 
@@ -44,6 +53,7 @@ from tilec.compiler.passes._loop_loads import (
     read_by_few_blocks,
 )
 
+MAX_REGISTERS_ATTR = "tile.stream_max_registers"  # on the module: the cap of streaming functions
 POLICY_ASM = "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;"
 LOAD_PREFIX = "ld.global.L1::no_allocate.L2::cache_hint"
 WORD_BYTES = (4, 8, 16)  # the loads taken: one, two or four 32-bit registers
@@ -237,6 +247,12 @@ class HintStreamedLoads(TilePass):
               "evict-first cache hint"
 
     def run(self, module: ir.Module) -> None:
+        attributes = module.operation.attributes
+        cap = (ir.IntegerAttr(attributes[MAX_REGISTERS_ATTR]).value
+               if MAX_REGISTERS_ATTR in attributes else None)
         for function in [op for op in walk(module.operation) if op.name == "gpu.func"]:
-            hint_function(function)
+            if hint_function(function) and cap is not None \
+                    and "nvvm.maxnreg" not in function.attributes:
+                function.attributes["nvvm.maxnreg"] = ir.IntegerAttr.get(
+                    ir.IntegerType.get_signless(32), cap)
 

@@ -98,6 +98,9 @@ from tilec.compiler.passes._scheduling import (
 )
 from tilec.compiler.passes._tma_ring import MAPS_ATTR, TILES_ATTR
 from tilec.compiler.passes._user_sync import COOPERATIVE_ATTR
+from tilec.compiler.passes.hint_streamed_loads import (
+    MAX_REGISTERS_ATTR as STREAM_MAX_REGISTERS_ATTR,
+)
 from tilec.compiler.passes.infer_fragment_layout import SHARED_STORE_RUNS_ATTR
 from tilec.compiler.passes.lower_gemm_to_tensorcore import LAUNCH_ATTR
 from tilec.compiler.passes.pipeline_async_copies import ASYNC_GATHERS_ATTR, TABLE_LOADS_ATTR
@@ -140,6 +143,8 @@ GPU_OPT_INS = (("TILEC_UNSWITCH_INVARIANT_CONDITIONS", "unswitch-invariant-condi
 PREFETCH_VARIABLE = "TILEC_PREFETCH_LOOP_LOADS"  # 1, or the register cap the pass sets
 PREFETCH_L2_VARIABLE = "TILEC_PREFETCH_L2"  # the distance in iterations, or auto
 RING_VARIABLE = "TILEC_LOOP_LOAD_RING"  # 1, or the ring's slots
+# the register cap of functions hint-streamed-loads hints (with TILEC_STREAMED_LOAD_HINTS=1)
+STREAM_REGISTERS_VARIABLE = "TILEC_STREAM_MAX_REGISTERS"
 LATE_GPU_OPT_INS = ((RING_VARIABLE, "ring-loop-loads"),
                     (PREFETCH_VARIABLE, "prefetch-loop-loads"),
                     (PREFETCH_L2_VARIABLE, "prefetch-loop-loads-to-l2"),
@@ -418,6 +423,10 @@ def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
     if slots.isdigit() and int(slots) > 1:
         module.operation.attributes[SLOTS_ATTR] = ir.IntegerAttr.get(
             ir.IntegerType.get_signless(32), int(slots))
+    stream_cap = os.environ.get(STREAM_REGISTERS_VARIABLE, "")
+    if stream_cap.isdigit() and int(stream_cap) > 0:
+        module.operation.attributes[STREAM_MAX_REGISTERS_ATTR] = ir.IntegerAttr.get(
+            ir.IntegerType.get_signless(32), int(stream_cap))
     distance = os.environ.get(PREFETCH_L2_VARIABLE, "")
     if distance.isdigit() and int(distance) > 0:
         module.operation.attributes[DISTANCE_ATTR] = ir.IntegerAttr.get(

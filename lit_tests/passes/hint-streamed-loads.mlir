@@ -211,3 +211,60 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// With the module's register cap for streaming functions: the function holding hinted loads
+// gets nvvm.maxnreg 80 (one with a cap of its own keeps it; one without hinted loads none).
+// CHECK-LABEL: gpu.func @capped
+// CHECK-SAME: nvvm.maxnreg = 80 : i32
+// CHECK-LABEL: gpu.func @own_cap
+// CHECK-SAME: nvvm.maxnreg = 64 : i32
+// CHECK-LABEL: gpu.func @nothing_streamed
+// CHECK-NOT: nvvm.maxnreg
+// CHECK: gpu.return
+module attributes {gpu.container_module, tile.stream_max_registers = 80 : i32} {
+  gpu.module @kernels {
+    gpu.func @capped(%x: memref<64x1024xi32, 1>, %out: memref<64xi32, 1>) kernel attributes {known_block_size = array<i32: 32, 1, 1>, known_grid_size = array<i32: 2, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c32 = arith.constant 32 : index
+      %zero = arith.constant 0 : i32
+      %bx = gpu.block_id x
+      %tid = gpu.thread_id x
+      %base = arith.muli %bx, %c32 : index
+      %row = arith.addi %base, %tid : index
+      %sum = scf.for %i = %c0 to %c32 step %c1 iter_args(%acc = %zero) -> (i32) {
+        %v = memref.load %x[%row, %i] : memref<64x1024xi32, 1>
+        %n = arith.addi %acc, %v : i32
+        scf.yield %n : i32
+      }
+      memref.store %sum, %out[%row] : memref<64xi32, 1>
+      gpu.return
+    }
+    gpu.func @own_cap(%x: memref<64x1024xi32, 1>, %out: memref<64xi32, 1>) kernel attributes {known_block_size = array<i32: 32, 1, 1>, known_grid_size = array<i32: 2, 1, 1>, nvvm.maxnreg = 64 : i32} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c32 = arith.constant 32 : index
+      %zero = arith.constant 0 : i32
+      %bx = gpu.block_id x
+      %tid = gpu.thread_id x
+      %base = arith.muli %bx, %c32 : index
+      %row = arith.addi %base, %tid : index
+      %sum = scf.for %i = %c0 to %c32 step %c1 iter_args(%acc = %zero) -> (i32) {
+        %v = memref.load %x[%row, %i] : memref<64x1024xi32, 1>
+        %n = arith.addi %acc, %v : i32
+        scf.yield %n : i32
+      }
+      memref.store %sum, %out[%row] : memref<64xi32, 1>
+      gpu.return
+    }
+    gpu.func @nothing_streamed(%x: memref<64x1024xi32, 1>, %out: memref<64xi32, 1>) kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %tid = gpu.thread_id x
+      %v = memref.load %x[%tid, %c0] : memref<64x1024xi32, 1>
+      memref.store %v, %out[%tid] : memref<64xi32, 1>
+      gpu.return
+    }
+  }
+}

@@ -81,7 +81,8 @@ COMPILE_SETTINGS = ("TILEC_TMA_RING_LAG", "TILEC_VECTOR_EPILOGUE_LOADS",
                     "TILEC_VECTORIZE_ELEMENT_COPIES", "TILEC_PREFETCH_L2",
                     "TILEC_FOLD_ACCUMULATOR_CLEARS", "TILEC_EPILOGUE_PREFETCH",
                     "TILEC_EPILOGUE_PRELOAD", "TILEC_LOOP_LOAD_RING",
-                    "TILEC_SHARED_STORE_RUNS", "TILEC_STREAMED_LOAD_HINTS")
+                    "TILEC_SHARED_STORE_RUNS", "TILEC_STREAMED_LOAD_HINTS",
+                    "TILEC_STREAM_MAX_REGISTERS")
 
 
 def _environment_bytes() -> dict[bytes, bytes] | None:
@@ -137,7 +138,8 @@ _NUMERIC_SETTINGS = {"TILEC_PREFETCH_LOOP_LOADS": "a register count",
                      "TILEC_PREFETCH_L2": "a distance in iterations",
                      "TILEC_EPILOGUE_PREFETCH": "a distance in iterations",
                      "TILEC_EPILOGUE_PRELOAD": "a count of iterations",
-                     "TILEC_LOOP_LOAD_RING": "a count of ring slots"}
+                     "TILEC_LOOP_LOAD_RING": "a count of ring slots",
+                     "TILEC_STREAM_MAX_REGISTERS": "a register count"}
 # the words a setting takes besides
 _WORD_SETTINGS = {"TILEC_PREFETCH_L2": ("auto",)}
 
