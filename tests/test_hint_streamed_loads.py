@@ -3,7 +3,8 @@
 of the packed weights of 4 bytes or more becomes an ld.global with L1::no_allocate and the
 function's L2 evict-first policy; the activations (every block's), scales and zeros (2 bytes)
 are left as they were, and nothing else changes. Its PTX assembles with ptxas in no more
-registers. The rewrite: lit_tests/passes/hint-streamed-loads.mlir; GPU numerics:
+registers; with TILEC_STREAM_MAX_REGISTERS=N it is capped at N. The rewrite:
+lit_tests/passes/hint-streamed-loads.mlir; GPU numerics:
 tests/gpu/test_hint_streamed_loads_gpu.py; speed: the device job (not yet run)."""
 
 from __future__ import annotations
@@ -31,10 +32,11 @@ CODEGEN = ("TILEC_UNSWITCH_INVARIANT_CONDITIONS", "TILEC_FUSE_LOP3", "TILEC_PACK
 HINTED = "ld.global.L1::no_allocate.L2::cache_hint"
 
 
-def _kernel(monkeypatch: pytest.MonkeyPatch, hints: bool):
+def _kernel(monkeypatch: pytest.MonkeyPatch, hints: bool, cap: int = 0):
     for name in CODEGEN:
         monkeypatch.setenv(name, "1")
     monkeypatch.setenv("TILEC_STREAMED_LOAD_HINTS", "1" if hints else "0")
+    monkeypatch.setenv("TILEC_STREAM_MAX_REGISTERS", str(cap))
     return gemv_uint_half2.compile(
         torch.empty(1, K, dtype=torch.float16, device="meta"),
         torch.empty(N, K // 8, dtype=torch.uint32, device="meta"),
@@ -91,3 +93,13 @@ def _registers(ptx: str) -> int:
                             input=ptx, capture_output=True, text=True, check=True)
     assert "spill" not in result.stderr or " 0 bytes spill stores" in result.stderr
     return int(re.search(r"Used (\d+) registers", result.stderr).group(1))
+
+
+@pytest.mark.skipif(subprocess.run(["which", "ptxas"], capture_output=True).returncode != 0,
+                    reason="ptxas is not on this machine")
+def test_register_cap_of_streaming_functions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """TILEC_STREAM_MAX_REGISTERS=80 caps the hinted GEMV (ptxas then issues a step's loads
+    together: SASS, NOTES), without spills; without the hints there is nothing to cap."""
+    capped = _kernel(monkeypatch, True, 80).get_kernel_source()
+    assert ".maxnreg 80" in capped and _registers(capped) <= 80
+    assert ".maxnreg" not in _kernel(monkeypatch, False, 80).get_kernel_source()
