@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -307,13 +307,14 @@ def build(cache_dir: Path, examples: Path, seq_lens: tuple[int, ...],
     for seq_len in _backward_seq_lens(seq_lens) if "backward" in sections else ():
         for causal in (False, True):
             began = time.perf_counter()
-            kernels = backward_kernels(seq_len, causal)
-            if seq_len == BACKWARD_GQA[0]:
-                kernels += backward_kernels(seq_len, causal, BACKWARD_GQA[1])
-            print(f"{OWN_BACKWARD} S={seq_len} causal={causal} "
-                  f"{time.perf_counter() - began:5.1f} s: wgmma=" + "/".join(
-                      str(k.get_kernel_source().count("wgmma.mma_async")) for k in kernels[2:]),
-                  flush=True)
+            gqa = (HEADS, BACKWARD_GQA[1]) if seq_len == BACKWARD_GQA[0] else (HEADS,)
+            for name in OWN_BACKWARDS:
+                kernels = [kernel for heads_kv in gqa
+                           for kernel in backward_kernels(seq_len, causal, heads_kv, name)[2:]]
+                print(f"{name} S={seq_len} causal={causal} "
+                      f"{time.perf_counter() - began:5.1f} s: wgmma=" + "/".join(
+                          str(k.get_kernel_source().count("wgmma.mma_async")) for k in kernels),
+                      flush=True)
     for forward, seq_len in jobs:
         for causal in (False, True):
             began = time.perf_counter()
@@ -547,6 +548,10 @@ def mla_rows(shape: dict[str, int]) -> list[dict[str, Any]]:
 # backward
 
 OWN_BACKWARD = "tilec flash_bwd"
+# dQ added by atomics from the dK / dV kernel: five gemms per tile pair where the default's two
+# kernels take seven (examples/attention/flash_bwd.py flash_bwd_fused)
+OWN_BACKWARD_FUSED = "tilec flash_bwd (dQ by atomics)"
+OWN_BACKWARDS = (OWN_BACKWARD, OWN_BACKWARD_FUSED)
 BACKWARD_SEQ_LENS = (4096, 8192)
 BACKWARD_GQA = (4096, 8)  # a grouped-query row: S 4096, K and V with 8 heads (4 queries each)
 BACKWARD_CONFIG = {"block_M": 128, "block_N": 64, "num_stages": 2, "threads": 256}
@@ -563,18 +568,68 @@ def _own_backward() -> ModuleType:
     return _load(ROOT / "examples" / "attention" / "flash_bwd.py", "tilec_flash_bwd")
 
 
-def backward_kernels(seq_len: int, causal: bool, heads_kv: int = HEADS) -> list[Any]:
-    """Every tilec kernel a backward row runs: the forward (O and LSE), then the backward's
-    preprocess, dK / dV kernel and dQ kernel (K and V with `heads_kv` heads)."""
+def backward_kernels(seq_len: int, causal: bool, heads_kv: int = HEADS, name: str = OWN_BACKWARD
+                     ) -> list[Any]:
+    """Every tilec kernel the backward `name` (OWN_BACKWARDS) runs: the forward (O and LSE),
+    the backward's preprocess, then the dK / dV kernel and the dQ kernel, or for
+    OWN_BACKWARD_FUSED the dK / dV kernel adding dQ by atomics and dQ's conversion (K and V
+    with `heads_kv` heads)."""
     bwd = _own_backward()
     own_config = {"block_M": 128, "block_N": 128, "num_stages": 2, "threads": 256}
-    return [_own_forward().flash_fwd(BATCH, HEADS, seq_len, DIM, causal, heads_kv,
-                                     **own_config),
-            bwd.flash_bwd_preprocess(BATCH, HEADS, seq_len, DIM),
-            bwd.flash_bwd(BATCH, HEADS, seq_len, DIM, causal, heads_kv=heads_kv,
-                          **BACKWARD_CONFIG),
-            bwd.flash_bwd_dq(BATCH, HEADS, seq_len, DIM, causal, heads_kv=heads_kv,
-                             **BACKWARD_CONFIG)]
+    shape = (BATCH, HEADS, seq_len, DIM, causal)
+    kernels = [_own_forward().flash_fwd(*shape, heads_kv, **own_config),
+               bwd.flash_bwd_preprocess(BATCH, HEADS, seq_len, DIM)]
+    if name == OWN_BACKWARD_FUSED:
+        return kernels + [bwd.flash_bwd_fused(*shape, heads_kv=heads_kv, **BACKWARD_CONFIG),
+                          bwd.flash_bwd_dq_convert(BATCH, HEADS, seq_len, DIM)]
+    return kernels + [bwd.flash_bwd(*shape, heads_kv=heads_kv, **BACKWARD_CONFIG),
+                      bwd.flash_bwd_dq(*shape, heads_kv=heads_kv, **BACKWARD_CONFIG)]
+
+
+class TilecBackward(NamedTuple):
+    """One tilec backward ready to time: its gradients from NaN-poisoned outputs, the call
+    timed (preprocess to dQ), each kernel's own call by its row key, the forward's O check."""
+    grads: tuple[Any, Any, Any]
+    call: Callable[[], Any]
+    kernel_calls: dict[str, Callable[[], Any]]
+    forward_max_abs_error: float
+
+
+def tilec_backward(name: str, kernels: list[Any], causal: bool, q, k, v, do) -> TilecBackward:
+    """Runs the forward and the backward `name`'s kernels (backward_kernels) on q, k, v, do,
+    every output poisoned first. The fused backward's float32 dQ sum is zeroed in each timed
+    call (its kernel's own call adds on: the time is the same)."""
+    import torch
+
+    fwd, pre, main, last = kernels
+    o, lse = fwd.get_profiler().run_poisoned(q, k, v)
+    delta = pre.get_profiler().run_poisoned(o, do)
+    if name == OWN_BACKWARD_FUSED:
+        # run_poisoned runs a kernel twice: dK and dV from that, the sum from a call of its own
+        dk, dv = main.get_profiler().run_poisoned(q, k, v, do, lse, delta,
+                                                  torch.zeros(q.shape, device=q.device))
+        dq_sum = torch.zeros(q.shape, device=q.device)
+        main(q, k, v, do, lse, delta, dq_sum)
+        dq = last.get_profiler().run_poisoned(dq_sum)
+
+        def grads():
+            delta = pre(o, do)
+            dq_sum.zero_()
+            dk, dv = main(q, k, v, do, lse, delta, dq_sum)
+            return last(dq_sum), dk, dv
+        kernel_calls = {"dkdv_dq_kernel_ms": partial(main, q, k, v, do, lse, delta, dq_sum),
+                        "dq_convert_kernel_ms": partial(last, dq_sum)}
+    else:
+        dk, dv = main.get_profiler().run_poisoned(q, k, v, do, lse, delta)
+        dq = last.get_profiler().run_poisoned(q, k, v, do, lse, delta)
+
+        def grads():
+            delta = pre(o, do)
+            return last(q, k, v, do, lse, delta), *main(q, k, v, do, lse, delta)
+        kernel_calls = {"dkdv_kernel_ms": partial(main, q, k, v, do, lse, delta),
+                        "dq_kernel_ms": partial(last, q, k, v, do, lse, delta)}
+    return TilecBackward((dq, dk, dv), grads, kernel_calls,
+                         _max_error(o, q, k, v, causal))
 
 
 def _backward_flops(seq_len: int, causal: bool) -> float:
@@ -644,29 +699,21 @@ def backward_rows(seq_len: int, causal: bool, peers: bool, heads_kv: int = HEADS
         except Exception as exc:  # a backend that cannot run this shape is a row saying why
             row["error"] = f"{type(exc).__name__}: {exc}"[:500]
         rows.append(row)
-    row = {"impl": OWN_BACKWARD, "kind": "tilec", "seq_len": seq_len, "causal": causal,
-           "dim": DIM, "heads_kv": heads_kv, "config": BACKWARD_CONFIG}
-    try:
-        fwd, pre, dkdv, dq_kernel = backward_kernels(seq_len, causal, heads_kv)
-        o, lse = fwd.get_profiler().run_poisoned(q, k, v)
-        row["forward_max_abs_error"] = _max_error(o, q, k, v, causal)
-        row["forward_tflops"] = _flops(seq_len, causal) / _bench(partial(fwd, q, k, v)) / 1e9
-        delta = pre.get_profiler().run_poisoned(o, do)
-        dk, dv = dkdv.get_profiler().run_poisoned(q, k, v, do, lse, delta)
-        dq = dq_kernel.get_profiler().run_poisoned(q, k, v, do, lse, delta)
-        error = _grad_errors((dq, dk, dv), q, k, v, do, causal)
-        row.update(max_rel_error=error, passed=math.isfinite(error) and error < TOLERANCE)
-
-        def grads():
-            delta = pre(o, do)
-            return dq_kernel(q, k, v, do, lse, delta), *dkdv(q, k, v, do, lse, delta)
-        ms = _bench(grads)
-        row.update(ms=ms, tflops=_backward_flops(seq_len, causal) / ms / 1e9)
-        row["dkdv_kernel_ms"] = _bench(partial(dkdv, q, k, v, do, lse, delta))
-        row["dq_kernel_ms"] = _bench(partial(dq_kernel, q, k, v, do, lse, delta))
-    except Exception as exc:  # a kernel that fails to load or run is a row saying why
-        row["error"] = f"{type(exc).__name__}: {exc}"[:500]
-    rows.append(row)
+    for name in OWN_BACKWARDS:
+        row = {"impl": name, "kind": "tilec", "seq_len": seq_len, "causal": causal,
+               "dim": DIM, "heads_kv": heads_kv, "config": BACKWARD_CONFIG}
+        try:
+            own = tilec_backward(name, backward_kernels(seq_len, causal, heads_kv, name), causal,
+                                 q, k, v, do)
+            row["forward_max_abs_error"] = own.forward_max_abs_error
+            error = _grad_errors(own.grads, q, k, v, do, causal)
+            row.update(max_rel_error=error, passed=math.isfinite(error) and error < TOLERANCE)
+            ms = _bench(own.call)
+            row.update(ms=ms, tflops=_backward_flops(seq_len, causal) / ms / 1e9)
+            row.update({key: _bench(call) for key, call in own.kernel_calls.items()})
+        except Exception as exc:  # a kernel that fails to load or run is a row saying why
+            row["error"] = f"{type(exc).__name__}: {exc}"[:500]
+        rows.append(row)
     fastest = min((r["ms"] for r in rows if r["kind"] == "peer" and r.get("passed")),
                   default=None)
     for r in rows:
@@ -891,7 +938,8 @@ def summary(rows: list[dict[str, Any]], backward: list[dict[str, Any]] = (),
     main() configuration over TileLang 0.1.15's own time for it (S 4096, the lower of causal
     and not; TileLang's numbers from TILELANG_BASELINE, not this run); bwd_vs_sdpa: the
     lowest ratio of tilec's backward to the faster SDPA backward over S >= 4096, causal and
-    not; mla_decode_fraction_of_copy{key}: the lowest of tilec's MLA decode (over its splits),
+    not (bwd_gqa_vs_sdpa with grouped queries, *_dq_atomics OWN_BACKWARD_FUSED's);
+    mla_decode_fraction_of_copy{key}: the lowest of tilec's MLA decode (over its splits),
     each of MLA_VARIANTS, mla_tilelang_example_fraction_of_copy that of TileLang's example;
     fwd_d{D}_vs_cudnn_{variant}: the same of the forward with a VARIANTS opt-in."""
     def lowest(impl: str, dim: int = DIM) -> float | None:
@@ -904,17 +952,18 @@ def summary(rows: list[dict[str, Any]], backward: list[dict[str, Any]] = (),
     example = {r["causal"]: r["tflops"] / TILELANG_MAIN_CONFIG_TFLOPS[r["causal"]]
                for r in rows if r["impl"] == EXAMPLE_MAIN and r["seq_len"] == 4096
                and r.get("passed")}
-    bwd = [r["ratio_to_sdpa"] for r in backward if r["impl"] == OWN_BACKWARD
-           and r.get("heads_kv", HEADS) == HEADS and r["seq_len"] >= 4096
-           and "ratio_to_sdpa" in r and r.get("passed")]
-    gqa = [r["ratio_to_sdpa"] for r in backward if r["impl"] == OWN_BACKWARD
-           and r.get("heads_kv", HEADS) != HEADS and "ratio_to_sdpa" in r and r.get("passed")]
+    def lowest_backward(impl: str, grouped: bool) -> float | None:
+        return min((r["ratio_to_sdpa"] for r in backward if r["impl"] == impl
+                    and (r.get("heads_kv", HEADS) != HEADS) == grouped and r["seq_len"] >= 4096
+                    and "ratio_to_sdpa" in r and r.get("passed")), default=None)
     def mla_fraction(impl: str) -> float | None:
         return min((r["fraction_of_copy"] for r in mla if r["impl"] == impl
                     and "fraction_of_copy" in r and r.get("passed")), default=None)
     return {**by_dim,
-            "bwd_vs_sdpa": min(bwd) if bwd else None,
-            "bwd_gqa_vs_sdpa": min(gqa) if gqa else None,
+            "bwd_vs_sdpa": lowest_backward(OWN_BACKWARD, False),
+            "bwd_gqa_vs_sdpa": lowest_backward(OWN_BACKWARD, True),
+            "bwd_vs_sdpa_dq_atomics": lowest_backward(OWN_BACKWARD_FUSED, False),
+            "bwd_gqa_vs_sdpa_dq_atomics": lowest_backward(OWN_BACKWARD_FUSED, True),
             **{f"mla_decode_fraction_of_copy{key}": mla_fraction(OWN_MLA + suffix)
                for suffix, (_, _, key) in MLA_VARIANTS.items()},
             "mla_tilelang_example_fraction_of_copy": mla_fraction(TILELANG_MLA),

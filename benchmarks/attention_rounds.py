@@ -17,9 +17,17 @@ row of the run at b3c290d, whose rounds made it the default), or the attention.V
 tilec, the same. Every output is checked against float32 first (tilec's NaN-poisoned), as
 attention.py does.
 
+With `--backward` the shapes are the backward's (d 128, `--seq-lens`, causal and not, and
+`--kv-heads` for grouped queries) and the implementations cuDNN SDPA's backward (autograd of
+its forward's output, the forward not timed) and attention.OWN_BACKWARDS: tilec's backward as
+two kernels (dK / dV, then dQ) and with dQ added by atomics from the dK / dV kernel, each
+gradient checked against float32 autograd first (attention.backward_rows' check); vs_plain
+is then the atomics row over the two-kernel one.
+
     python benchmarks/attention_rounds.py build CACHE_DIR [--examples DIR] [SHAPE OPTIONS]
     TILEC_CACHE_DIR=CACHE_DIR python benchmarks/attention_rounds.py run --out FILE [--rounds 3]
-        [SHAPE OPTIONS]     (the same SHAPE OPTIONS: --seq-lens, --dims, --variants)
+        [SHAPE OPTIONS]     (the same SHAPE OPTIONS: --seq-lens, --dims, --variants,
+                             --backward, --kv-heads)
 
 The JSON holds each row's milliseconds and ratio per round and a summary per row: the median
 ratio, its spread (largest minus smallest over the rounds) and the median of the per-round
@@ -40,6 +48,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import attention  # noqa: E402
 from attention import (  # noqa: E402
+    OWN_BACKWARD,
+    OWN_BACKWARD_FUSED,
+    OWN_BACKWARDS,
     OWN_FORWARD,
     TilecForward,
     tilec_forwards,
@@ -72,6 +83,8 @@ def forwards(dim: int, suffixes: tuple[str, ...] = SUFFIXES, main_config: bool =
 
 def plain_name(name: str) -> str:
     """The row `name` is a variant of (itself for a plain row)."""
+    if name == OWN_BACKWARD_FUSED:
+        return OWN_BACKWARD
     for suffix in attention.VARIANTS:
         if name.endswith(suffix):
             return name[:-len(suffix)]
@@ -103,10 +116,19 @@ def summarize(timings: dict[str, list[float]]) -> dict[str, dict[str, float]]:
 
 def build(cache_dir: Path, examples: Path, seq_lens: tuple[int, ...] = SEQ_LENS,
           dims: tuple[int, ...] = DIMS, suffixes: tuple[str, ...] = SUFFIXES,
-          main_config: bool = False) -> None:
+          main_config: bool = False, backward: bool = False,
+          kv_heads: tuple[int, ...] = (attention.HEADS,)) -> None:
     """Compile every kernel `run` times into `cache_dir` (with TileLang's example copied)."""
     os.environ["TILEC_CACHE_DIR"] = str(cache_dir.resolve())
     os.environ["TILEC_TARGET"] = attention.TARGET
+    if backward:
+        for seq_len, causal, heads_kv in _backward_shapes(seq_lens, kv_heads):
+            for name in OWN_BACKWARDS:
+                kernels = attention.backward_kernels(seq_len, causal, heads_kv, name)
+                print(f"{name} S={seq_len} causal={causal} kv heads {heads_kv}: wgmma=" + "/".join(
+                    str(k.get_kernel_source().count("wgmma.mma_async")) for k in kernels),
+                    flush=True)
+        return
     copy = cache_dir / "tilelang_examples" / attention.TILELANG_EXAMPLE
     copy.parent.mkdir(parents=True, exist_ok=True)
     source = examples / attention.TILELANG_EXAMPLE
@@ -157,9 +179,66 @@ def _shape(seq_len: int, dim: int, causal: bool, rounds: int, suffixes: tuple[st
     return rows
 
 
+def _backward_shapes(seq_lens: tuple[int, ...], kv_heads: tuple[int, ...]
+                     ) -> list[tuple[int, bool, int]]:
+    """(S, causal, K / V heads) of the backward rounds, MHA first."""
+    return [(seq_len, causal, heads_kv) for heads_kv in kv_heads for seq_len in seq_lens
+            for causal in (False, True)]
+
+
+def _backward_shape(seq_len: int, causal: bool, heads_kv: int, rounds: int
+                    ) -> list[dict[str, Any]]:
+    """One backward shape's rows: cuDNN SDPA's backward and OWN_BACKWARDS, each checked
+    against float32 autograd, then timed in `rounds` rounds."""
+    import torch
+
+    batch, heads, dim = attention.BATCH, attention.HEADS, attention.DIM
+    q, do = (torch.randn(batch, seq_len, heads, dim, device="cuda", dtype=torch.float16)
+             for _ in range(2))
+    k, v = (torch.randn(batch, seq_len, heads_kv, dim, device="cuda", dtype=torch.float16)
+            for _ in range(2))
+    forward = attention._sdpa("CUDNN_ATTENTION")
+    qt, kt, vt = (t.transpose(1, 2).contiguous().requires_grad_() for t in (q, k, v))
+    out = forward(qt, kt, vt, causal)
+    dot = do.transpose(1, 2).contiguous()
+
+    def cudnn():
+        return torch.autograd.grad(out, (qt, kt, vt), dot, retain_graph=True)
+    calls: dict[str, Callable[[], Any]] = {CUDNN: cudnn}
+    errors = {CUDNN: attention._grad_errors([g.transpose(1, 2) for g in cudnn()], q, k, v, do,
+                                            causal)}
+    for name in OWN_BACKWARDS:
+        own = attention.tilec_backward(
+            name, attention.backward_kernels(seq_len, causal, heads_kv, name), causal,
+            q, k, v, do)
+        errors[name] = attention._grad_errors(own.grads, q, k, v, do, causal)
+        calls[name] = own.call
+    names = list(calls)
+    timings: dict[str, list[float]] = {name: [] for name in names}
+    for number in range(rounds):
+        for name in round_order(names, number):
+            timings[name].append(attention._bench(calls[name]))
+    summary = summarize(timings)
+    flops = attention._backward_flops(seq_len, causal)
+    rows = []
+    for name in names:
+        row = {"impl": name, "seq_len": seq_len, "dim": dim, "causal": causal,
+               "heads_kv": heads_kv, "max_rel_error": errors[name],
+               "passed": errors[name] < attention.TOLERANCE, "ms": timings[name],
+               "tflops": flops / 1e9 / statistics.median(timings[name]), **summary[name]}
+        rows.append(row)
+        print(f"backward S={seq_len} kv heads {heads_kv:2} causal={causal!s:5} {name:36} "
+              f"{row['tflops']:6.1f} TF/s x{row['ratio_to_cudnn']:.3f} cuDNN "
+              f"(spread {row['spread']:.3f}) x{row['vs_plain']:.3f} plain  ms "
+              + " ".join(f"{ms:.3f}" for ms in timings[name])
+              + ("" if row["passed"] else f"  FAILED rel err {errors[name]:.2e}"), flush=True)
+    return rows
+
+
 def run(out: Path, rounds: int, seq_lens: tuple[int, ...] = SEQ_LENS,
         dims: tuple[int, ...] = DIMS, suffixes: tuple[str, ...] = SUFFIXES,
-        main_config: bool = False) -> None:
+        main_config: bool = False, backward: bool = False,
+        kv_heads: tuple[int, ...] = (attention.HEADS,)) -> None:
     import json
 
     import torch
@@ -172,7 +251,12 @@ def run(out: Path, rounds: int, seq_lens: tuple[int, ...] = SEQ_LENS,
                         "(tilec.profiler.do_bench, median of CUDA events, L2 flushed) in an "
                         "order shifted by one each round; ratios to the same round's cuDNN",
               "rows": []}
-    for dim in dims:  # the first head dimension's shapes first, should the run be cut short
+    for seq_len, causal, heads_kv in _backward_shapes(seq_lens, kv_heads) if backward else ():
+        record["rows"] += _backward_shape(seq_len, causal, heads_kv, rounds)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(record, indent=1) + "\n")
+        torch.cuda.empty_cache()
+    for dim in () if backward else dims:  # the first head dimension's shapes first
         for seq_len in seq_lens:
             for causal in (False, True):
                 record["rows"] += _shape(seq_len, dim, causal, rounds, suffixes, main_config)
@@ -197,9 +281,15 @@ def main() -> None:
                           + ",".join(_key(s) for s in SUFFIXES) + ")")
         each.add_argument("--main-config", action="store_true",
                           help="also TileLang's example at its main() configuration (d 128)")
+        each.add_argument("--backward", action="store_true",
+                          help="the backward's shapes and implementations instead (d 128)")
+        each.add_argument("--kv-heads", type=_ints, default=(attention.HEADS,),
+                          help="K / V head counts of the backward's shapes (grouped below "
+                          f"{attention.HEADS})")
     args = parser.parse_args()
     shapes = {"seq_lens": args.seq_lens, "dims": args.dims, "suffixes": args.variants,
-              "main_config": args.main_config}
+              "main_config": args.main_config, "backward": args.backward,
+              "kv_heads": args.kv_heads}
     if args.mode == "build":
         build(args.cache_dir, args.examples, **shapes)
     else:

@@ -113,6 +113,43 @@ def test_flash_bwd_matches_float32_autograd(dtype, dim, causal, seq, tiles, head
         assert (got.float() - want).abs().max().item() < tolerance * want.abs().max().item()
 
 
+@pytest.mark.parametrize(("dtype", "dim", "causal", "seq", "tiles", "heads"), [
+    ("float16", 64, False, 96, {"block_M": 64, "block_N": 32, "threads": 128}, (2, 2)),
+    ("float16", 64, True, 77, {"block_M": 64, "block_N": 32, "threads": 128}, (2, 2)),
+    ("bfloat16", 128, True, 50, {"block_M": 64, "block_N": 32, "threads": 128}, (2, 2)),
+    ("float16", 64, True, 77, {"block_M": 64, "block_N": 32, "threads": 128}, (4, 1)),
+])
+def test_fused_flash_bwd_matches_float32_autograd(dtype, dim, causal, seq, tiles, heads,
+                                                  tmp_path, monkeypatch) -> None:
+    """flash_bwd_fused (dQ added by atomics into a float32 sum from the dK / dV kernel, then
+    scaled by flash_bwd_dq_convert) against autograd through float32 attention: whole and
+    ragged tiles, causal, bf16, grouped queries (each query head's dQ from its KV head's
+    blocks). dK, dV and dQ are poisoned (run_poisoned runs a kernel twice, so dK and dV come
+    from that and the sum from one call of its own: it starts at zero, as the caller gives it;
+    an element no atomic reaches stays 0, which the random reference rules out)."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    torch.manual_seed(13)
+    batch, (heads, heads_kv) = 2, heads
+    torch_dtype = getattr(torch, dtype)
+    q, do = (torch.randn(batch, seq, heads, dim).to(torch_dtype) for _ in range(2))
+    k, v = (torch.randn(batch, seq, heads_kv, dim).to(torch_dtype) for _ in range(2))
+    o, lse = flash_fwd.flash_fwd(batch, heads, seq, dim, causal, heads_kv, dtype=dtype,
+                                 **SMALL_TILE).get_profiler().run_poisoned(q, k, v)
+    delta = flash_bwd.flash_bwd_preprocess(batch, heads, seq, dim, dtype)(o, do)
+    fused = flash_bwd.flash_bwd_fused(batch, heads, seq, dim, causal, dtype, heads_kv=heads_kv,
+                                      **tiles)
+    dk, dv = fused.get_profiler().run_poisoned(q, k, v, do, lse, delta,
+                                               torch.zeros(q.shape, dtype=torch.float32))
+    dq_sum = torch.zeros(q.shape, dtype=torch.float32)
+    fused(q, k, v, do, lse, delta, dq_sum)
+    dq = flash_bwd.flash_bwd_dq_convert(batch, heads, seq, dim, dtype).get_profiler() \
+        .run_poisoned(dq_sum)
+    tolerance = 2e-2 if dtype == "bfloat16" else 4e-3
+    for got, want in zip((dq, dk, dv), flash_bwd.reference(q, k, v, do, causal), strict=True):
+        assert got.dtype == torch_dtype and got.shape == want.shape
+        assert (got.float() - want).abs().max().item() < tolerance * want.abs().max().item()
+
+
 def test_attention_backward_runs_the_three_kernels(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     torch.manual_seed(12)
@@ -681,6 +718,28 @@ def test_causal_flash_bwd_assembles_without_spills(tmp_path, monkeypatch) -> Non
     kernel = flash_bwd.flash_bwd(8, 32, 4096, 128, True, **tiles)
     assert "known_grid_size = array<i32: 32, 32, 8>" in kernel.asm["gpu"]
     assert _ptxas_spill_bytes(kernel.get_kernel_source()) == 0
+
+
+@pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
+@pytest.mark.parametrize("causal", [False, True])
+def test_fused_flash_bwd_runs_five_wgmma_gemms_and_reduces_dq(causal, tmp_path,
+                                                              monkeypatch) -> None:
+    """flash_bwd_fused at the benchmark's shape on sm_90a: all five gemms are wgmma (dQ^T =
+    K^T dS^T reads K and the staged dS^T as MN-major operands: 8 m64n64k16 steps for each of
+    K Q^T and V dO^T, 4 m64n128k16 for each of dV and dK, 8 m64n64k16 for dQ^T), the
+    accumulator's 32 dQ values a thread are added by atomics without a returned value (ptxas
+    makes them REDs), and ptxas assembles it without spills."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TILEC_TARGET", "cuda:sm_90a")
+    tiles = {"block_M": 128, "block_N": 64, "num_stages": 2, "threads": 256}
+    kernel = flash_bwd.flash_bwd_fused(8, 32, 4096, 128, causal, **tiles)
+    gemms = [line for line in kernel.asm["tile-cuda"].splitlines() if "tile.gemm " in line]
+    assert len(gemms) == 5 and all("tile.wgmma" in line for line in gemms)
+    ptx = kernel.get_kernel_source()
+    assert ptx.count("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16") == 24
+    assert ptx.count("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") == 8
+    assert len(re.findall(r"atom\.global\.add\.f32", ptx)) == 32
+    assert _ptxas_spill_bytes(ptx) == 0
 
 
 def test_mla_decode_gemms_all_run_on_wgmma_on_sm90a(tmp_path, monkeypatch) -> None:

@@ -216,15 +216,117 @@ def flash_bwd_dq(batch, heads, seq_len, dim, is_causal, dtype="float16", block_M
     return main
 
 
+@tilelang.jit(out_idx=[6, 7], pass_configs=FAST_MATH)
+def flash_bwd_fused(batch, heads, seq_len, dim, is_causal, dtype="float16", block_M=128,
+                    block_N=64, num_stages=2, threads=256, heads_kv=None):
+    """`flash_bwd` that also adds each query tile's dQ share into the float32 `dQ_sum` (zeroed
+    by the caller; `flash_bwd_dq_convert` scales it into dQ): dS^T goes to shared memory and
+    dQ_tile = dS K reads it transposed (wgmma's MN-major A), five gemms per tile pair in all
+    where `flash_bwd` + `flash_bwd_dq` take seven (FlashAttention-3's schedule)."""
+    heads_kv = heads_kv or heads
+    groups = heads // heads_kv
+    scale = LOG2E / math.sqrt(dim)
+    shape = [batch, seq_len, heads, dim]
+    kv_shape = [batch, seq_len, heads_kv, dim]
+    row_shape = [batch, heads, seq_len]
+    accum = "float32"
+    ragged = seq_len % block_N != 0 or seq_len % block_M != 0
+
+    @T.prim_func
+    def main(Q: T.Tensor(shape, dtype), K: T.Tensor(kv_shape, dtype),  # noqa: N803
+             V: T.Tensor(kv_shape, dtype), dO: T.Tensor(shape, dtype),  # noqa: N803
+             LSE: T.Tensor(row_shape, accum), Delta: T.Tensor(row_shape, accum),  # noqa: N803
+             dK: T.Tensor(kv_shape, dtype), dV: T.Tensor(kv_shape, dtype),  # noqa: N803
+             dQ_sum: T.Tensor(shape, accum)):  # noqa: N803
+        with T.Kernel(T.ceildiv(seq_len, block_M), heads_kv, batch, threads=threads) as (
+                bx, by, bz):
+            K_shared = T.alloc_shared([block_M, dim], dtype)
+            V_shared = T.alloc_shared([block_M, dim], dtype)
+            q_shared = T.alloc_shared([block_N, dim], dtype)
+            do_shared = T.alloc_shared([block_N, dim], dtype)
+            lse_shared = T.alloc_shared([block_N], accum)
+            delta_shared = T.alloc_shared([block_N], accum)
+            dsT_shared = T.alloc_shared([block_M, block_N], dtype)
+            dk_shared = T.alloc_shared([block_M, dim], dtype)
+            dv_shared = T.alloc_shared([block_M, dim], dtype)
+            pT = T.alloc_fragment([block_M, block_N], accum)
+            dpT = T.alloc_fragment([block_M, block_N], accum)
+            pT_cast = T.alloc_fragment([block_M, block_N], dtype)
+            dsT_cast = T.alloc_fragment([block_M, block_N], dtype)
+            dk = T.alloc_fragment([block_M, dim], accum)
+            dv = T.alloc_fragment([block_M, dim], accum)
+            dqT = T.alloc_fragment([dim, block_N], accum)
+
+            T.copy(K[bz, bx * block_M:(bx + 1) * block_M, by, :], K_shared)
+            T.copy(V[bz, bx * block_M:(bx + 1) * block_M, by, :], V_shared)
+            T.clear(dk)
+            T.clear(dv)
+            first_tile = T.floordiv(bx * block_M, block_N) if is_causal else 0
+            tiles = T.ceildiv(seq_len, block_N) - first_tile  # query tiles per query head
+            for t in T.Pipelined(groups * tiles, num_stages=num_stages):
+                head = by * groups + t // tiles if groups > 1 else by
+                k = first_tile + t % tiles if groups > 1 else first_tile + t
+                T.copy(Q[bz, k * block_N:(k + 1) * block_N, head, :], q_shared)
+                T.copy(LSE[bz, head, k * block_N:(k + 1) * block_N], lse_shared)
+                T.gemm(K_shared, q_shared, pT, transpose_B=True, clear_accum=True,
+                       policy=T.GemmWarpPolicy.FullRow)
+                probabilities(pT, lse_shared, k * block_N, bx * block_M, seq_len, scale,
+                              is_causal, ragged, True)
+                T.copy(dO[bz, k * block_N:(k + 1) * block_N, head, :], do_shared)
+                T.copy(Delta[bz, head, k * block_N:(k + 1) * block_N], delta_shared)
+                T.gemm(V_shared, do_shared, dpT, transpose_B=True, clear_accum=True,
+                       policy=T.GemmWarpPolicy.FullRow)
+                T.copy(pT, pT_cast)
+                T.gemm(pT_cast, do_shared, dv, policy=T.GemmWarpPolicy.FullRow)
+                for i, j in T.Parallel(block_M, block_N):
+                    dsT_cast[i, j] = pT[i, j] * (dpT[i, j] - delta_shared[j])
+                T.copy(dsT_cast, dsT_shared)
+                T.gemm(dsT_cast, q_shared, dk, policy=T.GemmWarpPolicy.FullRow)
+                T.gemm(K_shared, dsT_shared, dqT, transpose_A=True, clear_accum=True,
+                       policy=T.GemmWarpPolicy.FullRow)
+                for d, i in T.Parallel(dim, block_N):
+                    T.atomic_add(dQ_sum[bz, k * block_N + i, head, d], dqT[d, i])
+
+            store_scaled(dk, dk_shared, dK, bz, bx * block_M, by, 1.0 / math.sqrt(dim))
+            store_scaled(dv, dv_shared, dV, bz, bx * block_M, by, 1.0)
+
+    return main
+
+
+@tilelang.jit(out_idx=[1], pass_configs=FAST_MATH)
+def flash_bwd_dq_convert(batch, heads, seq_len, dim, dtype="float16", block=64, threads=128):
+    """dQ = dQ_sum / sqrt(dim) in dQ's dtype: the last step of `flash_bwd_fused`'s dQ."""
+    shape = [batch, seq_len, heads, dim]
+    scale = 1.0 / math.sqrt(dim)
+
+    @T.prim_func
+    def main(dQ_sum: T.Tensor(shape, "float32"), dQ: T.Tensor(shape, dtype)):  # noqa: N803
+        with T.Kernel(T.ceildiv(seq_len, block), heads, batch, threads=threads) as (bx, by, bz):
+            acc = T.alloc_fragment([block, dim], "float32")
+            out = T.alloc_fragment([block, dim], dtype)
+            T.copy(dQ_sum[bz, bx * block:(bx + 1) * block, by, :], acc)
+            for i, j in T.Parallel(block, dim):
+                out[i, j] = acc[i, j] * scale
+            T.copy(out, dQ[bz, bx * block:(bx + 1) * block, by, :])
+
+    return main
+
+
 def attention_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor,
-                       do: torch.Tensor, lse: torch.Tensor, is_causal: bool,
+                       do: torch.Tensor, lse: torch.Tensor, is_causal: bool, fused: bool = False,
                        **tiles) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """dQ, dK, dV (bshd, the inputs' dtype) from the forward's O and LSE and the gradient dO;
-    K and V may have fewer heads than Q (grouped-query attention)."""
+    K and V may have fewer heads than Q (grouped-query attention). `fused`: dQ added by
+    atomics from the dK / dV kernel (`flash_bwd_fused`) instead of its own kernel."""
     batch, seq_len, heads, dim = q.shape
     heads_kv = k.shape[2]
     dtype = str(q.dtype).removeprefix("torch.")
     delta = flash_bwd_preprocess(batch, heads, seq_len, dim, dtype)(o, do)
+    if fused:
+        dq_sum = torch.zeros(q.shape, dtype=torch.float32, device=q.device)
+        dk, dv = flash_bwd_fused(batch, heads, seq_len, dim, is_causal, dtype,
+                                 heads_kv=heads_kv, **tiles)(q, k, v, do, lse, delta, dq_sum)
+        return flash_bwd_dq_convert(batch, heads, seq_len, dim, dtype)(dq_sum), dk, dv
     dk, dv = flash_bwd(batch, heads, seq_len, dim, is_causal, dtype, heads_kv=heads_kv,
                        **tiles)(q, k, v, do, lse, delta)
     dq = flash_bwd_dq(batch, heads, seq_len, dim, is_causal, dtype, heads_kv=heads_kv,
