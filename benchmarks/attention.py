@@ -551,7 +551,12 @@ OWN_BACKWARD = "tilec flash_bwd"
 # dQ added by atomics from the dK / dV kernel: five gemms per tile pair where the default's two
 # kernels take seven (examples/attention/flash_bwd.py flash_bwd_fused)
 OWN_BACKWARD_FUSED = "tilec flash_bwd (dQ by atomics)"
-OWN_BACKWARDS = (OWN_BACKWARD, OWN_BACKWARD_FUSED)
+# the same with its gemms' wgmma groups left in flight until used (defer-pipeline-gemm-waits)
+OWN_BACKWARD_DEFERRED = "tilec flash_bwd (dQ by atomics, deferred waits)"
+# backward -> (the COMPILE_SETTINGS its dK / dV kernel is compiled with, summary key suffix)
+OWN_BACKWARDS = {OWN_BACKWARD: ({}, ""), OWN_BACKWARD_FUSED: ({}, "_dq_atomics"),
+                 OWN_BACKWARD_DEFERRED: ({"TILEC_DEFER_PIPELINE_GEMM_WAITS": "1"},
+                                         "_dq_atomics_deferred_waits")}
 BACKWARD_SEQ_LENS = (4096, 8192)
 BACKWARD_GQA = (4096, 8)  # a grouped-query row: S 4096, K and V with 8 heads (4 queries each)
 BACKWARD_CONFIG = {"block_M": 128, "block_N": 64, "num_stages": 2, "threads": 256}
@@ -571,17 +576,18 @@ def _own_backward() -> ModuleType:
 def backward_kernels(seq_len: int, causal: bool, heads_kv: int = HEADS, name: str = OWN_BACKWARD
                      ) -> list[Any]:
     """Every tilec kernel the backward `name` (OWN_BACKWARDS) runs: the forward (O and LSE),
-    the backward's preprocess, then the dK / dV kernel and the dQ kernel, or for
-    OWN_BACKWARD_FUSED the dK / dV kernel adding dQ by atomics and dQ's conversion (K and V
-    with `heads_kv` heads)."""
+    the backward's preprocess, then the dK / dV kernel and the dQ kernel, or for the others
+    the dK / dV kernel adding dQ by atomics (compiled with the backward's settings) and dQ's
+    conversion (K and V with `heads_kv` heads)."""
     bwd = _own_backward()
     own_config = {"block_M": 128, "block_N": 128, "num_stages": 2, "threads": 256}
     shape = (BATCH, HEADS, seq_len, DIM, causal)
     kernels = [_own_forward().flash_fwd(*shape, heads_kv, **own_config),
                bwd.flash_bwd_preprocess(BATCH, HEADS, seq_len, DIM)]
-    if name == OWN_BACKWARD_FUSED:
-        return kernels + [bwd.flash_bwd_fused(*shape, heads_kv=heads_kv, **BACKWARD_CONFIG),
-                          bwd.flash_bwd_dq_convert(BATCH, HEADS, seq_len, DIM)]
+    if name != OWN_BACKWARD:
+        with compile_settings(OWN_BACKWARDS[name][0]):
+            fused = bwd.flash_bwd_fused(*shape, heads_kv=heads_kv, **BACKWARD_CONFIG)
+        return kernels + [fused, bwd.flash_bwd_dq_convert(BATCH, HEADS, seq_len, DIM)]
     return kernels + [bwd.flash_bwd(*shape, heads_kv=heads_kv, **BACKWARD_CONFIG),
                       bwd.flash_bwd_dq(*shape, heads_kv=heads_kv, **BACKWARD_CONFIG)]
 
@@ -597,14 +603,14 @@ class TilecBackward(NamedTuple):
 
 def tilec_backward(name: str, kernels: list[Any], causal: bool, q, k, v, do) -> TilecBackward:
     """Runs the forward and the backward `name`'s kernels (backward_kernels) on q, k, v, do,
-    every output poisoned first. The fused backward's float32 dQ sum is zeroed in each timed
+    every output poisoned first. A fused backward's float32 dQ sum is zeroed in each timed
     call (its kernel's own call adds on: the time is the same)."""
     import torch
 
     fwd, pre, main, last = kernels
     o, lse = fwd.get_profiler().run_poisoned(q, k, v)
     delta = pre.get_profiler().run_poisoned(o, do)
-    if name == OWN_BACKWARD_FUSED:
+    if name != OWN_BACKWARD:
         # run_poisoned runs a kernel twice: dK and dV from that, the sum from a call of its own
         dk, dv = main.get_profiler().run_poisoned(q, k, v, do, lse, delta,
                                                   torch.zeros(q.shape, device=q.device))
@@ -938,7 +944,7 @@ def summary(rows: list[dict[str, Any]], backward: list[dict[str, Any]] = (),
     main() configuration over TileLang 0.1.15's own time for it (S 4096, the lower of causal
     and not; TileLang's numbers from TILELANG_BASELINE, not this run); bwd_vs_sdpa: the
     lowest ratio of tilec's backward to the faster SDPA backward over S >= 4096, causal and
-    not (bwd_gqa_vs_sdpa with grouped queries, *_dq_atomics OWN_BACKWARD_FUSED's);
+    not (bwd_gqa_vs_sdpa with grouped queries; suffixed the other OWN_BACKWARDS');
     mla_decode_fraction_of_copy{key}: the lowest of tilec's MLA decode (over its splits),
     each of MLA_VARIANTS, mla_tilelang_example_fraction_of_copy that of TileLang's example;
     fwd_d{D}_vs_cudnn_{variant}: the same of the forward with a VARIANTS opt-in."""
@@ -960,10 +966,8 @@ def summary(rows: list[dict[str, Any]], backward: list[dict[str, Any]] = (),
         return min((r["fraction_of_copy"] for r in mla if r["impl"] == impl
                     and "fraction_of_copy" in r and r.get("passed")), default=None)
     return {**by_dim,
-            "bwd_vs_sdpa": lowest_backward(OWN_BACKWARD, False),
-            "bwd_gqa_vs_sdpa": lowest_backward(OWN_BACKWARD, True),
-            "bwd_vs_sdpa_dq_atomics": lowest_backward(OWN_BACKWARD_FUSED, False),
-            "bwd_gqa_vs_sdpa_dq_atomics": lowest_backward(OWN_BACKWARD_FUSED, True),
+            **{f"bwd{gqa}_vs_sdpa{key}": lowest_backward(name, bool(gqa))
+               for name, (_, key) in OWN_BACKWARDS.items() for gqa in ("", "_gqa")},
             **{f"mla_decode_fraction_of_copy{key}": mla_fraction(OWN_MLA + suffix)
                for suffix, (_, _, key) in MLA_VARIANTS.items()},
             "mla_tilelang_example_fraction_of_copy": mla_fraction(TILELANG_MLA),

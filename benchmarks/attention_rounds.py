@@ -20,9 +20,9 @@ attention.py does.
 With `--backward` the shapes are the backward's (d 128, `--seq-lens`, causal and not, and
 `--kv-heads` for grouped queries) and the implementations cuDNN SDPA's backward (autograd of
 its forward's output, the forward not timed) and attention.OWN_BACKWARDS: tilec's backward as
-two kernels (dK / dV, then dQ) and with dQ added by atomics from the dK / dV kernel, each
-gradient checked against float32 autograd first (attention.backward_rows' check); vs_plain
-is then the atomics row over the two-kernel one.
+two kernels (dK / dV, then dQ), with dQ added by atomics from the dK / dV kernel, and that
+with TILEC_DEFER_PIPELINE_GEMM_WAITS=1, each gradient checked against float32 autograd first
+(attention.backward_rows' check); vs_plain is then a row over the two-kernel one.
 
     python benchmarks/attention_rounds.py build CACHE_DIR [--examples DIR] [SHAPE OPTIONS]
     TILEC_CACHE_DIR=CACHE_DIR python benchmarks/attention_rounds.py run --out FILE [--rounds 3]
@@ -49,7 +49,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import attention  # noqa: E402
 from attention import (  # noqa: E402
     OWN_BACKWARD,
-    OWN_BACKWARD_FUSED,
     OWN_BACKWARDS,
     OWN_FORWARD,
     TilecForward,
@@ -83,7 +82,7 @@ def forwards(dim: int, suffixes: tuple[str, ...] = SUFFIXES, main_config: bool =
 
 def plain_name(name: str) -> str:
     """The row `name` is a variant of (itself for a plain row)."""
-    if name == OWN_BACKWARD_FUSED:
+    if name in OWN_BACKWARDS:
         return OWN_BACKWARD
     for suffix in attention.VARIANTS:
         if name.endswith(suffix):

@@ -742,6 +742,28 @@ def test_fused_flash_bwd_runs_five_wgmma_gemms_and_reduces_dq(causal, tmp_path,
     assert _ptxas_spill_bytes(ptx) == 0
 
 
+@pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
+def test_fused_flash_bwd_defers_its_gemm_waits_when_opted_in(tmp_path, monkeypatch) -> None:
+    """TILEC_DEFER_PIPELINE_GEMM_WAITS=1 on flash_bwd_fused (benchmark shape, sm_90a): its
+    cp.async loop's gemms but dQ^T (whose atomics read it at once) are tile.deferred_wait, so
+    P^T's exp2 runs with V dO^T in flight and dS^T with dV (two wait_group 1), K and V (filled
+    before the loop) need no fence and barrier of their own in the body (8 bar.sync in all,
+    10 without the opt-in), and ptxas assembles it without spills and without serializing
+    the wgmmas (no C7514 / C7515 warning)."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TILEC_TARGET", "cuda:sm_90a")
+    monkeypatch.setenv("TILEC_DEFER_PIPELINE_GEMM_WAITS", "1")
+    tiles = {"block_M": 128, "block_N": 64, "num_stages": 2, "threads": 256}
+    kernel = flash_bwd.flash_bwd_fused(8, 32, 4096, 128, False, **tiles)
+    gemms = [line for line in kernel.asm["tile-cuda"].splitlines() if "tile.gemm " in line]
+    assert [("tile.deferred_wait" in line) for line in gemms] == [True] * 4 + [False]
+    ptx = kernel.get_kernel_source()
+    assert len(re.findall(r"wgmma\.wait_group\.sync\.aligned\s+1;", ptx)) == 2
+    assert ptx.count("bar.sync") == 8
+    log = _ptxas_log(ptx)
+    assert _spill_bytes(log) == 0 and "C751" not in log
+
+
 def test_mla_decode_gemms_all_run_on_wgmma_on_sm90a(tmp_path, monkeypatch) -> None:
     """Every gemm of MLA decode (three score gemms, P V) is planned for wgmma on sm_90a: none
     left to CUDA cores, as P V once was (8 ms instead of about 0.1 at the benchmark's shape on

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -84,6 +84,7 @@ from tilec.compiler.passes._wgmma import (
     SWIZZLE_ATOM_BYTES,
     WARPGROUP_THREADS,
     SharedOperandLayout,
+    operands_fenced,
     warpgroup_index,
 )
 
@@ -609,31 +610,11 @@ class RingLowering:
             placeholder.erase()
         return consumer.induction_variable, anchor
 
-    @contextlib.contextmanager
-    def operands_fenced(self) -> Iterator[None]:
-        """While the body is lowered: its gemms' shared operand tiles outside the ring (filled
-        before the loop, each writer fencing for the async proxy) count as fenced, as the
-        barrier ahead of the loop made their writes visible; each wgmma would else fence and
-        barrier again in every iteration. Not a tile the body itself writes (a slot's
-        transposed copy: plan-tma-pipelines' RING_TRANSPOSES_ATTR), whose gemm fences the
-        generic proxy's stores of the same iteration."""
-        layouts = self.lowering.shared_layouts
-        written = [inner.operands[1] for op in self.body.operations
-                   for inner in walk(as_operation(op)) if inner.name == "memref.store"]
-        saved = {}
-        for gemm in (as_operation(op) for op in self.body.operations):
-            if gemm.name != "tile.gemm":
-                continue
-            for operand in list(gemm.operands)[:2]:
-                if any(operand == tile for tile in written):
-                    continue
-                if operand in layouts and not any(operand == known for known in saved):
-                    saved[operand] = layouts[operand]
-                    layouts[operand] = (layouts[operand][0], True)
-        try:
-            yield
-        finally:
-            layouts.update(saved)
+    def operands_fenced(self) -> contextlib.AbstractContextManager[None]:
+        """While the body is lowered: its gemms' shared operand tiles outside the ring count
+        as fenced (`_wgmma.operands_fenced`: the barrier ahead of the loop made the writes
+        of each writer, fencing for the async proxy, visible)."""
+        return operands_fenced(self.lowering.shared_layouts, self.body)
 
     def release(self, iteration: ir.Value, slot: ir.Value) -> ir.Operation:
         """Lane 0 of each warp hands the slot its warp's wgmmas finished reading back; returns

@@ -62,16 +62,23 @@ barrier; other operand tiles get a fence.proxy.async and a barrier here.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mlir import ir
 from mlir.dialects import arith, gpu, llvm, memref, nvvm, vector
 
 from tilec.compiler.layouts.linear import LayoutError, LinearLayout, blocked, padded
 from tilec.compiler.layouts.nvidia import wgmma_accumulator, wgmma_operand_a
-from tilec.compiler.passes._ir_walk import as_operation, copy_parts, enclosing, op_error
+from tilec.compiler.passes._ir_walk import (
+    as_operation,
+    copy_parts,
+    enclosing,
+    op_error,
+    touches,
+)
 from tilec.compiler.passes._scalar import constant, index
 from tilec.compiler.passes._scheduling import (
     REGISTER_A_STEP_GROUPS_ATTR,
@@ -515,6 +522,35 @@ def read_in_place(lowering: KernelLowering, op: ir.Operation) -> None:
             for n, operand in enumerate(later.operands):
                 if operand == dst:
                     later.operands[n] = view
+
+
+@contextlib.contextmanager
+def operands_fenced(layouts: dict[ir.Value, tuple[Any, bool]], body: ir.Block
+                    ) -> Iterator[None]:
+    """While a loop's `body` is lowered: its gemms' shared operand tiles that the body does
+    not write (filled before the loop) count as fenced in `layouts` (the lowering's
+    shared_layouts), where the loop fences the async proxy and barriers before its body runs
+    (a TMA ring's loop, a cp.async pipeline feeding wgmma at each iteration's start); each
+    wgmma would else fence and barrier again in every iteration. Not a tile the body itself
+    writes (dS^T staged for a gemm by a T.copy, a slot's transposed copy by a T.Parallel),
+    whose gemm fences the generic proxy's stores of the same iteration: any use of a tile in
+    the body but as a gemm's A or B counts as a write."""
+    statements = [as_operation(op) for op in body.operations]
+    saved = {}
+    for gemm in statements:
+        if gemm.name != "tile.gemm":
+            continue
+        for operand in list(gemm.operands)[:2]:
+            if any(touches(op, [operand]) for op in statements
+                   if op.name != "tile.gemm" or op.operands[2] == operand):
+                continue
+            if operand in layouts and not any(operand == known for known in saved):
+                saved[operand] = layouts[operand]
+                layouts[operand] = (layouts[operand][0], True)
+    try:
+        yield
+    finally:
+        layouts.update(saved)
 
 
 def lower_wgmma(lowering: KernelLowering, op: ir.Operation) -> None:

@@ -132,6 +132,7 @@ from tilec.compiler.passes._wgmma import (
     StackedOperandLayout,
     lower_wgmma,
     operand_layout_of,
+    operands_fenced,
     read_in_place,
 )
 from tilec.compiler.passes._wgmma_waits import PendingGroups
@@ -1125,8 +1126,24 @@ class KernelLowering:
 
     def lower_pipeline_version(self, op: ir.Operation, plan: PipelinePlan,
                                aligned: bool | None) -> None:
+        """One version of a cp.async pipeline loop; its gemms marked tile.deferred_wait
+        (defer-pipeline-gemm-waits) leave their groups in flight until a statement touches
+        their registers, and the body's end waits for the rest, before the next iteration
+        refills the slots they read (not with the pipeline's own overlapped gemm)."""
+        defers = plan.overlapped is None and any(PendingGroups.defers(inner)
+                                                 for inner in walk(op))
+        # with deferred gemms the operand tiles filled before the loop are fenced once, by the
+        # pipeline's fence and barrier at each iteration's start (_wgmma.operands_fenced)
         iv, end = PipelinedLoop(self, op, plan, self.rings, aligned).lower()
-        self.lower_block_ops(move_body_before(op, [iv], end))
+        if not defers:
+            self.lower_block_ops(move_body_before(op, [iv], end))
+            return
+        outer, self.pending = self.pending, PendingGroups()
+        with operands_fenced(self.shared_layouts, op.regions[0].blocks[0]):
+            self.lower_block_ops(move_body_before(op, [iv], end))
+        with end.location, ir.InsertionPoint(end):
+            self.pending.drain()
+        self.pending = outer
 
     # ----- T.Parallel ------------------------------------------------------------------
     def canonical_owner(self, layout: LinearLayout) -> ir.Value | None:

@@ -80,6 +80,7 @@ from mlir.dialects import gpu
 from tilec.compiler.passes._ir_walk import op_error, walk
 from tilec.compiler.passes._scheduling import (
     ARCH_ATTR,
+    DEFER_PIPELINE_GEMM_WAITS_ATTR,
     DISABLE_TMA_ATTR,
     MMA_SYNC_FALLBACK_ATTR,
     OVERLAP_RING_GEMMS_ATTR,
@@ -155,7 +156,7 @@ TILE_PASSES = (
     "check-thread-branches",
     "plan-wgmma-gemms", "plan-mma-sync-gemms", "plan-tma-pipelines", "overlap-ring-gemms",
     "plan-warpgroup-pingpong", "prefetch-epilogue-operands",
-    "stage-reduce-operands",
+    "stage-reduce-operands", "defer-pipeline-gemm-waits",
     "infer-fragment-layout", "lower-gemm-simt", "insert-shared-barriers", "plan-shared-memory",
 )
 
@@ -343,7 +344,8 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
                            ("TILEC_RING_TRANSPOSES", RING_TRANSPOSES_ATTR),
                            ("TILEC_RING_PRIVATE_TILES", RING_PRIVATE_TILES_ATTR),
                            ("TILEC_SPLIT_WGMMA_N", SPLIT_WGMMA_N_ATTR),
-                           ("TILEC_MMA_SYNC_FALLBACK", MMA_SYNC_FALLBACK_ATTR)):
+                           ("TILEC_MMA_SYNC_FALLBACK", MMA_SYNC_FALLBACK_ATTR),
+                           ("TILEC_DEFER_PIPELINE_GEMM_WAITS", DEFER_PIPELINE_GEMM_WAITS_ATTR)):
         if os.environ.get(variable) == "1":
             module.operation.attributes[name] = ir.UnitAttr.get()
     for variable, name in (("TILEC_PIPELINE_TABLE_LOADS", TABLE_LOADS_ATTR),  # MLA decode 3.7x

@@ -268,14 +268,17 @@ def flash_bwd_fused(batch, heads, seq_len, dim, is_causal, dtype="float16", bloc
                 k = first_tile + t % tiles if groups > 1 else first_tile + t
                 T.copy(Q[bz, k * block_N:(k + 1) * block_N, head, :], q_shared)
                 T.copy(LSE[bz, head, k * block_N:(k + 1) * block_N], lse_shared)
+                T.copy(dO[bz, k * block_N:(k + 1) * block_N, head, :], do_shared)
+                T.copy(Delta[bz, head, k * block_N:(k + 1) * block_N], delta_shared)
+                # each gemm issued before the work that does not need it: P^T's exp2 under
+                # V dO^T, dS^T under dV (with TILEC_DEFER_PIPELINE_GEMM_WAITS=1 their wgmma
+                # groups stay in flight until then)
                 T.gemm(K_shared, q_shared, pT, transpose_B=True, clear_accum=True,
+                       policy=T.GemmWarpPolicy.FullRow)
+                T.gemm(V_shared, do_shared, dpT, transpose_B=True, clear_accum=True,
                        policy=T.GemmWarpPolicy.FullRow)
                 probabilities(pT, lse_shared, k * block_N, bx * block_M, seq_len, scale,
                               is_causal, ragged, True)
-                T.copy(dO[bz, k * block_N:(k + 1) * block_N, head, :], do_shared)
-                T.copy(Delta[bz, head, k * block_N:(k + 1) * block_N], delta_shared)
-                T.gemm(V_shared, do_shared, dpT, transpose_B=True, clear_accum=True,
-                       policy=T.GemmWarpPolicy.FullRow)
                 T.copy(pT, pT_cast)
                 T.gemm(pT_cast, do_shared, dv, policy=T.GemmWarpPolicy.FullRow)
                 for i, j in T.Parallel(block_M, block_N):

@@ -2,8 +2,10 @@
 by its atomics (then scaled by flash_bwd_dq_convert), at the benchmark's tiles (128 keys x 64
 queries, 256 threads: every gemm wgmma, dQ^T = K^T dS^T reading both MN-major) on ragged
 lengths, causal and not, and with 2:1 grouped queries (several query heads' blocks adding into
-one KV head's dK / dV and each head's dQ). dK, dV and dQ are NaN-poisoned; each gradient is
-checked against float32 autograd relative to its largest value, as the CPU test
+one KV head's dK / dV and each head's dQ), each also with TILEC_DEFER_PIPELINE_GEMM_WAITS=1
+(defer-pipeline-gemm-waits: its wgmma groups in flight until used; opt-in, first run here).
+dK, dV and dQ are NaN-poisoned; each gradient is checked against float32 autograd relative to
+its largest value, as the CPU test
 tests/test_attention_kernels.py::test_fused_flash_bwd_matches_float32_autograd does.
 
 `python tests/gpu/test_flash_bwd_fused_gpu.py precompile CACHE_DIR` compiles every case's
@@ -31,21 +33,29 @@ torch = pytest.importorskip("torch")
 import flash_bwd  # noqa: E402
 import flash_fwd  # noqa: E402
 
+sys.path.insert(0, str(EXAMPLES.parents[1] / "benchmarks"))
+from device_cli import compile_settings  # noqa: E402
+
 TILES = {"block_M": 128, "block_N": 64, "num_stages": 2, "threads": 256}
 FORWARD_TILES = {"block_M": 128, "block_N": 128, "num_stages": 2, "threads": 256}
 BATCH, DIM = 2, 128
 # (causal, sequence length, query heads, KV heads): 1000 and 777 end inside a key and a query
 # tile
-CASES = [(False, 1000, 4, 4), (True, 1000, 4, 4), (True, 777, 4, 2), (False, 1024, 4, 2)]
+SHAPES = [(False, 1000, 4, 4), (True, 1000, 4, 4), (True, 777, 4, 2), (False, 1024, 4, 2)]
+DEFERRED = {"TILEC_DEFER_PIPELINE_GEMM_WAITS": "1"}
+CASES = [(*shape, settings) for settings in ({}, DEFERRED) for shape in SHAPES]
 RESULTS: list[dict] = []
 
 
-def kernels(causal: bool, seq: int, heads: int, heads_kv: int) -> list:
-    """The forward (O, LSE), preprocess, fused dK / dV / dQ-sum and dQ conversion kernels."""
+def kernels(causal: bool, seq: int, heads: int, heads_kv: int, settings: dict[str, str]
+            ) -> list:
+    """The forward (O, LSE), preprocess, fused dK / dV / dQ-sum (compiled with `settings`)
+    and dQ conversion kernels."""
+    with compile_settings(settings):
+        fused = flash_bwd.flash_bwd_fused(BATCH, heads, seq, DIM, causal, heads_kv=heads_kv,
+                                          **TILES)
     return [flash_fwd.flash_fwd(BATCH, heads, seq, DIM, causal, heads_kv, **FORWARD_TILES),
-            flash_bwd.flash_bwd_preprocess(BATCH, heads, seq, DIM),
-            flash_bwd.flash_bwd_fused(BATCH, heads, seq, DIM, causal, heads_kv=heads_kv,
-                                      **TILES),
+            flash_bwd.flash_bwd_preprocess(BATCH, heads, seq, DIM), fused,
             flash_bwd.flash_bwd_dq_convert(BATCH, heads, seq, DIM)]
 
 
@@ -60,14 +70,14 @@ def write_results() -> Iterator[None]:
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")
-@pytest.mark.parametrize(("causal", "seq", "heads", "heads_kv"), CASES,
+@pytest.mark.parametrize(("causal", "seq", "heads", "heads_kv", "settings"), CASES,
                          ids=[f"{'causal' if c[0] else 'full'}-s{c[1]}-h{c[2]}-kv{c[3]}"
-                              for c in CASES])
-def test_fused_flash_bwd_matches_float32_on_gpu(causal, seq, heads, heads_kv) -> None:
+                              f"{'-deferred' if c[4] else ''}" for c in CASES])
+def test_fused_flash_bwd_matches_float32_on_gpu(causal, seq, heads, heads_kv, settings) -> None:
     torch.manual_seed(seq + heads_kv + causal)
     q, do = (torch.randn(BATCH, seq, heads, DIM, device="cuda").half() for _ in range(2))
     k, v = (torch.randn(BATCH, seq, heads_kv, DIM, device="cuda").half() for _ in range(2))
-    fwd, pre, fused, convert = kernels(causal, seq, heads, heads_kv)
+    fwd, pre, fused, convert = kernels(causal, seq, heads, heads_kv, settings)
     o, lse = fwd.get_profiler().run_poisoned(q, k, v)
     delta = pre.get_profiler().run_poisoned(o, do)
     # run_poisoned runs a kernel twice: dK and dV from that, the sum from a call of its own
@@ -83,7 +93,7 @@ def test_fused_flash_bwd_matches_float32_on_gpu(causal, seq, heads, heads_kv) ->
                                strict=True):
         errors[name] = ((got.float().cpu() - want).abs().max() / want.abs().max()).item()
     RESULTS.append({"causal": causal, "seq": seq, "heads": heads, "heads_kv": heads_kv,
-                    "relative_errors": errors})
+                    "settings": settings or "default", "relative_errors": errors})
     # fp16 inputs, P and dS: the two-kernel backward's errors were 6e-4 at S 4096
     assert all(error < 1e-2 for error in errors.values()), errors
 
