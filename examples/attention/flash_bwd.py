@@ -10,9 +10,11 @@ Three kernels, layout [batch, seq, heads, dim] (bshd):
    A operands of dV += P^T dO and dK += dS^T Q straight from registers) and dP^T = V dO^T.
 3. `flash_bwd_dq`: dQ. One block per `block_M` queries walks the key tiles, rebuilds P and
    dP = dO V^T the same way and accumulates dQ += dS K in registers: two more gemms per tile
-   than adding dQ by atomics from the dK / dV kernel, but every gemm reads untransposed
-   tiles (dQ = (dS^T)^T K there takes a transposed A, which leaves the tensor cores) and dQ
-   is written once, in the input dtype, with no float32 buffer to zero.
+   than adding dQ by atomics from the dK / dV kernel, but dQ is written once, in the input
+   dtype, with no float32 buffer to zero.
+Or, in place of 2 and 3, `flash_bwd_fused` (attention_backward(fused=True)): the dK / dV
+kernel also adds each query tile's dQ share by atomics into a float32 sum, five gemms per tile
+pair (FlashAttention-3's schedule), and `flash_bwd_dq_convert` scales the sum into dQ.
 Causal: a block starts (or stops) at the tile holding the diagonal and masks only the tiles
 crossing it. A tile two gemms read, once as N x K (transpose_B: K Q^T, V dO^T, Q K^T) and
 once as K x N (P^T dO, dS^T Q, dS K), is copied once: tilec's wgmma path reads one
@@ -221,8 +223,9 @@ def flash_bwd_fused(batch, heads, seq_len, dim, is_causal, dtype="float16", bloc
                     block_N=64, num_stages=2, threads=256, heads_kv=None):
     """`flash_bwd` that also adds each query tile's dQ share into the float32 `dQ_sum` (zeroed
     by the caller; `flash_bwd_dq_convert` scales it into dQ): dS^T goes to shared memory and
-    dQ_tile = dS K reads it transposed (wgmma's MN-major A), five gemms per tile pair in all
-    where `flash_bwd` + `flash_bwd_dq` take seven (FlashAttention-3's schedule)."""
+    the share is computed transposed, dQ^T = K^T dS^T, so its M is the head dimension, which
+    the two warpgroups split, and both operands are read MN-major by wgmma; five gemms per
+    tile pair in all where `flash_bwd` + `flash_bwd_dq` take seven (FlashAttention-3's)."""
     heads_kv = heads_kv or heads
     groups = heads // heads_kv
     scale = LOG2E / math.sqrt(dim)
