@@ -77,7 +77,7 @@ from tilec.compiler.passes._ir_walk import (
     copy_parts,
     enclosing,
     op_error,
-    touches,
+    walk,
 )
 from tilec.compiler.passes._scalar import constant, index
 from tilec.compiler.passes._scheduling import (
@@ -524,6 +524,13 @@ def read_in_place(lowering: KernelLowering, op: ir.Operation) -> None:
                     later.operands[n] = view
 
 
+def _written(op: ir.Operation) -> ir.Value | None:
+    """The buffer a store or a tile.copy writes (None for other ops)."""
+    if op.name == "memref.store":
+        return op.operands[1]
+    return copy_parts(op)[3] if op.name == "tile.copy" else None
+
+
 @contextlib.contextmanager
 def operands_fenced(layouts: dict[ir.Value, tuple[Any, bool]], body: ir.Block
                     ) -> Iterator[None]:
@@ -533,16 +540,15 @@ def operands_fenced(layouts: dict[ir.Value, tuple[Any, bool]], body: ir.Block
     (a TMA ring's loop, a cp.async pipeline feeding wgmma at each iteration's start); each
     wgmma would else fence and barrier again in every iteration. Not a tile the body itself
     writes (dS^T staged for a gemm by a T.copy, a slot's transposed copy by a T.Parallel),
-    whose gemm fences the generic proxy's stores of the same iteration: any use of a tile in
-    the body but as a gemm's A or B counts as a write."""
+    whose gemm fences the generic proxy's stores of the same iteration."""
     statements = [as_operation(op) for op in body.operations]
+    written = [_written(inner) for op in statements for inner in [op, *walk(op)]]
     saved = {}
     for gemm in statements:
         if gemm.name != "tile.gemm":
             continue
         for operand in list(gemm.operands)[:2]:
-            if any(touches(op, [operand]) for op in statements
-                   if op.name != "tile.gemm" or op.operands[2] == operand):
+            if any(operand == tile for tile in written if tile is not None):
                 continue
             if operand in layouts and not any(operand == known for known in saved):
                 saved[operand] = layouts[operand]
