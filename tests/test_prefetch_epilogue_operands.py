@@ -89,6 +89,8 @@ def test_prefetched_epilogue_matches_torch_on_cpu(case, shape, setting, tmp_path
 
 def _ptx(case: fused_gemm.Case, monkeypatch, distance: str | None, arch: str = "sm_90a",
          tile: dict = fused_gemm.TILE) -> str:
+    """The kernel's PTX with the L2 prefetch at `distance` (None: unset), the preload as the
+    environment has it (the CUDA target's default, n = 1, where unset)."""
     if distance is None:
         monkeypatch.delenv("TILEC_EPILOGUE_PREFETCH", raising=False)
     else:
@@ -105,6 +107,7 @@ PREFETCHES = {"bias_relu": 1, "scale_residual": 2, "row_scale": 1}
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
 def test_sm90a_prefetches_the_epilogue_operands(case, tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TILEC_EPILOGUE_PRELOAD", "0")  # the prefetch alone
     plain = _ptx(case, monkeypatch, None)
     prefetched = _ptx(case, monkeypatch, "4")
     assert "prefetch.global.L2" not in plain
@@ -117,8 +120,8 @@ def test_sm90a_prefetches_the_epilogue_operands(case, tmp_path, monkeypatch) -> 
 @pytest.mark.parametrize("iterations", [1, 4])
 def test_sm90a_preloads_the_residual_tile_under_the_last_wgmmas(iterations, tmp_path,
                                                                 monkeypatch) -> None:
-    """TILEC_EPILOGUE_PRELOAD=n: scale + residual's R tile is loaded in the loop's iteration
-    upper - n (1024 / 64 = 16 K tiles: the loop counter compared with 16 - n there), so its
+    """TILEC_EPILOGUE_PRELOAD=n (n = 1 the CUDA target's default, 0 off): scale + residual's
+    R tile is loaded in the loop's iteration upper - n (1024 / 64 = 16 K tiles: the loop counter compared with 16 - n there), so its
     global loads come before the wgmma wait_group 0 after the loop (without it, all after), as
     32-bit vectors of the accumulator layout's pairs (64 a consumer thread), and ptxas
     assembles it without spilling, the 64 registers held through the last n K tiles."""
@@ -129,8 +132,12 @@ def test_sm90a_preloads_the_residual_tile_under_the_last_wgmmas(iterations, tmp_
         head = ptx[:re.search(r"wgmma\.wait_group\.sync\.aligned\s+0;", ptx).start()]
         return head.count("ld.global")
 
+    monkeypatch.setenv("TILEC_EPILOGUE_PRELOAD", "0")
     assert loads_before_last_wait(_ptx(case, monkeypatch, None)) == 0
-    monkeypatch.setenv("TILEC_EPILOGUE_PRELOAD", str(iterations))
+    if iterations == 1:  # the default
+        monkeypatch.delenv("TILEC_EPILOGUE_PRELOAD")
+    else:
+        monkeypatch.setenv("TILEC_EPILOGUE_PRELOAD", str(iterations))
     preloaded = _ptx(case, monkeypatch, None)
     assert loads_before_last_wait(preloaded) >= 64
     assert preloaded.count("ld.global.b32") == 64
