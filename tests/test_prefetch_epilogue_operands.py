@@ -120,11 +120,12 @@ def test_sm90a_prefetches_the_epilogue_operands(case, tmp_path, monkeypatch) -> 
 @pytest.mark.parametrize("iterations", [1, 4])
 def test_sm90a_preloads_the_residual_tile_under_the_last_wgmmas(iterations, tmp_path,
                                                                 monkeypatch) -> None:
-    """TILEC_EPILOGUE_PRELOAD=n (n = 1 the CUDA target's default, 0 off): scale + residual's
-    R tile is loaded in the loop's iteration upper - n (1024 / 64 = 16 K tiles: the loop counter compared with 16 - n there), so its
-    global loads come before the wgmma wait_group 0 after the loop (without it, all after), as
-    32-bit vectors of the accumulator layout's pairs (64 a consumer thread), and ptxas
-    assembles it without spilling, the 64 registers held through the last n K tiles."""
+    """TILEC_EPILOGUE_PRELOAD=n (n = 1 the CUDA target's default, 0 off): scale + residual's R
+    tile is loaded in the loop's iteration upper - n (1024 / 64 = 16 K tiles: the loop counter
+    compared with 16 - n there), so its global loads come before the wgmma wait_group 0 after
+    the loop (without it, all after), as 32-bit vectors of the accumulator layout's pairs (64 a
+    consumer thread), and ptxas assembles it without spilling, the 64 registers held through the
+    last n K tiles."""
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     case = _case("scale_residual")
 
