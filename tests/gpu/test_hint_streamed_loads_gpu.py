@@ -15,15 +15,21 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "quantized"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 torch = pytest.importorskip("torch")
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")]
 
-import gemv  # noqa: E402
+from gemv_variants import (  # noqa: E402
+    CODEGEN,
+    apply,
+    check_opted_in,
+    device_inputs,
+    gemv,
+    meta_inputs,
+)
 
-CODEGEN = ("TILEC_UNSWITCH_INVARIANT_CONDITIONS", "TILEC_FUSE_LOP3", "TILEC_PACK_HALF_PAIRS")
 HINTS = "TILEC_STREAMED_LOAD_HINTS"
 N, K = 1000, 2560
 # name: (kernel, format, config, packed as words, other opt-ins)
@@ -40,53 +46,22 @@ def _settings(hints: bool, codegen: bool) -> dict[str, str]:
     return {**dict.fromkeys(CODEGEN, "1" if codegen else "0"), HINTS: "1" if hints else "0"}
 
 
-def _inputs(fmt: str, words: bool, misaligned: bool) -> tuple[list, torch.Tensor]:
-    a = torch.randn(1, K, device="cuda").half()
-    args, weight = gemv.weights(fmt, N, K, "cuda")
-    if words:
-        args[0] = args[0].view(torch.uint32)
-    if misaligned:  # 2 bytes past a 16-byte boundary
-        flat = torch.empty(K + 1, dtype=a.dtype, device="cuda")
-        flat[1:].copy_(a[0])
-        a = flat[1:].view(1, K)
-    return [a, *args], weight
-
-
 @pytest.mark.parametrize("case, misaligned", ORDER)
 def test_hinted_equals_plain(case: str, misaligned: bool,
                              monkeypatch: pytest.MonkeyPatch) -> None:
     kernel, fmt, config, words, codegen = CASES[case]
     torch.manual_seed(len(case) + misaligned)
-    inputs, weight = _inputs(fmt, words, misaligned)
-    results = {}
-    for hints in (True, False):
-        for name, value in _settings(hints, codegen).items():
-            monkeypatch.setenv(name, value)
-        compiled = kernel.compile(*inputs, target="cuda", **config)
-        results[hints] = compiled.get_profiler().run_poisoned(*inputs)
-        torch.cuda.synchronize()
-    hinted = results[True]
-    assert not hinted.isnan().any(), "elements left unwritten"
-    expected = inputs[0].double() @ weight.double().t()
-    error = ((hinted.double() - expected).norm() / expected.norm()).item()
-    assert error < 3e-3, f"relative error {error:.2e} against float64"
-    assert torch.equal(hinted, results[False]), "the hinted kernel differs from the plain one"
+    inputs, weight = device_inputs(fmt, N, K, words, misaligned)
+    check_opted_in(kernel, config, inputs, weight, _settings(True, codegen),
+                   _settings(False, codegen), monkeypatch, tolerance=3e-3)
 
 
 def precompile(target: str = "cuda:sm_90a") -> None:
-    """Compile every kernel the test runs into TILEC_CACHE_DIR (on the compiler machine; the
-    alignment of the tensors is no part of a kernel's key)."""
-    import os
-
+    """Compile every kernel the test runs into TILEC_CACHE_DIR (on the compiler machine)."""
     for kernel, fmt, config, words, codegen in CASES.values():
-        a = torch.empty(1, K, dtype=torch.float16, device="meta")
-        args = gemv.meta_weights(fmt, N, K)
-        if words:
-            args[0] = torch.empty(N, K * gemv.BITS[fmt] // 32, dtype=torch.uint32,
-                                  device="meta")
         for hints in (True, False):
-            os.environ.update(_settings(hints, codegen))
-            kernel.compile(a, *args, target=target, **config)
+            apply(_settings(hints, codegen))
+            kernel.compile(*meta_inputs(fmt, N, K, words), target=target, **config)
 
 
 if __name__ == "__main__":

@@ -15,15 +15,21 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "quantized"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 torch = pytest.importorskip("torch")
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")]
 
-import gemv  # noqa: E402
+from gemv_variants import (  # noqa: E402
+    CODEGEN,
+    apply,
+    check_opted_in,
+    device_inputs,
+    gemv,
+    meta_inputs,
+)
 
-CODEGEN = ("TILEC_UNSWITCH_INVARIANT_CONDITIONS", "TILEC_FUSE_LOP3", "TILEC_PACK_HALF_PAIRS")
 PREFETCH_L2 = "TILEC_PREFETCH_L2"
 N, K = 1024, 2560
 # name: (format, config)
@@ -39,17 +45,6 @@ def _settings(distance: str) -> dict[str, str]:
             PREFETCH_L2: distance or "0"}
 
 
-def _inputs(fmt: str, misaligned: bool) -> tuple[list, torch.Tensor]:
-    a = torch.randn(1, K, device="cuda").half()
-    args, weight = gemv.weights(fmt, N, K, "cuda", integer_zeros=True)
-    args[0] = args[0].view(torch.uint32)
-    if misaligned:  # 2 bytes past a 16-byte boundary
-        flat = torch.empty(K + 1, dtype=a.dtype, device="cuda")
-        flat[1:].copy_(a[0])
-        a = flat[1:].view(1, K)
-    return [a, *args], weight
-
-
 @pytest.mark.parametrize("misaligned", [False, True])
 @pytest.mark.parametrize("distance", ["1", "2"])
 @pytest.mark.parametrize("case", list(CASES))
@@ -57,34 +52,17 @@ def test_prefetched_equals_the_loop(case: str, distance: str, misaligned: bool,
                                     monkeypatch: pytest.MonkeyPatch) -> None:
     fmt, config = CASES[case]
     torch.manual_seed(len(case) + int(distance) + misaligned)
-    inputs, weight = _inputs(fmt, misaligned)
-    results = {}
-    for setting in (distance, ""):
-        for name, value in _settings(setting).items():
-            monkeypatch.setenv(name, value)
-        compiled = gemv.gemv_uint_half2.compile(*inputs, target="cuda", **config)
-        results[setting] = compiled.get_profiler().run_poisoned(*inputs)
-        torch.cuda.synchronize()
-    prefetched = results[distance]
-    assert not prefetched.isnan().any(), "elements left unwritten"
-    expected = inputs[0].double() @ weight.double().t()
-    error = ((prefetched.double() - expected).norm() / expected.norm()).item()
-    assert error < 3e-3, f"relative error {error:.2e} against float64"
-    assert torch.equal(prefetched, results[""]), "the prefetched kernel differs from the loop"
+    inputs, weight = device_inputs(fmt, N, K, True, misaligned, integer_zeros=True)
+    check_opted_in(gemv.gemv_uint_half2, config, inputs, weight, _settings(distance),
+                   _settings(""), monkeypatch, tolerance=3e-3)
 
 
 def precompile(target: str = "cuda:sm_90a") -> None:
-    """Compile every kernel the test runs into TILEC_CACHE_DIR (on the compiler machine; the
-    alignment of the tensors is no part of a kernel's key)."""
-    import os
-
+    """Compile every kernel the test runs into TILEC_CACHE_DIR (on the compiler machine)."""
     for fmt, config in CASES.values():
-        a = torch.empty(1, K, dtype=torch.float16, device="meta")
-        args = gemv.meta_weights(fmt, N, K)
-        args[0] = torch.empty(N, K * gemv.BITS[fmt] // 32, dtype=torch.uint32, device="meta")
         for setting in ("1", "2", ""):
-            os.environ.update(_settings(setting))
-            gemv.gemv_uint_half2.compile(a, *args, target=target, **config)
+            apply(_settings(setting))
+            gemv.gemv_uint_half2.compile(*meta_inputs(fmt, N, K, True), target=target, **config)
 
 
 if __name__ == "__main__":
