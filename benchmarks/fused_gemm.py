@@ -290,7 +290,7 @@ for _base, _suffix, _settings in (
         ("bias_relu", "prefetch8", {"TILEC_EPILOGUE_PREFETCH": "8"}),
         ("scale_residual", "prefetch8", {"TILEC_EPILOGUE_PREFETCH": "8"}),
         ("scale_residual", "preload", {"TILEC_EPILOGUE_PRELOAD": "1"}),  # the default on sm_90+
-        ("scale_residual", "no_preload", {"TILEC_EPILOGUE_PRELOAD": "0"}),
+        ("scale_residual", "nopreload", {"TILEC_EPILOGUE_PRELOAD": "0"}),
         ("scale_residual_preload", "prefetch8", {"TILEC_EPILOGUE_PREFETCH": "8"}),
         ("bias_relu_prefetch8", "private", {"TILEC_RING_PRIVATE_TILES": "1"}),
         ("scale_residual_preload_prefetch8", "private", {"TILEC_RING_PRIVATE_TILES": "1"}),
