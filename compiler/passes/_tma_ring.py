@@ -93,6 +93,11 @@ if TYPE_CHECKING:
 
 RING_ATTR = "tile.tma_ring"
 LOAD_ATTR = "tile.tma_load"
+# stage-epilogue-source: the copy after a ring loop whose tile the producer loads into the
+# ring's next iterations' slots (its TMA boxes, as LOAD_ATTR's), and that tile (no bytes of
+# its own)
+SOURCE_ATTR = "tile.epilogue_source"
+SOURCE_TILE_ATTR = "tile.ring_source"
 STORE_ATTR = "tile.tma_store"
 MAPS_ATTR = "tile.tensor_maps"
 # on a shared tile a ring loop's T.Parallel writes for its gemm (a slot's K-major copy,
@@ -163,11 +168,16 @@ class TmaLoad:
                              context)
 
     @classmethod
-    def of(cls, copy: ir.Operation) -> TmaLoad:
-        fields = read_decision(copy, LOAD_ATTR) or {}
+    def of(cls, copy: ir.Operation, attribute: str = LOAD_ATTR) -> TmaLoad:
+        """The boxes recorded on `copy` as `attribute`: a ring copy's LOAD_ATTR, or the
+        epilogue source's (stage-epilogue-source)."""
+        fields = read_decision(copy, attribute) or {}
         if any(name not in fields for name in ("box", "boxes", "swizzle")):
-            raise op_error(copy, f"a copy of a {RING_ATTR} loop needs {LOAD_ATTR} = {{box, "
-                                 "boxes, swizzle} (plan-tma-pipelines writes it)")
+            writer = "plan-tma-pipelines" if attribute == LOAD_ATTR else "stage-epilogue-source"
+            where = f"a copy of a {RING_ATTR} loop" if attribute == LOAD_ATTR else \
+                "an epilogue source copy"
+            raise op_error(copy, f"{where} needs {attribute} = {{box, boxes, swizzle}} "
+                                 f"({writer} writes it)")
         return cls(tuple(int(v) for v in fields["box"]), int(fields["boxes"]),
                    int(fields["swizzle"]))
 
@@ -196,6 +206,33 @@ class TmaStore:
                                  "(plan-tma-pipelines writes it)")
         return cls(tuple(int(v) for v in fields["box"]), int(fields["columns"]),
                    int(fields["swizzle"]), int(fields.get("slabs", 1)))
+
+
+@dataclass(frozen=True)
+class SourceTileLayout:
+    """The accesses of a SOURCE_TILE_ATTR tile (a flat view of the shared window): column
+    box b of its rows lies 128B-swizzled from element `bases[b]` on, where the ring's
+    lowering puts it (`RingLowering.wait_source`, before the tile's first read)."""
+
+    shape: tuple[int, int]
+    element_bytes: int
+    lowering: KernelLowering  # its ring_lowering places the boxes
+
+    def element_index(self, row: ir.Value, column: ir.Value) -> ir.Value:
+        ring = self.lowering.ring_lowering
+        bases = ring.source_bases if ring is not None else []
+        if not bases:
+            raise ValueError("the epilogue source tile is read before its copy")
+        per_box = SWIZZLE_BYTES // self.element_bytes
+        box_layout = SharedOperandLayout((self.shape[0], per_box), self.element_bytes, True,
+                                         SWIZZLE_BYTES)
+        box = arith.divui(column, index(per_box))
+        base = bases[-1]
+        for number in reversed(range(len(bases) - 1)):  # folds where the column is known
+            base = arith.select(arith.cmpi(arith.CmpIPredicate.eq, box, index(number)),
+                                bases[number], base)
+        return arith.addi(base, box_layout.element_index(
+            row, arith.remui(column, index(per_box))))
 
 
 def _pure(op: ir.Operation) -> bool:
@@ -271,12 +308,14 @@ class RingLowering:
 
     def __init__(self, lowering: KernelLowering, loop: ir.Operation, ring: TmaRing,
                  maps: list[tuple[ir.Operation, ir.Value]],
-                 store_maps: list[tuple[ir.Operation, ir.Value]]):
+                 store_maps: list[tuple[ir.Operation, ir.Value]],
+                 source_maps: list[tuple[ir.Operation, ir.Value]]):
         self.lowering = lowering
         self.loop = loop
         self.ring = ring
         self.maps = maps  # (copy, its tensor map's pointer: a kernel argument)
         self.store_maps = store_maps  # the same for the tile.tma_store copies
+        self.source_maps = source_maps  # and for the SOURCE_ATTR copy (at most one)
         self.staging: list[tuple[ir.Operation, ir.Value, int]] = []  # (copy, view, columns)
         self.stored = False  # a TMA store was issued: the kernel waits for it before exiting
         self.body = loop.regions[0].blocks[0]
@@ -294,6 +333,12 @@ class RingLowering:
         self.tile_yield: ir.Operation | None = None  # their tile loop's, given the new count
         # the consumers need no block barrier around the loop or between tiles (`private_tiles`)
         self.private = False
+        # the epilogue source's column boxes: (ring iteration after the tile's K tiles, ring
+        # tile whose slot holds the box, byte offset in the slot)
+        self.source_boxes = self.place_source()
+        self.loop_end: ir.Value | None = None  # the consumers' ring iterations after the loop
+        self.source_bases: list[ir.Value] = []  # each box's first element in the window
+        self.source_slots: list[ir.Value] = []  # the slots of the source's iterations
 
     # ----- set-up and roles ------------------------------------------------------------
     def barrier(self, full: bool, slot: ir.Value) -> ir.Value:
@@ -315,7 +360,7 @@ class RingLowering:
                 nvvm.MBarrierInitOp(self.barrier(True, index(slot)), _i32(1))
                 nvvm.MBarrierInitOp(self.barrier(False, index(slot)),
                                     _i32(4 * self.ring.consumers))
-            for _, pointer in self.maps + self.store_maps:
+            for _, pointer in self.maps + self.source_maps + self.store_maps:
                 nvvm.PrefetchOp(pointer, tensormap=True)
             scf.YieldOp([])
         nvvm.FenceMbarrierInitOp()
@@ -503,7 +548,11 @@ class RingLowering:
             for copy in self.copies:
                 self.load(copy, inner, slot, full)
             scf.YieldOp([])
-        return arith.addi(done, self.trip_count(lower, upper, step))
+        end = arith.addi(done, self.trip_count(lower, upper, step))
+        if not self.source_maps:
+            return end
+        self.produce_source(mapping, end)
+        return arith.addi(end, index(self.source_iterations))
 
     @staticmethod
     def element_bytes(copy: ir.Operation) -> int:
@@ -516,11 +565,13 @@ class RingLowering:
         iteration = iv if constant_index(lower) == 0 else arith.subi(iv, lower)
         if constant_index(step) != 1:
             iteration = arith.divui(iteration, step)
-        stages = index(self.ring.stages)
         running = iteration if constant_index(done) == 0 else arith.addi(done, iteration)
-        slot = arith.remui(running, stages)
-        phase = arith.andi(arith.divui(running, stages), index(1))
-        return iteration, slot, phase
+        return (iteration, *self.slot_phase(running))
+
+    def slot_phase(self, running: ir.Value) -> tuple[ir.Value, ir.Value]:
+        """(slot, phase bit) of the block's `running`-th ring iteration."""
+        stages = index(self.ring.stages)
+        return arith.remui(running, stages), arith.andi(arith.divui(running, stages), index(1))
 
     def slot_offset(self, buffer: ir.Value, slot: ir.Value) -> ir.Value:
         """The slot's byte offset in the dynamic shared window."""
@@ -586,6 +637,7 @@ class RingLowering:
                 self.lowering.turns.end()
             trips = self.trip_count(lower, upper, step)
             done = arith.addi(self.done, trips)
+            self.loop_end = done
             if gemm is not None:  # the last gemms have read their slots: hand them back too
                 nvvm.wgmma_wait_group_sync_aligned(0)
                 stages = index(self.ring.stages)
@@ -600,8 +652,10 @@ class RingLowering:
                         scf.YieldOp([])
             if not self.private:
                 gpu.BarrierOp()
-        if self.tile_yield is not None:
-            self.tile_yield.operands[0] = done
+        if self.tile_yield is not None:  # the epilogue source's iterations come after
+            with ir.InsertionPoint(self.tile_yield):
+                self.tile_yield.operands[0] = done if not self.source_maps else arith.addi(
+                    done, index(self.source_iterations))
         for copy in self.copies:
             copy.erase()
         for buffer, view in views.items():
@@ -672,6 +726,99 @@ class RingLowering:
         if buffer in layouts:  # filled through the async proxy, as wgmma reads it
             layouts[view] = (layouts[buffer][0], True)
         return view
+
+    # ----- the epilogue source: a tile loaded into the drained slots (SOURCE_ATTR) ----------
+    def place_source(self) -> list[tuple[int, ir.Value, int]]:
+        """Where each column box of the SOURCE_ATTR copy lands: the ring iterations after
+        the tile's K tiles take the boxes in order, each iteration's slots (the ring's tiles
+        in order) as many boxes as they hold whole; each box a whole number of 1 KiB
+        swizzle patterns (its rows a multiple of 8), so its pattern starts where it does."""
+        if not self.source_maps:
+            return []
+        copy = self.source_maps[0][0]
+        load = TmaLoad.of(copy, SOURCE_ATTR)
+        box_bytes = load.box[1] * load.swizzle
+        slots = [(buffer, self.lowering.rings[buffer].slot_bytes // box_bytes)
+                 for buffer in self.buffers if buffer in self.lowering.rings]
+        per_iteration = sum(count for _, count in slots)
+        if box_bytes % SWIZZLE_ATOM_BYTES or not per_iteration or \
+                -(-load.boxes // per_iteration) > self.ring.stages:
+            raise op_error(copy, f"the {SOURCE_ATTR} copy's {load.boxes} boxes of {box_bytes} "
+                                 f"bytes do not fit the ring's {self.ring.stages} stages' slots "
+                                 "(stage-epilogue-source checks it)")
+        placed = []
+        for number in range(load.boxes):
+            iteration, within = divmod(number, per_iteration)
+            for buffer, count in slots:
+                if within < count:
+                    placed.append((iteration, buffer, within * box_bytes))
+                    break
+                within -= count
+        return placed
+
+    @property
+    def source_iterations(self) -> int:
+        """The ring iterations the epilogue source takes after each tile's K tiles."""
+        return self.source_boxes[-1][0] + 1 if self.source_boxes else 0
+
+    def produce_source(self, mapping: dict[ir.Value, ir.Value], end: ir.Value) -> None:
+        """The producer's loads of the epilogue source after the tile's K tiles (`end`: the
+        ring iterations before it): each of its iterations waits for its slot to be released
+        (the K tile there read), expects its boxes' bytes and loads them."""
+        copy, pointer = self.source_maps[0]
+        load = TmaLoad.of(copy, SOURCE_ATTR)
+        src_offsets = copy_parts(copy)[1]
+        inner = dict(mapping)
+        self.recompute(list(src_offsets), inner)
+        corner = [inner.get(v, v) for v in reversed(src_offsets)]  # innermost first
+        for iteration in range(self.source_iterations):
+            slot, phase = self.slot_phase(arith.addi(end, index(iteration)))
+            nvvm.MBarrierTryWaitParityOp(self.barrier(False, slot),
+                                         _to_i32(arith.xori(phase, index(1))),
+                                         _i32(WAIT_TICKS))
+            boxes = [(number, buffer, offset) for number, (at, buffer, offset)
+                     in enumerate(self.source_boxes) if at == iteration]
+            full = self.barrier(True, slot)
+            nvvm.MBarrierArriveExpectTxOp(ir.IntegerType.get_signless(64), full, _i32(
+                len(boxes) * load.bytes(self.element_bytes(copy)) // load.boxes))
+            for number, buffer, offset in boxes:
+                coordinates = [_to_i32(arith.addi(corner[0], index(number * load.box[0])))] + \
+                    [_to_i32(value) for value in corner[1:]]
+                target = _shared_pointer(self.lowering.smem, arith.addi(
+                    self.slot_offset(buffer, slot), index(offset)))
+                nvvm.CpAsyncBulkTensorGlobalToSharedClusterOp(
+                    llvm.addrspacecast(llvm.PointerType.get(7), target), pointer, coordinates,
+                    full, [])
+
+    def wait_source(self, copy: ir.Operation) -> None:
+        """The consumers' side of the SOURCE_ATTR copy: wait for its iterations' full
+        barriers, after the loop's; its boxes' places in the slots are the tile's layout."""
+        if self.loop_end is None:
+            raise op_error(copy, f"a {SOURCE_ATTR} copy must follow its {RING_ATTR} loop")
+        element_bytes = self.element_bytes(copy)
+        self.source_slots = []
+        for iteration in range(self.source_iterations):
+            slot, phase = self.slot_phase(arith.addi(self.loop_end, index(iteration)))
+            nvvm.MBarrierTryWaitParityOp(self.barrier(True, slot), _to_i32(phase),
+                                         _i32(WAIT_TICKS))
+            self.source_slots.append(slot)
+        self.source_bases = [
+            arith.divui(arith.addi(self.slot_offset(buffer, self.source_slots[iteration]),
+                                   index(offset)), index(element_bytes))
+            for iteration, buffer, offset in self.source_boxes]
+
+    def release_source(self) -> None:
+        """After the epilogue's last read of the source tile: its slots back to the producer
+        (the reads ordered before its TMA writes there by a proxy fence), lane 0 of each
+        consumer warp arriving on each slot's empty barrier."""
+        nvvm.fence_proxy(nvvm.ProxyKind.async_shared, space=nvvm.SharedSpace.shared_cta)
+        lane_zero, _ = self.lane_zero()
+        branch = scf.IfOp(lane_zero)
+        with ir.InsertionPoint(branch.then_block):
+            for slot in self.source_slots:
+                nvvm.MBarrierArriveOp(ir.IntegerType.get_signless(64),
+                                      self.barrier(False, slot))
+            scf.YieldOp([])
 
     # ----- the epilogue: a TMA store of the accumulator -----------------------------------
     def reserve_staging(self, fragments: dict[ir.Value, Fragment], limit: int) -> None:

@@ -22,7 +22,10 @@ compiler/passes/_thread_range.py), whose barriers lower-tile-to-gpu makes named 
 the branch's threads.
 A copy plan-wgmma-gemms marks `tile.read_in_place` moves nothing: the gemms after it read the
 larger tile it names, and count as its readers.
-Shared tiles written by tile.tma_copy are synchronized by the mbarriers the kernel waits on.
+Shared tiles written by tile.tma_copy are synchronized by the mbarriers the kernel waits on,
+and so is the epilogue source tile stage-epilogue-source's copy fills (`tile.epilogue_source`:
+a TMA ring's producer loads it, every consumer thread waits for its full barriers where the
+copy stands and hands its slots back after the last read): that copy is no statement here.
 
 A TMA ring's loop (plan-tma-pipelines' `tile.tma_ring`) is walked with its back edge, its
 copies left out: the producer issues them and the ring's mbarriers order its slots, and the
@@ -47,7 +50,7 @@ from tilec.compiler.passes._async_pipeline import plan_pipeline
 from tilec.compiler.passes._ir_walk import as_operation, copy_parts, kernels, scope, walk
 from tilec.compiler.passes._scheduling import target_description
 from tilec.compiler.passes._thread_range import is_thread_branch, range_warp
-from tilec.compiler.passes._tma_ring import LOAD_ATTR, RING_ATTR
+from tilec.compiler.passes._tma_ring import LOAD_ATTR, RING_ATTR, SOURCE_ATTR
 from tilec.compiler.passes._user_sync import ELSE_BRANCH_ATTR
 from tilec.compiler.passes._wgmma import IN_PLACE_ATTR, slice_source
 
@@ -96,7 +99,8 @@ def shared_effects(op: ir.Operation) -> tuple[list[ir.Value], list[ir.Value]]:
         elif name == "memref.atomic_rmw":
             reads.append(operands[1])
             writes.append(operands[1])
-        elif name == "tile.copy" and IN_PLACE_ATTR not in inner.attributes:
+        elif name == "tile.copy" and IN_PLACE_ATTR not in inner.attributes and \
+                SOURCE_ATTR not in inner.attributes:
             reads.append(operands[0])
             writes.append(copy_parts(inner)[3])
         elif name == "tile.gemm":  # an operand read in place is its larger tile's bytes

@@ -106,10 +106,14 @@ from tilec.compiler.passes._tma_ring import (
     COPY_SLOTS_ATTR,
     LOAD_ATTR,
     MAPS_ATTR,
+    RING_ATTR,
+    SOURCE_ATTR,
+    SOURCE_TILE_ATTR,
     STORE_ATTR,
     TILES_ATTR,
     WARPGROUP_THREADS,
     RingLowering,
+    SourceTileLayout,
     TmaLoad,
     TmaRing,
     TmaStore,
@@ -356,6 +360,9 @@ class KernelLowering:
         # the accumulator stores after it, by TMA from a staging tile (plan-tma-pipelines)
         self.store_copies = [] if self.ring_loop is None else [
             op for op in walk(kernel) if op.name == "tile.copy" and STORE_ATTR in op.attributes]
+        # the epilogue's source tile loaded by the ring's producer (stage-epilogue-source)
+        self.source_copies = [] if self.ring_loop is None else [
+            op for op in walk(kernel) if op.name == "tile.copy" and SOURCE_ATTR in op.attributes]
         self.ring_lowering: RingLowering | None = None
         # decided on the tile IR, as insert-shared-barriers did (scopes change on the way)
         self.plans: list[tuple[ir.Operation, PipelinePlan]] = [
@@ -406,7 +413,7 @@ class KernelLowering:
                    for d, extent in enumerate(t.shape) if extent == dynamic_size]
         abi += [ir.IntegerType.get_signless(32 if self.logical else 64)] * len(dynamic)
         maps_at = len(abi)
-        abi += [llvm.PointerType.get()] * len(self.ring_copies + self.store_copies)  # TMA maps
+        abi += [llvm.PointerType.get()] * len(self.map_copies)  # TMA maps
         name = ir.StringAttr(self.func.attributes["sym_name"]).value
         block_size = (self.block_size + [1, 1])[:3]
         if self.ring_loop is not None:  # the producer warpgroup
@@ -419,7 +426,7 @@ class KernelLowering:
             with ir.InsertionPoint(entry):
                 self.ret = as_operation(gpu.ReturnOp([]))
         self.gpu_func = as_operation(gpu_func)
-        if self.ring_copies or self.store_copies:
+        if self.map_copies:
             self.gpu_func.attributes[MAPS_ATTR] = self.tensor_maps_attr()
         with self.func.location, ir.InsertionPoint(self.ret):
             self.prelude(params, entry, dynamic)
@@ -495,18 +502,25 @@ class KernelLowering:
             op.results[0].replace_all_uses_with(self.view_sizes[op.operands[0]][dim])
             op.erase()
 
+    @property
+    def map_copies(self) -> list[ir.Operation]:
+        """The copies that go through a tensor map, in the order of their map arguments: the
+        ring's loads, the epilogue source's, the accumulator's stores."""
+        return self.ring_copies + self.source_copies + self.store_copies
+
     def tensor_maps_attr(self) -> ir.Attribute:
         """What the launch encodes for each tensor-map argument: the tensor parameter, the
         box and the swizzle of the copy that loads (stores) through it."""
         entries = []
-        for copy in self.ring_copies + self.store_copies:
-            loads = copy in self.ring_copies
+        for copy in self.map_copies:
+            loads = copy not in self.store_copies
+            attribute = SOURCE_ATTR if copy in self.source_copies else LOAD_ATTR
             tensor = copy_parts(copy)[0 if loads else 3]
             if not isinstance(tensor, ir.BlockArgument) or tensor.owner != \
                     self.func.regions[0].blocks[0]:
-                raise fail(copy, f"a {LOAD_ATTR if loads else STORE_ATTR} copy must "
+                raise fail(copy, f"a {attribute if loads else STORE_ATTR} copy must "
                                  f"{'read' if loads else 'write'} a tensor parameter")
-            spec = TmaLoad.of(copy) if loads else TmaStore.of(copy)
+            spec = TmaLoad.of(copy, attribute) if loads else TmaStore.of(copy)
             i64 = ir.IntegerType.get_signless(64)
             entries.append(ir.DictAttr.get({
                 "param": ir.IntegerAttr.get(i64, tensor.arg_number),
@@ -518,11 +532,12 @@ class KernelLowering:
         """The kernel's statements on its warpgroups, a producer warpgroup beside them
         feeding the ring loop (compiler/passes/_tma_ring.py); the statements' block barriers
         become named barriers over the consumers."""
-        loads = len(self.ring_copies)
+        loads, sources = len(self.ring_copies), len(self.ring_copies + self.source_copies)
         self.ring_lowering = RingLowering(
             self, self.ring_loop, self.tma_ring,
             list(zip(self.ring_copies, maps[:loads], strict=True)),
-            list(zip(self.store_copies, maps[loads:], strict=True)))
+            list(zip(self.store_copies, maps[sources:], strict=True)),
+            list(zip(self.source_copies, maps[loads:sources], strict=True)))
         with self.ring_loop.location, ir.InsertionPoint(self.ret):
             self.ring_lowering.reserve_staging(self.fragments, self.max_shared_bytes)
             self.ring_lowering.init_barriers()
@@ -533,7 +548,12 @@ class KernelLowering:
                     ir.IntegerType.get_signless(64), math.prod(grid))
             branch = self.ring_lowering.split(self.body_ops, self.block_ids, grid,
                                               self.group_m())
+        released = self.source_release_point()
         self.lower_block_ops(self.body_ops)
+        if released is not None:
+            with released.location, ir.InsertionPoint(released):
+                self.ring_lowering.release_source()
+            released.erase()
         with self.func.location, ir.InsertionPoint(self.ret):
             self.ring_lowering.drain_stores()
         # the producer's side has no block barrier
@@ -544,6 +564,23 @@ class KernelLowering:
                                numberOfThreads=constant(ir.IntegerType.get_signless(32),
                                                         self.threads))
             barrier.erase()
+
+    def source_release_point(self) -> ir.Operation | None:
+        """A placeholder op right after the last of the kernel's statements that reads the
+        epilogue source tile, where its slots go back to the producer once the statements
+        are lowered; None without a source."""
+        if not self.source_copies:
+            return None
+        tile = copy_parts(self.source_copies[0])[3]
+        readers = [n for n, op in enumerate(self.body_ops)
+                   if any(inner.operands[0] == tile for inner in walk(op)
+                          if inner.name == "memref.load")]
+        if not readers:
+            raise fail(self.source_copies[0], f"a {SOURCE_ATTR} copy's tile is read by no "
+                                              "statement")
+        with self.body_ops[readers[-1]].location, ir.InsertionPoint.after(
+                self.body_ops[readers[-1]]):
+            return as_operation(index(0).owner)
 
     def prelude(self, params: list[ir.Type], entry: ir.Block, dynamic: list) -> None:
         i64 = ir.IntegerType.get_signless(64)
@@ -652,6 +689,8 @@ class KernelLowering:
                                    "addressing (SPIR-V) cannot make")
                 if self.logical and kind == "shared":
                     new = self.shared_buffer(list(type_.shape), type_.element_type)
+                elif SOURCE_TILE_ATTR in op.attributes:
+                    new = self.source_tile(op, type_)
                 elif operand is not None:
                     new = self.operand_tile(old, operand, type_, stages, offset)
                 elif stages:
@@ -781,6 +820,20 @@ class KernelLowering:
             self.rings[view] = Ring(offset, slot_bytes, view_type, self.swizzle_base)
             for _, plan in self.plans:
                 plan.buffers = [view if buffer == old else buffer for buffer in plan.buffers]
+        return view
+
+    def source_tile(self, alloc: ir.Operation, type_: ir.MemRefType) -> ir.Value:
+        """The epilogue source tile (stage-epilogue-source): no bytes of its own, a flat view
+        of the shared window whose accesses go where the ring's lowering puts its boxes."""
+        if self.ring_loop is None or not self.source_copies:
+            raise fail(alloc, f"a {SOURCE_TILE_ATTR} tile needs a {SOURCE_ATTR} copy after a "
+                              f"{RING_ATTR} loop (stage-epilogue-source makes both)")
+        element = type_.element_type
+        view_type = ir.MemRefType.get([self.max_shared_bytes // element_bytes(element)],
+                                      element, memory_space=ir.Attribute.parse(WORKGROUP))
+        view = memref.ViewOp(view_type, self.smem, index(0), []).result
+        self.shared_layouts[view] = (SourceTileLayout(
+            tuple(type_.shape), element_bytes(element), self), True)
         return view
 
     def transposed_tile(self, alloc: ir.Operation, type_: ir.MemRefType,
@@ -1545,6 +1598,11 @@ class KernelLowering:
             return
         if IN_PLACE_ATTR in op.attributes:
             read_in_place(self, op)
+            return
+        if SOURCE_ATTR in op.attributes:
+            if self.ring_lowering is None:
+                raise fail(op, f"a {SOURCE_ATTR} copy must follow a {RING_ATTR} loop")
+            self.ring_lowering.wait_source(op)
             return
         src, src_offsets, src_shape, dst, dst_offsets, dst_shape = copy_parts(op)
         src_dims, dst_dims = box_dims(src_shape), box_dims(dst_shape)

@@ -22,7 +22,9 @@ are only touched by its own warpgroups in statement order and are reused as anyw
 nothing touches (TileLang's examples allocate a bias tile whether or not the kernel adds a bias)
 takes no bytes: it lives with no other buffer and counts nothing towards the arena; neither
 does a gemm's operand tile read in place from a larger one (plan-wgmma-gemms'
-`tile.read_in_place` copy), whose gemms count as the larger tile's users. Buffers are
+`tile.read_in_place` copy), whose gemms count as the larger tile's users, nor does an
+epilogue's source tile loaded into a TMA ring's slots (stage-epilogue-source's
+`tile.ring_source`). Buffers are
 placed largest first, each at the lowest aligned offset where it overlaps no placed buffer
 alive at the same time (TileLang's MergeSharedMemoryAllocations does the same). Where a buffer
 takes bytes another one used earlier, a gpu.barrier goes before its first statement unless one
@@ -54,7 +56,13 @@ from tilec.compiler.passes._ir_walk import (
     walk,
 )
 from tilec.compiler.passes._scheduling import target_description
-from tilec.compiler.passes._tma_ring import COPY_SLOTS, COPY_SLOTS_ATTR, LOAD_ATTR, TmaRing
+from tilec.compiler.passes._tma_ring import (
+    COPY_SLOTS,
+    COPY_SLOTS_ATTR,
+    LOAD_ATTR,
+    SOURCE_TILE_ATTR,
+    TmaRing,
+)
 from tilec.compiler.passes._wgmma import (
     IN_PLACE_ATTR,
     SWIZZLE_ATOM_BYTES,
@@ -173,7 +181,8 @@ def lifetimes(kernel: ir.Operation, statements: list[ir.Operation],
     found = []
     for alloc in [op for op in walk(kernel) if op.name == "tile.alloc"
                   and scope(op.results[0]) == "shared"]:
-        if slice_source(alloc.results[0]) is not None:  # the bytes of a larger tile
+        if slice_source(alloc.results[0]) is not None or SOURCE_TILE_ATTR in alloc.attributes:
+            # the bytes of a larger tile, or of the ring's slots (stage-epilogue-source)
             found.append(Buffer(alloc, Footprint(0, 0, SHARED_ALIGN), len(statements), -1))
             continue
         touched = users(alloc.results[0]) + [op for tile in read_in_place_by.get(

@@ -220,9 +220,8 @@ def prefetch_epilogue(loop: ir.Operation, distance: int, preload: int = 0) -> in
         inner for op in parallels for inner in walk(op) if inner != op]
 
     def formed(box: Box) -> bool:  # its corners can be computed inside the loop
-        corners = [c for c in box.corners if not isinstance(c, int)]
-        return recomputable(corners, candidates) is not None and all(
-            _formed_before(c, loop, candidates) for c in corners)
+        return recomputable_before([c for c in box.corners if not isinstance(c, int)], loop,
+                                   candidates)
 
     boxes: list[Box] = []
     for op in parallels:
@@ -273,7 +272,7 @@ def _preload(loop: ir.Operation, parallels: list[ir.Operation],
         extents = list(ir.DenseI64ArrayAttr(parallel.attributes["extents"]))
         for load, box in epilogue_reads(parallel):
             if not box.whole_tile(len(extents)) or not formed(box) or \
-                    not _read_only(box.tensor):
+                    not read_only(box.tensor):
                 continue
             fragment = next((value for known, value in fragments if _same(box, known)), None)
             if fragment is None:
@@ -295,7 +294,7 @@ def _preload(loop: ir.Operation, parallels: list[ir.Operation],
             load.erase()
 
 
-def _read_only(tensor: ir.Value) -> bool:
+def read_only(tensor: ir.Value) -> bool:
     """Whether the function only reads `tensor` (loads, prefetches, sizes, copies from it):
     a preload moves its reads before the statements after the loop, which must not write it
     (`C = acc + C` then a second epilogue reading C)."""
@@ -307,6 +306,14 @@ def _read_only(tensor: ir.Value) -> bool:
             continue
         return False
     return True
+
+
+def recomputable_before(corners: list[ir.Value], loop: ir.Operation,
+                        candidates: list[ir.Operation]) -> bool:
+    """Whether `corners` can be computed inside `loop` (or right after it): their computation
+    among `candidates` is pure arithmetic reaching only values defined before the loop."""
+    return recomputable(corners, candidates) is not None and all(
+        _formed_before(corner, loop, candidates) for corner in corners)
 
 
 def _formed_before(value: ir.Value, loop: ir.Operation, candidates: list[ir.Operation]

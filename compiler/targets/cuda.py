@@ -31,7 +31,9 @@ Stages ("tile" is the frontend's IR, added by the driver):
              computes with wgmma where they stand, their accumulator and operand layouts),
              plan-mma-sync-gemms (sm_80: the same with ldmatrix + mma.sync),
              plan-tma-pipelines (sm_90a: loops feeding them through a TMA ring and a
-             producer warpgroup), stage-reduce-operands (reductions over or into shared
+             producer warpgroup), opted in (TILEC_EPILOGUE_SHARED_SOURCE=1)
+             stage-epilogue-source (the epilogue's residual tile loaded by the ring's
+             producer into its drained slots), stage-reduce-operands (reductions over or into shared
              buffers through fragments),
              infer-fragment-layout (thread/register mapping of fragments and T.Parallel),
              lower-gemm-simt (the other gemms on CUDA cores), insert-shared-barriers
@@ -60,7 +62,8 @@ Kernel ABI (python/tilec/runtime/cuda.py builds it; documented in lower_tile_to_
   ["ptr", param], ["scalar", param, dtype] and ["dim", param, dim]; tensor-core kernels on
   sm_90a also take ["tma", param, role]: a pointer to the TMA map of that tensor, which the
   runtime encodes from launch["tma"][role] (python/tilec/runtime/tma.py); a kernel whose loop
-  plan-tma-pipelines fed by TMA takes those last, one per copy of the loop.
+  plan-tma-pipelines fed by TMA takes those last, one per copy of the loop, then one for the
+  epilogue source stage-epilogue-source loads, then one per TMA-stored copy.
 Launch metadata: grid (from the frontend), threads, shared_bytes (dynamic shared memory; the
 runtime raises the per-kernel limit past 48 KB when it needs more), entry (the symbol name),
 arch.
@@ -109,6 +112,8 @@ from tilec.compiler.passes.prefetch_epilogue_operands import opt_in as epilogue_
 from tilec.compiler.passes.prefetch_loop_loads import MAX_REGISTERS_ATTR
 from tilec.compiler.passes.prefetch_loop_loads_to_l2 import DISTANCE_ATTR
 from tilec.compiler.passes.ring_loop_loads import SLOTS_ATTR
+from tilec.compiler.passes.stage_epilogue_source import OPT_IN_ATTR as SHARED_SOURCE_ATTR
+from tilec.compiler.passes.stage_epilogue_source import VARIABLE as SHARED_SOURCE_VARIABLE
 from tilec.compiler.passes.vectorize_element_copies import passes as element_copy_passes
 from tilec.compiler.pipeline import (
     CompileOptions,
@@ -155,7 +160,7 @@ FOLD_CLEARS_VARIABLE = "TILEC_FOLD_ACCUMULATOR_CLEARS"
 TILE_PASSES = (
     "check-thread-branches",
     "plan-wgmma-gemms", "plan-mma-sync-gemms", "plan-tma-pipelines", "overlap-ring-gemms",
-    "plan-warpgroup-pingpong", "prefetch-epilogue-operands",
+    "plan-warpgroup-pingpong", "prefetch-epilogue-operands", "stage-epilogue-source",
     "stage-reduce-operands", "defer-pipeline-gemm-waits",
     "infer-fragment-layout", "lower-gemm-simt", "insert-shared-barriers", "plan-shared-memory",
 )
@@ -345,7 +350,8 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
                            ("TILEC_RING_PRIVATE_TILES", RING_PRIVATE_TILES_ATTR),
                            ("TILEC_SPLIT_WGMMA_N", SPLIT_WGMMA_N_ATTR),
                            ("TILEC_MMA_SYNC_FALLBACK", MMA_SYNC_FALLBACK_ATTR),
-                           ("TILEC_DEFER_PIPELINE_GEMM_WAITS", DEFER_PIPELINE_GEMM_WAITS_ATTR)):
+                           ("TILEC_DEFER_PIPELINE_GEMM_WAITS", DEFER_PIPELINE_GEMM_WAITS_ATTR),
+                           (SHARED_SOURCE_VARIABLE, SHARED_SOURCE_ATTR)):
         if os.environ.get(variable) == "1":
             module.operation.attributes[name] = ir.UnitAttr.get()
     for variable, name in (("TILEC_PIPELINE_TABLE_LOADS", TABLE_LOADS_ATTR),  # MLA decode 3.7x
