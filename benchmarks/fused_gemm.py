@@ -303,7 +303,8 @@ for _base, _suffix, _settings in (
         ("scale_residual_preload4", "private", {"TILEC_RING_PRIVATE_TILES": "1"}),
         # the residual tile through shared memory: TMA-loaded by the ring's producer into the
         # slots the last K tiles drain (stage-epilogue-source)
-        ("scale_residual", "tmasource", {"TILEC_EPILOGUE_SHARED_SOURCE": "1"})):
+        ("scale_residual", "tmasource", {"TILEC_EPILOGUE_SHARED_SOURCE": "1"}),
+        ("scale_residual_tmasource", "private", {"TILEC_RING_PRIVATE_TILES": "1"})):
     VARIANTS.append(_variant(_base, _suffix, _settings))
 SHAPES = {case.name: (16, 2048, 2048, 1024) for case in CASES + VARIANTS
           if case.name.startswith("batched_nt")}

@@ -90,26 +90,31 @@ def test_source_tile_addresses_are_the_tma_boxes() -> None:
         assert len(seen) == ROWS * COLUMNS
 
 
-def _scale_residual(monkeypatch, shared_source: bool):
-    if shared_source:
-        monkeypatch.setenv("TILEC_EPILOGUE_SHARED_SOURCE", "1")
-    else:
-        monkeypatch.delenv("TILEC_EPILOGUE_SHARED_SOURCE", raising=False)
+def _scale_residual(monkeypatch, shared_source: bool, private: bool):
+    for variable, wanted in (("TILEC_EPILOGUE_SHARED_SOURCE", shared_source),
+                             ("TILEC_RING_PRIVATE_TILES", private)):
+        if wanted:
+            monkeypatch.setenv(variable, "1")
+        else:
+            monkeypatch.delenv(variable, raising=False)
     case = next(case for case in fused_gemm.CASES if case.name == "scale_residual")
     meta = case.inputs(fused_gemm._MetaTorch(torch), (1024, 1024, 1024), "meta")
     return case.kernel.compile(*meta, target="cuda:sm_90a", **case.options)
 
 
-@pytest.mark.parametrize("shared_source", [False, True])
-def test_sm90a_loads_the_residual_through_the_ring(shared_source, tmp_path,
+@pytest.mark.parametrize(("shared_source", "private"), [(False, False), (True, False),
+                                                        (True, True)])
+def test_sm90a_loads_the_residual_through_the_ring(shared_source, private, tmp_path,
                                                    monkeypatch) -> None:
     """Without the setting a consumer thread loads its 128 R elements from global memory;
     with it the producer loads R's four 64-column boxes by TMA after the tile's K tiles, in
     two ring iterations (48 KiB, then 16 KiB expected on their full barriers), and the
     consumers read the 128 elements from shared memory, with no spill; the kernel takes R's
-    tensor map (box 64 x 128, 128B swizzle) after A's and B's and before C's."""
+    tensor map (box 64 x 128, 128B swizzle) after A's and B's and before C's. With
+    TILEC_RING_PRIVATE_TILES=1 the source's copy and reads keep the consumers' block
+    barriers out (its slots' mbarriers order them): only the TMA store's slab barriers."""
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
-    kernel = _scale_residual(monkeypatch, shared_source)
+    kernel = _scale_residual(monkeypatch, shared_source, private)
     ptx = kernel.get_kernel_source()
     loads = ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global")
     expects = ptx.count("mbarrier.arrive.expect_tx")
@@ -124,6 +129,7 @@ def test_sm90a_loads_the_residual_through_the_ring(shared_source, tmp_path,
         assert (loads, expects) == (5, 1)
         assert ptx.count("ld.global.b16") + 2 * ptx.count("ld.global.b32") == 128
         assert [entry[1] for entry in maps] == [0, 1, 3]
+    assert ("bar.sync \t1, 256;" in ptx) != private
     report = ptxas_check(ptx, "sm_90a")
     # the global loads' kernel spills (152 bytes at 168 registers), the shared reads' none
     assert report.ok and (report.spill_bytes == 0 or not shared_source), report.log

@@ -437,7 +437,8 @@ class RingLowering:
         the slots, and each TMA store waits for its staging tile's earlier reads and meets
         its threads at barriers of its own. Anything else (a shared tile filled before the
         loop, a reduction or layout conversion through scratch, an op this does not know)
-        keeps the barriers."""
+        keeps the barriers. The epilogue source (stage-epilogue-source) is the ring's too: its
+        copy and reads are ordered by its slots' mbarriers."""
         return all(self._private(op, in_loop=False) for op in statements)
 
     def _private(self, op: ir.Operation, in_loop: bool) -> bool:
@@ -453,8 +454,9 @@ class RingLowering:
             src, dst = copy_parts(op)[0], copy_parts(op)[3]
             if in_loop and any(op == copy for copy in self.copies):
                 return True
-            if any(op == staged for staged, _, _ in self.staging):
-                return True
+            if any(op == staged for staged, _, _ in self.staging) or \
+                    SOURCE_ATTR in op.attributes:
+                return True  # a TMA store's, or the epilogue source the mbarriers order
             if in_loop and shared and all(map(ring, shared)) and scope(dst) == "fragment":
                 return True  # a register-A chain's A registers, loaded from the slot
             # a fragment -> fragment copy may convert layouts through scratch; a store
@@ -465,10 +467,17 @@ class RingLowering:
             return in_loop and all(map(ring, shared))
         if name in ("tile.parallel", "scf.if"):  # scf.if: prefetch-epilogue-operands' branches
             return not shared and all(self._private(inner, in_loop) for inner in walk(op))
+        if name == "memref.load" and shared and all(map(self.source_tile, shared)):
+            return True  # a read of the epilogue source, after its full barriers' waits
         if name in ("tile.alloc", "tile.fill", "memref.load", "memref.store", "memref.prefetch",
                     "memref.dim") or _pure(op):
             return not shared or name == "tile.alloc"
         return name in ("scf.yield", "tile.yield") and not shared
+
+    def source_tile(self, value: ir.Value) -> bool:
+        """Whether `value` is the epilogue source tile (its view, SourceTileLayout's)."""
+        layout = self.lowering.shared_layouts.get(value)
+        return layout is not None and isinstance(layout[0], SourceTileLayout)
 
     def tile_loop(self, grid: list[int]) -> scf.ForOp:
         """for tile = block index; tile < tiles; tile += launched blocks, counting the
@@ -809,9 +818,11 @@ class RingLowering:
 
     def release_source(self) -> None:
         """After the epilogue's last read of the source tile: its slots back to the producer
-        (the reads ordered before its TMA writes there by a proxy fence), lane 0 of each
-        consumer warp arriving on each slot's empty barrier."""
+        (the reads ordered before its TMA writes there by a proxy fence, each warp's lanes
+        before its lane 0 by a warp barrier), lane 0 of each consumer warp arriving on each
+        slot's empty barrier."""
         nvvm.fence_proxy(nvvm.ProxyKind.async_shared, space=nvvm.SharedSpace.shared_cta)
+        nvvm.SyncWarpOp(_i32(-1))  # every lane's reads before its lane 0's arrival
         lane_zero, _ = self.lane_zero()
         branch = scf.IfOp(lane_zero)
         with ir.InsertionPoint(branch.then_block):
