@@ -1231,6 +1231,9 @@ class KernelLowering:
         # (an epilogue) with the opt-in tile.vector_epilogue_loads; none with logical addressing
         vectors = self.vector_loads or (not touches_fragments and self.vector_bytes > 0)
         loads = vector_loads(op, layout, self.is_global) if vectors else []
+        # the epilogue source tile's reads are vectors of a run's registers in any case: the
+        # run's columns lie side by side inside one 16-byte chunk of its box
+        loads += vector_loads(op, layout, self.is_source_tile) if self.source_copies else []
         vec = math.gcd(*[width for _, width in loads]) if loads else 1
         if vectors and not loads:  # no global reads: stores into an operand tile set the runs
             vec = self.store_runs(op, layout)
@@ -1239,6 +1242,7 @@ class KernelLowering:
         else:
             buffers = _unique([op.regions[0].blocks[0].operations[at].operands[0]
                                for at, _ in loads])
+            buffers = [buffer for buffer in buffers if self.is_global(buffer)]
             with op.location, ir.InsertionPoint(op):
                 self.split_on_alignment(buffers, vec, lambda vec: self.parallel_registers(
                     op, layout, offsets, loads, vec))
@@ -1583,6 +1587,11 @@ class KernelLowering:
     def is_global(buffer: ir.Value) -> bool:
         """Global tensors were rebuilt in address space 1 by the prelude."""
         return isinstance(memref_type(buffer).memory_space, ir.IntegerAttr)
+
+    def is_source_tile(self, buffer: ir.Value) -> bool:
+        """stage-epilogue-source's tile (its view: SourceTileLayout's accesses)."""
+        return buffer in self.shared_layouts and isinstance(self.shared_layouts[buffer][0],
+                                                             SourceTileLayout)
 
     @staticmethod
     def is_workgroup(buffer: ir.Value) -> bool:
@@ -2048,8 +2057,11 @@ class KernelLowering:
             where = self.shared_where(buffer, where)
             if vec == 1:
                 return memref.load(buffer, where)
+            # a source tile's run starts at a multiple of vec columns, on a box 1 KiB aligned
+            aligned = vec * element_bytes(element) if self.is_source_tile(buffer) else \
+                self.alignment(buffer, side.offsets[-1], vec)
             return vector.LoadOp(ir.VectorType.get([vec], element), buffer, where,
-                                 alignment=self.alignment(buffer, side.offsets[-1], vec)).result
+                                 alignment=aligned).result
         if vec == 1:
             return if_value(self.in_bounds(buffer, where), element,
                             lambda: memref.load(buffer, where), lambda: zero(element))
