@@ -532,6 +532,10 @@ class KernelLowering:
         """The kernel's statements on its warpgroups, a producer warpgroup beside them
         feeding the ring loop (compiler/passes/_tma_ring.py); the statements' block barriers
         become named barriers over the consumers."""
+        if len(self.source_copies) > 1:
+            raise fail(self.source_copies[1], f"a {RING_ATTR} loop's producer loads one "
+                                              f"{SOURCE_ATTR} tile (stage-epilogue-source "
+                                              "makes one)")
         loads, sources = len(self.ring_copies), len(self.ring_copies + self.source_copies)
         self.ring_lowering = RingLowering(
             self, self.ring_loop, self.tma_ring,
