@@ -6,7 +6,8 @@ loads (every element of the 128 x 256 f16 tile, its boxes in the ring's A and B 
 sm_90a kernel's PTX (the residual's four boxes loaded by TMA in two more ring iterations, no
 global load left, a consumer thread's 128 elements in 64 4-byte shared loads, ptxas without
 spills) and its launch
-metadata (R's tensor map); without the setting the kernel spills 152 bytes, with it none.
+metadata (R's tensor map); the setting takes the tile before the default register preload
+would.
 The rewrite: lit_tests/passes/stage-epilogue-source.mlir; GPU
 numerics (NaN-poisoned, float32) and speed: benchmarks/fused_gemm.py's
 scale_residual_tmasource row."""
@@ -107,7 +108,8 @@ def _scale_residual(monkeypatch, shared_source: bool, private: bool):
                                                         (True, True)])
 def test_sm90a_loads_the_residual_through_the_ring(shared_source, private, tmp_path,
                                                    monkeypatch) -> None:
-    """Without the setting a consumer thread loads its 128 R elements from global memory;
+    """Without the setting a consumer thread loads its R elements from global memory (into
+    registers under the last K tile, prefetch-epilogue-operands' default preload);
     with it the producer loads R's four 64-column boxes by TMA after the tile's K tiles, in
     two ring iterations (48 KiB, then 16 KiB expected on their full barriers), and the
     consumers read the 128 elements from shared memory, each register pair one 4-byte load,
@@ -129,9 +131,9 @@ def test_sm90a_loads_the_residual_through_the_ring(shared_source, private, tmp_p
         assert kernel.artifact.launch["tma"][maps[2][2]] == {"box": [64, 128], "swizzle": 128}
     else:
         assert (loads, expects) == (5, 1)
-        assert ptx.count("ld.global.b16") + 2 * ptx.count("ld.global.b32") == 128
+        assert "ld.global" in ptx  # the residual's loads (by default preloaded into registers)
         assert [entry[1] for entry in maps] == [0, 1, 3]
     assert ("bar.sync \t1, 256;" in ptx) != private
     report = ptxas_check(ptx, "sm_90a")
-    # the global loads' kernel spills (152 bytes at 168 registers), the shared reads' none
+    # the shared reads' kernel spills nothing
     assert report.ok and (report.spill_bytes == 0 or not shared_source), report.log

@@ -18,19 +18,21 @@ row: 8 rows x 16 bytes a warp, each row's chunk in another bank group by the swi
 conflict) and hand the slots back after the epilogue's last read of it; a persistent
 producer's next tile then starts in the slots after them.
 
-Taken (module attribute `tile.epilogue_shared_source`, TILEC_EPILOGUE_SHARED_SOURCE=1,
-opt-in until a GPU times it): a `tile.pipelined` loop of plan-tma-pipelines' `tile.tma_ring`
-followed by a T.Parallel that reads a whole tile (prefetch-epilogue-operands' `Box`: the
-T.Parallel's extents, variable d along index d) of a 2-d global tensor the function only
-reads, at a corner computable before the loop's end; its element whole bytes, its columns a
-multiple of one 128-byte column box, its rows a multiple of 8 (the swizzle's phase) and at
-most 256 (a TMA box's extent), each column box no larger than the ring's largest slot, and
-the boxes fitting in the ring's stages' slots. The rewrite: a shared tile of the T.Parallel's
-shape marked `tile.ring_source` (plan-shared-memory gives it no bytes), one `tile.copy` of
-the box into it right after the loop carrying `tile.epilogue_source` = {box, boxes, swizzle}
-(TMA box innermost first, column boxes, 128), and the T.Parallel's reads of the box from the
-tile. One such tile per loop; other reads are left alone. lower-tile-to-gpu
-(`_tma_ring.py`'s `source_*`) places the boxes and issues, waits and releases them.
+Taken (module attribute `tile.epilogue_shared_source`, TILEC_EPILOGUE_SHARED_SOURCE=1, opt-in
+until a GPU times it; the CUDA target runs it before prefetch-epilogue-operands, so the tile
+it takes is not also preloaded into registers, the sm_90a default): a `tile.pipelined` loop of
+plan-tma-pipelines' `tile.tma_ring` followed by a T.Parallel that reads a whole tile
+(prefetch-epilogue-operands' `Box`: the T.Parallel's extents, variable d along index d) of a
+2-d global tensor the function only reads, at a corner computable before the loop's end; its
+element whole bytes, its columns a multiple of one 128-byte column box, its rows a multiple of
+8 (the swizzle's phase) and at most 256 (a TMA box's extent), each column box no larger than
+the ring's largest slot, and the boxes fitting in the ring's stages' slots. The rewrite: a
+shared tile of the T.Parallel's shape marked `tile.ring_source` (plan-shared-memory gives it
+no bytes), one `tile.copy` of the box into it right after the loop carrying
+`tile.epilogue_source` = {box, boxes, swizzle} (TMA box innermost first, column boxes, 128),
+and the T.Parallel's reads of the box from the tile. One such tile per loop; other reads are
+left alone. lower-tile-to-gpu (`_tma_ring.py`'s place_, produce_, wait_ and release_source)
+places the boxes and issues, waits and releases them.
 """
 
 from __future__ import annotations

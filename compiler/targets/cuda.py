@@ -33,8 +33,9 @@ Stages ("tile" is the frontend's IR, added by the driver):
              plan-tma-pipelines (sm_90a: loops feeding them through a TMA ring and a
              producer warpgroup), opted in (TILEC_EPILOGUE_SHARED_SOURCE=1)
              stage-epilogue-source (the epilogue's residual tile loaded by the ring's
-             producer into its drained slots), stage-reduce-operands (reductions over or into shared
-             buffers through fragments),
+             producer into its drained slots; before prefetch-epilogue-operands, whose
+             default preload then finds no global read of it), stage-reduce-operands
+             (reductions over or into shared buffers through fragments),
              infer-fragment-layout (thread/register mapping of fragments and T.Parallel),
              lower-gemm-simt (the other gemms on CUDA cores), insert-shared-barriers
   gpu        lower-tile-to-gpu: one `gpu.func` in `gpu.module @kernels` (then canonicalize, cse);
@@ -160,7 +161,9 @@ FOLD_CLEARS_VARIABLE = "TILEC_FOLD_ACCUMULATOR_CLEARS"
 TILE_PASSES = (
     "check-thread-branches",
     "plan-wgmma-gemms", "plan-mma-sync-gemms", "plan-tma-pipelines", "overlap-ring-gemms",
-    "plan-warpgroup-pingpong", "prefetch-epilogue-operands", "stage-epilogue-source",
+    # stage-epilogue-source first: the residual it takes through shared memory is then no
+    # global read for prefetch-epilogue-operands' default preload
+    "plan-warpgroup-pingpong", "stage-epilogue-source", "prefetch-epilogue-operands",
     "stage-reduce-operands", "defer-pipeline-gemm-waits",
     "infer-fragment-layout", "lower-gemm-simt", "insert-shared-barriers", "plan-shared-memory",
 )
