@@ -78,7 +78,9 @@ def test_prefetched_epilogue_matches_torch_on_cpu(case, shape, setting, tmp_path
     torch.manual_seed(2)
     inputs = case.inputs(torch, shape, "cpu")
     kernel = case.kernel.compile(*inputs, target="cpu", **fused_gemm.SMALL_TILE)
-    assert "memref.prefetch" in kernel.asm["loops"]
+    # preloading alone prefetches only where it preloads a tile (scale + residual's R)
+    prefetches = "PREFETCH" in str(SETTINGS[setting]) or case.name == "scale_residual"
+    assert ("memref.prefetch" in kernel.asm["loops"]) == prefetches
     # the residual tile (scale + residual's R) preloaded: no load of it after the loop
     assert ("tile.epilogue_preload" in kernel.asm["loops"]) == ("PRELOAD" in str(
         SETTINGS[setting]))

@@ -42,8 +42,9 @@ The CUDA target preloads with n = 1 by default on chips with prefetch.global.L2 
 fused_gemm.py's scale + residual at 0.950x of the plain GEMM with it, 0.895x without; n = 2,
 4, 8 measured 0.936-0.944x; TILEC_EPILOGUE_PRELOAD=0 turns it off). The distance d is the
 module's `tile.epilogue_prefetch_distance` (the CUDA target sets it from
-TILEC_EPILOGUE_PREFETCH=d, on those chips; preloading alone prefetches at d = 0; with neither
-the pass does nothing): opt-in, not faster on the H100 or the H200.
+TILEC_EPILOGUE_PREFETCH=d, on those chips; preloading alone prefetches at d = 0, and only in
+loops where it preloads a tile; with neither the pass does nothing): opt-in, not faster on the
+H100 or the H200.
 lower-tile-to-gpu turns each `memref.prefetch` of a global tensor into
 `prefetch.global.L2` of the element's address; the CPU target lowers it to LLVM's prefetch
 hint, which changes no result.
@@ -199,10 +200,12 @@ def _prefetch(box: Box, candidates: list[ir.Operation], mapping: dict) -> None:
         YieldOp()
 
 
-def prefetch_epilogue(loop: ir.Operation, distance: int, preload: int = 0) -> int:
+def prefetch_epilogue(loop: ir.Operation, distance: int | None, preload: int = 0) -> int:
     """Prefetch, inside `loop`, the boxes the T.Parallel statements after it read (and with
     `preload` = n > 0, load the whole-tile ones into fragments in its iteration
-    max(lower, upper - n)); the number of boxes."""
+    max(lower, upper - n)); the number of boxes. `distance` None (preloading alone): the
+    prefetches go in the preload's iteration, and only where a tile is preloaded (a bias row
+    alone stays as it was: its prefetch did not pay on the H100)."""
     step = constant_index(loop.operands[2])
     if step != 1:
         return 0
@@ -229,6 +232,11 @@ def prefetch_epilogue(loop: ir.Operation, distance: int, preload: int = 0) -> in
                   and not any(_same(box, known) for known in boxes)]
     if not boxes:
         return 0
+    if distance is None:
+        if not any(_preloadable(box, op) for op in parallels for _, box in epilogue_reads(op)
+                   if formed(box)):
+            return 0
+        distance = max(preload - 1, 0)
     body = loop.regions[0].blocks[0]
     terminator = as_operation(list(body.operations)[-1])
     lower, upper = loop.operands[0], loop.operands[1]
@@ -271,8 +279,7 @@ def _preload(loop: ir.Operation, parallels: list[ir.Operation],
     for parallel in parallels:
         extents = list(ir.DenseI64ArrayAttr(parallel.attributes["extents"]))
         for load, box in epilogue_reads(parallel):
-            if not box.whole_tile(len(extents)) or not formed(box) or \
-                    not read_only(box.tensor):
+            if not formed(box) or not _preloadable(box, parallel):
                 continue
             fragment = next((value for known, value in fragments if _same(box, known)), None)
             if fragment is None:
@@ -292,6 +299,13 @@ def _preload(loop: ir.Operation, parallels: list[ir.Operation],
                 value = memref.load(fragment, list(parallel.regions[0].blocks[0].arguments))
             load.results[0].replace_all_uses_with(value)
             load.erase()
+
+
+def _preloadable(box: Box, parallel: ir.Operation) -> bool:
+    """Whether a read of `parallel` is one a preload takes: the T.Parallel's whole extent, of
+    a tensor the function only reads."""
+    rank = len(ir.DenseI64ArrayAttr(parallel.attributes["extents"]))
+    return box.whole_tile(rank) and read_only(box.tensor)
 
 
 def read_only(tensor: ir.Value) -> bool:
@@ -379,8 +393,8 @@ class PrefetchEpilogueOperands(TilePass):
             if PRELOAD_ATTR in attributes else 0
         if DISTANCE_ATTR not in attributes and not preload:
             return
-        # preloading alone still prefetches: in the iteration where the copy is issued
+        # None: preloading alone, which prefetches only where it preloads a tile
         distance = ir.IntegerAttr(attributes[DISTANCE_ATTR]).value \
-            if DISTANCE_ATTR in attributes else max(preload - 1, 0)
+            if DISTANCE_ATTR in attributes else None
         for loop in [op for op in walk(module.operation) if op.name == "tile.pipelined"]:
             prefetch_epilogue(loop, distance, preload)

@@ -220,9 +220,10 @@ module attributes {tile.arch = "sm_90a", tile.epilogue_preload = 4} {
 
 // CHECK-LABEL: func.func @in_place
 // C = acc / 2 + C / 2 (the residual is the output): the function writes the tensor, so its
-// tile (f32: 32 elements a line, 8 lines a row) is prefetched but not preloaded.
+// tile is not preloaded, and preloading alone (no prefetch distance) prefetches only in loops
+// where it preloads a tile: the kernel is left as it was.
 // CHECK: tile.pipelined
-// CHECK: tile.parallel [128, 8] attributes {tile.epilogue_prefetch}
+// CHECK-NOT: tile.epilogue_prefetch
 // CHECK-NOT: tile.copy %arg2
 // CHECK: tile.parallel [128, 256] {
 // CHECK: memref.load %arg2
@@ -289,6 +290,61 @@ module attributes {tile.arch = "sm_90a", tile.epilogue_preload = 1} {
 // CHECK-NOT: memref.prefetch
 module attributes {tile.arch = "sm_90a", tile.epilogue_prefetch_distance = 2 : i64} {
   func.func @bias_and_row_scale(%A: memref<512x256xf16>, %B: memref<256x1024xf16>, %bias: memref<1024xf16>, %scale: memref<512xf32>, %C: memref<512x1024xf32>) attributes {tile.entry} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c8 = arith.constant 8 : index
+    %c64 = arith.constant 64 : index
+    %c256 = arith.constant 256 : index
+    %zero = arith.constant 0.000000e+00 : f32
+    tile.kernel grid(%c4, %c8) threads [128] {
+    ^bb0(%bx: index, %by: index):
+      %as = tile.alloc : memref<64x64xf16, "shared">
+      %bs = tile.alloc : memref<64x256xf16, "shared">
+      %acc = tile.alloc : memref<64x256xf32, "fragment">
+      tile.pipelined %c0 to %c4 step %c1 stages 2 {
+      ^bb0(%k: index):
+        %row = arith.muli %by, %c64 : index
+        %kk = arith.muli %k, %c64 : index
+        tile.copy %A[%row, %kk] [64, 64] to %as[%c0, %c0] [64, 64] : memref<512x256xf16> to memref<64x64xf16, "shared">
+        %col = arith.muli %bx, %c256 : index
+        tile.copy %B[%kk, %col] [64, 256] to %bs[%c0, %c0] [64, 256] : memref<256x1024xf16> to memref<64x256xf16, "shared">
+        tile.gemm %as, %bs, %acc : memref<64x64xf16, "shared">, memref<64x256xf16, "shared">, memref<64x256xf32, "fragment">
+      }
+      tile.parallel [64, 256] {
+      ^bb0(%i: index, %j: index):
+        %x = memref.load %acc[%i, %j] : memref<64x256xf32, "fragment">
+        %left = arith.muli %bx, %c256 : index
+        %c = arith.addi %left, %j : index
+        %b = memref.load %bias[%c] : memref<1024xf16>
+        %bf = arith.extf %b : f16 to f32
+        %top = arith.muli %by, %c64 : index
+        %r = arith.addi %i, %top : index
+        %s = memref.load %scale[%r] : memref<512xf32>
+        %y = arith.addf %x, %bf : f32
+        %z = arith.mulf %y, %s : f32
+        %relu = arith.maximumf %z, %zero : f32
+        memref.store %relu, %acc[%i, %j] : memref<64x256xf32, "fragment">
+      }
+      %top = arith.muli %by, %c64 : index
+      %left = arith.muli %bx, %c256 : index
+      tile.copy %acc[%c0, %c0] [64, 256] to %C[%top, %left] [64, 256] : memref<64x256xf32, "fragment"> to memref<512x1024xf32>
+    }
+    return
+  }
+}
+
+// -----
+
+// CHECK-LABEL: func.func @preload_without_a_tile
+// A bias per column and a scale per row under the preload alone (the CUDA target's default):
+// no whole tile to preload, so no prefetch either (a bias's prefetch did not pay on the H100).
+// CHECK: tile.pipelined
+// CHECK-NOT: memref.prefetch
+// CHECK-NOT: tile.epilogue_prefetch
+// CHECK: return
+module attributes {tile.arch = "sm_90a", tile.epilogue_preload = 1} {
+  func.func @preload_without_a_tile(%A: memref<512x256xf16>, %B: memref<256x1024xf16>, %bias: memref<1024xf16>, %scale: memref<512xf32>, %C: memref<512x1024xf32>) attributes {tile.entry} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c4 = arith.constant 4 : index
