@@ -209,18 +209,7 @@ def prefetch_epilogue(loop: ir.Operation, distance: int | None, preload: int = 0
     step = constant_index(loop.operands[2])
     if step != 1:
         return 0
-    after = []  # the statements after the loop, up to the next pipelined loop (which owns
-    seen = False  # what follows it)
-    for op in map(as_operation, loop.block.operations):
-        if seen and op.name == "tile.pipelined":
-            break
-        if seen:
-            after.append(op)
-        seen = seen or op == loop
-    parallels = [op for op in after if op.name == "tile.parallel"
-                 and PREFETCH_ATTR not in op.attributes]
-    candidates = [op for op in after if op.name != "tile.parallel"] + [
-        inner for op in parallels for inner in walk(op) if inner != op]
+    parallels, candidates = epilogue_after(loop)
 
     def formed(box: Box) -> bool:  # its corners can be computed inside the loop
         return recomputable_before([c for c in box.corners if not isinstance(c, int)], loop,
@@ -250,6 +239,25 @@ def prefetch_epilogue(loop: ir.Operation, distance: int | None, preload: int = 0
     if preload:
         _preload(loop, parallels, candidates, formed, preload)
     return len(boxes)
+
+
+def epilogue_after(loop: ir.Operation) -> tuple[list[ir.Operation], list[ir.Operation]]:
+    """The epilogue of `loop`: the T.Parallel statements after it, up to the next pipelined
+    loop (which owns what follows it), but for the pass's own; and the operations whose
+    arithmetic a box's corner may be cloned from (the other statements after the loop and
+    everything inside those T.Parallel statements)."""
+    after, seen = [], False
+    for op in map(as_operation, loop.block.operations):
+        if seen and op.name == "tile.pipelined":
+            break
+        if seen:
+            after.append(op)
+        seen = seen or op == loop
+    parallels = [op for op in after if op.name == "tile.parallel"
+                 and PREFETCH_ATTR not in op.attributes]
+    candidates = [op for op in after if op.name != "tile.parallel"] + [
+        inner for op in parallels for inner in walk(op) if inner != op]
+    return parallels, candidates
 
 
 def _preload(loop: ir.Operation, parallels: list[ir.Operation],

@@ -57,8 +57,8 @@ from tilec.compiler.passes._tma_ring import (
     recomputable,
 )
 from tilec.compiler.passes.prefetch_epilogue_operands import (
-    PREFETCH_ATTR,
     Box,
+    epilogue_after,
     epilogue_reads,
     read_only,
     recomputable_before,
@@ -118,17 +118,7 @@ def stage_source(loop: ir.Operation) -> bool:
     ring = TmaRing.of(loop)
     if ring is None:
         return False
-    after, seen = [], False
-    for op in map(as_operation, loop.block.operations):
-        if seen and op.name == "tile.pipelined":
-            break
-        if seen:
-            after.append(op)
-        seen = seen or op == loop
-    parallels = [op for op in after if op.name == "tile.parallel"
-                 and PREFETCH_ATTR not in op.attributes]
-    candidates = [op for op in after if op.name != "tile.parallel"] + [
-        inner for op in parallels for inner in walk(op) if inner != op]
+    parallels, candidates = epilogue_after(loop)
     for parallel in parallels:
         rank = len(ir.DenseI64ArrayAttr(parallel.attributes["extents"]))
         for _, box in epilogue_reads(parallel):
