@@ -524,11 +524,20 @@ def read_in_place(lowering: KernelLowering, op: ir.Operation) -> None:
                     later.operands[n] = view
 
 
-def _written(op: ir.Operation) -> ir.Value | None:
-    """The buffer a store or a tile.copy writes (None for other ops)."""
-    if op.name == "memref.store":
-        return op.operands[1]
-    return copy_parts(op)[3] if op.name == "tile.copy" else None
+_READERS = ("memref.load", "memref.prefetch", "memref.dim", "vector.load")
+
+
+def _may_write(op: ir.Operation, tile: ir.Value) -> bool:
+    """Whether `op` may write `tile`: any use of it but a plain read (a load, a prefetch, its
+    sizes, a tile.copy's source, a gemm's A or B). A view of the tile or an op this does not
+    know counts as a write: a fence too many costs a little, one too few is a race."""
+    for number, operand in enumerate(op.operands):
+        if operand != tile or op.name in _READERS:
+            continue
+        if (op.name == "tile.copy" and number == 0) or (op.name == "tile.gemm" and number < 2):
+            continue
+        return True
+    return False
 
 
 @contextlib.contextmanager
@@ -540,15 +549,16 @@ def operands_fenced(layouts: dict[ir.Value, tuple[Any, bool]], body: ir.Block
     (a TMA ring's loop, a cp.async pipeline feeding wgmma at each iteration's start); each
     wgmma would else fence and barrier again in every iteration. Not a tile the body itself
     writes (dS^T staged for a gemm by a T.copy, a slot's transposed copy by a T.Parallel),
-    whose gemm fences the generic proxy's stores of the same iteration."""
+    whose gemm fences the generic proxy's stores of the same iteration; a tile the body only
+    reads through the generic proxy needs no fence."""
     statements = [as_operation(op) for op in body.operations]
-    written = [_written(inner) for op in statements for inner in [op, *walk(op)]]
+    inner_ops = [inner for op in statements for inner in [op, *walk(op)]]
     saved = {}
     for gemm in statements:
         if gemm.name != "tile.gemm":
             continue
         for operand in list(gemm.operands)[:2]:
-            if any(operand == tile for tile in written if tile is not None):
+            if any(_may_write(inner, operand) for inner in inner_ops):
                 continue
             if operand in layouts and not any(operand == known for known in saved):
                 saved[operand] = layouts[operand]
