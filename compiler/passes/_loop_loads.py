@@ -285,3 +285,10 @@ def known_grid(function: ir.Operation | None) -> list[int] | None:
     if function is None or "known_grid_size" not in function.attributes:
         return None
     return list(ir.DenseI32ArrayAttr(function.attributes["known_grid_size"]))
+
+
+def cap_registers(function: ir.Operation | None, cap: int) -> None:
+    """`nvvm.maxnreg` = cap on a GPU function that has no register cap yet."""
+    if function is not None and "nvvm.maxnreg" not in function.attributes:
+        function.attributes["nvvm.maxnreg"] = ir.IntegerAttr.get(
+            ir.IntegerType.get_signless(32), cap)

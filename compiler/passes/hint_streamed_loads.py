@@ -47,6 +47,7 @@ from tilec.compiler.passes._ir_walk import ancestors, as_operation, defining_op,
 from tilec.compiler.passes._loop_loads import (
     LOADS,
     VIEWS,
+    cap_registers,
     element_address,
     known_grid,
     loaded_bytes,
@@ -251,8 +252,6 @@ class HintStreamedLoads(TilePass):
         cap = (ir.IntegerAttr(attributes[MAX_REGISTERS_ATTR]).value
                if MAX_REGISTERS_ATTR in attributes else None)
         for function in [op for op in walk(module.operation) if op.name == "gpu.func"]:
-            if hint_function(function) and cap is not None \
-                    and "nvvm.maxnreg" not in function.attributes:
-                function.attributes["nvvm.maxnreg"] = ir.IntegerAttr.get(
-                    ir.IntegerType.get_signless(32), cap)
+            if hint_function(function) and cap is not None:
+                cap_registers(function, cap)
 

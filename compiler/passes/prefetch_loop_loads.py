@@ -41,6 +41,7 @@ from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._ir_walk import as_operation, enclosing, walk
 from tilec.compiler.passes._loop_loads import (
     LoopLoads,
+    cap_registers,
     clone_ops,
     take_loop,
 )
@@ -104,6 +105,4 @@ class PrefetchLoopLoads(TilePass):
                 continue
             function = enclosing(loop, "gpu.func")
             _prefetch(loop, taken.loads, taken.last)
-            if function is not None and "nvvm.maxnreg" not in function.attributes:
-                function.attributes["nvvm.maxnreg"] = ir.IntegerAttr.get(
-                    ir.IntegerType.get_signless(32), cap)
+            cap_registers(function, cap)

@@ -426,22 +426,16 @@ def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
     run_pass_pipeline(module, "canonicalize,cse", options)
     # on folded indices and constants, the producer warpgroup in the block's size
     tile_passes("gpu", ["name-live-lanes"]).run(module, options)
-    prefetch = os.environ.get(PREFETCH_VARIABLE, "")
-    if prefetch.isdigit() and int(prefetch) > 1:  # the register cap, where not 128
-        module.operation.attributes[MAX_REGISTERS_ATTR] = ir.IntegerAttr.get(
-            ir.IntegerType.get_signless(32), int(prefetch))
-    slots = os.environ.get(RING_VARIABLE, "")
-    if slots.isdigit() and int(slots) > 1:
-        module.operation.attributes[SLOTS_ATTR] = ir.IntegerAttr.get(
-            ir.IntegerType.get_signless(32), int(slots))
-    stream_cap = os.environ.get(STREAM_REGISTERS_VARIABLE, "")
-    if stream_cap.isdigit() and int(stream_cap) > 0:
-        module.operation.attributes[STREAM_MAX_REGISTERS_ATTR] = ir.IntegerAttr.get(
-            ir.IntegerType.get_signless(32), int(stream_cap))
-    distance = os.environ.get(PREFETCH_L2_VARIABLE, "")
-    if distance.isdigit() and int(distance) > 0:
-        module.operation.attributes[DISTANCE_ATTR] = ir.IntegerAttr.get(
-            ir.IntegerType.get_signless(32), int(distance))
+    # the late opt-ins' numbers, as i32 module attributes where at least the least that counts
+    # (1 means "on" alone for the prefetch's register cap, 128 by default, and the ring's slots)
+    for variable, attribute, least in ((PREFETCH_VARIABLE, MAX_REGISTERS_ATTR, 2),
+                                       (RING_VARIABLE, SLOTS_ATTR, 2),
+                                       (STREAM_REGISTERS_VARIABLE, STREAM_MAX_REGISTERS_ATTR, 1),
+                                       (PREFETCH_L2_VARIABLE, DISTANCE_ATTR, 1)):
+        value = os.environ.get(variable, "")
+        if value.isdigit() and int(value) >= least:
+            module.operation.attributes[attribute] = ir.IntegerAttr.get(
+                ir.IntegerType.get_signless(32), int(value))
     counted = (PREFETCH_VARIABLE, PREFETCH_L2_VARIABLE, RING_VARIABLE)  # a number, 0 is off
     target = target_of(options)
 
