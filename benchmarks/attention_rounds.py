@@ -96,6 +96,15 @@ def round_order(names: list[str], number: int) -> list[str]:
     return names[shift:] + names[:shift]
 
 
+def timed_rounds(calls: dict[str, Callable[[], Any]], rounds: int) -> dict[str, list[float]]:
+    """Each call's milliseconds per round, the calls timed in round_order's shifted order."""
+    timings: dict[str, list[float]] = {name: [] for name in calls}
+    for number in range(rounds):
+        for name in round_order(list(calls), number):
+            timings[name].append(attention._bench(calls[name]))
+    return timings
+
+
 def summarize(timings: dict[str, list[float]]) -> dict[str, dict[str, float]]:
     """Per row, from its milliseconds per round (each shape's rows have one per round): the
     median ratio to the round's cuDNN, its spread over the rounds, and the median ratio to the
@@ -158,10 +167,7 @@ def _shape(seq_len: int, dim: int, causal: bool, rounds: int, suffixes: tuple[st
         errors[forward.name] = attention._max_error(poisoned, q, k, v, causal)
         calls[forward.name] = lambda kernel=kernel: kernel(q, k, v)
     names = list(calls)
-    timings: dict[str, list[float]] = {name: [] for name in names}
-    for number in range(rounds):
-        for name in round_order(names, number):
-            timings[name].append(attention._bench(calls[name]))
+    timings = timed_rounds(calls, rounds)
     summary = summarize(timings)
     rows = []
     for name in names:
@@ -213,10 +219,7 @@ def _backward_shape(seq_len: int, causal: bool, heads_kv: int, rounds: int
         errors[name] = attention._grad_errors(own.grads, q, k, v, do, causal)
         calls[name] = own.call
     names = list(calls)
-    timings: dict[str, list[float]] = {name: [] for name in names}
-    for number in range(rounds):
-        for name in round_order(names, number):
-            timings[name].append(attention._bench(calls[name]))
+    timings = timed_rounds(calls, rounds)
     summary = summarize(timings)
     flops = attention._backward_flops(seq_len, causal)
     rows = []
