@@ -1,9 +1,12 @@
 """Host time per kernel call: tilec's full kernel call (shape/dtype checks, output allocation,
 launch: the native call, and the Python call it falls back to), its launchers alone (native,
 cuda-bindings), beside Triton's launch, TileLang's compiled kernel call where TileLang is
-installed, and torch ops, in one process, on a tiny 3-tensor kernel.
+installed (in this process) or staged (--tilelang-site: in a process of its own, as TileLang's
+LLVM and the one tilec's eager call loads do not share one), and torch ops, on a tiny 3-tensor
+kernel.
 
     python benchmarks/launch_overhead.py --artifacts DIR [--out results.json] [--no-floor]
+        [--tilelang-site DIR]
 
 DIR holds `vector_add_float32` as tests/gpu/build_artifacts.py writes it (C = A + B, three
 tensor arguments; the kernel call allocates C, as `torch.add(a, b)` does).
@@ -13,12 +16,14 @@ kernels: a loop of back-to-back calls measures the latter as soon as the kernel 
 on the GPU than a launch takes on the host (the launch queue fills and each launch waits for a
 free slot). So each round first holds the GPU with a sleep kernel (`torch.cuda._sleep`, long
 enough for the whole round), then issues 64 calls behind it, far fewer than the driver's launch
-queue holds: every call only enqueues, and nothing it times waits for the GPU. A figure is the
-median over 31 rounds of the mean per call: wall time (`*_us`) and the thread's CPU time
-(`cpu_us`, time.thread_time). `tilec_launch_only_us` is the driver's own floor on this host
-(cuLaunchKernel with its arguments packed beforehand). For comparison, `back_to_back_us` holds
-the old figure of a few paths: 400 calls in a row on an idle GPU, drained between rounds. The
-native call is the default on CUDA; the Python call is timed with TILEC_NATIVE_CALL=0.
+queue holds: every call only enqueues, and nothing it times waits for the GPU. A pass times
+each figure as the median over 31 rounds of the mean per call, all figures in turn; a figure is
+the median of 3 passes: wall time (`*_us`) and the thread's CPU time (`cpu_us`,
+time.thread_time). `host_cpu` names the host's processor. `tilec_launch_only_us` is the
+driver's own floor on this host (cuLaunchKernel with its arguments packed beforehand). For
+comparison, `back_to_back_us` holds the old figure of a few paths: 400 calls in a row on an idle
+GPU, drained between rounds. The native call is the default on CUDA; the Python call is timed
+with TILEC_NATIVE_CALL=0.
 
 Where the native call's time goes: `tilec_launch_only_us` is cuLaunchKernel through the
 nanobind launcher with its arguments packed beforehand, `tilec_native_call_no_output_us` the
@@ -54,6 +59,7 @@ after warm-up, timed one call at a time behind a spinning kernel.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import os
@@ -78,13 +84,14 @@ SLEEP_CYCLES_PER_CALL = 100_000  # about 50 µs of GPU sleep per call: the round
 BACK_TO_BACK_CALLS = 400
 FLOOR_CALLS = 10_000  # per path of launch_floor.cu
 FLOOR_TIMEOUT_S = 60  # for nvcc, then for the run
+TILELANG_TIMEOUT_S = 120  # TileLang's process: its import, compile and timings
 
-CPU_TIMES: dict[str, float] = {}  # per figure: the thread's CPU microseconds per call
+PASSES = 3  # over all figures in turn
 
 
-def per_call_us(launch, name: str | None = None) -> float:
+def per_call_us(launch) -> tuple[float, float]:
     """Median over rounds of the mean host microseconds per call, the GPU held busy by a sleep
-    kernel queued before each round; with `name`, the CPU time per call goes to CPU_TIMES."""
+    kernel queued before each round: wall time and the thread's CPU time."""
     for _ in range(100):
         launch()
     torch.cuda.synchronize()
@@ -97,9 +104,38 @@ def per_call_us(launch, name: str | None = None) -> float:
         cpus.append((time.thread_time() - began_cpu) / CALLS * 1e6)
         walls.append((time.perf_counter() - began) / CALLS * 1e6)
         torch.cuda.synchronize()
-    if name is not None:
-        CPU_TIMES[name] = statistics.median(cpus)
-    return statistics.median(walls)
+    return statistics.median(walls), statistics.median(cpus)
+
+
+class Figures:
+    """The timed figures: set up as the run goes (compiled, checked), timed at its end in PASSES
+    passes over all of them in turn, each figure the median of its passes. Timed one after
+    another, two figures of the same call differed by more than a microsecond on one host (the
+    H100 run of 878d7b7: 4.26 and 5.62 us for the graph call with and without the kernel
+    object's frame), which is the host's drift, not the call; in turn, a slow spell touches
+    every figure."""
+
+    def __init__(self) -> None:
+        self.launches: dict[str, tuple] = {}
+        self.walls: dict[str, list[float]] = {}
+        self.cpus: dict[str, list[float]] = {}
+
+    def add(self, key: str, launch, stream: torch.cuda.Stream | None = None) -> None:
+        """Times `launch` as figure `key`, on `stream` (the current stream if None)."""
+        self.launches[key] = (launch, stream)
+
+    def time(self) -> None:
+        for _ in range(PASSES):
+            for key, (launch, stream) in self.launches.items():
+                with torch.cuda.stream(stream) if stream is not None else contextlib.nullcontext():
+                    wall, cpu = per_call_us(launch)
+                self.walls.setdefault(key, []).append(wall)
+                self.cpus.setdefault(key, []).append(cpu)
+
+    def medians(self) -> tuple[dict[str, float], dict[str, float]]:
+        """Per figure timed so far: the median wall and CPU microseconds per call."""
+        return ({key: statistics.median(v) for key, v in self.walls.items()},
+                {key: statistics.median(v) for key, v in self.cpus.items()})
 
 
 class Stopped(BaseException):
@@ -122,11 +158,6 @@ def keeping_outputs(call, count: int):
         kept[next(turn) % count] = call()
 
     return keep
-
-
-def measure(results: dict, key: str, launch) -> None:
-    """results[key]: the host time per call of `launch`; its CPU time goes to CPU_TIMES."""
-    results[key] = per_call_us(launch, key)
 
 
 def back_to_back_us(launch) -> float:
@@ -166,10 +197,10 @@ def triton_launch(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor):
     return launch, triton.__version__
 
 
-def eager_call(a: torch.Tensor, b: torch.Tensor, paths: dict[str, str]) -> float:
+def eager_call(a: torch.Tensor, b: torch.Tensor, paths: dict[str, str]):
     """tilec's call through a `@tilec.jit` function (`add(a, b)`, as the quickstart calls its
     kernel and as Triton's launch is timed): the function's lookup of its kernel for these
-    arguments, then the kernel call. Compiled here on first use."""
+    arguments, then the kernel call, to time. Compiled here on first use."""
     import tilec
     import tilec.language as T
 
@@ -189,11 +220,12 @@ def eager_call(a: torch.Tensor, b: torch.Tensor, paths: dict[str, str]) -> float
     add(a, b)
     kernel, _ = next(iter(add._kernels.values()))
     paths["tilec_eager_call_us"] = kernel.call_path
-    return per_call_us(lambda: add(a, b), "tilec_eager_call_us")
+    return lambda: add(a, b)
 
 
-def tilelang_call(a: torch.Tensor, b: torch.Tensor) -> tuple[float, str]:
-    """TileLang's compiled kernel call on the same sum (ImportError without TileLang)."""
+def tilelang_call(a: torch.Tensor, b: torch.Tensor):
+    """TileLang's compiled kernel call on the same sum, to time, and TileLang's version
+    (ImportError without TileLang)."""
     import tilelang
     import tilelang.language as TL
 
@@ -210,7 +242,58 @@ def tilelang_call(a: torch.Tensor, b: torch.Tensor) -> tuple[float, str]:
 
     kernel = add(a.numel())
     assert torch.equal(kernel(a, b), a + b), "TileLang's kernel computed a wrong sum"
-    return per_call_us(lambda: kernel(a, b), "tilelang_kernel_call_us"), tilelang.__version__
+    return (lambda: kernel(a, b)), tilelang.__version__
+
+
+def tilelang_process(site: Path, results: dict, cpu_us: dict, paths: dict) -> str | None:
+    """TileLang's call timed by this script in a process of its own with `site` (a staged
+    TileLang, ../shared/device/make-tilelang-bundle.sh) first on its path: TileLang's LLVM and
+    tilec's do not share a process. Its figures go to `results` and `cpu_us`; TileLang's
+    version, or None where it did not run (the reason in results)."""
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(site), os.environ.get("PYTHONPATH", "")])}
+    try:
+        run = subprocess.run([sys.executable, __file__, "--tilelang-only"], env=environment,
+                             capture_output=True, text=True, timeout=TILELANG_TIMEOUT_S)
+        report = json.loads(run.stdout.strip().splitlines()[-1])
+    except (OSError, subprocess.TimeoutExpired, IndexError, json.JSONDecodeError) as error:
+        results["tilelang_error"] = repr(error)[:300]
+        return None
+    if "error" in report:
+        results["tilelang_error"] = report["error"]
+        return None
+    key = "tilelang_kernel_call_us"
+    results[key], cpu_us[key] = report["wall_us"], report["cpu_us"]
+    paths[key] = f"TileLang's own process, same run and GPU ({site})"
+    return report["tilelang"]
+
+
+def tilelang_only() -> None:
+    """The child of tilelang_process: TileLang's call, timed in PASSES passes, as one JSON
+    line (or {"error": ...})."""
+    try:
+        a, b = (torch.randn(ELEMENTS, device="cuda") for _ in range(2))
+        launch, version = tilelang_call(a, b)
+    except Exception as error:  # noqa: BLE001 - reported by the parent
+        print(json.dumps({"error": repr(error)[:300]}))
+        return
+    figures = Figures()
+    figures.add("tilelang", launch)
+    figures.time()
+    walls, cpus = figures.medians()
+    print(json.dumps({"tilelang": version, "wall_us": walls["tilelang"],
+                      "cpu_us": cpus["tilelang"]}))
+
+
+def host_cpu() -> str:
+    """The host's processor model (host times differ by 1.5x between machines of one kind)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 def launch_floor() -> dict:
@@ -259,16 +342,26 @@ def main() -> None:
     from tilec.runtime.artifact import Artifact
 
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--artifacts", type=Path, required=True)
+    parser.add_argument("--artifacts", type=Path)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--no-floor", action="store_true",
                         help="skip launch_floor.cu (nvcc's build and its run: about 10 s)")
+    parser.add_argument("--tilelang-site", type=Path,
+                        help="time TileLang's call in its own process with this folder (a "
+                             "staged TileLang) on its path, not in this one")
+    parser.add_argument("--tilelang-only", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args()
+    if options.tilelang_only:
+        tilelang_only()
+        return
+    if options.artifacts is None:
+        parser.error("--artifacts is required")
     artifact = Artifact.load(options.artifacts / "vector_add_float32")
     a, b = (torch.randn(ELEMENTS, device="cuda") for _ in range(2))
     c = torch.full_like(a, float("nan"))
     symbols = {"N": ELEMENTS}
     results: dict[str, float] = {}
+    figures = Figures()
     # per path: what ran ("native ..." or "Python call: why"), so a fallback is never silent
     paths: dict[str, str] = {"tilec": tilec.__file__}
 
@@ -288,15 +381,14 @@ def main() -> None:
             native([a, b, c], symbols)
             torch.cuda.synchronize()
             assert torch.equal(c, a + b), "tilec's kernel computed a wrong sum"
-            measure(results, "tilec_native_launcher_us", lambda: native([a, b, c], symbols))
+            figures.add("tilec_native_launcher_us", lambda: native([a, b, c], symbols))
             values, grid = cuda.build_packer(artifact)([a, b, c], symbols)
             loaded = native.kernel_for(a.get_device())
             stream = torch.cuda.current_stream().cuda_stream
-            measure(results, "tilec_launch_only_us", lambda: loaded.launch(values, *grid, stream))
+            figures.add("tilec_launch_only_us", lambda: loaded.launch(values, *grid, stream))
         try:
             bindings = cuda.load(artifact, native=False)
-            measure(results, "tilec_cuda_bindings_launcher_us",
-                    lambda: bindings([a, b, c], symbols))
+            figures.add("tilec_cuda_bindings_launcher_us", lambda: bindings([a, b, c], symbols))
         except Exception as error:  # noqa: BLE001 - report the missing path, keep measuring
             results["tilec_cuda_bindings_error"] = str(error)
         for setting, graphs, key in (("1", "0", "tilec_kernel_call_us"),
@@ -307,19 +399,19 @@ def main() -> None:
                 os.environ["TILEC_GRAPH_LAUNCH"] = graphs  # read when the native call is made
                 kernel = JITKernel(artifact, (__file__, 0))
                 assert torch.equal(kernel(a, b), a + b), "tilec's kernel call computed a wrong sum"
-                measure(results, key, lambda kernel=kernel: kernel(a, b))
+                figures.add(key, lambda kernel=kernel: kernel(a, b))
                 paths[key] = kernel.call_path
                 if setting == "1":
                     suffix = "_graph" if graphs == "1" else ""
                     kernels[suffix] = kernel
-                    measure(results, f"tilec_kernel_call_new_outputs{suffix}_us",
-                            keeping_outputs(lambda kernel=kernel: kernel(a, b), 8))
-                    measure(results, f"tilec_kernel_call_alternating_outputs{suffix}_us",
-                            keeping_outputs(lambda kernel=kernel: kernel(a, b), 1))
+                    figures.add(f"tilec_kernel_call_new_outputs{suffix}_us",
+                                keeping_outputs(lambda kernel=kernel: kernel(a, b), 8))
+                    figures.add(f"tilec_kernel_call_alternating_outputs{suffix}_us",
+                                keeping_outputs(lambda kernel=kernel: kernel(a, b), 1))
                     if kernel.call_path == "native call":
                         native_call = kernel._call  # the call without the kernel object's frame
-                        measure(results, f"tilec_native_call_direct{suffix}_us",
-                                lambda call=native_call: call(a, b))
+                        figures.add(f"tilec_native_call_direct{suffix}_us",
+                                    lambda call=native_call: call(a, b))
                     no_output = checked_launch(artifact, kernel.launcher, a.device)
                     if isinstance(no_output, str):
                         paths[f"tilec_native_call_no_output{suffix}_us"] = f"not timed: {no_output}"
@@ -328,8 +420,8 @@ def main() -> None:
                         no_output(a, b, c)
                         torch.cuda.synchronize()
                         assert torch.equal(c, a + b), "the native call with C passed in is wrong"
-                        measure(results, f"tilec_native_call_no_output{suffix}_us",
-                                lambda call=no_output: call(a, b, c))
+                        figures.add(f"tilec_native_call_no_output{suffix}_us",
+                                    lambda call=no_output: call(a, b, c))
                         kernels[f"no_output{suffix}"] = no_output
             except Exception as error:  # noqa: BLE001 - one path's failure, the others timed
                 results[f"{key}_error"] = repr(error)[:600]
@@ -350,42 +442,49 @@ def main() -> None:
         if cuda.native_available():
             back_to_back["tilec_launch_only_us"] = back_to_back_us(
                 lambda: loaded.launch(values, *grid, stream))
-        measure(results, "torch_add_out_us", lambda: torch.add(a, b, out=c))
-        measure(results, "torch_add_us", lambda: torch.add(a, b))
-        measure(results, "torch_empty_us", lambda: torch.empty(ELEMENTS, device="cuda"))
+        figures.add("torch_add_out_us", lambda: torch.add(a, b, out=c))
+        figures.add("torch_add_us", lambda: torch.add(a, b))
+        figures.add("torch_empty_us", lambda: torch.empty(ELEMENTS, device="cuda"))
         side = torch.cuda.Stream()  # a created stream: not the legacy default stream
         try:
             with torch.cuda.stream(side):
                 assert torch.equal(native_kernel(a, b), a + b), "the call on a side stream is wrong"
-                measure(results, "tilec_kernel_call_side_stream_us", lambda: native_kernel(a, b))
+                figures.add("tilec_kernel_call_side_stream_us", lambda: native_kernel(a, b), side)
                 if "_graph" in kernels:
                     assert torch.equal(graph_kernel(a, b), a + b), "graph launch, side stream"
-                    measure(results, "tilec_kernel_call_graph_side_stream_us",
-                            lambda: graph_kernel(a, b))
+                    figures.add("tilec_kernel_call_graph_side_stream_us",
+                                lambda: graph_kernel(a, b), side)
                 if cuda.native_available():
-                    measure(results, "tilec_launch_only_side_stream_us",
-                            lambda: loaded.launch(values, *grid, side.cuda_stream))
-                measure(results, "torch_add_side_stream_us", lambda: torch.add(a, b))
+                    figures.add("tilec_launch_only_side_stream_us",
+                                lambda: loaded.launch(values, *grid, side.cuda_stream), side)
+                figures.add("torch_add_side_stream_us", lambda: torch.add(a, b), side)
         except Exception as error:  # noqa: BLE001 - report it, keep the other figures
             results["side_stream_error"] = repr(error)
         # the comparators that compile first (Triton, tilec's eager call, TileLang) last
         try:
             launch, triton_version = triton_launch(a, b, c)
-            measure(results, "triton_launch_us", launch)
+            figures.add("triton_launch_us", launch)
             back_to_back["triton_launch_us"] = back_to_back_us(launch)
         except Exception as error:  # noqa: BLE001
             results["triton_error"] = str(error)
         try:
-            results["tilec_eager_call_us"] = eager_call(a, b, paths)
+            figures.add("tilec_eager_call_us", eager_call(a, b, paths))
         except Exception as error:  # noqa: BLE001 - e.g. no compiler on this machine
             paths["tilec_eager_call_us"] = f"not timed: {error!r}"[:600]
-        try:
-            results["tilelang_kernel_call_us"], tilelang_version = tilelang_call(a, b)
-        except ImportError:
-            tilelang_version = None
+        if options.tilelang_site is None:
+            try:
+                launch, tilelang_version = tilelang_call(a, b)
+                figures.add("tilelang_kernel_call_us", launch)
+            except ImportError:
+                tilelang_version = None
+        figures.time()
 
     except Stopped as stopped:
         results["stopped"] = str(stopped)
+    timed, cpu_us = figures.medians()
+    results.update(timed)
+    if options.tilelang_site is not None and "stopped" not in results:
+        tilelang_version = tilelang_process(options.tilelang_site, results, cpu_us, paths)
     # after the timings: "on", or why a graph call failed on the way (cuLaunchKernel since)
     paths["graph_launch"] = {name: getattr(getattr(kernel, "_call", kernel), "graph_launch",
                                            "not a native call")
@@ -408,7 +507,9 @@ def main() -> None:
         "driver_floor_us": results.get("tilec_launch_only_us"),
         "paths": paths,
         "results": results,
-        "cpu_us": CPU_TIMES,
+        "passes": PASSES,
+        "host_cpu": host_cpu(),
+        "cpu_us": cpu_us,
         "back_to_back_us": back_to_back,
         "launch_floor": floor,
     }
@@ -417,11 +518,11 @@ def main() -> None:
     for key, value in results.items():
         if isinstance(value, float):
             old = back_to_back.get(key)
-            print(f"{key:36s} {value:8.2f} {CPU_TIMES.get(key, float('nan')):8.2f} "
+            print(f"{key:36s} {value:8.2f} {cpu_us.get(key, float('nan')):8.2f} "
                   f"{'' if old is None else f'{old:13.2f}'}")
-    for path, figures in floor.get("paths", {}).items():
-        print(f"{'floor: ' + path:36s} {figures['median_us']:8.2f} (p10 {figures['p10_us']:.2f}, "
-              f"p90 {figures['p90_us']:.2f}, round mean {figures['round_mean_median_us']:.2f})")
+    for path, floor_us in floor.get("paths", {}).items():
+        print(f"{'floor: ' + path:36s} {floor_us['median_us']:8.2f} (p10 {floor_us['p10_us']:.2f}, "
+              f"p90 {floor_us['p90_us']:.2f}, round mean {floor_us['round_mean_median_us']:.2f})")
     if "error" in floor:
         print(f"floor: {floor['error']}")
     if options.out:
