@@ -24,6 +24,7 @@
 #include <c10/core/Allocator.h>
 #include <c10/core/TensorOptions.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <c10/util/SmallVector.h>
 #include <torch/csrc/Dtype.h>
 #include <torch/csrc/autograd/python_variable.h>
 
@@ -209,7 +210,7 @@ PyObject *call_vectorcall(PyObject *callable, PyObject *const *args, size_t narg
         grid[axis] > 0xffffffffLL)
       return decline(self, args, nargsf, kwnames);
   }
-  at::TensorBase made[kMaxParams];
+  c10::SmallVector<at::TensorBase, 4> made(outputs.size());  // only the outputs' handles
   try {
     // torch's caching allocator serves the current device: the plan's, or the Python call
     if (self->guard != nullptr && self->guard->getDevice().index() != self->device_index)
