@@ -6,7 +6,7 @@ LLVM and the one tilec's eager call loads do not share one), and torch ops, on a
 kernel.
 
     python benchmarks/launch_overhead.py --artifacts DIR [--out results.json] [--no-floor]
-        [--tilelang-site DIR]
+        [--tilelang-site DIR] [--compare-call OTHER_BUILD/_launcher_torch*.so]
 
 DIR holds `vector_add_float32` as tests/gpu/build_artifacts.py writes it (C = A + B, three
 tensor arguments; the kernel call allocates C, as `torch.add(a, b)` does).
@@ -245,6 +245,33 @@ def tilelang_call(a: torch.Tensor, b: torch.Tensor):
     return (lambda: kernel(a, b)), tilelang.__version__
 
 
+def compared_call(module_file: Path, artifact, a: torch.Tensor, b: torch.Tensor):
+    """A kernel object whose native call is another build of tilec.runtime._launcher_torch
+    (`module_file`: e.g. the base commit's torch_call.cpp), checked on a + b, so a change to
+    the native call is timed against its base in the same process and passes. The other
+    build is loaded under the module's own name (its init function's) and stands in for it
+    only while the kernel makes its native call."""
+    import importlib.util
+
+    import tilec.runtime
+    from tilec.jit import JITKernel
+    from tilec.runtime import _launcher_torch as own
+
+    spec = importlib.util.spec_from_file_location("tilec.runtime._launcher_torch", module_file)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    tilec.runtime._launcher_torch = module
+    try:
+        kernel = JITKernel(artifact, (__file__, 0))
+        assert torch.equal(kernel(a, b), a + b), "the compared call's first sum is wrong"
+        assert torch.equal(kernel(a, b), a + b), "the compared native call's sum is wrong"
+    finally:
+        tilec.runtime._launcher_torch = own
+    if type(kernel._call) is not module.Call or kernel.call_path != "native call":
+        raise RuntimeError(f"the compared call did not take {module_file}: {kernel.call_path}")
+    return kernel
+
+
 def tilelang_process(site: Path, results: dict, cpu_us: dict, paths: dict) -> str | None:
     """TileLang's call timed by this script in a process of its own with `site` (a staged
     TileLang, ../shared/device/make-tilelang-bundle.sh) first on its path: TileLang's LLVM and
@@ -349,6 +376,9 @@ def main() -> None:
     parser.add_argument("--tilelang-site", type=Path,
                         help="time TileLang's call in its own process with this folder (a "
                              "staged TileLang) on its path, not in this one")
+    parser.add_argument("--compare-call", type=Path,
+                        help="another build of tilec.runtime._launcher_torch (a .so): its "
+                             "kernel call timed beside this tilec's (*_compared_us)")
     parser.add_argument("--tilelang-only", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.tilelang_only:
@@ -434,6 +464,16 @@ def main() -> None:
         if paths["tilec_kernel_call_us"] != "native call":
             print(f"tilec's kernel call is not the native call: {paths['tilec_kernel_call_us']}",
                   file=sys.stderr)
+        if options.compare_call is not None:
+            try:
+                compared = compared_call(options.compare_call, artifact, a, b)
+                figures.add("tilec_kernel_call_compared_us", lambda: compared(a, b))
+                figures.add("tilec_native_call_direct_compared_us",
+                            lambda call=compared._call: call(a, b))
+                paths["tilec_kernel_call_compared_us"] = \
+                    f"{compared.call_path} of {options.compare_call}"
+            except Exception as error:  # noqa: BLE001 - the run's own figures still count
+                results["tilec_kernel_call_compared_error"] = repr(error)[:600]
         back_to_back = {"tilec_kernel_call_us": back_to_back_us(lambda: native_kernel(a, b)),
                         "torch_add_us": back_to_back_us(lambda: torch.add(a, b))}
         if "_graph" in kernels:
