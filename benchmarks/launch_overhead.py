@@ -124,13 +124,23 @@ class Figures:
         """Times `launch` as figure `key`, on `stream` (the current stream if None)."""
         self.launches[key] = (launch, stream)
 
-    def time(self) -> None:
+    def time(self) -> dict[str, str]:
+        """Times every figure; one whose call raises is dropped from then on and its error
+        returned as `<key>_error`, the others still timed."""
+        errors = {}
         for _ in range(PASSES):
-            for key, (launch, stream) in self.launches.items():
-                with torch.cuda.stream(stream) if stream is not None else contextlib.nullcontext():
-                    wall, cpu = per_call_us(launch)
+            for key, (launch, stream) in list(self.launches.items()):
+                try:
+                    with torch.cuda.stream(stream) if stream is not None else \
+                            contextlib.nullcontext():
+                        wall, cpu = per_call_us(launch)
+                except Exception as error:  # noqa: BLE001 - reported, the others timed
+                    errors[f"{key}_error"] = repr(error)[:600]
+                    del self.launches[key]
+                    continue
                 self.walls.setdefault(key, []).append(wall)
                 self.cpus.setdefault(key, []).append(cpu)
+        return errors
 
     def medians(self) -> tuple[dict[str, float], dict[str, float]]:
         """Per figure timed so far: the median wall and CPU microseconds per call."""
@@ -306,9 +316,10 @@ def tilelang_only() -> None:
         return
     figures = Figures()
     figures.add("tilelang", launch)
-    figures.time()
+    errors = figures.time()
     walls, cpus = figures.medians()
-    print(json.dumps({"tilelang": version, "wall_us": walls["tilelang"],
+    print(json.dumps({"error": errors["tilelang_error"]} if errors else
+                     {"tilelang": version, "wall_us": walls["tilelang"],
                       "cpu_us": cpus["tilelang"]}))
 
 
@@ -517,7 +528,7 @@ def main() -> None:
                 figures.add("tilelang_kernel_call_us", launch)
             except ImportError:
                 tilelang_version = None
-        figures.time()
+        results.update(figures.time())
 
     except Stopped as stopped:
         results["stopped"] = str(stopped)
