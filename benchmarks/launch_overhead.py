@@ -39,7 +39,10 @@ a node first; `*_alternating_outputs*` keep the last one, as `x = kernel(a, b)` 
 two blocks in turn, two graphs replayed as they are); `paths["graph_launch"]` says after the
 timings whether each kept launching through graphs ("on") or why it stopped. The
 `*_side_stream_us` entries launch on a created stream instead of the legacy default stream
-torch starts on. `paths` says what each
+torch starts on. With --compare-call, `tilec_kernel_call_compared_us` and
+`tilec_native_call_direct_compared_us` are the default kernel call (graph launch on) and its
+native call alone through another build of the native call module (main's, say), beside
+`tilec_kernel_call_graph_us` and `tilec_native_call_direct_graph_us`. `paths` says what each
 tilec figure ran: the tilec package imported, the launcher (native, or cuda-bindings and the
 native module's import error), and per kernel call `JITKernel.call_path` ("native call", or
 "Python call: " and why), so a fallback shows in the JSON (the H100 run of 769d0c5 timed the
