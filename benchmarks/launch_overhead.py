@@ -295,8 +295,9 @@ def tilelang_process(site: Path, results: dict, cpu_us: dict, paths: dict) -> st
     try:
         run = subprocess.run([sys.executable, __file__, "--tilelang-only"], env=environment,
                              capture_output=True, text=True, timeout=TILELANG_TIMEOUT_S)
-        report = json.loads(run.stdout.strip().splitlines()[-1])
-    except (OSError, subprocess.TimeoutExpired, IndexError, json.JSONDecodeError) as error:
+        report = json.loads(next(line for line in reversed(run.stdout.splitlines())
+                                 if line.startswith("{")))
+    except (OSError, subprocess.TimeoutExpired, StopIteration, json.JSONDecodeError) as error:
         results["tilelang_error"] = repr(error)[:300]
         return None
     if "error" in report:
