@@ -539,7 +539,10 @@ def main() -> None:
     timed, cpu_us = figures.medians()
     results.update(timed)
     if options.tilelang_site is not None and "stopped" not in results:
-        tilelang_version = tilelang_process(options.tilelang_site, results, cpu_us, paths)
+        try:
+            tilelang_version = tilelang_process(options.tilelang_site, results, cpu_us, paths)
+        except Stopped as stopped:
+            results["stopped"] = str(stopped)
     # after the timings: "on", or why a graph call failed on the way (cuLaunchKernel since)
     paths["graph_launch"] = {name: getattr(getattr(kernel, "_call", kernel), "graph_launch",
                                            "not a native call")
