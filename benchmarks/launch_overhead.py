@@ -482,6 +482,7 @@ def main() -> None:
         if options.compare_call is not None:
             try:
                 compared = compared_call(options.compare_call, artifact, a, b)
+                kernels["compared"] = compared
                 figures.add("tilec_kernel_call_compared_us", lambda: compared(a, b))
                 figures.add("tilec_native_call_direct_compared_us",
                             lambda call=compared._call: call(a, b))
@@ -561,7 +562,8 @@ def main() -> None:
         "rounds": ROUNDS,
         "elements": ELEMENTS,
         "method": "host time per call: calls queued behind a GPU sleep kernel (wall and the "
-                  "thread's CPU time), median of rounds",
+                  "thread's CPU time), median of rounds, median of the passes over all figures "
+                  "in turn",
         "driver_floor_us": results.get("tilec_launch_only_us"),
         "paths": paths,
         "results": results,
