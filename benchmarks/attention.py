@@ -129,11 +129,14 @@ class TilecForward:
 # MUFU.EX2 per exp2, as nvcc's --use_fast_math), each alone and both. Both together are the
 # default on sm_90a under fast math, so the plain row is that, and "neither" is the loop before
 # that default; the ping-pong on that default loop (a turn of both gemms: FlashAttention-3's
-# schedule) is "rotated loop, ping-pong"
+# schedule) is "rotated loop, ping-pong"; on that default loop O's rescale one iteration
+# later, right after Q K^T's issue and under its wgmmas (rotate-attention-loop's
+# rescale_under_qk), is "O rescaled under Q K^T"
 PINGPONG = "TILEC_WARPGROUP_PINGPONG"
 OVERLAP = "TILEC_OVERLAP_RING_GEMMS"
 ROTATE = "TILEC_ROTATE_ATTENTION_LOOP"
 FTZ = "TILEC_FAST_MATH_FTZ"
+RESCALE = "TILEC_RESCALE_UNDER_QK"
 AS_WRITTEN = {ROTATE: "0", FTZ: "0"}  # the measured defaults off
 VARIANTS = {  # suffix -> (variables set, summary key suffix)
     " (warpgroup ping-pong)": ({**AS_WRITTEN, PINGPONG: "1"}, "pingpong"),
@@ -145,6 +148,7 @@ VARIANTS = {  # suffix -> (variables set, summary key suffix)
     " (rotated loop, denormals flushed)": ({ROTATE: "1", FTZ: "1"}, "rotate_ftz"),
     " (neither rotated nor flushed)": (AS_WRITTEN, "as_written"),
     " (rotated loop, ping-pong)": ({ROTATE: "1", FTZ: "1", PINGPONG: "1"}, "rotate_pingpong"),
+    " (O rescaled under Q K^T)": ({RESCALE: "1"}, "rescale_under_qk"),
 }
 VARIANT_SEQS = (4096, 8192)  # the sequence lengths the variants' rows run at
 ALL_VARIANTS = tuple(key for _, key in VARIANTS.values())

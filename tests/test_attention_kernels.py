@@ -408,24 +408,34 @@ def test_flash_fwd_leaves_p_v_in_flight_when_opted_in(pingpong, tmp_path, monkey
     assert _ptxas_spill_bytes(ptx) == 0
 
 
+# O's rescale right after the rotated loop's Q K^T (an scf.if on k > 0 follows the gemm)
+RESCALED_UNDER_QK = re.compile(r"tile\.deferred_wait, transpose_b = true\}[^\n]*\n\s*scf\.if")
+
+
+@pytest.mark.parametrize("rescale_under_qk", ["0", "1"])
 @pytest.mark.parametrize(("dtype", "dim", "causal", "heads_kv", "seq"), [
     ("float16", 64, True, 2, 80),     # causal, a ragged last tile of queries and keys
     ("float16", 64, False, 1, 96),    # whole tiles, grouped 2:1
     ("bfloat16", 128, True, 1, 72),   # multi-query, bf16
     ("float16", 64, False, 2, 20),    # one key tile: the rotated loop runs twice
 ])
-def test_rotated_flash_fwd_matches_float32(dtype, dim, causal, heads_kv, seq, tmp_path,
-                                           monkeypatch) -> None:
+def test_rotated_flash_fwd_matches_float32(dtype, dim, causal, heads_kv, seq, rescale_under_qk,
+                                           tmp_path, monkeypatch) -> None:
     """TILEC_ROTATE_ATTENTION_LOOP=1 (rotate-attention-loop, which the CPU target runs too):
     the loop one iteration longer, Q K^T of tile k and P V of tile k - 1 in one iteration,
-    gives the same attention and LSE, outputs poisoned."""
+    gives the same attention and LSE, outputs poisoned; so does it with
+    TILEC_RESCALE_UNDER_QK=1, O's rescale by tile k - 1's scale one iteration later, right
+    after Q K^T of tile k (none in the first iteration)."""
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("TILEC_ROTATE_ATTENTION_LOOP", "1")
+    monkeypatch.setenv("TILEC_RESCALE_UNDER_QK", rescale_under_qk)
     torch.manual_seed(4)
     heads, batch = 2, 2
     q, k, v = _qkv(dtype, batch, seq, heads, heads_kv, dim)
     kernel = flash_fwd.flash_fwd(batch, heads, seq, dim, causal, heads_kv, dtype, **SMALL_TILE)
     assert "arith.maxsi" in kernel.asm["loops"], "the loop was not rotated (no V corner clamp)"
+    rotated = "\n".join(kernel.trace().step("rotate-attention-loop").text.lines)
+    assert bool(RESCALED_UNDER_QK.search(rotated)) == (rescale_under_qk == "1")
     out, lse = kernel.get_profiler().run_poisoned(q, k, v)
     tolerance = 2e-2 if dtype == "bfloat16" else 4e-3
     assert (out.float() - flash_fwd.reference(q, k, v, causal)).abs().max().item() < tolerance
@@ -497,21 +507,26 @@ def mask_initialised_attention(batch, heads, seq_len, dim, is_causal, block_M=64
     return main
 
 
+@pytest.mark.parametrize("rescale_under_qk", ["0", "1"])
 @pytest.mark.parametrize(("causal", "seq"), [(True, 80), (False, 80), (True, 64)])
-def test_rotated_mask_initialised_attention_matches_float32(causal, seq, tmp_path,
-                                                            monkeypatch) -> None:
+def test_rotated_mask_initialised_attention_matches_float32(causal, seq, rescale_under_qk,
+                                                            tmp_path, monkeypatch) -> None:
     """TileLang's form of attention (scores initialised to 0 / -inf, Q K^T added) with
     TILEC_ROTATE_ATTENTION_LOOP=1: mask-scores-after-gemm applies the mask after a clearing
-    Q K^T, rotate-attention-loop then rotates the loop; the CPU target's attention equals
-    float32's, outputs poisoned, ragged tiles (80 keys over 32-key tiles) included."""
+    Q K^T, rotate-attention-loop then rotates the loop (with TILEC_RESCALE_UNDER_QK=1 its
+    scores_scale rescale of acc_o one iteration later, after Q K^T); the CPU target's attention
+    equals float32's, outputs poisoned, ragged tiles (80 keys over 32-key tiles) included."""
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("TILEC_ROTATE_ATTENTION_LOOP", "1")
+    monkeypatch.setenv("TILEC_RESCALE_UNDER_QK", rescale_under_qk)
     torch.manual_seed(5)
     q, k, v = _qkv("float16", 2, seq, 2, 2, 64)
     kernel = mask_initialised_attention(2, 2, seq, 64, causal)
     assert "arith.maxsi" in kernel.asm["loops"], "the loop was not rotated (no V corner clamp)"
     masked = "\n".join(kernel.trace().step("mask-scores-after-gemm").text.lines)
     assert "clear_accum = true" in masked, "the mask was not moved after Q K^T"
+    rotated = "\n".join(kernel.trace().step("rotate-attention-loop").text.lines)
+    assert bool(RESCALED_UNDER_QK.search(rotated)) == (rescale_under_qk == "1")
     out = kernel.get_profiler().run_poisoned(q, k, v)
     assert (out.float() - flash_fwd.reference(q, k, v, causal)).abs().max().item() < 4e-3
 
@@ -591,6 +606,46 @@ def test_rotated_flash_fwd_leaves_p_v_in_flight_through_the_softmax(causal, tmp_
     assert re.search(r"\bfma\.rn\.ftz\.f32", ptx), "f32 arithmetic not flushed"
     log = _ptxas_log(ptx)
     assert "C7514" not in log and "wgmma.mma_async instructions are serialized" not in log
+    assert _spill_bytes(log) == 0
+
+
+@pytest.mark.skipif(ptxas_path() is None, reason="ptxas (CUDA toolkit) not found")
+@pytest.mark.parametrize("causal", [False, True])
+def test_rescale_under_qk_runs_under_the_next_q_k(causal, tmp_path, monkeypatch) -> None:
+    """TILEC_RESCALE_UNDER_QK=1 on the default rotated loop at the benchmark's tiles (sm_90a):
+    O's rescale (64 mul.ftz.f32 a thread) runs between the commits of Q K^T and P V, after a
+    wait_group 1 that waits for nothing (Q K^T alone in flight) but tells ptxas the previous
+    iteration's P V is done, and the block after P V's wait only converts P. ptxas assembles
+    it without injecting a wait there (C7517: without that wait_group 1 it waited for Q K^T
+    before the rescale), serializing wgmmas (C7514) or spilling. Without the setting the loop
+    is as before: the 64 multiplies after P V's wait."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TILEC_TARGET", "cuda:sm_90a")
+    tiles = {"block_M": 128, "block_N": 128, "num_stages": 2, "threads": 256}
+    plain = flash_fwd.flash_fwd(2, 4, 512, 128, causal, **tiles).get_kernel_source()
+    monkeypatch.setenv("TILEC_RESCALE_UNDER_QK", "1")
+    ptx = flash_fwd.flash_fwd(2, 4, 512, 128, causal, **tiles).get_kernel_source()
+
+    def parts(ptx: str) -> tuple[list[str], str, str]:
+        """The loop's commits and waits, what lies between its two commits, and what lies
+        between P V's wait_group 0 and the body's end."""
+        loop = ptx[ptx.index("wgmma.fence"):]
+        waits = re.findall(r"wgmma\.(commit_group|wait_group\.sync\.aligned\s+\d+)", loop)
+        first = loop.index("wgmma.commit_group")
+        between = loop[first:loop.index("wgmma.commit_group", first + 1)]
+        after = loop[loop.index("wgmma.wait_group.sync.aligned \t0"):]
+        return waits, between, after[:after.index("wgmma.wait_group", 20)]
+
+    waits, between, after = parts(ptx)
+    assert waits[:5] == ["commit_group", "wait_group.sync.aligned \t1", "commit_group",
+                         "wait_group.sync.aligned \t1", "wait_group.sync.aligned \t0"]
+    assert between.count("mul.ftz.f32") == 64 and "mul.ftz.f32" not in after
+    assert "cvt.rn.f16x2.f32" in after
+    waits, between, after = parts(plain)
+    assert waits[:3] == ["commit_group", "commit_group", "wait_group.sync.aligned \t1"]
+    assert "mul.ftz.f32" not in between and after.count("mul.ftz.f32") == 64
+    log = _ptxas_log(ptx)
+    assert "C7517" not in log and "C7514" not in log
     assert _spill_bytes(log) == 0
 
 

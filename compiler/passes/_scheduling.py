@@ -35,6 +35,9 @@ OVERLAP_RING_GEMMS_ATTR = "tile.overlap_ring_gemms"
 # (rotate-attention-loop, mask-scores-after-gemm): set by default on sm_90a where fast math
 # flushes f32 denormals, by TILEC_ROTATE_ATTENTION_LOOP=1 on any CUDA chip and on the CPU
 ROTATE_ATTENTION_LOOP_ATTR = "tile.rotate_attention_loop"
+# TILEC_RESCALE_UNDER_QK=1: in the rotated loop the output's rescale runs after the next key
+# tile's Q K^T is issued, under its wgmmas (rotate-attention-loop)
+RESCALE_UNDER_QK_ATTR = "tile.rescale_under_qk"
 # TILEC_STAGED_EPILOGUE=1: an mma.sync gemm's accumulator store goes through a padded shared
 # tile (plan-mma-sync-gemms)
 STAGED_EPILOGUE_ATTR = "tile.staged_epilogue"

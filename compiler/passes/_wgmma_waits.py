@@ -20,6 +20,15 @@ path that skips the branch (the rotated loop's last iteration) the hoisted wait 
 nothing: the body's end waits for every group anyway. After a branch every gemm pending before
 it (after a hoisted wait) counts as pending still, since the branch may not have run. At the
 end of the body, before the ring hands its slot back, every pending group is waited for.
+
+A statement touching the registers of a deferred gemm whose group is no longer pending (waited
+for in this iteration, or at the previous one's end) while later groups are in flight gets a
+wait_group N first, N the groups in flight: it waits for nothing, but without it ptxas 13
+takes the registers as maybe written by a wgmma still running (the previous iteration's, over
+the back edge) and waits for every group before the statement (C7517: "warpgroup.wait is
+injected ... to allow use of registers defined by GMMA"), so O's rescale under the rotated
+loop's next Q K^T (rotate-attention-loop's rescale_under_qk) would wait for that Q K^T. It
+goes before a branch, as a first wait leaving groups in flight does.
 """
 
 from __future__ import annotations
@@ -29,7 +38,7 @@ from dataclasses import dataclass, field
 from mlir import ir
 from mlir.dialects import arith, llvm, nvvm
 
-from tilec.compiler.passes._ir_walk import scope, touches
+from tilec.compiler.passes._ir_walk import scope, touches, walk
 
 DEFERRED_WAIT_ATTR = "tile.deferred_wait"
 
@@ -44,25 +53,41 @@ def _registers(gemm: ir.Operation) -> list[ir.Value]:
 @dataclass
 class PendingGroups:
     """The register buffers of each deferred gemm committed and not yet waited for, oldest
-    first (the gemm ops themselves are gone once lowered)."""
+    first (the gemm ops themselves are gone once lowered), and those of every deferred gemm
+    of the loop; `settled` once a wait since the last commit has told ptxas that no group
+    but those in flight is running."""
 
     groups: list[list[ir.Value]] = field(default_factory=list)
+    deferred: list[ir.Value] = field(default_factory=list)
+    settled: bool = True
 
     @staticmethod
     def defers(gemm: ir.Operation) -> bool:
         return DEFERRED_WAIT_ATTR in gemm.attributes
 
+    @classmethod
+    def of_loop(cls, loop: ir.Operation) -> PendingGroups:
+        """The groups of `loop`'s body, none in flight at its start."""
+        return cls(deferred=[buffer for op in walk(loop) if op.name == "tile.gemm"
+                             and cls.defers(op) for buffer in _registers(op)])
+
     def committed(self, gemm: ir.Operation) -> None:
         self.groups.append(_registers(gemm))
+        self.settled = False
 
     def before(self, op: ir.Operation) -> None:
         """At the insertion point: wait for the pending gemms `op` touches the registers of
-        (and every one committed before them)."""
+        (and every one committed before them), or settle (module docstring)."""
         touched = [number for number, buffers in enumerate(self.groups)
                    if touches(op, buffers)]
         if touched:
             nvvm.wgmma_wait_group_sync_aligned(len(self.groups) - 1 - touched[-1])
             del self.groups[:touched[-1] + 1]
+            self.settled = True
+        elif self.groups and not self.settled and op.name != "tile.gemm" and \
+                touches(op, self.deferred):
+            nvvm.wgmma_wait_group_sync_aligned(len(self.groups))
+            self.settled = True
 
     def before_branch(self, branch: ir.Operation) -> None:
         """At the insertion point, before `branch` (an op with regions the lowering descends
@@ -77,6 +102,7 @@ class PendingGroups:
                         if touched[-1] < len(self.groups) - 1:
                             self.before(op)
                         return
+                    self.before(op)  # settles, where it touches a deferred gemm's registers
 
     def keep_apart(self, branch: ir.Operation) -> None:
         """At the insertion point, before `branch` (an scf.if the lowering descends into while
@@ -96,3 +122,4 @@ class PendingGroups:
         if self.groups:
             nvvm.wgmma_wait_group_sync_aligned(0)
             self.groups.clear()
+        self.settled = True

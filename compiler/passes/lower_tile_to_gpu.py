@@ -906,7 +906,7 @@ class KernelLowering:
                 return
             elif name == "tile.pipelined" and self.is_ring_loop(op):
                 iv, end = self.ring_lowering.lower_loop()
-                self.pending = PendingGroups()
+                self.pending = PendingGroups.of_loop(op)
                 with self.ring_lowering.operands_fenced():
                     self.lower_block_ops(move_body_before(op, [iv], end))
                 self.ring_lowering.iteration = None  # its loop's, read by the body's gemms
@@ -952,12 +952,13 @@ class KernelLowering:
             elif self.lower_thread_branch(op):
                 return
             else:
-                pending = None if self.pending is None else list(self.pending.groups)
+                pending = None if self.pending is None else (list(self.pending.groups),
+                                                              self.pending.settled)
                 for region in op.regions:
                     for block in region.blocks:
                         self.lower_block_ops([as_operation(o) for o in block.operations])
                 if pending is not None:  # a branch that waited may not have run
-                    self.pending.groups = pending
+                    self.pending.groups, self.pending.settled = pending
                 return
         op.erase()
 
@@ -1195,7 +1196,7 @@ class KernelLowering:
         if not defers:
             self.lower_block_ops(move_body_before(op, [iv], end))
             return
-        outer, self.pending = self.pending, PendingGroups()
+        outer, self.pending = self.pending, PendingGroups.of_loop(op)
         with operands_fenced(self.shared_layouts, op.regions[0].blocks[0]):
             self.lower_block_ops(move_body_before(op, [iv], end))
         with end.location, ir.InsertionPoint(end):

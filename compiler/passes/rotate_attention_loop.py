@@ -29,6 +29,18 @@ computes across its iterations k - 1 and k. The copies stay whole tiles of the s
 rotated loop as it fed the original, a slot holding K_k beside V_{k-1}. The cost is one extra
 gemm of each kind per block (1 / n of its work).
 
+With the unit attribute `tile.rescale_under_qk` on the module (TILEC_RESCALE_UNDER_QK=1, opt-in
+until a GPU has timed it) softmax_PO's statements that only rescale O (`Rotation.rescales`: they
+touch O and neither P nor S, and read nothing the body computes or anything else up to the
+next G1 writes) run one iteration later, under k > lower right after G1:
+
+    prefix; G1; if k > lower: O *= rescale_{k-1}; feed; G2; softmax_S(k); softmax_P(k)
+
+the same O = (O + P_{k-1} V_{k-1}) * rescale_k order on O, with P V's wait (at softmax_P's
+start, where P is rewritten) followed only by P's conversion before the next iteration's
+Q K^T, and O's multiplies (64 a thread for flash_fwd d 128) running under that Q K^T's
+wgmmas, where FlashAttention-3 puts them for its large head dimensions.
+
 What makes the rotation pay is that lower-tile-to-gpu then need not wait for G2's wgmma group
 before the softmax, which touches neither O nor P until its last statements. The pass rotates
 loops only in a module carrying the unit attribute `tile.rotate_attention_loop`: the CUDA
@@ -70,7 +82,7 @@ from tilec.compiler.passes._ir_walk import (
     scope,
     walk,
 )
-from tilec.compiler.passes._scheduling import ROTATE_ATTENTION_LOOP_ATTR
+from tilec.compiler.passes._scheduling import RESCALE_UNDER_QK_ATTR, ROTATE_ATTENTION_LOOP_ATTR
 from tilec.compiler.passes._tma_ring import clone_ops, recomputable
 from tilec.compiler.passes._wgmma_waits import DEFERRED_WAIT_ATTR
 from tilec.dialect import FillOp
@@ -180,7 +192,40 @@ class Rotation:
                 return split
             split = defining[0]
 
-    def rotate(self) -> None:
+    def rescales(self, split: int) -> list[ir.Operation]:
+        """softmax_PO's statements that may run one iteration later, right after G1 (O's
+        rescale): each touches O and neither P nor S, uses no value the body defines (k
+        included), and no other statement from its place to the next G1 (the rest of
+        softmax_PO, the prefix, G1) touches O or writes a buffer it uses."""
+        p, o, s = self.second.operands[0], self.second.operands[2], self.first.operands[2]
+        k = self.loop.regions[0].blocks[0].arguments[0]
+        part = self.softmax[split:]
+        body = walk(self.loop)
+        moved = []
+        for op in part:
+            used = _memrefs(op)
+            if not _among(o, used) or _among(p, used) or _among(s, used):
+                continue
+            own = [op, *walk(op)]
+            if any(operand == k or (
+                    (owner := defining_op(operand)) is not None
+                    and any(owner == inner for inner in body)
+                    and not any(owner == inner for inner in own))
+                    for inner in own for operand in inner.operands):
+                continue
+            others = [other for other in [*part, *self.prefix, self.first] if other != op]
+            if any(_among(o, _memrefs(other)) or any(_among(value, used)
+                                                     for value in _written(other))
+                   for other in others):
+                continue
+            moved.append(op)
+        return moved
+
+    def rotate(self, rescale_under_qk: bool = False) -> None:
+        """The rewrite (module docstring); with `rescale_under_qk`, O's rescale (`rescales`)
+        one iteration later, under `k > lower` right after G1."""
+        split = self.split()
+        rescales = self.rescales(split) if rescale_under_qk else []
         loop, body = self.loop, self.loop.regions[0].blocks[0]
         k = body.arguments[0]
         lower, upper, step = loop.operands[0], loop.operands[1], loop.operands[2]
@@ -196,6 +241,7 @@ class Rotation:
             current = arith.minsi(k, arith.subi(upper, step))
             previous = arith.maxsi(arith.subi(k, step), lower)
             active = arith.cmpi(arith.CmpIPredicate.slt, k, upper)
+            later = arith.cmpi(arith.CmpIPredicate.sgt, k, lower) if rescales else None
         # the feeds' corners recomputed for tile k - 1, before the prefix's are rewritten
         with loop.location, ir.InsertionPoint(self.second):
             for feed in self.feeds:
@@ -211,21 +257,29 @@ class Rotation:
                 for number, operand in enumerate(inner.operands):
                     if operand == k:
                         inner.operands[number] = current
+        rest = [op for op in self.softmax[split:] if not any(op == moved for moved in rescales)]
+        _branch(later, rescales, self.first)
         anchor = self.second
-        split = self.split()
-        for part in (self.softmax[:split], self.softmax[split:]):
-            if not part:
-                continue
-            with loop.location, ir.InsertionPoint(anchor):
-                branch = scf.IfOp(active)
-            branch.operation.move_after(anchor)
-            with ir.InsertionPoint(branch.then_block):
-                end = scf.YieldOp([])
-            for op in part:
-                op.move_before(as_operation(end))
-            anchor = branch.operation
+        for part in (self.softmax[:split], rest):
+            anchor = _branch(active, part, anchor)
         for gemm in (self.first, self.second):  # lower-tile-to-gpu waits where S, O, P are read
             gemm.attributes[DEFERRED_WAIT_ATTR] = ir.UnitAttr.get()
+
+
+def _branch(condition: ir.Value, ops: list[ir.Operation], anchor: ir.Operation
+            ) -> ir.Operation:
+    """`ops` moved into an scf.if on `condition` right after `anchor` (the branch, or
+    `anchor` where there are none)."""
+    if not ops:
+        return anchor
+    with anchor.location, ir.InsertionPoint(anchor):
+        branch = scf.IfOp(condition)
+    branch.operation.move_after(anchor)
+    with ir.InsertionPoint(branch.then_block):
+        end = scf.YieldOp([])
+    for op in ops:
+        op.move_before(as_operation(end))
+    return branch.operation
 
 
 @register
@@ -243,4 +297,4 @@ class RotateAttentionLoop(TilePass):
             for loop in [op for op in walk(kernel) if op.name == "tile.pipelined"]:
                 rotation = Rotation.of(loop)
                 if rotation is not None:
-                    rotation.rotate()
+                    rotation.rotate(RESCALE_UNDER_QK_ATTR in module.operation.attributes)

@@ -42,7 +42,7 @@ from mlir import ir
 from mlir.dialects import llvm as llvm_dialect
 
 from tilec.compiler.passes import get_pass, prefetch_epilogue_operands
-from tilec.compiler.passes._scheduling import ROTATE_ATTENTION_LOOP_ATTR
+from tilec.compiler.passes._scheduling import RESCALE_UNDER_QK_ATTR, ROTATE_ATTENTION_LOOP_ATTR
 from tilec.compiler.passes.prepare_cpu_entry import ENTRY_PREFIX
 from tilec.compiler.passes.vectorize_element_copies import passes as element_copy_passes
 from tilec.compiler.pipeline import (
@@ -200,6 +200,8 @@ def stages(options: CompileOptions) -> list[Stage]:
         # CPU target stays the reference semantics), so its numerics are checked
         if os.environ.get("TILEC_ROTATE_ATTENTION_LOOP") == "1":
             module.operation.attributes[ROTATE_ATTENTION_LOOP_ATTR] = ir.UnitAttr.get()
+        if os.environ.get("TILEC_RESCALE_UNDER_QK") == "1":  # CUDA's opt-in, checked here
+            module.operation.attributes[RESCALE_UNDER_QK_ATTR] = ir.UnitAttr.get()
         prefetch_epilogue_operands.opt_in(module)  # CUDA's opt-in, its numerics checked here
         loops.run(module, options)
 

@@ -16,7 +16,9 @@ Stages ("tile" is the frontend's IR, added by the driver):
              rotate-attention-loop (by default on sm_90a where f32 denormals are flushed,
              TILEC_ROTATE_ATTENTION_LOOP=0 off, =1 on any chip: a 0 / -inf
              initialisation of the scores applied as a mask after Q K^T; attention's loop
-             issues Q K^T of the next key tile before P V of the current one), then the scheduling
+             issues Q K^T of the next key tile before P V of the current one; with
+             TILEC_RESCALE_UNDER_QK=1 O's rescale runs right after that Q K^T's issue,
+             under its wgmmas, where P V's wait has passed), then the scheduling
              passes, which only annotate ops with their decisions (tile.* attributes):
              infer-mma-layout (tensor-core instruction and warp split of each gemm),
              select-shared-swizzle (shared operand layouts), select-epilogue-store (how the
@@ -92,6 +94,7 @@ from tilec.compiler.passes._scheduling import (
     PINGPONG_OPT_IN_ATTR,
     REGISTER_A_STEP_GROUPS_ATTR,
     REGISTER_A_STEPS_ATTR,
+    RESCALE_UNDER_QK_ATTR,
     RING_LAG_ATTR,
     RING_PRIVATE_TILES_ATTR,
     RING_TRANSPOSES_ATTR,
@@ -346,6 +349,7 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
                            ("TILEC_VECTOR_EPILOGUE_LOADS", VECTOR_LOADS_ATTR),
                            ("TILEC_WARPGROUP_PINGPONG", PINGPONG_OPT_IN_ATTR),
                            ("TILEC_OVERLAP_RING_GEMMS", OVERLAP_RING_GEMMS_ATTR),
+                           ("TILEC_RESCALE_UNDER_QK", RESCALE_UNDER_QK_ATTR),
                            ("TILEC_STAGED_EPILOGUE", STAGED_EPILOGUE_ATTR),
                            ("TILEC_PER_OP_GEMMS", PER_OP_GEMMS_ATTR),
                            ("TILEC_TRANSPOSE_MN_MAJOR_OPERANDS", TRANSPOSE_OPERANDS_ATTR),
