@@ -40,6 +40,7 @@ from pathlib import Path
 from types import ModuleType
 
 import tilec.language as T
+from tilec.profiler import L2_FLUSHES
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "norm"
@@ -393,12 +394,15 @@ def _print(row: dict) -> None:
     print("  ".join(parts), flush=True)
 
 
-def run(out: Path, only: str | None, peers: bool) -> None:
+def run(out: Path, only: str | None, peers: bool, l2_flush: str = "write") -> None:
     import torch
+    from device_cli import copy_tb_s  # beside this script
 
     from tilec.profiler import do_bench
 
     torch.manual_seed(0)
+    copy = copy_tb_s(torch, l2_flush)
+    print(f"copy {copy:.2f} TB/s after the {l2_flush!r} flush", flush=True)
     triton_peers = None
     try:
         if peers:
@@ -410,7 +414,7 @@ def run(out: Path, only: str | None, peers: bool) -> None:
     def bench(fn) -> float:
         fn()
         torch.cuda.synchronize()
-        return do_bench(fn, warmup=25, rep=100, return_mode="median")
+        return do_bench(fn, warmup=25, rep=100, return_mode="median", l2_flush=l2_flush)
 
     rows: list[dict] = []
     jobs = [(case.label, lambda case=case: run_case(torch, bench, triton_peers, case, peers))
@@ -430,21 +434,25 @@ def run(out: Path, only: str | None, peers: bool) -> None:
                    "traceback": traceback.format_exc()[-4000:]}
         rows.append(row)
         _print(row)
-        write_record(out, torch, rows)  # after each row: a run stopped early keeps its rows
+        # after each row: a run stopped early keeps its rows
+        write_record(out, torch, rows, l2_flush, copy)
         torch.cuda.empty_cache()
 
 
-def write_record(out: Path, torch, rows: list[dict]) -> None:
+def write_record(out: Path, torch, rows: list[dict], l2_flush: str, copy: float) -> None:
     fractions = [row["tilec_fraction"] for row in rows if "tilec_fraction" in row]
     record = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
         "copy_tbps": COPY_TBPS,
-        "method": "tilec.profiler.do_bench (CUDA events, median after warm-up, L2 flushed) for "
-                  "the tilec kernel object, torch's op and the Triton peer, same process; tilec "
-                  "outputs checked against a float32 reference on NaN-poisoned outputs at the "
-                  "timed shape and a ragged one; bytes = inputs read once + outputs written once",
+        "method": f"tilec.profiler.do_bench (CUDA events, median after warm-up, L2 flush "
+                  f"{l2_flush!r} before each call) for the tilec kernel object, torch's op and "
+                  "the Triton peer, same process; tilec outputs checked against a float32 "
+                  "reference on NaN-poisoned outputs at the timed shape and a ragged one; bytes "
+                  "= inputs read once + outputs written once; copy_tb_s: a 1 GiB copy under "
+                  "the same flush",
         "summary": {"min_bandwidth_fraction": min(fractions) if fractions else None,
+                    "l2_flush": l2_flush, "copy_tb_s": copy,
                     "all_passed": all(row.get("passed", False) for row in rows)},
         "rows": rows,
     }
@@ -464,10 +472,13 @@ def main() -> None:
                                 "matches")
         run_parser.add_argument("--no-peers", action="store_true",
                                 help="time tilec's kernels only (no torch or Triton rows)")
+        run_parser.add_argument("--l2-flush", choices=L2_FLUSHES, default="write",
+                                help="the L2 flush before every timed call (tilec.profiler)")
 
     build_or_run(__doc__, "bandwidth.json",
                  lambda args: build(args.cache_dir, args.tilelang_examples, args.only),
-                 lambda args: run(args.out, args.only, not args.no_peers), options)
+                 lambda args: run(args.out, args.only, not args.no_peers, args.l2_flush),
+                 options)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ import contextlib
 import os
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 Options = Callable[[argparse.ArgumentParser, argparse.ArgumentParser], None]
 
@@ -47,3 +48,14 @@ def compile_settings(settings: Mapping[str, str]) -> Iterator[None]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+def copy_tb_s(torch: Any, l2_flush: str, gib: int = 1) -> float:
+    """TB/s of a device-to-device copy of `gib` GiB (read + write counted), timed as the
+    kernels are: the bandwidth a memory-bound kernel can reach under this flush."""
+    from tilec.profiler import do_bench
+
+    source = torch.empty(gib << 28, dtype=torch.int32, device="cuda")
+    target = torch.empty_like(source)
+    ms = do_bench(lambda: target.copy_(source), return_mode="median", l2_flush=l2_flush)
+    return 2 * source.nbytes / (ms * 1e-3) / 1e12

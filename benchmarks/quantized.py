@@ -21,7 +21,12 @@ TILEC_PREFETCH_LOOP_LOADS on the int4 rows, TILEC_PREFETCH_L2 on int4 and int2,
 TILEC_LOOP_LOAD_RING on the half2 rows, TILEC_STREAMED_LOAD_HINTS on the half2 and element
 rows) beside the
 default, each row tagged with its variant, the summary's `ablation_us` the headline shape's
-times per variant; `--only` then picks variants by name.)
+times per variant; `--only` then picks variants by name; `run --l2-flush write|read|none`:
+the L2 flush before every timed call, of every contender alike (tilec.profiler.do_bench's
+`l2_flush`): "write" (the default, TileLang's and Triton's) leaves L2 full of dirty lines
+whose write-back falls inside the next call, about 12 µs on the H200, "read" leaves clean
+ones; the run also times a 1 GiB device copy under the same flush, the summary's
+`copy_tb_s`.)
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from gemm_fp4 import gemm_mxfp4  # noqa: E402
 from gemm_int4 import gemm_int4, gemm_int4_words  # noqa: E402
 
 from tilec.cache import compile_settings  # noqa: E402
+from tilec.profiler import L2_FLUSHES  # noqa: E402
 
 COPY_TB_S = 4.27  # measured device-to-device copy bandwidth of the H200 (shared/baselines)
 TILEC_TARGET = "cuda:sm_90a"
@@ -337,17 +343,21 @@ def torch_dequantize(torch, fmt: str, args: list):
     return values[codes.int()] * scales.repeat_interleave(32, 1)
 
 
-def _time(kernel, inputs: list, dense, fmt: str) -> tuple[float, float, float]:
+def _time(kernel, inputs: list, dense, fmt: str,
+          l2_flush: str) -> tuple[float, float, float]:
     """Milliseconds of the tilec kernel, of cuBLAS on the fp16 weight `dense` (N x K) and of
-    torch's dequantize-then-matmul from the packed weight arguments."""
+    torch's dequantize-then-matmul from the packed weight arguments, each after `l2_flush`."""
     import torch
 
     from tilec.profiler import do_bench
 
-    tilec_ms = do_bench(lambda: kernel(*inputs), return_mode="median")
-    cublas_ms = do_bench(lambda: torch.matmul(inputs[0], dense.t()), return_mode="median")
-    dequant_ms = do_bench(lambda: torch.matmul(inputs[0], torch_dequantize(
-        torch, fmt, inputs[1:]).t()), return_mode="median")
+    def timed(fn: Callable) -> float:
+        return do_bench(fn, return_mode="median", l2_flush=l2_flush)
+
+    tilec_ms = timed(lambda: kernel(*inputs))
+    cublas_ms = timed(lambda: torch.matmul(inputs[0], dense.t()))
+    dequant_ms = timed(lambda: torch.matmul(inputs[0], torch_dequantize(
+        torch, fmt, inputs[1:]).t()))
     return tilec_ms, cublas_ms, dequant_ms
 
 
@@ -361,13 +371,14 @@ def _check(case: Case, shape: tuple[int, int, int], config: dict) -> float:
     return _relative_error(result, inputs[0].float() @ weight.t())
 
 
-def _record(torch, rows: list[dict], bandwidth: Path | None = None) -> dict:
+def _record(torch, rows: list[dict], bandwidth: Path | None, l2_flush: str,
+            copy: float) -> dict:
     headline = [r for r in rows if r["kernel"].startswith("int4_g128_gemv")
                 and tuple(r["shape"]) == HEADLINE and r["passed"]]
     # the headline takes any fp16 zero; integer zeros (a narrower format) are reported apart
     folded = [r for r in headline if r["kernel"].endswith("_intzeros")]
     headline = [r for r in headline if not r["kernel"].endswith("_intzeros")]
-    summary = {}
+    summary = {"l2_flush": l2_flush, "copy_tb_s": copy}
     if headline:
         best = min(headline, key=lambda r: r["tilec_us"])
         summary = {"int4_gemv_28672x8192_us": best["tilec_us"], "kernel": best["kernel"],
@@ -391,22 +402,28 @@ def _record(torch, rows: list[dict], bandwidth: Path | None = None) -> dict:
     return {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
-        "method": "tilec's do_bench (CUDA events, median after warm-up, L2 flushed) for the "
-                  "tilec kernel object and torch.matmul on the fp16 dequantized weight, same "
-                  "process; outputs checked against a float32 reference with NaN-poisoned "
-                  "outputs first; floor = packed weight bytes / 4.27 TB/s (measured copy)",
+        "method": f"tilec's do_bench (CUDA events, median after warm-up, L2 flush "
+                  f"{l2_flush!r} before each call) for the tilec kernel object and torch.matmul "
+                  "on the fp16 dequantized weight, same process; outputs checked against a "
+                  "float32 reference with NaN-poisoned outputs first; floor = packed weight "
+                  "bytes / 4.27 TB/s (measured copy); copy_tb_s: a 1 GiB copy under the same "
+                  "flush",
         "summary": summary, "rows": rows,
     }
 
 
 def run(out: Path, only: str | None = None, bandwidth: Path | None = None,
-        ablation: bool = False) -> None:
+        ablation: bool = False, l2_flush: str = "write") -> None:
     """Checks and times every row (those whose label `kernel MxNxK config` matches `only`),
     writing the JSON after each (a run cut short keeps its rows); with `ablation`, the rows
-    of each ABLATION variant under its variables, in one process."""
+    of each ABLATION variant under its variables, in one process; `l2_flush` before each
+    timed call."""
     import torch
+    from device_cli import copy_tb_s  # beside this script
 
     torch.manual_seed(0)
+    copy = copy_tb_s(torch, l2_flush)
+    print(f"copy {copy:.2f} TB/s after the {l2_flush!r} flush", flush=True)
     rows: list[dict] = []
     for variant, (names, variant_rows) in _variants(only, ablation):
         with _settings(names):
@@ -414,7 +431,7 @@ def run(out: Path, only: str | None = None, bandwidth: Path | None = None,
                 if variant_rows and not re.search(variant_rows, _label(name, (m, n, k), config)):
                     continue
                 try:
-                    rows.append(_row(torch, name, (m, n, k), config))
+                    rows.append(_row(torch, name, (m, n, k), config, l2_flush))
                 except Exception as error:  # noqa: BLE001 - recorded; the other rows still run
                     rows.append({"kernel": name, "shape": [m, n, k], "config": config,
                                  "passed": False, "error": f"{type(error).__name__}: {error}"})
@@ -422,10 +439,11 @@ def run(out: Path, only: str | None = None, bandwidth: Path | None = None,
                           flush=True)
                 if variant:
                     rows[-1]["variant"] = variant
-                out.write_text(json.dumps(_record(torch, rows, bandwidth), indent=1) + "\n")
+                record = _record(torch, rows, bandwidth, l2_flush, copy)
+                out.write_text(json.dumps(record, indent=1) + "\n")
 
 
-def _row(torch, name: str, shape: tuple[int, int, int], config: dict) -> dict:
+def _row(torch, name: str, shape: tuple[int, int, int], config: dict, l2_flush: str) -> dict:
     """One timed row: checks at CHECKED and at the shape, then tilec and cuBLAS times."""
     m, n, k = shape
     case = CASES[name]
@@ -438,7 +456,7 @@ def _row(torch, name: str, shape: tuple[int, int, int], config: dict) -> dict:
     dequantized = torch_dequantize(torch, case.fmt, inputs[1:]).float()
     dequant_error = _relative_error(dequantized, weight)
     del dequantized
-    tilec_ms, cublas_ms, dequant_ms = _time(kernel, inputs, weight.half(), case.fmt)
+    tilec_ms, cublas_ms, dequant_ms = _time(kernel, inputs, weight.half(), case.fmt, l2_flush)
     del weight
     weight_bytes = case.weight_bytes(n, k)
     moved = weight_bytes + case.extra_bytes(m, n, k)
@@ -477,6 +495,8 @@ def main() -> None:
                                 "the summary")
         run_parser.add_argument("--only", help="a regular expression: the rows whose label "
                                 "(kernel MxNxK config) matches")
+        run_parser.add_argument("--l2-flush", choices=L2_FLUSHES, default="write",
+                                help="the L2 flush before every timed call (module docstring)")
         for part in (build_parser, run_parser):
             part.add_argument("--ablation", action="store_true", help="the ABLATION variants' "
                               "rows, each under its variables (--only then matches the "
@@ -484,7 +504,8 @@ def main() -> None:
 
     build_or_run(__doc__, "quantized.json",
                  lambda args: build(args.cache_dir, args.only, args.ablation),
-                 lambda args: run(args.out, args.only, args.bandwidth_json, args.ablation),
+                 lambda args: run(args.out, args.only, args.bandwidth_json, args.ablation,
+                                  args.l2_flush),
                  options)
 
 

@@ -249,6 +249,23 @@ def test_cuda_path_times_with_events_and_flushes_l2(fake_cuda) -> None:
     assert fake_cuda[1].dtype == torch.int8
 
 
+def test_l2_flush_reads_writes_or_leaves_l2(fake_cuda, monkeypatch) -> None:
+    """"read" sums the flush buffer (clean lines, no write-back inside the timed call),
+    "write" zeroes it, "none" allocates and runs nothing; an unknown kind is an error."""
+    sums = []
+    real_sum = torch.sum
+    monkeypatch.setattr(torch, "sum", lambda *args, **kwargs: sums.append(args[0])
+                        or real_sum(*args, **kwargs))
+    do_bench(sleep, _n_warmup=1, _n_repeat=3, cache_size=1, l2_flush="read")
+    buffer = fake_cuda[0]
+    assert len(sums) == 5 + 3 and all(tensor is buffer for tensor in sums)
+    fake_cuda.clear()
+    do_bench(sleep, _n_warmup=1, _n_repeat=3, cache_size=1, l2_flush="none")
+    assert fake_cuda == [] and len(sums) == 8
+    with pytest.raises(TilecError, match="unknown do_bench l2_flush 'dirty'"):
+        do_bench(sleep, l2_flush="dirty")
+
+
 def test_the_estimate_counts_the_flush_as_tilelang_does(fake_cuda) -> None:
     """warmup and rep are milliseconds of calls with their L2 flushes: a kernel shorter than
     the flush runs rep / (flush + call) times, not rep / call (TileLang's counts; the examples'

@@ -3,8 +3,15 @@
 `do_bench(fn, warmup=25, rep=100)` calls `fn()` for about `warmup` milliseconds, then about
 `rep` milliseconds more, timing each call (the counts come from a first estimate of one call
 with its L2 flush, as TileLang's do_bench counts them; `_n_warmup` / `_n_repeat` fix them
-instead). On a GPU the L2 cache is flushed before each timed
-call and the backends are:
+instead). On a GPU the L2 cache is flushed before each timed call, as `l2_flush` says:
+
+- "write" (TileLang's and Triton's): a 256 MiB buffer zeroed, which leaves L2 full of dirty
+  lines whose write-back to DRAM then falls inside the timed call (about 12 µs on an H200's
+  50 MB L2 at its copy bandwidth: the floor of a call that reads more than L2 holds);
+- "read": the buffer summed, which leaves clean lines a call evicts for nothing;
+- "none": L2 as the previous call left it.
+
+The backends are:
 
 - "event": a pair of CUDA events around each call;
 - "cudagraph": the calls captured in one CUDA graph, replayed ten times, each replay's time
@@ -39,6 +46,8 @@ from tilec.utils.tensor import TensorSupplyType, random_tensor, torch_assert_clo
 
 Backend = Literal["event", "cupti", "cudagraph"]
 ReturnMode = Literal["min", "max", "mean", "median", "all"]
+L2Flush = Literal["write", "read", "none"]
+L2_FLUSHES = ("write", "read", "none")
 BACKENDS = ("event", "cupti", "cudagraph")
 RETURN_MODES = ("min", "max", "mean", "median", "all")
 ESTIMATE_CALLS = 5
@@ -51,10 +60,14 @@ def do_bench(fn: Callable[[], Any], warmup: float = 25, rep: float = 100, _n_war
              _n_repeat: int = 0, quantiles: Sequence[float] | None = None,
              fast_flush: bool = True, backend: Backend = "event",
              return_mode: ReturnMode = "mean", device: Any = None, cache_size: int = 256,
-             early_stop_baseline: float | None = None) -> float | list[float]:
+             early_stop_baseline: float | None = None,
+             l2_flush: L2Flush = "write") -> float | list[float]:
     """Milliseconds per call of `fn()` (see the module docstring). `cache_size` is the L2
-    flush buffer in MiB (int32 writes with fast_flush, else bytes); with
+    flush buffer in MiB (int32 elements with fast_flush, else bytes); with
     `early_stop_baseline`, a first estimate above it is returned without the full run."""
+    if l2_flush not in L2_FLUSHES:
+        raise TilecError(f"unknown do_bench l2_flush {l2_flush!r}; known: "
+                         f"{', '.join(L2_FLUSHES)}")
     if backend not in BACKENDS:
         raise TilecError(f"unknown do_bench backend {backend!r}; known: {', '.join(BACKENDS)}")
     if return_mode not in RETURN_MODES:
@@ -67,7 +80,7 @@ def do_bench(fn: Callable[[], Any], warmup: float = 25, rep: float = 100, _n_war
                              "device; on the CPU use backend='event' (perf_counter)")
         times = _bench_host(fn, *counts)
     else:
-        times = _bench_cuda(fn, counts, backend, device, cache_size, fast_flush)
+        times = _bench_cuda(fn, counts, backend, device, cache_size, fast_flush, l2_flush)
     return summarize(times, quantiles, return_mode)
 
 
@@ -140,21 +153,19 @@ def _cuda_device(device: Any) -> Any:
 
 
 def _bench_cuda(fn: Callable[[], Any], counts: tuple, backend: Backend, device: Any,
-                cache_size: int, fast_flush: bool) -> list[float]:
+                cache_size: int, fast_flush: bool, l2_flush: L2Flush) -> list[float]:
     import torch
 
     warmup, rep, n_warmup, n_repeat, early_stop_baseline = counts
     with _cuda_device(device):
         fn()
         torch.cuda.synchronize()
-        element = torch.int32 if fast_flush else torch.int8
-        flush = torch.empty(cache_size * 1024 * 1024 // element.itemsize, dtype=element,
-                            device="cuda")
+        flush = _l2_flush(l2_flush, cache_size, fast_flush)
         start, end = _event(), _event()
         calls = [(_event(), _event()) for _ in range(ESTIMATE_CALLS)]
         start.record()
         for first, last in calls:  # each call with its flush, as the timed calls have
-            flush.zero_()
+            flush()
             first.record()
             fn()
             last.record()
@@ -180,18 +191,34 @@ def _bench_cuda(fn: Callable[[], Any], counts: tuple, backend: Backend, device: 
         return _bench_events(fn, flush, repeat)
 
 
+def _l2_flush(kind: L2Flush, cache_size: int, fast_flush: bool) -> Callable[[], Any]:
+    """What runs before each timed call (the module docstring's `l2_flush`)."""
+    import torch
+
+    if kind == "none":
+        return lambda: None
+    element = torch.int32 if fast_flush else torch.int8
+    buffer = torch.empty(cache_size * 1024 * 1024 // element.itemsize, dtype=element,
+                         device="cuda")
+    if kind == "write":
+        return buffer.zero_
+    total = torch.empty((), dtype=torch.int64, device="cuda")
+    return partial(torch.sum, buffer, 0, out=total)
+
+
 def _event() -> Any:
     import torch
 
     return torch.cuda.Event(enable_timing=True)
 
 
-def _bench_events(fn: Callable[[], Any], flush: Any, repeat: int) -> list[float]:
+def _bench_events(fn: Callable[[], Any], flush: Callable[[], Any],
+                  repeat: int) -> list[float]:
     import torch
 
     pairs = [(_event(), _event()) for _ in range(repeat)]
     for first, last in pairs:
-        flush.zero_()
+        flush()
         first.record()
         fn()
         last.record()
@@ -199,7 +226,8 @@ def _bench_events(fn: Callable[[], Any], flush: Any, repeat: int) -> list[float]
     return [first.elapsed_time(last) for first, last in pairs]
 
 
-def _bench_cudagraph(fn: Callable[[], Any], flush: Any, repeat: int) -> list[float] | None:
+def _bench_cudagraph(fn: Callable[[], Any], flush: Callable[[], Any],
+                     repeat: int) -> list[float] | None:
     """Per-call times from graph replays; None (after a warning) where `fn` cannot be captured
     (it synchronizes, or copies from pageable host memory)."""
     import torch
@@ -219,7 +247,7 @@ def _bench_cudagraph(fn: Callable[[], Any], flush: Any, repeat: int) -> list[flo
         torch.cuda.synchronize()
         pairs = [(_event(), _event()) for _ in range(GRAPH_REPLAYS)]
         for first, last in pairs:
-            flush.zero_()
+            flush()
             first.record()
             graph.replay()
             last.record()
@@ -238,7 +266,8 @@ def cupti_available() -> bool:
     return torch.profiler.ProfilerActivity.CUDA in activities
 
 
-def _bench_cupti(fn: Callable[[], Any], flush: Any, repeat: int) -> list[float] | None:
+def _bench_cupti(fn: Callable[[], Any], flush: Callable[[], Any],
+                 repeat: int) -> list[float] | None:
     """The mean GPU time of one call from the profiler's kernel records; None (after a
     warning) where the profiler records no GPU activity."""
     import torch
@@ -248,7 +277,7 @@ def _bench_cupti(fn: Callable[[], Any], flush: Any, repeat: int) -> list[float] 
         with torch.profiler.profile(activities=activities) as profile:
             for _ in range(repeat):
                 with torch.profiler.record_function(FLUSH_RANGE):
-                    flush.zero_()
+                    flush()
                 fn()
             torch.cuda.synchronize()
         total_us = flushed_us = 0.0
@@ -326,8 +355,8 @@ class Profiler:
                  input_tensors: Sequence[Any] | None = None, backend: Backend = "event",
                  quantiles: Sequence[float] | None = None, return_mode: ReturnMode = "mean",
                  dynamic_symbolic_constraints: dict[str, int] | None = None,
-                 device: Any = None, early_stop_baseline: float | None = None
-                 ) -> float | list[float]:
+                 device: Any = None, early_stop_baseline: float | None = None,
+                 l2_flush: L2Flush = "write") -> float | list[float]:
         """Milliseconds of `func(*inputs)` (the kernel when None), as tilec.profiler.do_bench
         times it; inputs are `input_tensors` or fresh ones (`dynamic_symbolic_constraints`
         sizing dynamic dimensions)."""
@@ -339,7 +368,7 @@ class Profiler:
         return do_bench(partial(func or self.kernel, *args), warmup=warmup, rep=rep,
                         _n_warmup=n_warmup, _n_repeat=n_repeat, quantiles=quantiles,
                         backend=backend, return_mode=return_mode, device=chosen,
-                        early_stop_baseline=early_stop_baseline)
+                        early_stop_baseline=early_stop_baseline, l2_flush=l2_flush)
 
     # ----- checking ----------------------------------------------------------------------
     def run_poisoned(self, *inputs: Any) -> Any:
