@@ -5,7 +5,8 @@ At ResNet-50's 3x3 convolutions, batch 64, fp16 with float32 accumulation: tilec
 cudnn.benchmark), in one process. Each tilec config is checked first against a float32
 conv2d (TF32 off) on a NaN-poisoned output, at a ragged small shape (pixels that fill no
 tile) and at the timed shape. Times are medians of CUDA-event timings after warm-up with L2
-flushed (tilec.profiler.do_bench); TFLOP/s count 2 * N * OH * OW * F * C * KH * KW.
+flushed (tilec.profiler.do_bench; `run --l2-flush read` flushes with reads, write by default);
+TFLOP/s count 2 * N * OH * OW * F * C * KH * KW.
 
   python benchmarks/convolution.py build CACHE_DIR                    (compiler machine)
   TILEC_CACHE_DIR=CACHE_DIR python benchmarks/convolution.py run --out conv2d.json     (GPU)
@@ -26,6 +27,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples" / "convolution"))
 
 import conv2d  # noqa: E402
+
+from tilec.profiler import L2_FLUSHES  # noqa: E402
 
 TARGET = "cuda:sm_90a"
 # (name, N, H, W, C, F, kernel, stride, pad): ResNet-50's 3x3 stages at batch 64
@@ -111,7 +114,7 @@ def _checked(torch, kernel_fn, data, weight, stride: int, pad: int, config: dict
     return ((result.float() - expected).norm() / expected.norm()).item()
 
 
-def _row(torch, shape: tuple, config: dict, variant: str) -> dict:
+def _row(torch, shape: tuple, config: dict, variant: str, l2_flush: str) -> dict:
     from tilec.profiler import do_bench
 
     name, n, h, w, c, f, kernel, stride, pad = shape
@@ -120,12 +123,12 @@ def _row(torch, shape: tuple, config: dict, variant: str) -> dict:
     data, weight = _tensors(torch, n, h, w, c, f, kernel, "cuda")
     error = _checked(torch, conv2d.conv2d_nhwc, data, weight, stride, pad, config)
     compiled = conv2d.conv2d_nhwc.compile(data, weight, stride=stride, pad=pad, **config)
-    tilec_ms = do_bench(lambda: compiled(data, weight), return_mode="median")
+    tilec_ms = do_bench(lambda: compiled(data, weight), return_mode="median", l2_flush=l2_flush)
     nchw = data.permute(0, 3, 1, 2)  # channels_last views of the same memory
     filters = weight.permute(3, 2, 0, 1)
     cudnn_ms = do_bench(lambda: torch.nn.functional.conv2d(nchw, filters, stride=stride,
                                                           padding=pad),
-                        return_mode="median")
+                        return_mode="median", l2_flush=l2_flush)
     oh = conv2d.out_size(h, kernel, stride, pad, 1)
     ow = conv2d.out_size(w, kernel, stride, pad, 1)
     flops = 2 * n * oh * ow * f * c * kernel * kernel
@@ -144,7 +147,7 @@ def _row(torch, shape: tuple, config: dict, variant: str) -> dict:
     return row
 
 
-def run(out: Path, only: str | None = None) -> None:
+def run(out: Path, only: str | None = None, l2_flush: str = "write") -> None:
     import torch
 
     torch.manual_seed(0)
@@ -159,7 +162,7 @@ def run(out: Path, only: str | None = None) -> None:
                 continue
             try:
                 with _variant(variant):
-                    rows.append(_row(torch, shape, config, variant))
+                    rows.append(_row(torch, shape, config, variant, l2_flush))
             except Exception as error:  # noqa: BLE001 - recorded; the other rows still run
                 rows.append({"shape": shape[0], "config": config, "variant": variant,
                              "passed": False, "error": f"{type(error).__name__}: {error}"})
@@ -176,10 +179,11 @@ def run(out: Path, only: str | None = None) -> None:
                     timespec="seconds"),
                 "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
                 "cudnn": torch.backends.cudnn.version(),
-                "method": "tilec's do_bench (CUDA events, median after warm-up, L2 flushed), "
-                          "tilec kernel object and torch conv2d on channels_last views "
-                          "(cudnn.benchmark) in one process; outputs checked against float32 "
-                          "conv2d (TF32 off) on NaN-poisoned outputs first",
+                "method": f"tilec's do_bench (CUDA events, median after warm-up, L2 flush "
+                          f"{l2_flush!r} before each call), tilec kernel object and torch "
+                          "conv2d on channels_last views (cudnn.benchmark) in one process; "
+                          "outputs checked against float32 conv2d (TF32 off) on NaN-poisoned "
+                          "outputs first",
                 "summary": summary, "rows": rows}, indent=1) + "\n")
 
 
@@ -191,9 +195,11 @@ def main() -> None:
         for parser in (build_parser, run_parser):
             parser.add_argument("--only", help="a regular expression over 'shape config "
                                                "(variant)'")
+        run_parser.add_argument("--l2-flush", choices=L2_FLUSHES, default="write",
+                                help="the L2 flush before every timed call (tilec.profiler)")
 
     build_or_run(__doc__, "conv2d.json", lambda args: build(args.cache_dir, args.only),
-                 lambda args: run(args.out, args.only), options)
+                 lambda args: run(args.out, args.only, args.l2_flush), options)
 
 
 if __name__ == "__main__":
