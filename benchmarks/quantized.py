@@ -21,12 +21,13 @@ TILEC_PREFETCH_LOOP_LOADS on the int4 rows, TILEC_PREFETCH_L2 on int4 and int2,
 TILEC_LOOP_LOAD_RING on the half2 rows, TILEC_STREAMED_LOAD_HINTS on the half2 and element
 rows) beside the
 default, each row tagged with its variant, the summary's `ablation_us` the headline shape's
-times per variant; `--only` then picks variants by name; `run --l2-flush write|read|none`:
-the L2 flush before every timed call, of every contender alike (tilec.profiler.do_bench's
+times per variant; `--only` then picks variants by name; `run --l2-flush write|read|none
+[...]`: the L2 flush before every timed call, of every contender alike (tilec.profiler.do_bench's
 `l2_flush`): "write" (the default, TileLang's and Triton's) leaves L2 full of dirty lines
 whose write-back falls inside the next call, about 12 µs on the H200, "read" leaves clean
-ones; the run also times a 1 GiB device copy under the same flush, the summary's
-`copy_tb_s`.)
+ones. With several, each row is compiled and checked once and timed after each (its `flushes`;
+its top-level times are the first's), and the run times a 1 GiB device copy after each, the
+summary's `copy_tb_s`; the summary's `flush_us` holds the headline shape's times per flush.)
 """
 
 from __future__ import annotations
@@ -376,14 +377,15 @@ def _check(case: Case, shape: tuple[int, int, int], config: dict) -> float:
     return _relative_error(result, inputs[0].float() @ weight.t())
 
 
-def _record(torch, rows: list[dict], bandwidth: Path | None, l2_flush: str,
-            copy: float) -> dict:
+def _record(torch, rows: list[dict], bandwidth: Path | None,
+            copies: dict[str, float]) -> dict:
     headline = [r for r in rows if r["kernel"].startswith("int4_g128_gemv")
                 and tuple(r["shape"]) == HEADLINE and r["passed"]]
     # the headline takes any fp16 zero; integer zeros (a narrower format) are reported apart
     folded = [r for r in headline if r["kernel"].endswith("_intzeros")]
     headline = [r for r in headline if not r["kernel"].endswith("_intzeros")]
-    summary = {"l2_flush": l2_flush, "copy_tb_s": copy}
+    l2_flush = next(iter(copies))
+    summary = {"l2_flush": l2_flush, "copy_tb_s": copies}
     if headline:
         best = min(headline, key=lambda r: r["tilec_us"])
         summary = {"int4_gemv_28672x8192_us": best["tilec_us"], "kernel": best["kernel"],
@@ -396,6 +398,11 @@ def _record(torch, rows: list[dict], bandwidth: Path | None, l2_flush: str,
     for r in rows:
         if "variant" in r and r["passed"] and tuple(r["shape"]) == HEADLINE:
             variants.setdefault(r["variant"], {})[f"{r['kernel']} {r['config']}"] = r["tilec_us"]
+    if len(copies) > 1:
+        headline_rows = [r for r in rows if r["passed"] and tuple(r["shape"]) == HEADLINE]
+        summary["flush_us"] = {flush: {f"{r['kernel']} {r['config']} {r.get('variant', '')}"
+                                       .strip(): r["flushes"][flush] for r in headline_rows}
+                               for flush in copies}
     if variants:
         summary["ablation_us"] = variants
         if headline:
@@ -411,24 +418,24 @@ def _record(torch, rows: list[dict], bandwidth: Path | None, l2_flush: str,
                   f"{l2_flush!r} before each call) for the tilec kernel object and torch.matmul "
                   "on the fp16 dequantized weight, same process; outputs checked against a "
                   "float32 reference with NaN-poisoned outputs first; floor = packed weight "
-                  "bytes / 4.27 TB/s (measured copy); copy_tb_s: a 1 GiB copy under the same "
-                  "flush",
+                  "bytes / 4.27 TB/s (measured copy); copy_tb_s: a 1 GiB copy under each "
+                  f"flush ({', '.join(copies)}; rows' `flushes`: the times after each)",
         "summary": summary, "rows": rows,
     }
 
 
 def run(out: Path, only: str | None = None, bandwidth: Path | None = None,
-        ablation: bool = False, l2_flush: str = "write") -> None:
+        ablation: bool = False, l2_flushes: tuple[str, ...] = ("write",)) -> None:
     """Checks and times every row (those whose label `kernel MxNxK config` matches `only`),
     writing the JSON after each (a run cut short keeps its rows); with `ablation`, the rows
-    of each ABLATION variant under its variables, in one process; `l2_flush` before each
-    timed call."""
+    of each ABLATION variant under its variables, in one process; each row timed after each
+    of `l2_flushes`."""
     import torch
     from device_cli import copy_tb_s  # beside this script
 
     torch.manual_seed(0)
-    copy = copy_tb_s(torch, l2_flush)
-    print(f"copy {copy:.2f} TB/s after the {l2_flush!r} flush", flush=True)
+    copies = {flush: copy_tb_s(torch, flush) for flush in l2_flushes}
+    print(f"copy TB/s after each flush: {copies}", flush=True)
     rows: list[dict] = []
     for variant, (names, variant_rows) in _variants(only, ablation):
         with _settings(names):
@@ -436,7 +443,7 @@ def run(out: Path, only: str | None = None, bandwidth: Path | None = None,
                 if variant_rows and not re.search(variant_rows, _label(name, (m, n, k), config)):
                     continue
                 try:
-                    rows.append(_row(torch, name, (m, n, k), config, l2_flush))
+                    rows.append(_row(torch, name, (m, n, k), config, l2_flushes))
                 except Exception as error:  # noqa: BLE001 - recorded; the other rows still run
                     rows.append({"kernel": name, "shape": [m, n, k], "config": config,
                                  "passed": False, "error": f"{type(error).__name__}: {error}"})
@@ -444,11 +451,12 @@ def run(out: Path, only: str | None = None, bandwidth: Path | None = None,
                           flush=True)
                 if variant:
                     rows[-1]["variant"] = variant
-                record = _record(torch, rows, bandwidth, l2_flush, copy)
+                record = _record(torch, rows, bandwidth, copies)
                 out.write_text(json.dumps(record, indent=1) + "\n")
 
 
-def _row(torch, name: str, shape: tuple[int, int, int], config: dict, l2_flush: str) -> dict:
+def _row(torch, name: str, shape: tuple[int, int, int], config: dict,
+         l2_flushes: tuple[str, ...]) -> dict:
     """One timed row: checks at CHECKED and at the shape, then tilec and cuBLAS times."""
     m, n, k = shape
     case = CASES[name]
@@ -461,7 +469,9 @@ def _row(torch, name: str, shape: tuple[int, int, int], config: dict, l2_flush: 
     dequantized = torch_dequantize(torch, case.fmt, inputs[1:]).float()
     dequant_error = _relative_error(dequantized, weight)
     del dequantized
-    tilec_ms, cublas_ms, dequant_ms = _time(kernel, inputs, weight.half(), case.fmt, l2_flush)
+    flushes = {flush: _time(kernel, inputs, weight.half(), case.fmt, flush)
+               for flush in l2_flushes}
+    tilec_ms, cublas_ms, dequant_ms = next(iter(flushes.values()))
     del weight
     weight_bytes = case.weight_bytes(n, k)
     moved = weight_bytes + case.extra_bytes(m, n, k)
@@ -477,6 +487,9 @@ def _row(torch, name: str, shape: tuple[int, int, int], config: dict, l2_flush: 
         "tilec_gb_s": moved / (tilec_ms * 1e-3) / 1e9,
         "weight_floor_us": floor_us,
         "fraction_of_weight_floor": floor_us / (tilec_ms * 1e3),
+        "flushes": {flush: {"tilec_us": times[0] * 1e3, "cublas_fp16_us": times[1] * 1e3,
+                            "torch_dequant_matmul_us": times[2] * 1e3}
+                    for flush, times in flushes.items()},
     }
     print(f"{name:20} {m}x{n}x{k} {config} err {max(errors):.1e} tilec "
           f"{row['tilec_us']:7.1f} us ({row['tilec_gb_s']:6.0f} GB/s, "
@@ -485,6 +498,9 @@ def _row(torch, name: str, shape: tuple[int, int, int], config: dict, l2_flush: 
           f"dequant+matmul {row['torch_dequant_matmul_us']:7.1f} us "
           f"x{row['speedup_vs_torch_dequant_matmul']:.2f}",
           flush=True)
+    for flush, times in list(row["flushes"].items())[1:]:
+        print(f"    after the {flush!r} flush: tilec {times['tilec_us']:7.1f} us cuBLAS fp16 "
+              f"{times['cublas_fp16_us']:7.1f} us", flush=True)
     return row
 
 
@@ -500,8 +516,9 @@ def main() -> None:
                                 "the summary")
         run_parser.add_argument("--only", help="a regular expression: the rows whose label "
                                 "(kernel MxNxK config) matches")
-        run_parser.add_argument("--l2-flush", choices=L2_FLUSHES, default="write",
-                                help="the L2 flush before every timed call (module docstring)")
+        run_parser.add_argument("--l2-flush", choices=L2_FLUSHES, nargs="+", default=["write"],
+                                help="the L2 flush before every timed call; several: each row "
+                                "timed after each (module docstring)")
         for part in (build_parser, run_parser):
             part.add_argument("--ablation", action="store_true", help="the ABLATION variants' "
                               "rows, each under its variables (--only then matches the "
@@ -510,7 +527,7 @@ def main() -> None:
     build_or_run(__doc__, "quantized.json",
                  lambda args: build(args.cache_dir, args.only, args.ablation),
                  lambda args: run(args.out, args.only, args.bandwidth_json, args.ablation,
-                                  args.l2_flush),
+                                  tuple(args.l2_flush)),
                  options)
 
 
