@@ -3,7 +3,8 @@
 of the packed weights of 4 bytes or more becomes an ld.global with L1::no_allocate and the
 function's L2 evict-first policy; the activations (every block's), scales and zeros (2 bytes)
 are left as they were, and nothing else changes. Its PTX assembles with ptxas in no more
-registers; with TILEC_STREAM_MAX_REGISTERS=N it is capped at N. The rewrite:
+registers; with TILEC_STREAM_MAX_REGISTERS=N it is capped at N, with =auto at the registers
+of a step's loads plus 40 (int4 80, int2 96). The rewrite:
 lit_tests/passes/hint-streamed-loads.mlir; GPU numerics:
 tests/gpu/test_hint_streamed_loads_gpu.py; speed: the device job (not yet run)."""
 
@@ -25,22 +26,23 @@ from tilec.dialect import new_context
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples" / "quantized"))
 
-from gemv import gemv_uint_half2, meta_weights  # noqa: E402
+from gemv import compile_options, gemv_uint_half2, meta_weights  # noqa: E402
 
 N, K = 256, 4 * 1024  # four steps of 4 rows x 4 words a lane
 CODEGEN = ("TILEC_UNSWITCH_INVARIANT_CONDITIONS", "TILEC_FUSE_LOP3", "TILEC_PACK_HALF_PAIRS")
 HINTED = "ld.global.L1::no_allocate.L2::cache_hint"
 
 
-def _kernel(monkeypatch: pytest.MonkeyPatch, hints: bool, cap: int = 0):
+def _kernel(monkeypatch: pytest.MonkeyPatch, hints: bool, cap: int | str = 0, fmt: str = "uint4",
+            **options):
     for name in CODEGEN:
         monkeypatch.setenv(name, "1")
     monkeypatch.setenv("TILEC_STREAMED_LOAD_HINTS", "1" if hints else "0")
     monkeypatch.setenv("TILEC_STREAM_MAX_REGISTERS", str(cap))
+    weights = meta_weights(fmt, N, K)
     return gemv_uint_half2.compile(
-        torch.empty(1, K, dtype=torch.float16, device="meta"),
-        torch.empty(N, K // 8, dtype=torch.uint32, device="meta"),
-        *meta_weights("uint4", N, K)[1:], target="cuda:sm_90a")
+        torch.empty(1, K, dtype=torch.float16, device="meta"), weights[0].view(torch.uint32),
+        *weights[1:], target="cuda:sm_90a", **compile_options(fmt), **options)
 
 
 def _loads_by_tensor(module: ir.Module) -> Counter:
@@ -103,3 +105,17 @@ def test_register_cap_of_streaming_functions(monkeypatch: pytest.MonkeyPatch) ->
     capped = _kernel(monkeypatch, True, 80).get_kernel_source()
     assert ".maxnreg 80" in capped and _registers(capped) <= 80
     assert ".maxnreg" not in _kernel(monkeypatch, False, 80).get_kernel_source()
+
+
+@pytest.mark.skipif(subprocess.run(["which", "ptxas"], capture_output=True).returncode != 0,
+                    reason="ptxas is not on this machine")
+@pytest.mark.parametrize(("fmt", "options", "cap"), [("uint4", {}, 80),
+                                                     ("uint2", {"integer_zeros": True}, 96)])
+def test_auto_cap_from_the_step_loads(monkeypatch: pytest.MonkeyPatch, fmt: str, options: dict,
+                                      cap: int) -> None:
+    """TILEC_STREAM_MAX_REGISTERS=auto: the registers of a step's loads (int4: 16 of weights,
+    16 of activations, 4 zeros, 4 scales; int2: 32 of activations) plus 40, the least cap at
+    which ptxas issued all of the step's weight loads at its start (SASS, the pass's
+    docstring); ptxas fits it without spills."""
+    ptx = _kernel(monkeypatch, True, "auto", fmt, **options).get_kernel_source()
+    assert f".maxnreg {cap}" in ptx and _registers(ptx) <= cap

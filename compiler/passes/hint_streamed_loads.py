@@ -31,6 +31,13 @@ of the previous piece are free; the int4 GEMV's step (4 rows of weights, activat
 scales) made three memory round trips in series (loads at SASS instructions 1-9, 150-161 and
 201-204 of 343, 56 registers); at 80 registers every load of the step issues within its first
 32 instructions, one round trip a step, for fewer resident warps (6 blocks an SM against 9).
+`tile.stream_max_registers` 0 (TILEC_STREAM_MAX_REGISTERS=auto) sizes the cap from the loop
+instead: the 32-bit registers one iteration's far loads fill (`_loop_loads.plan_loop_loads`'
+loads of the loops that hold hinted loads; a 2-byte scale takes a register of its own) plus
+STEP_REGISTERS, to a multiple of 8. In the sm_90a SASS of the GEMVs' aligned step loops that
+is the least cap at which every weight, activation and zero load issues at the step's start:
+int4 (40 registers of loads) 80, int2 with integer zeros (56) 96, where 72 and 80 left two
+rows' weights and zeros a round trip behind (ptxas 13).
 
 Unmeasured on a GPU: opt-in (TILEC_STREAMED_LOAD_HINTS=1 on CUDA, sm_80 and later).
 """
@@ -51,10 +58,15 @@ from tilec.compiler.passes._loop_loads import (
     element_address,
     known_grid,
     loaded_bytes,
+    plan_loop_loads,
     read_by_few_blocks,
+    value_bytes,
 )
 
 MAX_REGISTERS_ATTR = "tile.stream_max_registers"  # on the module: the cap of streaming functions
+AUTO_CAP = 0  # that attribute's value for a cap sized from the hinted loops' loads
+STEP_REGISTERS = 40  # an iteration's registers beside its loads' (accumulators, addresses, decode)
+MOST_REGISTERS = 255  # a thread's registers on every CUDA target
 POLICY_ASM = "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;"
 LOAD_PREFIX = "ld.global.L1::no_allocate.L2::cache_hint"
 WORD_BYTES = (4, 8, 16)  # the loads taken: one, two or four 32-bit registers
@@ -216,8 +228,25 @@ def _streamed(load: ir.Operation, function: ir.Operation, grid: list[int],
     return all(_apart(loop, other) for other in others) and _read_only(function, root)
 
 
-def hint_function(function: ir.Operation) -> int:
-    """Hints the function's streamed loads; returns how many."""
+def _load_registers(loop: ir.Operation) -> int:
+    """The 32-bit registers one iteration's far loads fill (each value at least one)."""
+    plan = plan_loop_loads(loop)
+    if plan is None:
+        return 0
+    return sum(-(-value_bytes(result.type) // 4) for root in plan.roots
+               for result in root.results)
+
+
+def auto_cap(loads: list[ir.Operation]) -> int:
+    """The register cap of a function whose hinted loads are `loads` (the module docstring)."""
+    loops = {_stream_loop(load, _sources(list(load.operands[1:])).arguments) for load in loads}
+    registers = max(_load_registers(loop) for loop in loops)
+    return min(MOST_REGISTERS, -(-(registers + STEP_REGISTERS) // 8) * 8)
+
+
+def hint_function(function: ir.Operation, cap: int | None = None) -> int:
+    """Hints the function's streamed loads and, with `cap`, caps its registers (AUTO_CAP: at
+    auto_cap's); returns how many loads it hinted."""
     if "known_block_size" not in function.attributes:
         return 0
     grid = known_grid(function)
@@ -227,6 +256,8 @@ def hint_function(function: ir.Operation) -> int:
     taken = [op for op in walk(function) if _streamed(op, function, grid, block)]
     if not taken:
         return 0
+    if cap is not None:
+        cap_registers(function, auto_cap(taken) if cap == AUTO_CAP else cap)
     entry = function.regions[0].blocks[0]
     with ir.InsertionPoint.at_block_begin(entry), function.location:
         policy = llvm.InlineAsmOp(ir.IntegerType.get_signless(64), [], POLICY_ASM, "=l").result
@@ -252,6 +283,5 @@ class HintStreamedLoads(TilePass):
         cap = (ir.IntegerAttr(attributes[MAX_REGISTERS_ATTR]).value
                if MAX_REGISTERS_ATTR in attributes else None)
         for function in [op for op in walk(module.operation) if op.name == "gpu.func"]:
-            if hint_function(function) and cap is not None:
-                cap_registers(function, cap)
+            hint_function(function, cap)
 

@@ -107,6 +107,9 @@ from tilec.compiler.passes._scheduling import (
 from tilec.compiler.passes._tma_ring import MAPS_ATTR, TILES_ATTR
 from tilec.compiler.passes._user_sync import COOPERATIVE_ATTR
 from tilec.compiler.passes.hint_streamed_loads import (
+    AUTO_CAP as STREAM_AUTO_CAP,
+)
+from tilec.compiler.passes.hint_streamed_loads import (
     MAX_REGISTERS_ATTR as STREAM_MAX_REGISTERS_ATTR,
 )
 from tilec.compiler.passes.infer_fragment_layout import SHARED_STORE_RUNS_ATTR
@@ -153,7 +156,8 @@ GPU_OPT_INS = (("TILEC_UNSWITCH_INVARIANT_CONDITIONS", "unswitch-invariant-condi
 PREFETCH_VARIABLE = "TILEC_PREFETCH_LOOP_LOADS"  # 1, or the register cap the pass sets
 PREFETCH_L2_VARIABLE = "TILEC_PREFETCH_L2"  # the distance in iterations, or auto
 RING_VARIABLE = "TILEC_LOOP_LOAD_RING"  # 1, or the ring's slots
-# the register cap of functions hint-streamed-loads hints (with TILEC_STREAMED_LOAD_HINTS=1)
+# the register cap of functions hint-streamed-loads hints (with TILEC_STREAMED_LOAD_HINTS=1), or
+# auto: sized from their loops' loads
 STREAM_REGISTERS_VARIABLE = "TILEC_STREAM_MAX_REGISTERS"
 LATE_GPU_OPT_INS = ((RING_VARIABLE, "ring-loop-loads"),
                     (PREFETCH_VARIABLE, "prefetch-loop-loads"),
@@ -437,9 +441,12 @@ def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
                                        (STREAM_REGISTERS_VARIABLE, STREAM_MAX_REGISTERS_ATTR, 1),
                                        (PREFETCH_L2_VARIABLE, DISTANCE_ATTR, 1)):
         value = os.environ.get(variable, "")
-        if value.isdigit() and int(value) >= least:
-            module.operation.attributes[attribute] = ir.IntegerAttr.get(
-                ir.IntegerType.get_signless(32), int(value))
+        if variable == STREAM_REGISTERS_VARIABLE and value == "auto":
+            value = str(STREAM_AUTO_CAP)  # the cap sized from the hinted loops' loads
+        elif not (value.isdigit() and int(value) >= least):
+            continue
+        module.operation.attributes[attribute] = ir.IntegerAttr.get(
+            ir.IntegerType.get_signless(32), int(value))
     counted = (PREFETCH_VARIABLE, PREFETCH_L2_VARIABLE, RING_VARIABLE)  # a number, 0 is off
     target = target_of(options)
 

@@ -268,3 +268,63 @@ module attributes {gpu.container_module, tile.stream_max_registers = 80 : i32} {
     }
   }
 }
+
+// -----
+
+// The module's cap 0 (TILEC_STREAM_MAX_REGISTERS=auto): the registers one iteration's far loads
+// fill, the weights' bounds-checked 16 bytes (4), the activations' 16 bytes (4) and the 2-byte
+// scale (1), plus 40 for the rest of the step, to a multiple of 8: 56.
+// CHECK-LABEL: gpu.func @auto_cap
+// CHECK-SAME: nvvm.maxnreg = 56 : i32
+module attributes {gpu.container_module, tile.stream_max_registers = 0 : i32} {
+  gpu.module @kernels {
+    gpu.func @auto_cap(%w: memref<256x512xi32, 1>, %a: memref<1x8192xf16, 1>, %s: memref<256x64xf16, 1>, %out: memref<256xf32, 1>) kernel attributes {known_block_size = array<i32: 32, 4, 1>, known_grid_size = array<i32: 64, 1, 1>} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c4 = arith.constant 4 : index
+      %c8 = arith.constant 8 : index
+      %c32 = arith.constant 32 : index
+      %c128 = arith.constant 128 : index
+      %c508 = arith.constant 508 : index
+      %c1024 = arith.constant 1024 : index
+      %zero = arith.constant 0.0 : f32
+      %zeros = arith.constant dense<0> : vector<4xi32>
+      %bx = gpu.block_id x
+      %lane = gpu.thread_id x
+      %warp = gpu.thread_id y
+      %rows = arith.muli %bx, %c4 : index
+      %row = arith.addi %rows, %warp : index
+      %lane_words = arith.muli %lane, %c4 : index
+      %lane_k = arith.muli %lane, %c32 : index
+      %sum = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %zero) -> (f32) {
+        %step_words = arith.muli %i, %c128 : index
+        %wk = arith.addi %step_words, %lane_words : index
+        %fits = arith.cmpi ule, %wk, %c508 : index
+        %words = scf.if %fits -> (vector<4xi32>) {
+          %v = vector.load %w[%row, %wk] {alignment = 16 : i64} : memref<256x512xi32, 1>, vector<4xi32>
+          scf.yield %v : vector<4xi32>
+        } else {
+          %e = memref.load %w[%row, %wk] : memref<256x512xi32, 1>
+          %v = vector.insert %e, %zeros [0] : i32 into vector<4xi32>
+          scf.yield %v : vector<4xi32>
+        }
+        %step_k = arith.muli %i, %c1024 : index
+        %ak = arith.addi %step_k, %lane_k : index
+        %acts = vector.load %a[%c0, %ak] {alignment = 16 : i64} : memref<1x8192xf16, 1>, vector<8xf16>
+        %g = arith.muli %i, %c8 : index
+        %scale = memref.load %s[%row, %g] : memref<256x64xf16, 1>
+        %w0 = vector.extract %words[0] : i32 from vector<4xi32>
+        %a0 = vector.extract %acts[0] : f16 from vector<8xf16>
+        %wf = arith.sitofp %w0 : i32 to f32
+        %af = arith.extf %a0 : f16 to f32
+        %sf = arith.extf %scale : f16 to f32
+        %p = arith.mulf %wf, %af : f32
+        %q = arith.mulf %p, %sf : f32
+        %next = arith.addf %acc, %q : f32
+        scf.yield %next : f32
+      }
+      memref.store %sum, %out[%row] : memref<256xf32, 1>
+      gpu.return
+    }
+  }
+}

@@ -142,13 +142,14 @@ _NUMERIC_SETTINGS = {"TILEC_PREFETCH_LOOP_LOADS": "a register count",
                      "TILEC_LOOP_LOAD_RING": "a count of ring slots",
                      "TILEC_STREAM_MAX_REGISTERS": "a register count"}
 # the words a setting takes besides
-_WORD_SETTINGS = {"TILEC_PREFETCH_L2": ("auto",)}
+_WORD_SETTINGS = {"TILEC_PREFETCH_L2": ("auto",), "TILEC_STREAM_MAX_REGISTERS": ("auto",)}
 
 
 def check_compile_settings() -> None:
     """A setting of COMPILE_SETTINGS holds 1 or 0 (TILEC_PREFETCH_LOOP_LOADS: a register count,
     TILEC_REGISTER_A_STEP_GROUPS: a group count, TILEC_PREFETCH_L2: a distance or auto,
-    TILEC_EPILOGUE_PREFETCH: a distance, TILEC_EPILOGUE_PRELOAD: iterations): any
+    TILEC_EPILOGUE_PREFETCH: a distance, TILEC_EPILOGUE_PRELOAD: iterations,
+    TILEC_STREAM_MAX_REGISTERS: a register count or auto): any
     other value (`TILEC_FUSE_LOP3=yes`) read as off without a word, so it is an error."""
     for name, value in compile_settings().items():
         words = _WORD_SETTINGS.get(name, ())
