@@ -250,11 +250,15 @@ ABLATION = {
     # (hint-streamed-loads), beside the same code without them
     "all, stream rows": (CODEGEN, STREAM_ROWS),
     "stream": ((*CODEGEN, STREAM), STREAM_ROWS),
-    # the hinted half2 GEMVs (the ring's four rows) at a register cap: ptxas, at its own ~56
-    # registers, issues a step's zeros and scales after the weights are decoded (a second and
-    # third round trip); with room for them, at the step's start
+    # the hinted half2 GEMVs (the ring's four rows) at a register cap: ptxas, at its own 56
+    # (int4) or 80 (int2) registers, issues two rows' weights and zeros of a step a round trip
+    # after the others; auto (int4 80, int2 96) gives it room to issue them all at the step's
+    # start, 72 a cap between (7 blocks an SM); beside the same rows without the hints and
+    # without any opt-in (tilec's default)
+    "plain, ring rows": ((), RING_ROWS),
+    "stream, ring rows": ((*CODEGEN, STREAM), RING_ROWS),
     **{f"stream {cap}": ((*CODEGEN, STREAM, f"{STREAM_REGISTERS}={cap}"), RING_ROWS)
-       for cap in (72, 80, 96)},
+       for cap in ("auto", 72)},
 }
 # every (kernel, config) is checked first at these shapes: ragged N, K past the last step
 CHECKED = [(1, 256, 1536), (3, 514, 2048)]
