@@ -8,6 +8,7 @@ the loop's cp.async pipeline (speed: benchmarks/convolution.py on the GPU).
 from __future__ import annotations
 
 import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -18,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples" / "co
 
 import conv2d  # noqa: E402
 
+from tilec.compiler.tensorcore.ptx import ptxas_check  # noqa: E402
 from tilec.errors import TilecError  # noqa: E402
 
 SMALL = {"block_M": 64, "block_N": 64, "block_K": 32, "num_stages": 2, "threads": 128}
@@ -81,6 +83,33 @@ def test_conv2d_gather_joins_the_cp_async_pipeline(
     assert sum(fill.startswith("%r") for _, fill in copies) >= 3 * 4
     assert all(fill.startswith("%r") or fill == "16" for _, fill in copies)
     assert ptx.count("bar.sync") == barriers
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on this machine")
+@pytest.mark.parametrize("shape, config", [
+    ((64, 28, 28, 128, 128), {}),
+    ((64, 56, 56, 64, 64), {"block_N": 64, "threads": 128}),
+])
+def test_conv2d_wgmmas_are_not_serialized(shape: tuple, config: dict,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """ptxas issues the cp.async pipeline's wgmmas back to back: the epilogue's alignment
+    check is tested after the loop's drain (lower-tile-to-gpu), where LLVM had tested it ahead
+    of wgmma.wait_group 0 and ptxas serialized every wgmma (C7514), at ResNet-50's conv3_x
+    and conv2_x configs of benchmarks/convolution.py."""
+    monkeypatch.delenv("TILEC_ASYNC_GATHERS", raising=False)
+    monkeypatch.delenv("TILEC_DRAINED_CHECKS", raising=False)
+    n, h, w, c, f = shape
+    data = torch.empty(n, h, w, c, dtype=torch.float16, device="meta")
+    weight = torch.empty(3, 3, c, f, dtype=torch.float16, device="meta")
+    ptx = conv2d.conv2d_nhwc.compile(data, weight, target="cuda:sm_90a",
+                                     **config).get_kernel_source()
+    report = ptxas_check(ptx, "sm_90a")
+    assert report.ok and report.spill_bytes == 0
+    assert "C7514" not in report.log and "are serialized" not in report.log
+    monkeypatch.setenv("TILEC_DRAINED_CHECKS", "0")  # as before: serialized
+    before = conv2d.conv2d_nhwc.compile(data, weight, target="cuda:sm_90a",
+                                        **config).get_kernel_source()
+    assert "C7514" in ptxas_check(before, "sm_90a").log
 
 
 def test_conv2d_rejects_channels_past_its_blocks() -> None:

@@ -493,6 +493,7 @@ class PipelinedLoop:
                 nvvm.wgmma_wait_group_sync_aligned(0)
             nvvm.cp_async_wait_group(0)
             gpu.BarrierOp()
+        self.lowering.after_wgmma_drain |= self.feeds_wgmma
         for copy in self.plan.copies:
             copy.erase()
         for buffer, view in views.items():  # the uses in this version of the loop

@@ -73,6 +73,11 @@ MMA_SYNC_FALLBACK_ATTR = "tile.mma_sync_fallback"
 # TILEC_DEFER_PIPELINE_GEMM_WAITS=1: a cp.async pipeline loop's wgmma gemms leave their groups in
 # flight until a statement touches their registers (defer-pipeline-gemm-waits)
 DEFER_PIPELINE_GEMM_WAITS_ATTR = "tile.defer_pipeline_gemm_waits"
+# on by default (TILEC_DRAINED_CHECKS=0 off): past a cp.async pipeline loop feeding wgmma, a
+# copy's alignment check is tested after the loop's drain (lower-tile-to-gpu's
+# drained_pointer_aligned), where LLVM tested it ahead of the last wgmma wait and ptxas
+# serialized every wgmma of conv2d's implicit GEMM (C7514)
+DRAINED_CHECKS_ATTR = "tile.drained_checks"
 PIPELINE_ATTR = "tile.pipeline"  # on tile.pipelined, written by pipeline-async-copies
 TMA_PIPELINE = "tma-mbarrier"  # its `mechanism` when TMA loads feed wgmma through mbarriers
 

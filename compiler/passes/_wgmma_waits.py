@@ -43,6 +43,24 @@ from tilec.compiler.passes._ir_walk import scope, touches, walk
 DEFERRED_WAIT_ATTR = "tile.deferred_wait"
 
 
+def opaque_condition(condition: ir.Value) -> ir.Value:
+    """`condition` (an i1) tested at the insertion point: through an empty asm with side
+    effects, which LLVM neither sees through nor moves across the wgmma waits around it."""
+    i32 = ir.IntegerType.get_signless(32)
+    word = arith.extui(i32, condition)
+    opaque = llvm.InlineAsmOp(i32, [word], "", "=r,0", has_side_effects=True).result
+    return arith.cmpi(arith.CmpIPredicate.ne, opaque, arith.constant(i32, 0))
+
+
+def opaque_index(value: ir.Value) -> ir.Value:
+    """`value` (an index) as computed at the insertion point: through an empty asm with side
+    effects, so what is computed from it stays after the wgmma waits before it."""
+    i64 = ir.IntegerType.get_signless(64)
+    word = arith.index_cast(i64, value)
+    opaque = llvm.InlineAsmOp(i64, [word], "", "=l,0", has_side_effects=True).result
+    return arith.index_cast(ir.IndexType.get(), opaque)
+
+
 def _registers(gemm: ir.Operation) -> list[ir.Value]:
     """The buffers a gemm's group in flight reads or writes as registers: its accumulator and
     a fragment A."""
@@ -110,12 +128,8 @@ class PendingGroups:
         through, so jump threading does not merge it into a branch on the same condition
         before it (the rotated softmax's two parts: merged, P V's wait would head the whole
         softmax again)."""
-        if not self.groups:
-            return
-        i32 = ir.IntegerType.get_signless(32)
-        word = arith.extui(i32, branch.operands[0])
-        opaque = llvm.InlineAsmOp(i32, [word], "", "=r,0", has_side_effects=True).result
-        branch.operands[0] = arith.cmpi(arith.CmpIPredicate.ne, opaque, arith.constant(i32, 0))
+        if self.groups:
+            branch.operands[0] = opaque_condition(branch.operands[0])
 
     def drain(self) -> None:
         """At the insertion point: wait for every pending group."""

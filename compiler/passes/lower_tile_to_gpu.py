@@ -95,6 +95,7 @@ from tilec.compiler.passes._scalar import (
     zero,
 )
 from tilec.compiler.passes._scheduling import (
+    DRAINED_CHECKS_ATTR,
     VECTOR_LOADS_ATTR,
     read_decision,
     target_description,
@@ -139,7 +140,7 @@ from tilec.compiler.passes._wgmma import (
     operands_fenced,
     read_in_place,
 )
-from tilec.compiler.passes._wgmma_waits import PendingGroups
+from tilec.compiler.passes._wgmma_waits import PendingGroups, opaque_index
 from tilec.compiler.passes.lower_sub_byte_types import multiple_of
 from tilec.compiler.passes.plan_shared_memory import (
     ARENA_ATTR,
@@ -311,7 +312,7 @@ class KernelLowering:
     def __init__(self, func: ir.Operation, kernel: ir.Operation, gpu_block: ir.Block,
                  warp_size: int, max_shared_bytes: int, vector_loads: bool = False,
                  logical_addressing: bool = False, range_warp: int = 0,
-                 l2_prefetch: bool = False):
+                 l2_prefetch: bool = False, drained_checks: bool = False):
         self.func = func
         self.kernel = kernel
         self.gpu_block = gpu_block
@@ -332,6 +333,10 @@ class KernelLowering:
         # global buffers whose base and row length a check around the copy being emitted
         # found 16-byte aligned (split_on_alignment)
         self.known_aligned: set[ir.Value] = set()
+        # past a loop whose wgmma groups were drained (a cp.async pipeline's), with
+        # drained_checks: an alignment check is tested where it stands (alignment_check)
+        self.drained_checks = drained_checks
+        self.after_wgmma_drain = False
         self.shared_bytes = 0
         self.canonical: ir.Value | None = None
         # (block, buffer, indices) -> the value a store there left, in a T.Parallel with
@@ -2038,12 +2043,32 @@ class KernelLowering:
                 continue
             if not any(buffer == known for known in checked):
                 checked.append(buffer)
-                conditions.append(self.pointer_aligned[buffer])
-            rank = memref_type(buffer).rank
-            if rank > 1:
-                extent = memref.dim(buffer, index(rank - 1))
+                conditions.append(self.drained_pointer_aligned(buffer) if self.drained
+                                  else self.pointer_aligned[buffer])
+            shape = memref_type(buffer).shape
+            if len(shape) > 1:
+                extent = memref.dim(buffer, index(len(shape) - 1))
+                if self.drained and ir.ShapedType.is_dynamic_size(shape[-1]):
+                    extent = opaque_index(extent)
                 conditions.append(cmp("eq", arith.remui(extent, index(vec)), index(0)))
         return checked, all_of(conditions)
+
+    @property
+    def drained(self) -> bool:
+        """Whether alignment checks are made past a wgmma drain (drained_pointer_aligned)."""
+        return self.drained_checks and self.after_wgmma_drain
+
+    @staticmethod
+    def drained_pointer_aligned(buffer: ir.Value) -> ir.Value:
+        """pointer_aligned's test of `buffer`, made here from its address through an empty asm.
+        Past a loop's wgmma drain, LLVM sinks the test of a check made of values from before
+        the loop (the epilogue's store) into the loop's exit block, ahead of
+        wgmma.wait_group 0; its predicate, live across the accumulators' reads, is then saved
+        into a register (P2R) and ptxas 13 serializes every wgmma of the kernel (C7514: "non
+        wgmma instructions reading accumulator registers"; conv2d's implicit GEMM on its
+        cp.async pipeline)."""
+        address = opaque_index(memref.ExtractAlignedPointerAsIndexOp(buffer).result)
+        return cmp("eq", arith.remui(address, index(16)), index(0))
 
     @staticmethod
     def alignment(buffer: ir.Value, corner: ir.Value, vec: int) -> int | None:
@@ -2170,7 +2195,8 @@ class LowerTileToGpu(TilePass):
                            target.max_shared_bytes,
                            VECTOR_LOADS_ATTR in module.operation.attributes,
                            target.logical_addressing, range_warp(target),
-                           target.has_l2_prefetch).build()
+                           target.has_l2_prefetch,
+                           DRAINED_CHECKS_ATTR in module.operation.attributes).build()
         for op in list(module.body.operations):  # T.call_extern's callees go with the kernels
             op = as_operation(op)
             if op.name == "llvm.func" and EXTERN_ATTR in op.attributes:

@@ -88,6 +88,7 @@ from tilec.compiler.passes._scheduling import (
     ARCH_ATTR,
     DEFER_PIPELINE_GEMM_WAITS_ATTR,
     DISABLE_TMA_ATTR,
+    DRAINED_CHECKS_ATTR,
     MMA_SYNC_FALLBACK_ATTR,
     OVERLAP_RING_GEMMS_ATTR,
     PER_OP_GEMMS_ATTR,
@@ -368,8 +369,9 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
     for variable, name in (("TILEC_PIPELINE_TABLE_LOADS", TABLE_LOADS_ATTR),  # MLA decode 3.7x
                            ("TILEC_REGISTER_A_STEPS", REGISTER_A_STEPS_ATTR),  # 0.957 -> 0.987
                            ("TILEC_ASYNC_GATHERS", ASYNC_GATHERS_ATTR),  # conv2d 1.2-1.4x
+                           ("TILEC_DRAINED_CHECKS", DRAINED_CHECKS_ATTR),  # no C7514 (conv2d)
                            ("TILEC_SHARED_STORE_RUNS", SHARED_STORE_RUNS_ATTR)):  # int4 GEMM 3.6x
-        if os.environ.get(variable) != "0":  # defaults since measured; "0" turns them off
+        if os.environ.get(variable) != "0":  # defaults (measured, or a fix); "0" turns them off
             module.operation.attributes[name] = ir.UnitAttr.get()
     if target_of(options).has_l2_prefetch:  # else its prefetches would be dropped
         epilogue_prefetch_opt_in(module, preload_default=1)  # scale + residual 0.895 -> 0.950

@@ -7,7 +7,11 @@
 // add no fence and barrier of their own in the body.
 
 // Two gemms issued back to back; the T.Parallel on the first's accumulator waits with the
-// second in flight (wait_group 1), the end of the body for both (wait_group 0).
+// second in flight (wait_group 1), the end of the body for both (wait_group 0). Past the loop,
+// the epilogue store's alignment check tests C's address through an empty asm, so LLVM cannot
+// test it ahead of the drain's waits (a predicate live across the accumulators' reads: ptxas
+// serialized every wgmma, C7514); the module's tile.drained_checks (the CUDA target's default,
+// TILEC_DRAINED_CHECKS=0 off) asks for it.
 // CHECK-LABEL: gpu.func @two_deferred
 // CHECK: scf.for
 // CHECK: nvvm.cp.async.wait.group
@@ -27,7 +31,14 @@
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-NEXT: }
 // CHECK-NEXT: nvvm.cp.async.wait.group 0
-module attributes {tile.arch = "sm_90a"} {
+// CHECK-NEXT: gpu.barrier
+// CHECK: %[[BASE:.*]] = memref.extract_aligned_pointer_as_index %{{.*}} : memref<512x512xf32, 1>
+// CHECK-NEXT: %[[WORD:.*]] = arith.index_cast %[[BASE]] : index to i64
+// CHECK-NEXT: %[[OPAQUE:.*]] = llvm.inline_asm has_side_effects "", "=l,0" %[[WORD]] : (i64) -> i64
+// CHECK-NEXT: %[[ADDRESS:.*]] = arith.index_cast %[[OPAQUE]] : i64 to index
+// CHECK: arith.remui %[[ADDRESS]]
+// CHECK: scf.if
+module attributes {tile.arch = "sm_90a", tile.drained_checks} {
   func.func @two_deferred(%A: memref<512x64xf16>, %B: memref<512x512xf16>, %C: memref<512x512xf32>) attributes {tile.entry} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
