@@ -35,9 +35,9 @@ scales) made three memory round trips in series (loads at SASS instructions 1-9,
 instead: the 32-bit registers one iteration's far loads fill (`_loop_loads.plan_loop_loads`'
 loads of the loops that hold hinted loads; a 2-byte scale takes a register of its own) plus
 STEP_REGISTERS, to a multiple of 8. In the sm_90a SASS of the GEMVs' aligned step loops that
-is the least cap at which every weight, activation and zero load issues at the step's start:
-int4 (40 registers of loads) 80, int2 with integer zeros (56) 96, where 72 and 80 left two
-rows' weights and zeros a round trip behind (ptxas 13).
+is the least cap at which every weight, activation and zero load issues at the step's start
+(ptxas 13): int4 (40 registers of loads) 80, where 72 left its scales a round trip behind;
+int2 with integer zeros (56) 96, where its own 80 left two rows' weights and zeros behind.
 
 Unmeasured on a GPU: opt-in (TILEC_STREAMED_LOAD_HINTS=1 on CUDA, sm_80 and later).
 """
