@@ -221,8 +221,10 @@ def _threads_name(groups: Threads) -> str:
 Access = tuple[ir.Operation, ir.Value, list[int | None], bool]
 
 
-def fragment_accesses(parallel: ir.Operation) -> list[Access]:
-    """(load/store, fragment, loop dimension of each index or None, is_store) in the body."""
+def fragment_accesses(parallel: ir.Operation, scopes: tuple[str, ...] = ("fragment",)
+                      ) -> list[Access]:
+    """(load/store, buffer, loop dimension of each index or None, is_store) in the body, of
+    the buffers in `scopes` (fragments unless told)."""
     body = parallel.regions[0].blocks[0]
     found = []
     for op in walk(parallel):
@@ -232,7 +234,7 @@ def fragment_accesses(parallel: ir.Operation) -> list[Access]:
             buffer, indices, store = op.operands[1], list(op.operands)[2:], True
         else:
             continue
-        if scope(buffer) == "fragment":
+        if scope(buffer) in scopes:
             found.append((op, buffer, [block_arg_index(i, body) for i in indices], store))
     return found
 
@@ -299,13 +301,15 @@ def loop_extents(parallel: ir.Operation) -> tuple[int, ...]:
 
 
 def overwrites(parallel: ir.Operation, fragment: ir.Value) -> bool:
-    """Whether a T.Parallel stores every element of `fragment` and reads none: its one access
-    of it is a store at the loop's own variables, directly in its body (under no branch),
-    over the fragment's whole shape. Converted for such a loop, the fragment needs no
-    conversion in, only the one back out (a cast copy into a fragment laid out otherwise:
-    P from split scores, which otherwise went through shared memory twice)."""
-    accesses = [(op, dims, store) for op, known, dims, store in fragment_accesses(parallel)
-                if known == fragment]
+    """Whether a T.Parallel stores every element of `fragment` (or of a shared tile) and reads
+    none: its one access of it is a store at the loop's own variables, directly in its body
+    (under no branch), over the fragment's whole shape. Converted for such a loop, the
+    fragment needs no conversion in, only the one back out (a cast copy into a fragment laid
+    out otherwise: P from split scores, which otherwise went through shared memory twice);
+    plan-shared-memory lets a shared tile so filled in a loop take bytes other tiles use
+    elsewhere in the loop's body."""
+    accesses = [(op, dims, store) for op, known, dims, store
+                in fragment_accesses(parallel, (scope(fragment),)) if known == fragment]
     if len(accesses) != 1:
         return False
     op, dims, store = accesses[0]

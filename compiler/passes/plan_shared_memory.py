@@ -14,22 +14,33 @@ bytes; all on 128-byte boundaries at least.
 
 Lifetimes are counted in the kernel's top-level statements: a buffer lives from the first
 statement that touches it (or a view of it) to the last one, a loop or T.Pipelined being one
-statement. Buffers a TMA copy fills or a warp-specialized (T.ws) block touches live through
-the whole kernel (their writes land asynchronously, or their threads run apart), and so do
-the tiles a TMA ring fills (plan-tma-pipelines: its producer warpgroup runs apart from the
-statements' order, a persistent one already into the next tile); the kernel's other buffers
-are only touched by its own warpgroups in statement order and are reused as anywhere. A buffer
-nothing touches (TileLang's examples allocate a bias tile whether or not the kernel adds a bias)
-takes no bytes: it lives with no other buffer and counts nothing towards the arena; neither
-does a gemm's operand tile read in place from a larger one (plan-wgmma-gemms'
-`tile.read_in_place` copy), whose gemms count as the larger tile's users, nor does an
-epilogue's source tile loaded into a TMA ring's slots (stage-epilogue-source's
-`tile.ring_source`). Buffers are
-placed largest first, each at the lowest aligned offset where it overlaps no placed buffer
-alive at the same time (TileLang's MergeSharedMemoryAllocations does the same). Where a buffer
-takes bytes another one used earlier, a gpu.barrier goes before its first statement unless one
-stands between them at the top level: no thread writes there while another still reads the
-old contents.
+statement. Where the buffers do not fit a block's shared memory so, they are planned again with
+lifetimes inside loops (kept as the exception: bytes shared within a loop's body cost barriers
+in every iteration). A buffer touched in one top-level loop only, which every iteration writes
+whole before anything reads it (a T.copy or T.clear of the whole tile, a T.Parallel storing each
+element at its own point; under no branch, at most inside loops of a constant, nonzero trip
+count), carries nothing from one iteration to the next: it lives in the loop's body statements
+from its first touch to its last, and buffers alike whose spans there do not meet share bytes
+(TileLang's sparse MLA backward: its dKV staging copies, at the body's end, take the bytes of
+the KV, P and dP tiles the gemms before them are done with). The loop must run its statements in
+turn: no cp.async pipeline or TMA ring (their copies land iterations ahead), no gemm whose wgmma
+group stays in flight past its statement (`tile.deferred_wait`), no T.ws block. Buffers a TMA
+copy fills or a warp-specialized (T.ws) block touches live through the whole kernel (their
+writes land asynchronously, or their threads run apart), and so do the tiles a TMA ring fills
+(plan-tma-pipelines: its producer warpgroup runs apart from the statements' order, a persistent
+one already into the next tile); the kernel's other buffers are only touched by its own
+warpgroups in statement order and are reused as anywhere. A buffer nothing touches (TileLang's
+examples allocate a bias tile whether or not the kernel adds a bias) takes no bytes: it lives
+with no other buffer and counts nothing towards the arena; neither does a gemm's operand tile
+read in place from a larger one (plan-wgmma-gemms' `tile.read_in_place` copy), whose gemms count
+as the larger tile's users, nor does an epilogue's source tile loaded into a TMA ring's slots
+(stage-epilogue-source's `tile.ring_source`). Buffers are placed largest first, each at the
+lowest aligned offset where it overlaps no placed buffer alive at the same time (TileLang's
+MergeSharedMemoryAllocations does the same). Where a buffer takes bytes another one used
+earlier, a gpu.barrier goes before its first statement unless one stands between them at the top
+level: no thread writes there while another still reads the old contents. Two buffers sharing
+bytes in a loop's body get one between them there, and one across the back edge (from the later
+one's last statement to the earlier one's first in the next iteration), where none stands.
 
 Rejected (CompileError at the kernel): an arena larger than a block's shared memory on the
 target (the `arch` option, else the module's `tile.arch`), and shared buffers of run-time
@@ -46,9 +57,11 @@ from mlir.dialects import gpu
 
 from tilec.compiler.passes import TilePass, register
 from tilec.compiler.passes._async_pipeline import SLOT_ALIGN, plan_pipeline
+from tilec.compiler.passes._integer_storage import VIEWS, root_of
 from tilec.compiler.passes._ir_walk import (
     ancestors,
     as_operation,
+    constant_index,
     copy_parts,
     kernels,
     op_error,
@@ -69,11 +82,14 @@ from tilec.compiler.passes._wgmma import (
     operand_layout_of,
     slice_source,
 )
+from tilec.compiler.passes._wgmma_waits import DEFERRED_WAIT_ATTR
+from tilec.compiler.passes.infer_fragment_layout import overwrites
 
 OFFSET_ATTR = "tile.shared_offset"
 ARENA_ATTR = "tile.shared_arena"
 SHARED_ALIGN = 128
 WHOLE_KERNEL_OPS = ("tile.tma_copy", "tile.warpgroups")
+LOOPS = ("tile.for", "tile.pipelined")
 
 
 def round_up(value: int, align: int) -> int:
@@ -133,11 +149,77 @@ def footprint(alloc: ir.Operation, rings: list[tuple[ir.Value, int]]) -> Footpri
     return Footprint(size, 0, SHARED_ALIGN)
 
 
-def top_level(op: ir.Operation, kernel: ir.Operation) -> ir.Operation:
-    """The statement of the kernel's body holding `op`."""
-    while as_operation(op.parent) != kernel:
+def top_level(op: ir.Operation, holder: ir.Operation) -> ir.Operation:
+    """The statement of the body of `holder` (the kernel, a loop) holding `op`."""
+    while as_operation(op.parent) != holder:
         op = as_operation(op.parent)
     return op
+
+
+def body_statements(loop: ir.Operation) -> list[ir.Operation]:
+    return [as_operation(op) for op in loop.regions[0].blocks[0].operations]
+
+
+def runs_in_turn(loop: ir.Operation) -> bool:
+    """Whether `loop` runs its body's statements one after the other, each done when the next
+    starts (see the module docstring)."""
+    inside = walk(loop)
+    return loop.name in LOOPS and plan_pipeline(loop) is None and TmaRing.of(loop) is None \
+        and not any(DEFERRED_WAIT_ATTR in op.attributes or op.name in WHOLE_KERNEL_OPS
+                    for op in inside)
+
+
+def runs_at_least_once(loop: ir.Operation) -> bool:
+    """A tile.for of constant bounds and a nonzero trip count."""
+    if loop.name != "tile.for":
+        return False
+    lower, upper, step = (constant_index(value) for value in list(loop.operands)[:3])
+    return None not in (lower, upper, step) and upper > lower and step > 0
+
+
+def whole_write(access: ir.Operation, buffer: ir.Value, touched: list[ir.Operation]
+                ) -> ir.Operation | None:
+    """The statement writing every element of `buffer` and reading none, if `access` (an op
+    touching it) is or stands in one: a tile.fill or tile.copy of the whole buffer, or the
+    T.Parallel `access` stores in (infer-fragment-layout's `overwrites`) touching the buffer
+    nowhere else."""
+    if access.name == "tile.fill":
+        return access if access.operands[0] == buffer else None
+    if access.name == "tile.copy":
+        source, _, _, destination, offsets, shape = copy_parts(access)
+        whole = destination == buffer and root_of(source) != buffer and \
+            IN_PLACE_ATTR not in access.attributes and \
+            all(constant_index(offset) == 0 for offset in offsets) and \
+            shape == list(ir.MemRefType(buffer.type).shape)
+        return access if whole else None
+    parallel = as_operation(access.parent)
+    if access.name != "memref.store" or parallel.name != "tile.parallel" or \
+            not overwrites(parallel, buffer):
+        return None
+    inside = [op for op in touched if parallel in ancestors(op)]
+    return parallel if inside == [access] else None
+
+
+def iteration_span(buffer: ir.Value, touched: list[ir.Operation], loop: ir.Operation
+                   ) -> tuple[int, int] | None:
+    """The body statements of `loop` (the one top-level statement touching `buffer`) from the
+    first touching it to the last, where every iteration writes the whole buffer before
+    anything reads it (see the module docstring); None where it may carry a value across."""
+    if not runs_in_turn(loop):
+        return None
+    order = {op: n for n, op in enumerate(walk(loop))}
+    accesses = sorted((op for op in touched if op.name not in VIEWS), key=order.__getitem__)
+    writer = whole_write(accesses[0], buffer, touched) if accesses else None
+    if writer is None:
+        return None
+    for parent in ancestors(writer):
+        if parent == loop:
+            break
+        if not runs_at_least_once(parent):
+            return None
+    at = {op: n for n, op in enumerate(body_statements(loop))}
+    spots = [at[top_level(op, loop)] for op in touched]
+    return min(spots), max(spots)
 
 
 def users(value: ir.Value) -> list[ir.Operation]:
@@ -158,13 +240,18 @@ class Buffer:
     first: int
     last: int
     offset: int = -1
+    inner: tuple[int, int] | None = None  # its span in the body of the loop at `first`
 
     @property
     def used(self) -> bool:
         return self.first <= self.last
 
     def lives_with(self, other: Buffer) -> bool:
-        return self.first <= other.last and other.first <= self.last
+        if not (self.first <= other.last and other.first <= self.last):
+            return False
+        if self.inner is None or other.inner is None:
+            return True
+        return self.inner[0] <= other.inner[1] and other.inner[0] <= self.inner[1]
 
     def shares_bytes(self, other: Buffer) -> bool:
         return self.offset < other.offset + other.footprint.bytes and \
@@ -172,7 +259,7 @@ class Buffer:
 
 
 def lifetimes(kernel: ir.Operation, statements: list[ir.Operation],
-              rings: list[tuple[ir.Value, int]]) -> list[Buffer]:
+              rings: list[tuple[ir.Value, int]], in_loops: bool = False) -> list[Buffer]:
     position = {op: n for n, op in enumerate(statements)}
     read_in_place_by: dict[ir.Value, list[ir.Value]] = {}  # a tile -> its slices read in place
     for copy in walk(kernel):
@@ -191,13 +278,16 @@ def lifetimes(kernel: ir.Operation, statements: list[ir.Operation],
         whole = any(op.name in WHOLE_KERNEL_OPS or any(
             parent.name in WHOLE_KERNEL_OPS for parent in ancestors(op)) for op in touched)
         whole = whole or any(LOAD_ATTR in op.attributes for op in touched)
+        inner = None
         if not touched:  # lives nowhere: with no other buffer
             first, last = len(statements), -1
         elif whole:
             first, last = 0, len(statements)
         else:
             first, last = min(spots), max(spots)
-        found.append(Buffer(alloc, footprint(alloc, rings), first, last))
+            if in_loops and first == last and statements[first].name in LOOPS:
+                inner = iteration_span(alloc.results[0], touched, statements[first])
+        found.append(Buffer(alloc, footprint(alloc, rings), first, last, inner=inner))
     return found
 
 
@@ -220,16 +310,28 @@ def place(buffers: list[Buffer]) -> int:
 
 def separate_reuses(buffers: list[Buffer], statements: list[ir.Operation]) -> None:
     """A barrier before the first statement of a buffer taking bytes an earlier one used,
-    unless one stands at the top level between the two."""
-    needed: set[int] = set()
+    unless one stands at the top level between the two; in a loop's body, between two
+    buffers sharing bytes there and across its back edge."""
+    needed: list[ir.Operation] = []
+
+    def separate(between: list[ir.Operation], before: ir.Operation) -> None:
+        if before not in needed and not any(op.name == "gpu.barrier" for op in between):
+            needed.append(before)
+
     used = [buffer for buffer in buffers if buffer.used]
     for later in used:
         for earlier in used:
-            if earlier.last < later.first and earlier.shares_bytes(later) and not any(
-                    op.name == "gpu.barrier" for op in statements[earlier.last + 1:later.first]):
-                needed.add(later.first)
-    for first in sorted(needed):
-        statement = statements[first]
+            if not earlier.shares_bytes(later):
+                continue
+            if earlier.last < later.first:
+                separate(statements[earlier.last + 1:later.first], statements[later.first])
+            elif earlier.inner is not None and later.inner is not None and \
+                    earlier.inner[1] < later.inner[0]:
+                body = body_statements(statements[later.first])
+                separate(body[earlier.inner[1] + 1:later.inner[0]], body[later.inner[0]])
+                separate(body[later.inner[1] + 1:] + body[:earlier.inner[0]],
+                         body[earlier.inner[0]])
+    for statement in needed:
         with statement.location, ir.InsertionPoint(statement):
             gpu.BarrierOp()
 
@@ -241,13 +343,19 @@ def arena_bytes(kernel: ir.Operation) -> int:
     return place(lifetimes(kernel, statements, pipeline_stages(kernel)))
 
 
-def plan_kernel(kernel: ir.Operation) -> int:
+def plan_kernel(kernel: ir.Operation, limit: int | None = None) -> int:
     """Offsets for the kernel's shared buffers, barriers where bytes are reused; the arena's
-    size (recorded on the kernel)."""
+    size (recorded on the kernel). Lifetimes inside loops only where the arena would pass
+    `limit` (if any) without them."""
     body = kernel.regions[0].blocks[0]
     statements = [as_operation(op) for op in body.operations]
-    buffers = lifetimes(kernel, statements, pipeline_stages(kernel))
+    rings = pipeline_stages(kernel)
+    buffers = lifetimes(kernel, statements, rings)
     size = place(buffers)
+    if limit is not None and size > limit:
+        finer = lifetimes(kernel, statements, rings, in_loops=True)
+        if (finer_size := place(finer)) < size:
+            buffers, size = finer, finer_size
     separate_reuses(buffers, statements)
     i64 = ir.IntegerType.get_signless(64)
     for buffer in buffers:
@@ -271,7 +379,7 @@ class PlanSharedMemory(TilePass):
         limit = target_description(module, self.arch, self.name).max_shared_bytes
         for kernel in kernels(module):
             with kernel.context:
-                size = plan_kernel(kernel)
+                size = plan_kernel(kernel, limit)
             if size > limit:
                 raise op_error(kernel, f"the kernel needs {size} bytes of shared memory (its "
                                        f"buffers planned with reuse); a block on "

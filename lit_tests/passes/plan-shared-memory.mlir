@@ -143,3 +143,163 @@ func.func @unused_buffer(%A: memref<256xf32>, %B: memref<128xf32>, %n: index) at
   }
   return
 }
+
+// -----
+
+// In a loop, %a (a whole T.copy) and %b (a T.Parallel storing each element at its own point)
+// are written whole before each iteration reads them, and their spans in the body do not meet,
+// but the kernel fits a block's shared memory with the loop counted as one statement: each
+// buffer keeps its own bytes, and the loop gets no barrier.
+// CHECK-LABEL: func.func @fits_without_reuse_in_loops
+// CHECK: tile.shared_arena = {align = 128 : i64, bytes = 32768 : i64}
+// CHECK: tile.for
+// CHECK-NOT: gpu.barrier
+// CHECK: return
+func.func @fits_without_reuse_in_loops(%A: memref<32x64xf32>, %n: index) attributes {tile.entry} {
+  tile.kernel grid(%n) threads [128] {
+  ^bb0(%bx: index):
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %q = tile.alloc : memref<32x64xf32, "shared">
+    %a = tile.alloc : memref<32x64xf32, "shared">
+    %b = tile.alloc : memref<32x64xf32, "shared">
+    %c = tile.alloc : memref<32x64xf32, "shared">
+    %f = tile.alloc : memref<32x64xf32, "fragment">
+    tile.copy %A[%c0, %c0] [32, 64] to %q[%c0, %c0] [32, 64] : memref<32x64xf32> to memref<32x64xf32, "shared">
+    tile.for %c0 to %c4 step %c1 {
+    ^bb0(%k: index):
+      tile.copy %A[%c0, %c0] [32, 64] to %a[%c0, %c0] [32, 64] : memref<32x64xf32> to memref<32x64xf32, "shared">
+      tile.copy %a[%c0, %c0] [32, 64] to %f[%c0, %c0] [32, 64] : memref<32x64xf32, "shared"> to memref<32x64xf32, "fragment">
+      tile.parallel [32, 64] {
+      ^bb0(%i: index, %j: index):
+        %v = memref.load %q[%i, %j] : memref<32x64xf32, "shared">
+        memref.store %v, %b[%i, %j] : memref<32x64xf32, "shared">
+      }
+      tile.copy %b[%c0, %c0] [32, 64] to %f[%c0, %c0] [32, 64] : memref<32x64xf32, "shared"> to memref<32x64xf32, "fragment">
+      tile.copy %c[%c0, %c0] [32, 64] to %f[%c0, %c0] [32, 64] : memref<32x64xf32, "shared"> to memref<32x64xf32, "fragment">
+      tile.copy %A[%c0, %c0] [32, 64] to %c[%c0, %c0] [32, 64] : memref<32x64xf32> to memref<32x64xf32, "shared">
+    }
+  }
+  return
+}
+
+// -----
+
+// The same kernel with tiles of 64 KiB on sm_80 (163 KiB a block): 192 KiB with the loop as
+// one statement, so the buffers are planned again with lifetimes inside the loop. %a and %b
+// share bytes, %b after a barrier, %a after one at the body's start (the back edge: the next
+// iteration writes %a while threads may still read %b). %q, read in every iteration, keeps
+// its own bytes; so does %c, whose first touch in the body reads it.
+// CHECK-LABEL: func.func @iteration_local
+// CHECK: tile.shared_arena = {align = 128 : i64, bytes = 131152 : i64}
+// CHECK: tile.alloc {tile.shared_offset = 0 : i64} : memref<64x256xf32, "shared">
+// CHECK: tile.alloc {tile.shared_offset = 65536 : i64} : memref<64x256xf32, "shared">
+// CHECK: tile.alloc {tile.shared_offset = 65536 : i64} : memref<64x256xf32, "shared">
+// CHECK: tile.alloc {tile.shared_offset = 131072 : i64} : memref<2x10xf32, "shared">
+// CHECK: tile.for
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.copy %{{.*}} to %[[A:.*]][%{{.*}}] [64, 256]
+// CHECK-NEXT: tile.copy %[[A]]
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.parallel
+// CHECK: tile.copy %[[B:.*]][%{{.*}}] [64, 256] to %{{.*}} : memref<64x256xf32, "shared"> to memref<64x256xf32, "fragment">
+// CHECK-NEXT: tile.copy %{{.*}} to %{{.*}} : memref<2x10xf32, "shared"> to memref<64x256xf32, "fragment">
+// CHECK-NEXT: tile.copy %{{.*}} to %{{.*}} : memref<64x256xf32> to memref<2x10xf32, "shared">
+// CHECK-NEXT: }
+module attributes {tile.arch = "sm_80"} {
+  func.func @iteration_local(%A: memref<64x256xf32>, %n: index) attributes {tile.entry} {
+    tile.kernel grid(%n) threads [128] {
+    ^bb0(%bx: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c4 = arith.constant 4 : index
+      %q = tile.alloc : memref<64x256xf32, "shared">
+      %a = tile.alloc : memref<64x256xf32, "shared">
+      %b = tile.alloc : memref<64x256xf32, "shared">
+      %c = tile.alloc : memref<2x10xf32, "shared">
+      %f = tile.alloc : memref<64x256xf32, "fragment">
+      tile.copy %A[%c0, %c0] [64, 256] to %q[%c0, %c0] [64, 256] : memref<64x256xf32> to memref<64x256xf32, "shared">
+      tile.for %c0 to %c4 step %c1 {
+      ^bb0(%k: index):
+        tile.copy %A[%c0, %c0] [64, 256] to %a[%c0, %c0] [64, 256] : memref<64x256xf32> to memref<64x256xf32, "shared">
+        tile.copy %a[%c0, %c0] [64, 256] to %f[%c0, %c0] [64, 256] : memref<64x256xf32, "shared"> to memref<64x256xf32, "fragment">
+        tile.parallel [64, 256] {
+        ^bb0(%i: index, %j: index):
+          %v = memref.load %q[%i, %j] : memref<64x256xf32, "shared">
+          memref.store %v, %b[%i, %j] : memref<64x256xf32, "shared">
+        }
+        tile.copy %b[%c0, %c0] [64, 256] to %f[%c0, %c0] [64, 256] : memref<64x256xf32, "shared"> to memref<64x256xf32, "fragment">
+        tile.copy %c[%c0, %c0] [2, 10] to %f[%c0, %c0] [2, 10] : memref<2x10xf32, "shared"> to memref<64x256xf32, "fragment">
+        tile.copy %A[%c0, %c0] [2, 10] to %c[%c0, %c0] [2, 10] : memref<64x256xf32> to memref<2x10xf32, "shared">
+      }
+    }
+    return
+  }
+}
+
+// -----
+
+// On sm_80, lifetimes inside the loop needed (216 KiB with the loop as one statement). Not
+// written whole before it is read in each iteration: %a only in part (16 of its 32 rows), %b
+// under a branch, %d in a loop that may run no iteration, %g not at all. Each keeps its own
+// bytes; %e, written whole in a loop of two iterations, shares them with %h, a barrier before
+// each (%h's first statement, and %e's loop for the back edge).
+// CHECK-LABEL: func.func @carried_across
+// CHECK: tile.shared_arena = {align = 128 : i64, bytes = 155648 : i64}
+// CHECK: tile.alloc {tile.shared_offset = 131072 : i64} : memref<32x64xf32, "shared">
+// CHECK: tile.alloc {tile.shared_offset = 139264 : i64} : memref<32x64xf32, "shared">
+// CHECK: tile.alloc {tile.shared_offset = 147456 : i64} : memref<32x64xf32, "shared">
+// CHECK: tile.alloc {tile.shared_offset = 0 : i64} : memref<64x256xf32, "shared">
+// CHECK: tile.alloc {tile.shared_offset = 0 : i64} : memref<64x256xf32, "shared">
+// CHECK: tile.alloc {tile.shared_offset = 65536 : i64} : memref<64x256xf32, "shared">
+// CHECK: gpu.barrier
+// CHECK-NEXT: tile.for %{{.*}} to %c2
+// CHECK: }
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: tile.copy %{{.*}} to %[[H:.*]][%{{.*}}] [64, 256]
+// CHECK-NEXT: tile.copy %[[H]]
+// CHECK-NOT: gpu.barrier
+// CHECK: return
+module attributes {tile.arch = "sm_80"} {
+  func.func @carried_across(%A: memref<64x256xf32>, %n: index, %m: index, %p: i1) attributes {tile.entry} {
+    tile.kernel grid(%n) threads [128] {
+    ^bb0(%bx: index):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      %c4 = arith.constant 4 : index
+      %a = tile.alloc : memref<32x64xf32, "shared">
+      %b = tile.alloc : memref<32x64xf32, "shared">
+      %d = tile.alloc : memref<32x64xf32, "shared">
+      %e = tile.alloc : memref<64x256xf32, "shared">
+      %h = tile.alloc : memref<64x256xf32, "shared">
+      %g = tile.alloc : memref<64x256xf32, "shared">
+      %f = tile.alloc : memref<64x256xf32, "fragment">
+      tile.for %c0 to %c4 step %c1 {
+      ^bb0(%k: index):
+        tile.copy %A[%c0, %c0] [16, 64] to %a[%c0, %c0] [16, 64] : memref<64x256xf32> to memref<32x64xf32, "shared">
+        tile.copy %a[%c0, %c0] [32, 64] to %f[%c0, %c0] [32, 64] : memref<32x64xf32, "shared"> to memref<64x256xf32, "fragment">
+        scf.if %p {
+          tile.copy %A[%c0, %c0] [32, 64] to %b[%c0, %c0] [32, 64] : memref<64x256xf32> to memref<32x64xf32, "shared">
+        }
+        tile.copy %b[%c0, %c0] [32, 64] to %f[%c0, %c0] [32, 64] : memref<32x64xf32, "shared"> to memref<64x256xf32, "fragment">
+        tile.for %c0 to %m step %c1 {
+        ^bb1(%s: index):
+          tile.copy %A[%c0, %c0] [32, 64] to %d[%c0, %c0] [32, 64] : memref<64x256xf32> to memref<32x64xf32, "shared">
+        }
+        tile.copy %d[%c0, %c0] [32, 64] to %f[%c0, %c0] [32, 64] : memref<32x64xf32, "shared"> to memref<64x256xf32, "fragment">
+        tile.for %c0 to %c2 step %c1 {
+        ^bb1(%s: index):
+          tile.copy %A[%c0, %c0] [64, 256] to %e[%c0, %c0] [64, 256] : memref<64x256xf32> to memref<64x256xf32, "shared">
+          tile.copy %e[%c0, %c0] [64, 256] to %f[%c0, %c0] [64, 256] : memref<64x256xf32, "shared"> to memref<64x256xf32, "fragment">
+        }
+        tile.copy %A[%c0, %c0] [64, 256] to %h[%c0, %c0] [64, 256] : memref<64x256xf32> to memref<64x256xf32, "shared">
+        tile.copy %h[%c0, %c0] [64, 256] to %f[%c0, %c0] [64, 256] : memref<64x256xf32, "shared"> to memref<64x256xf32, "fragment">
+        tile.copy %g[%c0, %c0] [64, 256] to %f[%c0, %c0] [64, 256] : memref<64x256xf32, "shared"> to memref<64x256xf32, "fragment">
+      }
+    }
+    return
+  }
+}
