@@ -321,6 +321,52 @@ def reused_shared_tiles(M: int, N: int = 1024, block_M: int = 32):
     return kernel
 
 
+def loop_local_tiles(M: int, steps: int, N: int = 256, block_M: int = 64):
+    """`loop_local_reference` through four 64 KiB shared tiles (256 KiB: more than a block
+    holds): W's, read in every iteration, and three that each iteration writes whole and reads
+    in its own part of the loop's body, at mirrored positions (other threads' elements). Those
+    three share bytes (plan-shared-memory's lifetimes inside loops) behind barriers between
+    them and across the back edge: one missing lets a thread overwrite what another still
+    reads. M a multiple of block_M (the mirrored rows stay in the block)."""
+
+    @T.prim_func
+    def kernel(X: T.Tensor((steps, M, N), "float32"), W: T.Tensor((M, N), "float32"),
+               Y: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(M, block_M), threads=256) as bx:
+            w = T.alloc_shared((block_M, N), "float32")
+            a = T.alloc_shared((block_M, N), "float32")
+            b = T.alloc_shared((block_M, N), "float32")
+            c = T.alloc_shared((block_M, N), "float32")
+            acc = T.alloc_fragment((block_M, N), "float32")
+            T.copy(W[bx * block_M, 0], w)
+            T.clear(acc)
+            for k in T.serial(steps):
+                T.copy(X[k, bx * block_M, 0], a)
+                for i, j in T.Parallel(block_M, N):
+                    acc[i, j] += a[i, N - 1 - j] * w[i, j]
+                for i, j in T.Parallel(block_M, N):
+                    b[i, j] = acc[i, j] * 0.5
+                for i, j in T.Parallel(block_M, N):
+                    acc[i, j] += b[block_M - 1 - i, j]
+                for i, j in T.Parallel(block_M, N):
+                    c[i, j] = acc[i, j] - 1.0
+                for i, j in T.Parallel(block_M, N):
+                    acc[i, j] += c[i, N - 1 - j] * 0.25
+            T.copy(acc, Y[bx * block_M, 0])
+
+    return kernel
+
+
+def loop_local_reference(x: Any, w: Any, block_M: int = 64) -> Any:
+    steps, M, N = x.shape
+    acc = w.new_zeros(M, N)
+    for k in range(steps):
+        acc = acc + x[k].flip(1) * w
+        acc = acc + (acc * 0.5).view(M // block_M, block_M, N).flip(1).reshape(M, N)
+        acc = acc + (acc - 1.0).flip(1) * 0.25
+    return acc
+
+
 REDUCE_REFERENCES = {
     "sum": lambda x: x.sum(dim=1), "max": lambda x: x.amax(dim=1),
     "min": lambda x: x.amin(dim=1), "abssum": lambda x: x.abs().sum(dim=1),
@@ -603,6 +649,8 @@ def cases() -> list[Case]:
                       lambda x: x.sum(dim=1).maximum(x.amax(dim=1))))
     found.append(Case("reused_shared_tiles_100x1024", lambda: reused_shared_tiles(100), [-1],
                       [(100, 1024), (100, 1024)], "float32", lambda x, z: 2 * x + z))
+    found.append(Case("loop_local_tiles_128x256x4", lambda: loop_local_tiles(128, 4), [-1],
+                      [(4, 128, 256), (128, 256)], "float32", loop_local_reference))
     for kind, reference in REDUCE_REFERENCES.items():
         found.append(Case(f"row_reduce_{kind}", lambda kind=kind: row_reduce(500, 128, kind),
                           [-1], [(500, 128)], "float32", reference))
