@@ -675,6 +675,10 @@ def cases() -> list[Case]:
     found.append(Case("gemm_on_column_parts_64x200x(256+64)",
                       lambda: gemm_on_column_parts(64, 200, 256, 64), [-1],
                       [(64, 320), (200, 320)], "float16", lambda q, k: q @ k.T))
+    # the CUDA cores' gemms (N = 32: no wgmma) read Q_shared's two parts in place
+    found.append(Case("gemm_on_column_parts_32x64x(64+32)",
+                      lambda: gemm_on_column_parts(32, 64, 64, 32, block_N=32), [-1],
+                      [(32, 96), (64, 96)], "float16", lambda q, k: q @ k.T))
     found.append(Case("head_weighted_logits_200x64x64", lambda: head_weighted_logits(200),
                       [-1], [(200, 64), (64, 64), (4, 16)], "float16",
                       head_weighted_logits_reference))
