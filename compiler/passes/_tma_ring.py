@@ -11,12 +11,8 @@ The kernel is launched with one warpgroup more than it was written for; that war
 the producer, warpgroups 0..G-1 are the kernel as written (their thread indices unchanged):
 
     thread 0: mbarrier.init full[s] (1 arrival), empty[s] (one per consumer warp), s < S;
-      for every map the kernel loads or stores through: fence.proxy.tensormap::generic
-      .acquire.sys (the map is a 128-byte buffer in global memory the host copied in; the
-      CUDA programming guide asks for this fence in each block before its first use: stream
-      order does not make the copy visible to the TMA unit's tensor-map proxy), then
-      prefetch.tensormap (its first TMA copy then finds the map cached, not in DRAM after
-      the kernels before it)
+      prefetch.tensormap of every map the kernel loads or stores through (its first TMA
+      copy then finds the 128-byte map cached, not in DRAM after the kernels before it)
     barrier (all threads)
     if warpgroup == G (warp-uniform: shuffled from lane 0):
       its first thread, for each iteration i of the loop (slot s = i mod S, n = i / S):
@@ -278,16 +274,6 @@ def clone_ops(ops: list[ir.Operation], mapping: dict[ir.Value, ir.Value]) -> Non
             mapping[old] = new
 
 
-TENSOR_MAP_BYTES = 128
-
-
-def acquire_tensor_map(pointer: ir.Value) -> None:
-    """fence.proxy.tensormap::generic.acquire.sys on the map at `pointer` (see the module
-    docstring); the threads that use it wait for this thread at a block barrier after."""
-    nvvm.FenceProxyAcquireOp(nvvm.MemScopeKind.SYS, pointer, _i32(TENSOR_MAP_BYTES),
-                             fromProxy=nvvm.ProxyKind.GENERIC, toProxy=nvvm.ProxyKind.TENSORMAP)
-
-
 def _i32(value: int) -> ir.Value:
     return constant(ir.IntegerType.get_signless(32), value)
 
@@ -375,7 +361,6 @@ class RingLowering:
                 nvvm.MBarrierInitOp(self.barrier(False, index(slot)),
                                     _i32(4 * self.ring.consumers))
             for _, pointer in self.maps + self.source_maps + self.store_maps:
-                acquire_tensor_map(pointer)
                 nvvm.PrefetchOp(pointer, tensormap=True)
             scf.YieldOp([])
         nvvm.FenceMbarrierInitOp()

@@ -50,7 +50,7 @@ Stages ("tile" is the frontend's IR, added by the driver):
              function capped at 128 registers; =N caps it at N) and
              prefetch-loop-loads-to-l2 (TILEC_PREFETCH_L2=d, or =auto: the same loads of
              iteration i + d prefetched into L2 at iteration i, no registers)
-  nvvm       upstream passes to the NVVM + LLVM dialects, target attached (chip, its PTX ISA, O3);
+  nvvm       upstream passes to the NVVM + LLVM dialects, target attached (chip, +ptx80, O3);
              with fast math, f32 denormals flushed (TILEC_FAST_MATH_FTZ=0 keeps them)
   ptx        PTX text from the NVPTX backend (gpu-module-to-binary format=isa); libdevice math
              is linked in, so the PTX is self-contained

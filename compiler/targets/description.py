@@ -24,8 +24,8 @@ class TargetDescription:
     maximum of dynamic shared memory per block (what `cuFuncSetAttribute` may raise it to).
     `sm_count` is the streaming multiprocessors of the reference part of that chip (persistent
     grids size themselves by it; on a smaller part the extra blocks run as a second wave);
-    `ptx_features` the PTX ISA the chip needs (+ptx83 for sm_90a: its kernels acquire their
-    tensor maps with fence.proxy.tensormap, PTX 8.3; 8.6 for sm_100a, 8.7 for sm_120a).
+    `ptx_features` the PTX ISA the chip needs (+ptx80 for sm_90a, 8.6 for sm_100a, 8.7 for
+    sm_120a).
 
     AMD chips (family "amd") call a warp a wavefront (64 lanes on CDNA), shared memory the LDS
     (`shared_banks` banks of 4 bytes) and multiprocessors compute units; `mma` is "mfma" and
@@ -113,7 +113,7 @@ DESCRIPTIONS: dict[str, TargetDescription] = {
         _nvidia("sm_87", 166912, 16, "mma.sync", ("cp.async",)),
         _nvidia("sm_89", 101376, 142, "mma.sync", ("cp.async",)),
         _nvidia("sm_90", 232448, 132, "mma.sync", ("cp.async",)),
-        _nvidia("sm_90a", 232448, 132, "wgmma", ("cp.async", "tma"), "+ptx83"),
+        _nvidia("sm_90a", 232448, 132, "wgmma", ("cp.async", "tma")),
         _nvidia("sm_100a", 232448, 148, "mma.sync", ("cp.async",), "+ptx86"),
         _nvidia("sm_120a", 101376, 170, "mma.sync", ("cp.async",), "+ptx87"),
     )

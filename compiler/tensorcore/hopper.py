@@ -38,7 +38,6 @@ from tilec.compiler.tensorcore.wgmma_ptx import k_major_bits, mma_async_asm, mn_
 SHARED = "#gpu.address_space<workgroup>"
 SWIZZLE_BYTES = 128
 TICKS = 10_000_000  # mbarrier try_wait suspend-time hint (as CUTLASS)
-ACQUIRE_TENSOR_MAP = "fence.proxy.tensormap::generic.acquire.sys [$0], 128;"
 MLIR_ELEMENT = {"f16": "f16", "bf16": "bf16", "e4m3": "i8", "e5m2": "i8", "s8": "i8", "tf32": "f32"}
 
 
@@ -282,13 +281,6 @@ class _Kernel:
                 f"{self.bar_type}"
             )
         e.line("nvvm.fence.mbarrier.init")
-        # the maps are buffers in global memory the host copied in: acquired in the tensor-map
-        # proxy before their first use (compiler/passes/_tma_ring.py), the block barrier below
-        # ordering the other threads' uses after it
-        for name in ("tmA", "tmB"):
-            address = e.value(f"llvm.ptrtoint %{name} : !llvm.ptr to i64", name.lower())
-            e.asm(ACQUIRE_TENSOR_MAP, "l", [(address, "i64")])
-        e.asm(ACQUIRE_TENSOR_MAP, "l", [(self.tC, "i64")])
         e.line(f"nvgpu.tma.prefetch.descriptor {self.tA} : {self.tma_a}")
         e.line(f"nvgpu.tma.prefetch.descriptor {self.tB} : {self.tma_b}")
         e.asm("prefetch.tensormap [$0];", "l", [(self.tC, "i64")])

@@ -1,8 +1,7 @@
 """MLIR (gpu + nvgpu + nvvm) text -> PTX with the upstream NVVM pipeline, and ptxas checks.
 
 The pipeline string is the one DESIGN.md records as working with the MLIR 22.1.8 wheel:
-sm_90a needs +ptx80 (the default +ptx60 is rejected for wgmma/TMA), +ptx83 for the tensor maps'
-acquire fence (fence.proxy.tensormap, as the CUDA target's description has it).
+sm_90a needs +ptx80 (the default +ptx60 is rejected for wgmma/TMA).
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from mlir.passmanager import PassManager
 
 
 def nvvm_pipeline(chip: str) -> str:
-    features = "+ptx83" if chip.startswith("sm_90") else "+ptx70"
+    features = "+ptx80" if chip.startswith("sm_90") else "+ptx70"
     return (
         "builtin.module(gpu-lower-to-nvvm-pipeline{"
         f"cubin-chip={chip} cubin-features={features} cubin-format=isa opt-level=3}})"

@@ -1,4 +1,4 @@
-// RUN: tilec-opt --infer-mma-layout --select-shared-swizzle --select-epilogue-store --pipeline-async-copies --specialize-warps --rasterize-blocks --lower-gemm-to-tensorcore %s --pass-pipeline="builtin.module(gpu-lower-to-nvvm-pipeline{cubin-chip=sm_90a cubin-features=+ptx83 cubin-format=isa})" | FileCheck %s
+// RUN: tilec-opt --infer-mma-layout --select-shared-swizzle --select-epilogue-store --pipeline-async-copies --specialize-warps --rasterize-blocks --lower-gemm-to-tensorcore %s --pass-pipeline="builtin.module(gpu-lower-to-nvvm-pipeline{cubin-chip=sm_90a cubin-features=+ptx80 cubin-format=isa})" | FileCheck %s
 
 // The PTX of an fp8 e4m3 GEMM (A M x K, B N x K via transpose_B, bf16 output) on sm_90a: TMA
 // loads, wgmma k32 on e4m3 operands, bf16 epilogue stored by TMA.

@@ -1,11 +1,8 @@
-// RUN: tilec-opt --infer-mma-layout --select-shared-swizzle --select-epilogue-store --pipeline-async-copies --specialize-warps --rasterize-blocks --lower-gemm-to-tensorcore %s --pass-pipeline="builtin.module(gpu-lower-to-nvvm-pipeline{cubin-chip=sm_90a cubin-features=+ptx83 cubin-format=isa})" | FileCheck %s
+// RUN: tilec-opt --infer-mma-layout --select-shared-swizzle --select-epilogue-store --pipeline-async-copies --specialize-warps --rasterize-blocks --lower-gemm-to-tensorcore %s --pass-pipeline="builtin.module(gpu-lower-to-nvvm-pipeline{cubin-chip=sm_90a cubin-features=+ptx80 cubin-format=isa})" | FileCheck %s
 
 // The PTX of the quickstart GEMM (128x128x32, 128 threads, 3 stages) on sm_90a uses the TMA
 // engine and wgmma (the gpu.binary holds the PTX text).
 // CHECK: gpu.binary @kernels
-// CHECK-SAME: .version 8.3
-// CHECK-SAME: fence.proxy.tensormap::generic.acquire.sys
-// CHECK-SAME: prefetch.tensormap
 // CHECK-SAME: cp.async.bulk.tensor.2d.shared::cluster.global
 // CHECK-SAME: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
 // CHECK-SAME: cp.async.bulk.tensor.2d.global.shared::cta.bulk_group

@@ -1,4 +1,4 @@
-// RUN: tilec-opt --infer-mma-layout --select-shared-swizzle --select-epilogue-store --pipeline-async-copies --specialize-warps --rasterize-blocks --lower-gemm-to-tensorcore %s --pass-pipeline="builtin.module(gpu-lower-to-nvvm-pipeline{cubin-chip=sm_90a cubin-features=+ptx83 cubin-format=isa})" | FileCheck %s
+// RUN: tilec-opt --infer-mma-layout --select-shared-swizzle --select-epilogue-store --pipeline-async-copies --specialize-warps --rasterize-blocks --lower-gemm-to-tensorcore %s --pass-pipeline="builtin.module(gpu-lower-to-nvvm-pipeline{cubin-chip=sm_90a cubin-features=+ptx80 cubin-format=isa})" | FileCheck %s
 
 // The quickstart GEMM (128x128x32, 128 threads, 3 stages) with A in registers, as TileLang
 // writes it: T.copy(A_shared, A_frag) in the loop, then T.gemm(A_frag, B_shared, C_local).

@@ -1,4 +1,4 @@
-// RUN: %python %S/Inputs/hopper_gemm.py dtype=f16 block_n=128 consumers=1 a_registers=True | tilec-opt --pass-pipeline="builtin.module(gpu-lower-to-nvvm-pipeline{cubin-chip=sm_90a cubin-features=+ptx83 cubin-format=isa})" | FileCheck %s
+// RUN: %python %S/Inputs/hopper_gemm.py dtype=f16 block_n=128 consumers=1 a_registers=True | tilec-opt --pass-pipeline="builtin.module(gpu-lower-to-nvvm-pipeline{cubin-chip=sm_90a cubin-features=+ptx80 cubin-format=isa})" | FileCheck %s
 
 // The sm_90a generator's PTX with A from registers (HopperGemmConfig.a_registers; the
 // lower-gemm-to-tensorcore pass does not choose it yet, so the generator's MLIR is lowered
