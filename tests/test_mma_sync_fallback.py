@@ -44,10 +44,10 @@ def test_narrow_gemms_on_mma_sync(opt_in: bool, tmp_path: Path,
         assert ("ldmatrix" in ptx) == opt_in
         assert kernel.artifact.binary.startswith(b"\x7fELF")
     tile_ir = scores.artifact.asm["tile-cuda"]
-    # the slice read in place, by ldmatrix or by the CUDA cores' loads (lower-gemm-simt): no
-    # 64 x 512 tile of its own in the arena either way
+    # the slice read in place: no 64 x 512 tile of its own in the arena
     assert ("tile.read_in_place" in tile_ir) == opt_in
-    assert f"bytes = {64 * 576 * 2 + 32 * 512 * 2}" in tile_ir
+    arena = 64 * 576 * 2 + 32 * 512 * 2 + (0 if opt_in else 64 * 512 * 2)
+    assert f"bytes = {arena}" in tile_ir
 
 
 def _body(ptx: str) -> list[str]:
@@ -66,3 +66,14 @@ def test_one_warp_product_is_the_sm80_kernel(tmp_path: Path,
     sm90a = _compile(one_warp_product, M=96).get_kernel_source()
     assert ".target sm_90a" in sm90a and ".target sm_80" in sm80
     assert _body(sm90a) == _body(sm80)
+
+
+def test_slices_in_place_on_the_cuda_cores(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """TILEC_SIMT_SLICES_IN_PLACE=1 without the fallback: the CUDA cores' gemms read the slice
+    from the larger tile (lower-gemm-simt), so the arena has no copy of it either."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TILEC_SIMT_SLICES_IN_PLACE", "1")
+    scores = _compile(sliced_scores)
+    assert "mma.sync" not in scores.get_kernel_source()
+    assert f"bytes = {64 * 576 * 2 + 32 * 512 * 2}" in scores.artifact.asm["tile-cuda"]

@@ -260,7 +260,7 @@ FRONTEND_ERRORS = {
     "extern_affine_300x64": "extern CUDA code",
     "head_weighted_logits_200x64x64": "33024 bytes of workgroup memory",
     "reused_shared_tiles_100x1024": "262144 bytes of workgroup memory",
-    "gemm_on_column_parts_64x200x(256+64)": "81920 bytes of workgroup memory",
+    "gemm_on_column_parts_64x200x(256+64)": "122880 bytes of workgroup memory",
 }
 
 
@@ -315,6 +315,16 @@ def test_frontend_kernel_makes_metal_shading_language(name: str) -> None:
         assert [entry["buffer"] for entry in part.launch["arguments"]] == list(
             range(len(part.launch["abi"])))
         metal.smoke_check(msl)
+
+
+def test_simt_slices_in_place_on_lavapipe(monkeypatch: pytest.MonkeyPatch) -> None:
+    """TILEC_SIMT_SLICES_IN_PLACE=1: lower-gemm-simt reads Q_shared's two column parts in place,
+    against torch as without it; the larger case then holds no copies of them."""
+    monkeypatch.setenv("TILEC_SIMT_SLICES_IN_PLACE", "1")
+    test_frontend_kernel_on_lavapipe("gemm_on_column_parts_32x64x(64+32)", "vulkan")
+    with pytest.raises(CompileError, match="81920 bytes of workgroup memory"):
+        tilec.compile(frontend_case("gemm_on_column_parts_64x200x(256+64)").factory(),
+                      out_idx=[-1], target="vulkan")
 
 
 @pytest.mark.parametrize("name", sorted(FRONTEND_ERRORS))

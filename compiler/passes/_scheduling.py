@@ -70,6 +70,9 @@ SPLIT_WGMMA_N_ATTR = "tile.split_wgmma_n"
 # of it, 32-row tiles) gets infer-mma-layout's mma.sync decision instead of the CUDA cores, and
 # plan-mma-sync-gemms reads its column-slice operands in place as plan-wgmma-gemms does
 MMA_SYNC_FALLBACK_ATTR = "tile.mma_sync_fallback"
+# TILEC_SIMT_SLICES_IN_PLACE=1: lower-gemm-simt reads a CUDA-core gemm's column-slice operand
+# (`Q_shared[:, :D]`, copied into a tile of its own by the frontend) from the larger tile
+SIMT_SLICES_IN_PLACE_ATTR = "tile.simt_slices_in_place"
 # TILEC_DEFER_PIPELINE_GEMM_WAITS=1: a cp.async pipeline loop's wgmma gemms leave their groups in
 # flight until a statement touches their registers (defer-pipeline-gemm-waits)
 DEFER_PIPELINE_GEMM_WAITS_ATTR = "tile.defer_pipeline_gemm_waits"

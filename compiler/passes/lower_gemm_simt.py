@@ -1,20 +1,20 @@
 """lower-gemm-simt: T.gemm as CUDA-core code, C[i, j] += A[i, k] * B[k, j] over K.
 
 The portable gemm: each thread updates the accumulator elements its fragment layout gives it,
-reading A and B from shared memory (or from fragments laid out along C's rows and columns).
-It rewrites tile.gemm into tile ops (a tile.for over K, unrolled when an operand is a fragment,
+reading A and B from shared memory (or from fragments laid out along C's rows and columns). It
+rewrites tile.gemm into tile ops (a tile.for over K, unrolled when an operand is a fragment,
 around a tile.parallel that carries C's layout, one fma per step), so the rest of the lowering
-treats it as any other T.Parallel. A shared operand that is a tile of its own, filled whole by
-one T.copy from a slice of a larger shared tile just before the gemm (the frontend's copy of an
-operand written `Q_shared[:, :D]`), is read from the larger tile at the slice's offsets, and the
-copy goes, where nothing writes the larger tile between the two and nothing else reads the
-copy: TileLang's sparse MLA backward copied 144 KiB of such slices for its CUDA-core gemms, over
-a block's shared memory (as plan-wgmma-gemms and plan-mma-sync-gemms read slices in place for
-the tensor cores). The tensor-core planning passes run before this one: the
-gemms they marked (tile.wgmma, tile.mma_sync) are lower-tile-to-gpu's. A gemm the kernel
+treats it as any other T.Parallel. With the opt-in `tile.simt_slices_in_place`
+(TILEC_SIMT_SLICES_IN_PLACE=1, until a GPU has run it), a shared operand that is a tile of its
+own, filled whole by one T.copy from a slice of a larger shared tile just before the gemm (the
+frontend's copy of an operand written `Q_shared[:, :D]`), is read from the larger tile at the
+slice's offsets, and the copy goes, where nothing writes the larger tile between the two and
+nothing else reads the copy: TileLang's sparse MLA backward copied 144 KiB of such slices for
+its CUDA-core gemms, over a block's shared memory (as plan-wgmma-gemms and plan-mma-sync-gemms
+read slices in place for the tensor cores). The tensor-core planning passes run before this one:
+the gemms they marked (tile.wgmma, tile.mma_sync) are lower-tile-to-gpu's. A gemm the kernel
 asked to run on wgmma (T.wgmma_gemm: `tile.wgmma_required`) that reaches it is an error: it
-would fall back silently. Needs infer-fragment-layout first.
-"""
+would fall back silently. Needs infer-fragment-layout first. """
 
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ from tilec.compiler.passes._ir_walk import (
 from tilec.compiler.passes._mfma import MFMA_ATTR
 from tilec.compiler.passes._mma_sync import MMA_SYNC_ATTR
 from tilec.compiler.passes._scalar import cast, index, is_float, zero
+from tilec.compiler.passes._scheduling import SIMT_SLICES_IN_PLACE_ATTR
 from tilec.compiler.passes._wgmma import IN_PLACE_ATTR, WGMMA_ATTR
 from tilec.compiler.passes.infer_fragment_layout import writes
 from tilec.dialect import FillOp, ForOp, ParallelOp, YieldOp
@@ -72,11 +73,11 @@ def slice_fill(gemm: ir.Operation, operand: ir.Value) -> ir.Operation | None:
     return None if any(writes(op, source) for op in between) else fill
 
 
-def read_from(gemm: ir.Operation, operand: ir.Value
+def read_from(gemm: ir.Operation, operand: ir.Value, in_place: bool
               ) -> tuple[ir.Value, list[ir.Value | None], ir.Operation | None]:
     """(the tile the gemm reads `operand` from, the offsets to add to its indices, the copy
     that is then left to erase)."""
-    fill = slice_fill(gemm, operand)
+    fill = slice_fill(gemm, operand) if in_place else None
     if fill is None:
         return operand, [None, None], None
     source, offsets, *_ = copy_parts(fill)
@@ -88,7 +89,7 @@ def shifted(indices: list[ir.Value], offsets: list[ir.Value | None]) -> list[ir.
             for i, offset in zip(indices, offsets, strict=True)]
 
 
-def lower_gemm(gemm: ir.Operation) -> None:
+def lower_gemm(gemm: ir.Operation, in_place: bool = False) -> None:
     a, b, c = gemm.operands[0], gemm.operands[1], gemm.operands[2]
     transpose_a = ir.BoolAttr(gemm.attributes["transpose_a"]).value
     transpose_b = ir.BoolAttr(gemm.attributes["transpose_b"]).value
@@ -99,7 +100,8 @@ def lower_gemm(gemm: ir.Operation) -> None:
     owner = defining_op(c)
     if owner is None or LAYOUT_ATTR not in owner.attributes:
         raise op_error(gemm, "run infer-fragment-layout before lower-gemm-simt")
-    (a_tile, a_at, a_fill), (b_tile, b_at, b_fill) = read_from(gemm, a), read_from(gemm, b)
+    (a_tile, a_at, a_fill), (b_tile, b_at, b_fill) = (read_from(gemm, a, in_place),
+                                                      read_from(gemm, b, in_place))
     with gemm.location, ir.InsertionPoint(gemm):
         if ir.BoolAttr(gemm.attributes["clear_accum"]).value:
             FillOp(c, zero(accumulator))
@@ -140,6 +142,7 @@ class LowerGemmSimt(TilePass):
     summary = "T.gemm on CUDA cores: a K loop around a T.Parallel over C's layout"
 
     def run(self, module: ir.Module) -> None:
+        in_place = SIMT_SLICES_IN_PLACE_ATTR in module.operation.attributes
         for kernel in kernels(module):
             for op in [op for op in walk(kernel)
                        if op.name == "tile.gemm" and WGMMA_ATTR not in op.attributes
@@ -150,4 +153,4 @@ class LowerGemmSimt(TilePass):
                                        "this gemm (its operands, dtypes or tile shape: "
                                        "infer-mma-layout's rule); write T.gemm to let it run "
                                        "on CUDA cores")
-                lower_gemm(op)
+                lower_gemm(op, in_place)

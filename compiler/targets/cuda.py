@@ -100,6 +100,7 @@ from tilec.compiler.passes._scheduling import (
     RING_PRIVATE_TILES_ATTR,
     RING_TRANSPOSES_ATTR,
     ROTATE_ATTENTION_LOOP_ATTR,
+    SIMT_SLICES_IN_PLACE_ATTR,
     SPLIT_WGMMA_N_ATTR,
     STAGED_EPILOGUE_ATTR,
     TRANSPOSE_OPERANDS_ATTR,
@@ -362,6 +363,7 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
                            ("TILEC_RING_PRIVATE_TILES", RING_PRIVATE_TILES_ATTR),
                            ("TILEC_SPLIT_WGMMA_N", SPLIT_WGMMA_N_ATTR),
                            ("TILEC_MMA_SYNC_FALLBACK", MMA_SYNC_FALLBACK_ATTR),
+                           ("TILEC_SIMT_SLICES_IN_PLACE", SIMT_SLICES_IN_PLACE_ATTR),
                            ("TILEC_DEFER_PIPELINE_GEMM_WAITS", DEFER_PIPELINE_GEMM_WAITS_ATTR),
                            (SHARED_SOURCE_VARIABLE, SHARED_SOURCE_ATTR)):
         if os.environ.get(variable) == "1":

@@ -77,7 +77,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from tilec.compiler.passes._ir_walk import op_error, walk
-from tilec.compiler.passes._scheduling import ARCH_ATTR
+from tilec.compiler.passes._scheduling import ARCH_ATTR, SIMT_SLICES_IN_PLACE_ATTR
 from tilec.compiler.pipeline import (
     CompileOptions,
     Stage,
@@ -171,6 +171,8 @@ def target_environment(target: TargetDescription) -> str:
 def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
     run_pass_pipeline(module, "canonicalize,cse", options)
     module.operation.attributes[ARCH_ATTR] = ir.StringAttr.get(target_of(options).name)
+    if os.environ.get("TILEC_SIMT_SLICES_IN_PLACE") == "1":  # as on CUDA (lower-gemm-simt)
+        module.operation.attributes[SIMT_SLICES_IN_PLACE_ATTR] = ir.UnitAttr.get()
     if options.fast_math:
         tile_passes("tile-schedule", ["apply-fast-math"]).run(module, options)
 

@@ -30,9 +30,9 @@ func.func @gemm_tb(%n: index) attributes {tile.entry} {
 
 // -----
 
-// A operand copied whole from a column slice of a larger shared tile just before the gemm (the
-// frontend's copy of `Q[:, 32:96]`): the gemm reads Q at the slice's offset, and the copy and
-// its tile go.
+// With the opt-in tile.simt_slices_in_place: an operand copied whole from a column slice of a
+// larger shared tile just before the gemm (the frontend's copy of `Q[:, 32:96]`): the gemm reads
+// Q at the slice's offset, and the copy and its tile go.
 // CHECK-LABEL: func.func @slice_read_in_place
 // CHECK: %[[C32:.*]] = arith.constant 32 : index
 // CHECK: %[[Q:.*]] = tile.alloc : memref<64x96xf16, "shared">
@@ -45,19 +45,21 @@ func.func @gemm_tb(%n: index) attributes {tile.entry} {
 // CHECK-NEXT: %[[col:.*]] = arith.addi %[[C32]], %[[k]] : index
 // CHECK-NEXT: memref.load %[[Q]][%[[i]], %[[col]]] : memref<64x96xf16, "shared">
 // CHECK: return
-func.func @slice_read_in_place(%n: index) attributes {tile.entry} {
-  tile.kernel grid(%n) threads [128] {
-  ^bb0(%bx: index):
-    %c0 = arith.constant 0 : index
-    %c32 = arith.constant 32 : index
-    %b = tile.alloc : memref<64x64xf16, "shared">
-    %q = tile.alloc : memref<64x96xf16, "shared">
-    %c = tile.alloc {tile.layout = #tile.linear<[64, 64], register = [[0, 1], [0, 2], [1, 0], [2, 0], [32, 0]], lane = [[0, 4], [0, 8], [0, 16], [0, 32], [4, 0]], warp = [[8, 0], [16, 0]]>} : memref<64x64xf32, "fragment">
-    %qs = tile.alloc : memref<64x64xf16, "shared">
-    tile.copy %q[%c0, %c32] [64, 64] to %qs[%c0, %c0] [64, 64] : memref<64x96xf16, "shared"> to memref<64x64xf16, "shared">
-    tile.gemm %qs, %b, %c {transpose_b = true, clear_accum = false} : memref<64x64xf16, "shared">, memref<64x64xf16, "shared">, memref<64x64xf32, "fragment">
+module attributes {tile.simt_slices_in_place} {
+  func.func @slice_read_in_place(%n: index) attributes {tile.entry} {
+    tile.kernel grid(%n) threads [128] {
+    ^bb0(%bx: index):
+      %c0 = arith.constant 0 : index
+      %c32 = arith.constant 32 : index
+      %b = tile.alloc : memref<64x64xf16, "shared">
+      %q = tile.alloc : memref<64x96xf16, "shared">
+      %c = tile.alloc {tile.layout = #tile.linear<[64, 64], register = [[0, 1], [0, 2], [1, 0], [2, 0], [32, 0]], lane = [[0, 4], [0, 8], [0, 16], [0, 32], [4, 0]], warp = [[8, 0], [16, 0]]>} : memref<64x64xf32, "fragment">
+      %qs = tile.alloc : memref<64x64xf16, "shared">
+      tile.copy %q[%c0, %c32] [64, 64] to %qs[%c0, %c0] [64, 64] : memref<64x96xf16, "shared"> to memref<64x64xf16, "shared">
+      tile.gemm %qs, %b, %c {transpose_b = true, clear_accum = false} : memref<64x64xf16, "shared">, memref<64x64xf16, "shared">, memref<64x64xf32, "fragment">
+    }
+    return
   }
-  return
 }
 
 // -----
@@ -68,18 +70,20 @@ func.func @slice_read_in_place(%n: index) attributes {tile.entry} {
 // CHECK: tile.copy
 // CHECK: memref.store
 // CHECK: memref.load %[[QS]]
-func.func @slice_written_between(%n: index, %x: f16) attributes {tile.entry} {
-  tile.kernel grid(%n) threads [128] {
-  ^bb0(%bx: index):
-    %c0 = arith.constant 0 : index
-    %c32 = arith.constant 32 : index
-    %q = tile.alloc : memref<64x96xf16, "shared">
-    %b = tile.alloc : memref<64x64xf16, "shared">
-    %c = tile.alloc {tile.layout = #tile.linear<[64, 64], register = [[0, 1], [0, 2], [1, 0], [2, 0], [32, 0]], lane = [[0, 4], [0, 8], [0, 16], [0, 32], [4, 0]], warp = [[8, 0], [16, 0]]>} : memref<64x64xf32, "fragment">
-    %qs = tile.alloc : memref<64x64xf16, "shared">
-    tile.copy %q[%c0, %c32] [64, 64] to %qs[%c0, %c0] [64, 64] : memref<64x96xf16, "shared"> to memref<64x64xf16, "shared">
-    memref.store %x, %q[%c0, %c32] : memref<64x96xf16, "shared">
-    tile.gemm %qs, %b, %c {transpose_b = true, clear_accum = false} : memref<64x64xf16, "shared">, memref<64x64xf16, "shared">, memref<64x64xf32, "fragment">
+module attributes {tile.simt_slices_in_place} {
+  func.func @slice_written_between(%n: index, %x: f16) attributes {tile.entry} {
+    tile.kernel grid(%n) threads [128] {
+    ^bb0(%bx: index):
+      %c0 = arith.constant 0 : index
+      %c32 = arith.constant 32 : index
+      %q = tile.alloc : memref<64x96xf16, "shared">
+      %b = tile.alloc : memref<64x64xf16, "shared">
+      %c = tile.alloc {tile.layout = #tile.linear<[64, 64], register = [[0, 1], [0, 2], [1, 0], [2, 0], [32, 0]], lane = [[0, 4], [0, 8], [0, 16], [0, 32], [4, 0]], warp = [[8, 0], [16, 0]]>} : memref<64x64xf32, "fragment">
+      %qs = tile.alloc : memref<64x64xf16, "shared">
+      tile.copy %q[%c0, %c32] [64, 64] to %qs[%c0, %c0] [64, 64] : memref<64x96xf16, "shared"> to memref<64x64xf16, "shared">
+      memref.store %x, %q[%c0, %c32] : memref<64x96xf16, "shared">
+      tile.gemm %qs, %b, %c {transpose_b = true, clear_accum = false} : memref<64x64xf16, "shared">, memref<64x64xf16, "shared">, memref<64x64xf32, "fragment">
+    }
+    return
   }
-  return
 }
