@@ -39,7 +39,8 @@ ELF_MAGIC = b"\x7fELF"
 NVIDIA_DECISIONS = re.compile(
     r'attributes \{tile\.pipeline = \{[^}]*\}\}|\{tile\.async = "cp\.async"\}')
 # two 128 KiB shared tiles, one after the other: fits an H200's 227 KiB, not 64 KiB of LDS
-NEEDS_MORE_LDS = ("reused_shared_tiles_100x1024", "gemm_on_column_parts_64x200x(256+64)")
+NEEDS_MORE_LDS = ("reused_shared_tiles_100x1024", "gemm_on_column_parts_64x200x(256+64)",
+                  "loop_local_tiles_128x256x4")
 GFX90A_KERNELS = ("vector_add_float16", "softmax_float32_512", "column_sum_float32",
                   "reduce_max_float32", "gemm_bfloat16_128x128x32", "gemm_float16_64x128x32")
 # the MFMA a test GEMM's operand type runs on, as each chip's disassembly spells it (every test

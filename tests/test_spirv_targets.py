@@ -260,6 +260,7 @@ FRONTEND_ERRORS = {
     "extern_affine_300x64": "extern CUDA code",
     "head_weighted_logits_200x64x64": "33024 bytes of workgroup memory",
     "reused_shared_tiles_100x1024": "262144 bytes of workgroup memory",
+    "loop_local_tiles_128x256x4": "262144 bytes of workgroup memory",
     "gemm_on_column_parts_64x200x(256+64)": "122880 bytes of workgroup memory",
 }
 
