@@ -26,10 +26,11 @@ named row's config is timed beside it. VARIANTS are per-op rows compiled under o
 settings (cache.COMPILE_SETTINGS), timed beside their row without them; `build` without
 `--only` compiles them too.
 
-A `*_per_op` row is the kernel of the row before it with an identity T.Parallel epilogue,
-which the whole-kernel matcher (lower-gemm-to-tensorcore) declines: the per-op path's own
-kernel, timed beside the matcher's (`ratio_to_matcher`): the plain GEMM, the quickstart's own
-config (128x128x32, 128 threads, 3 stages), transposed operands and the register-A chain.
+The plain GEMM, the quickstart's own config (128x128x32, 128 threads, 3 stages), transposed
+operands and the register-A chain are compiled with TILEC_PER_OP_GEMMS=0 (`matcher`: the
+whole-kernel generator of lower-gemm-to-tensorcore, as by default); a `*_per_op` row is the
+kernel of the row before it with an identity T.Parallel epilogue, which the matcher declines:
+the per-op path's own kernel, timed beside the matcher's (`ratio_to_matcher`).
 `build` reports for each kernel which path compiled it and whether its PTX has
 wgmma (the tensor cores);
 tests/test_fused_gemm_kernels.py checks the same kernels on the CPU target (ragged sizes).
@@ -203,8 +204,9 @@ def register_a(A, B, block_M=128, block_N=128, block_K=32, threads=128, num_stag
 @dataclass(frozen=True)
 class Case:
     """One fused kernel: how to make its inputs, the torch expression it equals, its flops,
-    its tile config (TILE unless given) and whether it is the per-op form of a kernel the
-    whole-kernel matcher takes (`per_op`: the kernel's identity epilogue)."""
+    its tile config (TILE unless given), whether it is the per-op form of a kernel the
+    whole-kernel matcher takes (`per_op`: the kernel's identity epilogue) and whether it is
+    compiled by the matcher (`matcher`: TILEC_PER_OP_GEMMS=0)."""
 
     name: str
     kernel: Callable
@@ -213,6 +215,7 @@ class Case:
     flops: Callable  # shape -> multiply-adds x 2
     config: dict | None = None
     per_op: bool = False
+    matcher: bool = False
     # compile settings (cache.COMPILE_SETTINGS) the kernel is compiled and looked up under
     settings: dict[str, str] = field(default_factory=dict)
 
@@ -242,9 +245,10 @@ def _tn_inputs(torch, shape, device):
 
 
 CASES = [
-    Case("plain", plain, _mm_inputs, lambda a, b: a @ b, _gemm_flops),
+    Case("plain", plain, _mm_inputs, lambda a, b: a @ b, _gemm_flops, matcher=True),
     Case("plain_per_op", plain, _mm_inputs, lambda a, b: a @ b, _gemm_flops, per_op=True),
-    Case("quickstart", plain, _mm_inputs, lambda a, b: a @ b, _gemm_flops, QUICKSTART_TILE),
+    Case("quickstart", plain, _mm_inputs, lambda a, b: a @ b, _gemm_flops, QUICKSTART_TILE,
+         matcher=True),
     Case("quickstart_per_op", plain, _mm_inputs, lambda a, b: a @ b, _gemm_flops,
          QUICKSTART_TILE, per_op=True),
     Case("bias_relu", bias_relu,
@@ -253,10 +257,11 @@ CASES = [
     Case("scale_residual", scale_residual,
          lambda torch, s, d: _mm_inputs(torch, s, d) + [torch.randn(s[0], s[1], device=d).half()],
          lambda a, b, r: (a @ b) * 0.5 + r, _gemm_flops),
-    Case("transposed_tn", transposed_tn, _tn_inputs, lambda a, b: a.t() @ b.t(), _gemm_flops),
+    Case("transposed_tn", transposed_tn, _tn_inputs, lambda a, b: a.t() @ b.t(), _gemm_flops,
+         matcher=True),
     Case("transposed_tn_per_op", transposed_tn, _tn_inputs, lambda a, b: a.t() @ b.t(),
          _gemm_flops, per_op=True),
-    Case("register_a", register_a, _mm_inputs, lambda a, b: a @ b, _gemm_flops),
+    Case("register_a", register_a, _mm_inputs, lambda a, b: a @ b, _gemm_flops, matcher=True),
     Case("register_a_per_op", register_a, _mm_inputs, lambda a, b: a @ b, _gemm_flops,
          per_op=True),
     Case("batched_nt", batched_nt,
@@ -279,12 +284,14 @@ for _base, _suffix, _settings in (
         ("register_a_per_op", "steps", {"TILEC_REGISTER_A_STEPS": "1"}),
         ("register_a_per_op", "steps1", {"TILEC_REGISTER_A_STEPS": "1",
                                          "TILEC_REGISTER_A_STEP_GROUPS": "1"}),
-        ("register_a_per_op_steps", "fold", {"TILEC_FOLD_ACCUMULATOR_CLEARS": "1"}),
-        ("plain_per_op", "private", {"TILEC_RING_PRIVATE_TILES": "1"}),
-        ("batched_nt", "private", {"TILEC_RING_PRIVATE_TILES": "1"}),
-        ("plain_per_op", "fold", {"TILEC_FOLD_ACCUMULATOR_CLEARS": "1"}),
-        ("batched_nt", "fold", {"TILEC_FOLD_ACCUMULATOR_CLEARS": "1"}),
-        ("batched_nt_fold", "private", {"TILEC_RING_PRIVATE_TILES": "1"}),
+        # the per-op defaults turned off: the accumulator cleared by register moves before
+        # each tile, the consumers' block barriers around the ring loop and between tiles
+        ("register_a_per_op_steps", "unfolded", {"TILEC_FOLD_ACCUMULATOR_CLEARS": "0"}),
+        ("plain_per_op", "barriers", {"TILEC_RING_PRIVATE_TILES": "0"}),
+        ("batched_nt", "barriers", {"TILEC_RING_PRIVATE_TILES": "0"}),
+        ("plain_per_op", "unfolded", {"TILEC_FOLD_ACCUMULATOR_CLEARS": "0"}),
+        ("batched_nt", "unfolded", {"TILEC_FOLD_ACCUMULATOR_CLEARS": "0"}),
+        ("batched_nt_unfolded", "barriers", {"TILEC_RING_PRIVATE_TILES": "0"}),
         # prefetch-epilogue-operands: the epilogue's operands into L2 8 K tiles ahead, and the
         # residual tile into registers under the last K tile's wgmmas
         ("bias_relu", "prefetch8", {"TILEC_EPILOGUE_PREFETCH": "8"}),
@@ -292,19 +299,19 @@ for _base, _suffix, _settings in (
         ("scale_residual", "preload", {"TILEC_EPILOGUE_PRELOAD": "1"}),  # the default on sm_90+
         ("scale_residual", "nopreload", {"TILEC_EPILOGUE_PRELOAD": "0"}),
         ("scale_residual_preload", "prefetch8", {"TILEC_EPILOGUE_PREFETCH": "8"}),
-        ("bias_relu_prefetch8", "private", {"TILEC_RING_PRIVATE_TILES": "1"}),
-        ("scale_residual_preload_prefetch8", "private", {"TILEC_RING_PRIVATE_TILES": "1"}),
+        ("bias_relu_prefetch8", "barriers", {"TILEC_RING_PRIVATE_TILES": "0"}),
+        ("scale_residual_preload_prefetch8", "barriers", {"TILEC_RING_PRIVATE_TILES": "0"}),
         # the residual tile's loads issued n K tiles before the loop's end (TILEC_EPILOGUE_PRELOAD
         # =n), in flight under the last n K tiles' wgmmas where n = 1 has one K tile to land
         ("scale_residual", "preload2", {"TILEC_EPILOGUE_PRELOAD": "2"}),
         ("scale_residual", "preload4", {"TILEC_EPILOGUE_PRELOAD": "4"}),
         ("scale_residual", "preload8", {"TILEC_EPILOGUE_PRELOAD": "8"}),
         ("scale_residual_preload4", "prefetch8", {"TILEC_EPILOGUE_PREFETCH": "8"}),
-        ("scale_residual_preload4", "private", {"TILEC_RING_PRIVATE_TILES": "1"}),
+        ("scale_residual_preload4", "barriers", {"TILEC_RING_PRIVATE_TILES": "0"}),
         # the residual tile through shared memory: TMA-loaded by the ring's producer into the
         # slots the last K tiles drain (stage-epilogue-source)
         ("scale_residual", "tmasource", {"TILEC_EPILOGUE_SHARED_SOURCE": "1"}),
-        ("scale_residual_tmasource", "private", {"TILEC_RING_PRIVATE_TILES": "1"})):
+        ("scale_residual_tmasource", "barriers", {"TILEC_RING_PRIVATE_TILES": "0"})):
     VARIANTS.append(_variant(_base, _suffix, _settings))
 SHAPES = {case.name: (16, 2048, 2048, 1024) for case in CASES + VARIANTS
           if case.name.startswith("batched_nt")}
@@ -363,7 +370,8 @@ def selected(only: list[str] | None) -> list[Case]:
 
 
 def _compile(case: Case, inputs, **target):
-    with compile_settings(case.settings):
+    matcher = {"TILEC_PER_OP_GEMMS": "0"} if case.matcher else {}
+    with compile_settings({**case.settings, **matcher}):
         return case.kernel.compile(*inputs, **target, **case.options)
 
 

@@ -1,14 +1,14 @@
 """benchmarks/gemm.py's GEMM suite through the per-op path, beside the whole-kernel GEMM and the
 library peer, in one process.
 
-Each row's kernel is compiled twice from the same source: as tilec compiles it by default (the
-canonical GEMM: lower-gemm-to-tensorcore's whole-kernel generator, "matcher") and with
-TILEC_PER_OP_GEMMS=1, which makes that pass decline it, so its gemm lowers where it stands
-(plan-wgmma-gemms, the TMA ring of plan-tma-pipelines: "per_op"). The variable is part of the
-cache key, so both kernels sit in one cache. Rows: the fp16 / bf16 shapes of the issue at the
-config an autotuner over gemm.py's CONFIGS keeps there (tuned 128x256x64; small for 128 rows;
-narrow at 1024^3) and the quickstart's own config at 8192^3, against torch.matmul (cuBLAS);
-transposed layouts (f16 B as N x K, A as K x M; bf16 both) at 4096^3;
+Each row's kernel is compiled twice from the same source: with TILEC_PER_OP_GEMMS=1
+(lower-gemm-to-tensorcore declines the canonical GEMM, so its gemm lowers where it stands,
+plan-wgmma-gemms, the TMA ring of plan-tma-pipelines: "per_op") and with TILEC_PER_OP_GEMMS=0,
+as tilec compiles it by default (lower-gemm-to-tensorcore's whole-kernel generator: "matcher").
+The variable is part of the cache key, so both kernels sit in one cache. Rows: the fp16 / bf16
+shapes of the issue at the config an autotuner over gemm.py's CONFIGS keeps there (tuned
+128x256x64; small for 128 rows; narrow at 1024^3) and the quickstart's own config at 8192^3,
+against torch.matmul (cuBLAS); transposed layouts (f16 B as N x K, A as K x M; bf16 both) at 4096^3;
 fp8 e4m3 / e5m2 (bf16 out) against torch._scaled_mm (unit scales, fast accumulation, as wgmma's
 fp32 accumulators; it refuses e5m2 x e5m2, so e5m2 rows time it on A as e4m3, the same bytes;
 a peer that fails leaves its reason in the row, "peer_failure"), int8 against torch._int_mm,
@@ -21,10 +21,11 @@ s8/nn` runs those rows alone (`f16/nn/tuned/8192x8192x8192`: one row).
 Every kernel is checked first against a float64 reference on fresh random inputs with its
 output poisoned (NaN; int32's minimum), at the timed shape and at a ragged one; a wrong kernel
 is not timed. Timing: tilec's profiler do_bench (CUDA events, median, L2 flushed), the three
-contenders in alternating rounds, the median round kept. `--private-tiles` (build and run
-alike) adds a "private" contender to the f16 / bf16 rows: the per-op kernel with
-TILEC_RING_PRIVATE_TILES=1 (no consumer block barriers around the ring loop or between
-persistent tiles), beside the per-op kernel without it. The f16 register-A row (gemm.py's
+contenders in alternating rounds, the median round kept. `--barriers` (build and run
+alike) adds a "barriers" contender to the f16 / bf16 rows: the per-op kernel with
+TILEC_RING_PRIVATE_TILES=0 and TILEC_FOLD_ACCUMULATOR_CLEARS=0 (consumer block barriers around
+the ring loop and between persistent tiles, the accumulator cleared by register moves before
+each tile), beside the per-op kernel of the defaults. The f16 register-A row (gemm.py's
 matmul_register_a at the tuned config: each K tile copied from shared memory into a fragment,
 then T.gemm(A_fragment, B_shared); the whole-kernel GEMM takes this form too, loading A by
 ldmatrix per 32-byte K step) times a "steps" contender beside per_op: the per-op kernel with
@@ -67,13 +68,15 @@ PER_OP = "TILEC_PER_OP_GEMMS"
 TRANSPOSE_OPT_IN = "TILEC_TRANSPOSE_MN_MAJOR_OPERANDS"
 RING_TRANSPOSES = "TILEC_RING_TRANSPOSES"
 PRIVATE_TILES = "TILEC_RING_PRIVATE_TILES"
+FOLD_CLEARS = "TILEC_FOLD_ACCUMULATOR_CLEARS"
 REGISTER_A_STEPS = "TILEC_REGISTER_A_STEPS"
 REGISTER_A_STEP_GROUPS = "TILEC_REGISTER_A_STEP_GROUPS"
 PATHS = ("per_op", "matcher")
-# per-op kernels with one opt-in more, timed between per_op and matcher: "private" on the
-# f16 / bf16 rows with --private-tiles, "steps" on the register-A row
-VARIANTS = {"private": (PRIVATE_TILES,), "steps": (REGISTER_A_STEPS,),
-            "steps1": (REGISTER_A_STEPS, REGISTER_A_STEP_GROUPS)}  # the settings each sets
+# per-op kernels under other settings, timed between per_op and matcher: "barriers" on the
+# f16 / bf16 rows with --barriers, "steps" on the register-A row; the values each sets
+VARIANTS = {"barriers": {PRIVATE_TILES: "0", FOLD_CLEARS: "0"},
+            "steps": {REGISTER_A_STEPS: "1"},
+            "steps1": {REGISTER_A_STEPS: "1", REGISTER_A_STEP_GROUPS: "1"}}
 TRANSPOSE_PATHS = ("per_op", "ring", "no_opt_in")  # an 8-bit / tf32 B stored K x N
 ALL_PATHS = (*PATHS, *TRANSPOSE_PATHS[1:], *VARIANTS)
 RAGGED_SHAPE = (1000, 1016, 1008)  # rows 16-byte aligned for every type, several K tiles
@@ -101,7 +104,7 @@ class Row:
     # how A and B are stored, gemm.py's letters: "t" = transposed (A as K x M, B as N x K);
     # 8-bit and tf32 wgmma read "nt" only
     layout: str = ""
-    private_tiles: bool = False  # time the "private" path too (--private-tiles)
+    barriers: bool = False  # time the "barriers" path too (--barriers)
 
     @property
     def stored(self) -> str:
@@ -118,7 +121,7 @@ class Row:
         if self.transposes_b:
             return TRANSPOSE_PATHS
         variants = ("steps", "steps1") * (self.config == "register_a") + \
-            ("private",) * self.private_tiles
+            ("barriers",) * self.barriers
         return ("per_op", *variants, "matcher")
 
     @property
@@ -162,18 +165,18 @@ def register_a_kernel(dtype: str, a, b, target: str | None = None):
 
 @contextmanager
 def path_setting(path: str, transposes_b: bool = False):
-    """The per-op path's switch set (or cleared) while a kernel is compiled or looked up, and
-    with `transposes_b` transpose-mn-major-operands' opt-in (not on the "no_opt_in" path;
-    with TILEC_RING_TRANSPOSES on the "ring" one); a variant's own opt-in on its path
-    (VARIANTS)."""
-    variant = VARIANTS.get(path, ())
-    switches = {PER_OP: path != "matcher",
-                **{setting: setting in variant for settings in VARIANTS.values()
+    """The per-op path's switch set to 1 (0 on the "matcher" path) while a kernel is compiled
+    or looked up, and with `transposes_b` transpose-mn-major-operands' opt-in (not on the
+    "no_opt_in" path; with TILEC_RING_TRANSPOSES on the "ring" one); a variant's settings on
+    its path (VARIANTS), the others' cleared."""
+    variant = VARIANTS.get(path, {})
+    switches = {PER_OP: "0" if path == "matcher" else "1",
+                **{setting: variant.get(setting) for settings in VARIANTS.values()
                    for setting in settings},
-                TRANSPOSE_OPT_IN: transposes_b and path != "no_opt_in",
-                RING_TRANSPOSES: transposes_b and path == "ring"}
+                TRANSPOSE_OPT_IN: "1" if transposes_b and path != "no_opt_in" else None,
+                RING_TRANSPOSES: "1" if transposes_b and path == "ring" else None}
     before = {name: os.environ.pop(name, None) for name in switches}
-    os.environ.update({name: "1" for name, on in switches.items() if on})
+    os.environ.update({name: value for name, value in switches.items() if value is not None})
     try:
         yield
     finally:
@@ -218,11 +221,11 @@ def operands(torch, row: Row, shape: tuple[int, int, int], device: str):
             torch.randn(*b_shape, device=device).to(torch_type))
 
 
-def build(cache_dir: Path, only: list[str] = (), private_tiles: bool = False) -> None:
+def build(cache_dir: Path, only: list[str] = (), barriers: bool = False) -> None:
     import torch
 
     os.environ["TILEC_CACHE_DIR"] = str(cache_dir.resolve())
-    for row in selected(only, private_tiles):
+    for row in selected(only, barriers):
         for shape in (row.shape, RAGGED_SHAPE):
             for path in row.paths:
                 start = time.time()
@@ -294,21 +297,24 @@ def check(torch, row: Row, path: str, shape: tuple[int, int, int]) -> tuple[floa
     return relative_error(result, reference(torch, row, a, b)), (kernel, a, b)
 
 
-def selected(only: list[str], private_tiles: bool = False) -> list[Row]:
+def selected(only: list[str], barriers: bool = False) -> list[Row]:
     """The rows `only` names (all when empty), each as the leading parts of
     `dtype/layout/config/MxNxK` (gemm.py's letters: e4m3/nn, f16/nn/quickstart,
-    f16/nn/tuned/8192x8192x8192); with `private_tiles`, the f16 / bf16 ones time the
-    "private" path too."""
+    f16/nn/tuned/8192x8192x8192), in the order of the first part naming them (a run cut
+    short by its budget keeps the first named); with `barriers`, the f16 / bf16 ones time
+    the "barriers" path too."""
     def name(row: Row) -> list[str]:
         return [row.dtype, row.stored, row.config, "x".join(map(str, row.shape))]
 
-    wanted = [prefix.split("/") for prefix in only]
-    return [replace(row, private_tiles=private_tiles and row.dtype in ("f16", "bf16"))
-            for row in ROWS
-            if not only or any(name(row)[:len(parts)] == parts for parts in wanted)]
+    wanted = [prefix.split("/") for prefix in only] or [[]]
+    first = {row: next((number for number, parts in enumerate(wanted)
+                        if name(row)[:len(parts)] == parts), None) for row in ROWS}
+    return [replace(row, barriers=barriers and row.dtype in ("f16", "bf16"))
+            for row in sorted((row for row in ROWS if first[row] is not None),
+                              key=lambda row: first[row])]
 
 
-def run(out: Path, budget_s: float, only: list[str] = (), private_tiles: bool = False) -> None:
+def run(out: Path, budget_s: float, only: list[str] = (), barriers: bool = False) -> None:
     import torch
 
     torch.manual_seed(0)
@@ -318,7 +324,8 @@ def run(out: Path, budget_s: float, only: list[str] = (), private_tiles: bool = 
     record = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
-        "method": "per_op (TILEC_PER_OP_GEMMS=1) and matcher (whole-kernel generator) kernels "
+        "method": "per_op (TILEC_PER_OP_GEMMS=1) and matcher (TILEC_PER_OP_GEMMS=0: the "
+                  "whole-kernel generator, the default) kernels "
                   "of one source, and the library peer, timed by tilec's profiler do_bench "
                   f"(CUDA events, median, L2 flushed) in {ROUNDS} alternating rounds, the "
                   "median round kept; every kernel checked against float64 with NaN-poisoned "
@@ -327,7 +334,7 @@ def run(out: Path, budget_s: float, only: list[str] = (), private_tiles: bool = 
     }
     record["register_a_checks"] = [] if only else register_a_checks(torch)
     out.write_text(json.dumps(record, indent=1) + "\n")
-    for row in selected(only, private_tiles):
+    for row in selected(only, barriers):
         if time.time() - started > budget_s:
             print(f"budget of {budget_s} s spent: {row} and later rows not run", flush=True)
             break
@@ -445,13 +452,14 @@ def main() -> None:
                                 help="rows as leading parts of dtype/layout/config/MxNxK "
                                      "(e4m3/nn, f16/nn/quickstart): these alone, no "
                                      "register-A checks")
-            parser.add_argument("--private-tiles", action="store_true",
+            parser.add_argument("--barriers", action="store_true",
                                 help="f16 / bf16 rows also time the per-op kernel with "
-                                     "TILEC_RING_PRIVATE_TILES=1 (the 'private' path)")
+                                     "TILEC_RING_PRIVATE_TILES=0 and "
+                                     "TILEC_FOLD_ACCUMULATOR_CLEARS=0 (the 'barriers' path)")
 
     build_or_run(__doc__, "gemm_per_op.json",
-                 lambda args: build(args.cache_dir, args.only, args.private_tiles),
-                 lambda args: run(args.out, args.budget, args.only, args.private_tiles),
+                 lambda args: build(args.cache_dir, args.only, args.barriers),
+                 lambda args: run(args.out, args.budget, args.only, args.barriers),
                  options)
 
 

@@ -1,11 +1,12 @@
 """T.gemm with A in registers, as TileLang writes it (T.copy(A_shared, A_frag) in the loop, then
 T.gemm(A_frag, B_shared, C)), compiled through tilec.jit / tilec.compile (CPU only).
 
-On sm_90a it becomes the wgmma kernel with HopperGemmConfig.a_registers (ldmatrix from the TMA
-slot, RS wgmma); on sm_80 the gemm runs per op on mma.sync (plan-mma-sync-gemms); tiles wgmma
-cannot cover stay on the SIMT path on sm_90a. The numbers themselves are checked on the H200
-by tests/gpu/test_frontend_kernels.py; here the chosen config, the PTX's instructions, and the
-CPU target's result.
+On sm_90a it becomes the whole kernel with HopperGemmConfig.a_registers (ldmatrix from the TMA
+slot, RS wgmma); with TILEC_PER_OP_GEMMS=1 its gemm runs per op, the RS form of wgmma on A's
+registers loaded from the TMA ring's slot; on sm_80 the gemm runs per op on mma.sync
+(plan-mma-sync-gemms); tiles wgmma cannot cover stay on the SIMT path on sm_90a. The numbers
+themselves are checked on the H200 by tests/gpu/test_frontend_kernels.py; here the chosen
+config, the PTX's instructions, and the CPU target's result.
 """
 
 from __future__ import annotations
@@ -76,6 +77,23 @@ def compile_jit(shape: tuple[int, int, int], torch_dtype: torch.dtype, target: s
     return matmul_register_a.compile(a, b, target=target, **knobs)
 
 
+@pytest.fixture
+def whole_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """TILEC_PER_OP_GEMMS=0 (the default): lower-gemm-to-tensorcore's whole kernel on sm_90a."""
+    monkeypatch.setenv("TILEC_PER_OP_GEMMS", "0")
+
+
+def test_register_a_runs_rs_wgmma_per_op_on_sm90a(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TILEC_PER_OP_GEMMS", "1")
+    kernel = compile_jit((1024, 1024, 1024), torch.float16, "cuda:sm_90a")
+    assert tensorcore_config(kernel) is None
+    assert "a_registers = true" in kernel.artifact.asm["tile-cuda"]
+    assert {match.groups() for match in RS_WGMMA.finditer(kernel.artifact.asm["ptx"])} == {
+        ("128", "f16")}
+    assert "cp.async.bulk.tensor" in kernel.artifact.asm["ptx"]  # the TMA ring feeds it
+
+
+@pytest.mark.usefixtures("whole_kernel")
 def test_quickstart_with_register_a_is_the_rs_wgmma_kernel_on_sm90a() -> None:
     kernel = compile_jit((1024, 1024, 1024), torch.float16, "cuda:sm_90a")
     config = tensorcore_config(kernel)
@@ -95,6 +113,7 @@ def test_quickstart_with_register_a_is_the_rs_wgmma_kernel_on_sm90a() -> None:
     assert 'a_source = "registers"' in schedule
 
 
+@pytest.mark.usefixtures("whole_kernel")
 @pytest.mark.parametrize("torch_dtype, name", [(torch.float16, "f16"), (torch.bfloat16, "bf16")])
 def test_ragged_two_consumer_register_a(torch_dtype: torch.dtype, name: str) -> None:
     dtype = T.float16 if name == "f16" else T.bfloat16
@@ -108,6 +127,7 @@ def test_ragged_two_consumer_register_a(torch_dtype: torch.dtype, name: str) -> 
     }
 
 
+@pytest.mark.usefixtures("whole_kernel")
 def test_prim_func_through_tilec_compile() -> None:
     kernel = tilec.compile(register_a_prim_func(1000, 1016, 1000, "bfloat16"), out_idx=[2],
                            target="cuda:sm_90a")

@@ -95,10 +95,7 @@ def test_source_tile_addresses_are_the_tma_boxes() -> None:
 def _scale_residual(monkeypatch, shared_source: bool, private: bool):
     for variable, wanted in (("TILEC_EPILOGUE_SHARED_SOURCE", shared_source),
                              ("TILEC_RING_PRIVATE_TILES", private)):
-        if wanted:
-            monkeypatch.setenv(variable, "1")
-        else:
-            monkeypatch.delenv(variable, raising=False)
+        monkeypatch.setenv(variable, "1" if wanted else "0")
     case = next(case for case in fused_gemm.CASES if case.name == "scale_residual")
     meta = case.inputs(fused_gemm._MetaTorch(torch), (1024, 1024, 1024), "meta")
     return case.kernel.compile(*meta, target="cuda:sm_90a", **case.options)
@@ -114,9 +111,10 @@ def test_sm90a_loads_the_residual_through_the_ring(shared_source, private, tmp_p
     two ring iterations (48 KiB, then 16 KiB expected on their full barriers), and the
     consumers read the 128 elements from shared memory, each register pair one 4-byte load,
     with no spill; the kernel takes R's
-    tensor map (box 64 x 128, 128B swizzle) after A's and B's and before C's. With
-    TILEC_RING_PRIVATE_TILES=1 the source's copy and reads keep the consumers' block
-    barriers out (its slots' mbarriers order them): only the TMA store's slab barriers."""
+    tensor map (box 64 x 128, 128B swizzle) after A's and B's and before C's. With private
+    ring tiles (the default; TILEC_RING_PRIVATE_TILES=0 here keeps the barriers) the source's
+    copy and reads keep the consumers' block barriers out (its slots' mbarriers order them):
+    only the TMA store's slab barriers."""
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     kernel = _scale_residual(monkeypatch, shared_source, private)
     ptx = kernel.get_kernel_source()

@@ -106,8 +106,9 @@ def test_per_op_path_runs_each_type_on_its_wgmma(name: str, monkeypatch) -> None
 
 
 @needs_ptxas
-def test_without_the_switch_the_whole_kernel_generator_takes_it(monkeypatch) -> None:
-    monkeypatch.delenv("TILEC_PER_OP_GEMMS", raising=False)
+def test_switched_off_the_whole_kernel_generator_takes_it(monkeypatch) -> None:
+    """TILEC_PER_OP_GEMMS=0, as by default: the generator's kernel."""
+    monkeypatch.setenv("TILEC_PER_OP_GEMMS", "0")
     kernel = compile_for("e4m3", (1000, 1016, 1024), "cuda:sm_90a")
     assert "tile.tensorcore" in kernel.asm["tile-cuda"]
     assert "tile.wgmma" not in kernel.asm["tile-cuda"]

@@ -287,13 +287,26 @@ def test_same_kernel_runs_mma_sync_on_sm80() -> None:
 
 
 @needs_ptxas
-def test_canonical_quickstart_keeps_the_whole_kernel_generator() -> None:
+@pytest.mark.parametrize("arch, setting, per_op", [
+    ("sm_90a", None, False), ("sm_90a", "1", True), ("sm_80", None, False),
+    ("sm_80", "1", True)])
+def test_canonical_quickstart_runs_per_op_with_the_switch(arch: str, setting: str | None,
+                                                          per_op: bool,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """lower-gemm-to-tensorcore's whole kernel takes the quickstart by default on both chips;
+    with TILEC_PER_OP_GEMMS=1 its gemm lowers where it stands."""
     from frontend_kernels import matmul
 
+    if setting is None:
+        monkeypatch.delenv("TILEC_PER_OP_GEMMS", raising=False)
+    else:
+        monkeypatch.setenv("TILEC_PER_OP_GEMMS", setting)
     a = torch.empty(1024, 1024, dtype=torch.float16)
-    kernel = matmul.compile(a, a, target="cuda:sm_90a")
-    assert "tile.tensorcore" in kernel.asm["tile-cuda"]
-    assert "tile.wgmma" not in kernel.asm["tile-cuda"]
+    kernel = matmul.compile(a, a, target=f"cuda:{arch}")
+    assert ("tile.tensorcore" in kernel.asm["tile-cuda"]) != per_op
+    per_op_attr = "tile.wgmma" if arch == "sm_90a" else "tile.mma_sync"
+    assert (per_op_attr in kernel.asm["tile-cuda"]) == per_op
 
 
 def test_cpu_numerics_of_the_declined_kernels(rng: torch.Generator) -> None:
@@ -350,8 +363,8 @@ def test_loops_with_128_byte_rows_are_fed_by_a_tma_ring(factory, args, consumers
     """A producer warpgroup beside the kernel's streams the operand tiles by TMA into 128B-
     swizzled ring slots (one map per copy, a box per 128-byte column), the kernel's warpgroups
     wait on full barriers and hand slots back on empty ones, registers move from the producer
-    to two of them, and they meet at block barriers named over them only
-    (TILEC_RING_PRIVATE_TILES=1: only at the store's); the grid is persistent
+    to two of them, and they meet at block barriers named over them only (by default only
+    at the store's; TILEC_RING_PRIVATE_TILES=0 keeps the others); the grid is persistent
     (one block per multiprocessor, here one per tile: fewer tiles than the H200's 132). The
     accumulator goes out through a swizzled staging tile and TMA stores (a third map, C's),
     issued without waiting for them but before the staging tile is written again; with two
@@ -377,10 +390,10 @@ def test_loops_with_128_byte_rows_are_fed_by_a_tma_ring(factory, args, consumers
     assert loads and loads % (5 if consumers == 2 else 2) == 0
     assert stores == 2 * consumers and "cp.async.bulk.wait_group.read" in ptx
     assert ("bar.sync \t%r" in ptx) == (consumers == 2)  # a slab's barrier: 2 + its warpgroup
-    # opted in, the only barriers over the consumers are the store's two (one warpgroup: named
-    # barrier 1 over its 128 threads); the statements touch no shared memory but the ring's
-    # slots and the staging tile, so none around the loop or between tiles (_tma_ring's
-    # private_tiles); else one ahead of the loop, one after its drain, one per tile too
+    # with private tiles, the only barriers over the consumers are the store's two (one
+    # warpgroup: named barrier 1 over its 128 threads); the statements touch no shared memory
+    # but the ring's slots and the staging tile, so none around the loop or between tiles
+    # (_tma_ring's private_tiles); else one ahead of the loop, one after its drain, one per tile too
     over_consumers = ptx.count(f"bar.sync \t1, {threads - 128}")
     if private:
         assert over_consumers == (2 if consumers == 1 else 0)
@@ -389,9 +402,9 @@ def test_loops_with_128_byte_rows_are_fed_by_a_tma_ring(factory, args, consumers
     for needed in (f".maxntid {threads}, 1, 1", "mbarrier.try_wait.parity",
                    "mbarrier.arrive.expect_tx"):
         assert needed in ptx
-    # registers move to two consumer warpgroups (384 threads: 168 a thread, 232 after it);
-    # one warpgroup's 256 threads may hold 255 each: no cap, no setmaxnreg (as the
-    # whole-kernel GEMM's quickstart)
+    # registers move to two consumer warpgroups (384 threads: 168 a thread, 232 after it)
+    # whose epilogue loads the bias; one warpgroup's 256 threads may hold 255 each: no cap,
+    # no setmaxnreg (as the whole-kernel GEMM's quickstart)
     moves = ("setmaxnreg.dec.sync.aligned.u32 \t40", "setmaxnreg.inc.sync.aligned.u32 \t232",
              ".maxnreg 168")
     assert all((needed in ptx) == (consumers == 2) for needed in moves)
@@ -401,6 +414,23 @@ def test_loops_with_128_byte_rows_are_fed_by_a_tma_ring(factory, args, consumers
     # GEMM does: the producer's first copy and the first TMA store find them cached
     assert ptx.count("prefetch.tensormap") == len(launch["tma"])
     assert ptx.index("prefetch.tensormap") < ptx.index("fence.mbarrier_init")
+
+
+@needs_ptxas
+def test_two_consumers_keep_their_registers_where_the_accumulator_fits() -> None:
+    """A 128 x 256 GEMM on two consumer warpgroups (384 threads: 168 registers a thread): its
+    ring loop holds the accumulator alone (128 registers) and its epilogue computes on it
+    alone (halves it, casts it), so no registers move (no setmaxnreg or .maxnreg, as the
+    whole-kernel GEMM); ptxas fits it under the cap without spilling."""
+    from tilec.compiler.tensorcore.ptx import ptxas_check
+
+    kernel = tilec.compile(transposed(1024, 1024, 1024, block_M=128, block_N=256, block_K=64),
+                           out_idx=[-1], target="cuda:sm_90a")
+    ptx = kernel.asm["ptx"]
+    assert "tile.tma_ring = {consumers = 2" in kernel.asm["tile-cuda"]
+    assert "setmaxnreg" not in ptx and ".maxnreg" not in ptx
+    report = ptxas_check(ptx, "sm_90a")
+    assert report.ok and report.spill_bytes == 0 and report.registers <= 168, report.log
 
 
 @needs_ptxas
@@ -506,11 +536,11 @@ def test_register_a_steps_keep_the_chains_groups_in_flight(monkeypatch, tmp_path
 @pytest.mark.parametrize("register_a", [False, True])
 def test_folded_clear_leaves_the_accumulator_to_the_first_wgmma(monkeypatch, tmp_path,
                                                                  register_a: bool) -> None:
-    """TILEC_FOLD_ACCUMULATOR_CLEARS=1: the T.clear before the ring loop is gone, the gemm
-    clears in the ring's first iteration (scale-d 0), so no thread writes zeros into its 128
-    accumulator registers before each tile (without the opt-in: 127 register moves of one
-    zero in the PTX); shared A and the register-A chain alike. ptxas serializes nothing and
-    spills nothing."""
+    """By default (TILEC_FOLD_ACCUMULATOR_CLEARS=0 turns it off) the T.clear before the ring
+    loop is gone, the gemm clears in the ring's first iteration (scale-d 0), so no thread
+    writes zeros into its 128 accumulator registers before each tile (unfolded: 127 register
+    moves of one zero in the PTX); shared A and the register-A chain alike. ptxas serializes
+    nothing and spills nothing."""
     from tilec.compiler.tensorcore.ptx import ptxas_check
 
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))

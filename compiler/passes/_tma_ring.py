@@ -115,6 +115,19 @@ PURE_OPS = ("memref.dim", "affine.apply")
 REGISTER_FILE = 65536  # 32-bit registers of a multiprocessor
 MAX_REGISTERS = 240  # per thread, a multiple of 8 (setmaxnreg's unit) below 256
 PRODUCER_REGISTERS = 40  # what the producer's address arithmetic needs
+# a consumer thread's registers beside its fragments' (addresses, descriptors, loop counters,
+# the epilogue's indices): ptxas gave the 128x256x64 and 128x64x64 GEMMs 26 more than their
+# accumulators (154 for 128, 58 for 32)
+OTHER_REGISTERS = 32
+
+
+def copies_and_gemms(loop: ir.Operation) -> bool:
+    """Whether the loop's body holds nothing but copies, gemms and index arithmetic: a GEMM's
+    main loop, where a T.Parallel, a reduction or a branch (an epilogue tile's preload) would
+    hold registers of their own."""
+    return all(op.name in ("tile.copy", "tile.gemm", "tile.yield", "affine.apply")
+               or op.name.split(".")[0] in ("arith", "index")
+               for op in loop.regions[0].blocks[0].operations)
 
 
 @dataclass(frozen=True)
@@ -375,14 +388,37 @@ class RingLowering:
             WARPGROUP_THREADS * self.ring.consumers)
         return cap, min(MAX_REGISTERS, left // 8 * 8)
 
+    def needs_registers(self, statements: list[ir.Operation]) -> bool:
+        """Whether the consumers may need more registers than the kernel's cap: the ring loop
+        does more than copies and gemms (attention's softmax, a transpose, a preload), the
+        fragments its ops touch (the accumulators, register A) and OTHER_REGISTERS are more
+        than it, or a statement after the loop loads from memory (a bias, a residual: bias +
+        ReLU spilled 172 bytes under 168 registers). An epilogue only on fragments is not
+        counted: a cast of the accumulator frees its registers as it fills the cast's (154
+        registers for the 128x256 f16 GEMM's 128 + 64)."""
+        cap = self.registers()[0]
+        after = statements[next(i for i, op in enumerate(statements)
+                                if as_operation(op) == as_operation(self.loop)) + 1:]
+        if not copies_and_gemms(as_operation(self.loop)) or any(
+                op.name == "memref.load" and scope(op.operands[0]) != "fragment"
+                for statement in after for op in walk(statement)):
+            return True
+        touched = {value for op in walk(self.loop) for value in op.operands}
+        return sum(-(-fragment.layout.num_registers * bit_width(
+            ir.MemRefType(fragment.registers.type).element_type) // 32)
+            for value, fragment in self.lowering.fragments.items()
+            if value in touched) + OTHER_REGISTERS > cap
+
     def split(self, statements: list[ir.Operation], block_ids: list[ir.Value],
               grid: list[int] | None, group_m: int) -> scf.IfOp:
         """if producer { the producer loop } else { `statements` } (moved there); the
         producer gives registers back to the consumers (setmaxnreg, which needs the kernel's
-        register cap: nvvm.maxnreg) where that gives them more than the cap: not in a block of
-        one consumer warpgroup, whose 256 threads may each hold 255 registers anyway (the
-        whole-kernel GEMM's quickstart moves none either). With a persistent `grid` (its
-        extents) both sides loop
+        register cap: nvvm.maxnreg) where that gives them more than the cap and they may need
+        more than it (`needs_registers`): not in a block of one consumer
+        warpgroup, whose 256 threads may each hold 255 registers anyway, nor in a GEMM whose
+        accumulator leaves room under the cap (the whole-kernel GEMM moves none either: its
+        128x64x64 tiles took 58 registers, the per-op kernel's setmaxnreg 168). With a
+        persistent `grid` (its extents) both sides loop
         over the grid's tiles from the block's index in steps of the launched blocks, the
         ring's slots and phases counted on across tiles; `block_ids` (the values the kernel
         reads as its block indices) become the tile's."""
@@ -391,7 +427,7 @@ class RingLowering:
         module = enclosing(self.lowering.kernel, "builtin.module")
         self.private = (module is not None and RING_PRIVATE_TILES_ATTR in module.attributes
                         and self.private_tiles(statements))
-        moves = consumer_registers > cap
+        moves = consumer_registers > cap and self.needs_registers(statements)
         if moves:
             self.lowering.gpu_func.attributes["nvvm.maxnreg"] = ir.IntegerAttr.get(
                 ir.IntegerType.get_signless(32), cap)
@@ -428,8 +464,8 @@ class RingLowering:
         return branch
 
     def private_tiles(self, statements: list[ir.Operation]) -> bool:
-        """(Asked only where the module opts in, RING_PRIVATE_TILES_ATTR, until the H200 has
-        run it.) Whether the kernel's statements touch no shared memory but the ring's slots, read
+        """(Asked only where the module has RING_PRIVATE_TILES_ATTR, the CUDA target's
+        default.) Whether the kernel's statements touch no shared memory but the ring's slots, read
         in the loop by its gemms and by copies into fragments (a register-A chain), and the
         staging tiles of its TMA-stored copies: a GEMM's fill, ring loop, register epilogue
         (T.Parallel on fragments) and store. The consumers then need no block barrier ahead

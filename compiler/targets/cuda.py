@@ -26,9 +26,10 @@ Stages ("tile" is the frontend's IR, added by the driver):
              the depth of each T.Pipelined loop), specialize-warps (producer / consumer
              warpgroups), rasterize-blocks (tile order, persistent grid)
   tile-cuda  lower-gemm-to-tensorcore (a GEMM kernel the annotations put on tensor cores
-             becomes a TMA/wgmma (sm_90a) or cp.async/mma.sync (sm_80) kernel); for the other
-             kernels check-thread-branches (no tile-wide statement under a condition
-             that differs between threads, but for a thread range), then the SIMT passes:
+             becomes a TMA/wgmma (sm_90a) or cp.async/mma.sync (sm_80) kernel, but with
+             TILEC_PER_OP_GEMMS=1); for the other kernels check-thread-branches (no
+             tile-wide statement under a condition that differs between threads, but for a
+             thread range), then the SIMT passes:
              plan-wgmma-gemms (sm_90a: the gemms lower-tile-to-gpu
              computes with wgmma where they stand, their accumulator and operand layouts),
              plan-mma-sync-gemms (sm_80: the same with ldmatrix + mma.sync),
@@ -36,7 +37,9 @@ Stages ("tile" is the frontend's IR, added by the driver):
              producer warpgroup), opted in (TILEC_EPILOGUE_SHARED_SOURCE=1)
              stage-epilogue-source (the epilogue's residual tile loaded by the ring's
              producer into its drained slots; before prefetch-epilogue-operands, whose
-             default preload then finds no global read of it), stage-reduce-operands
+             default preload then finds no global read of it), fold-accumulator-clears (a
+             T.clear before a ring loop as its first wgmma's scale-d = 0;
+             TILEC_FOLD_ACCUMULATOR_CLEARS=0 off), stage-reduce-operands
              (reductions over or into shared buffers through fragments),
              infer-fragment-layout (thread/register mapping of fragments and T.Parallel),
              lower-gemm-simt (the other gemms on CUDA cores), insert-shared-barriers
@@ -165,7 +168,7 @@ LATE_GPU_OPT_INS = ((RING_VARIABLE, "ring-loop-loads"),
                     (PREFETCH_VARIABLE, "prefetch-loop-loads"),
                     (PREFETCH_L2_VARIABLE, "prefetch-loop-loads-to-l2"),
                     ("TILEC_STREAMED_LOAD_HINTS", "hint-streamed-loads"))
-# a T.clear of an accumulator as its ring loop's first wgmma scale-d = 0: opt-in until measured
+# a T.clear of an accumulator as its ring loop's first wgmma scale-d = 0 (=0 keeps the clear)
 FOLD_CLEARS_VARIABLE = "TILEC_FOLD_ACCUMULATOR_CLEARS"
 TILE_PASSES = (
     "check-thread-branches",
@@ -173,7 +176,8 @@ TILE_PASSES = (
     # stage-epilogue-source first: the residual it takes through shared memory is then no
     # global read for prefetch-epilogue-operands' default preload
     "plan-warpgroup-pingpong", "stage-epilogue-source", "prefetch-epilogue-operands",
-    "stage-reduce-operands", "defer-pipeline-gemm-waits",
+    # on the ring loop's final body, the epilogue passes' statements in it; =0 leaves it out
+    "fold-accumulator-clears", "stage-reduce-operands", "defer-pipeline-gemm-waits",
     "infer-fragment-layout", "lower-gemm-simt", "insert-shared-barriers", "plan-shared-memory",
 )
 
@@ -360,7 +364,6 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
                            ("TILEC_PER_OP_GEMMS", PER_OP_GEMMS_ATTR),
                            ("TILEC_TRANSPOSE_MN_MAJOR_OPERANDS", TRANSPOSE_OPERANDS_ATTR),
                            ("TILEC_RING_TRANSPOSES", RING_TRANSPOSES_ATTR),
-                           ("TILEC_RING_PRIVATE_TILES", RING_PRIVATE_TILES_ATTR),
                            ("TILEC_SPLIT_WGMMA_N", SPLIT_WGMMA_N_ATTR),
                            ("TILEC_MMA_SYNC_FALLBACK", MMA_SYNC_FALLBACK_ATTR),
                            ("TILEC_SIMT_SLICES_IN_PLACE", SIMT_SLICES_IN_PLACE_ATTR),
@@ -372,7 +375,9 @@ def _tile_schedule(module: ir.Module, options: CompileOptions) -> None:
                            ("TILEC_REGISTER_A_STEPS", REGISTER_A_STEPS_ATTR),  # 0.957 -> 0.987
                            ("TILEC_ASYNC_GATHERS", ASYNC_GATHERS_ATTR),  # conv2d 1.2-1.4x
                            ("TILEC_DRAINED_CHECKS", DRAINED_CHECKS_ATTR),  # no C7514 (conv2d)
-                           ("TILEC_SHARED_STORE_RUNS", SHARED_STORE_RUNS_ATTR)):  # int4 GEMM 3.6x
+                           ("TILEC_SHARED_STORE_RUNS", SHARED_STORE_RUNS_ATTR),  # int4 GEMM 3.6x
+                           # the per-op rows' barriers (H100: batched GEMM 0.93 -> 0.99x torch)
+                           ("TILEC_RING_PRIVATE_TILES", RING_PRIVATE_TILES_ATTR)):
         if os.environ.get(variable) != "0":  # defaults (measured, or a fix); "0" turns them off
             module.operation.attributes[name] = ir.UnitAttr.get()
     if target_of(options).has_l2_prefetch:  # else its prefetches would be dropped
@@ -394,9 +399,8 @@ def _tile_cuda(module: ir.Module, options: CompileOptions) -> None:
     tile_passes("tile-cuda", ["lower-gemm-to-tensorcore"]).run(module, options)
     if LAUNCH_ATTR in module.operation.attributes:  # the whole kernel is on tensor cores now
         return
-    passes = list(TILE_PASSES)
-    if os.environ.get(FOLD_CLEARS_VARIABLE) == "1":  # once the ring loops are planned
-        passes.insert(passes.index("plan-warpgroup-pingpong") + 1, "fold-accumulator-clears")
+    passes = [name for name in TILE_PASSES if name != "fold-accumulator-clears"
+              or os.environ.get(FOLD_CLEARS_VARIABLE) != "0"]
     tile_passes("tile-cuda", passes).run(module, options)
 
 

@@ -1,10 +1,10 @@
 // RUN: tilec-opt --fold-accumulator-clears --split-input-file %s | FileCheck %s
-// fold-accumulator-clears (opt-in: TILEC_FOLD_ACCUMULATOR_CLEARS=1): a T.clear (tile.fill of
-// zero) of an accumulator whose next use is a TMA ring loop of constant bounds that runs at
-// least once, whose one gemm (a wgmma one) is the body's first statement touching the
+// fold-accumulator-clears (by default; TILEC_FOLD_ACCUMULATOR_CLEARS=0 leaves it out): a T.clear
+// (tile.fill of zero) of an accumulator whose next use is a TMA ring loop of constant bounds that
+// runs at least once, whose one gemm (a wgmma one) is the body's first statement touching the
 // accumulator, is erased; the gemm gets tile.clear_first_iteration (scale-d = 0 in the ring's
-// first iteration). Left alone: a loop that may not run, a non-zero fill, a cp.async pipeline,
-// a body reading the accumulator before its gemm, two gemms, a use between fill and loop.
+// first iteration). Left alone: a loop that may not run, a non-zero fill, a cp.async pipeline, a
+// body reading the accumulator before its gemm, two gemms, a use between fill and loop.
 
 // CHECK-LABEL: func.func @folded
 // A batched GEMM's clear and ring loop (16 K tiles): the fill goes, the gemm clears in the
@@ -77,12 +77,13 @@ module attributes {tile.arch = "sm_90a"} {
 
 // CHECK-LABEL: func.func @left_alone
 // A fill of one, a cp.async pipeline (no tile.tma_ring), a body scaling the accumulator
-// before its gemm, two gemms, a T.Parallel on the accumulator between fill and loop: every
-// fill stays, no gemm clears.
-// CHECK-COUNT-5: tile.fill
+// before its gemm, two gemms, a T.Parallel on the accumulator between fill and loop, a body
+// preloading an epilogue tile in its last iteration (prefetch-epilogue-operands): every fill
+// stays, no gemm clears.
+// CHECK-COUNT-6: tile.fill
 // CHECK-NOT: tile.clear_first_iteration
 module attributes {tile.arch = "sm_90a"} {
-  func.func @left_alone(%A: memref<128x1024xf16>, %B: memref<256x1024xf16>) attributes {tile.entry} {
+  func.func @left_alone(%A: memref<128x1024xf16>, %B: memref<256x1024xf16>, %R: memref<128x256xf16>) attributes {tile.entry} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c16 = arith.constant 16 : index
@@ -135,6 +136,17 @@ module attributes {tile.arch = "sm_90a"} {
       tile.pipelined %c0 to %c16 step %c1 stages 4 attributes {tile.tma_ring = {consumers = 2 : i64, overlap = true, persistent = false, stages = 4 : i64}} {
       ^bb0(%k: index):
         tile.gemm %as, %bs, %c {transpose_b = true, tile.wgmma = {a_registers = false, dtype = "f16", k = 16 : i64, m_atoms = 1 : i64, n = 256 : i64, reordered = false, warpgroups = 2 : i64}} : memref<128x64xf16, "shared">, memref<256x64xf16, "shared">, memref<128x256xf32, "fragment">
+        tile.yield
+      }
+      %r = tile.alloc : memref<128x256xf16, "fragment">
+      tile.fill %c, %zero : memref<128x256xf32, "fragment">, f32
+      tile.pipelined %c0 to %c16 step %c1 stages 4 attributes {tile.tma_ring = {consumers = 2 : i64, overlap = true, persistent = false, stages = 4 : i64}} {
+      ^bb0(%k: index):
+        tile.gemm %as, %bs, %c {transpose_b = true, tile.wgmma = {a_registers = false, dtype = "f16", k = 16 : i64, m_atoms = 1 : i64, n = 256 : i64, reordered = false, warpgroups = 2 : i64}} : memref<128x64xf16, "shared">, memref<256x64xf16, "shared">, memref<128x256xf32, "fragment">
+        %last = arith.cmpi eq, %k, %c16 : index
+        scf.if %last {
+          tile.copy %R[%c0, %c0] [128, 256] to %r[%c0, %c0] [128, 256] : memref<128x256xf16> to memref<128x256xf16, "fragment">
+        }
         tile.yield
       }
       tile.yield

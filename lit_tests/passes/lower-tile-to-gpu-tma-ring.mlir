@@ -4,12 +4,15 @@
 // initialization), the producer's first thread streaming each copy's boxes with
 // cp.async.bulk.tensor through a tensor map argument, the consumers waiting on full and handing
 // slots back on empty (no setmaxnreg between them: one consumer warpgroup's 256 threads may hold
-// 255 registers each anyway; lower-tile-to-gpu-deferred-waits' two consumers get it), block
+// 255 registers each anyway; lower-tile-to-gpu-deferred-waits' two consumers get it, their
+// loop doing more than copies and gemms, as do two whose loop's fragments need more than a
+// 384-thread block's 168 or whose epilogue loads memory: tests/test_wgmma_per_op.py), block
 // barriers named over the consumers, and
-// a persistent loop over the grid's tiles on both sides. Opted in (tile.ring_private_tiles), a
-// GEMM's statements touch no shared memory but the ring's slots: its consumers meet at no block
-// barrier around the loop or between tiles (the next cases: not opted in, and a tile filled
-// before the loop, keep them).
+// a persistent loop over the grid's tiles on both sides. With tile.ring_private_tiles (the
+// CUDA target's default, TILEC_RING_PRIVATE_TILES=0 leaves it out), a GEMM's statements touch
+// no shared memory but the ring's slots: its consumers meet at no block barrier around the loop
+// or between tiles (the next cases: without the attribute, and a tile filled before the loop,
+// keep them).
 
 // CHECK-LABEL: gpu.func @ring
 // CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) kernel attributes {known_block_size = array<i32: 256, 1, 1>, tile.persistent_tiles = 16 : i64
