@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ from run_sanitizer import (  # noqa: E402
     STOPS_ON_PURPOSE,
     ToolRun,
     parse_output,
+    run_tool,
     selected,
     smallest_per_kernel,
     verdict,
@@ -153,3 +155,33 @@ def test_the_verdict_is_clean_only_when_every_tool_ran_to_its_end_without_a_find
                               _entry("racecheck", failed=(ADD,), finished=False)]})
     assert found["tests_failed"] == [ADD]
     assert found["tools_stopped_at_limit"] == ["racecheck"]
+
+
+# Stands in for compute-sanitizer and the tests' process under it: runs the tests a, b, c not yet
+# in the done file, as run_sanitizer's pytest plugin would, and aborts the process in test b.
+FAKE_TOOL = f"""#!{sys.executable}
+import os
+from pathlib import Path
+done = Path(os.environ["TILEC_SANITIZE_DONE"])
+for test in ("a", "b", "c"):
+    if test in done.read_text().split():
+        continue
+    with done.open("a") as record:
+        record.write(test + "\\n")
+    print("{BEGIN}" + test, flush=True)
+    if test == "b":
+        os.abort()
+    print("{END}" + test + " passed 0.1", flush=True)
+"""
+
+
+def test_a_process_the_tool_aborts_in_one_test_goes_on_with_the_next(tmp_path: Path) -> None:
+    """synccheck aborted the tests' process in one sm_90a gemm and so checked none of the
+    tests after it; now that test is unfinished and a new process runs the rest."""
+    tool = tmp_path / "fake-sanitizer"
+    tool.write_text(FAKE_TOOL)
+    tool.chmod(0o755)
+    run = run_tool(str(tool), "synccheck", "paths", 60, tmp_path, dict(os.environ))
+    assert [(t["test"], t["outcome"]) for t in run.tests] == [
+        ("a", "passed"), ("b", "unfinished"), ("c", "passed")]
+    assert run.restarts == 1 and run.finished

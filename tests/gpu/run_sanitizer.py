@@ -53,6 +53,7 @@ TOOL_OPTIONS = {
 LOG_LIMIT = 4 << 20  # bytes of each tool's log kept
 RERUN_SECONDS = 30  # each plain rerun of the tests that failed under a tool
 CONTEXT_LOST = 86  # the tests' exit status when a kernel left CUDA unusable
+PYTEST_ENDS = (0, 1, 5)  # pytest ran every selected test (all passed, some failed, none chosen)
 CONTEXT_LOST_LINE = "@@sanitize-context-lost"
 # tests whose kernel stops on purpose (a trap, __assertfail), which every tool reports
 STOPS_ON_PURPOSE = ("test_checked_mode_reports_a_bad_index_and_stops_the_kernel",
@@ -251,7 +252,9 @@ def run_tool(binary: str, tool: str, selection: str, seconds: float, out: Path,
              environment: dict[str, str]) -> ToolRun:
     """One tool over the selected tests, stopped (its whole process group) after `seconds`. A
     kernel the tool stops (an invalid access under memcheck) leaves the CUDA context unusable,
-    so the tests' process then ends and a new one goes on with the tests not yet run."""
+    and a tool may abort the tests' process inside a test (synccheck on some sm_90a kernels):
+    either way the process ends and a new one goes on with the tests not yet run (the test it
+    ended in counts as unfinished)."""
     command = [binary, "--tool", tool, *TOOL_OPTIONS[tool], "--print-limit", "200",
                sys.executable, "-u", str(Path(__file__).resolve()), "--inner", selection]
     run = ToolRun(tool, selection, command, seconds)
@@ -264,6 +267,7 @@ def run_tool(binary: str, tool: str, selection: str, seconds: float, out: Path,
             left = seconds - (time.perf_counter() - began)
             if left < 5:
                 break
+            started = len(done.read_text().split())
             process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT,
                                        env=dict(environment, TILEC_SANITIZE_DONE=str(done)),
                                        start_new_session=True)
@@ -273,8 +277,10 @@ def run_tool(binary: str, tool: str, selection: str, seconds: float, out: Path,
                 _stop(process)
                 run.returncode = None
                 break
-            if run.returncode != CONTEXT_LOST:
+            if run.returncode in PYTEST_ENDS:
                 run.finished = True
+                break
+            if len(done.read_text().split()) == started:  # no test began: nothing to go on with
                 break
             run.restarts += 1
     run.wall_s = round(time.perf_counter() - began, 2)
