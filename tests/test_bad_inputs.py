@@ -401,6 +401,22 @@ def test_threads_past_the_block_limit(target: str) -> None:
     check_error(error, TilecError, "grid", "a block has 1 to 1024 threads, got 2048")
 
 
+@pytest.mark.parametrize("target, threads, axis, limit", [
+    ("cuda:sm_90a", (1, 1, 128), "z", 64), ("cuda:sm_80", (1, 2, 65), "z", 64),
+    ("vulkan", (2, 1, 96), "z", 64)])
+def test_threads_along_an_axis_past_its_limit(target: str, threads: tuple[int, int, int],
+                                              axis: str, limit: int) -> None:
+    """A CUDA block has at most 64 threads along z (1024 along x and y): (1, 1, 128) passed
+    the 1024-in-all check and compiled, and every launch would have failed."""
+    error = compile_error(kernel_on_grid(1, 1, 1, threads=threads), target)
+    check_error(error, CompileError, "grid",
+                f"a block has {threads[2]} threads along {axis}", f"at most {limit}")
+
+
+def test_threads_along_z_within_the_limits() -> None:
+    tilec.compile(kernel_on_grid(1, 1, 1, threads=(2, 2, 64)), target="cuda:sm_90a")
+
+
 def zero_size_tensor():
     @T.prim_func
     def main(

@@ -485,10 +485,16 @@ def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
 
 
 def check_grid(kernel: ir.Operation, target: TargetDescription, api: str) -> None:
-    """A constant grid size past the target's limit (blocks along an axis, or the threads
-    along it where the API counts those) is an error at the kernel: the launch would fail on
-    every run. Sizes known at run time are the driver's to reject."""
+    """A block's threads along an axis or a constant grid size past the target's limit
+    (blocks along an axis, or the threads along it where the API counts those) is an error at
+    the kernel: the launch would fail on every run. Sizes known at run time are the driver's
+    to reject."""
     threads = (list(ir.DenseI64ArrayAttr(kernel.attributes["threads"])) + [1, 1])[:3]
+    for axis, (count, limit) in enumerate(zip(threads, target.max_block, strict=True)):
+        if count > limit:
+            raise op_error(kernel, f"a block has {count} threads along {'xyz'[axis]}; {api} "
+                                   f"allows at most {limit} along it (put the threads along x "
+                                   "and split its index)")
     for axis, (size, limit) in enumerate(zip(kernel.operands, target.max_grid, strict=False)):
         owner = getattr(size.owner, "operation", None)  # None for a block argument
         if owner is None or owner.name != "arith.constant":

@@ -40,9 +40,10 @@ class TargetDescription:
     (lanes combine by shuffles within it, the rest through workgroup memory); 1 means no
     subgroup operations at all.
 
-    `max_grid` is the blocks a launch may have along x, y and z, `max_grid_threads` the threads
-    (blocks times the block's threads) along one axis where the API counts those (HIP's
-    work-items and Metal's thread positions are 32-bit), 0 where it does not.
+    `max_block` is the threads a block may have along x, y and z (and `max_threads_per_block`
+    in all), `max_grid` the blocks a launch may have along x, y and z, `max_grid_threads` the
+    threads (blocks times the block's threads) along one axis where the API counts those
+    (HIP's work-items and Metal's thread positions are 32-bit), 0 where it does not.
     """
 
     name: str
@@ -60,6 +61,7 @@ class TargetDescription:
     shared_banks: int = 32
     max_vgprs: int = 255
     logical_addressing: bool = False
+    max_block: tuple[int, int, int] = (1024, 1024, 64)
     max_grid: tuple[int, int, int] = (2**31 - 1, 65535, 65535)
     max_grid_threads: int = 0
 
@@ -126,7 +128,8 @@ def _amd(name: str, compute_units: int, mma_elements: tuple[str, ...]) -> Target
         name=name, family="amd", chip=name, warp_size=64, max_threads_per_block=1024,
         max_shared_bytes=65536, registers_per_block=131072, sm_count=compute_units,
         mma="mfma", async_copies=(), ptx_features="", mma_elements=mma_elements,
-        shared_banks=32, max_vgprs=512, max_grid=(2**32 - 1,) * 3, max_grid_threads=2**32 - 1,
+        shared_banks=32, max_vgprs=512, max_block=(1024,) * 3, max_grid=(2**32 - 1,) * 3,
+        max_grid_threads=2**32 - 1,
     )
 
 
