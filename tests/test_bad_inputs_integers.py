@@ -264,3 +264,84 @@ def test_gemm_accumulator_that_cannot_hold_the_products(operand: str, accumulato
                                                         what: str, target: str) -> None:
     check_error(compile_error(gemm_into(operand, accumulator), target), TilecError,
                 "gemm-accumulator", f"{operand} x {operand} products", f"of {accumulator}", what)
+
+
+def bool_arithmetic(statement: str):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "bool"), B: T.Tensor((N,), "bool"), C: T.Tensor((N,), "int32")):
+        with T.Kernel(1, threads=64) as _:
+            for i in T.Parallel(N):
+                if statement == "a + b":
+                    C[i] = A[i] + B[i]  # error: bool-operator
+                elif statement == "a + 1":
+                    C[i] = A[i] + 1  # error: bool-literal
+                elif statement == "a - b":
+                    C[i] = A[i] - B[i]  # error: bool-minus
+                elif statement == "a // b":
+                    C[i] = A[i] // B[i]  # error: bool-division
+                elif statement == "logic":
+                    C[i] = (A[i] * B[i]) | (A[i] ^ B[i])
+                else:
+                    C[i] = T.cast(A[i], "int32") + B[i]
+
+    return main
+
+
+@pytest.mark.parametrize("statement, tag", [("a + b", "bool-operator"), ("a + 1", "bool-literal"),
+                                            ("a - b", "bool-minus"),
+                                            ("a // b", "bool-division")])
+def test_arithmetic_of_bools_is_an_error(statement: str, tag: str) -> None:
+    """True + True stored 0 (an i1 addition wraps: torch, numpy and Python count to 2; the
+    `+ 1` literal took the bool dtype too)."""
+    op = statement.split()[1]
+    check_error(compile_error(bool_arithmetic(statement)), TilecError, tag,
+                f"operator {op} on bool values computes in one bit", "T.cast")
+
+
+@pytest.mark.parametrize("statement", ["logic", "counted"])
+def test_logic_of_bools_and_counts_of_cast_bools(statement: str, rng: torch.Generator) -> None:
+    a, b = (torch.randint(0, 2, (N,), generator=rng).bool() for _ in range(2))
+    c = torch.full((N,), 77, dtype=torch.int32)
+    tilec.compile(bool_arithmetic(statement), target="cpu")(a, b, c)
+    expected = (a & b) | (a ^ b) if statement == "logic" else a.int() + b.int()
+    assert c.tolist() == expected.int().tolist()
+
+
+def bool_scan(kind: str, dtype: str):
+    @T.prim_func
+    def main(A: T.Tensor((4, N), "bool"), C: T.Tensor((4,), dtype)):
+        with T.Kernel(1, threads=64) as _:
+            tile = T.alloc_fragment((4, N), "bool")
+            rows = T.alloc_fragment((4,), dtype)
+            T.copy(A, tile)
+            if kind == "cumsum":
+                T.cumsum(tile, dim=1)  # error: bool-cumsum
+            else:
+                getattr(T, f"reduce_{kind}")(tile, rows, dim=1)  # error: bool-reduce
+            T.copy(rows, C)
+
+    return main
+
+
+@pytest.mark.parametrize("kind", ["sum", "abssum", "cumsum"])
+def test_sums_into_bools_are_an_error(kind: str) -> None:
+    """A reduce_sum of two True values gave True and a T.cumsum of True values alternated
+    True / False (one-bit sums)."""
+    error = compile_error(bool_scan(kind, "bool"))
+    if kind == "cumsum":
+        check_error(error, TilecError, "bool-cumsum", "T.cumsum of the bool buffer 'tile'")
+    else:
+        check_error(error, TilecError, "bool-reduce", f"T.reduce_{kind} into a bool buffer",
+                    "int32")
+
+
+@pytest.mark.parametrize("kind, dtype", [("sum", "int32"), ("max", "bool"), ("min", "bool")])
+def test_bools_count_into_integers_and_reduce_as_any_and_all(kind: str, dtype: str,
+                                                             rng: torch.Generator) -> None:
+    a = torch.rand(4, N, generator=rng) < 0.1
+    a[1] = False
+    a[2] = True
+    c = torch.full((4,), 77 if dtype == "int32" else 0, dtype=getattr(torch, dtype))
+    tilec.compile(bool_scan(kind, dtype), target="cpu")(a, c)
+    expected = {"sum": a.sum(1).int(), "max": a.any(1), "min": a.all(1)}[kind]
+    assert c.tolist() == expected.tolist()

@@ -102,6 +102,11 @@ _PY_BINOPS: dict[str, Callable[[Any, Any], Any]] = {
     "truncmod": lambda a, b: a - b * _truncated_division(a, b),
 }
 _DIVISIONS = ("/", "//", "%", "truncdiv", "truncmod")  # integer ones guard their divisor
+# the operators that mean on two bools what they mean on Python's and torch's (and, or, xor);
+# the others wrap at one bit (True + True is False where torch and Python count to 2)
+_BOOL_OPERATORS = ("*", "&", "|", "^")
+_BOOL_ADVICE = ("T.cast the bools to an integer dtype to count them, or write a or b, "
+                "a and b, a ^ b for logic")
 # T.reduce_* of unsigned integers: compared as unsigned; abs of an unsigned value is itself
 _UNSIGNED_REDUCTIONS = {"max": "umax", "min": "umin", "absmax": "umax", "abssum": "sum"}
 _CMPOPS: dict[type, str] = {
@@ -1853,6 +1858,10 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
                 self.store(staged, self.box_indices(whole, point),
                            self.cast(value, dst.dtype, node), node)
             src, dim = staged, dim + 1 if to_one else dim
+        if dst.dtype.kind == "bool" and kind in ("sum", "abssum"):
+            self.error(node, f"T.reduce_{kind} into a bool buffer computes in one bit: reduce "
+                             "into an int32 buffer to count the True values (T.reduce_max is "
+                             "any, T.reduce_min all)")
         if dst.dtype.is_unsigned:  # signless memrefs: the kind says how integers compare
             kind = _UNSIGNED_REDUCTIONS.get(kind, kind)
         tile.reduce(src.value, dst.value, kind, dim, clear=clear)
@@ -1875,6 +1884,9 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
         if not isinstance(dim, int) or not -src.rank <= dim < src.rank:
             self.error(node, f"dim {dim!r} is out of range for a {src.rank}-d buffer")
         dim %= src.rank
+        if dst.dtype.kind == "bool":
+            self.error(node, f"T.cumsum of the bool buffer '{dst.name}' computes in one bit: "
+                             "scan an int32 copy of it to count the True values")
         if "fragment" in (src.scope, dst.scope):
             staged = self.allocate("shared", list(src.static_shape), src.dtype, node)
             self.emit_copy(self.whole(src), self.whole(staged))
@@ -2858,6 +2870,9 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
             return identity
         dtype = (self.exact_mixed_type(a, b, "dividing", node) if op in _DIVISIONS else None
                  ) or self.result_dtype(a, b, node)
+        if dtype.kind == "bool" and op not in _BOOL_OPERATORS:
+            self.error(node, f"operator {op} on bool values computes in one bit (True + True "
+                             f"is False): {_BOOL_ADVICE}")
         if op in _DIVISIONS + ("&", "|", "^", "<<", ">>") and dtype.is_integer:
             a, b = (_bit_pattern(v, dtype) if op in ("&", "|", "^") else v for v in (a, b))
             self.check_constant_operand(op, b, dtype, node)
