@@ -22,11 +22,15 @@ from tilec.errors import LaunchError, TilecError
 sys.path.insert(0, str(Path(__file__).resolve().parent / "gpu"))
 
 from integer_kernels import (  # noqa: E402
+    CONVERSIONS,
     DTYPES,
     OPS,
     N,
     answers,
+    conversion_answers,
+    conversion_inputs,
     elementwise,
+    float_to_integer,
     operands,
     wrapped,
 )
@@ -345,3 +349,22 @@ def test_bools_count_into_integers_and_reduce_as_any_and_all(kind: str, dtype: s
     tilec.compile(bool_scan(kind, dtype), target="cpu")(a, c)
     expected = {"sum": a.sum(1).int(), "max": a.any(1), "min": a.all(1)}[kind]
     assert c.tolist() == expected.tolist()
+
+
+@pytest.mark.parametrize("source, dtype", CONVERSIONS)
+def test_float_to_integer_saturates(source: str, dtype: str, rng: torch.Generator) -> None:
+    """x86's conversion gave 1e10 -> int32 and NaN as -2**31 and wrapped 300.0 -> int8 to 44;
+    now toward zero, saturated, NaN 0, as PTX's cvt.rzi and tests/gpu's run of these kernels."""
+    a = conversion_inputs(source, dtype, rng)
+    c = torch.full((N,), 77, dtype=getattr(torch, dtype))
+    tilec.compile(float_to_integer(source, dtype), target="cpu")(a, c)
+    assert c.tolist() == conversion_answers(a, dtype)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_float_to_int8_saturates_in_ptx(arch: str) -> None:
+    """NVPTX converts to 8 bits through cvt.rzi.s16 and truncates: the bounds are compared
+    before (setp + selp), so 300.0 is 127 there too."""
+    ptx = tilec.compile(float_to_integer("float32", "int8"), target=f"cuda:{arch}"
+                        ).get_kernel_source()
+    assert "cvt.rzi.s16.f32" in ptx and ptx.count("selp") >= 3

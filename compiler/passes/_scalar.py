@@ -43,12 +43,49 @@ def cast(value: ir.Value, to: ir.Type) -> ir.Value:
             return arith.truncf(to, value)
         return arith.truncf(to, arith.extf(_wider(source), value))
     if is_float(element_source):
-        return arith.fptosi(to, value)
+        return float_to_integer(value, to, unsigned=False)
     if is_float(element_to):
         return arith.sitofp(to, value)
     if bit_width(element_source) < bit_width(element_to):
         return arith.extsi(to, value)
     return arith.trunci(to, value)
+
+
+_EXACT_BOUNDS = (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type)  # hold 2**k up to their range
+
+
+def float_to_integer(value: ir.Value, to: ir.Type, unsigned: bool) -> ir.Value:
+    """A float (scalar or vector) to an integer type as PTX's cvt.rzi gives it, on every
+    target: toward zero, saturated at the type's bounds, NaN to 0. A bare fptosi / fptoui
+    leaves those undefined: x86 gives the most negative value (1e10 -> int32 is -2**31, NaN
+    too), NVPTX converts 8-bit results through 16 bits and wraps (300.0 -> int8 is 44)."""
+    vector = value.type if isinstance(value.type, ir.VectorType) else None
+    element = vector.element_type if vector else value.type
+    if not any(isinstance(element, kind) for kind in _EXACT_BOUNDS):  # float8: through f32
+        f32 = ir.F32Type.get()
+        value = arith.extf(ir.VectorType.get(vector.shape, f32) if vector else f32, value)
+    bits = bit_width(ir.VectorType(to).element_type if vector else to)
+    low, high = (0, 2**bits - 1) if unsigned else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+
+    def splat(type_: ir.Type, number: float | int) -> ir.Value:
+        if not isinstance(type_, ir.VectorType):
+            return constant(type_, number)
+        scalar = constant(type_.element_type, number)
+        return arith.ConstantOp(type_, ir.DenseElementsAttr.get_splat(
+            type_, scalar.owner.attributes["value"])).result
+
+    def as_bits(number: int) -> int:  # the signless pattern of an unsigned bound
+        return number - 2**bits if number >= 2 ** (bits - 1) else number
+
+    converted = (arith.fptoui if unsigned else arith.fptosi)(to, value)
+    # the bounds past the range are powers of two: exact in the float (or its infinity)
+    above = arith.cmpf(arith.CmpFPredicate.OGE, value, splat(value.type, float(high + 1)))
+    below = arith.cmpf(arith.CmpFPredicate.OLE, value, splat(value.type, float(low)))
+    # x != x (SPIR-V's OpFUnordNotEqual: an isnan would need a bitcast WGSL's types lack)
+    nan = arith.cmpf(arith.CmpFPredicate.UNE, value, value)
+    result = arith.select(above, splat(to, as_bits(high)), converted)
+    result = arith.select(below, splat(to, as_bits(low)), result)
+    return arith.select(nan, splat(to, 0), result)
 
 
 def _wider(type_: ir.Type) -> ir.Type:

@@ -3,7 +3,8 @@
 tests/test_bad_inputs_integers.py, the GPU in tests/gpu/test_integer_semantics.py (from the
 cache tests/gpu/precompile_frontend.py fills), against the same `expected` answers: a divisor
 of 0 gives 0, the most negative value by -1 wraps, shifts by a negative amount or past the width
-clamp as PTX's do."""
+clamp as PTX's do. A float converted to an integer (`float_to_integer`) rounds toward zero and
+saturates at the integer's bounds, NaN giving 0 (PTX's cvt.rzi), on both targets."""
 
 from __future__ import annotations
 
@@ -85,8 +86,47 @@ def answers(op: str, a: torch.Tensor, b: torch.Tensor) -> list[int]:
     return [expected(op, x, y, a.dtype) for x, y in zip(a.tolist(), b.tolist(), strict=True)]
 
 
+# (float dtype, integer dtype): each narrow integer, the 32- and 64-bit ones, from half floats
+CONVERSIONS = [("float32", "int8"), ("float32", "uint8"), ("float32", "int16"),
+               ("float32", "int32"), ("float32", "uint32"), ("float64", "int64"),
+               ("float16", "int8"), ("bfloat16", "int32")]
+
+
+def float_to_integer(source: str, dtype: str):
+    @T.prim_func
+    def main(A: T.Tensor((N,), source), C: T.Tensor((N,), dtype)):
+        with T.Kernel(1, threads=64) as _:
+            for i in T.Parallel(N):
+                C[i] = T.cast(A[i], dtype)
+
+    return main
+
+
+def conversion_inputs(source: str, dtype: str, generator: torch.Generator) -> torch.Tensor:
+    """Random floats around the integer's range, its bounds, past them, infinities and NaN."""
+    info = torch.iinfo(getattr(torch, dtype))
+    values = [info.max + 0.5, info.max + 1.0, info.min - 1.0, float(info.max) * 4,
+              float(info.min) * 4 - 8, 1e30, -1e30, float("inf"), float("-inf"), float("nan"),
+              -0.0, -0.75, 0.75, float(info.min), -1.5]
+    span = float(info.max - info.min)
+    spread = (torch.rand(N - len(values), generator=generator, dtype=torch.float64) * 1.5 - 0.25
+              ) * span + info.min
+    return torch.cat([torch.tensor(values, dtype=torch.float64), spread]).to(
+        getattr(torch, source))
+
+
+def conversion_answers(a: torch.Tensor, dtype: str) -> list[int]:
+    """Toward zero, saturated at the integer's bounds; NaN gives 0."""
+    info = torch.iinfo(getattr(torch, dtype))
+    return [0 if x != x else max(info.min, min(info.max, int(x) if abs(x) != float("inf")
+                                                 else info.max if x > 0 else info.min))
+            for x in a.double().tolist()]
+
+
 def compile_all(target: str) -> None:
     """What the GPU machine loads from the cache."""
     for op in OPS:
         for dtype in DTYPES:
             tilec.compile(elementwise(op, dtype), target=target)
+    for source, dtype in CONVERSIONS:
+        tilec.compile(float_to_integer(source, dtype), target=target)

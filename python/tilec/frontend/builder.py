@@ -26,6 +26,7 @@ from mlir.dialects import math as mmath
 
 import tilec.dialect as tile
 import tilec.language as T
+from tilec.compiler.passes._scalar import float_to_integer
 from tilec.errors import TilecError
 from tilec.frontend.allreduce_ops import AllReduceOps, AttrSpec, CommReducer
 from tilec.frontend.barrier_ops import BarrierOps, WarpgroupSpec
@@ -2797,8 +2798,7 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
             if dtype == T.index:
                 return self.convert(self.convert(value, T.int64, node, implicit), dtype, node,
                                     implicit)
-            op = arith.fptoui if dtype.is_unsigned else arith.fptosi
-            return Scalar(op(target, value.value), dtype)
+            return Scalar(float_to_integer(value.value, target, dtype.is_unsigned), dtype)
         if dtype.is_float:  # from an integer
             if source == T.index:
                 value = self.convert(value, T.int64, node, implicit)
