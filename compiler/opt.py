@@ -260,6 +260,25 @@ def _check_pipelines(actions: Sequence[Action], context: ir.Context) -> str | No
     return None
 
 
+def _check_targets(actions: Sequence[Action], stop_after: str | None) -> str | None:
+    """Every --run-target's name and --stop-after's stage, before any input: the first error
+    (a --stop-after without a --run-target did nothing, without a word)."""
+    from tilec.compiler.targets import stage_names
+
+    targets = [action.target for action in actions if action.target is not None]
+    if stop_after is not None and not targets:
+        return f"--stop-after {stop_after} needs --run-target (it names a stage of the target)"
+    for target in targets:
+        try:
+            names = stage_names(target)
+        except CompileError as error:
+            return f"--run-target {target}: {error.message}"
+        if stop_after is not None and stop_after not in names:
+            return (f"--stop-after {stop_after} is not a stage of {target}; its stages: "
+                    f"{', '.join(names)}")
+    return None
+
+
 def _strip_module(pipeline: str) -> str:
     text = pipeline.strip()
     if text.startswith("builtin.module(") and text.endswith(")"):
@@ -308,7 +327,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     outputs: list[str] = []
     failures = 0
     with tile_dialect.new_context() as context:
-        problem = _check_pipelines(actions, context)
+        problem = _check_pipelines(actions, context) or _check_targets(actions, args.stop_after)
         if problem:
             print(f"tilec-opt: {problem}", file=sys.stderr)
             return 2

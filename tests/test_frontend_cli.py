@@ -97,6 +97,10 @@ def test_compile_error_exits_1_with_the_location(tmp_path: Path, tilec_cli: Cli)
     (["--kernel", "nope"], "no kernel named nope"),
     (["--const", "M"], "--const takes NAME=VALUE"),
     (["--bogus-flag"], "unrecognized arguments"),
+    (["--target", "tpu"], "--target tpu: unknown target 'tpu'"),
+    (["--target", "cuda:sm_999", "--emit", "ptx"], "--target cuda:sm_999: unsupported CUDA arch"),
+    (["--target", "cpu", "--emit", "ptx"],
+     "--emit ptx is not a stage of cpu; its stages: tile, loops, llvm, llvmir, asm"),
 ])
 def test_usage_errors_exit_2(args: list[str], message: str, tilec_cli: Cli) -> None:
     result = tilec_cli(QUICKSTART, *args)

@@ -33,3 +33,12 @@ def get_target(target: str) -> ModuleType:
         if error.name != f"{__name__}.{TARGET_MODULES[family]}":
             raise
         raise CompileError(f"target '{target}' is not available in this build") from None
+
+
+def stage_names(target: str) -> list[str]:
+    """The names of `target`'s stages, in order, after the frontend's "tile" (CompileError for
+    an unknown target or arch): what `--emit` and `--stop-after` may name, checked before any
+    compile so a misspelt one is a usage error."""
+    from tilec.compiler.pipeline import CompileOptions
+
+    return [stage.name for stage in get_target(target).stages(CompileOptions(target=target))]

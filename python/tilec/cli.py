@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import tilec.language as T
-from tilec.errors import TilecError, called_from_the_command_line
+from tilec.errors import CompileError, TilecError, called_from_the_command_line
 from tilec.jit import JITFunction, Specialization, _is_factory, prim_func_specialization
 
 USAGE_ERROR = 2
@@ -190,6 +190,7 @@ def run(options: argparse.Namespace) -> int:
     only_tile = options.emit == "tile" and options.cache_dir is None
     # the tile IR is target-neutral: do not import torch just to find a GPU
     target = (options.target or "cpu") if only_tile else resolve_target(options.target)
+    _check_target(target, options.emit)
     texts: list[str] = []
     if options.cache_dir is not None:
         try:
@@ -222,6 +223,19 @@ def run(options: argparse.Namespace) -> int:
         else:
             sys.stdout.write(output)
     return 0
+
+
+def _check_target(target: str, emit: str | None) -> None:
+    """--target's name and --emit's stage, before any kernel compiles: a usage error each."""
+    from tilec.compiler.targets import stage_names
+
+    try:
+        names = ["tile", *stage_names(target)]
+    except CompileError as error:
+        raise UsageError(f"--target {target}: {error.message}") from None
+    if emit is not None and emit not in names:
+        raise UsageError(f"--emit {emit} is not a stage of {target}; its stages: "
+                         f"{', '.join(names)}")
 
 
 def _trace_arguments() -> argparse.ArgumentParser:
