@@ -16,7 +16,7 @@ import torch
 
 import tilec
 import tilec.language as T
-from tilec.errors import TilecError
+from tilec.errors import LaunchError, TilecError
 
 THIS_FILE = Path(__file__).resolve()
 
@@ -140,3 +140,51 @@ def test_autotuner_takes_tilelang_options_it_does_not_use() -> None:
     tuner = tilec.autotuner.AutoTuner.from_kernel(factory, configs=[{"block": 64}])
     tuner.set_compile_args(target="cpu", execution_backend="cython", target_host="llvm")
     tilec.autotune(configs=[{"block": 64}], do_not_specialize=["block"])
+
+
+def test_a_reversed_numpy_view_is_named() -> None:
+    """torch.from_numpy refuses negative strides: its ValueError came out of tilec's call as a
+    traceback; now the error names the argument, for a compiled kernel and an eager call."""
+    import numpy as np
+
+    reversed_view = np.arange(128, dtype=np.float32)[::-1]
+    compiled = tilec.compile(copy64, target="cpu")
+    with pytest.raises(LaunchError, match=r"argument 'A' is a numpy view with a negative stride "
+                                          r"\(strides \(-4,\)"):
+        compiled(reversed_view[:64], np.zeros(64, dtype=np.float32))
+    with pytest.raises(LaunchError, match="argument 'B' is a numpy view with a negative stride"):
+        add(np.ones(128, dtype=np.float32), reversed_view)
+    assert (add(np.ones(128, dtype=np.float32), reversed_view.copy()) == 128 - np.arange(128)
+            ).all()
+
+
+@tilec.jit
+def fill(A, value: T.int8):
+    N = T.const("N")
+    A: T.Tensor((N,), T.int8)
+    with T.Kernel(1, threads=64) as _:
+        for i in T.Parallel(N):
+            A[i] = value
+
+
+@pytest.mark.parametrize("value, message", [
+    (torch.tensor(3, dtype=torch.int8), "argument 'value' must be a int8 scalar, got Tensor of "
+                                        "shape ()"),
+    (None, "argument 'value' must be a int8 scalar, got NoneType"),
+    (3.0, "argument 'value' must be a int8 scalar, got float"),
+    (300, "argument 'value' = 300 does not fit in int8 (-128 to 127)")])
+def test_an_eager_scalar_argument_is_checked_as_a_compiled_kernels(value, message: str) -> None:
+    """A tensor or None for `value: T.int8` failed at the line using it ('a buffer element is
+    assigned a scalar', no word of the argument) and 3.0 was taken as 3."""
+    with pytest.raises(TilecError) as info:
+        fill(torch.zeros(64, dtype=torch.int8), value)
+    assert info.value.message == f"fill: {message}"
+    assert info.value.lineno == fill.location[1]
+
+
+def test_an_eager_scalar_argument_of_its_kind_runs() -> None:
+    import numpy as np
+
+    a = torch.zeros(64, dtype=torch.int8)
+    fill(a, np.int16(-7))
+    assert a.tolist() == [-7] * 64

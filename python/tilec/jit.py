@@ -91,6 +91,23 @@ def _is_tensor(value: Any) -> bool:
             and not isinstance(value, numbers.Number))
 
 
+def scalar_problem(name: str, dtype: T.DType, value: Any) -> str | None:
+    """What is wrong with `value` as the scalar argument `name` of `dtype`, None if nothing:
+    it must be a Python or numpy number of the dtype's kind (torch's tensors are not numbers),
+    an integer inside the dtype's range (it would arrive wrapped: 2**33 + 5 as 5)."""
+    kind = numbers.Real if dtype.is_float else numbers.Integral
+    if not isinstance(value, kind):
+        what = f"Tensor of shape {tuple(value.shape)}" if _is_tensor(value) else \
+            type(value).__name__
+        return f"argument '{name}' must be a {dtype} scalar, got {what}"
+    if dtype.is_integer and dtype.name != "bool":
+        low, high = ((0, 2**dtype.bits - 1) if dtype.is_unsigned
+                     else (-(2 ** (dtype.bits - 1)), 2 ** (dtype.bits - 1) - 1))
+        if not low <= int(value) <= high:
+            return f"argument '{name}' = {int(value)} does not fit in {dtype} ({low} to {high})"
+    return None
+
+
 def tensor_arguments(args: tuple, kwargs: dict, fn: Callable | None = None) -> list[Any]:
     """The tensors of an eager call, in `fn`'s parameter order: what its kernel takes."""
     if fn is not None and kwargs:
@@ -428,6 +445,10 @@ class JITKernel:
             if self.target.startswith(GPU_TARGETS):
                 raise self._error(f"argument '{param.name}' is a numpy array; the {self.target} "
                                   "target takes torch tensors on the GPU")
+            if any(stride < 0 for stride in arg.strides):  # torch.from_numpy refuses these
+                raise self._error(f"argument '{param.name}' is a numpy view with a negative "
+                                  f"stride (strides {arg.strides}, a reversed array); pass "
+                                  "np.ascontiguousarray of it")
             arg = torch.from_numpy(arg)
         if not isinstance(arg, torch.Tensor):
             raise self._error(f"argument '{param.name}' must be a tensor, got "
@@ -460,23 +481,13 @@ class JITKernel:
         return arg, was_numpy
 
     def _check_scalar(self, param: Param, arg: Any) -> Any:
-        """A Python or numpy number of the parameter's kind, as a Python number; an integer
-        outside the dtype's range is an error (it would arrive wrapped: 2**33 + 5 as 5)."""
+        """The scalar argument as a Python number (scalar_problem says what is wrong with
+        one)."""
         dtype = T.dtype(param.dtype)
-        kind = numbers.Real if dtype.is_float else numbers.Integral
-        if not isinstance(arg, kind):  # numpy's scalars are numbers, torch's tensors not
-            raise self._error(f"argument '{param.name}' must be a {param.dtype} scalar, got "
-                              f"{type(arg).__name__}")
-        if dtype.is_float:
-            return float(arg)
-        value = int(arg)
-        if dtype.name != "bool":
-            low, high = ((0, 2**dtype.bits - 1) if dtype.is_unsigned
-                         else (-(2 ** (dtype.bits - 1)), 2 ** (dtype.bits - 1) - 1))
-            if not low <= value <= high:
-                raise self._error(f"argument '{param.name}' = {value} does not fit in "
-                                  f"{param.dtype} ({low} to {high})")
-        return value
+        problem = scalar_problem(param.name, dtype, arg)
+        if problem is not None:
+            raise self._error(problem)
+        return float(arg) if dtype.is_float else int(arg)
 
     def __repr__(self) -> str:
         return f"<tilec kernel {self.name} for {self.target}>"
@@ -829,6 +840,25 @@ class JITFunction:
             raise TilecError(error.message, *self.location) from None
         return spec
 
+    def _scalar_annotation(self, annotation: Any) -> T.DType | None:
+        """The dtype a parameter's annotation names (`s: T.int8`, or its text under `from
+        __future__ import annotations`), None for any other annotation."""
+        if isinstance(annotation, str):
+            try:
+                annotation = eval(annotation, self.fn.__globals__)  # noqa: S307 (the user's own text)
+            except Exception:  # noqa: BLE001 (an annotation that is no expression of the module's names)
+                return None
+        return annotation if isinstance(annotation, T.DType) else None
+
+    def _check_scalar_argument(self, name: str, dtype: T.DType, value: Any) -> None:
+        """An eager call's argument for a parameter annotated with a scalar dtype (`s:
+        T.int8`), as a compiled kernel's are checked: a tensor, None or a string there failed
+        at a line using it, with no word of the argument, and a float for an integer was
+        truncated."""
+        problem = scalar_problem(name, dtype, value)
+        if problem is not None:
+            raise TilecError(f"{self.fn.__name__}: {problem}", *self.location)
+
     def _factory_specialization(self, args: tuple, kwargs: dict,
                                 target: str | None) -> Specialization:
         try:
@@ -866,6 +896,9 @@ class JITFunction:
         for name, param in parameters.items():
             if name in bound.arguments:
                 value = bound.arguments[name]
+                dtype = self._scalar_annotation(param.annotation)
+                if dtype is not None:
+                    self._check_scalar_argument(name, dtype, value)
                 if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or not _is_tensor(
                         value):
                     values[name] = value
