@@ -752,3 +752,23 @@ def test_an_op_left_before_the_llvm_translation_is_an_error() -> None:
     assert caught.value.filename == "kernel.py" and caught.value.lineno == 7
     assert "builtin.unrealized_conversion_cast is left where the kernel is translated" in str(
         caught.value)
+
+
+def loop_by_a_loaded_step():
+    @T.prim_func
+    def main(Steps: T.Tensor((1,), "int32"), Count: T.Tensor((1,), "int32")):
+        with T.Kernel(1, threads=1) as _:
+            for _ in T.serial(3, 20, Steps[0]):
+                Count[0] = Count[0] + 1
+
+    return main
+
+
+@pytest.mark.parametrize("step, trips", [(0, 0), (-2, 0), (1, 17), (4, 5), (100, 1)])
+def test_a_run_time_loop_step_below_one_runs_no_iteration(step: int, trips: int) -> None:
+    """A T.serial whose step is 0 at run time spun forever (scf.for takes the step as
+    positive); a negative one too. Its trip count is otherwise range(3, 20, step)'s."""
+    count = torch.zeros(1, dtype=torch.int32)
+    tilec.compile(loop_by_a_loaded_step(), target="cpu")(
+        torch.tensor([step], dtype=torch.int32), count)
+    assert count.item() == trips == (len(range(3, 20, step)) if step > 0 else 0)

@@ -729,10 +729,17 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
             self.error(node.iter, f"a loop takes 1 to 3 bounds (stop | start, stop | start, "
                                   f"stop, step), got {len(args)}")
         start, stop, step = (0, args[0], 1) if len(args) == 1 else (*args, 1)[:3]
-        if isinstance(step, int) and step <= 0:
-            self.error(node.iter, f"loop step must be positive, got {step}")
-        return (self.index_value(start, node.iter), self.index_value(stop, node.iter),
-                self.index_value(step, node.iter))
+        known = _constant_index(self.rvalue(step, node.iter))
+        if known is not None and known <= 0:
+            self.error(node.iter, f"loop step must be positive, got {known}")
+        lower, upper, stride = (self.index_value(value, node.iter) for value in (start, stop,
+                                                                                   step))
+        if known is None:  # a run-time step below 1 runs no iteration (the loop would not end)
+            positive = arith.cmpi(arith.CmpIPredicate.sgt, stride,
+                                  arith.constant(ir.IndexType.get(), 0))
+            upper = arith.select(positive, upper, lower)
+            stride = arith.select(positive, stride, arith.constant(ir.IndexType.get(), 1))
+        return lower, upper, stride
 
     def pipeline_options(self, spec: LoopSpec, node: ast.For) -> dict[str, Any]:
         options = spec.options
