@@ -663,6 +663,23 @@ def test_a_fragment_past_the_stack_runs_on_the_cpu() -> None:
     assert a[0] == 1.5
 
 
+def huge_local():
+    @T.prim_func
+    def main(A: T.Tensor((64,), "float32")):
+        with T.Kernel(1, threads=1) as _:
+            buffer = T.alloc_local((2**40,), "float32")  # error: huge-local
+            A[0] = buffer[5]
+
+    return main
+
+
+def test_a_buffer_past_4_gib_is_an_error_on_the_cpu() -> None:
+    """4 TB of T.alloc_local was a malloc that gave no memory: the kernel segfaulted."""
+    error = compile_error(huge_local(), "cpu")
+    check_error(error, CompileError, "huge-local", "this buffer takes 4398046511104 bytes",
+                "at most 4294967296 (4 GiB) on the CPU target")
+
+
 @pytest.mark.parametrize("target", ["cuda:sm_80", "cuda:sm_90a"])
 def test_a_fragment_past_the_registers_is_an_error_on_cuda(target: str) -> None:
     """On CUDA a fragment lives in registers; 16 MB per thread took minutes to build."""

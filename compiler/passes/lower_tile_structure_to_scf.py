@@ -154,16 +154,26 @@ def _move_region_into(
 
 
 HEAP_BYTES = 64 * 1024  # a block buffer larger than this lives on the heap, not the stack
+# past this a block buffer is an error at its line: malloc would give no memory (a 4 TB
+# T.alloc_local segfaulted on the null buffer) or the machine's all
+MAX_BUFFER_BYTES = 1 << 32
 
 
 def _allocs_to_allocas(kernel: ir.OpView) -> None:
     """Every tile.alloc of the kernel becomes a memref.alloca at the start of the function, or
-    past HEAP_BYTES a memref.alloc there with its memref.dealloc before the return."""
+    past HEAP_BYTES a memref.alloc there with its memref.dealloc before the return; past
+    MAX_BUFFER_BYTES an error."""
     function = kernel.operation.parent
     while function.name != "func.func":
         function = function.parent
     function_body = function.regions[0].blocks[0]
     allocs = ops_named(kernel.operation, ("tile.alloc",))
+    for alloc in allocs:
+        size = _bytes(ir.MemRefType(alloc.buffer.type))
+        if size > MAX_BUFFER_BYTES:
+            raise op_error(alloc.operation, f"this buffer takes {size} bytes; a buffer of a "
+                                            f"block has at most {MAX_BUFFER_BYTES} (4 GiB) on "
+                                            "the CPU target (use smaller tiles)")
     # inserting each at the block's start in reverse keeps the allocation order
     for alloc in reversed(allocs):
         with ir.InsertionPoint.at_block_begin(function_body), alloc.location:
