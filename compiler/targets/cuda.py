@@ -86,6 +86,7 @@ import tempfile
 from mlir import ir
 from mlir.dialects import gpu
 
+from tilec.compiler.passes._builders import entry_function
 from tilec.compiler.passes._ir_walk import op_error, walk
 from tilec.compiler.passes._scheduling import (
     ARCH_ATTR,
@@ -334,8 +335,7 @@ def _cubin(ptx: str, options: CompileOptions) -> bytes | str:
 
 def kernel_abi(module: ir.Module) -> list[list]:
     """The launch slots of the entry function's parameters (see the module docstring)."""
-    entry = next(op.operation for op in module.body.operations
-                 if op.operation.name == "func.func" and "tile.entry" in op.operation.attributes)
+    entry = entry_function(module).operation
     params = ir.FunctionType(ir.TypeAttr(entry.attributes["function_type"]).value).inputs
     slots: list[list] = []
     dims: list[list] = []
