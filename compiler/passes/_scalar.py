@@ -68,11 +68,12 @@ def float_to_integer(value: ir.Value, to: ir.Type, unsigned: bool) -> ir.Value:
     low, high = (0, 2**bits - 1) if unsigned else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
 
     def splat(type_: ir.Type, number: float | int) -> ir.Value:
-        if not isinstance(type_, ir.VectorType):
-            return constant(type_, number)
-        scalar = constant(type_.element_type, number)
-        return arith.ConstantOp(type_, ir.DenseElementsAttr.get_splat(
-            type_, scalar.owner.attributes["value"])).result
+        scalar = type_.element_type if isinstance(type_, ir.VectorType) else type_
+        attribute = (ir.FloatAttr.get(scalar, float(number)) if is_float(scalar)
+                     else ir.IntegerAttr.get(scalar, int(number)))
+        if isinstance(type_, ir.VectorType):
+            attribute = ir.DenseElementsAttr.get_splat(type_, attribute)
+        return arith.ConstantOp(type_, attribute).result
 
     def as_bits(number: int) -> int:  # the signless pattern of an unsigned bound
         return number - 2**bits if number >= 2 ** (bits - 1) else number
