@@ -789,3 +789,46 @@ def test_a_run_time_loop_step_below_one_runs_no_iteration(step: int, trips: int)
     tilec.compile(loop_by_a_loaded_step(), target="cpu")(
         torch.tensor([step], dtype=torch.int32), count)
     assert count.item() == trips == (len(range(3, 20, step)) if step > 0 else 0)
+
+
+def math_of_constants():
+    @T.prim_func
+    def main(A: T.Tensor((8,), "float32")):
+        with T.Kernel(1, threads=1) as _:
+            A[0] = T.sqrt(-1.0)
+            A[1] = T.log(0.0)
+            A[2] = T.exp(1000.0)
+            A[3] = T.sigmoid(-1000.0)
+            A[4] = T.floor(float("nan"))
+            A[5] = T.log(-2.0)
+            A[6] = T.sigmoid(3.0)
+            A[7] = T.rsqrt(0.0)
+
+    return main
+
+
+def test_math_of_constants_outside_the_domain_gives_ieee_values() -> None:
+    """T.sqrt(-1.0), T.log(0.0), T.exp(1000.0) were folded by Python's math module, whose
+    ValueError / OverflowError came out as an 'internal error of the tilec frontend'."""
+    a = torch.zeros(8)
+    tilec.compile(math_of_constants(), target="cpu")(a)
+    expected = torch.tensor([float("nan"), float("-inf"), float("inf"), 0.0, float("nan"),
+                             float("nan"), 1 / (1 + torch.exp(torch.tensor(-3.0))).item(),
+                             float("inf")])
+    torch.testing.assert_close(a, expected, equal_nan=True)
+
+
+def exp_of_a_buffer():
+    @T.prim_func
+    def main(A: T.Tensor((8,), "float32")):
+        with T.Kernel(1, threads=1) as _:
+            A[0] = T.exp(A)  # error: math-buffer
+
+    return main
+
+
+def test_math_of_a_whole_buffer_is_named() -> None:
+    """It was the math.exp verifier's 'operand #0 must be floating-point-like, but got
+    memref<8xf32>'."""
+    check_error(compile_error(exp_of_a_buffer()), TilecError, "math-buffer",
+                "T.exp of a whole buffer is not supported: index elements")

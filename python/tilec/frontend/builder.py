@@ -2676,17 +2676,22 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
     def math_op(self, name: str, x: Any, node: ast.AST) -> Any:
         x = self.rvalue(x, node)
         device_op, host_op = _MATH_OPS[name]
+        if isinstance(x, (Buffer, Region)):  # the op's verifier would name a memref type
+            self.error(node, f"T.{name} of a whole buffer is not supported: index elements, "
+                             "e.g. inside T.Parallel")
         if _is_py_value(x):
-            return host_op(float(x))
+            try:
+                return host_op(float(x))
+            except (ValueError, OverflowError, ZeroDivisionError):  # sqrt(-1), log(0), exp(1000)
+                x = self.constant(float(x), T.float32, node)  # the device's NaN or inf, not a raise
         if not x.dtype.is_float:
             x = self.cast(x, T.float32, node)
         return Scalar(device_op(x.value), x.dtype)
 
     def t_sigmoid(self, nodes: dict, node: ast.Call) -> Any:
         x = self.rvalue(self.arg(nodes, "x"), node)
-        if _is_py_value(x):
-            return 1.0 / (1.0 + pymath.exp(-x))
-        denominator = self.binop("+", 1.0, self.math_op("exp", self.negate(x, node), node), node)
+        negated = -x if _is_py_value(x) else self.negate(x, node)
+        denominator = self.binop("+", 1.0, self.math_op("exp", negated, node), node)
         return self.binop("/", 1.0, denominator, node)
 
     def negate(self, x: Scalar, node: ast.AST) -> Scalar:
