@@ -832,3 +832,20 @@ def test_math_of_a_whole_buffer_is_named() -> None:
     memref<8xf32>'."""
     check_error(compile_error(exp_of_a_buffer()), TilecError, "math-buffer",
                 "T.exp of a whole buffer is not supported: index elements")
+
+
+def sum_of_elements():
+    @T.prim_func
+    def main(A: T.Tensor((8,), "float32")):
+        with T.Kernel(1, threads=1) as _:
+            A[0] = sum([A[1], A[2]])  # error: sum-of-elements
+
+    return main
+
+
+def test_a_python_builtin_on_a_list_of_kernel_values_is_named() -> None:
+    """sum([A[1], A[2]]) ran sum at compile time and showed its TypeError: "unsupported operand
+    type(s) for +: 'int' and 'Scalar'", a compiler object."""
+    error = compile_error(sum_of_elements())
+    check_error(error, TilecError, "sum-of-elements", "cannot call sum() on kernel values")
+    assert "Scalar" not in error.message

@@ -1128,11 +1128,12 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
             # a helper defining functions (a layout's index map) runs as Python, as TileLang
             # runs it: on buffers it reads their shapes and dtypes
             reads_buffers = not any(isinstance(v, Scalar) for v in (*args, *kwargs.values()))
+        name = getattr(callee, "__name__", repr(callee))
+        kernel_values_message = (f"cannot call {name}() on kernel values: only T functions and "
+                                 "Python functions defined with def (whose bodies are built "
+                                 "into the kernel) take them")
         if on_kernel_values and not reads_buffers:
-            name = getattr(callee, "__name__", repr(callee))
-            self.error(node, f"cannot call {name}() on kernel values: only T functions and "
-                             "Python functions defined with def (whose bodies are built into "
-                             "the kernel) take them")
+            self.error(node, kernel_values_message)
         try:
             return callee(*args, **kwargs)
         except T.OutsideKernelError:
@@ -1143,8 +1144,11 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
         except TilecError:
             raise
         except Exception as error:  # a compile-time helper failed: show where it was called
-            self.error(node, f"calling {getattr(callee, '__name__', callee)} at compile time "
-                             f"failed: {type(error).__name__}: {error}")
+            if any(not _is_py_value(item) for value in (*args, *kwargs.values())
+                   if isinstance(value, (list, tuple)) for item in value):
+                self.error(node, kernel_values_message)  # sum([A[0], A[1]]): no Scalar shown
+            self.error(node, f"calling {name} at compile time failed: {type(error).__name__}: "
+                             f"{error}")
 
     def makes_functions(self, fn: Callable, node: ast.Call) -> bool:
         """Whether `fn`'s body defines a function (which no kernel can build)."""
