@@ -131,6 +131,10 @@ def test_factory_needs_its_arguments(tmp_path: Path, tilec_cli: Cli) -> None:
     result = tilec_cli("--emit=tile", source, "--const", "N=100")
     assert result.returncode == 0, result.stderr
     assert "memref<100xf32>" in result.stdout and "tile.parallel [32]" in result.stdout
+    result = tilec_cli("--emit=tile", source, "--const", "N=100", "--const", "M=7")
+    assert result.returncode == 2  # M was dropped without a word
+    assert "--const M: no kernel compiled here (scale) takes it" in result.stderr
+    assert "a factory its parameters: N, block" in result.stderr
 
 
 BLOCK_MLIR = """

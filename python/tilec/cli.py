@@ -109,6 +109,24 @@ def _factory_arguments(fn: Any, consts: dict[str, Any], name: str) -> dict[str, 
     return arguments
 
 
+def _check_consts_are_taken(kernels: dict[str, Any], consts: dict[str, Any]) -> None:
+    """A --const no selected kernel takes is a usage error (a plain prim_func takes none, a
+    factory its parameters); it was dropped without a word. An eager @tilec.jit kernel checks
+    its own (its T.const sizes are known once its prologue runs)."""
+    taken: set[str] = set()
+    for kernel in kernels.values():
+        if isinstance(kernel, JITFunction) and not kernel.is_factory:
+            return
+        if not isinstance(kernel, T.PrimFunc):
+            fn = kernel.fn if isinstance(kernel, JITFunction) else kernel
+            taken.update(inspect.signature(fn).parameters)
+    unused = [name for name in consts if name not in taken]
+    if unused:
+        raise UsageError(f"--const {unused[0]}: no kernel compiled here ({', '.join(kernels)}) "
+                         "takes it (a @T.prim_func takes none, a factory its parameters: "
+                         f"{', '.join(sorted(taken)) or 'none here'})")
+
+
 def specialization(name: str, kernel: Any, consts: dict[str, Any], target: str,
                    out_idx: list[int] | None) -> Specialization:
     """What to compile for one kernel of the file, from the command line's constants."""
@@ -185,6 +203,7 @@ def selected_kernels(options: argparse.Namespace) -> dict[str, Any]:
 def run(options: argparse.Namespace) -> int:
     consts = _parse_consts(options.const)
     kernels = selected_kernels(options)
+    _check_consts_are_taken(kernels, consts)
     from tilec.jit import resolve_target
 
     only_tile = options.emit == "tile" and options.cache_dir is None
@@ -260,9 +279,12 @@ def run_trace(options: argparse.Namespace) -> int:
     from tilec.tools.trace_page import render
 
     consts = _parse_consts(options.const)
+    kernels = selected_kernels(options)
+    _check_consts_are_taken(kernels, consts)
     target = resolve_target(options.target)
+    _check_target(target, None)
     traces = [trace_specialization(specialization(name, kernel, consts, target, options.out_idx))
-              for name, kernel in selected_kernels(options).items()]
+              for name, kernel in kernels.items()]
     _write_output(options.output, render(traces))
     steps = sum(len(trace.steps) for trace in traces)
     print(f"tilec: trace of {len(traces)} kernel(s), {steps} passes, written to {options.output}",
