@@ -818,20 +818,25 @@ def test_math_of_constants_outside_the_domain_gives_ieee_values() -> None:
     torch.testing.assert_close(a, expected, equal_nan=True)
 
 
-def exp_of_a_buffer():
+def math_of_a_buffer(negated: bool):
     @T.prim_func
     def main(A: T.Tensor((8,), "float32")):
         with T.Kernel(1, threads=1) as _:
-            A[0] = T.exp(A)  # error: math-buffer
+            if negated:
+                A[0] = -A  # error: negated-buffer
+            else:
+                A[0] = T.exp(A)  # error: math-buffer
 
     return main
 
 
 def test_math_of_a_whole_buffer_is_named() -> None:
-    """It was the math.exp verifier's 'operand #0 must be floating-point-like, but got
-    memref<8xf32>'."""
-    check_error(compile_error(exp_of_a_buffer()), TilecError, "math-buffer",
+    """They were the math.exp and arith.negf verifiers' 'operand #0 must be
+    floating-point-like, but got memref<8xf32>'."""
+    check_error(compile_error(math_of_a_buffer(False)), TilecError, "math-buffer",
                 "T.exp of a whole buffer is not supported: index elements")
+    check_error(compile_error(math_of_a_buffer(True)), TilecError, "negated-buffer",
+                "arithmetic on whole buffers is not supported: index elements")
 
 
 def sum_of_elements():

@@ -1022,9 +1022,9 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
             if not operand.dtype.is_integer:
                 self.error(node, "~ needs an integer")
             return self.binop("^", operand, -1, node)
-        if operand.dtype.is_float:
+        if isinstance(operand, Scalar) and operand.dtype.is_float:
             return Scalar(arith.negf(operand.value), operand.dtype)
-        return self.binop("-", 0, operand, node)
+        return self.binop("-", 0, operand, node)  # a whole buffer: binop's error
 
     def expr_BoolOp(self, node: ast.BoolOp) -> Any:  # noqa: N802
         is_and = isinstance(node.op, ast.And)
