@@ -30,9 +30,11 @@ What the sweep found, and where it is fixed:
 Left as they are, and why (README's unchecked list): a signed and an unsigned integer of one
 width meet as the signed one in `+ - *`, shifts and bitwise operations (tilec's promotion;
 comparisons, T.max / T.min, `//` and `%` are now exact), a float literal past float16's range
-stored to float16 is inf (as torch makes it), a float cast to a narrower integer saturates
-(as PTX's cvt does; torch wraps), and the CPU target runs every block of the grid it is given
-(2**40 blocks never end; the GPU targets reject a grid past their limits at compile time).
+stored to float16 is inf (as torch makes it), a float cast to an integer saturates at its
+bounds, NaN giving 0, on every target (PTX's cvt.rzi; torch leaves it undefined; tested in
+test_bad_inputs_integers and on the GPU), and the CPU target runs every block of the grid it
+is given (2**40 blocks never end; the GPU targets reject a grid past their limits at compile
+time).
 """
 
 from __future__ import annotations
