@@ -854,3 +854,22 @@ def test_a_python_builtin_on_a_list_of_kernel_values_is_named() -> None:
     error = compile_error(sum_of_elements())
     check_error(error, TilecError, "sum-of-elements", "cannot call sum() on kernel values")
     assert "Scalar" not in error.message
+
+
+def kernel_doing_nothing():
+    @T.prim_func
+    def main(A: T.Tensor((8,), "float32")):  # error: does-nothing
+        with T.Kernel(1, threads=32) as _:
+            if A is None:  # known when compiling: False
+                A[0] = 1.0
+
+    return main
+
+
+@pytest.mark.parametrize("target", ["cuda:sm_90a", "cuda:sm_80", "vulkan"])
+def test_a_kernel_that_does_nothing_is_named_on_a_gpu_target(target: str) -> None:
+    """Its T.Kernel block was removed as dead code and the GPU lowering ended in a
+    StopIteration traceback; the CPU target runs it (it does nothing)."""
+    check_error(compile_error(kernel_doing_nothing(), target), CompileError, "does-nothing",
+                "the kernel does nothing: its T.Kernel block stores, copies or prints nothing")
+    tilec.compile(kernel_doing_nothing(), target="cpu")(torch.zeros(8))

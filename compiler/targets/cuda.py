@@ -432,7 +432,7 @@ def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
     if _take_tensorcore_kernel(module, options):
         return  # its grid is the tiles along x
     options.extra["abi"] = kernel_abi(module)
-    kernel = next(op for op in walk(module.operation) if op.name == "tile.kernel")
+    kernel = kernel_op(module)
     options.extra["threads"] = list(ir.DenseI64ArrayAttr(kernel.attributes["threads"]))
     check_grid(kernel, target_of(options), "CUDA")
     location = op_error(kernel, "")  # the kernel's file:line, for errors found after lowering
@@ -482,6 +482,19 @@ def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
     options.extra["shared_bytes"] = shared_bytes
     if any(COOPERATIVE_ATTR in function.attributes for function in _gpu_functions(module)):
         options.extra["cooperative"] = True  # T.sync_grid: every block resident at once
+
+
+def kernel_op(module: ir.Module) -> ir.Operation:
+    """The module's tile.kernel, which a GPU target launches. None is left of a T.Kernel block
+    with no effect (nothing stored, copied or printed, after the branches known when
+    compiling): the cleanups remove it as dead code, a CompileError at the kernel's def."""
+    kernel = next((op for op in walk(module.operation) if op.name == "tile.kernel"), None)
+    if kernel is None:
+        raise op_error(entry_function(module).operation,
+                       "the kernel does nothing: its T.Kernel block stores, copies or prints "
+                       "nothing (after the branches known when compiling), so a GPU has "
+                       "nothing to launch")
+    return kernel
 
 
 def check_grid(kernel: ir.Operation, target: TargetDescription, api: str) -> None:

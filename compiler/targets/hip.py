@@ -59,7 +59,7 @@ from tilec.compiler.pipeline import (
     run_pass_pipeline,
     tile_passes,
 )
-from tilec.compiler.targets.cuda import SHARED_BYTES_ATTR, check_grid, kernel_abi
+from tilec.compiler.targets.cuda import SHARED_BYTES_ATTR, check_grid, kernel_abi, kernel_op
 from tilec.compiler.targets.description import DEFAULT_HIP_ARCH, TargetDescription, describe
 from tilec.errors import CompileError
 
@@ -127,7 +127,7 @@ def _reject_nvidia_ops(module: ir.Module, location: CompileError) -> None:
 
 def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
     options.extra["abi"] = kernel_abi(module)
-    kernel = next(op for op in walk(module.operation) if op.name == "tile.kernel")
+    kernel = kernel_op(module)
     options.extra["threads"] = list(ir.DenseI64ArrayAttr(kernel.attributes["threads"]))
     check_grid(kernel, target_of(options), "HIP")
     location = op_error(kernel, "")  # the kernel's file:line, for errors found after lowering

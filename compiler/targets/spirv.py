@@ -84,7 +84,7 @@ from tilec.compiler.pipeline import (
     run_pass_pipeline,
     tile_passes,
 )
-from tilec.compiler.targets.cuda import SHARED_BYTES_ATTR, check_grid, kernel_abi
+from tilec.compiler.targets.cuda import SHARED_BYTES_ATTR, check_grid, kernel_abi, kernel_op
 from tilec.compiler.targets.description import TargetDescription, describe
 from tilec.errors import CompileError
 
@@ -191,7 +191,7 @@ def _reject(module: ir.Module, location: CompileError, target: TargetDescription
 def _lower_to_gpu(module: ir.Module, options: CompileOptions) -> None:
     target = target_of(options)
     options.extra["abi"] = kernel_abi(module)
-    kernel = next(op for op in walk(module.operation) if op.name == "tile.kernel")
+    kernel = kernel_op(module)
     threads = list(ir.DenseI64ArrayAttr(kernel.attributes["threads"]))
     options.extra["threads"] = threads
     check_grid(kernel, target, f"the {target.name} target")
