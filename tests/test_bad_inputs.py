@@ -873,3 +873,34 @@ def test_a_kernel_that_does_nothing_is_named_on_a_gpu_target(target: str) -> Non
     check_error(compile_error(kernel_doing_nothing(), target), CompileError, "does-nothing",
                 "the kernel does nothing: its T.Kernel block stores, copies or prints nothing")
     tilec.compile(kernel_doing_nothing(), target="cpu")(torch.zeros(8))
+
+
+def fragment_in_parallel(scope: str):
+    @T.prim_func
+    def main(A: T.Tensor((8, 8), "float32"), B: T.Tensor((8, 8), "float32")):
+        with T.Kernel(1, threads=64) as _:
+            for i, j in T.Parallel(8, 8):
+                if scope == "fragment":
+                    s = T.alloc_fragment((2,), "float32")  # error: fragment-in-parallel
+                else:
+                    s = T.alloc_local((2,), "float32")
+                s[1] = A[i, j]
+                B[i, j] = s[1] * 2.0
+
+    return main
+
+
+@pytest.mark.parametrize("target", ["cpu", "cuda:sm_90a"])
+def test_a_fragment_allocated_inside_parallel_is_an_error(target: str) -> None:
+    """The CUDA lowering crashed the process (SIGSEGV) on it; a per-point buffer is local."""
+    check_error(compile_error(fragment_in_parallel("fragment"), target), TilecError,
+                "fragment-in-parallel", "a fragment buffer allocated inside T.Parallel",
+                "T.alloc_local for a buffer of each point")
+
+
+def test_a_local_buffer_of_each_point_runs() -> None:
+    a = torch.randn(8, 8)
+    b = torch.full((8, 8), float("nan"))
+    tilec.compile(fragment_in_parallel("local"), target="cpu")(a, b)
+    torch.testing.assert_close(b, 2 * a)
+    tilec.compile(fragment_in_parallel("local"), target="cuda:sm_90a")

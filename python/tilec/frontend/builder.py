@@ -1505,6 +1505,11 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
         if scope not in _ALLOC_SCOPES:
             known = ", ".join(repr(name) for name in _ALLOC_SCOPES)
             self.error(node, f"unknown buffer scope {scope!r}; tilec allocates {known}")
+        if _ALLOC_SCOPES[scope] in ("shared", "fragment") and inside_parallel():
+            # the CUDA lowering crashed the process on a fragment allocated per point
+            self.error(node, f"a {_ALLOC_SCOPES[scope]} buffer allocated inside T.Parallel: it "
+                             "is the block's, shared by its threads; allocate it before the "
+                             "loop, or use T.alloc_local for a buffer of each point")
         return self.allocate(_ALLOC_SCOPES[scope], self.shape_arg(nodes, node),
                              self._dtype(self.arg(nodes, "dtype"), node), node)
 
