@@ -188,3 +188,11 @@ def test_an_eager_scalar_argument_of_its_kind_runs() -> None:
     a = torch.zeros(64, dtype=torch.int8)
     fill(a, np.int16(-7))
     assert a.tolist() == [-7] * 64
+
+
+def test_jit_of_something_not_a_function_is_an_error() -> None:
+    """tilec.jit(int) made a JITFunction that failed later, reading the source of a class."""
+    with pytest.raises(TilecError) as info:
+        tilec.jit(int)  # error: jit-of-a-class
+    check_error(info.value, "jit-of-a-class",
+                "tilec.jit decorates a function defined with def, got type 'int'")

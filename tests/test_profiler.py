@@ -308,3 +308,13 @@ def test_cupti_falls_back_to_events_with_a_warning(fake_cuda) -> None:
         times = do_bench(sleep, _n_warmup=1, _n_repeat=3, backend="cupti", return_mode="all",
                          cache_size=1)
     assert len(times) == 3 and min(times) >= SLEEP_MS
+
+
+def test_checking_a_kernel_that_returns_nothing_says_out_idx(tmp_path: Path, monkeypatch
+                                                             ) -> None:
+    """Without out_idx the kernel returns None: assert_allclose failed as an AttributeError
+    ('NoneType' object has no attribute 'shape') from inside the profiler."""
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    kernel = tilec.compile(row_softmax(8, 64), target="cpu")
+    with pytest.raises(TilecError, match="returns none: compile it with out_idx"):
+        kernel.get_profiler().assert_allclose(lambda x: torch.softmax(x, -1))

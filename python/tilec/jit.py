@@ -723,6 +723,9 @@ class JITFunction:
 
     def __init__(self, fn: Callable, out_idx: Sequence[int] | int | None, target: str | None,
                  pass_configs: dict | None = None):
+        if not inspect.isfunction(fn):  # a class or a builtin has no source to build
+            raise at_caller(f"tilec.jit decorates a function defined with def, got "
+                            f"{type(fn).__name__} {getattr(fn, '__name__', fn)!r}")
         self.fn = fn
         self.out_idx = out_idx
         self.target = target

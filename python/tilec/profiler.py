@@ -384,6 +384,10 @@ class Profiler:
         import torch
 
         first = self.kernel(*inputs)
+        if first is None:  # its outputs' .shape failed as an AttributeError of None
+            raise TilecError("the profiler checks the tensors a kernel returns, and this one "
+                             "returns none: compile it with out_idx naming its output "
+                             "parameters (tilec.compile(func, out_idx=[-1]))")
         outputs = first if isinstance(first, (tuple, list)) else (first,)
         specs = [(tuple(o.shape), o.dtype, o.device) for o in outputs]
         del first, outputs
