@@ -327,6 +327,22 @@ def bool_scan(kind: str, dtype: str):
     return main
 
 
+def bool_atomic_add():
+    @T.prim_func
+    def main(A: T.Tensor((N,), "bool"), C: T.Tensor((4,), "bool")):
+        with T.Kernel(1, threads=64) as _:
+            for i in T.Parallel(N):
+                T.atomic_add(C[i % 4], A[i])  # error: bool-atomic
+
+    return main
+
+
+def test_an_atomic_add_into_bools_is_an_error() -> None:
+    """The op's verifier said "adds a 'i1' to a buffer of 'i8'"."""
+    check_error(compile_error(bool_atomic_add()), TilecError, "bool-atomic",
+                "T.atomic_add into the bool buffer 'C' computes in one bit")
+
+
 @pytest.mark.parametrize("kind", ["sum", "abssum", "cumsum"])
 def test_sums_into_bools_are_an_error(kind: str) -> None:
     """A reduce_sum of two True values gave True and a T.cumsum of True values alternated

@@ -2490,7 +2490,10 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
 
     def check_atomic_dtype(self, buffer: Buffer, node: ast.AST) -> None:
         """float8 has no atomic add on any target (LLVM rejected the atomicrmw deep in the
-        pipeline)."""
+        pipeline); a bool one would compute in one bit (the op's verifier named i1 and i8)."""
+        if buffer.dtype.kind == "bool":
+            self.error(node, f"T.atomic_add into the bool buffer '{buffer.name}' computes in "
+                             f"one bit: add into an int32 buffer to count")
         if buffer.dtype.is_float and buffer.dtype.bits < 16:
             self.error(node, f"T.atomic_add into '{buffer.name}' of {buffer.dtype}: there is no "
                              "atomic add of 8-bit floats; accumulate in float16 or float32")
