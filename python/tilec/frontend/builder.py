@@ -1679,6 +1679,9 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
                                  f"('{b.name}': {k_b})")
         self.check_accumulator(a, b, c, node)
         a, b = self.widened_operand(a, b, "A", node), self.widened_operand(b, a, "B", node)
+        if not a.dtype.interchangeable(b.dtype):  # the op's verifier named 'f16' vs 'f32'
+            self.error(node, f"T.gemm of {a.dtype} x {b.dtype}: A and B take one dtype; T.copy "
+                             "one of them into a tile of the other's dtype first")
         gemm = tile.gemm(a.value, b.value, c.value, policy=policy,
                          **{k: v for k, v in flags.items() if v})
         if wgmma:  # lower-gemm-simt rejects it where it would run on CUDA cores
