@@ -929,3 +929,26 @@ def test_gemm_of_two_dtypes_names_them(a_dtype: str, b_dtype: str) -> None:
     """The op's verifier said "A and B element types differ: 'f16' vs 'f32'"."""
     check_error(compile_error(gemm_of_two_dtypes(a_dtype, b_dtype)), TilecError, "gemm-dtypes",
                 f"T.gemm of {a_dtype} x {b_dtype}: A and B take one dtype")
+
+
+def python_forms(form: str):
+    @T.prim_func
+    def main(A: T.Tensor((8,), "float32")):
+        with T.Kernel(1, threads=1) as _:
+            if form == "in":
+                if A[0] in (1.0, 2.0):  # error: in-a-kernel-value
+                    A[1] = 1.0
+            else:
+                first, *_rest = (1.0, 2.0, 3.0)  # error: starred
+                A[1] = first
+
+    return main
+
+
+def test_in_and_starred_assignment_say_what_to_write() -> None:
+    """They were 'unsupported comparison In in a kernel' and 'cannot unpack 3 values into 2
+    names'."""
+    check_error(compile_error(python_forms("in")), TilecError, "in-a-kernel-value",
+                "`in` / `not in` of a kernel value is not supported: compare it with ==")
+    check_error(compile_error(python_forms("starred")), TilecError, "starred",
+                "starred assignment (a, *rest = ...) is not supported in a kernel")

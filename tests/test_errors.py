@@ -87,7 +87,8 @@ def gemm_dtype_mismatch():
 
 
 def test_gemm_with_mismatched_dtypes() -> None:
-    with expect_error("gemm-dtype", "element types differ", kind=TilecError):
+    with expect_error("gemm-dtype", "T.gemm of float16 x float32: A and B take one dtype",
+                      kind=TilecError):
         build(gemm_dtype_mismatch)
 
 

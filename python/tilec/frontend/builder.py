@@ -545,6 +545,9 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
         if isinstance(target, ast.Name):
             self.bind(target.id, value, target)
         elif isinstance(target, (ast.Tuple, ast.List)):
+            if any(isinstance(element, ast.Starred) for element in target.elts):
+                self.error(node, "starred assignment (a, *rest = ...) is not supported in a "
+                                 "kernel: name each value")
             if not isinstance(value, (tuple, list)) or len(value) != len(target.elts):
                 what = (f"{len(value)} values" if isinstance(value, (tuple, list))
                         else "a single value")
@@ -1067,8 +1070,9 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
                 left = right
                 continue
             kind = _CMPOPS.get(type(op))
-            if kind is None:
-                self.error(node, f"unsupported comparison {type(op).__name__} in a kernel")
+            if kind is None:  # `in` on a kernel value
+                self.error(node, "`in` / `not in` of a kernel value is not supported: compare "
+                                 "it with == to each value and combine them with or")
             results.append(self.compare(kind, left, right, node))
             left = right
         result = results[0]
