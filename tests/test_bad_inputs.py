@@ -906,31 +906,6 @@ def test_a_local_buffer_of_each_point_runs() -> None:
     tilec.compile(fragment_in_parallel("local"), target="cuda:sm_90a")
 
 
-def gemm_of_two_dtypes(a_dtype: str, b_dtype: str):
-    @T.prim_func
-    def main(A: T.Tensor((32, 32), a_dtype), B: T.Tensor((32, 32), b_dtype),
-             C: T.Tensor((32, 32), "float32")):
-        with T.Kernel(1, threads=128) as _:
-            a = T.alloc_shared((32, 32), a_dtype)
-            b = T.alloc_shared((32, 32), b_dtype)
-            c = T.alloc_fragment((32, 32), "float32")
-            T.copy(A, a)
-            T.copy(B, b)
-            T.clear(c)
-            T.gemm(a, b, c)  # error: gemm-dtypes
-            T.copy(c, C)
-
-    return main
-
-
-@pytest.mark.parametrize("a_dtype, b_dtype", [("float16", "float32"), ("int8", "float16"),
-                                              ("float8_e4m3", "bfloat16")])
-def test_gemm_of_two_dtypes_names_them(a_dtype: str, b_dtype: str) -> None:
-    """The op's verifier said "A and B element types differ: 'f16' vs 'f32'"."""
-    check_error(compile_error(gemm_of_two_dtypes(a_dtype, b_dtype)), TilecError, "gemm-dtypes",
-                f"T.gemm of {a_dtype} x {b_dtype}: A and B take one dtype")
-
-
 def python_forms(form: str):
     @T.prim_func
     def main(A: T.Tensor((8,), "float32")):

@@ -243,12 +243,12 @@ def test_scalar_argument_of_the_wrong_kind(value) -> None:
                 type(value).__name__)
 
 
-def gemm_into(operand, accumulator):
+def gemm_into(operand, accumulator, b_operand=None):
     @T.prim_func
     def main(A: T.Tensor((32, 32), operand), C: T.Tensor((32, 32), accumulator)):
         with T.Kernel(1, threads=128) as _:
             a = T.alloc_shared((32, 32), operand)
-            b = T.alloc_shared((32, 32), operand)
+            b = T.alloc_shared((32, 32), b_operand or operand)
             c = T.alloc_fragment((32, 32), accumulator)
             T.copy(A, a)
             T.copy(A, b)
@@ -384,3 +384,11 @@ def test_float_to_int8_saturates_in_ptx(arch: str) -> None:
     ptx = tilec.compile(float_to_integer("float32", "int8"), target=f"cuda:{arch}"
                         ).get_kernel_source()
     assert "cvt.rzi.s16.f32" in ptx and ptx.count("selp") >= 3
+
+
+@pytest.mark.parametrize("a_dtype, b_dtype", [("float16", "float32"), ("int8", "float16"),
+                                              ("float8_e4m3", "bfloat16")])
+def test_gemm_of_two_dtypes_names_them(a_dtype: str, b_dtype: str) -> None:
+    """The op's verifier said "A and B element types differ: 'f16' vs 'f32'"."""
+    check_error(compile_error(gemm_into(a_dtype, "float32", b_dtype)), TilecError,
+                "gemm-accumulator", f"T.gemm of {a_dtype} x {b_dtype}: A and B take one dtype")

@@ -15,18 +15,8 @@ pytestmark = [pytest.mark.gpu,
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from integer_kernels import (  # noqa: E402
-    CONVERSIONS,
-    DTYPES,
-    OPS,
-    N,
-    answers,
-    conversion_answers,
-    conversion_inputs,
-    elementwise,
-    float_to_integer,
-    operands,
-)
+import integer_kernels as conversions  # noqa: E402
+from integer_kernels import DTYPES, OPS, N, answers, elementwise, operands  # noqa: E402
 
 import tilec  # noqa: E402
 
@@ -42,11 +32,12 @@ def test_integer_op_matches_python(op: str, dtype: str) -> None:
     assert c_gpu.cpu().tolist() == answers(op, a, b)
 
 
-@pytest.mark.parametrize("source, dtype", CONVERSIONS)
+@pytest.mark.parametrize("source, dtype", conversions.CONVERSIONS)
 def test_float_to_integer_saturates(source: str, dtype: str) -> None:
     """300.0 to int8 is 127 and NaN 0, as on the CPU target (NVPTX wrapped 8-bit results)."""
-    a = conversion_inputs(source, dtype, torch.Generator().manual_seed(len(source + dtype)))
+    generator = torch.Generator().manual_seed(len(source + dtype))
+    a = conversions.conversion_inputs(source, dtype, generator)
     c = torch.full((N,), 77, dtype=getattr(torch, dtype)).cuda()
-    tilec.compile(float_to_integer(source, dtype), target="cuda")(a.cuda(), c)
+    tilec.compile(conversions.float_to_integer(source, dtype), target="cuda")(a.cuda(), c)
     torch.cuda.synchronize()
-    assert c.cpu().tolist() == conversion_answers(a, dtype)
+    assert c.cpu().tolist() == conversions.conversion_answers(a, dtype)
