@@ -39,7 +39,7 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from tilec.errors import LaunchError, TilecError
 from tilec.utils.tensor import TensorSupplyType, random_tensor, torch_assert_close
@@ -47,7 +47,7 @@ from tilec.utils.tensor import TensorSupplyType, random_tensor, torch_assert_clo
 Backend = Literal["event", "cupti", "cudagraph"]
 ReturnMode = Literal["min", "max", "mean", "median", "all"]
 L2Flush = Literal["write", "read", "none"]
-L2_FLUSHES = ("write", "read", "none")
+L2_FLUSHES: tuple[str, ...] = get_args(L2Flush)
 BACKENDS = ("event", "cupti", "cudagraph")
 RETURN_MODES = ("min", "max", "mean", "median", "all")
 ESTIMATE_CALLS = 5
