@@ -101,8 +101,7 @@ def scalar_problem(name: str, dtype: T.DType, value: Any) -> str | None:
             type(value).__name__
         return f"argument '{name}' must be a {dtype} scalar, got {what}"
     if dtype.is_integer and dtype.name != "bool":
-        low, high = ((0, 2**dtype.bits - 1) if dtype.is_unsigned
-                     else (-(2 ** (dtype.bits - 1)), 2 ** (dtype.bits - 1) - 1))
+        low, high = dtype.integer_range
         if not low <= int(value) <= high:
             return f"argument '{name}' = {int(value)} does not fit in {dtype} ({low} to {high})"
     return None

@@ -2768,7 +2768,7 @@ class KernelBuilder(ThreadOps, BarrierOps, RandomOps, ExternOps, AllReduceOps, P
             if dtype == T.bool:
                 value = int(builtins.bool(value))
             elif not _fits(value, dtype):
-                low, high = _int_range(dtype)
+                low, high = dtype.integer_range
                 self.error(node, f"the integer {value} does not fit in {dtype} ({low} to "
                                  f"{high})")
             result = arith.constant(mlir_type(dtype), value)
@@ -3154,14 +3154,8 @@ def clamped_shift(op: str, x: ir.Value, y: ir.Value, shifted: ir.Value,
     return arith.select(outside, fill, shifted)
 
 
-def _int_range(dtype: T.DType) -> tuple[int, int]:
-    if dtype.is_unsigned:
-        return 0, 2**dtype.bits - 1
-    return -(2 ** (dtype.bits - 1)), 2 ** (dtype.bits - 1) - 1
-
-
 def _fits(value: int, dtype: T.DType) -> bool:
-    low, high = _int_range(dtype)
+    low, high = dtype.integer_range
     return low <= value <= high
 
 

@@ -82,6 +82,13 @@ class DType(str):
     def is_unsigned(self) -> bool:
         return self.kind in ("uint", "bool")
 
+    @property
+    def integer_range(self) -> tuple[int, int]:
+        """The least and the greatest value of an integer dtype."""
+        if self.is_unsigned:
+            return 0, 2**self.bits - 1
+        return -(2 ** (self.bits - 1)), 2 ** (self.bits - 1) - 1
+
     def interchangeable(self, other: DType) -> bool:
         """Whether the two are one type under two names (float8_e4m3 and float8_e4m3fn): the
         same IR type read the same way, so nothing converts between them."""
